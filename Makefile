@@ -1,0 +1,38 @@
+# The same verbs locally and in CI: make test, make check, make run, make bench.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: test check lint types run bench clean
+
+# The virtual environment, refreshed whenever pyproject.toml changes.
+$(VENV)/.test-installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@
+
+$(VENV)/.dev-installed: $(VENV)/.test-installed
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+test: $(VENV)/.test-installed
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check start tests benchmarks
+	$(BIN)/ruff format --check start tests benchmarks
+
+types: $(VENV)/.dev-installed
+	$(BIN)/mypy
+
+check: lint types test
+
+# The main job on the shipped defaults, in a scratch repository with a staged change.
+run: $(VENV)/.test-installed
+	PATH="$(CURDIR)/$(BIN):$$PATH" sh scripts/demo.sh
+
+bench: $(VENV)/.test-installed
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist build

@@ -1,0 +1,5 @@
+"""Entry point for ``python -m start``."""
+
+from start.cli import main
+
+main()

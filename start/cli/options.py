@@ -1,0 +1,93 @@
+"""Options shared by the root group and its commands; they may appear before or after a command."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class Options:
+    """Every shared flag; the last place a flag is given wins."""
+
+    agent: str | None = None
+    role: str | None = None
+    no_role: bool = False
+    model: str | None = None
+    directory: Path | None = None
+    quiet: bool = False
+    verbose: int = 0
+    debug: bool = False
+    dry_run: bool = False
+    json: bool = False
+    no_color: bool = False
+    no_project: bool = False
+    agent_args: list[str] = field(default_factory=list)
+
+    @property
+    def workdir(self) -> Path:
+        return (self.directory or Path.cwd()).resolve()
+
+
+def _store(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    if value is None or value is False or value == 0:
+        return
+    options = ctx.find_object(Options)
+    if options is None:
+        options = ctx.ensure_object(Options)
+    assert param.name is not None
+    setattr(options, param.name, value)
+
+
+def _option(*decls: str, **kwargs: Any) -> Callable[[F], F]:
+    return click.option(*decls, callback=_store, expose_value=False, **kwargs)
+
+
+_COMMON = (
+    _option(
+        "-d",
+        "--directory",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help="Run as if started in DIR.",
+    ),
+    _option("-q", "--quiet", is_flag=True, help="Print no summary or progress."),
+    _option("-v", "--verbose", count=True, help="Say more; -v shows the exact command line."),
+    _option("--debug", is_flag=True, help="Show selection reasoning and timings."),
+    _option("--json", is_flag=True, help="Print machine-readable JSON on stdout."),
+    _option("--no-color", is_flag=True, help="Never colour output (NO_COLOR works too)."),
+    _option(
+        "--no-project",
+        is_flag=True,
+        help="Ignore the project's .start/ for this run (or set START_NO_PROJECT=1).",
+    ),
+)
+
+_LAUNCH = (
+    _option("-a", "--agent", metavar="NAME", help="Agent to launch."),
+    _option("-r", "--role", metavar="NAME", help="Role (system prompt) to use."),
+    _option("--no-role", is_flag=True, help="Use no role."),
+    _option("-m", "--model", metavar="MODEL", help="Model alias, alias prefix or literal id."),
+    _option("--dry-run", is_flag=True, help="Show what would run, without running the agent."),
+)
+
+
+def common_options(function: F) -> F:
+    for decorator in reversed(_COMMON):
+        function = decorator(function)
+    return function
+
+
+def launch_options(function: F) -> F:
+    for decorator in reversed(_LAUNCH):
+        function = decorator(function)
+    return common_options(function)
+
+
+def get_options() -> Options:
+    return click.get_current_context().ensure_object(Options)

@@ -1,0 +1,1 @@
+"""Configuration: reading, validating and merging the built-in, global and project layers."""

@@ -1,0 +1,79 @@
+"""Reads config files: the one place that opens them. Each file is read once per run."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from start.errors import Problem
+
+# The files a layer may hold, in the order their items are defined.
+LAYER_FILES = ("config.toml", "agents.toml", "roles.toml", "contexts.toml", "tasks.toml")
+
+_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+_AT_END = re.compile(r"\s*\(at end of document\)$")
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFile:
+    """A config file's exact bytes, their SHA-256, and the parsed table or the syntax problem."""
+
+    path: Path
+    data: bytes
+    digest: str
+    table: dict[str, Any] | None
+    problem: Problem | None
+
+
+def layer_paths(directory: Path | None) -> list[Path]:
+    """The known config files that exist in a layer directory, in definition order."""
+    if directory is None or not directory.is_dir():
+        return []
+    return [directory / name for name in LAYER_FILES if (directory / name).is_file()]
+
+
+def stray_toml(directory: Path | None) -> list[Path]:
+    """TOML files in a layer directory that `start` does not read (likely misnamed)."""
+    if directory is None or not directory.is_dir():
+        return []
+    return sorted(
+        p for p in directory.glob("*.toml") if p.name not in LAYER_FILES and p.is_file()
+    )
+
+
+def read(path: Path) -> ReadFile:
+    """Read and parse one file. A syntax error becomes a Problem at PATH:LINE:COL."""
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        problem = Problem("error", path, "", "file is not valid UTF-8", line=line, column=column)
+        return ReadFile(path, data, digest, None, problem)
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        return ReadFile(path, data, digest, None, syntax_problem(path, text, error))
+    return ReadFile(path, data, digest, table, None)
+
+
+def syntax_problem(path: Path, text: str, error: tomllib.TOMLDecodeError) -> Problem:
+    message = str(error)
+    line = getattr(error, "lineno", None)
+    column = getattr(error, "colno", None)
+    found = _POSITION.search(message)
+    if found:
+        line, column = int(found.group(1)), int(found.group(2))
+        message = message[: found.start()]
+    elif _AT_END.search(message):
+        message = _AT_END.sub("", message)
+        lines = text.split("\n")
+        line, column = len(lines), len(lines[-1]) + 1
+    message = message.strip() or "invalid TOML"
+    return Problem("error", path, "", message[0].lower() + message[1:], line=line or 1, column=column or 1)

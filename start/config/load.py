@@ -1,0 +1,181 @@
+"""Loading: read each layer, validate its items, merge the layers in order with provenance."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from start import paths
+from start.config import files, schema
+from start.config.model import (
+    LAYERS,
+    Agent,
+    Config,
+    Context,
+    Item,
+    LayerFile,
+    Origin,
+    Role,
+    Settings,
+    Task,
+)
+from start.config.validate import Collector, check_item, check_merged, check_settings
+from start.errors import ConfigError, Problem, suggest
+
+
+@dataclass
+class _Layer:
+    """One layer's items by kind, in definition order, before merging."""
+
+    name: str
+    directory: Path | None
+    items: dict[str, dict[str, Item]] = field(default_factory=dict)
+    settings: dict[str, tuple[Any, Origin]] = field(default_factory=dict)
+    files: list[LayerFile] = field(default_factory=list)
+
+
+def layer_dirs(project: paths.ProjectLocation, use_project: bool = True) -> dict[str, Path | None]:
+    return {
+        "built-in": paths.builtin_config_dir(),
+        "global": paths.global_config_dir(),
+        "project": project.start_dir if use_project else None,
+    }
+
+
+def load(
+    workdir: Path | None = None,
+    *,
+    use_project: bool = True,
+    layers: Sequence[str] = LAYERS,
+    strict: bool = False,
+) -> Config:
+    """Load, validate and merge the configuration seen from `workdir`.
+
+    With `strict`, a config with errors raises ConfigError (exit 3).
+    """
+    project = paths.find_project(workdir or Path.cwd())
+    dirs = layer_dirs(project, use_project)
+    problems: list[Problem] = []
+    read_layers = [_read_layer(name, dirs[name], problems) for name in layers]
+    config = merge(read_layers, project, dirs, problems)
+    if strict and config.errors:
+        raise ConfigError(config.problems)
+    return config
+
+
+def _read_layer(name: str, directory: Path | None, problems: list[Problem]) -> _Layer:
+    layer = _Layer(name, directory, {kind: {} for kind in schema.KINDS})
+    seen: dict[tuple[str, str], Path] = {}
+    for stray in files.stray_toml(directory):
+        close = suggest(stray.name, files.LAYER_FILES)
+        problems.append(
+            Problem(
+                "warning",
+                stray,
+                "",
+                f"file is not read; a layer reads {', '.join(files.LAYER_FILES)}",
+                close,
+            )
+        )
+    for path in files.layer_paths(directory):
+        read = files.read(path)
+        layer.files.append(LayerFile(name, path, read.digest, read.table is not None))
+        if read.problem is not None:
+            problems.append(read.problem)
+            continue
+        assert read.table is not None
+        _extract(layer, Origin(name, path), read.table, seen, problems)
+    return layer
+
+
+def _extract(
+    layer: _Layer,
+    origin: Origin,
+    table: Mapping[str, Any],
+    seen: dict[tuple[str, str], Path],
+    problems: list[Problem],
+) -> None:
+    out = Collector(origin, problems)
+    for section, body in table.items():
+        kind = schema.SECTION_SYNONYMS.get(section, section)
+        if section == "settings":
+            if not isinstance(body, dict):
+                out.error("settings", "must be a table ([settings])")
+                continue
+            for key, value in check_settings(body, "settings", out).items():
+                layer.settings[key] = (value, origin)
+            continue
+        if kind not in schema.KINDS:
+            _unknown_top_level(section, body, out)
+            continue
+        if not isinstance(body, dict):
+            out.error(section, f"must be a table of {kind}, such as [{section}.example]")
+            continue
+        for name, item_table in body.items():
+            key = f"{section}.{name}"
+            if not isinstance(item_table, dict):
+                out.error(key, f"must be a table ([{key}])")
+                continue
+            earlier = seen.get((kind, name))
+            if earlier is not None:
+                where = "earlier in this file" if earlier == origin.path else f"also in {earlier}"
+                out.error(
+                    key,
+                    f"{schema.KIND_SINGULAR[kind]} '{name}' is defined twice in the "
+                    f"{layer.name} layer ({where})",
+                )
+                continue
+            seen[(kind, name)] = origin.path
+            item = check_item(kind, name, item_table, key, out)
+            if item is not None:
+                layer.items[kind][name] = item
+
+
+def _unknown_top_level(section: str, body: object, out: Collector) -> None:
+    if isinstance(body, dict):
+        close = suggest(section, [*schema.SECTIONS, *schema.SECTION_SYNONYMS])
+        out.warning(section, f"unknown section [{section}]", close)
+    elif section in schema.SETTINGS:
+        out.warning(section, f"'{section}' is a setting; put it under [settings]")
+    else:
+        out.warning(section, f"unknown top-level key '{section}'")
+
+
+def merge(
+    layers: Iterable[_Layer],
+    project: paths.ProjectLocation,
+    dirs: Mapping[str, Path | None],
+    problems: list[Problem],
+) -> Config:
+    """Merge layers in order: settings per field, items by name (later replaces whole)."""
+    merged: dict[str, dict[str, Item]] = {kind: {} for kind in schema.KINDS}
+    setting_values: dict[str, Any] = {}
+    origins: dict[str, Origin] = {}
+    layer_files: list[LayerFile] = []
+    for layer in layers:
+        layer_files.extend(layer.files)
+        for key, (value, origin) in layer.settings.items():
+            setting_values[key] = value
+            origins[key] = origin
+        for kind, items in layer.items.items():
+            # Assigning to an existing key keeps its slot; new names are appended.
+            merged[kind].update(items)
+    settings = Settings(**setting_values, origins=origins)
+    agents: dict[str, Agent] = merged["agents"]  # type: ignore[assignment]
+    roles: dict[str, Role] = merged["roles"]  # type: ignore[assignment]
+    contexts: dict[str, Context] = merged["contexts"]  # type: ignore[assignment]
+    tasks: dict[str, Task] = merged["tasks"]  # type: ignore[assignment]
+    problems.extend(check_merged(settings, agents, roles, contexts, tasks))
+    return Config(
+        settings=settings,
+        agents=agents,
+        roles=roles,
+        contexts=contexts,
+        tasks=tasks,
+        project=project,
+        files=tuple(layer_files),
+        layer_dirs=dict(dirs),
+        problems=tuple(problems),
+    )

@@ -1,0 +1,96 @@
+"""The field table: which sections, kinds and fields exist, and their types."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final
+
+NAME_PATTERN: Final = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+# Field types. "timeout" and "size" are positive integers; "models" is a table of string to string.
+STR, BOOL, TIMEOUT, SIZE, MODELS = "string", "boolean", "timeout", "size", "models"
+
+_SOURCE: Final = {
+    "file": STR,
+    "command": STR,
+    "prompt": STR,
+    "shell": STR,
+    "command_timeout": TIMEOUT,
+}
+
+KINDS: Final[Mapping[str, Mapping[str, str]]] = {
+    "agents": {
+        "bin": STR,
+        "command": STR,
+        "description": STR,
+        "url": STR,
+        "models_url": STR,
+        "default_model": STR,
+        "models": MODELS,
+    },
+    "roles": {"description": STR, **_SOURCE},
+    "contexts": {"description": STR, "required": BOOL, **_SOURCE},
+    "tasks": {
+        "alias": STR,
+        "description": STR,
+        "role": STR,
+        "agent": STR,
+        "model": STR,
+        "internal": BOOL,
+        **_SOURCE,
+    },
+}
+
+REQUIRED_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {"agents": ("bin", "command")}
+
+SETTINGS: Final[Mapping[str, str]] = {
+    "default_agent": STR,
+    "default_role": STR,
+    "shell": STR,
+    "command_timeout": TIMEOUT,
+    "command_output_limit": SIZE,
+}
+
+SECTIONS: Final = ("settings", *KINDS)
+# The seed spells the contexts section `[context.<name>]`; both spellings are accepted.
+SECTION_SYNONYMS: Final[Mapping[str, str]] = {"context": "contexts"}
+
+KIND_SINGULAR: Final[Mapping[str, str]] = {
+    "agents": "agent",
+    "roles": "role",
+    "contexts": "context",
+    "tasks": "task",
+}
+
+
+def type_error(kind: str, value: object) -> str | None:
+    """Why `value` is not of field type `kind`, or None when it is."""
+    if kind == STR:
+        return None if isinstance(value, str) else f"must be a string, not {_describe(value)}"
+    if kind == BOOL:
+        return None if isinstance(value, bool) else f"must be true or false, not {_describe(value)}"
+    if kind in (TIMEOUT, SIZE):
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"must be a positive integer, not {_describe(value)}"
+        return None if value > 0 else f"must be a positive integer, not {value}"
+    if kind == MODELS:
+        if not isinstance(value, dict):
+            return f"must be a table of alias = \"model id\", not {_describe(value)}"
+        for alias, model in value.items():
+            if not isinstance(model, str):
+                return f"model '{alias}' must be a string, not {_describe(model)}"
+        return None
+    raise AssertionError(f"unknown field type {kind}")
+
+
+def _describe(value: object) -> str:
+    names = {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a float",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }
+    return names.get(type(value), f"a {type(value).__name__}")

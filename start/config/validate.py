@@ -1,0 +1,204 @@
+"""Validation: collect every problem of each item, each layer and the merged result."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from start import template
+from start.config import schema
+from start.config.model import Agent, Context, Item, Origin, Role, Settings, Task
+from start.errors import Problem, suggest
+
+_BUILDERS: Mapping[str, type[Item]] = {
+    "agents": Agent,
+    "roles": Role,
+    "contexts": Context,
+    "tasks": Task,
+}
+
+
+class Collector:
+    """Problems of one file, with its path filled in."""
+
+    def __init__(self, origin: Origin, problems: list[Problem]) -> None:
+        self.origin = origin
+        self.problems = problems
+
+    def error(self, key: str, message: str, suggestion: str | None = None) -> None:
+        self.problems.append(Problem("error", self.origin.path, key, message, suggestion))
+
+    def warning(self, key: str, message: str, suggestion: str | None = None) -> None:
+        self.problems.append(Problem("warning", self.origin.path, key, message, suggestion))
+
+
+def check_name(kind: str, name: str) -> str | None:
+    if schema.NAME_PATTERN.match(name):
+        return None
+    return (
+        f"invalid {kind} name '{name}': use lowercase letters and digits in words joined by "
+        "single hyphens, such as 'code-review'"
+    )
+
+
+def fields(
+    table: Mapping[str, Any], known: Mapping[str, str], key: str, out: Collector
+) -> dict[str, Any]:
+    """The well-typed known fields of a table; unknown keys and type errors are reported."""
+    good: dict[str, Any] = {}
+    for field, value in table.items():
+        where = f"{key}.{field}"
+        kind = known.get(field)
+        if kind is None:
+            close = suggest(field, known)
+            out.warning(where, f"unknown key '{field}'", close)
+            continue
+        wrong = schema.type_error(kind, value)
+        if wrong:
+            out.error(where, wrong)
+            continue
+        good[field] = value
+    return good
+
+
+def check_settings(table: Mapping[str, Any], key: str, out: Collector) -> dict[str, Any]:
+    return fields(table, schema.SETTINGS, key, out)
+
+
+def check_item(
+    kind: str, name: str, table: Mapping[str, Any], key: str, out: Collector
+) -> Item | None:
+    """Validate one agent, role, context or task table and build its record."""
+    singular = schema.KIND_SINGULAR[kind]
+    bad_name = check_name(singular, name)
+    if bad_name:
+        out.error(key, bad_name)
+    good = fields(table, schema.KINDS[kind], key, out)
+    missing = [f for f in schema.REQUIRED_FIELDS.get(kind, ()) if f not in table]
+    for field in missing:
+        out.error(key, f"missing required field '{field}'")
+    if kind == "agents":
+        _check_agent(good, key, out)
+        if missing:
+            return None
+    else:
+        _check_sources(kind, good, table, key, out)
+    if kind == "tasks" and "alias" in good:
+        bad_alias = check_name("alias", good["alias"])
+        if bad_alias:
+            out.error(f"{key}.alias", bad_alias)
+    builder = _BUILDERS[kind]
+    return builder(name=name, origin=out.origin, **good)
+
+
+def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
+    from start import agent
+
+    command = good.get("command")
+    if command is not None:
+        for message in agent.validate(command):
+            out.error(f"{key}.command", message)
+        _check_placeholders(command, template.AGENT_COMMAND, f"{key}.command", out)
+        used = set(template.names(command))
+        if not used & {"prompt", "prompt_file"}:
+            out.warning(
+                f"{key}.command",
+                "the command never uses {prompt} or {prompt_file}, so the composed prompt "
+                "is not passed to the agent",
+            )
+    models = good.get("models", {})
+    default = good.get("default_model")
+    if default is not None and default not in models:
+        out.error(
+            f"{key}.default_model",
+            f"'{default}' is not a key of {key}.models"
+            + (f" (keys: {', '.join(models)})" if models else " (no models are defined)"),
+            suggest(default, models),
+        )
+
+
+def _check_sources(
+    kind: str, good: dict[str, Any], table: Mapping[str, Any], key: str, out: Collector
+) -> None:
+    if not any(f in table for f in ("file", "command", "prompt")):
+        out.error(key, "needs at least one of 'file', 'command' or 'prompt'")
+        return
+    prompt = good.get("prompt")
+    if prompt is None:
+        return
+    allowed = template.TASK_PROMPT if kind == "tasks" else template.ITEM_PROMPT
+    where = f"{key}.prompt"
+    _check_placeholders(prompt, allowed, where, out)
+    used = set(template.names(prompt))
+    for source, wants in (("file", ("file", "file_contents")), ("command", ("command", "command_output"))):
+        uses = [name for name in wants if name in used]
+        if source not in table:
+            for name in uses:
+                out.error(where, f"{{{name}}} is used but '{source}' is not set", None)
+        elif not uses:
+            out.warning(
+                f"{key}.{source}",
+                f"'{source}' is set but the prompt never uses "
+                f"{{{wants[0]}}} or {{{wants[1]}}}, so it is ignored",
+            )
+
+
+def _check_placeholders(text: str, allowed: frozenset[str], where: str, out: Collector) -> None:
+    for finding in template.check(text, allowed):
+        if finding.severity == "error":
+            out.error(where, finding.message, finding.suggestion)
+        else:
+            out.warning(where, finding.message, finding.suggestion)
+
+
+def check_merged(
+    settings: Settings,
+    agents: Mapping[str, Agent],
+    roles: Mapping[str, Role],
+    contexts: Mapping[str, Context],
+    tasks: Mapping[str, Task],
+) -> list[Problem]:
+    """References and aliases, checked on the merged result."""
+    problems: list[Problem] = []
+
+    def missing(origin: Origin | None, key: str, kind: str, name: str, known: Mapping[str, Any]) -> None:
+        path = origin.path if origin else None
+        message = f"{kind} '{name}' is not defined"
+        problems.append(Problem("error", path, key, message, suggest(name, known)))
+
+    for field, kind, known in (("default_agent", "agent", agents), ("default_role", "role", roles)):
+        name = getattr(settings, field)
+        if name is not None and name not in known:
+            missing(settings.origins.get(field), f"settings.{field}", kind, name, known)
+
+    alias_owner: dict[str, str] = {}
+    for task in tasks.values():
+        key = f"tasks.{task.name}"
+        if task.role is not None and task.role not in roles:
+            missing(task.origin, f"{key}.role", "role", task.role, roles)
+        if task.agent is not None and task.agent not in agents:
+            missing(task.origin, f"{key}.agent", "agent", task.agent, agents)
+        if task.alias is None:
+            continue
+        if task.alias in tasks and task.alias != task.name:
+            problems.append(
+                Problem(
+                    "warning",
+                    task.origin.path,
+                    f"{key}.alias",
+                    f"alias '{task.alias}' is the name of another task; the name wins",
+                )
+            )
+        elif task.alias in alias_owner:
+            problems.append(
+                Problem(
+                    "warning",
+                    task.origin.path,
+                    f"{key}.alias",
+                    f"alias '{task.alias}' is already used by task '{alias_owner[task.alias]}', "
+                    "which comes first and keeps it",
+                )
+            )
+        else:
+            alias_owner[task.alias] = task.name
+    return problems

@@ -1,0 +1,98 @@
+"""Where things live: the config, state and runtime directories, and the project's `.start/`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+APP = "start"
+PROJECT_DIR_NAME = ".start"
+
+
+def global_config_dir() -> Path:
+    """`$START_CONFIG_DIR`, else `$XDG_CONFIG_HOME/start`, else `~/.config/start` (macOS too)."""
+    explicit = os.environ.get("START_CONFIG_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    if xdg:
+        return Path(xdg).expanduser() / APP
+    if sys.platform == "win32":
+        import platformdirs
+
+        return Path(platformdirs.user_config_dir(APP, appauthor=False, roaming=True))
+    return Path.home() / ".config" / APP
+
+
+def state_dir() -> Path:
+    """Per-user state (trust records): `$XDG_STATE_HOME/start` via platformdirs."""
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir(APP, appauthor=False))
+
+
+def runtime_dir() -> Path:
+    """A per-user private directory for temp files (`{role_file}`, `{prompt_file}`)."""
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isdir(xdg):
+        return Path(xdg) / APP
+    if sys.platform == "win32" or sys.platform == "darwin":
+        import platformdirs
+
+        return Path(platformdirs.user_runtime_dir(APP, appauthor=False))
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"{APP}-{os.getuid()}"
+
+
+def builtin_config_dir() -> Path:
+    """The shipped `config/`: inside the wheel as `start/_builtin`, else the source checkout's."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "_builtin"
+    if packaged.is_dir():
+        return packaged
+    return here.parent / "config"
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectLocation:
+    """The working directory, the project's `.start/` if any, and the project root."""
+
+    workdir: Path
+    start_dir: Path | None
+    git_root: Path | None
+
+    @property
+    def root(self) -> Path:
+        """The directory holding `.start/`, else the git work-tree root, else the working dir."""
+        if self.start_dir is not None:
+            return self.start_dir.parent
+        if self.git_root is not None:
+            return self.git_root
+        return self.workdir
+
+
+def find_project(workdir: Path) -> ProjectLocation:
+    """Search `workdir` and its parents for `.start/`, stopping at the git root or home."""
+    workdir = workdir.resolve()
+    home = Path.home().resolve()
+    start_dir: Path | None = None
+    git_root: Path | None = None
+    for directory in (workdir, *workdir.parents):
+        candidate = directory / PROJECT_DIR_NAME
+        if start_dir is None and candidate.is_dir():
+            start_dir = candidate
+        if (directory / ".git").exists():
+            git_root = directory
+            break
+        if directory == home:
+            break
+    return ProjectLocation(workdir=workdir, start_dir=start_dir, git_root=git_root)
+
+
+def expand(path: str, base: Path) -> Path:
+    """Expand `~` and resolve a relative path against `base` (the project root)."""
+    expanded = Path(path).expanduser()
+    return expanded if expanded.is_absolute() else base / expanded

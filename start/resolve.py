@@ -1,0 +1,161 @@
+"""Selection: the command line's choices plus the config become a Plan (pure, no effects)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from start.config.model import Agent, Config, Context, Role, Task
+from start.errors import AgentNotFoundError, UnknownNameError
+
+Mode = Literal["session", "prompt", "task"]
+Which = Callable[[str], str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What the user asked for on the command line."""
+
+    mode: Mode
+    agent: str | None = None
+    role: str | None = None
+    no_role: bool = False
+    model: str | None = None
+    task: str | None = None
+    instructions: tuple[str, ...] = ()
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Everything chosen for one launch, with the reason for each choice."""
+
+    mode: Mode
+    agent: Agent
+    agent_reason: str
+    model: str | None
+    model_reason: str
+    role: Role | None
+    role_reason: str
+    contexts: tuple[Context, ...]
+    task: Task | None
+    instructions: str | None
+    text: str | None
+
+
+def find_task(tasks: Mapping[str, Task], name: str) -> Task:
+    """An exact task name, then an alias, then a unique prefix of a name or alias."""
+    if name in tasks:
+        return tasks[name]
+    for task in tasks.values():
+        if task.alias == name:
+            return task
+    matches: dict[str, None] = {}
+    for task in tasks.values():
+        if task.name.startswith(name) or (task.alias or "").startswith(name):
+            matches.setdefault(task.name, None)
+    if len(matches) == 1:
+        return tasks[next(iter(matches))]
+    known = [*tasks, *(t.alias for t in tasks.values() if t.alias)]
+    raise UnknownNameError("task", name, known, candidates=sorted(matches))
+
+
+def select_role(config: Config, request: Request, task: Task | None) -> tuple[Role | None, str]:
+    if request.no_role:
+        return None, "--no-role"
+    for name, reason in (
+        (request.role, "--role"),
+        (task.role if task else None, f"task '{task.name}'" if task else ""),
+        (config.settings.default_role, "settings.default_role"),
+    ):
+        if name is not None:
+            if name not in config.roles:
+                raise UnknownNameError("role", name, config.roles)
+            return config.roles[name], reason
+    for role in config.roles.values():
+        return role, "first role defined"
+    return None, "no roles are defined"
+
+
+def select_agent(
+    config: Config, request: Request, task: Task | None, which: Which = shutil.which
+) -> tuple[Agent, str]:
+    for name, reason in (
+        (request.agent, "--agent"),
+        (task.agent if task else None, f"task '{task.name}'" if task else ""),
+        (config.settings.default_agent, "settings.default_agent"),
+    ):
+        if name is not None:
+            if name not in config.agents:
+                raise UnknownNameError("agent", name, config.agents)
+            return config.agents[name], reason
+    user = [a for a in config.agents.values() if a.origin.layer != "built-in"]
+    shipped = [a for a in config.agents.values() if a.origin.layer == "built-in"]
+    for agents, reason in ((user, "first configured agent on PATH"), (shipped, "first agent on PATH")):
+        for agent in agents:
+            if which(_bin_name(agent.bin)):
+                return agent, reason
+    looked = ", ".join(f"{a.name} ({a.bin})" for a in config.agents.values()) or "none defined"
+    raise AgentNotFoundError(
+        f"no agent found on PATH; looked for: {looked}.\n"
+        "Install one of them, or choose one with --agent NAME, or set "
+        "default_agent under [settings] in ~/.config/start/config.toml"
+    )
+
+
+def _bin_name(binary: str) -> str:
+    import os.path
+
+    return os.path.expanduser(binary)
+
+
+def resolve_model(agent: Agent, wanted: str) -> tuple[str, str]:
+    """An exact alias, then a unique alias prefix, else the value itself."""
+    if wanted in agent.models:
+        return agent.models[wanted], f"alias '{wanted}'"
+    prefixed = [key for key in agent.models if key.startswith(wanted)]
+    if len(prefixed) == 1:
+        return agent.models[prefixed[0]], f"alias prefix of '{prefixed[0]}'"
+    return wanted, "passed through literally"
+
+
+def select_model(agent: Agent, request: Request, task: Task | None) -> tuple[str | None, str]:
+    if request.model is not None:
+        model, how = resolve_model(agent, request.model)
+        return model, f"--model ({how})"
+    if task is not None and task.model is not None:
+        model, how = resolve_model(agent, task.model)
+        return model, f"task '{task.name}' ({how})"
+    if agent.default_model is not None and agent.default_model in agent.models:
+        return agent.models[agent.default_model], f"agent default_model '{agent.default_model}'"
+    for alias, model in agent.models.items():
+        return model, f"first model of the agent ('{alias}')"
+    return None, "the agent defines no models"
+
+
+def select_contexts(config: Config, mode: Mode) -> tuple[Context, ...]:
+    """Every context for a session; only required ones otherwise. Definition order."""
+    return tuple(c for c in config.contexts.values() if mode == "session" or c.required)
+
+
+def plan(config: Config, request: Request, which: Which = shutil.which) -> Plan:
+    task = find_task(config.tasks, request.task) if request.task is not None else None
+    role, role_reason = select_role(config, request, task)
+    agent, agent_reason = select_agent(config, request, task, which)
+    model, model_reason = select_model(agent, request, task)
+    instructions = " ".join(request.instructions) if request.instructions else None
+    return Plan(
+        mode=request.mode,
+        agent=agent,
+        agent_reason=agent_reason,
+        model=model,
+        model_reason=model_reason,
+        role=role,
+        role_reason=role_reason,
+        contexts=select_contexts(config, request.mode),
+        task=task,
+        instructions=instructions,
+        text=request.text,
+    )

@@ -1,0 +1,223 @@
+"""Materialises roles, contexts and tasks from their `file`, `command` and `prompt`, lazily.
+
+A file is read only when its contents are used and a command runs only when its output is used.
+All the commands of one launch run at once. File contents and command output are data: only a
+`prompt` (or, for a `file` plus `command` without a `prompt`, the file) is a template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from start import template
+from start.config.model import Config, SourceItem, Task
+from start.errors import CommandError, StartError
+from start.paths import expand
+from start.resolve import Plan
+from start.shell import CommandResult, CommandSpec, run_all
+
+Status = Literal["ok", "missing", "failed", "empty"]
+Runner = Callable[[Sequence[CommandSpec]], list[CommandResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One materialised role, context or task."""
+
+    kind: str
+    name: str
+    text: str
+    status: Status
+    detail: str
+    source: str
+    file: Path | None
+
+
+@dataclass(frozen=True, slots=True)
+class Composition:
+    role: Part | None
+    contexts: tuple[Part, ...]
+    task: Part | None
+    prompt: str
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class _Pending:
+    kind: str
+    item: SourceItem
+    file: Path | None = None
+    file_text: str | None = None
+    file_missing: bool = False
+    command_index: int | None = None
+    result: CommandResult | None = None
+
+
+def _uses(item: SourceItem, *names: str) -> bool:
+    """Whether the item's content needs any of these values."""
+    if item.prompt is None:
+        return True
+    used = template.names(item.prompt)
+    return any(name in used for name in names)
+
+
+def _prepare(kind: str, item: SourceItem, config: Config, specs: list[CommandSpec]) -> _Pending:
+    pending = _Pending(kind, item)
+    if item.file is not None:
+        pending.file = expand(item.file, config.root)
+        if _uses(item, "file_contents"):
+            try:
+                pending.file_text = pending.file.read_text(encoding="utf-8", errors="replace")
+            except FileNotFoundError:
+                pending.file_missing = True
+            except OSError as error:
+                raise StartError(
+                    f"{kind} '{item.name}': cannot read {pending.file}: {error.strerror}"
+                ) from error
+    if item.command is not None and _uses(item, "command_output"):
+        pending.command_index = len(specs)
+        specs.append(
+            CommandSpec(
+                command=item.command,
+                shell=item.shell or config.settings.shell,
+                timeout=float(item.command_timeout or config.settings.command_timeout),
+                cwd=config.root,
+                output_limit=config.settings.command_output_limit,
+            )
+        )
+    return pending
+
+
+def _source(item: SourceItem, file: Path | None) -> str:
+    parts = []
+    if file is not None:
+        parts.append(f"file {file}")
+    if item.command is not None:
+        parts.append(f"command `{item.command}`")
+    if item.prompt is not None:
+        parts.append("prompt")
+    return ", ".join(parts)
+
+
+def _render(pending: _Pending, values: dict[str, str]) -> tuple[str, bool]:
+    """The item's text, and whether its template used {instructions}."""
+    item = pending.item
+    values = dict(values)
+    values["file"] = str(pending.file) if pending.file is not None else ""
+    values["file_contents"] = pending.file_text or ""
+    values["command"] = item.command or ""
+    values["command_output"] = pending.result.output if pending.result is not None else ""
+    if item.prompt is not None:
+        body = item.prompt
+    elif pending.file is not None and item.command is not None:
+        body = pending.file_text or ""
+    elif pending.file is not None:
+        return pending.file_text or "", False
+    else:
+        return values["command_output"], False
+    segments = template.scan(body)
+    used = any(isinstance(s, template.Placeholder) and s.name == "instructions" for s in segments)
+    return template.render(segments, values), used
+
+
+def compose(
+    config: Config, plan: Plan, date: str, runner: Runner = run_all
+) -> Composition:
+    """Read, run and render everything the plan needs, then assemble the prompt."""
+    specs: list[CommandSpec] = []
+    role = _prepare("role", plan.role, config, specs) if plan.role else None
+    contexts = [_prepare("context", c, config, specs) for c in plan.contexts]
+    task = _prepare("task", plan.task, config, specs) if plan.task else None
+    results = runner(specs) if specs else []
+    for pending in (role, *contexts, task):
+        if pending is not None and pending.command_index is not None:
+            pending.result = results[pending.command_index]
+
+    base = {"date": date}
+    role_part = _finish_required(role, base) if role else None
+    context_parts = tuple(_finish_context(p, base) for p in contexts)
+    task_part = None
+    if task is not None:
+        assert isinstance(task.item, Task)
+        task_values = {
+            **base,
+            "model": plan.model or "",
+            "instructions": plan.instructions if plan.instructions is not None else "None",
+        }
+        task_part = _finish_required(task, task_values, instructions=plan.instructions)
+
+    pieces = [p.text for p in context_parts if p.status == "ok"]
+    if task_part is not None:
+        pieces.append(task_part.text)
+    if plan.text is not None:
+        pieces.append(plan.text)
+    prompt = "\n\n".join([*(p.rstrip("\n") for p in pieces[:-1]), *pieces[-1:]])
+    return Composition(role_part, context_parts, task_part, prompt)
+
+
+def _failed(pending: _Pending) -> CommandError:
+    result = pending.result
+    assert result is not None
+    return CommandError(
+        f"{pending.kind} '{pending.item.name}' command",
+        pending.item.command or "",
+        exit_code=result.returncode,
+        stdout=result.error or result.stdout,
+        stderr=result.stderr,
+        timeout=result.spec.timeout if result.timed_out else None,
+    )
+
+
+def _finish_required(
+    pending: _Pending, values: dict[str, str], instructions: str | None = None
+) -> Part:
+    """A role or task: a failing command stops the launch; a missing file is a warning."""
+    if pending.result is not None and not pending.result.ok:
+        raise _failed(pending)
+    item = pending.item
+    if pending.file_missing and pending.kind == "role":
+        raise StartError(
+            f"role '{item.name}': file not found: {pending.file}\n"
+            f"Fix roles.{item.name}.file in {item.origin.path}, or pick another role with "
+            "--role NAME or --no-role"
+        )
+    text, used_instructions = _render(pending, values)
+    if instructions is not None and not used_instructions:
+        text = text.rstrip("\n") + "\n\n" + instructions if text.strip() else instructions
+    status: Status = "ok"
+    detail = ""
+    if pending.file_missing:
+        status, detail = "missing", f"file not found: {pending.file}"
+    return Part(
+        pending.kind,
+        pending.item.name,
+        text,
+        status,
+        detail,
+        _source(pending.item, pending.file),
+        pending.file,
+    )
+
+
+def _finish_context(pending: _Pending, values: dict[str, str]) -> Part:
+    """A context: a missing file or failing command skips it with a warning."""
+    item = pending.item
+    source = _source(item, pending.file)
+    if pending.file_missing:
+        return Part("context", item.name, "", "missing", f"file not found: {pending.file}", source, pending.file)
+    result = pending.result
+    if result is not None and not result.ok:
+        if result.error:
+            why = result.error
+        elif result.timed_out:
+            why = f"command timed out after {result.spec.timeout:g} s"
+        else:
+            why = f"command failed with exit code {result.returncode}"
+        return Part("context", item.name, "", "failed", why, source, pending.file)
+    text, _ = _render(pending, values)
+    if not text.strip():
+        return Part("context", item.name, "", "empty", "empty, left out", source, pending.file)
+    return Part("context", item.name, text, "ok", "", source, pending.file)

@@ -1,0 +1,144 @@
+"""Placeholder scanning and single-pass rendering, with the allowed placeholders of each scope."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+# `{{name}}` is the literal text `{name}`; `{name}` is a placeholder; any other brace is plain text.
+_TOKEN: Final = re.compile(r"\{\{([a-z][a-z0-9_]*)\}\}|\{([a-z][a-z0-9_]*)\}")
+
+TASK_PROMPT: Final = frozenset(
+    {"instructions", "file", "file_contents", "command", "command_output", "model", "date"}
+)
+ITEM_PROMPT: Final = frozenset({"file", "file_contents", "command", "command_output", "date"})
+AGENT_COMMAND: Final = frozenset(
+    {"bin", "model", "prompt", "role", "role_file", "date", "prompt_file"}
+)
+KNOWN: Final = TASK_PROMPT | ITEM_PROMPT | AGENT_COMMAND
+
+SCOPE_NAMES: Final[Mapping[frozenset[str], str]] = {
+    TASK_PROMPT: "task prompts",
+    ITEM_PROMPT: "role and context prompts",
+    AGENT_COMMAND: "agent commands",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Placeholder:
+    """A `{name}` found in a template, at character offset `start`."""
+
+    name: str
+    start: int
+
+
+Segment = str | Placeholder
+
+
+def scan(template: str) -> tuple[Segment, ...]:
+    """Split a template into literal text and placeholders; `{{x}}` becomes the literal `{x}`."""
+    segments: list[Segment] = []
+    literal: list[str] = []
+    pos = 0
+    for match in _TOKEN.finditer(template):
+        literal.append(template[pos : match.start()])
+        escaped, name = match.group(1), match.group(2)
+        if escaped is not None:
+            literal.append("{" + escaped + "}")
+        else:
+            if literal:
+                text = "".join(literal)
+                if text:
+                    segments.append(text)
+                literal = []
+            segments.append(Placeholder(name, match.start()))
+        pos = match.end()
+    literal.append(template[pos:])
+    text = "".join(literal)
+    if text:
+        segments.append(text)
+    return tuple(segments)
+
+
+def names(template: str) -> list[str]:
+    """The placeholder names a template uses, in order of first use."""
+    seen: dict[str, None] = {}
+    for segment in scan(template):
+        if isinstance(segment, Placeholder):
+            seen.setdefault(segment.name, None)
+    return list(seen)
+
+
+def render(segments: tuple[Segment, ...] | str, values: Mapping[str, str]) -> str:
+    """Fill placeholders in one pass. Inserted values are never scanned again.
+
+    A placeholder without a value stays as its literal `{name}` text.
+    """
+    if isinstance(segments, str):
+        segments = scan(segments)
+    out: list[str] = []
+    for segment in segments:
+        if isinstance(segment, Placeholder):
+            value = values.get(segment.name)
+            out.append("{" + segment.name + "}" if value is None else value)
+        else:
+            out.append(segment)
+    return "".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A placeholder problem: severity, the placeholder and what is wrong."""
+
+    severity: str
+    name: str
+    message: str
+    suggestion: str | None = None
+
+
+def check(template: str, allowed: frozenset[str]) -> list[Finding]:
+    """Placeholder problems of a template in the scope whose names are `allowed`."""
+    findings: list[Finding] = []
+    reported: set[str] = set()
+    scope = SCOPE_NAMES.get(allowed, "this location")
+    for name in names(template):
+        if name in allowed or name in reported:
+            continue
+        reported.add(name)
+        if name in KNOWN:
+            where = ", ".join(
+                label for names_, label in SCOPE_NAMES.items() if name in names_
+            )
+            findings.append(
+                Finding(
+                    "error",
+                    name,
+                    f"placeholder {{{name}}} is not available in {scope}; it is allowed in {where}",
+                )
+            )
+            continue
+        close = difflib.get_close_matches(name, sorted(allowed), n=1, cutoff=0.8)
+        if not close:
+            close = difflib.get_close_matches(name, sorted(KNOWN), n=1, cutoff=0.8)
+        if close:
+            findings.append(
+                Finding(
+                    "error",
+                    name,
+                    f"unknown placeholder {{{name}}}",
+                    "{" + close[0] + "}",
+                )
+            )
+        else:
+            findings.append(
+                Finding(
+                    "warning",
+                    name,
+                    f"unknown placeholder {{{name}}} is kept as literal text; "
+                    f"write {{{{{name}}}}} to silence this",
+                )
+            )
+    return findings

@@ -1,0 +1,95 @@
+"""Shared fixtures: every test runs with an isolated HOME, XDG_*, START_* and working directory."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FAKE_AGENT = Path(__file__).resolve().parent / "fake_agent.py"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private home, config, state and runtime dir, and a scratch working directory."""
+    for name in list(os.environ):
+        if name.startswith(("XDG_", "START_")) or name in ("NO_COLOR", "CI", "VISUAL", "EDITOR"):
+            monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "home"
+    run = tmp_path / "run"
+    work = tmp_path / "work"
+    for directory in (home, run, work):
+        directory.mkdir()
+    run.chmod(0o700)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.chdir(work)
+    yield work
+
+
+def write_tree(root: Path, files: Mapping[str, str]) -> None:
+    """Create files from a {relative path: text} dict."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def invoke(*args: str, stdin: str | None = None) -> Result:
+    """Run `start` in-process like the console script; internal errors fail the test."""
+    from click.testing import CliRunner
+
+    from start.cli import main
+
+    runner = CliRunner()
+    with runner.isolation(input=stdin) as (out, err, _):
+        try:
+            main(list(args))
+        except SystemExit as exit_:
+            code = int(exit_.code or 0)
+        else:  # pragma: no cover - main() always exits
+            code = 0
+        stdout = out.getvalue().decode()
+        stderr = err.getvalue().decode() if err is not None else ""
+    assert "internal error" not in stderr, stderr
+    return Result(code, stdout, stderr)
+
+
+@pytest.fixture
+def cli() -> Callable[..., Result]:
+    return invoke
+
+
+def run_start(
+    *args: str,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """Run the real `start` in a subprocess (the only way tests may reach exec)."""
+    full_env = {**os.environ, **(env or {})}
+    full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+    return subprocess.run(
+        [sys.executable, "-m", "start", *args],
+        cwd=cwd,
+        env=full_env,
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
