@@ -19,9 +19,14 @@ _EPILOG += (
 )
 
 _COMMANDS = {
+    "completion": ("start.cli.completion", "completion"),
     "config": ("start.cli.config", "config"),
+    "doctor": ("start.cli.doctor", "doctor"),
+    "init": ("start.cli.init", "init"),
     "prompt": ("start.cli.run", "prompt"),
     "task": ("start.cli.run", "task"),
+    "trust": ("start.cli.trust", "trust"),
+    "untrust": ("start.cli.trust", "untrust"),
 }
 
 
@@ -39,7 +44,12 @@ class _Group(click.Group):
             return None
         import importlib
 
-        module = importlib.import_module(target[0])
+        try:
+            module = importlib.import_module(target[0])
+        except ModuleNotFoundError as error:
+            if error.name != target[0]:
+                raise
+            return None
         command: click.Command = getattr(module, target[1])
         return command
 

@@ -96,3 +96,17 @@ def _paths(loaded: Config) -> dict[str, Any]:
         names = [str(f.path) for f in loaded.files if f.layer == layer]
         layers[layer] = {"directory": str(directory) if directory else None, "files": names}
     return {"layers": layers, "project_root": str(loaded.root)}
+
+
+def _register_editing() -> None:
+    """The editing commands (set, unset, add, remove, edit) live in their own module."""
+    try:
+        from start.cli import config_edit
+    except ModuleNotFoundError as error:
+        if error.name != "start.cli.config_edit":
+            raise
+        return
+    config_edit.register(config)
+
+
+_register_editing()
