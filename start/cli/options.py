@@ -45,6 +45,19 @@ def _store(ctx: click.Context, param: click.Parameter, value: Any) -> None:
     setattr(options, param.name, value)
 
 
+def completer(name: str) -> Callable[[click.Context, click.Parameter, str], list[Any]]:
+    """A shell_complete callback that loads start.cli.completion only when completing."""
+
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+        from start.cli import completion
+
+        function: Callable[[click.Context, click.Parameter, str], list[Any]]
+        function = getattr(completion, name)
+        return function(ctx, param, incomplete)
+
+    return complete
+
+
 def _option(*decls: str, **kwargs: Any) -> Callable[[F], F]:
     return click.option(*decls, callback=_store, expose_value=False, **kwargs)
 
@@ -69,10 +82,28 @@ _COMMON = (
 )
 
 _LAUNCH = (
-    _option("-a", "--agent", metavar="NAME", help="Agent to launch."),
-    _option("-r", "--role", metavar="NAME", help="Role (system prompt) to use."),
+    _option(
+        "-a",
+        "--agent",
+        metavar="NAME",
+        help="Agent to launch.",
+        shell_complete=completer("complete_agents"),
+    ),
+    _option(
+        "-r",
+        "--role",
+        metavar="NAME",
+        help="Role (system prompt) to use.",
+        shell_complete=completer("complete_roles"),
+    ),
     _option("--no-role", is_flag=True, help="Use no role."),
-    _option("-m", "--model", metavar="MODEL", help="Model alias, alias prefix or literal id."),
+    _option(
+        "-m",
+        "--model",
+        metavar="MODEL",
+        help="Model alias, alias prefix or literal id.",
+        shell_complete=completer("complete_models"),
+    ),
     _option("--dry-run", is_flag=True, help="Show what would run, without running the agent."),
 )
 

@@ -12,7 +12,7 @@ import click
 
 from start import console, resolve, sources
 from start import launch as launcher
-from start.cli.options import Options, get_options, launch_options
+from start.cli.options import Options, completer, get_options, launch_options
 from start.config.load import load
 from start.config.model import Config
 from start.errors import ExitCode
@@ -83,7 +83,7 @@ def prompt(text: tuple[str, ...]) -> int:
 
 
 @click.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=completer("complete_tasks"))
 @click.argument("instructions", nargs=-1)
 @click.option("--all", "show_all", is_flag=True, help="List internal tasks too.")
 @launch_options
