@@ -70,7 +70,7 @@ def _prepare(kind: str, item: SourceItem, config: Config, specs: list[CommandSpe
         pending.file = expand(item.file, config.root)
         if _uses(item, "file_contents"):
             try:
-                pending.file_text = pending.file.read_text(encoding="utf-8", errors="replace")
+                pending.file_text = pending.file.read_bytes().decode("utf-8", "replace")
             except FileNotFoundError:
                 pending.file_missing = True
             except OSError as error:

@@ -63,6 +63,8 @@ def invoke(*args: str, stdin: str | None = None) -> Result:
             code = int(exit_.code or 0)
         else:  # pragma: no cover - main() always exits
             code = 0
+        sys.stdout.flush()
+        sys.stderr.flush()
         stdout = out.getvalue().decode()
         stderr = err.getvalue().decode() if err is not None else ""
     assert "internal error" not in stderr, stderr

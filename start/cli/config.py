@@ -100,8 +100,10 @@ def _paths(loaded: Config) -> dict[str, Any]:
 
 def _register_editing() -> None:
     """The editing commands (set, unset, add, remove, edit) live in their own module."""
+    import importlib
+
     try:
-        from start.cli import config_edit
+        config_edit = importlib.import_module("start.cli.config_edit")
     except ModuleNotFoundError as error:
         if error.name != "start.cli.config_edit":
             raise

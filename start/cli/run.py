@@ -73,7 +73,8 @@ def prompt(text: tuple[str, ...]) -> int:
     """Send TEXT to the agent with the required contexts. Use - to read TEXT from stdin."""
     options = get_options()
     if text == ("-",):
-        body = sys.stdin.read()
+        # Bytes, not text mode: universal newlines would turn \r\n into \n.
+        body = sys.stdin.buffer.read().decode("utf-8", "replace")
     else:
         body = " ".join(text)
     request = resolve.Request(

@@ -164,7 +164,10 @@ def check_merged(
     def missing(origin: Origin | None, key: str, kind: str, name: str, known: Mapping[str, Any]) -> None:
         path = origin.path if origin else None
         message = f"{kind} '{name}' is not defined"
-        problems.append(Problem("error", path, key, message, suggest(name, known)))
+        close = suggest(name, known)
+        if close is None and known:
+            message += f"; defined {kind}s: {', '.join(known)}"
+        problems.append(Problem("error", path, key, message, close))
 
     for field, kind, known in (("default_agent", "agent", agents), ("default_role", "role", roles)):
         name = getattr(settings, field)

@@ -1,0 +1,172 @@
+"""Loading and merging layers: order, provenance, layouts, duplicates and syntax errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from start import paths
+from start.config.load import load
+from tests.conftest import write_tree
+
+
+@pytest.fixture
+def layers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated: Path) -> dict[str, Path]:
+    """Empty built-in, global and project layer directories."""
+    builtin = tmp_path / "builtin"
+    builtin.mkdir()
+    monkeypatch.setattr(paths, "builtin_config_dir", lambda: builtin)
+    global_dir = tmp_path / "home" / ".config" / "start"
+    project = isolated / ".start"
+    project.mkdir()
+    global_dir.mkdir(parents=True)
+    return {"built-in": builtin, "global": global_dir, "project": project}
+
+
+def test_later_layer_replaces_item_whole_and_keeps_its_slot(layers: dict[str, Path]) -> None:
+    write_tree(
+        layers["built-in"],
+        {
+            "contexts.toml": (
+                '[contexts.a]\nprompt = "A"\nrequired = true\n'
+                '[contexts.b]\nprompt = "B"\ndescription = "built-in b"\n'
+                '[contexts.c]\nprompt = "C"\n'
+            )
+        },
+    )
+    write_tree(layers["global"], {"config.toml": '[contexts.d]\nprompt = "D"\n'})
+    write_tree(layers["project"], {"config.toml": '[contexts.b]\ncommand = "echo b"\n'})
+    config = load()
+    assert list(config.contexts) == ["a", "b", "c", "d"]
+    b = config.contexts["b"]
+    # No field merging: the project's b has no description and no prompt.
+    assert (b.command, b.prompt, b.description) == ("echo b", None, None)
+    assert b.origin.layer == "project"
+    assert b.origin.path == layers["project"] / "config.toml"
+    assert config.contexts["a"].origin.layer == "built-in"
+    assert config.contexts["d"].origin.layer == "global"
+
+
+def test_settings_merge_per_field(layers: dict[str, Path]) -> None:
+    write_tree(layers["built-in"], {"config.toml": '[settings]\nshell = "sh"\ncommand_timeout = 5\n'})
+    write_tree(layers["global"], {"config.toml": "[settings]\ncommand_timeout = 10\n"})
+    write_tree(layers["project"], {"config.toml": '[settings]\nshell = "bash"\n'})
+    config = load()
+    assert (config.settings.shell, config.settings.command_timeout) == ("bash", 10)
+    assert config.settings.origins["shell"].layer == "project"
+    assert config.settings.origins["command_timeout"].layer == "global"
+
+
+def test_default_settings(layers: dict[str, Path]) -> None:
+    config = load()
+    assert config.settings.command_timeout == 30
+    assert config.settings.default_agent is None
+
+
+def test_one_file_layer_and_split_file_layer_are_equivalent(layers: dict[str, Path]) -> None:
+    body = {
+        "agents": '[agents.x]\nbin = "x"\ncommand = "{bin} {prompt}"\n',
+        "roles": '[roles.r]\nprompt = "be good"\n',
+        "contexts": '[contexts.c]\nprompt = "ctx"\n',
+        "tasks": '[tasks.t]\nprompt = "do {instructions}"\n',
+    }
+    write_tree(layers["global"], {"config.toml": "\n".join(body.values())})
+    one = load()
+    (layers["global"] / "config.toml").unlink()
+    write_tree(layers["global"], {f"{kind}.toml": text for kind, text in body.items()})
+    split = load()
+    assert not one.problems and not split.problems
+    for kind in ("agents", "roles", "contexts", "tasks"):
+        assert list(getattr(one, kind)) == list(getattr(split, kind))
+    assert split.tasks["t"].origin.path == layers["global"] / "tasks.toml"
+
+
+def test_files_are_read_in_a_fixed_order(layers: dict[str, Path]) -> None:
+    write_tree(
+        layers["global"],
+        {
+            "tasks.toml": '[contexts.from-tasks-file]\nprompt = "2"\n',
+            "config.toml": '[contexts.from-config-file]\nprompt = "1"\n',
+        },
+    )
+    assert list(load().contexts) == ["from-config-file", "from-tasks-file"]
+
+
+def test_seed_context_spelling_is_a_synonym(layers: dict[str, Path]) -> None:
+    write_tree(layers["global"], {"config.toml": '[context.environment]\nprompt = "env"\nrequired = true\n'})
+    config = load()
+    assert not config.problems
+    assert config.contexts["environment"].required is True
+
+
+def test_same_item_twice_in_one_layer_names_both_files(layers: dict[str, Path]) -> None:
+    write_tree(
+        layers["global"],
+        {
+            "config.toml": '[tasks.t]\nprompt = "a"\n',
+            "tasks.toml": '[tasks.t]\nprompt = "b"\n',
+        },
+    )
+    [problem] = load().problems
+    assert str(problem) == (
+        f"{layers['global'] / 'tasks.toml'}: tasks.t: task 't' is defined twice in the global "
+        f"layer (also in {layers['global'] / 'config.toml'})"
+    )
+
+
+def test_both_context_spellings_in_one_file_are_a_duplicate(layers: dict[str, Path]) -> None:
+    write_tree(layers["global"], {"config.toml": '[context.x]\nprompt = "a"\n[contexts.x]\nprompt = "b"\n'})
+    [problem] = load().problems
+    assert problem.message == "context 'x' is defined twice in the global layer (earlier in this file)"
+
+
+def test_toml_syntax_error_has_line_and_column(layers: dict[str, Path]) -> None:
+    write_tree(layers["project"], {"config.toml": '[settings]\nshell = "bash"\ncommand_timeout = \n'})
+    config = load()
+    [problem] = config.problems
+    path = layers["project"] / "config.toml"
+    assert str(problem) == f"{path}:3:19: invalid value"
+    assert problem.is_error
+    assert config.files[-1].parsed is False
+
+
+def test_syntax_error_at_end_of_document(layers: dict[str, Path]) -> None:
+    write_tree(layers["global"], {"config.toml": '[tasks.t]\nprompt = """open'})
+    [problem] = load().problems
+    assert (problem.line, problem.column) == (2, 17)
+    assert problem.message.startswith("unterminated string")
+
+
+def test_non_utf8_file(layers: dict[str, Path]) -> None:
+    (layers["global"] / "config.toml").write_bytes(b'[settings]\nshell = "\xff"\n')
+    [problem] = load().problems
+    assert str(problem) == f"{layers['global'] / 'config.toml'}:2:10: file is not valid UTF-8"
+
+
+def test_stray_toml_file_is_a_warning_with_a_suggestion(layers: dict[str, Path]) -> None:
+    write_tree(layers["global"], {"task.toml": '[tasks.t]\nprompt = "x"\n'})
+    [problem] = load().problems
+    assert str(problem) == (
+        f"{layers['global'] / 'task.toml'}: file is not read; a layer reads config.toml, "
+        "agents.toml, roles.toml, contexts.toml, tasks.toml (did you mean 'tasks.toml'?)"
+    )
+
+
+def test_no_project_ignores_the_project_layer(layers: dict[str, Path]) -> None:
+    write_tree(layers["project"], {"config.toml": '[roles.p]\nprompt = "p"\n'})
+    assert "p" in load().roles
+    assert "p" not in load(use_project=False).roles
+
+
+def test_start_config_dir_overrides_xdg(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert paths.global_config_dir() == tmp_path / "xdg" / "start"
+    monkeypatch.setenv("START_CONFIG_DIR", str(tmp_path / "explicit"))
+    assert paths.global_config_dir() == tmp_path / "explicit"
+
+
+def test_global_dir_defaults_to_dot_config(tmp_path: Path) -> None:
+    assert paths.global_config_dir() == tmp_path / "home" / ".config" / "start"

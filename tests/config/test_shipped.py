@@ -1,0 +1,66 @@
+"""Every shipped file under config/ passes the product's own validation, without warnings."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from start import paths
+from start.config.files import LAYER_FILES
+from start.config.load import load
+from tests.conftest import REPO, invoke
+
+
+def test_shipped_config_is_the_builtin_layer() -> None:
+    assert paths.builtin_config_dir() == REPO / "config"
+
+
+def test_shipped_config_has_no_problems() -> None:
+    config = load(layers=("built-in",))
+    assert [str(p) for p in config.problems] == []
+    assert {f.path.name for f in config.files} == {p.name for p in (REPO / "config").glob("*.toml")}
+
+
+def test_every_shipped_file_is_a_layer_file() -> None:
+    for path in (REPO / "config").glob("*.toml"):
+        assert path.name in LAYER_FILES
+
+
+def test_config_validate_passes_on_shipped_defaults_in_an_empty_project(isolated: Path) -> None:
+    result = invoke("config", "validate")
+    assert result.exit_code == 0, result.stdout
+    assert result.stdout.endswith("0 errors, 0 warnings in 4 files\n") or "0 warnings" in result.stdout
+
+
+def test_starter_items_exist() -> None:
+    config = load(layers=("built-in",))
+    assert {"claude", "gemini", "codex", "aider", "llm"} <= set(config.agents)
+    assert "code-reviewer" in config.roles
+    gdr = config.tasks["git-diff-review"]
+    assert (gdr.alias, gdr.command, gdr.role) == ("gdr", "git diff --staged", "code-reviewer")
+
+
+def test_every_agent_has_models_and_a_default() -> None:
+    for agent in load(layers=("built-in",)).agents.values():
+        if "{model}" in agent.command:
+            assert agent.default_model in agent.models, agent.name
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_config(tmp_path: Path) -> None:
+    """The built wheel holds config/ as start/_builtin, the lowest layer."""
+    import subprocess
+    import sys
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(tmp_path), str(REPO)],
+        check=True,
+        capture_output=True,
+    )
+    [wheel] = tmp_path.glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    for path in (REPO / "config").glob("*.toml"):
+        assert f"start/_builtin/{path.name}" in names

@@ -1,0 +1,567 @@
+"""Tests for start.shell: process groups, timeouts, capture, capping, decoding, shell choice."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from start.errors import StartError
+from start.shell import CommandResult, CommandSpec, ShellNotFoundError, run, run_all, shell_argv
+
+
+def spec(
+    command: str,
+    cwd: Path,
+    *,
+    shell_name: str | None = "sh",
+    timeout: float = 10.0,
+    limit: int = 1_048_576,
+) -> CommandSpec:
+    return CommandSpec(command, shell_name, timeout, cwd, output_limit=limit)
+
+
+def alive(pid: int) -> bool:
+    """Whether pid runs; a zombie waiting for an absent reaper counts as dead."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat_line.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def wait_dead(pid: int, within: float = 3.0) -> bool:
+    give_up = time.monotonic() + within
+    while alive(pid):
+        if time.monotonic() > give_up:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def read_pid(path: Path) -> int:
+    give_up = time.monotonic() + 3.0
+    while not path.exists() or not path.read_text().strip():
+        assert time.monotonic() < give_up, f"{path} was never written"
+        time.sleep(0.01)
+    return int(path.read_text())
+
+
+# -- running and capturing ---------------------------------------------------------------------
+
+
+def test_interleaves_stdout_and_stderr_in_order_of_arrival(tmp_path: Path) -> None:
+    result = run(spec("echo a; sleep 0.05; echo b >&2; sleep 0.05; echo c", tmp_path))
+
+    assert result.output == "a\nb\nc\n"
+    assert result.stdout == "a\nc\n"
+    assert result.stderr == "b\n"
+    assert result.returncode == 0
+    assert result.ok
+    assert result.error is None
+    assert not result.timed_out
+    assert result.truncated == 0
+    assert result.duration > 0
+
+
+@pytest.mark.parametrize("code", [0, 1, 7])
+def test_reports_the_exit_code(tmp_path: Path, code: int) -> None:
+    result = run(spec(f"exit {code}", tmp_path))
+
+    assert result.returncode == code
+    assert result.ok is (code == 0)
+    assert not result.timed_out
+
+
+def test_a_killed_leader_reports_the_negative_signal(tmp_path: Path) -> None:
+    result = run(spec("kill -TERM $$", tmp_path))
+
+    assert result.returncode == -signal.SIGTERM
+    assert not result.ok
+
+
+def test_multi_line_command(tmp_path: Path) -> None:
+    result = run(spec("x=1\nif [ $x = 1 ]; then\n  echo one\nfi\n", tmp_path))
+
+    assert result.output == "one\n"
+
+
+def test_argv_is_the_resolved_shell_flag_and_command(tmp_path: Path) -> None:
+    result = run(spec("true", tmp_path))
+
+    assert result.argv == (shutil.which("sh"), "-c", "true")
+    assert result.spec == spec("true", tmp_path)
+
+
+def test_stdin_is_dev_null(tmp_path: Path) -> None:
+    result = run(spec("cat", tmp_path, timeout=5))
+
+    assert not result.timed_out
+    assert result.returncode == 0
+    assert result.output == ""
+
+
+def test_runs_in_the_given_directory(tmp_path: Path) -> None:
+    where = tmp_path / "elsewhere"
+    where.mkdir()
+    (where / "marker.txt").write_text("")
+
+    result = run(spec("pwd -P; ls", where))
+
+    assert result.stdout == f"{where.resolve()}\nmarker.txt\n"
+
+
+def test_inherits_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHELL_TEST_VALUE", "inherited value")
+
+    result = run(spec('printf %s "$SHELL_TEST_VALUE"', tmp_path))
+
+    assert result.output == "inherited value"
+
+
+def test_runs_in_its_own_session(tmp_path: Path) -> None:
+    result = run(spec("echo $$; ps -o sid= -p $$", tmp_path))
+    if result.returncode != 0:
+        pytest.skip("ps -o sid= is not supported here")
+
+    pid, sid = result.stdout.split()
+    assert pid == sid
+    assert int(sid) != os.getsid(0)
+
+
+def test_missing_working_directory_is_an_error_result(tmp_path: Path) -> None:
+    missing = tmp_path / "missing"
+
+    result = run(spec("true", missing))
+
+    assert result.error == f"working directory '{missing}' does not exist"
+    assert result.returncode is None
+    assert not result.ok
+
+
+def test_unexecutable_shell_is_an_error_result(tmp_path: Path) -> None:
+    fake = tmp_path / "fakesh"
+    fake.write_text("not a program\n")
+    fake.chmod(0o755)  # executable, but no interpreter line and not a binary
+
+    result = run(spec("true", tmp_path, shell_name=str(fake)))
+
+    assert result.error == f"cannot start '{fake}': Exec format error"
+    assert result.argv == (str(fake), "-c", "true")
+    assert result.returncode is None
+    assert not result.ok
+
+
+# -- the background and the process group ------------------------------------------------------
+
+
+def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    command = f"sleep 30 & echo $! > {pid_file}; echo started; sleep 30"
+
+    began = time.monotonic()
+    result = run(spec(command, tmp_path, timeout=1))
+    elapsed = time.monotonic() - began
+
+    assert elapsed < 5
+    assert result.timed_out
+    assert result.returncode is None
+    assert not result.ok
+    assert result.error is None
+    assert result.output == "started\n"
+    assert wait_dead(read_pid(pid_file))
+
+
+def test_a_grandchild_holding_the_pipes_keeps_the_command_running(tmp_path: Path) -> None:
+    result = run(spec("(sleep 0.2; echo late) & echo early", tmp_path))
+
+    assert result.output == "early\nlate\n"
+    assert result.returncode == 0
+    assert not result.timed_out
+
+
+def test_a_grandchild_holding_the_pipes_past_the_deadline_times_out(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+
+    began = time.monotonic()
+    result = run(spec(f"sleep 30 & echo $! > {pid_file}; exit 0", tmp_path, timeout=1))
+
+    assert time.monotonic() - began < 5
+    assert result.timed_out
+    assert result.returncode is None
+    assert wait_dead(read_pid(pid_file))
+
+
+def test_a_detached_grandchild_is_killed_when_the_command_ends(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+
+    result = run(spec(f"sleep 30 >/dev/null 2>&1 & echo $! > {pid_file}", tmp_path))
+
+    assert result.returncode == 0
+    assert not result.timed_out
+    assert wait_dead(read_pid(pid_file))
+
+
+def test_a_leader_that_closes_its_pipes_is_still_awaited(tmp_path: Path) -> None:
+    result = run(spec("echo before; exec >/dev/null 2>&1; sleep 0.2; exit 3", tmp_path))
+
+    assert result.output == "before\n"
+    assert result.returncode == 3
+    assert not result.timed_out
+
+
+def test_awaits_a_leader_without_pidfds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(os, "pidfd_open", raising=False)
+
+    result = run(spec("exec >/dev/null 2>&1; sleep 0.2; exit 3", tmp_path))
+
+    assert result.returncode == 3
+    assert not result.timed_out
+
+
+def test_keyboard_interrupt_kills_every_group_and_propagates(tmp_path: Path) -> None:
+    pid_files = [tmp_path / f"{n}.pid" for n in range(2)]
+    specs = [spec(f"sleep 30 & echo $! > {p}; sleep 30", tmp_path, timeout=20) for p in pid_files]
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        began = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            run_all(specs)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    assert time.monotonic() - began < 5
+    for pid_file in pid_files:
+        assert wait_dead(read_pid(pid_file))
+
+
+# -- run_all -----------------------------------------------------------------------------------
+
+
+def test_run_all_runs_concurrently_and_keeps_input_order(tmp_path: Path) -> None:
+    specs = [spec(f"sleep 0.{5 - n}; sleep 0.{n}; echo {n}", tmp_path) for n in range(4)]
+
+    began = time.monotonic()
+    results = run_all(specs)
+    elapsed = time.monotonic() - began
+
+    assert elapsed < 1.5
+    assert [r.output for r in results] == ["0\n", "1\n", "2\n", "3\n"]
+    assert [r.spec for r in results] == specs
+
+
+def test_run_all_applies_each_commands_own_timeout(tmp_path: Path) -> None:
+    specs = [
+        spec("sleep 30", tmp_path, timeout=0.5),
+        spec("sleep 0.2; echo done", tmp_path, timeout=10),
+        spec("true", tmp_path, shell_name="no-such-shell-for-start-tests"),
+        spec("exit 4", tmp_path, timeout=10),
+    ]
+
+    began = time.monotonic()
+    slow, fine, missing, failing = run_all(specs)
+
+    assert time.monotonic() - began < 5
+    assert slow.timed_out and slow.returncode is None
+    assert fine.ok and fine.output == "done\n"
+    assert missing.error == "shell 'no-such-shell-for-start-tests' not found on PATH"
+    assert failing.returncode == 4 and not failing.timed_out
+
+
+def test_an_infinite_timeout_never_expires(tmp_path: Path) -> None:
+    result = run(spec("echo hi", tmp_path, timeout=float("inf")))
+
+    assert result.ok
+    assert result.output == "hi\n"
+
+
+def test_run_all_of_nothing(tmp_path: Path) -> None:
+    assert run_all([]) == []
+
+
+# -- capping -----------------------------------------------------------------------------------
+
+
+def test_caps_output_with_a_marker_and_the_exact_count(tmp_path: Path) -> None:
+    result = run(spec("yes x | head -c 1000", tmp_path, limit=100))
+
+    assert result.output == "x\n" * 50 + "[... truncated 900 bytes ...]\n"
+    assert result.stdout == result.output
+    assert result.stderr == ""
+    assert result.truncated == 900
+
+
+def test_the_marker_gets_its_own_line(tmp_path: Path) -> None:
+    result = run(spec("yes x | head -c 1000", tmp_path, limit=99))
+
+    assert result.output == "x\n" * 49 + "x\n[... truncated 901 bytes ...]\n"
+    assert result.truncated == 901
+
+
+def test_each_stream_and_the_interleaving_have_their_own_cap(tmp_path: Path) -> None:
+    command = "yes o | head -c 150; sleep 0.05; yes e | head -c 130 >&2"
+
+    result = run(spec(command, tmp_path, limit=100))
+
+    assert result.output == "o\n" * 50 + "[... truncated 180 bytes ...]\n"
+    assert result.stdout == "o\n" * 50 + "[... truncated 50 bytes ...]\n"
+    assert result.stderr == "e\n" * 50 + "[... truncated 30 bytes ...]\n"
+    assert result.truncated == 180
+
+
+def test_a_zero_limit_keeps_nothing(tmp_path: Path) -> None:
+    result = run(spec("echo hello", tmp_path, limit=0))
+
+    assert result.output == "[... truncated 6 bytes ...]\n"
+    assert result.truncated == 6
+
+
+def test_the_cap_does_not_split_a_character(tmp_path: Path) -> None:
+    e_acute = r"\303\251"
+
+    result = run(spec(f"printf '{e_acute * 10}'", tmp_path, limit=5))
+
+    assert result.output == "éé\n[... truncated 16 bytes ...]\n"
+    assert result.truncated == 16
+
+
+@pytest.mark.parametrize("splice", [True, False], ids=["splice", "read"])
+def test_large_output_keeps_memory_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, splice: bool
+) -> None:
+    if not splice:
+        monkeypatch.delattr(os, "splice", raising=False)
+    size = 50_000_000
+
+    tracemalloc.start()
+    try:
+        result = run(spec(f"head -c {size} /dev/zero; echo tail >&2", tmp_path, limit=1_000_000))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert result.returncode == 0
+    assert result.truncated == size + 5 - 1_000_000
+    assert (
+        result.output
+        == "\ufffd" * 1_000_000 + f"\n[... truncated {size + 5 - 1_000_000} bytes ...]\n"
+    )
+    assert result.stdout.endswith(f"\n[... truncated {size - 1_000_000} bytes ...]\n")
+    assert result.stderr == "tail\n"
+    assert peak < 20_000_000
+
+
+# -- decoding ----------------------------------------------------------------------------------
+
+
+def test_nul_bytes_become_replacement_characters(tmp_path: Path) -> None:
+    result = run(spec(r"printf 'a\000b'", tmp_path))
+
+    assert result.output == "a\ufffdb"
+
+
+def test_invalid_utf8_becomes_replacement_characters(tmp_path: Path) -> None:
+    result = run(spec(r"printf 'a\377b\303'", tmp_path))
+
+    assert result.output == "a\ufffdb\ufffd"
+    assert result.truncated == 0
+
+
+def test_valid_utf8_is_kept(tmp_path: Path) -> None:
+    result = run(spec("printf 'h\\303\\251llo \\342\\202\\254 \\360\\237\\230\\200'", tmp_path))
+
+    assert result.output == "héllo € 😀"
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(data=st.binary(max_size=300), limit=st.integers(min_value=0, max_value=320))
+def test_capture_matches_a_decode_of_the_kept_prefix(
+    tmp_path: Path, data: bytes, limit: int
+) -> None:
+    source = tmp_path / "data.bin"
+    source.write_bytes(data)
+
+    result = run(spec(f"cat '{source}'", tmp_path, limit=limit))
+
+    def decode(raw: bytes) -> str:
+        return raw.decode("utf-8", "replace").replace("\x00", "\ufffd")
+
+    if len(data) <= limit:
+        assert result.stdout == decode(data)
+        assert result.truncated == 0
+        return
+    dropped = result.truncated
+    assert len(data) - limit <= dropped <= len(data) - limit + 3
+    kept = decode(data[: len(data) - dropped])
+    separator = "\n" if kept and not kept.endswith("\n") else ""
+    assert result.stdout == f"{kept}{separator}[... truncated {dropped} bytes ...]\n"
+    assert result.output == result.stdout
+
+
+# -- choosing the shell ------------------------------------------------------------------------
+
+FLAGS = {
+    "sh": "-c",
+    "bash": "-c",
+    "zsh": "-c",
+    "dash": "-c",
+    "ksh": "-c",
+    "mksh": "-c",
+    "fish": "-c",
+    "python": "-c",
+    "python3": "-c",
+    "node": "-e",
+    "ruby": "-e",
+    "perl": "-E",
+    "deno": "eval",
+    "pwsh": "-Command",
+    "powershell": "-Command",
+    "tclsh": "-c",
+    "python3.12": "-c",
+    "perl5.36": "-E",
+}
+
+
+def make_stub(directory: Path, name: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+@pytest.fixture
+def fake_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    directory = tmp_path / "fake-bin"
+    directory.mkdir()
+    monkeypatch.setenv("PATH", str(directory))
+    yield directory
+
+
+@pytest.mark.parametrize(("name", "flag"), FLAGS.items())
+def test_each_interpreter_gets_its_flag(fake_path: Path, name: str, flag: str) -> None:
+    stub = make_stub(fake_path, name)
+
+    assert shell_argv(name, "CODE") == [str(stub), flag, "CODE"]
+
+
+@pytest.mark.parametrize(("name", "flag"), [("node", "-e"), ("perl", "-E"), ("pwsh", "-Command")])
+def test_a_shell_given_as_a_path_gets_its_flag(tmp_path: Path, name: str, flag: str) -> None:
+    stub = make_stub(tmp_path / "elsewhere", name)
+
+    assert shell_argv(str(stub), "CODE") == [str(stub), flag, "CODE"]
+
+
+def test_a_shell_path_may_start_with_tilde(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    stub = make_stub(tmp_path / "tools", "zsh")
+
+    assert shell_argv("~/tools/zsh", "CODE") == [str(stub), "-c", "CODE"]
+
+
+def test_auto_prefers_bash(fake_path: Path) -> None:
+    make_stub(fake_path, "sh")
+    bash = make_stub(fake_path, "bash")
+
+    assert shell_argv(None, "CODE") == [str(bash), "-c", "CODE"]
+
+
+def test_auto_falls_back_to_sh(fake_path: Path) -> None:
+    sh = make_stub(fake_path, "sh")
+
+    assert shell_argv(None, "CODE") == [str(sh), "-c", "CODE"]
+
+
+def test_auto_without_any_shell_raises(fake_path: Path) -> None:
+    with pytest.raises(ShellNotFoundError) as caught:
+        shell_argv(None, "CODE")
+
+    assert isinstance(caught.value, StartError)
+    assert str(caught.value) == "shell 'sh' not found on PATH"
+
+
+def test_a_missing_shell_raises(fake_path: Path) -> None:
+    with pytest.raises(ShellNotFoundError) as caught:
+        shell_argv("zsh", "CODE")
+
+    assert str(caught.value) == "shell 'zsh' not found on PATH"
+
+
+def test_a_missing_shell_is_an_error_result(tmp_path: Path) -> None:
+    result = run(spec("true", tmp_path, shell_name="no-such-shell-for-start-tests"))
+
+    assert result == CommandResult(
+        spec=spec("true", tmp_path, shell_name="no-such-shell-for-start-tests"),
+        argv=(),
+        returncode=None,
+        timed_out=False,
+        output="",
+        stdout="",
+        stderr="",
+        truncated=0,
+        duration=result.duration,
+        error="shell 'no-such-shell-for-start-tests' not found on PATH",
+    )
+    assert not result.ok
+
+
+def test_auto_runs_a_real_shell(tmp_path: Path) -> None:
+    result = run(spec("echo auto", tmp_path, shell_name=None))
+
+    assert result.ok
+    assert result.output == "auto\n"
+    assert Path(result.argv[0]).name in ("bash", "sh")
+
+
+@pytest.mark.skipif(shutil.which("python3") is None, reason="python3 is not on PATH")
+def test_python3_as_the_shell(tmp_path: Path) -> None:
+    result = run(
+        spec(
+            'import sys\nprint("hi")\nprint("err", file=sys.stderr)', tmp_path, shell_name="python3"
+        )
+    )
+
+    assert result.ok
+    assert result.stdout == "hi\n"
+    assert result.stderr == "err\n"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH")
+def test_node_as_the_shell(tmp_path: Path) -> None:
+    result = run(spec('console.log("hi")', tmp_path, shell_name="node"))
+
+    assert result.ok
+    assert result.stdout == "hi\n"
+
+
+@pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not on PATH")
+def test_perl_as_the_shell(tmp_path: Path) -> None:
+    result = run(spec('say "hi"', tmp_path, shell_name="perl"))
+
+    assert result.ok
+    assert result.stdout == "hi\n"

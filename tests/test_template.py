@@ -1,0 +1,95 @@
+"""The placeholder scanner: scanning, single-pass rendering, escapes and scope checks."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from start import template
+from start.template import Finding, Placeholder
+
+
+def test_scan_splits_text_and_placeholders() -> None:
+    assert template.scan("Review {command_output} now") == (
+        "Review ",
+        Placeholder("command_output", 7),
+        " now",
+    )
+
+
+def test_double_braces_are_literal_text() -> None:
+    assert template.render("{{prompt}} and {date}", {"date": "D", "prompt": "P"}) == "{prompt} and D"
+
+
+def test_other_braces_are_plain_text() -> None:
+    text = 'json {"a": {"b": 1}} code { x } {Upper} {1abc} {}'
+    assert template.scan(text) == (text,)
+    assert template.render(text, {}) == text
+
+
+def test_inserted_values_are_never_scanned_again() -> None:
+    values = {"instructions": "{command_output} {{date}}", "command_output": "OUT"}
+    assert template.render("{instructions}|{command_output}", values) == (
+        "{command_output} {{date}}|OUT"
+    )
+
+
+def test_missing_values_stay_literal() -> None:
+    assert template.render("a {unknown} b", {}) == "a {unknown} b"
+
+
+def test_names_in_order_of_first_use() -> None:
+    assert template.names("{b} {a} {b} {{c}}") == ["b", "a"]
+
+
+def test_out_of_scope_placeholder_is_an_error_saying_where_it_is_allowed() -> None:
+    assert template.check("{instructions}", template.ITEM_PROMPT) == [
+        Finding(
+            "error",
+            "instructions",
+            "placeholder {instructions} is not available in role and context prompts; "
+            "it is allowed in task prompts",
+        )
+    ]
+    assert template.check("{prompt}", template.TASK_PROMPT) == [
+        Finding(
+            "error",
+            "prompt",
+            "placeholder {prompt} is not available in task prompts; it is allowed in agent commands",
+        )
+    ]
+
+
+def test_near_miss_is_an_error_with_a_suggestion() -> None:
+    assert template.check("{instruction} {command_ouput}", template.TASK_PROMPT) == [
+        Finding("error", "instruction", "unknown placeholder {instruction}", "{instructions}"),
+        Finding("error", "command_ouput", "unknown placeholder {command_ouput}", "{command_output}"),
+    ]
+
+
+def test_other_words_are_warnings_and_stay_literal() -> None:
+    assert template.check("{banana}", template.TASK_PROMPT) == [
+        Finding(
+            "warning",
+            "banana",
+            "unknown placeholder {banana} is kept as literal text; write {{banana}} to silence this",
+        )
+    ]
+
+
+def test_each_problem_is_reported_once() -> None:
+    assert len(template.check("{banana} {banana}", template.TASK_PROMPT)) == 1
+
+
+@given(st.text())
+def test_text_without_placeholders_renders_unchanged(text: str) -> None:
+    # Oracle: with no values at all, rendering changes only `{{x}}` escapes.
+    rendered = template.render(text, {})
+    if "{{" not in text:
+        assert rendered == text
+
+
+@given(st.text(), st.text())
+def test_values_arrive_verbatim(before: str, value: str) -> None:
+    safe = before.replace("{", "(").replace("}", ")")
+    assert template.render(safe + "{prompt}", {"prompt": value}) == safe + value
