@@ -1,0 +1,72 @@
+"""A real agent CLI end to end: `llm` with the echo model prints back what it received."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_start, write_tree
+
+LLM = shutil.which("llm", path=str(Path(sys.executable).parent)) or shutil.which("llm")
+
+
+@pytest.mark.skipif(LLM is None, reason="llm is a test dependency; install the test extras")
+def test_task_through_llm_echo(isolated: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(
+        isolated,
+        {
+            "NOTES.md": "Notes with {braces} and 'quotes'.\n",
+            ".start/config.toml": f'''
+[settings]
+default_agent = "echo"
+
+[agents.echo]
+bin = "{LLM}"
+command = "{{bin}} -m echo --no-log --system '{{role}}' '{{prompt}}'"
+
+[roles.reviewer]
+prompt = "You review code. It is {{date}}."
+
+[contexts.notes]
+required = true
+file = "NOTES.md"
+prompt = "Notes:\\n{{file_contents}}"
+
+[contexts.branch]
+required = true
+command = "echo on-branch-main"
+
+[contexts.optional]
+prompt = "never in a task"
+
+[tasks.check]
+role = "reviewer"
+command = "printf 'line 1\\\\nline \\"2\\"\\\\n'"
+prompt = """
+Check this output:
+{{command_output}}
+Focus: {{instructions}}
+"""
+''',
+        },
+    )
+    env = {"LLM_USER_PATH": str(isolated.parent / "llm")}
+    trust = run_start("trust", "--yes", cwd=isolated, env=env)
+    assert trust.returncode == 0, trust.stderr
+    proc = run_start("task", "check", "be", "strict", "-q", cwd=isolated, env=env)
+    assert proc.returncode == 0, proc.stderr
+    echoed = json.loads(proc.stdout)
+    assert echoed["system"].startswith("You review code. It is 20")
+    assert echoed["prompt"] == (
+        "Notes:\nNotes with {braces} and 'quotes'.\n"
+        "\n"
+        "on-branch-main\n"
+        "\n"
+        'Check this output:\nline 1\nline "2"\n\nFocus: be strict\n'
+    )
