@@ -1,0 +1,659 @@
+"""Tests for start.agent: templates become argv and env byte-exact, checked against /bin/sh."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from start.agent import (
+    AgentCommand,
+    AgentTemplateError,
+    AgentValueError,
+    build,
+    needs_shell,
+    placeholders,
+    validate,
+)
+
+FAKE_AGENT = Path(__file__).with_name("fake_agent.py")
+
+CLAUDE = "{bin} --model {model} --append-system-prompt '{role}' '{prompt}'"
+DOUBLE = '{bin} "{prompt}"'
+BARE = "{bin} {prompt}"
+GEMINI = "GEMINI_SYSTEM_MD='{role_file}' {bin} --model {model} '{prompt}'"
+
+HOSTILE = [
+    "'",
+    '"',
+    "$(touch MARKER)",
+    "`touch MARKER`",
+    "; rm -rf x",
+    "line one\nline two\n",
+    "--flag",
+    "-",
+    "héllo ☃ 日本語 \u200b",
+    "{prompt}",
+    "{role} and {{prompt}}",
+    "{{",
+    "}}",
+    "back\\slash\\",
+    "\\\"'$`!*?[a]~#",
+    "",
+    "  spaced\t out  ",
+    '${1} $0 $@ "$*"',
+    "'\"'\"'",
+    "a\r\nb",
+]
+
+TEXT = st.text(alphabet=st.characters(exclude_characters="\x00", exclude_categories=["Cs"]))
+
+
+@pytest.fixture(scope="session")
+def fake_agent(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A copy of the fake agent whose shebang names this interpreter: no PATH lookup, no shims."""
+    copy = tmp_path_factory.mktemp("agent") / "fake_agent.py"
+    _, body = FAKE_AGENT.read_text(encoding="utf-8").split("\n", 1)
+    copy.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
+    copy.chmod(0o755)
+    return str(copy)
+
+
+def hostile(value: str, tmp_path: Path) -> str:
+    return value.replace("MARKER", str(tmp_path / "pwned"))
+
+
+def run(
+    command: AgentCommand, cwd: Path, *, record: Path | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the argv without any shell of ours, the way launch would exec it."""
+    env = {**os.environ, **command.env}
+    env.pop("FAKE_AGENT_EXIT", None)
+    if record is not None:
+        env["FAKE_AGENT_RECORD"] = str(record)
+    return subprocess.run(
+        command.argv,
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+
+def recorded(command: AgentCommand, cwd: Path, *, stdin: str | None = None) -> dict[str, Any]:
+    path = cwd / "record.json"
+    path.unlink(missing_ok=True)
+    run(command, cwd, record=path, stdin=stdin)
+    result: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return result
+
+
+def values(agent: str, **more: str) -> dict[str, str]:
+    return {"bin": agent, "model": "opus", "role": "You review.", "prompt": "Fix it.", **more}
+
+
+# --- the public helpers -------------------------------------------------------------------------
+
+
+def test_placeholders_are_listed_once_in_order_of_first_use() -> None:
+    assert placeholders(CLAUDE) == ["bin", "model", "role", "prompt"]
+    assert placeholders("{bin} {prompt} {prompt} {{role}} {date}") == ["bin", "prompt", "date"]
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        CLAUDE,
+        DOUBLE,
+        BARE,
+        GEMINI,
+        "~/bin/claude {prompt}",
+        "{bin} '{prompt}' # a | comment; it's (fine)",
+        "{bin} '|&;<>()`$' \\| \\$HOME \"a|b;c\"",
+        "{bin} {{prompt}} '$(x)'",
+    ],
+)
+def test_templates_without_operators_take_the_direct_path(template: str) -> None:
+    assert needs_shell(template) is False
+    assert validate(template) == []
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{bin} '{prompt}' | cat",
+        '{bin} "{prompt}" > out.txt',
+        "cd /tmp && {bin} {prompt}",
+        "{bin} {prompt} &",
+        "{bin} {prompt}; echo done",
+        "{bin} < /dev/null",
+        "({bin} {prompt})",
+        "{bin} $HOME",
+        '{bin} "$HOME"',
+        "{bin} `date`",
+        '{bin} "`date`"',
+        '{bin} "$(cat {prompt_file})"',
+    ],
+)
+def test_templates_with_operators_or_expansions_take_the_shell_path(template: str) -> None:
+    assert needs_shell(template) is True
+    assert validate(template) == []
+
+
+# --- the direct path ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_claude_form_passes_hostile_role_and_prompt_verbatim(value: str, tmp_path: Path) -> None:
+    agent = "/opt/claude"
+    value = hostile(value, tmp_path)
+    command = build(CLAUDE, values(agent, role=value, prompt=value + "!"))
+    assert command == AgentCommand(
+        (agent, "--model", "opus", "--append-system-prompt", value, value + "!"), {}, False
+    )
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+@pytest.mark.parametrize("template", [CLAUDE, DOUBLE, BARE, GEMINI])
+def test_hostile_values_reach_the_agent_byte_exact(
+    template: str, value: str, fake_agent: str, tmp_path: Path
+) -> None:
+    value = hostile(value, tmp_path)
+    given_values = values(fake_agent, role=value, prompt=value, model=value, role_file=value)
+    command = build(template, given_values)
+    record = recorded(command, tmp_path)
+    model = [value] if value else []  # an unquoted word that renders empty vanishes
+    expected = {
+        CLAUDE: ["--model", *model, "--append-system-prompt", value, value],
+        DOUBLE: [value],
+        BARE: model,
+        GEMINI: ["--model", *model, value],
+    }[template]
+    assert record["argv"] == expected
+    assert record["argv0"] == fake_agent
+    if template == GEMINI:
+        assert command.env == {"GEMINI_SYSTEM_MD": value}
+        assert record["env"]["GEMINI_SYSTEM_MD"] == value
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_values_are_never_scanned_again() -> None:
+    command = build("{bin} {role} '{prompt}'", {"bin": "b", "role": "{prompt}", "prompt": "{role}"})
+    assert command.argv == ("b", "{prompt}", "{role}")
+
+
+def test_escaped_braces_are_literal_text() -> None:
+    command = build("{bin} {{prompt}} '{{role}}' \"x{{date}}y\"", {"bin": "b", "prompt": "P"})
+    assert command.argv == ("b", "{prompt}", "{role}", "x{date}y")
+
+
+def test_missing_values_leave_the_placeholder_text() -> None:
+    assert build("{bin} --model {model} '{prompt}'", {"bin": "b"}).argv == (
+        "b",
+        "--model",
+        "{model}",
+        "{prompt}",
+    )
+
+
+@pytest.mark.parametrize(
+    ("template", "argv"),
+    [
+        ("b one  two\tthree\nfour", ["b", "one", "two", "three", "four"]),
+        ("b 'a b' \"c d\" e\\ f", ["b", "a b", "c d", "e f"]),
+        ("b 'it'\\''s' \"say \\\"hi\\\"\"", ["b", "it's", 'say "hi"']),
+        ('b "\\$ \\` \\\\ \\a \\{"', ["b", "$ ` \\ \\a \\{"]),
+        ("b 'no \\escapes \" here'", ["b", 'no \\escapes " here']),
+        ("b one\\\ntwo", ["b", "onetwo"]),
+        ('b "one\\\ntwo"', ["b", "onetwo"]),
+        ("b 'keeps\nnewline'", ["b", "keeps\nnewline"]),
+        ("b a'b'\"c\"d", ["b", "abcd"]),
+        ("b '' \"\" ''\"\"", ["b", "", "", ""]),
+        ("b # comment 'unbalanced", ["b"]),
+        ("b a#b", ["b", "a#b"]),
+        ("b \\# '#'", ["b", "#", "#"]),
+        ("b *.py ? [a]", ["b", "*.py", "?", "[a]"]),
+        ("  b  ", ["b"]),
+    ],
+)
+def test_posix_word_rules(template: str, argv: list[str]) -> None:
+    assert list(build(template, {}).argv) == argv
+
+
+def test_unquoted_words_that_render_empty_are_dropped() -> None:
+    given_values = {"bin": "b", "model": "", "role": "", "prompt": ""}
+    command = build("{bin} {model} --x {role}{prompt} y{model} '{prompt}' \"{role}\"", given_values)
+    assert command.argv == ("b", "--x", "y", "", "")
+
+
+def test_a_program_that_renders_empty_is_dropped_too() -> None:
+    assert build("{model} {bin} x", {"bin": "b", "model": ""}).argv == ("b", "x")
+
+
+def test_backslash_before_a_placeholder_in_double_quotes_is_literal() -> None:
+    assert build('b "\\{prompt}"', {"prompt": "$x"}).argv == ("b", "\\$x")
+
+
+def test_backslash_before_a_placeholder_in_single_quotes_is_literal() -> None:
+    assert build("b '\\{prompt}'", {"prompt": "x"}).argv == ("b", "\\x")
+
+
+# --- environment assignments and ~ ----------------------------------------------------------------
+
+
+def test_leading_assignments_become_the_environment(fake_agent: str, tmp_path: Path) -> None:
+    template = "A=1 _B='two words' c3={prompt} EMPTY= {bin} D=4 '{prompt}'"
+    command = build(template, {"bin": fake_agent, "prompt": "$(x) 'y'"})
+    assert command == AgentCommand(
+        (fake_agent, "D=4", "$(x) 'y'"),
+        {"A": "1", "_B": "two words", "c3": "$(x) 'y'", "EMPTY": ""},
+        False,
+    )
+    env = recorded(command, tmp_path)["env"]
+    assert {key: env[key] for key in command.env} == command.env
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["'A=1' b", '"A"=1 b', "A\\=1 b", "1A=1 b", "A-B=1 b", "{model}=1 b", "=1 b"],
+)
+def test_quoted_or_invalid_names_are_not_assignments(template: str) -> None:
+    command = build(template, {"model": "A"})
+    assert command.env == {}
+    assert command.argv[1:] == ("b",)
+
+
+def test_assignments_stop_at_the_first_other_word_even_an_empty_one() -> None:
+    assert build("A=1 {model} B=2 b", {"model": ""}) == AgentCommand(
+        ("B=2", "b"), {"A": "1"}, False
+    )
+
+
+def test_tilde_expands_like_sh(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/home/tester")
+    got = build(
+        "~/bin/claude --settings ~/s.json '~/q' \\~/e ~ a~ ~{prompt} X=~/v", {"prompt": "p"}
+    )
+    assert got.argv == (
+        "/home/tester/bin/claude",
+        "--settings",
+        "/home/tester/s.json",
+        "~/q",
+        "~/e",
+        "/home/tester",
+        "a~",
+        "~p",
+        "X=~/v",
+    )
+    assert build("CFG=~/c ~/b", {}).env == {"CFG": "/home/tester/c"}
+
+
+def test_tilde_in_values_is_not_expanded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/home/tester")
+    assert build("{bin} {prompt}", {"bin": "~/b", "prompt": "~"}).argv == ("~/b", "~")
+
+
+def test_tilde_runs_the_agent_from_home(
+    fake_agent: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    shutil.copy(fake_agent, home / "bin" / "claude")
+    monkeypatch.setenv("HOME", str(home))
+    record = recorded(build("~/bin/claude {prompt}", {"prompt": "hi there"}), tmp_path)
+    assert record["argv0"] == str(home / "bin" / "claude")
+    assert record["argv"] == ["hi there"]
+
+
+def test_nul_in_a_value_is_refused() -> None:
+    with pytest.raises(AgentValueError) as caught:
+        build(BARE, {"bin": "b", "prompt": "a\x00b"})
+    assert str(caught.value) == (
+        "the value of {prompt} contains a NUL character, which no command argument can carry"
+    )
+
+
+# --- syntax problems ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("template", "problem"),
+    [
+        ("{bin} '{prompt}", "unterminated single quote"),
+        ('{bin} "{prompt}', "unterminated double quote"),
+        ("{bin} \"it's", "unterminated double quote"),
+        ('{bin} \'say "hi"', "unterminated single quote"),
+        ('{bin} "a\\"', "unterminated double quote"),
+        ("{bin} {prompt} \\", "backslash at the end"),
+        (
+            "{bin} \\{prompt}",
+            "backslash before placeholder {prompt} outside quotes; "
+            "write {{prompt}} for the literal text",
+        ),
+        (
+            "{bin} ${prompt}",
+            "'$' directly before placeholder {prompt}; write ${{prompt}} for a shell variable",
+        ),
+        (
+            '{bin} "${prompt}"',
+            "'$' directly before placeholder {prompt}; write ${{prompt}} for a shell variable",
+        ),
+        ("{bin} $(cat {prompt_file}", "unterminated command substitution '$('"),
+        ("{bin} `date", "unterminated backquote"),
+        ("{bin} <<EOF\n{prompt}\n", "here-document not closed by a line 'EOF'"),
+        ("{bin} <<", "missing here-document delimiter after '<<'"),
+        (
+            "{bin} <<'EOF'\n{prompt}\nEOF",
+            "placeholder {prompt} in a here-document with a quoted delimiter is never filled; "
+            "leave the delimiter unquoted",
+        ),
+        ("{bin} a\x00b", "NUL character"),
+    ],
+)
+def test_syntax_problems_are_reported_and_raised(template: str, problem: str) -> None:
+    assert validate(template) == [problem]
+    message = f"{problem} in agent command: {template}"
+    with pytest.raises(AgentTemplateError) as caught:
+        build(template, {"bin": "b", "prompt": "p"})
+    assert str(caught.value) == message
+    with pytest.raises(AgentTemplateError) as caught:
+        needs_shell(template)
+    assert str(caught.value) == message
+
+
+def test_validate_collects_every_problem() -> None:
+    assert validate("\\{prompt} ${role} 'x") == [
+        "backslash before placeholder {prompt} outside quotes; "
+        "write {{prompt}} for the literal text",
+        "'$' directly before placeholder {role}; write ${{role}} for a shell variable",
+        "unterminated single quote",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("template", "problem"),
+    [
+        ("", "agent command is empty"),
+        ("  \n ", "agent command is empty"),
+        ("# just a comment", "agent command is empty"),
+        ("A=1 B={prompt}", "agent command sets variables but names no program to run"),
+    ],
+)
+def test_a_template_without_a_program_is_refused(template: str, problem: str) -> None:
+    assert validate(template) == [problem]
+    assert needs_shell(template) is False
+    with pytest.raises(AgentTemplateError) as caught:
+        build(template, {})
+    assert str(caught.value) == f"{problem} in agent command: {template}"
+
+
+def test_a_program_that_vanishes_after_filling_is_refused() -> None:
+    with pytest.raises(AgentTemplateError) as caught:
+        build("{bin} {prompt}", {"bin": "", "prompt": ""})
+    assert str(caught.value) == (
+        "no program to run once the placeholders are filled in agent command: {bin} {prompt}"
+    )
+
+
+# --- the shell path -------------------------------------------------------------------------------
+
+
+def test_shell_script_refers_to_values_by_quote_context() -> None:
+    template = "A={model} {bin} {model} '{role}' \"x{prompt}\" {{date}} | cat"
+    command = build(template, {"bin": "/b", "model": "m", "role": "r", "prompt": "$(p)"})
+    assert command == AgentCommand(
+        (
+            "/bin/sh",
+            "-c",
+            'A="${1}" "${2}" "${1}" \'\'"${3}"\'\' "x${4}" {date} | cat',
+            "start",
+            "m",
+            "/b",
+            "r",
+            "$(p)",
+        ),
+        {},
+        True,
+    )
+
+
+def test_shell_path_keeps_missing_placeholders_literal() -> None:
+    assert build("{bin} {prompt} | cat", {"bin": "b"}).argv[3:] == ("start", "b", "{prompt}")
+
+
+def test_shell_path_leaves_comments_and_tilde_to_sh() -> None:
+    command = build("~/b {prompt} | cat # {role}'s", {"prompt": "p", "role": "r"})
+    assert command.argv[2:] == ('~/b "${1}" | cat # {role}\'s', "start", "p")
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_pipe_form(value: str, fake_agent: str, tmp_path: Path) -> None:
+    value = hostile(value, tmp_path)
+    command = build("{bin} '{prompt}' | cat", values(fake_agent, prompt=value))
+    assert command.uses_shell
+    assert recorded(command, tmp_path)["argv"] == [value]
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_redirect_form(value: str, fake_agent: str, tmp_path: Path) -> None:
+    value = hostile(value, tmp_path)
+    command = build('{bin} "{prompt}" > out.txt', values(fake_agent, prompt=value))
+    assert run(command, tmp_path).stdout == ""
+    assert json.loads((tmp_path / "out.txt").read_text(encoding="utf-8"))["argv"] == [value]
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_cd_form(value: str, fake_agent: str, tmp_path: Path) -> None:
+    value = hostile(value, tmp_path)
+    work = tmp_path / "work dir"
+    work.mkdir()
+    command = build("cd {date} && {bin} {prompt}", values(fake_agent, prompt=value, date=str(work)))
+    record = recorded(command, tmp_path)
+    assert record["argv"] == [value]
+    assert record["cwd"] == str(work)
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_mixed_quote_contexts(value: str, fake_agent: str, tmp_path: Path) -> None:
+    value = hostile(value, tmp_path)
+    template = (
+        "{bin} x'{role}'y\"{prompt}\"z{model} '{prompt}' \"\\{role}\" "
+        '"$(printf %s {prompt})" ROLE={role} && true'
+    )
+    command = build(template, values(fake_agent, role=value, prompt=value, model=value))
+    assert recorded(command, tmp_path)["argv"] == [
+        f"x{value}y{value}z{value}",
+        value,
+        "\\" + value,
+        value.rstrip("\n"),  # $(...) strips trailing newlines
+        f"ROLE={value}",
+    ]
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_heredoc_feeds_the_prompt_on_stdin(value: str, fake_agent: str, tmp_path: Path) -> None:
+    value = hostile(value, tmp_path)
+    command = build(
+        "{bin} --print <<EOF\n{prompt}\n\\{role}\\$HOME\nEOF\n",
+        values(fake_agent, prompt=value, role=value),
+    )
+    record = recorded(command, tmp_path)
+    assert record["argv"] == ["--print"]
+    assert record["stdin"] == f"{value}\n\\{value}$HOME\n"
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_shell_and_direct_paths_agree_on_assignments(fake_agent: str, tmp_path: Path) -> None:
+    given_values = values(fake_agent, role_file="/r f")
+    direct = recorded(build(GEMINI, given_values), tmp_path)
+    shell = recorded(build(GEMINI + " && true", given_values), tmp_path)
+    assert direct["argv"] == shell["argv"] == ["--model", "opus", "Fix it."]
+    assert direct["env"]["GEMINI_SYSTEM_MD"] == shell["env"]["GEMINI_SYSTEM_MD"] == "/r f"
+
+
+def test_the_fake_agent_runs_by_its_own_shebang(tmp_path: Path) -> None:
+    assert os.access(FAKE_AGENT, os.X_OK), "tests/fake_agent.py lost its executable bit"
+    command = build("{bin} {prompt}", {"bin": str(FAKE_AGENT), "prompt": "a 'b'"})
+    record = recorded(command, tmp_path, stdin="on stdin\n")
+    assert record["argv"] == ["a 'b'"]
+    assert record["argv0"] == str(FAKE_AGENT)
+    assert record["cwd"] == str(tmp_path)
+    assert record["stdin"] == "on stdin\n"
+
+
+def test_the_agent_exit_status_comes_back(fake_agent: str, tmp_path: Path) -> None:
+    command = build("FAKE_AGENT_EXIT=7 {bin} {prompt} | cat; exit 3", values(fake_agent))
+    result = subprocess.run(command.argv, cwd=tmp_path, capture_output=True, check=False)
+    assert result.returncode == 3
+
+
+# --- properties -----------------------------------------------------------------------------------
+
+SUBPROCESS = settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+PURE = settings(max_examples=500, deadline=None)
+
+FORMS: Mapping[str, Any] = {
+    CLAUDE: lambda role, prompt: ["--model", "opus", "--append-system-prompt", role, prompt],
+    '{bin} --append-system-prompt "{role}" "{prompt}"': lambda role, prompt: [
+        "--append-system-prompt",
+        role,
+        prompt,
+    ],
+    "{bin} {role} {prompt}": lambda role, prompt: [v for v in (role, prompt) if v],
+    "{bin} --append-system-prompt '{role}' \"{prompt}\" && true": lambda role, prompt: [
+        "--append-system-prompt",
+        role,
+        prompt,
+    ],
+}
+
+
+@pytest.mark.parametrize("template", list(FORMS))
+@SUBPROCESS
+@given(role=TEXT, prompt=TEXT)
+def test_any_text_arrives_byte_exact(
+    template: str, role: str, prompt: str, fake_agent: str, tmp_path: Path
+) -> None:
+    command = build(template, values(fake_agent, role=role, prompt=prompt))
+    assert command.uses_shell is template.endswith("&& true")
+    assert recorded(command, tmp_path)["argv"] == FORMS[template](role, prompt)
+
+
+@SUBPROCESS
+@given(role=TEXT.filter(bool), prompt=TEXT.filter(bool))
+def test_sh_agrees_with_the_direct_path(
+    role: str, prompt: str, fake_agent: str, tmp_path: Path
+) -> None:
+    """Non-empty values: sh keeps a quoted empty "${N}" where the direct path drops the word."""
+    template = 'X={role} {bin} {role}x\'{prompt}\'"{role}" \\  {prompt} "\\{role}" ~'
+    given_values = values(fake_agent, role=role, prompt=prompt)
+    direct = build(template, given_values)
+    shell = build(template + " && true", given_values)
+    direct_record = recorded(direct, tmp_path)
+    shell_record = recorded(shell, tmp_path)
+    assert direct_record["argv"] == shell_record["argv"] == list(direct.argv[1:])
+    assert direct_record["env"]["X"] == shell_record["env"]["X"] == role
+
+
+@PURE
+@given(role=TEXT, prompt=TEXT, model=TEXT)
+def test_direct_argv_is_the_values_verbatim(role: str, prompt: str, model: str) -> None:
+    given_values = {"bin": "/b", "model": model, "role": role, "prompt": prompt, "role_file": role}
+    models = (model,) if model else ()  # an unquoted word that renders empty vanishes
+    assert build(CLAUDE, given_values) == AgentCommand(
+        ("/b", "--model", *models, "--append-system-prompt", role, prompt), {}, False
+    )
+    assert build(DOUBLE, given_values).argv == ("/b", prompt)
+    assert build(BARE, given_values).argv == (("/b", prompt) if prompt else ("/b",))
+    assert build(GEMINI, given_values) == AgentCommand(
+        ("/b", "--model", *models, prompt),
+        {"GEMINI_SYSTEM_MD": role},
+        False,
+    )
+
+
+@PURE
+@given(role=TEXT, prompt=TEXT)
+def test_values_never_reach_the_shell_script(role: str, prompt: str) -> None:
+    template = "{bin} '{role}' \"{prompt}\" {prompt} | cat"
+    command = build(template, {"bin": "/b", "role": role, "prompt": prompt})
+    assert command.argv == (
+        "/bin/sh",
+        "-c",
+        '"${1}" \'\'"${2}"\'\' "${3}" "${3}" | cat',
+        "start",
+        "/b",
+        role,
+        prompt,
+    )
+
+
+# Random templates: an oracle for the lexer is sh itself parsing the same words.
+_CHAR = st.characters(exclude_characters="\x00{}", exclude_categories=["Cs"])
+_PLAIN = st.text(
+    alphabet=st.characters(
+        exclude_characters="\x00{}|&;<>()$`\\\"' \t\n", exclude_categories=["Cs"]
+    ),
+    min_size=1,
+)
+_NAME = st.sampled_from(["{prompt}", "{role}"])
+
+
+def _pieces(placeholders: bool) -> st.SearchStrategy[str]:
+    """Template text after the program word: words, quotes, escapes, blanks (no newline)."""
+    escape = _CHAR.map(lambda c: "\\" + c)
+    single_body = [st.text(alphabet=_CHAR.filter(lambda c: c != "'"))]
+    double_body = [_CHAR.filter(lambda c: c not in '"\\$`'), escape]
+    unquoted = [_PLAIN, escape]
+    if placeholders:
+        single_body.append(_NAME)
+        double_body += [_NAME, _NAME.map(lambda n: "\\" + n)]
+        unquoted.append(_NAME)
+    single = st.lists(st.one_of(single_body)).map(lambda p: "'" + "".join(p) + "'")
+    double = st.lists(st.one_of(double_body)).map(lambda p: '"' + "".join(p) + '"')
+    blank = st.sampled_from([" ", "\t", "  "])
+    return st.lists(st.one_of([*unquoted, single, double, blank])).map("".join)
+
+
+@SUBPROCESS
+@given(rest=_pieces(placeholders=False))
+def test_the_lexer_splits_words_as_sh_does(rest: str, fake_agent: str, tmp_path: Path) -> None:
+    command = build("{bin} " + rest, {"bin": fake_agent})
+    assert not command.uses_shell
+    script = f"set -f\nexec {shlex.quote(fake_agent)} {rest}"  # -f: no globbing, as in argv
+    sh = AgentCommand(("/bin/sh", "-c", script), {}, True)
+    assert recorded(command, tmp_path)["argv"] == recorded(sh, tmp_path)["argv"]
+
+
+@SUBPROCESS
+@given(rest=_pieces(placeholders=True), role=TEXT.filter(bool), prompt=TEXT.filter(bool))
+def test_the_shell_script_quotes_placeholders_as_the_words_do(
+    rest: str, role: str, prompt: str, fake_agent: str, tmp_path: Path
+) -> None:
+    """The same template, once split by the lexer and once by sh reading its script."""
+    given_values = values(fake_agent, role=role, prompt=prompt)
+    direct = build("{bin} " + rest, given_values)
+    shell = build("{bin} " + rest + "\n: | :", given_values)
+    assert not direct.uses_shell
+    assert shell.uses_shell
+    assert recorded(direct, tmp_path)["argv"] == recorded(shell, tmp_path)["argv"]
