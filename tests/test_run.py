@@ -28,8 +28,12 @@ o = "opus-x"
 
 
 @pytest.fixture
-def repo(isolated: Path) -> Path:
-    """A git repository (the working directory) and a global config whose agent is the fake."""
+def repo(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository (the working directory) and a global config whose agent is the fake.
+
+    The scratch project is trusted through the environment: trust has tests of its own.
+    """
+    monkeypatch.setenv("START_TRUSTED_PATHS", str(isolated))
     subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
     write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": FAKE})
     return isolated
