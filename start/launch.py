@@ -222,7 +222,7 @@ def check_sizes(argv: Sequence[str], env: dict[str, str], added: dict[str, str])
         for index, size in enumerate(sizes):
             if size > per_arg:
                 raise OversizeError(
-                    f"argument {index} of the agent command is {size:,} bytes; the limit for one "
+                    f"argv[{index}] of the agent command is {size:,} bytes; the limit for one "
                     f"argument is {per_arg:,} bytes.\n{fix}"
                 )
         for name, value in added.items():

@@ -339,7 +339,7 @@ def test_oversize_argument_fails_before_exec_and_leaves_no_temp_file(repo: Path)
     result = invoke("prompt", "x" * 200_000, "-a", "big", "--dry-run")
     assert result.exit_code == 1
     assert result.stderr == (
-        "start: argument 3 of the agent command is 200,001 bytes; the limit for one argument is "
+        "start: argv[3] of the agent command is 200,001 bytes; the limit for one argument is "
         "131,072 bytes.\nUse {prompt_file} in the agent's command (or a file flag of the agent) "
         "instead of passing the text as an argument, or shorten the prompt.\n"
     )
