@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from start import template
+from start import template, trust
 from start.config.model import Config, SourceItem, Task
 from start.errors import CommandError, StartError
 from start.paths import expand
@@ -70,7 +70,7 @@ def _prepare(kind: str, item: SourceItem, config: Config, specs: list[CommandSpe
         pending.file = expand(item.file, config.root)
         if _uses(item, "file_contents"):
             try:
-                pending.file_text = pending.file.read_bytes().decode("utf-8", "replace")
+                pending.file_text = trust.read_bytes(pending.file).decode("utf-8", "replace")
             except FileNotFoundError:
                 pending.file_missing = True
             except OSError as error:

@@ -26,7 +26,12 @@ def _now() -> str:
 
 
 def _load(options: Options) -> Config:
-    return load(options.workdir, use_project=not options.no_project, strict=True)
+    """The config to launch with: nothing from an untrusted project .start/ runs (exit 5)."""
+    from start import trust
+    from start.cli import trust as trust_cli
+
+    config = load(options.workdir, use_project=not options.no_project, strict=True)
+    return trust.require(config, options, ask=trust_cli.ask, warn=trust_cli.warn)
 
 
 def run(options: Options, request: resolve.Request) -> int:

@@ -45,9 +45,13 @@ def stray_toml(directory: Path | None) -> list[Path]:
     )
 
 
-def read(path: Path) -> ReadFile:
-    """Read and parse one file. A syntax error becomes a Problem at PATH:LINE:COL."""
-    data = path.read_bytes()
+def read(path: Path, data: bytes | None = None) -> ReadFile:
+    """Read and parse one file. A syntax error becomes a Problem at PATH:LINE:COL.
+
+    With `data`, parse those bytes as the file's (to validate an edit before it is written).
+    """
+    if data is None:
+        data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     try:
         text = data.decode("utf-8")

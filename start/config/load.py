@@ -21,7 +21,13 @@ from start.config.model import (
     Settings,
     Task,
 )
-from start.config.validate import Collector, check_item, check_merged, check_settings
+from start.config.validate import (
+    Collector,
+    check_item,
+    check_merged,
+    check_settings,
+    drop_trust_keys,
+)
 from start.errors import ConfigError, Problem, suggest
 
 
@@ -50,22 +56,26 @@ def load(
     use_project: bool = True,
     layers: Sequence[str] = LAYERS,
     strict: bool = False,
+    replaced: Mapping[Path, bytes] | None = None,
 ) -> Config:
     """Load, validate and merge the configuration seen from `workdir`.
 
-    With `strict`, a config with errors raises ConfigError (exit 3).
+    With `strict`, a config with errors raises ConfigError (exit 3). `replaced` gives layer files'
+    would-be bytes (existing or not), so an edit can be validated before it is written.
     """
     project = paths.find_project(workdir or Path.cwd())
     dirs = layer_dirs(project, use_project)
     problems: list[Problem] = []
-    read_layers = [_read_layer(name, dirs[name], problems) for name in layers]
+    read_layers = [_read_layer(name, dirs[name], problems, replaced or {}) for name in layers]
     config = merge(read_layers, project, dirs, problems)
     if strict and config.errors:
         raise ConfigError(config.problems)
     return config
 
 
-def _read_layer(name: str, directory: Path | None, problems: list[Problem]) -> _Layer:
+def _read_layer(
+    name: str, directory: Path | None, problems: list[Problem], replaced: Mapping[Path, bytes]
+) -> _Layer:
     layer = _Layer(name, directory, {kind: {} for kind in schema.KINDS})
     seen: dict[tuple[str, str], Path] = {}
     for stray in files.stray_toml(directory):
@@ -79,14 +89,21 @@ def _read_layer(name: str, directory: Path | None, problems: list[Problem]) -> _
                 close,
             )
         )
-    for path in files.layer_paths(directory):
-        read = files.read(path)
+    listed = files.layer_paths(directory)
+    if directory is not None and any(path.parent == directory for path in replaced):
+        wanted = {*listed, *replaced}
+        listed = [directory / file for file in files.LAYER_FILES if directory / file in wanted]
+    for path in listed:
+        read = files.read(path, replaced.get(path))
         layer.files.append(LayerFile(name, path, read.digest, read.table is not None))
         if read.problem is not None:
             problems.append(read.problem)
             continue
         assert read.table is not None
-        _extract(layer, Origin(name, path), read.table, seen, problems)
+        table = read.table
+        if name == "project":
+            table = drop_trust_keys(table, Collector(Origin(name, path), problems))
+        _extract(layer, Origin(name, path), table, seen, problems)
     return layer
 
 

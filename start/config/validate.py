@@ -61,6 +61,51 @@ def fields(
     return good
 
 
+def is_trust_key(key: str) -> bool:
+    """Whether a key spells a trust setting: trusted_paths, START_TRUSTED_PATHS, [trust], ..."""
+    return "trust" in "".join(c for c in key.lower() if c.isalpha())
+
+
+def drop_trust_keys(table: Mapping[str, Any], out: Collector) -> dict[str, Any]:
+    """A project file's table without trust settings, each reported: trust is never project config.
+
+    Keys are checked at the top level, in [settings] and any other top-level table, and in each
+    item's fields; item names and model aliases are not settings and are left alone.
+    """
+
+    def ignored(key: str, name: str) -> None:
+        out.warning(
+            key,
+            f"'{name}' is a trust setting; trust cannot be set in project config, so it is "
+            f"ignored (use START_TRUSTED_PATHS or 'start trust')",
+        )
+
+    def clean(body: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+        kept: dict[str, Any] = {}
+        for name, value in body.items():
+            if is_trust_key(name):
+                ignored(f"{prefix}{name}", name)
+            else:
+                kept[name] = value
+        return kept
+
+    result: dict[str, Any] = {}
+    for section, body in table.items():
+        if is_trust_key(section):
+            ignored(section, section)
+            continue
+        kind = schema.SECTION_SYNONYMS.get(section, section)
+        if kind in schema.KINDS and isinstance(body, dict):
+            body = {
+                name: clean(item, f"{section}.{name}.") if isinstance(item, dict) else item
+                for name, item in body.items()
+            }
+        elif isinstance(body, dict):
+            body = clean(body, f"{section}.")
+        result[section] = body
+    return result
+
+
 def check_settings(table: Mapping[str, Any], key: str, out: Collector) -> dict[str, Any]:
     return fields(table, schema.SETTINGS, key, out)
 

@@ -1,0 +1,288 @@
+"""`start trust` and `start untrust`; and the terminal prompt that launches use to ask for trust."""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import click
+
+from start import console, paths
+from start import trust as core
+from start.cli.options import common_options, get_options
+from start.config.load import load
+from start.errors import ExitCode, UntrustedError, UsageError
+
+# Unicode categories that can hide or reorder text on a terminal: controls, bidi and zero-width
+# format characters, line separators, surrogates (undecodable file names) and private use.
+_HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co"}
+
+
+def printable(text: str, *, multiline: bool = False) -> str:
+    """Text with every character that could disguise it on a terminal shown as an escape."""
+    out = []
+    for char in text:
+        if char == "\t" or (multiline and char == "\n"):
+            out.append(char)
+        elif unicodedata.category(char) in _HIDDEN:
+            out.append(char.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _mention_lines(
+    title: str, mentions: tuple[core.Mention, ...], style: Callable[..., str]
+) -> list[str]:
+    lines = [f"  {title}:"]
+    if not mentions:
+        return [*lines, "    (none)"]
+    width = max(len(m.key) for m in mentions)
+    for mention in mentions:
+        first, *rest = printable(mention.value, multiline=True).rstrip("\n").split("\n") or [""]
+        where = ""
+        if mention.where:
+            colour = ("red", "bold") if mention.where == "outside project root" else ("dim",)
+            where = "  " + style(f"({mention.where})", *colour)
+        lines.append(f"    {printable(mention.key).ljust(width)}  {first}{where}")
+        lines.extend(f"    {'':{width}}  {line}" for line in rest)
+    return lines
+
+
+def review_lines(review: core.Review, style: Callable[..., str]) -> list[str]:
+    """The review as plain lines (styled with `style`), for the prompt and `start trust --show`."""
+    found = review.scan
+    root = printable(str(found.root))
+    lines = [
+        style(f"{printable(str(found.start_dir))} comes with this project.", "bold"),
+        f"Trusting it lets start, in {root}:",
+        *_mention_lines("run these commands", review.commands, style),
+        *_mention_lines("run these agent binaries and shells", review.binaries, style),
+        *_mention_lines("read these files into the prompt sent to the agent", review.files, style),
+        *_mention_lines("apply these settings", review.settings, style),
+        "  The approval covers exactly these files; any change asks again:",
+    ]
+    for entry in found.entries:
+        label = printable(entry.label)
+        if entry.kind == core.SYMLINK:
+            target = f"{label} -> {printable(entry.target or '')}"
+            lines.append(
+                f"    {target}"
+                + (
+                    "  " + style("(outside project root, not followed)", "red", "bold")
+                    if entry.outside
+                    else ""
+                )
+            )
+        elif entry.kind == core.MISSING:
+            lines.append(f"    {label}  (does not exist)")
+        elif entry.kind == core.OTHER:
+            lines.append(f"    {label}  (not a regular file)")
+        else:
+            lines.append(f"    {label}")
+    if review.previous is not None:
+        lines.append(style(f"Changes since the approval of {review.previous.approved}:", "bold"))
+        changed = [c for c in review.changes if c.status != "same"]
+        for change in changed:
+            lines.append(f"    {printable(change.label)}  {change.status}")
+        for change in changed:
+            for line in change.diff:
+                colour = {"+": ("green",), "-": ("red",), "@": ("cyan",)}.get(line[:1], ())
+                if line.startswith(("+++", "---")):
+                    colour = ("bold",)
+                lines.append("  " + style(printable(line), *colour))
+    if review.errors:
+        lines.append(
+            f"The config has {review.errors} error{'s' if review.errors != 1 else ''}; "
+            "run 'start config validate'."
+        )
+    lines.extend(f"warning: {printable(w)}" for w in review.warnings)
+    return lines
+
+
+def _terminal() -> tuple[IO[str], bool] | None:
+    """Where to read an answer: stdin when it is a terminal, else /dev/tty; None without one."""
+    if not console.is_tty(sys.stderr):
+        return None
+    if console.is_tty(sys.stdin):
+        return sys.stdin, False
+    try:
+        return open("/dev/tty", encoding="utf-8", errors="replace"), True
+    except OSError:
+        return None
+
+
+def confirm(review: core.Review, question: str) -> bool | None:
+    """Show the review on stderr and ask `question`, defaulting to No; None without a terminal."""
+    terminal = _terminal()
+    if terminal is None:
+        return None
+    source, owned = terminal
+    printer = console.Printer(sys.stderr)
+    try:
+        for line in review_lines(review, printer.style):
+            printer.line(line)
+        printer.stream.write(f"{question} [y/N] ")
+        printer.flush()
+        answer = source.readline()
+    finally:
+        if owned:
+            source.close()
+    if not answer.endswith("\n"):
+        printer.line()
+    return answer.strip().lower() in ("y", "yes")
+
+
+def ask(review: core.Review) -> bool | None:
+    """The `ask` callback of trust.require for launches."""
+    return confirm(review, f"Trust {printable(str(review.scan.start_dir))} and continue?")
+
+
+def warn(message: str) -> None:
+    console.err(f"start: warning: {printable(message)}")
+
+
+def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
+    def mentions(items: tuple[core.Mention, ...]) -> list[dict[str, str]]:
+        return [{"key": m.key, "value": m.value, "where": m.where} for m in items]
+
+    found = review.scan
+    return {
+        "root": str(found.root),
+        "start_dir": str(found.start_dir),
+        "trusted": verdict.trusted,
+        "reason": verdict.reason,
+        "fingerprint": found.fingerprint,
+        "files": [
+            {
+                "path": e.label,
+                "kind": e.kind,
+                "sha256": e.digest,
+                "target": e.target,
+                "outside": e.outside,
+            }
+            for e in found.entries
+        ],
+        "commands": mentions(review.commands),
+        "binaries": mentions(review.binaries),
+        "reads": mentions(review.files),
+        "settings": mentions(review.settings),
+        "previous": review.previous.approved if review.previous else None,
+        "changes": [
+            {"path": c.label, "status": c.status, "diff": list(c.diff)}
+            for c in review.changes
+            if c.status != "same"
+        ],
+        "errors": review.errors,
+        "warnings": list(review.warnings),
+    }
+
+
+@click.command()
+@click.argument(
+    "path",
+    metavar="[DIR]",
+    required=False,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@click.option(
+    "-y", "--yes", is_flag=True, help="Approve without asking (a person already decided)."
+)
+@click.option("--list", "listing", is_flag=True, help="List the approvals.")
+@click.option("--show", is_flag=True, help="Print what approval covers, without approving.")
+@common_options
+def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
+    """Review the project's .start/ in DIR (default: here) and approve its exact bytes.
+
+    Until approved, a project's .start/ can be shown and validated, but start runs nothing from it.
+    """
+    options = get_options()
+    if listing:
+        return _list(options.json, options.no_color)
+    config = load((path or options.workdir).resolve())
+    verdict = core.check(config)
+    found = verdict.scan
+    if found is None:
+        console.err(f"start: no project config in {config.root}; nothing to trust")
+        return ExitCode.OK
+    if found.unsafe:
+        raise UntrustedError(core.unsafe_message(found))
+    review = core.review(config, found, verdict.warnings)
+    if show:
+        if options.json:
+            console.print_json(_review_data(review, verdict))
+        else:
+            printer = console.Printer(sys.stdout, no_color=options.no_color)
+            for line in review_lines(review, printer.style):
+                printer.line(line)
+            printer.line(f"Status: {verdict.reason}")
+        return ExitCode.OK
+    for message in verdict.warnings:
+        warn(message)
+    if verdict.record is not None:
+        console.err(f"start: {found.start_dir} is already trusted ({verdict.reason})")
+        return ExitCode.OK
+    if not yes:
+        answer = confirm(review, f"Trust {printable(str(found.start_dir))}?")
+        if answer is None:
+            raise UsageError(
+                "no terminal to ask on; review with 'start trust --show', "
+                "then approve with 'start trust --yes'"
+            )
+        if not answer:
+            raise UntrustedError(f"{found.start_dir} was not approved")
+    core.approve(found)
+    count = len(found.entries)
+    console.err(f"start: trusted {found.start_dir} ({count} file{'s' if count != 1 else ''})")
+    return ExitCode.OK
+
+
+def _list(as_json: bool, no_color: bool) -> int:
+    found, warnings = core.records()
+    for message in warnings:
+        warn(message)
+    if as_json:
+        console.print_json(
+            [
+                {
+                    "root": r.root,
+                    "approved": r.approved,
+                    "fingerprint": r.fingerprint,
+                    "files": [c.label for c in r.copies],
+                    "record": str(r.path),
+                }
+                for r in found
+            ]
+        )
+        return ExitCode.OK
+    if not found:
+        console.err("No approvals. Run 'start trust' in a project to review and approve it.")
+        return ExitCode.OK
+    rows = [[printable(r.root), r.approved, str(len(r.copies)), r.fingerprint[:12]] for r in found]
+    console.print_table(["root", "approved", "files", "id"], rows, no_color=no_color)
+    return ExitCode.OK
+
+
+@click.command()
+@click.argument(
+    "path", metavar="[DIR]", required=False, type=click.Path(file_okay=False, path_type=Path)
+)
+@common_options
+def untrust(path: Path | None) -> int:
+    """Revoke every approval of the project in DIR (default: here); DIR need not exist any more."""
+    options = get_options()
+    target = (path or options.workdir).resolve()
+    root = target
+    if target.is_dir():
+        project = paths.find_project(target)
+        if project.start_dir is not None:
+            root = project.start_dir.parent
+    removed = core.revoke(root)
+    if removed:
+        console.err(f"start: revoked {removed} approval{'s' if removed != 1 else ''} of {root}")
+    else:
+        console.err(f"start: no approvals of {root}")
+    return ExitCode.OK
