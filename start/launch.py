@@ -147,7 +147,16 @@ def build(
     try:
         if "role_file" in used:
             item = plan.role
-            if item is not None and role is not None and item.file and not item.command and not item.prompt:
+            # A project role's file gets a copy of the approved bytes, so the agent cannot read
+            # bytes that changed after `start trust` checked them.
+            if (
+                item is not None
+                and role is not None
+                and item.file
+                and not item.command
+                and not item.prompt
+                and item.origin.layer != "project"
+            ):
                 values["role_file"] = str(role.file)
             else:
                 values["role_file"] = str(temp.write("role", role_text))

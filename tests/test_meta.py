@@ -22,6 +22,7 @@ CORE = [
     "start.shell",
     "start.agent",
     "start.launch",
+    "start.trust",
 ]
 
 

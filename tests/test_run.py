@@ -436,6 +436,21 @@ def test_env_assignments_reach_the_agent(repo: Path) -> None:
 
 def test_role_file_of_a_file_only_role_is_the_original_path(repo: Path) -> None:
     write_tree(
+        repo.parent / "home" / ".config" / "start",
+        {
+            "roles.toml": '[roles.terse]\nfile = "ROLE.md"\n',
+            "agents.toml": (
+                f"[agents.rf]\nbin = \"{FAKE_AGENT}\"\ncommand = \"{{bin}} --sys {{role_file}} {{prompt}}\"\n"
+            ),
+        },
+    )
+    write_tree(repo, {"ROLE.md": "be terse\n"})
+    data = dry("prompt", "-a", "rf", "-r", "terse", "hi")
+    assert data["argv"][1:] == ["--sys", str(repo / "ROLE.md"), "hi"]
+
+
+def test_project_role_file_is_a_copy_of_the_approved_bytes(repo: Path) -> None:
+    write_tree(
         repo,
         {
             "ROLE.md": "be terse\n",
@@ -445,8 +460,12 @@ def test_role_file_of_a_file_only_role_is_the_original_path(repo: Path) -> None:
             ),
         },
     )
-    data = dry("prompt", "-a", "rf", "-r", "terse", "hi")
-    assert data["argv"][1:] == ["--sys", str(repo / "ROLE.md"), "hi"]
+    proc, record = launch(repo, "prompt", "-a", "rf", "-r", "terse", "hi")
+    assert proc.returncode == 0, proc.stderr
+    assert record is not None
+    copy = Path(record["argv"][1])
+    assert copy != repo / "ROLE.md"
+    assert copy.read_text() == "be terse\n"
 
 
 def test_verbose_shows_the_command_line(repo: Path) -> None:
