@@ -33,6 +33,13 @@ def state_dir() -> Path:
     return Path(platformdirs.user_state_dir(APP, appauthor=False))
 
 
+def cache_dir() -> Path:
+    """Per-user cache (validated configs): `$XDG_CACHE_HOME/start` via platformdirs."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP, appauthor=False))
+
+
 def runtime_dir() -> Path:
     """A per-user private directory for temp files (`{role_file}`, `{prompt_file}`)."""
     xdg = os.environ.get("XDG_RUNTIME_DIR")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from start import paths
-from start.config import files, schema
+from start.config import cache, files, schema
 from start.config.model import (
     LAYERS,
     Agent,
@@ -65,16 +65,30 @@ def load(
     """
     project = paths.find_project(workdir or Path.cwd())
     dirs = layer_dirs(project, use_project)
-    problems: list[Problem] = []
-    read_layers = [_read_layer(name, dirs[name], problems, replaced or {}) for name in layers]
-    config = merge(read_layers, project, dirs, problems)
+    # Every file is read once, here; the bytes read are the bytes parsed (and hashed for trust).
+    contents = {
+        path: path.read_bytes() for name in layers for path in files.layer_paths(dirs[name])
+    }
+    config: Config | None = None
+    cache_key = None
+    if replaced is None:
+        strays = [path for name in layers for path in files.stray_toml(dirs[name])]
+        cache_key = cache.key(layers, dirs, contents, strays)
+        config = cache.get(cache_key, project, dirs)
+    if config is None:
+        contents.update(replaced or {})
+        problems: list[Problem] = []
+        read_layers = [_read_layer(name, dirs[name], problems, contents) for name in layers]
+        config = merge(read_layers, project, dirs, problems)
+        if cache_key is not None:
+            cache.put(cache_key, config)
     if strict and config.errors:
         raise ConfigError(config.problems)
     return config
 
 
 def _read_layer(
-    name: str, directory: Path | None, problems: list[Problem], replaced: Mapping[Path, bytes]
+    name: str, directory: Path | None, problems: list[Problem], contents: Mapping[Path, bytes]
 ) -> _Layer:
     layer = _Layer(name, directory, {kind: {} for kind in schema.KINDS})
     seen: dict[tuple[str, str], Path] = {}
@@ -89,12 +103,13 @@ def _read_layer(
                 close,
             )
         )
-    listed = files.layer_paths(directory)
-    if directory is not None and any(path.parent == directory for path in replaced):
-        wanted = {*listed, *replaced}
-        listed = [directory / file for file in files.LAYER_FILES if directory / file in wanted]
+    listed = [
+        directory / file
+        for file in files.LAYER_FILES
+        if directory is not None and directory / file in contents
+    ]
     for path in listed:
-        read = files.read(path, replaced.get(path))
+        read = files.read(path, contents[path])
         layer.files.append(LayerFile(name, path, read.digest, read.table is not None))
         if read.problem is not None:
             problems.append(read.problem)

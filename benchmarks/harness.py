@@ -1,0 +1,192 @@
+"""Timing and process helpers for the benchmark: one run, interleaved series, medians, the table."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One run of one command: its wall time and exit status."""
+
+    seconds: float
+    returncode: int
+    stderr: str = ""
+
+
+def run_once(
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path, *, capture: bool = False
+) -> Sample:
+    """Run `argv` with stdin and stdout on /dev/null and time it, start to reaped.
+
+    `capture` keeps stderr (for the first warm-up, to show why a command failed).
+    """
+    started = time.perf_counter()
+    proc = subprocess.run(
+        list(argv),
+        env=dict(env),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE if capture else subprocess.DEVNULL,
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    stderr = proc.stderr.decode("utf-8", "replace") if capture else ""
+    return Sample(seconds, proc.returncode, stderr)
+
+
+# A child's peak RSS starts at its parent's when it forks, and Linux keeps a process's peak across
+# exec. So the harness, which is larger than what it measures, cannot fork the command itself:
+# a small interpreter (about 7 MB) forks it, reaps it with wait4 and prints its rusage. The peak
+# is that of the command's own process (for `start`, before and after it execs the agent); the
+# commands it runs count only if one of them grew larger than it.
+_PEAK = """\
+import os, sys
+pid = os.fork()
+if pid == 0:
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
+
+
+def peak_rss(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> tuple[int, int]:
+    """The exit status and peak resident set size (bytes) of one run of `argv`."""
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", _PEAK, *argv],
+        env=dict(env),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return int(out[0]), int(out[1]) * 1024
+
+
+@dataclass
+class Series:
+    """A command measured repeatedly; `samples` holds the measured runs, not the warm-ups."""
+
+    label: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: Path
+    samples: list[Sample] = field(default_factory=list)
+    failure: str | None = None
+
+    @property
+    def median(self) -> float:
+        return statistics.median(s.seconds for s in self.samples)
+
+    def describe(self) -> str:
+        if self.failure:
+            return f"{self.label}: FAILED: {self.failure}"
+        times = sorted(s.seconds for s in self.samples)
+        return (
+            f"{self.label}: median {ms(self.median)}, min {ms(times[0])}, max {ms(times[-1])}, "
+            f"n={len(times)}"
+        )
+
+
+def measure(series: Sequence[Series], runs: int, warmups: int) -> None:
+    """Run the series round-robin, so load that comes and goes affects every series alike.
+
+    Each round starts one series later than the previous one, so no series always runs first.
+    A series whose command exits non-zero is marked failed and dropped from later rounds.
+    """
+    live = list(series)
+    for round_ in range(warmups + runs):
+        shift = round_ % len(live) if live else 0
+        for item in live[shift:] + live[:shift]:
+            if item.failure:
+                continue
+            sample = run_once(item.argv, item.env, item.cwd, capture=round_ == 0)
+            if sample.returncode != 0:
+                tail = sample.stderr.strip().splitlines()[-3:]
+                item.failure = f"exit {sample.returncode}" + (
+                    f": {' / '.join(tail)}" if tail else ""
+                )
+                continue
+            if round_ >= warmups:
+                item.samples.append(sample)
+        live = [item for item in live if not item.failure]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    target: str
+    measured: str
+    baseline: str
+    ratio: str
+    limit: str
+    passed: bool | None  # None: shown for information, not judged
+
+    @property
+    def verdict(self) -> str:
+        return {True: "pass", False: "FAIL", None: "info"}[self.passed]
+
+
+COLUMNS = ("target", "measured", "baseline", "ratio", "limit", "pass/fail")
+
+
+def table(rows: Sequence[Row]) -> str:
+    """A Markdown table, aligned so it also reads well in a terminal."""
+    cells = [
+        COLUMNS,
+        *((r.target, r.measured, r.baseline, r.ratio, r.limit, r.verdict) for r in rows),
+    ]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+
+    def line(row: Sequence[str]) -> str:
+        return (
+            "| "
+            + " | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+            + " |"
+        )
+
+    rule = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
+    return "\n".join([line(cells[0]), rule, *(line(row) for row in cells[1:])])
+
+
+def machine() -> str:
+    """The machine the figures come from: kernel, CPU model and count, Python."""
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for text in info:
+                if text.startswith("model name"):
+                    cpu = text.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:
+        load = "unknown"
+    try:
+        uname = subprocess.run(["uname", "-a"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        uname = " ".join(platform.uname())
+    return (
+        f"uname -a: {uname}\n"
+        f"CPU: {cpu} x {os.cpu_count()}\n"
+        f"Python: {sys.version.split()[0]} ({sys.executable})\n"
+        f"load average before the run: {load}"
+    )

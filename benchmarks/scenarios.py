@@ -1,0 +1,318 @@
+"""The benchmark's world: a scratch git repository, one global config layer per scenario, and data.
+
+Every scenario is a `START_CONFIG_DIR` (the global layer, which needs no trust approval); the
+scratch repository has no `.start/`, so the project layer is empty and the built-in layer is merged
+in as it ships. The agent is `true`, so an exec costs next to nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+AGENT = """
+[agents.stand-in]
+description = "Does nothing: the benchmark times start, not an agent"
+bin = "true"
+command = "{bin} {prompt}"
+"""
+
+SETTINGS = """
+[settings]
+default_agent = "stand-in"
+"""
+
+# Markdown of a realistic size for a context document (about 2 KiB).
+_PARAGRAPH = (
+    "This project builds a command line tool. Run the tests with `make test` and the linters with "
+    "`make check`. Keep functions small, annotate every function, and prefer plain data classes "
+    "over dictionaries once data has been validated.\n"
+)
+
+
+def toml_str(text: str) -> str:
+    """A TOML basic string (JSON's escapes are a subset of TOML's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def document(title: str, paragraphs: int = 8) -> str:
+    return f"# {title}\n\n" + "\n".join(_PARAGRAPH for _ in range(paragraphs))
+
+
+@dataclass(frozen=True, slots=True)
+class World:
+    """Paths of one benchmark run, all inside `root`."""
+
+    root: Path
+    repo: Path  # the scratch git repository: the working directory and project root
+    configs: Path  # one START_CONFIG_DIR per scenario below it
+    home: Path
+    runtime: Path
+
+    def config(self, scenario: str) -> Path:
+        return self.configs / scenario
+
+    def env(self, scenario: str, repo_root: Path) -> dict[str, str]:
+        """An environment isolated from the user's own config, with `start` importable."""
+        env = {
+            name: value
+            for name, value in os.environ.items()
+            if not name.startswith(("XDG_", "START_", "PYTHON")) and name not in ("NO_COLOR",)
+        }
+        env.update(
+            HOME=str(self.home),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_STATE_HOME=str(self.home / ".local" / "state"),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
+            XDG_RUNTIME_DIR=str(self.runtime),
+            START_CONFIG_DIR=str(self.config(scenario)),
+            PYTHONPATH=str(repo_root),
+        )
+        return env
+
+
+def create(root: Path) -> World:
+    world = World(root, root / "repo", root / "configs", root / "home", root / "run")
+    for directory in (world.repo, world.configs, world.home):
+        directory.mkdir(parents=True)
+    world.runtime.mkdir(mode=0o700)
+    subprocess.run(["git", "init", "-q", str(world.repo)], check=True)
+    return world
+
+
+def write(directory: Path, files: Mapping[str, str]) -> None:
+    for name, text in files.items():
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def small(world: World) -> None:
+    """Target 1: a role, two required file contexts, one required command context, task `t`."""
+    write(world.repo, {"docs/guide.md": document("Guide"), "docs/style.md": document("Style")})
+    write(
+        world.config("small"),
+        {
+            "config.toml": SETTINGS
+            + AGENT
+            + """
+[roles.reviewer]
+description = "Reviews code"
+prompt = "You are a careful code reviewer. Point to exact lines and suggest fixes."
+
+[contexts.guide]
+description = "The project guide"
+file = "docs/guide.md"
+required = true
+
+[contexts.style]
+description = "The style guide"
+file = "docs/style.md"
+required = true
+
+[contexts.greeting]
+description = "A command context"
+command = "echo hi"
+required = true
+
+[tasks.t]
+description = "The measured task"
+role = "reviewer"
+prompt = "Review the code. Focus: {instructions}"
+"""
+        },
+    )
+
+
+LARGE_TASK = "task-0500"
+LARGE_COUNTS = {"tasks": 1000, "contexts": 200, "required": 10, "roles": 100, "agents": 30}
+
+
+def large(world: World) -> None:
+    """Target 2: 1,000 tasks, 200 contexts (10 required), 100 roles, 30 agents, in split files.
+
+    The 10 required contexts are 5 files, 4 prompts and 1 command, so a launch runs as many
+    commands as target 1 does: the comparison isolates config size, not command count.
+    """
+    config = world.config("large")
+    files: dict[str, str] = {}
+
+    agents = [AGENT]
+    for i in range(1, LARGE_COUNTS["agents"]):
+        name = f"agent-{i:02d}"
+        variant = i % 3
+        if variant == 0:
+            agents.append(
+                f'\n[agents.{name}]\ndescription = "Agent {i} with models"\nbin = "{name}"\n'
+                f'url = "https://example.com/{name}"\n'
+                f'command = "{{bin}} --model {{model}} {{prompt}}"\ndefault_model = "fast"\n'
+                f'\n[agents.{name}.models]\nfast = "{name}-fast-1"\nslow = "{name}-large-2"\n'
+            )
+        elif variant == 1:
+            agents.append(
+                f'\n[agents.{name}]\ndescription = "Agent {i} with a system prompt"\n'
+                f'bin = "{name}"\ncommand = "{{bin}} --system {{role}} {{prompt}}"\n'
+            )
+        else:
+            agents.append(
+                f'\n[agents.{name}]\ndescription = "Agent {i} reading files"\nbin = "{name}"\n'
+                f'command = "{{bin}} --system-file {{role_file}} --file {{prompt_file}}"\n'
+            )
+    files["agents.toml"] = "".join(agents)
+
+    roles = []
+    for i in range(LARGE_COUNTS["roles"]):
+        name = f"role-{i:03d}"
+        if i % 10 == 9:
+            body = f'command = "echo role {i}"\nprompt = "You are role {i}.\\n{{command_output}}"\n'
+        elif i % 2 == 1:
+            write(world.repo, {f"docs/roles/{name}.md": document(f"Role {i}", 3)})
+            body = f'file = "docs/roles/{name}.md"\n'
+        else:
+            text = f"You are role {i}. Be precise and brief. Today is {{date}}."
+            body = f"prompt = {toml_str(text)}\n"
+        roles.append(f'\n[roles.{name}]\ndescription = "Role number {i}"\n{body}')
+    files["roles.toml"] = "".join(roles)
+
+    contexts = []
+    for i in range(LARGE_COUNTS["contexts"]):
+        name = f"ctx-{i:03d}"
+        if i % 20 == 0:
+            slot = i // 20
+            required = "required = true\n"
+            if slot < 5:
+                kind = "file"
+            elif slot == 5:
+                kind = "command"
+            else:
+                kind = "prompt"
+        else:
+            required = ""
+            kind = ("file", "command", "prompt")[i % 3]
+        if kind == "file":
+            write(world.repo, {f"docs/contexts/{name}.md": document(f"Context {i}", 4)})
+            body = f'file = "docs/contexts/{name}.md"\n'
+            if i % 2 == 0:
+                body += 'prompt = "From {file}:\\n\\n{file_contents}"\n'
+        elif kind == "command":
+            command = "echo hi" if required else "git log -5 --oneline"
+            body = f"command = {toml_str(command)}\n"
+        else:
+            body = f"prompt = {toml_str(f'Rule {i}: keep changes small and tested.')}\n"
+        contexts.append(f'\n[contexts.{name}]\ndescription = "Context {i}"\n{required}{body}')
+    files["contexts.toml"] = "".join(contexts)
+
+    write(world.repo, {"docs/notes.md": document("Notes", 2)})
+    review = toml_str("Review:\n{command_output}\nFocus: {instructions}")
+    notes = toml_str("{file_contents}\n\nNow: {instructions}")
+    tasks = []
+    for i in range(LARGE_COUNTS["tasks"]):
+        name = f"task-{i:04d}"
+        lines = [f"\n[tasks.{name}]", f'description = "Task number {i}"']
+        if i % 4 == 1:
+            lines.append(f'alias = "t{i}"')
+        if i % 2 == 0:
+            lines.append(f'role = "role-{i % LARGE_COUNTS["roles"]:03d}"')
+        if i % 7 == 1:
+            lines.append(f'agent = "agent-{i % (LARGE_COUNTS["agents"] - 1) + 1:02d}"')
+        if i % 50 == 49:
+            lines.append("internal = true")
+        shape = i % 5
+        if shape == 1:
+            lines.append('command = "git diff --staged"')
+            lines.append(f"prompt = {review}")
+        elif shape == 2:
+            lines.append('file = "docs/notes.md"')
+            lines.append(f"prompt = {notes}")
+        else:
+            lines.append(f"prompt = {toml_str(f'Task {i} on {{date}}: {{instructions}}')}")
+        tasks.append("\n".join(lines) + "\n")
+    files["tasks.toml"] = "".join(tasks)
+    files["config.toml"] = SETTINGS + "command_timeout = 30\n"
+    write(config, files)
+
+
+def concurrent(world: World, seconds: float = 0.5, count: int = 4) -> None:
+    """Target 3: `count` required contexts whose commands each take `seconds`."""
+    body = SETTINGS + AGENT
+    for i in range(1, count + 1):
+        body += (
+            f"\n[contexts.slow-{i}]\nrequired = true\n"
+            f"command = {toml_str(f'sleep {seconds}; echo slow-{i}')}\n"
+        )
+    write(world.config("concurrent"), {"config.toml": body})
+
+
+ORDER_SLEEPS = (0.4, 0.3, 0.2, 0.1)
+
+
+def order(world: World) -> None:
+    """Target 3, order: the first-defined command finishes last."""
+    body = SETTINGS + AGENT
+    for i, seconds in enumerate(ORDER_SLEEPS, 1):
+        body += (
+            f"\n[contexts.order-{i}]\nrequired = true\n"
+            f"command = {toml_str(f'sleep {seconds}; echo order-{i}')}\n"
+        )
+    write(world.config("order"), {"config.toml": body})
+
+
+FAILURE_CONTEXTS = {
+    "ok": ("echo fine", None),
+    "fails": ("echo broken >&2; exit 3", None),
+    "slow": ("sleep 30", 1),
+    "after": ("echo after", None),
+}
+
+
+def failures(world: World) -> None:
+    """Target 3, per-command outcomes: one fails, one times out, the others still count."""
+    body = SETTINGS + AGENT
+    for name, (command, timeout) in FAILURE_CONTEXTS.items():
+        body += f"\n[contexts.{name}]\nrequired = true\ncommand = {toml_str(command)}\n"
+        if timeout is not None:
+            body += f"command_timeout = {timeout}\n"
+    write(world.config("failures"), {"config.toml": body})
+
+
+BIG_BYTES = 200_000_000
+
+
+def big(world: World) -> Path:
+    """Target 4: a 200 MB text file and a task that prints it; the agent takes a prompt file."""
+    data = world.root / "big.txt"
+    line = b"".join(bytes([48 + (i % 75)]) for i in range(99)) + b"\n"
+    block = line * 10_000
+    with open(data, "wb") as out:
+        left = BIG_BYTES
+        while left:
+            chunk = block[:left]
+            out.write(chunk)
+            left -= len(chunk)
+    write(
+        world.config("big"),
+        {
+            "config.toml": SETTINGS
+            + """
+[agents.stand-in]
+description = "Does nothing; the capped output goes in a prompt file"
+bin = "true"
+command = "{bin} {prompt_file}"
+
+[tasks.big]
+"""
+            + f"command = {toml_str(f'cat {shlex.quote(str(data))}')}\n"
+        },
+    )
+    return data
+
+
+def shell() -> str:
+    """The shell `start` runs commands with by default: bash if on PATH, else sh."""
+    return shutil.which("bash") or shutil.which("sh") or "/bin/sh"

@@ -1,0 +1,140 @@
+"""The launch path (`start`, `start prompt`, `start task`, no --dry-run) avoids rich and tomlkit.
+
+The process ends by exec'ing the agent, so its sys.modules cannot be read afterwards; instead each
+run has `-X importtime` (PYTHONPROFILEIMPORTTIME=1), which reports every import on stderr as it
+happens, before the exec. This is a plain test: nothing here is timed.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_start, write_tree
+
+HEAVY = ("rich", "tomlkit")
+
+CONFIG = """
+[settings]
+default_agent = "stand-in"
+
+[agents.stand-in]
+bin = "true"
+command = "{bin} {prompt}"
+
+[roles.reviewer]
+prompt = "You review code."
+
+[contexts.guide]
+required = true
+file = "GUIDE.md"
+
+[contexts.style]
+required = true
+file = "STYLE.md"
+
+[contexts.greeting]
+required = true
+command = "echo hi"
+
+[tasks.t]
+role = "reviewer"
+prompt = "Review: {instructions}"
+"""
+
+COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}
+
+
+@pytest.fixture
+def env(isolated: Path) -> dict[str, str]:
+    """A scratch git repository and a global config whose agent is `true`."""
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(isolated, {"GUIDE.md": "The guide.\n", "STYLE.md": "The style.\n"})
+    config = isolated.parent / "config"
+    write_tree(config, {"config.toml": CONFIG})
+    return {"START_CONFIG_DIR": str(config), "PYTHONPROFILEIMPORTTIME": "1"}
+
+
+def imported(stderr: str) -> list[str]:
+    """Module names from `-X importtime` lines: `import time: self | cumulative | name`."""
+    names = []
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "package":  # the header line
+                names.append(name)
+    return names
+
+
+def heavy(names: list[str]) -> list[str]:
+    return [name for name in names if name.split(".")[0] in HEAVY]
+
+
+def run_on_terminal(args: tuple[str, ...], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    """Run `start` with stdout and stderr on a pseudo-terminal, so the summary is coloured."""
+    try:
+        leader, follower = pty.openpty()
+    except OSError as error:  # pragma: no cover - depends on the sandbox
+        pytest.skip(f"no pseudo-terminal: {error}")
+    full_env = {**os.environ, **env, "TERM": "xterm-256color"}
+    full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "start", *args],
+        cwd=cwd,
+        env=full_env,
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+    )
+    os.close(follower)
+    chunks = []
+    try:
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: every holder of the terminal has closed it
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+    code = proc.wait(timeout=60)
+    return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("output", ["quiet", "summary", "summary on a terminal"])
+def test_launch_path_imports_neither_rich_nor_tomlkit(
+    command: str, output: str, isolated: Path, env: dict[str, str]
+) -> None:
+    args = COMMANDS[command] if output != "quiet" else ("-q", *COMMANDS[command])
+    if output == "summary on a terminal":
+        code, stderr = run_on_terminal(args, isolated, env)
+    else:
+        proc = run_start(*args, cwd=isolated, env=env)
+        code, stderr = proc.returncode, proc.stderr
+    names = imported(stderr)
+    assert code == 0, stderr
+    # The run went all the way to the exec, so the trace covers the whole launch path.
+    assert "start.launch" in names, stderr
+    assert heavy(names) == []
+    if output == "summary on a terminal":
+        assert "\x1b[" in stderr, "the summary on a terminal was not coloured: " + stderr
+
+
+def test_the_trace_shows_heavy_imports_when_they_happen(env: dict[str, str]) -> None:
+    """The check above can fail: an interpreter that imports them shows them in its trace."""
+    proc = subprocess.run(
+        [sys.executable, "-c", "import rich.console, tomlkit"],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert {"rich", "rich.console", "tomlkit"} <= set(heavy(imported(proc.stderr)))
