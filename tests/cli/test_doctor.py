@@ -1,0 +1,210 @@
+"""`start doctor` through the command line: the report, -q, --json, colour and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import platform
+import sys
+from pathlib import Path
+
+import pytest
+
+from start import __version__, paths
+from start.cli import doctor as doctor_cli
+from start.cli.options import Options
+from start.doctor import diagnose
+from tests.conftest import invoke, write_tree
+from tests.test_init import use_catalog, use_path
+
+
+@pytest.fixture
+def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    use_catalog(tmp_path, monkeypatch)
+    return use_path(tmp_path, monkeypatch, "alpha-cli")
+
+
+def test_a_healthy_setup(bin_dir: Path, isolated: Path, tmp_path: Path) -> None:
+    result = invoke("doctor")
+    assert (result.exit_code, result.stderr) == (0, "")
+    builtin = tmp_path / "builtin"
+    config_dir = paths.global_config_dir()
+    later = "(not created yet; start creates it when needed)"
+    assert result.stdout == "\n".join(
+        [
+            "Environment",
+            f"  ✓ start            {__version__}",
+            f"  ✓ python           {platform.python_version()} ({sys.executable})",
+            f"  ✓ platform         {platform.platform()}",
+            f"  ✓ built-in config  {builtin}",
+            f"  · config dir       {config_dir} {later}",
+            "      → run 'start init' to write a starter config",
+            f"  · state dir        {paths.state_dir()} {later}",
+            f"  · runtime dir      {paths.runtime_dir()} {later}",
+            "",
+            "Config",
+            f"  ✓ built-in  {builtin}/agents.toml parsed",
+            f"  ✓ built-in  {builtin}/roles.toml parsed",
+            f"  ✓ built-in  {builtin}/contexts.toml parsed",
+            f"  ✓ built-in  {builtin}/tasks.toml parsed",
+            f"  · global    no config files in {config_dir}",
+            "      → run 'start init' to write a starter config",
+            f"  · project   no .start/ directory in {isolated}",
+            "      → run 'start init --local' to add project config",
+            "  ✓ validate  no problems in 4 files",
+            "",
+            "Agents",
+            f"  ✓ alpha  {bin_dir}/alpha-cli; selected now (first agent on PATH)",
+            "  · beta   not installed ('beta-cli' is not on PATH)",
+            "",
+            "Roles, contexts and tasks",
+            "  ✓ default role   pair-programmer (first role defined)",
+            f"  ✓ default shell  {bin_dir}/bash (used by context project-guide, "
+            "task git-diff-review, task commit-message)",
+            "  ✓ references     3 roles, 1 context, 3 tasks: "
+            "every named file and reference resolves",
+            "",
+            "Project",
+            f"  ✓ root   {isolated} (working directory; no git repository or .start/ above it)",
+            "  · trust  no .start/ directory, so nothing to trust",
+            "",
+            "✓ healthy: no errors or warnings",
+            "",
+        ]
+    )
+
+
+def test_quiet_prints_only_problems(bin_dir: Path, isolated: Path) -> None:
+    assert invoke("doctor", "-q").stdout == ""
+    start_dir = isolated / ".start"
+    write_tree(isolated, {".start/config.toml": '[tasks.x]\nprompt = "p"\nrole = "nope"\n'})
+    result = invoke("doctor", "-q")
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "  ✗ task x  role 'nope' is not defined\n"
+        f"      → define [roles.nope] or change tasks.x.role in {start_dir / 'config.toml'}\n"
+        "  ⚠ trust  not trusted: never approved\n"
+        f"      → review {start_dir}, then run 'start trust'\n"
+    )
+
+
+def test_warnings_alone_exit_1_and_the_summary_counts_them(bin_dir: Path) -> None:
+    write_tree(
+        paths.global_config_dir(), {"config.toml": '[tasks.t]\nprompt = "p"\ncomand = "x"\n'}
+    )
+    result = invoke("doctor")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == "⚠ 0 errors, 1 warning"
+
+
+def test_errors_and_warnings_summary(bin_dir: Path) -> None:
+    write_tree(
+        paths.global_config_dir(),
+        {"config.toml": '[settings]\ndefault_agent = "beta"\n[tasks.t]\nprompt = "p"\nx = 1\n'},
+    )
+    result = invoke("doctor")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == "✗ 1 error, 1 warning"
+
+
+def test_json(bin_dir: Path, isolated: Path) -> None:
+    result = invoke("doctor", "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert (data["healthy"], data["errors"], data["warnings"]) == (True, 0, 0)
+    agents = [c for c in data["checks"] if c["section"] == "agents"]
+    assert agents == [
+        {
+            "section": "agents",
+            "status": "ok",
+            "subject": "alpha",
+            "message": f"{bin_dir}/alpha-cli; selected now (first agent on PATH)",
+            "fix": None,
+            "path": f"{bin_dir}/alpha-cli",
+            "selected": True,
+        },
+        {
+            "section": "agents",
+            "status": "info",
+            "subject": "beta",
+            "message": "not installed ('beta-cli' is not on PATH)",
+            "fix": None,
+            "path": None,
+            "selected": False,
+        },
+    ]
+    assert [c["section"] for c in data["checks"]] == sorted(
+        (c["section"] for c in data["checks"]),
+        key=["environment", "config", "agents", "items", "project"].index,
+    )
+
+
+def test_json_exit_code_follows_health(bin_dir: Path) -> None:
+    (bin_dir / "alpha-cli").unlink()
+    result = invoke("doctor", "--json")
+    assert (result.exit_code, json.loads(result.stdout)["healthy"]) == (1, False)
+
+
+def test_no_project_flag(bin_dir: Path, isolated: Path) -> None:
+    write_tree(isolated, {".start/config.toml": "[settings\n"})
+    assert invoke("doctor").exit_code == 1
+    result = invoke("doctor", "--no-project")
+    assert result.exit_code == 0, result.stdout
+    assert f"  · trust  {isolated / '.start'} is ignored for this run\n" in result.stdout
+
+
+def test_an_untrusted_project_runs_nothing(bin_dir: Path, isolated: Path) -> None:
+    marker = isolated / "ran"
+    write_tree(
+        isolated,
+        {
+            ".start/config.toml": (
+                f'[contexts.c]\nrequired = true\ncommand = "touch {marker}"\n'
+                '[agents.evil]\nbin = "evil"\ncommand = "{bin} {prompt}"\n'
+            )
+        },
+    )
+    result = invoke("doctor")
+    assert result.exit_code == 1
+    assert not marker.exists()
+    assert "  ⚠ trust  not trusted: never approved\n" in result.stdout
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("no_color_env", "no_color_flag", "coloured"),
+    [(False, False, True), (True, False, False), (False, True, False)],
+)
+def test_colour_only_on_a_terminal_and_never_with_no_color(
+    bin_dir: Path,
+    isolated: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    no_color_env: bool,
+    no_color_flag: bool,
+    coloured: bool,
+) -> None:
+    if no_color_env:
+        monkeypatch.setenv("NO_COLOR", "1")
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    doctor_cli.show(diagnose(isolated), Options(no_color=no_color_flag))
+    assert ("\x1b[" in terminal.getvalue()) is coloured
+    assert "✓ healthy: no errors or warnings" in terminal.getvalue()
+
+
+def test_plain_output_when_not_a_terminal(bin_dir: Path) -> None:
+    assert "\x1b" not in invoke("doctor").stdout
+
+
+def test_terminal_escapes_from_config_are_shown_escaped(bin_dir: Path) -> None:
+    write_tree(
+        paths.global_config_dir(),
+        {"config.toml": '[agents.mine]\nbin = "m\\u001b]0;pwned\\u0007"\ncommand = "x {prompt}"\n'},
+    )
+    result = invoke("doctor")
+    assert "\x1b]" not in result.stdout
+    assert "  ⚠ mine   'm\\x1b]0;pwned\\x07' is not on PATH\n" in result.stdout
