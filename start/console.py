@@ -9,6 +9,26 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
+# Unicode categories that can hide or reorder text on a terminal: controls, bidi and zero-width
+# format characters, line separators, surrogates (undecodable file names) and private use.
+_HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co"}
+
+
+def printable(text: str, *, multiline: bool = False) -> str:
+    """Text with every character that could disguise it on a terminal shown as an escape."""
+    import unicodedata
+
+    out = []
+    for char in text:
+        if char == "\t" or (multiline and char == "\n"):
+            out.append(char)
+        elif unicodedata.category(char) in _HIDDEN:
+            out.append(char.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
 _COLORS = {
     "red": "31",
     "green": "32",

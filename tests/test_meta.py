@@ -23,6 +23,9 @@ CORE = [
     "start.agent",
     "start.launch",
     "start.trust",
+    "start.doctor",
+    "start.init",
+    "start.config.cache",
 ]
 
 

@@ -44,7 +44,7 @@ def doctor() -> int:
 
 def show(report: core.Report, options: Options) -> None:
     """The report on stdout: it is the command's data. Problems carry a one-line fix."""
-    from start.cli.trust import printable
+    from start.console import printable
 
     printer = console.Printer(sys.stdout, no_color=options.no_color)
     style = printer.style

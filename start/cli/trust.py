@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -11,28 +10,11 @@ from typing import IO, Any
 import click
 
 from start import console, paths
+from start.console import printable
 from start import trust as core
 from start.cli.options import common_options, get_options
 from start.config.load import load
 from start.errors import ExitCode, UntrustedError, UsageError
-
-# Unicode categories that can hide or reorder text on a terminal: controls, bidi and zero-width
-# format characters, line separators, surrogates (undecodable file names) and private use.
-_HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co"}
-
-
-def printable(text: str, *, multiline: bool = False) -> str:
-    """Text with every character that could disguise it on a terminal shown as an escape."""
-    out = []
-    for char in text:
-        if char == "\t" or (multiline and char == "\n"):
-            out.append(char)
-        elif unicodedata.category(char) in _HIDDEN:
-            out.append(char.encode("unicode_escape").decode("ascii"))
-        else:
-            out.append(char)
-    return "".join(out)
-
 
 def _mention_lines(
     title: str, mentions: tuple[core.Mention, ...], style: Callable[..., str]

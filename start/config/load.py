@@ -66,18 +66,24 @@ def load(
     project = paths.find_project(workdir or Path.cwd())
     dirs = layer_dirs(project, use_project)
     # Every file is read once, here; the bytes read are the bytes parsed (and hashed for trust).
-    contents = {
-        path: path.read_bytes() for name in layers for path in files.layer_paths(dirs[name])
-    }
+    contents: dict[Path, bytes] = {}
+    unreadable: list[Problem] = []
+    for name in layers:
+        for path in files.layer_paths(dirs[name]):
+            try:
+                contents[path] = path.read_bytes()
+            except OSError as error:
+                reason = error.strerror or str(error)
+                unreadable.append(Problem("error", path, "", f"cannot read the file: {reason}"))
     config: Config | None = None
     cache_key = None
-    if replaced is None:
+    if replaced is None and not unreadable:
         strays = [path for name in layers for path in files.stray_toml(dirs[name])]
         cache_key = cache.key(layers, dirs, contents, strays)
         config = cache.get(cache_key, project, dirs)
     if config is None:
         contents.update(replaced or {})
-        problems: list[Problem] = []
+        problems = unreadable
         read_layers = [_read_layer(name, dirs[name], problems, contents) for name in layers]
         config = merge(read_layers, project, dirs, problems)
         if cache_key is not None:

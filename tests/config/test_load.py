@@ -170,3 +170,21 @@ def test_start_config_dir_overrides_xdg(
 
 def test_global_dir_defaults_to_dot_config(tmp_path: Path) -> None:
     assert paths.global_config_dir() == tmp_path / "home" / ".config" / "start"
+
+
+def test_unreadable_file_is_a_problem_not_a_crash(
+    layers: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = layers["global"] / "config.toml"
+    path.write_text('[settings]\nshell = "sh"\n')
+    real = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self == path:
+            raise PermissionError(13, "Permission denied")
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    config = load()
+    assert [str(p) for p in config.problems] == [f"{path}: cannot read the file: Permission denied"]
+    assert config.settings.shell is None
