@@ -26,6 +26,8 @@ CORE = [
     "start.doctor",
     "start.init",
     "start.config.cache",
+    "start.config.edit",
+    "start.config.splice",
 ]
 
 

@@ -57,7 +57,8 @@ class _Group(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
-        if self.get_command(ctx, name) is None and not name.startswith("-"):
+        missing = self.get_command(ctx, name) is None and not name.startswith("-")
+        if missing and not ctx.resilient_parsing:
             from start.errors import suggest
 
             close = suggest(name, self.list_commands(ctx))

@@ -18,7 +18,7 @@ from start.errors import ExitCode
 @click.group()
 @common_options
 def config() -> None:
-    """Validate, show and locate configuration."""
+    """Validate, show, locate and edit configuration."""
 
 
 @config.command()

@@ -1,0 +1,166 @@
+"""`start completion bash|zsh|fish`, and the dynamic completions the shells ask for.
+
+Completions only load and parse config: they never run a command or read a context's file, so they
+are safe in a project whose `.start/` is not trusted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from contextlib import suppress
+
+import click
+from click.shell_completion import CompletionItem, get_completion_class
+
+from start import console, resolve
+from start.cli.options import Options
+from start.config import edit, schema
+from start.config.load import load
+from start.config.model import Agent, Config, Item
+from start.errors import StartError
+
+SHELLS = ("bash", "zsh", "fish")
+PROG = "start"
+COMPLETE_VAR = "_START_COMPLETE"
+
+
+@click.command()
+@click.argument("shell", type=click.Choice(SHELLS))
+@click.pass_context
+def completion(ctx: click.Context, shell: str) -> int:
+    """Print the completion script for SHELL (see docs/completion.md).
+
+    \b
+      bash:  eval "$(start completion bash)"   in ~/.bashrc
+      zsh:   eval "$(start completion zsh)"    in ~/.zshrc
+      fish:  start completion fish > ~/.config/fish/completions/start.fish
+    """
+    shell_class = get_completion_class(shell)
+    assert shell_class is not None
+    script = shell_class(ctx.find_root().command, {}, PROG, COMPLETE_VAR)
+    # Not script.source(): for bash it runs `bash` to check its version; docs/completion.md says
+    # which versions work instead.
+    console.out(script.source_template % script.source_vars(), end="")
+    return 0
+
+
+def _options(ctx: click.Context) -> Options:
+    return ctx.find_object(Options) or Options()
+
+
+def _config(ctx: click.Context) -> Config | None:
+    options = _options(ctx)
+    try:
+        return load(options.workdir, use_project=not options.no_project)
+    except (StartError, OSError):
+        return None
+
+
+def _matching(items: Iterable[tuple[str, str | None]], incomplete: str) -> list[CompletionItem]:
+    return [
+        CompletionItem(value, help=text) for value, text in items if value.startswith(incomplete)
+    ]
+
+
+def _named(items: Mapping[str, Item], incomplete: str) -> list[CompletionItem]:
+    return _matching(((name, item.description) for name, item in items.items()), incomplete)
+
+
+def complete_agents(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    config = _config(ctx)
+    return _named(config.agents, incomplete) if config else []
+
+
+def complete_roles(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    config = _config(ctx)
+    return _named(config.roles, incomplete) if config else []
+
+
+def complete_contexts(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    config = _config(ctx)
+    return _named(config.contexts, incomplete) if config else []
+
+
+def complete_tasks(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Task names and aliases, with descriptions; internal tasks are left out, as in listings."""
+    config = _config(ctx)
+    if config is None:
+        return []
+    shown = [task for task in config.tasks.values() if not task.internal]
+    names = [(task.name, task.description) for task in shown]
+    aliases = [
+        (
+            task.alias,
+            f"alias of {task.name}" + (f": {task.description}" if task.description else ""),
+        )
+        for task in shown
+        if task.alias and task.alias not in config.tasks
+    ]
+    return _matching([*names, *aliases], incomplete)
+
+
+def complete_models(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Model aliases of the agent chosen so far on the command line, else of the default agent."""
+    config = _config(ctx)
+    agent = _agent(ctx, config) if config else None
+    if agent is None:
+        return []
+    return _matching(agent.models.items(), incomplete)
+
+
+def _agent(ctx: click.Context, config: Config) -> Agent | None:
+    # `config add task --agent NAME` is a parameter; the launch flag `-a NAME` is kept in Options.
+    wanted = ctx.params.get("agent") or _options(ctx).agent
+    task = None
+    # While completing an option's value, click leaves the positional arguments unparsed in args.
+    name = ctx.params.get("name") or next(iter(ctx.args), None)
+    if ctx.command.name == "task" and name:
+        with suppress(StartError):
+            task = resolve.find_task(config.tasks, name)
+    request = resolve.Request("session", agent=wanted)
+    try:
+        return resolve.select_agent(config, request, task)[0]
+    except StartError:
+        if wanted is not None:
+            return None
+        return next(iter(config.agents.values()), None)
+
+
+def complete_settings(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    return _matching(((key, None) for key in schema.SETTINGS), incomplete)
+
+
+def complete_setting_values(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    kind = {"default_agent": "agents", "default_role": "roles"}.get(ctx.params.get("key") or "")
+    config = _config(ctx) if kind else None
+    return _named(getattr(config, kind), incomplete) if config and kind else []
+
+
+def complete_kind_names(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """For `config remove KIND NAME`, the names in the layer being edited; for `config add`, the
+    names from other layers (a new item of the same name overrides them)."""
+    kind = edit.KIND_OF.get(ctx.params.get("kind") or "")
+    config = _config(ctx) if kind else None
+    if config is None or kind is None:
+        return []
+    layer = "project" if ctx.params.get("local") else "global"
+    removing = ctx.command.name == "remove"
+    items: Mapping[str, Item] = getattr(config, kind)
+    kept = {n: i for n, i in items.items() if (i.origin.layer == layer) == removing}
+    return _named(kept, incomplete)

@@ -1,0 +1,342 @@
+"""Config editing: change a layer's file, validate the result, then write it atomically, locked.
+
+The text changes themselves are in `splice`. Each write is checked by loading the whole config with
+the file's would-be bytes, and is refused when that brings new errors.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from start import paths
+from start.config import files, schema
+from start.config.load import load
+from start.config.model import Item
+from start.config.splice import EditError, with_item, with_setting, without_item, without_setting
+from start.errors import (
+    ConfigError,
+    ExitCode,
+    Problem,
+    StartError,
+    UsageError,
+    suggest,
+)
+
+Layer = Literal["global", "project"]
+MAIN_FILE = "config.toml"
+# The kind of each word the command line takes: "task" -> "tasks".
+KIND_OF: Mapping[str, str] = {singular: kind for kind, singular in schema.KIND_SINGULAR.items()}
+
+
+class NotInLayerError(StartError):
+    """The item to remove is not in the layer being edited."""
+
+    exit_code = ExitCode.UNKNOWN_NAME
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The layer to edit, and where the config is seen from (validation loads every layer)."""
+
+    layer: Layer
+    workdir: Path
+    use_project: bool = True
+
+    def directory(self) -> Path:
+        """The layer's directory; a project's `.start/` may not exist yet."""
+        if self.layer == "global":
+            return paths.global_config_dir()
+        project = paths.find_project(self.workdir)
+        return project.start_dir or project.root / paths.PROJECT_DIR_NAME
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One layer file, as the loader names it (a symlink stays a symlink; its target is written)."""
+
+    scope: Scope
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The file edited, whether its bytes changed, and the problems the change brought."""
+
+    path: Path
+    changed: bool
+    problems: tuple[Problem, ...] = ()
+
+
+# --- the commands' operations -----------------------------------------------------------------
+
+
+def setting_type(key: str) -> str:
+    field = schema.SETTINGS.get(key)
+    if field is None:
+        close = suggest(key, schema.SETTINGS)
+        hint = (
+            f"; did you mean '{close}'?" if close else f"; settings: {', '.join(schema.SETTINGS)}"
+        )
+        raise UsageError(f"unknown setting '{key}'{hint}")
+    return field
+
+
+def parse_setting(key: str, text: str) -> Any:
+    """The typed value of setting `key` given as text on the command line."""
+    field = setting_type(key)
+    value: Any = text
+    if field in (schema.TIMEOUT, schema.SIZE):
+        try:
+            value = int(text)
+        except ValueError:
+            raise UsageError(f"{key} must be a positive integer, not '{text}'") from None
+    elif field == schema.BOOL:
+        value = {"true": True, "false": False}.get(text.lower(), text)
+    wrong = schema.type_error(field, value)
+    if wrong:
+        raise UsageError(f"{key} {wrong}")
+    return value
+
+
+def set_setting(scope: Scope, key: str, text: str) -> Outcome:
+    value = parse_setting(key, text)
+    target = _setting_target(scope, key)
+    return apply(target, lambda source: with_setting(source, key, value))
+
+
+def unset_setting(scope: Scope, key: str) -> Outcome:
+    """Remove a setting from the layer; unchanged when the layer does not set it."""
+    setting_type(key)
+    target = _setting_target(scope, key)
+    return apply(target, lambda source: without_setting(source, key))
+
+
+def add_item(scope: Scope, kind: str, name: str, fields: Mapping[str, Any]) -> Outcome:
+    """Define a new agent, role, context or task in the layer; refused if the layer has it."""
+    target, section, exists = _item_target(scope, kind, name)
+    if exists:
+        singular = schema.KIND_SINGULAR[kind]
+        raise EditError(
+            f"{singular} '{name}' already exists in {target.path}; remove it first "
+            f"('start config remove {singular} {name}') or change it with 'start config edit'"
+        )
+    return apply(target, lambda source: with_item(source, section, name, fields))
+
+
+def find_item(scope: Scope, kind: str, name: str) -> Path:
+    """The layer file defining the item, else an error that names the layer that has it."""
+    target, _, exists = _item_target(scope, kind, name)
+    if not exists:
+        raise _missing(scope, kind, name)
+    return target.path
+
+
+def remove_item(scope: Scope, kind: str, name: str) -> Outcome:
+    target, section, exists = _item_target(scope, kind, name)
+    if not exists:
+        raise _missing(scope, kind, name)
+    return apply(target, lambda source: without_item(source, section, name))
+
+
+def file_target(scope: Scope, name: str = MAIN_FILE) -> Target:
+    return Target(scope, scope.directory() / name)
+
+
+def check(target: Target, data: bytes) -> tuple[Problem, ...]:
+    """Problems the file would have with `data`: every one in the file, and new ones elsewhere."""
+    return _problems(target, data, whole_file=True)
+
+
+def replace_file(target: Target, data: bytes, expected: bytes) -> Outcome:
+    """Write `data` (from an editor) even if invalid, unless the file no longer holds `expected`."""
+
+    def change(current: str) -> str:
+        if current.encode("utf-8", "surrogateescape") != expected:
+            raise EditError("it was changed by something else while being edited")
+        return data.decode("utf-8", "surrogateescape")
+
+    return apply(target, change, keep_invalid=True)
+
+
+# --- locating the file in a layer ---------------------------------------------------------------
+
+
+def _layer_tables(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
+    tables: list[tuple[Path, dict[str, Any]]] = []
+    for path in files.layer_paths(directory):
+        read = files.read(path)
+        if read.problem is not None:
+            raise ConfigError(
+                [read.problem],
+                headline=f"cannot edit {directory}: {path.name} is not valid TOML; fix it first",
+            )
+        assert read.table is not None
+        tables.append((path, read.table))
+    return tables
+
+
+def _setting_target(scope: Scope, key: str) -> Target:
+    """The layer file that sets `key`, else the one with [settings], else config.toml."""
+    directory = scope.directory()
+    tables = _layer_tables(directory)
+    for must_have_key in (True, False):
+        for path, table in tables:
+            settings = table.get("settings")
+            if isinstance(settings, dict) and (key in settings or not must_have_key):
+                return Target(scope, path)
+    return Target(scope, directory / MAIN_FILE)
+
+
+def _item_target(scope: Scope, kind: str, name: str) -> tuple[Target, str, bool]:
+    """The file and section spelling holding the item (True), else where a new one goes."""
+    directory = scope.directory()
+    tables = _layer_tables(directory)
+    sections = [kind, *(s for s, k in schema.SECTION_SYNONYMS.items() if k == kind)]
+    for has_item in (True, False):
+        for path, table in tables:
+            for section in sections:
+                body = table.get(section)
+                if isinstance(body, dict) and (name in body or not has_item):
+                    return Target(scope, path), section, has_item
+    return Target(scope, directory / MAIN_FILE), kind, False
+
+
+def _missing(scope: Scope, kind: str, name: str) -> StartError:
+    config = load(scope.workdir, use_project=scope.use_project)
+    items: Mapping[str, Item] = getattr(config, kind)
+    singular = schema.KIND_SINGULAR[kind]
+    message = f"{singular} '{name}' is not defined in the {scope.layer} config"
+    item = items.get(name)
+    owner = next((t for t in config.tasks.values() if t.alias == name), None)
+    if item is None and kind == "tasks" and owner is not None:
+        where = owner.origin.layer
+        return NotInLayerError(f"{message}; it is the alias of task '{owner.name}' ({where})")
+    if item is None:
+        here = [n for n, i in items.items() if i.origin.layer == scope.layer]
+        close = suggest(name, here)
+        if close:
+            message += f"; did you mean '{close}'?"
+        elif here:
+            message += f"; it defines: {', '.join(here)}"
+        return NotInLayerError(message)
+    hints = {
+        "project": "; use --local to edit the project's config",
+        "global": "; drop --local to edit the global config",
+        "built-in": "; a built-in one cannot be removed, but one you add with its name wins",
+    }
+    where = f"{item.origin.layer} layer ({item.origin.path})"
+    return NotInLayerError(f"{message}; it is defined in the {where}{hints[item.origin.layer]}")
+
+
+# --- validating and writing ---------------------------------------------------------------------
+
+
+def _problems(target: Target, data: bytes, *, whole_file: bool) -> tuple[Problem, ...]:
+    scope = target.scope
+    before = set(load(scope.workdir, use_project=scope.use_project).problems)
+    after = load(scope.workdir, use_project=scope.use_project, replaced={target.path: data})
+    return tuple(
+        p
+        for p in after.problems
+        if p not in before or (whole_file and p.is_error and p.file == target.path)
+    )
+
+
+def apply(target: Target, change: Callable[[str], str], *, keep_invalid: bool = False) -> Outcome:
+    """Under the lock: read, change, validate, then write atomically (the symlink's target)."""
+    directory = target.path.parent
+    created = not directory.exists()
+    written = False
+    try:
+        directory.mkdir(mode=0o755, parents=True, exist_ok=True)
+        real = target.path.resolve()
+        with _locked(real.parent) as directory_fd:
+            old = real.read_bytes() if real.exists() else None
+            try:
+                source = (old or b"").decode("utf-8", "surrogateescape")
+                new = change(source).encode("utf-8", "surrogateescape")
+            except EditError as error:
+                raise EditError(f"{target.path}: {error}") from None
+            except tomllib.TOMLDecodeError as error:
+                raise EditError(f"cannot edit {target.path}: {error}") from None
+            if new == (old or b""):
+                return Outcome(target.path, changed=False)
+            problems = _problems(target, new, whole_file=keep_invalid)
+            if not keep_invalid and any(p.is_error for p in problems):
+                raise ConfigError(
+                    problems,
+                    headline=f"refused: the change would make the config invalid, so "
+                    f"{target.path} was not changed",
+                )
+            with _self_edit(target):
+                _write_atomic(real, new, directory_fd)
+            written = True
+            return Outcome(target.path, changed=True, problems=problems)
+    except OSError as error:
+        raise EditError(f"cannot write {target.path}: {error.strerror or error}") from error
+    finally:
+        if created and not written:
+            with suppress(OSError):
+                directory.rmdir()
+
+
+@contextmanager
+def _locked(directory: Path) -> Iterator[int]:
+    """An exclusive flock on the directory itself, held while reading, checking and writing.
+
+    Locking the directory rather than a lock file adds no file to `.start/`, all of which trust
+    covers, and survives the rename that replaces the config file.
+    """
+    import fcntl
+
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _self_edit(target: Target) -> AbstractContextManager[None]:
+    """Project files stay approved across the edit only if they were approved before it."""
+    if target.scope.layer != "project":
+        return nullcontext()
+    from start import trust
+
+    return trust.self_edit(target.path.parent.parent)
+
+
+def _write_atomic(path: Path, data: bytes, directory_fd: int) -> None:
+    """Temp file beside `path`, fsync, keep the mode, rename over it, fsync the directory."""
+    try:
+        mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    while True:
+        temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            # 0o644 less the umask for a new file: never writable by group or others.
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if mode is not None:
+                os.chmod(temp, mode)
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    os.fsync(directory_fd)

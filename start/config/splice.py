@@ -1,0 +1,354 @@
+"""TOML text edits that keep every other byte of the file.
+
+New tables and keys are spliced in as whole lines; a removed item is cut out as whole lines with its
+own comments (the comment block directly above it and the comments directly below it). New values
+are rendered by tomlkit. Each result is re-parsed and compared with the data it should hold; a
+splice that does not match falls back to tomlkit's own edit, and an edit that cannot be made safely
+is refused.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from start.errors import StartError
+
+
+class EditError(StartError):
+    """An edit that cannot be made, or a file that changed under it."""
+
+
+LineKind = Literal["blank", "comment", "header", "key", "more"]
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings; only "\\n" ends a line in TOML (unlike str.splitlines)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def _string_end(text: str, start: int) -> int:
+    """The index just past the string that opens at `start` (valid TOML is assumed)."""
+    quote = text[start]
+    if text.startswith(quote * 3, start):
+        index = start + 3
+        while index < len(text):
+            if quote == '"' and text[index] == "\\":
+                index += 2
+            elif text.startswith(quote * 3, index):
+                # Up to two more quotes right before the delimiter belong to the string.
+                while index < len(text) and text[index] == quote:
+                    index += 1
+                return index
+            else:
+                index += 1
+        return len(text)
+    index = start + 1
+    while index < len(text) and text[index] not in (quote, "\n"):
+        index += 2 if quote == '"' and text[index] == "\\" else 1
+    return min(index + 1, len(text))
+
+
+def line_kinds(text: str) -> list[LineKind]:
+    """What each line starts with, judged outside strings, arrays and inline tables.
+
+    A line that starts inside a multi-line string or array is "more" (it continues a key).
+    """
+    kinds: list[LineKind] = []
+    index, depth = 0, 0
+    while index < len(text):
+        while index < len(text) and text[index] in " \t\r":
+            index += 1
+        first = text[index] if index < len(text) else "\n"
+        if depth > 0:
+            kinds.append("more")
+        elif first == "\n":
+            kinds.append("blank")
+        elif first == "#":
+            kinds.append("comment")
+        elif first == "[":
+            kinds.append("header")
+        else:
+            kinds.append("key")
+        while index < len(text) and text[index] != "\n":
+            char = text[index]
+            if char == "#":
+                end = text.find("\n", index)
+                index = len(text) if end < 0 else end
+            elif char in "\"'":
+                end = _string_end(text, index)
+                kinds.extend(["more"] * text.count("\n", index, end))
+                index = end
+            else:
+                depth += (char in "[{") - (char in "]}")
+                index += 1
+        index += 1
+    return kinds
+
+
+def _header_key(line: str) -> tuple[str, ...] | None:
+    """The dotted key of a `[table]` header line; None for `[[array]]` headers."""
+    node: object = tomllib.loads(line)
+    key: list[str] = []
+    while isinstance(node, dict) and len(node) == 1:
+        name, node = next(iter(node.items()))
+        key.append(name)
+    return tuple(key) if isinstance(node, dict) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    line: int
+    key: tuple[str, ...] | None
+
+
+class Layout:
+    """The lines of a document, their kinds and its table headers."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = split_lines(text)
+        self.kinds = line_kinds(text)
+        assert len(self.lines) == len(self.kinds)
+        self.headers = [
+            Header(number, _header_key(self.lines[number]))
+            for number, kind in enumerate(self.kinds)
+            if kind == "header"
+        ]
+
+    def lead(self, line: int) -> int:
+        """The first line of the comment block directly above `line` (no blank line between)."""
+        while line > 0 and self.kinds[line - 1] == "comment":
+            line -= 1
+        return line
+
+    def _block_end(self, index: int) -> int:
+        following = index + 1
+        return self.headers[following].line if following < len(self.headers) else len(self.lines)
+
+    def content_end(self, index: int) -> int:
+        """Just past the last key line of the table opened by header `index`."""
+        start = self.headers[index].line
+        end = self._block_end(index)
+        last = start
+        for number in range(start + 1, end):
+            if self.kinds[number] in ("key", "more"):
+                last = number
+        return last + 1
+
+    def attached_end(self, index: int) -> int:
+        """Past the table's content and the comments directly below it.
+
+        A comment block directly above the next header belongs to that header instead.
+        """
+        end = self.content_end(index)
+        limit = self._block_end(index)
+        if index + 1 < len(self.headers):
+            limit = self.lead(limit)
+        while end < limit and self.kinds[end] == "comment":
+            end += 1
+        return end
+
+    def item_span(self, section: str, name: str) -> tuple[int, int] | None:
+        """Lines to delete to remove `[section.name]` (and its sub-tables) with its own comments.
+
+        None when the item is not a run of its own table headers (inline, dotted or split up).
+        """
+        own = [i for i, h in enumerate(self.headers) if h.key and h.key[:2] == (section, name)]
+        if not own or own != list(range(own[0], own[-1] + 1)):
+            return None
+        start = self.lead(self.headers[own[0]].line)
+        end = self.attached_end(own[-1])
+        while end < len(self.lines) and self.kinds[end] == "blank":
+            end += 1
+        if end == len(self.lines):
+            while start > 0 and self.kinds[start - 1] == "blank":
+                start -= 1
+        return start, end
+
+    def _last(self, match: tuple[str, ...], *, prefix: bool) -> int | None:
+        found = [
+            i
+            for i, h in enumerate(self.headers)
+            if h.key is not None and (h.key[: len(match)] if prefix else h.key) == match
+        ]
+        return found[-1] if found else None
+
+    def section_end(self, section: str) -> int | None:
+        """Where a new `[section.name]` table goes: after the section's last table."""
+        last = self._last((section,), prefix=True)
+        return None if last is None else self.attached_end(last)
+
+    def keys_end(self, key: tuple[str, ...]) -> int | None:
+        """Where a new key of table `[key]` goes: after its last key."""
+        last = self._last(key, prefix=False)
+        return None if last is None else self.content_end(last)
+
+
+def with_setting(source: str, key: str, value: Any) -> str:
+    table = tomllib.loads(source)
+    settings = table.get("settings")
+    expected = copy.deepcopy(table)
+    expected.setdefault("settings", {})[key] = value
+    layout = Layout(source)
+    end = layout.keys_end(("settings",))
+    ways: list[Callable[[], str]] = []
+    if isinstance(settings, dict) and key in settings:
+        ways.append(lambda: _tomlkit_change(source, ("settings", key), value))
+    elif end is not None:
+        ways.append(lambda: _splice(layout, end, end, _render_pair(key, value)))
+    elif "settings" not in table:
+        ways.append(lambda: _append(source, _render_table(("settings",), {key: value})))
+    ways.append(lambda: _tomlkit_change(source, ("settings", key), value))
+    return _first_matching(ways, expected)
+
+
+def without_setting(source: str, key: str) -> str:
+    table = tomllib.loads(source)
+    settings = table.get("settings")
+    if not isinstance(settings, dict) or key not in settings:
+        return source
+    expected = copy.deepcopy(table)
+    del expected["settings"][key]
+    return _first_matching([lambda: _tomlkit_change(source, ("settings", key), None)], expected)
+
+
+def with_item(source: str, section: str, name: str, fields: Mapping[str, Any]) -> str:
+    table = tomllib.loads(source)
+    expected = copy.deepcopy(table)
+    body = expected.setdefault(section, {})
+    if not isinstance(body, dict):
+        raise EditError(f"'{section}' is not a table")
+    body[name] = dict(fields)
+    layout = Layout(source)
+    end = layout.section_end(section)
+    rendered = _render_table((section, name), fields)
+    ways: list[Callable[[], str]] = []
+    if end is not None:
+        ways.append(lambda: _splice(layout, end, end, "\n" + rendered))
+    ways.append(lambda: _append(source, rendered))
+    ways.append(lambda: _tomlkit_change(source, (section, name), fields))
+    return _first_matching(ways, expected)
+
+
+def without_item(source: str, section: str, name: str) -> str:
+    table = tomllib.loads(source)
+    expected = copy.deepcopy(table)
+    del expected[section][name]
+    layout = Layout(source)
+    span = layout.item_span(section, name)
+    ways: list[Callable[[], str]] = []
+    if span is not None:
+        ways.append(lambda: _splice(layout, span[0], span[1], ""))
+    ways.append(lambda: _tomlkit_change(source, (section, name), None))
+    return _first_matching(ways, expected)
+
+
+def _splice(layout: Layout, start: int, end: int, text: str) -> str:
+    before = "".join(layout.lines[:start])
+    if text and before and not before.endswith("\n"):
+        before += "\n"
+    return before + text + "".join(layout.lines[end:])
+
+
+def _append(source: str, block: str) -> str:
+    if not source.strip():
+        return block
+    if source.endswith("\n\n"):
+        return source + block
+    return source + ("\n" if source.endswith("\n") else "\n\n") + block
+
+
+def _tomlkit_value(value: Any) -> Any:
+    import tomlkit
+    from tomlkit.exceptions import InvalidStringError
+
+    if isinstance(value, Mapping):
+        table = tomlkit.table()
+        for key, item in value.items():
+            table[key] = _tomlkit_value(item)
+        return table
+    # A parser may turn "\r\n" in a multi-line string into "\n", so text with "\r" stays escaped.
+    if isinstance(value, str) and "\n" in value and "\r" not in value:
+        from tomlkit.items import String, Trivia
+
+        try:
+            text = tomlkit.string(value, literal=True, multiline=True)
+        except InvalidStringError:
+            text = tomlkit.string(value, multiline=True)
+        body = text.as_string()[3:-3]
+        if body.startswith("\n"):
+            return text
+        # Start the text on its own line, as people write prompts; the parser drops that newline.
+        return String(text.type, value, "\n" + body, Trivia())
+    return tomlkit.item(value)
+
+
+def _render_pair(key: str, value: Any) -> str:
+    import tomlkit
+
+    document = tomlkit.document()
+    document[key] = _tomlkit_value(value)
+    return document.as_string()
+
+
+def _render_table(key: tuple[str, ...], fields: Mapping[str, Any]) -> str:
+    """`[a.b]` and its fields (sub-tables such as models follow as `[a.b.models]`)."""
+    import tomlkit
+
+    table: Any = tomlkit.table()
+    for field, value in fields.items():
+        table[field] = _tomlkit_value(value)
+    for part in reversed(key[1:]):
+        outer = tomlkit.table(is_super_table=True)
+        outer[part] = table
+        table = outer
+    document = tomlkit.document()
+    document[key[0]] = table
+    return document.as_string()
+
+
+def _tomlkit_change(source: str, key: tuple[str, str], value: Any) -> str:
+    """tomlkit's own edit: set `key` to `value`, or delete it when `value` is None."""
+    import tomlkit
+
+    document = tomlkit.parse(source)
+    if key[0] not in document:
+        document[key[0]] = tomlkit.table(is_super_table=True)
+    container: Any = document[key[0]]
+    if value is None:
+        del container[key[1]]
+    else:
+        container[key[1]] = _tomlkit_value(value)
+    return document.as_string()
+
+
+def _pruned(value: Any) -> Any:
+    """Tables without empty sub-tables: `[tasks]` with nothing in it means no tasks."""
+    if not isinstance(value, dict):
+        return value
+    pruned = {k: _pruned(v) for k, v in value.items()}
+    return {k: v for k, v in pruned.items() if v != {}}
+
+
+def _first_matching(ways: list[Callable[[], str]], expected: dict[str, Any]) -> str:
+    from tomlkit.exceptions import TOMLKitError
+
+    want = _pruned(expected)
+    for way in ways:
+        try:
+            text = way()
+            if _pruned(tomllib.loads(text)) == want:
+                return text
+        except (TOMLKitError, ValueError, KeyError, TypeError):
+            continue  # tomlkit cannot express this layout; try the next way
+    raise EditError(
+        "this change cannot be made without disturbing the file's layout; "
+        "make it by hand with 'start config edit'"
+    )

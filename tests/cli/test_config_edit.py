@@ -1,0 +1,432 @@
+"""`start config set | unset | add | remove | edit` through the real command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from start import paths
+from start.cli import config_edit
+from tests.conftest import invoke, write_tree
+
+MINE = """\
+# My start config.
+
+[settings]
+shell = "bash"  # the shell I use
+
+# Reviews the staged diff.
+[tasks.review]
+prompt = "Review: {instructions}"
+"""
+
+
+@pytest.fixture
+def global_dir(isolated: Path) -> Path:
+    return isolated.parent / "home" / ".config" / "start"
+
+
+@pytest.fixture
+def config_file(global_dir: Path) -> Path:
+    write_tree(global_dir, {"config.toml": MINE})
+    return global_dir / "config.toml"
+
+
+@pytest.fixture
+def tty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(config_edit, "_interactive", lambda: True)
+
+
+# --- set and unset --------------------------------------------------------------------------------
+
+
+def test_set_changes_a_setting_and_keeps_its_comment(config_file: Path) -> None:
+    result = invoke("config", "set", "shell", "zsh")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == f'Set shell = "zsh" ({config_file})\n'
+    assert config_file.read_text() == MINE.replace('"bash"', '"zsh"')
+
+
+def test_set_parses_integers(config_file: Path) -> None:
+    result = invoke("config", "set", "command_timeout", "12")
+    assert result.stderr == f"Set command_timeout = 12 ({config_file})\n"
+    assert config_file.read_text() == MINE.replace(
+        "the shell I use\n", "the shell I use\ncommand_timeout = 12\n"
+    )
+
+
+def test_set_the_same_value_writes_nothing(config_file: Path) -> None:
+    result = invoke("config", "set", "shell", "bash")
+    assert (result.exit_code, result.stderr) == (
+        0,
+        f'Already set: shell = "bash" ({config_file})\n',
+    )
+
+
+def test_set_rejects_a_value_of_the_wrong_type(config_file: Path) -> None:
+    result = invoke("config", "set", "command_timeout", "soon")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: command_timeout must be a positive integer, not 'soon'\n",
+    )
+    assert config_file.read_text() == MINE
+
+
+def test_set_rejects_an_unknown_key(config_file: Path) -> None:
+    result = invoke("config", "set", "default-agent", "x")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: unknown setting 'default-agent'; did you mean 'default_agent'?\n",
+    )
+
+
+def test_set_refuses_a_reference_to_nothing(config_file: Path) -> None:
+    result = invoke("config", "set", "default_role", "revewer")
+    assert result.exit_code == 3
+    assert result.stderr == (
+        f"start: refused: the change would make the config invalid, so {config_file} was not "
+        "changed\n"
+        f"  error: {config_file}: settings.default_role: role 'revewer' is not defined "
+        "(did you mean 'code-reviewer'?)\n"
+        "Run 'start config validate' to see every problem.\n"
+    )
+    assert config_file.read_text() == MINE
+
+
+def test_set_local_writes_the_projects_config(isolated: Path, config_file: Path) -> None:
+    result = invoke("config", "set", "--local", "command_timeout", "5")
+    path = isolated / ".start" / "config.toml"
+    assert (result.exit_code, result.stderr) == (0, f"Set command_timeout = 5 ({path})\n")
+    assert path.read_text() == "[settings]\ncommand_timeout = 5\n"
+    assert config_file.read_text() == MINE
+
+
+def test_local_and_no_project_contradict(isolated: Path) -> None:
+    result = invoke("config", "set", "--local", "--no-project", "shell", "sh")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: --local edits the project's config, so it cannot be used with --no-project\n",
+    )
+
+
+def test_unset_removes_the_key_only(config_file: Path) -> None:
+    result = invoke("config", "unset", "shell")
+    assert (result.exit_code, result.stderr) == (0, f"Unset shell ({config_file})\n")
+    assert config_file.read_text() == MINE.replace('shell = "bash"  # the shell I use\n', "")
+    again = invoke("config", "unset", "shell")
+    assert (again.exit_code, again.stderr) == (
+        0,
+        f"shell is not set in the global config ({config_file})\n",
+    )
+
+
+def test_json_reports_the_file_and_the_change(config_file: Path) -> None:
+    result = invoke("config", "set", "shell", "zsh", "--json")
+    assert json.loads(result.stdout) == {"file": str(config_file), "changed": True, "problems": []}
+    assert result.stderr == ""
+
+
+# --- add ------------------------------------------------------------------------------------------
+
+
+def test_add_task_disturbs_no_comment(config_file: Path) -> None:
+    result = invoke(
+        "config", "add", "task", "diff", "--alias", "d", "--description", "Review the diff",
+        "--role", "code-reviewer", "--command", "git diff", "--prompt",
+        "Review:\n{command_output}\n",
+    )  # fmt: skip
+    assert (result.exit_code, result.stderr) == (0, f"Added task 'diff' ({config_file})\n")
+    assert config_file.read_text() == MINE + (
+        "\n[tasks.diff]\n"
+        'alias = "d"\n'
+        'description = "Review the diff"\n'
+        'role = "code-reviewer"\n'
+        'command = "git diff"\n'
+        "prompt = '''\nReview:\n{command_output}\n'''\n"
+    )
+
+
+def test_add_agent_with_models(config_file: Path) -> None:
+    result = invoke(
+        "config", "add", "agent", "mine", "--bin", "mine", "--command", "mine -m {model} {prompt}",
+        "--model-alias", "fast=mine-1", "--model-alias", "big=mine-2", "--default-model", "fast",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert config_file.read_text() == MINE + (
+        '\n[agents.mine]\nbin = "mine"\ncommand = "mine -m {model} {prompt}"\n'
+        'default_model = "fast"\n\n[agents.mine.models]\nfast = "mine-1"\nbig = "mine-2"\n'
+    )
+
+
+def test_add_context_flags(config_file: Path) -> None:
+    result = invoke("config", "add", "context", "docs", "--file", "README.md", "--required")
+    assert result.exit_code == 0, result.stderr
+    assert config_file.read_text().endswith(
+        '\n[contexts.docs]\nrequired = true\nfile = "README.md"\n'
+    )
+
+
+def test_add_reads_the_prompt_from_stdin(config_file: Path) -> None:
+    result = invoke("config", "add", "role", "terse", "--prompt", "-", stdin="Be brief.\nVery.\n")
+    assert result.exit_code == 0, result.stderr
+    assert config_file.read_text().endswith(
+        "\n[roles.terse]\nprompt = '''\nBe brief.\nVery.\n'''\n"
+    )
+
+
+def test_add_rejects_flags_of_another_kind(config_file: Path) -> None:
+    result = invoke("config", "add", "role", "r", "--prompt", "p", "--bin", "x", "--required")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "start: --bin, --required: not a field of a role; a role takes --description, --file, "
+        "--command, --prompt, --shell, --command-timeout\n"
+    )
+
+
+def test_add_without_a_terminal_names_the_missing_flags(config_file: Path) -> None:
+    result = invoke("config", "add", "task", "t", "--alias", "x")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: a task needs at least one of --file, --command or --prompt\n",
+    )
+    result = invoke("config", "add", "agent", "a", "--bin", "a")
+    assert (result.exit_code, result.stderr) == (2, "start: an agent needs --command\n")
+    assert config_file.read_text() == MINE
+
+
+def test_add_on_a_terminal_asks_for_missing_fields(config_file: Path, tty: None) -> None:
+    result = invoke("config", "add", "agent", "a", stdin="a-cli\na-cli {prompt}\n")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == (
+        f"Bin: a-cli\nCommand: a-cli {{prompt}}\nAdded agent 'a' ({config_file})\n"
+    )
+    assert config_file.read_text().endswith(
+        '\n[agents.a]\nbin = "a-cli"\ncommand = "a-cli {prompt}"\n'
+    )
+
+
+def test_add_rejects_a_bad_model_alias(config_file: Path) -> None:
+    result = invoke(
+        "config", "add", "agent", "a", "--bin", "a", "--command", "a", "--model-alias", "x"
+    )
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: --model-alias takes ALIAS=ID, such as fast=model-id-1; got 'x'\n",
+    )
+
+
+def test_add_refuses_an_invalid_item(config_file: Path) -> None:
+    result = invoke("config", "add", "task", "Bad_Name", "--prompt", "p", "--role", "nobody")
+    assert result.exit_code == 3
+    assert result.stderr == (
+        f"start: refused: the change would make the config invalid, so {config_file} was not "
+        "changed\n"
+        f"  error: {config_file}: tasks.Bad_Name: invalid task name 'Bad_Name': use lowercase "
+        "letters and digits in words joined by single hyphens, such as 'code-review'\n"
+        f"  error: {config_file}: tasks.Bad_Name.role: role 'nobody' is not defined; defined "
+        "roles: pair-programmer, code-reviewer, documentation-writer\n"
+        "Run 'start config validate' to see every problem.\n"
+    )
+
+
+def test_add_reports_new_warnings(config_file: Path) -> None:
+    result = invoke("config", "add", "task", "t", "--prompt", "{banana}")
+    assert result.exit_code == 0
+    assert result.stderr.splitlines()[0] == f"Added task 't' ({config_file})"
+    assert result.stderr.splitlines()[1].startswith(f"  warning: {config_file}: tasks.t.prompt: ")
+
+
+# --- remove ---------------------------------------------------------------------------------------
+
+
+def test_remove_without_a_terminal_needs_yes(config_file: Path) -> None:
+    result = invoke("config", "remove", "task", "review")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: not removing task 'review' without confirmation; pass --yes\n",
+    )
+    assert config_file.read_text() == MINE
+
+
+def test_remove_yes_removes_the_item_and_its_comment(config_file: Path) -> None:
+    result = invoke("config", "remove", "task", "review", "--yes")
+    assert (result.exit_code, result.stderr) == (0, f"Removed task 'review' ({config_file})\n")
+    assert config_file.read_text() == MINE.split("\n# Reviews")[0]
+
+
+def test_remove_asks_on_a_terminal(config_file: Path, tty: None) -> None:
+    result = invoke("config", "remove", "task", "review", stdin="n\n")
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"Remove task 'review' from {config_file}? [y/N]: n\nNothing was removed.\n",
+    )
+    assert config_file.read_text() == MINE
+    result = invoke("config", "remove", "task", "review", stdin="y\n")
+    assert result.exit_code == 0
+    assert "[tasks.review]" not in config_file.read_text()
+
+
+def test_remove_what_the_layer_does_not_have(config_file: Path) -> None:
+    result = invoke("config", "remove", "role", "code-reviewer")
+    shipped = paths.builtin_config_dir() / "roles.toml"
+    assert (result.exit_code, result.stderr) == (
+        4,
+        "start: role 'code-reviewer' is not defined in the global config; it is defined in the "
+        f"built-in layer ({shipped}); a built-in one cannot be removed, but one you add with its "
+        "name wins\n",
+    )
+    result = invoke("config", "remove", "task", "reveiw", "--yes")
+    assert (result.exit_code, result.stderr) == (
+        4,
+        "start: task 'reveiw' is not defined in the global config; did you mean 'review'?\n",
+    )
+
+
+def test_remove_refuses_to_break_a_reference(config_file: Path) -> None:
+    write_tree(config_file.parent, {"roles.toml": '[roles.mine]\nprompt = "me"\n'})
+    invoke("config", "add", "task", "t", "--prompt", "p", "--role", "mine")
+    result = invoke("config", "remove", "role", "mine", "--yes")
+    assert result.exit_code == 3
+    assert result.stderr.splitlines()[1] == (
+        f"  error: {config_file}: tasks.t.role: role 'mine' is not defined; defined roles: "
+        "pair-programmer, code-reviewer, documentation-writer"
+    )
+    assert (config_file.parent / "roles.toml").read_text() == '[roles.mine]\nprompt = "me"\n'
+
+
+# --- edit -----------------------------------------------------------------------------------------
+
+EDITOR = """\
+import pathlib, sys
+queue = sorted(pathlib.Path(sys.argv[1]).iterdir())
+target = pathlib.Path(sys.argv[2])
+if queue:
+    step = queue[0].read_text()
+    queue[0].unlink()
+    if step.startswith("EXIT "):
+        sys.exit(int(step.split()[1]))
+    if step.startswith("RACE "):
+        first, step = step.split("\\n", 1)
+        pathlib.Path(first[5:]).write_text("# changed meanwhile\\n")
+    target.write_text(step)
+"""
+
+
+@pytest.fixture
+def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """Queue what each run of the editor saves ("EXIT n" fails, "RACE path" also writes there)."""
+    script = tmp_path / "editor.py"
+    script.write_text(EDITOR)
+    queue = tmp_path / "queue"
+    queue.mkdir()
+    monkeypatch.setenv("VISUAL", f"{sys.executable} {script} {queue}")
+
+    def then(*steps: str) -> None:
+        for number, step in enumerate(steps):
+            (queue / f"{number:03}").write_text(step)
+
+    return then
+
+
+def test_edit_saves_a_valid_file(config_file: Path, editor: Callable[..., None]) -> None:
+    editor(MINE + '\n[roles.r]\nprompt = "r"\n')
+    result = invoke("config", "edit")
+    assert (result.exit_code, result.stderr) == (0, f"Saved {config_file}\n")
+    assert config_file.read_text() == MINE + '\n[roles.r]\nprompt = "r"\n'
+
+
+def test_edit_uses_editor_when_visual_is_unset(
+    config_file: Path, editor: Callable[..., None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    monkeypatch.setenv("EDITOR", os.environ["VISUAL"])
+    monkeypatch.delenv("VISUAL")
+    editor(MINE + "# more\n")
+    assert invoke("config", "edit").exit_code == 0
+    assert config_file.read_text() == MINE + "# more\n"
+
+
+def test_edit_without_changes(config_file: Path, editor: Callable[..., None]) -> None:
+    result = invoke("config", "edit")
+    assert (result.exit_code, result.stderr) == (0, f"No changes ({config_file})\n")
+
+
+def test_edit_creates_a_missing_file(global_dir: Path, editor: Callable[..., None]) -> None:
+    editor('[settings]\nshell = "sh"\n')
+    assert invoke("config", "edit").exit_code == 0
+    assert (global_dir / "config.toml").read_text() == '[settings]\nshell = "sh"\n'
+
+
+def test_edit_a_split_file_of_the_project(isolated: Path, editor: Callable[..., None]) -> None:
+    editor('[tasks.t]\nprompt = "p"\n')
+    result = invoke("config", "edit", "--local", "tasks.toml")
+    path = isolated / ".start" / "tasks.toml"
+    assert (result.exit_code, result.stderr) == (0, f"Saved {path}\n")
+
+
+def test_edit_keeps_an_invalid_file_and_lists_its_problems(
+    config_file: Path, editor: Callable[..., None]
+) -> None:
+    editor(MINE + "[tasks.bad]\nprompt = 1\n")
+    result = invoke("config", "edit")
+    assert result.exit_code == 3
+    assert result.stderr == (
+        f"Saved {config_file}, but the config is invalid:\n"
+        f"  error: {config_file}: tasks.bad.prompt: must be a string, not an integer\n"
+    )
+    assert config_file.read_text() == MINE + "[tasks.bad]\nprompt = 1\n"
+
+
+def test_edit_on_a_terminal_offers_to_reopen(
+    config_file: Path, editor: Callable[..., None], tty: None
+) -> None:
+    editor("[tasks\n", MINE + "# fixed\n")
+    result = invoke("config", "edit", stdin="y\n")
+    assert result.exit_code == 0
+    assert result.stderr == (
+        f"{config_file} would be invalid:\n"
+        f"  error: {config_file}:1:7: expected ']' at the end of a table declaration\n"
+        "Re-open the editor? [Y/n]: y\n"
+        f"Saved {config_file}\n"
+    )
+    assert config_file.read_text() == MINE + "# fixed\n"
+
+
+def test_edit_on_a_terminal_keeps_the_file_when_not_reopened(
+    config_file: Path, editor: Callable[..., None], tty: None
+) -> None:
+    editor("[tasks\n")
+    result = invoke("config", "edit", stdin="n\n")
+    assert result.exit_code == 3
+    assert result.stderr.endswith(
+        f"Re-open the editor? [Y/n]: n\nSaved {config_file}, but the config is invalid:\n"
+    )
+    assert config_file.read_text() == "[tasks\n"
+
+
+def test_a_failing_editor_saves_nothing(config_file: Path, editor: Callable[..., None]) -> None:
+    editor("EXIT 1")
+    result = invoke("config", "edit")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("start: the editor '")
+    assert result.stderr.endswith("' exited with status 1; nothing was saved\n")
+    assert config_file.read_text() == MINE
+
+
+def test_edit_refuses_to_overwrite_a_change_made_meanwhile(
+    config_file: Path, editor: Callable[..., None]
+) -> None:
+    editor(f"RACE {config_file}\n" + MINE + "# mine\n")
+    result = invoke("config", "edit")
+    assert result.exit_code == 1
+    message = result.stderr
+    prefix = f"start: {config_file}: it was changed by something else while being edited; "
+    assert message.startswith(prefix + "your version is kept in ")
+    kept = Path(message[len(prefix + "your version is kept in ") :].strip())
+    assert kept.read_text() == MINE + "# mine\n"
+    assert config_file.read_text() == "# changed meanwhile\n"
