@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, NamedTuple
 
 from start.errors import StartError
 from start.template import Placeholder, names, render, scan
@@ -43,8 +42,7 @@ class AgentValueError(StartError):
     """A placeholder value that no command argument can carry."""
 
 
-@dataclass(frozen=True, slots=True)
-class AgentCommand:
+class AgentCommand(NamedTuple):
     """What to exec: argv, the variables the template sets, and whether argv runs /bin/sh."""
 
     argv: tuple[str, ...]
@@ -115,14 +113,16 @@ def _dollar_problem(name: str) -> str:
     return f"'$' directly before placeholder {{{name}}}; write ${{{{{name}}}}} for a shell variable"
 
 
-@dataclass(slots=True)
 class _Word:
     """One word of the template: literal text and placeholders, before any value is filled in."""
 
-    parts: list[str | Placeholder] = field(default_factory=list)
-    quoted: bool = False  # any quote or backslash: the word survives even if it renders empty
-    prefix: str = ""  # the leading unquoted literal text, for assignments and tilde expansion
-    open: bool = True  # the prefix is still the whole word
+    __slots__ = ("open", "parts", "prefix", "quoted")
+
+    def __init__(self) -> None:
+        self.parts: list[str | Placeholder] = []
+        self.quoted = False  # any quote or backslash: the word survives even if it renders empty
+        self.prefix = ""  # the leading unquoted literal text, for assignments and tilde expansion
+        self.open = True  # the prefix is still the whole word
 
     def add(self, text: str, *, quoted: bool = False) -> None:
         if self.parts and isinstance(self.parts[-1], str):
@@ -182,14 +182,15 @@ def _tilde(prefix: str, whole: bool, text: str) -> str:
     return os.path.expanduser(head) + text[len(head) :]
 
 
-@dataclass(slots=True)
 class _Frame:
-    mode: str
-    depth: int = 0  # open parentheses inside `$(`
+    __slots__ = ("depth", "mode")
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.depth = 0  # open parentheses inside `$(`
 
 
-@dataclass(frozen=True, slots=True)
-class _Heredoc:
+class _Heredoc(NamedTuple):
     delimiter: str
     quoted: bool
     strip_tabs: bool

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
+from typing import NamedTuple
 
 
 class ExitCode(IntEnum):
@@ -36,8 +36,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(NamedTuple):
     """One validation finding, located in a file and a dotted key path."""
 
     severity: str  # "error" or "warning"

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import signal
 import stat
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 from start import agent as agent_template
 from start import paths
@@ -31,8 +29,7 @@ class OversizeError(StartError):
     """An argument or environment entry is larger than the OS accepts for exec."""
 
 
-@dataclass(frozen=True, slots=True)
-class Launch:
+class Launch(NamedTuple):
     """The exact process to start."""
 
     binary: str
@@ -40,7 +37,7 @@ class Launch:
     env: dict[str, str]
     cwd: Path
     uses_shell: bool
-    temp_files: tuple[Path, ...] = field(default=())
+    temp_files: tuple[Path, ...] = ()
 
     def cleanup(self) -> None:
         for path in self.temp_files:
@@ -76,7 +73,7 @@ class TempFiles:
 
     def write(self, kind: str, text: str) -> Path:
         self._prepare()
-        path = self.directory / f"{os.getpid()}-{kind}-{secrets.token_hex(4)}.md"
+        path = self.directory / f"{os.getpid()}-{kind}-{os.urandom(4).hex()}.md"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             os.write(fd, text.encode("utf-8", "surrogateescape"))

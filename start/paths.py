@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 APP = "start"
 PROJECT_DIR_NAME = ".start"
@@ -63,8 +63,7 @@ def builtin_config_dir() -> Path:
     return here.parent / "config"
 
 
-@dataclass(frozen=True, slots=True)
-class ProjectLocation:
+class ProjectLocation(NamedTuple):
     """The working directory, the project's `.start/` if any, and the project root."""
 
     workdir: Path

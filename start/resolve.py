@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from start.config.model import Agent, Config, Context, Role, Task
 from start.errors import AgentNotFoundError, UnknownNameError
@@ -14,8 +13,7 @@ Mode = Literal["session", "prompt", "task"]
 Which = Callable[[str], str | None]
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(NamedTuple):
     """What the user asked for on the command line."""
 
     mode: Mode
@@ -28,8 +26,7 @@ class Request:
     text: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(NamedTuple):
     """Everything chosen for one launch, with the reason for each choice."""
 
     mode: Mode

@@ -11,9 +11,8 @@ import signal
 import subprocess
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 from start.errors import StartError
 
@@ -57,8 +56,7 @@ class ShellNotFoundError(StartError):
         super().__init__(f"shell '{shell}' not found on PATH")
 
 
-@dataclass(frozen=True, slots=True)
-class CommandSpec:
+class CommandSpec(NamedTuple):
     command: str
     shell: str | None  # None: bash if it is on PATH, else sh
     timeout: float  # seconds
@@ -66,8 +64,7 @@ class CommandSpec:
     output_limit: int = DEFAULT_OUTPUT_LIMIT  # bytes kept of each of output, stdout and stderr
 
 
-@dataclass(frozen=True, slots=True)
-class CommandResult:
+class CommandResult(NamedTuple):
     spec: CommandSpec
     argv: tuple[str, ...]  # what was executed; empty if nothing was
     returncode: int | None  # None if it never started or timed out
@@ -191,23 +188,45 @@ def _utf8_boundary(data: bytearray) -> int:
     return end
 
 
-@dataclass(slots=True, eq=False)
 class _Job:
-    index: int
-    spec: CommandSpec
-    argv: tuple[str, ...]
-    proc: subprocess.Popen[bytes]
-    out_fd: int
-    err_fd: int
-    started: float
-    deadline: float
-    output: _Capture
-    stdout: _Capture
-    stderr: _Capture
-    open_fds: set[int] = field(default_factory=set)
-    leader_fd: int | None = None  # a pidfd, while waiting for a leader that closed its pipes
-    poll_at: float | None = None  # the next poll of such a leader, where pidfds are missing
-    poll_gap: float = 0.001
+    """One running command and what it has printed so far."""
+
+    __slots__ = (
+        "argv", "deadline", "err_fd", "index", "leader_fd", "open_fds", "out_fd", "output",
+        "poll_at", "poll_gap", "proc", "spec", "started", "stderr", "stdout",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        *,
+        index: int,
+        spec: CommandSpec,
+        argv: tuple[str, ...],
+        proc: subprocess.Popen[bytes],
+        out_fd: int,
+        err_fd: int,
+        started: float,
+        deadline: float,
+        output: _Capture,
+        stdout: _Capture,
+        stderr: _Capture,
+        open_fds: set[int],
+    ) -> None:
+        self.index = index
+        self.spec = spec
+        self.argv = argv
+        self.proc = proc
+        self.out_fd = out_fd
+        self.err_fd = err_fd
+        self.started = started
+        self.deadline = deadline
+        self.output = output
+        self.stdout = stdout
+        self.stderr = stderr
+        self.open_fds = open_fds
+        self.leader_fd: int | None = None  # a pidfd, while waiting for a leader that closed its pipes
+        self.poll_at: float | None = None  # the next poll of such a leader, where pidfds are missing
+        self.poll_gap = 0.001
 
     def fds(self) -> list[int]:
         return [*self.open_fds, *([self.leader_fd] if self.leader_fd is not None else [])]

@@ -8,9 +8,8 @@ All the commands of one launch run at once. File contents and command output are
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from start import template, trust
 from start.config.model import Config, SourceItem, Task
@@ -23,8 +22,7 @@ Status = Literal["ok", "missing", "failed", "empty"]
 Runner = Callable[[Sequence[CommandSpec]], list[CommandResult]]
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
+class Part(NamedTuple):
     """One materialised role, context or task."""
 
     kind: str
@@ -36,24 +34,26 @@ class Part:
     file: Path | None
 
 
-@dataclass(frozen=True, slots=True)
-class Composition:
+class Composition(NamedTuple):
     role: Part | None
     contexts: tuple[Part, ...]
     task: Part | None
     prompt: str
-    timings: dict[str, float] = field(default_factory=dict)
 
 
-@dataclass
 class _Pending:
-    kind: str
-    item: SourceItem
-    file: Path | None = None
-    file_text: str | None = None
-    file_missing: bool = False
-    command_index: int | None = None
-    result: CommandResult | None = None
+    """An item on its way to a Part: its file read and its command queued."""
+
+    __slots__ = ("command_index", "file", "file_missing", "file_text", "item", "kind", "result")
+
+    def __init__(self, kind: str, item: SourceItem) -> None:
+        self.kind = kind
+        self.item = item
+        self.file: Path | None = None
+        self.file_text: str | None = None
+        self.file_missing = False
+        self.command_index: int | None = None
+        self.result: CommandResult | None = None
 
 
 def _uses(item: SourceItem, *names: str) -> bool:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 # `{{name}}` is the literal text `{name}`; `{name}` is a placeholder; any other brace is plain text.
 _TOKEN: Final = re.compile(r"\{\{([a-z][a-z0-9_]*)\}\}|\{([a-z][a-z0-9_]*)\}")
@@ -27,8 +26,7 @@ SCOPE_NAMES: Final[Mapping[frozenset[str], str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Placeholder:
+class Placeholder(NamedTuple):
     """A `{name}` found in a template, at character offset `start`."""
 
     name: str
@@ -89,8 +87,7 @@ def render(segments: tuple[Segment, ...] | str, values: Mapping[str, str]) -> st
     return "".join(out)
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(NamedTuple):
     """A placeholder problem: severity, the placeholder and what is wrong."""
 
     severity: str

@@ -15,12 +15,12 @@ import os
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from start import paths
+from start.config import files
 from start.config.model import Config
 from start.errors import StartError, UntrustedError
 
@@ -37,8 +37,7 @@ class _Options(Protocol):
     def no_project(self) -> bool: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """One thing an approval covers: a file's bytes, a symlink's target, or a file's absence."""
 
     label: str  # the path relative to the project root, or absolute when outside it
@@ -50,8 +49,7 @@ class Entry:
     outside: bool = False  # the symlink resolves outside the project root, so it is not followed
 
 
-@dataclass(frozen=True, slots=True)
-class Scan:
+class Scan(NamedTuple):
     """The project layer as it is now: what an approval would cover, and unsafe permissions."""
 
     root: Path
@@ -61,16 +59,14 @@ class Scan:
     unsafe: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Copy:
+class Copy(NamedTuple):
     kind: str
     label: str
     digest: str
     text: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(NamedTuple):
     """One stored approval."""
 
     path: Path
@@ -80,8 +76,7 @@ class Record:
     copies: tuple[Copy, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(NamedTuple):
     trusted: bool
     reason: str
     scan: Scan | None
@@ -89,8 +84,7 @@ class Verdict:
     warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Mention:
+class Mention(NamedTuple):
     """A command, binary, path or setting the project config uses, for the review."""
 
     key: str
@@ -98,15 +92,13 @@ class Mention:
     where: str = ""  # "outside project root", "inside the project", "on PATH" or ""
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(NamedTuple):
     label: str
     status: str  # "added", "changed", "removed" or "same"
     diff: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Review:
+class Review(NamedTuple):
     """Everything approval allows, and how it differs from the last approval of this root."""
 
     scan: Scan
@@ -125,7 +117,7 @@ Warn = Callable[[str], None]
 
 
 def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return files.sha256(data)
 
 
 def _within(real: str, real_root: str) -> bool:

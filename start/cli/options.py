@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -12,23 +11,23 @@ import click
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclass
 class Options:
     """Every shared flag; the last place a flag is given wins."""
 
-    agent: str | None = None
-    role: str | None = None
-    no_role: bool = False
-    model: str | None = None
-    directory: Path | None = None
-    quiet: bool = False
-    verbose: int = 0
-    debug: bool = False
-    dry_run: bool = False
-    json: bool = False
-    no_color: bool = False
-    no_project: bool = False
-    agent_args: list[str] = field(default_factory=list)
+    def __init__(self, agent_args: list[str] | None = None) -> None:
+        self.agent: str | None = None
+        self.role: str | None = None
+        self.no_role = False
+        self.model: str | None = None
+        self.directory: Path | None = None
+        self.quiet = False
+        self.verbose = 0
+        self.debug = False
+        self.dry_run = False
+        self.json = False
+        self.no_color = False
+        self.no_project = False
+        self.agent_args: list[str] = agent_args or []
 
     @property
     def workdir(self) -> Path:

@@ -6,7 +6,6 @@ is kept as plain data (marshal) and rebuilt into records on the next run with th
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 from collections.abc import Mapping, Sequence
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from start import paths
+from start.config import files
 from start.config.model import (
     Agent,
     Config,
@@ -61,7 +61,7 @@ def key(
     """A digest of everything the loaded config depends on."""
     from start import __version__
 
-    digest = hashlib.sha256()
+    digest = files.new_sha256()
     digest.update(f"{FORMAT}|{__version__}|{_code_stamp()}|{layers!r}|".encode())
     for name in layers:
         digest.update(f"{name}={dirs.get(name)}|".encode())
@@ -131,13 +131,13 @@ def _encode(cache_key: str, config: Config) -> dict[str, Any]:
         mapping: Mapping[str, Item] = getattr(config, kind)
         rows = []
         for item in mapping.values():
-            fields = {
-                name: (dict(value) if name == "models" else value)
-                for name in item.__dataclass_fields__
-                if name not in ("name", "origin")
-                and (value := getattr(item, name)) != item.__dataclass_fields__[name].default
-                and not (name == "models" and not value)
-            }
+            defaults = item._field_defaults
+            fields: dict[str, Any] = {}
+            for name in item._fields[2:]:  # after name and origin
+                value = getattr(item, name)
+                if name in defaults and value == defaults[name]:
+                    continue
+                fields[name] = dict(value) if name == "models" else value
             rows.append((item.name, origin(item.origin), fields))
         items[kind] = rows
     settings = config.settings
@@ -148,7 +148,7 @@ def _encode(cache_key: str, config: Config) -> dict[str, Any]:
         "origins": [(o.layer, str(o.path)) for o in origins],
         "settings": {
             name: getattr(settings, name)
-            for name in settings.__dataclass_fields__
+            for name in settings._fields
             if name != "origins"
         },
         "setting_origins": setting_origins,

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from start.errors import Problem
 
@@ -18,15 +16,34 @@ _POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 _AT_END = re.compile(r"\s*\(at end of document\)$")
 
 
-@dataclass(frozen=True, slots=True)
-class ReadFile:
-    """A config file's exact bytes, their SHA-256, and the parsed table or the syntax problem."""
+class ReadFile(NamedTuple):
+    """A config file's exact bytes, and the parsed table or the syntax problem."""
 
     path: Path
     data: bytes
-    digest: str
     table: dict[str, Any] | None
     problem: Problem | None
+
+
+def new_sha256() -> Any:
+    """A SHA-256 hasher, without loading OpenSSL when CPython's own will do."""
+    try:
+        # hashlib imports the OpenSSL binding, about 5 ms that every launch would pay.
+        from _sha256 import sha256 as new  # CPython 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256 as new  # CPython 3.12+
+        except ImportError:
+            from hashlib import sha256 as new
+    return new()
+
+
+def sha256(data: bytes) -> str:
+    """The SHA-256 of `data` as hex."""
+    hasher = new_sha256()
+    hasher.update(data)
+    digest: str = hasher.hexdigest()
+    return digest
 
 
 def layer_paths(directory: Path | None) -> list[Path]:
@@ -52,19 +69,18 @@ def read(path: Path, data: bytes | None = None) -> ReadFile:
     """
     if data is None:
         data = path.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
         problem = Problem("error", path, "", "file is not valid UTF-8", line=line, column=column)
-        return ReadFile(path, data, digest, None, problem)
+        return ReadFile(path, data, None, problem)
     try:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        return ReadFile(path, data, digest, None, syntax_problem(path, text, error))
-    return ReadFile(path, data, digest, table, None)
+        return ReadFile(path, data, None, syntax_problem(path, text, error))
+    return ReadFile(path, data, table, None)
 
 
 def syntax_problem(path: Path, text: str, error: tomllib.TOMLDecodeError) -> Problem:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +30,17 @@ from start.config.validate import (
 from start.errors import ConfigError, Problem, suggest
 
 
-@dataclass
 class _Layer:
     """One layer's items by kind, in definition order, before merging."""
 
-    name: str
-    directory: Path | None
-    items: dict[str, dict[str, Item]] = field(default_factory=dict)
-    settings: dict[str, tuple[Any, Origin]] = field(default_factory=dict)
-    files: list[LayerFile] = field(default_factory=list)
+    __slots__ = ("directory", "files", "items", "name", "settings")
+
+    def __init__(self, name: str, directory: Path | None) -> None:
+        self.name = name
+        self.directory = directory
+        self.items: dict[str, dict[str, Item]] = {kind: {} for kind in schema.KINDS}
+        self.settings: dict[str, tuple[Any, Origin]] = {}
+        self.files: list[LayerFile] = []
 
 
 def layer_dirs(project: paths.ProjectLocation, use_project: bool = True) -> dict[str, Path | None]:
@@ -96,7 +97,7 @@ def load(
 def _read_layer(
     name: str, directory: Path | None, problems: list[Problem], contents: Mapping[Path, bytes]
 ) -> _Layer:
-    layer = _Layer(name, directory, {kind: {} for kind in schema.KINDS})
+    layer = _Layer(name, directory)
     seen: dict[tuple[str, str], Path] = {}
     for stray in files.stray_toml(directory):
         close = suggest(stray.name, files.LAYER_FILES)
@@ -116,7 +117,9 @@ def _read_layer(
     ]
     for path in listed:
         read = files.read(path, contents[path])
-        layer.files.append(LayerFile(name, path, read.digest, read.table is not None))
+        # Only project files need a digest: trust approves their exact bytes.
+        digest = files.sha256(read.data) if name == "project" else ""
+        layer.files.append(LayerFile(name, path, digest, read.table is not None))
         if read.problem is not None:
             problems.append(read.problem)
             continue

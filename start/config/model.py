@@ -1,19 +1,24 @@
-"""Frozen, slotted records of a validated and merged configuration."""
+"""Immutable records of a validated and merged configuration.
+
+Records on the launch path are NamedTuples rather than frozen dataclasses: they are just as
+immutable, and creating a dataclass costs about a millisecond at import, which every launch
+would pay (see docs/performance.md).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from start.errors import Problem
 from start.paths import ProjectLocation
 
 LAYERS = ("built-in", "global", "project")
+_NO_MODELS: Mapping[str, str] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
+class Origin(NamedTuple):
     """Where an item or setting was defined: its layer and file."""
 
     layer: str
@@ -23,27 +28,26 @@ class Origin:
         return f"{self.layer} ({self.path})"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Item:
+class Agent(NamedTuple):
+    """How to call an agent CLI."""
+
     name: str
     origin: Origin
-    description: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Agent(Item):
     bin: str
     command: str
+    description: str | None = None
     url: str | None = None
     models_url: str | None = None
     default_model: str | None = None
-    models: Mapping[str, str] = field(default_factory=dict)
+    models: Mapping[str, str] = _NO_MODELS
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SourceItem(Item):
-    """An item built from `file`, `command` and `prompt` (the seed's UTD pattern)."""
+class Role(NamedTuple):
+    """A system prompt, built from `file`, `command` and `prompt` (the seed's UTD pattern)."""
 
+    name: str
+    origin: Origin
+    description: str | None = None
     file: str | None = None
     command: str | None = None
     prompt: str | None = None
@@ -51,18 +55,31 @@ class SourceItem(Item):
     command_timeout: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Role(SourceItem):
-    pass
+class Context(NamedTuple):
+    """A document for prompts; `required` ones go into every prompt."""
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Context(SourceItem):
+    name: str
+    origin: Origin
+    description: str | None = None
+    file: str | None = None
+    command: str | None = None
+    prompt: str | None = None
+    shell: str | None = None
+    command_timeout: int | None = None
     required: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Task(SourceItem):
+class Task(NamedTuple):
+    """A reusable prompt template with its own role, agent and model choices."""
+
+    name: str
+    origin: Origin
+    description: str | None = None
+    file: str | None = None
+    command: str | None = None
+    prompt: str | None = None
+    shell: str | None = None
+    command_timeout: int | None = None
     alias: str | None = None
     role: str | None = None
     agent: str | None = None
@@ -70,23 +87,28 @@ class Task(SourceItem):
     internal: bool = False
 
 
+# Roles, contexts and tasks share the source fields (`file`, `command`, `prompt`, `shell`,
+# `command_timeout`); every kind has `name`, `origin` and `description`.
+SourceItem = Role | Context | Task
+Item = Agent | Role | Context | Task
+
 DEFAULT_COMMAND_TIMEOUT = 30
 DEFAULT_OUTPUT_LIMIT = 1_048_576
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Settings:
+class Settings(NamedTuple):
+    """`[settings]` after merging, with the origin of every field that was set."""
+
     default_agent: str | None = None
     default_role: str | None = None
     shell: str | None = None
     command_timeout: int = DEFAULT_COMMAND_TIMEOUT
     command_output_limit: int = DEFAULT_OUTPUT_LIMIT
-    origins: Mapping[str, Origin] = field(default_factory=dict)
+    origins: Mapping[str, Origin] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class LayerFile:
-    """One config file as read: its bytes' digest and whether it parsed."""
+class LayerFile(NamedTuple):
+    """One config file as read: its bytes' SHA-256 (project files only) and whether it parsed."""
 
     layer: str
     path: Path
@@ -94,8 +116,7 @@ class LayerFile:
     parsed: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
+class Config(NamedTuple):
     """The merged configuration, every problem found, and where it was found."""
 
     settings: Settings

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -15,14 +14,16 @@ def _origin(origin: Origin) -> dict[str, str]:
 
 
 def _fields(item: Item) -> dict[str, Any]:
+    """The fields that differ from their defaults, in definition order."""
     values: dict[str, Any] = {}
-    for field in dataclasses.fields(item):
-        if field.name in ("name", "origin"):
+    defaults = item._field_defaults
+    for name in item._fields:
+        if name in ("name", "origin"):
             continue
-        value = getattr(item, field.name)
-        if value is None or value == field.default or value == {}:
+        value = getattr(item, name)
+        if value is None or (name in defaults and value == defaults[name]) or value == {}:
             continue
-        values[field.name] = dict(value) if field.name == "models" else value
+        values[name] = dict(value) if name == "models" else value
     return values
 
 

@@ -191,7 +191,9 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(
         monkeypatch.setenv("NO_COLOR", "1")
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stdout", terminal)
-    doctor_cli.show(diagnose(isolated), Options(no_color=no_color_flag))
+    options = Options()
+    options.no_color = no_color_flag
+    doctor_cli.show(diagnose(isolated), options)
     assert ("\x1b[" in terminal.getvalue()) is coloured
     assert "✓ healthy: no errors or warnings" in terminal.getvalue()
 
