@@ -4,7 +4,7 @@ Each agent NAME has tests/fixtures/agent_help/NAME.txt: the CLI's --help output 
 subcommands it uses), each part under a header line `### <command line> (version X)`. An option
 that the CLI accepts but hides from --help is evidenced by a recorded probe: a part whose command
 line uses the option and whose output shows it was accepted (next to a contrast probe showing an
-unknown option being rejected). docs/agents-catalog.md says how to refresh these files.
+unknown option being rejected). docs/agents.md ("Refreshing the fixtures") says how to refresh these files.
 
 Only the standard library and pytest: these checks read files and run nothing.
 """
