@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from enum import IntEnum
 from pathlib import Path
@@ -74,6 +73,8 @@ class Problem(NamedTuple):
 
 def suggest(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
     """The closest candidate to a mistyped word, or None."""
+    import difflib  # only on an error path
+
     matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=cutoff)
     return matches[0] if matches else None
 

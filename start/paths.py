@@ -26,18 +26,27 @@ def global_config_dir() -> Path:
     return Path.home() / ".config" / APP
 
 
-def state_dir() -> Path:
-    """Per-user state (trust records): `$XDG_STATE_HOME/start` via platformdirs."""
-    import platformdirs
+def _xdg(variable: str, fallback: str, kind: str) -> Path:
+    """An XDG base directory for `start`; platformdirs decides on macOS and Windows."""
+    if sys.platform in ("win32", "darwin"):
+        import platformdirs
 
-    return Path(platformdirs.user_state_dir(APP, appauthor=False))
+        found: str = getattr(platformdirs, f"user_{kind}_dir")(APP, appauthor=False)
+        return Path(found)
+    # The XDG rule platformdirs applies on Linux, without its import on every launch.
+    value = os.environ.get(variable, "").strip()
+    base = Path(value).expanduser() if value else Path.home() / fallback
+    return base / APP
+
+
+def state_dir() -> Path:
+    """Per-user state (trust records): `$XDG_STATE_HOME/start`, else `~/.local/state/start`."""
+    return _xdg("XDG_STATE_HOME", ".local/state", "state")
 
 
 def cache_dir() -> Path:
-    """Per-user cache (validated configs): `$XDG_CACHE_HOME/start` via platformdirs."""
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir(APP, appauthor=False))
+    """Per-user cache (validated configs): `$XDG_CACHE_HOME/start`, else `~/.cache/start`."""
+    return _xdg("XDG_CACHE_HOME", ".cache", "cache")
 
 
 def runtime_dir() -> Path:

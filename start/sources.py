@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from start import template, trust
+from start import template
 from start.config.model import Config, SourceItem, Task
 from start.errors import CommandError, StartError
 from start.paths import expand
@@ -70,7 +70,7 @@ def _prepare(kind: str, item: SourceItem, config: Config, specs: list[CommandSpe
         pending.file = expand(item.file, config.root)
         if _uses(item, "file_contents"):
             try:
-                pending.file_text = trust.read_bytes(pending.file).decode("utf-8", "replace")
+                pending.file_text = _read(config, pending.file).decode("utf-8", "replace")
             except FileNotFoundError:
                 pending.file_missing = True
             except OSError as error:
@@ -89,6 +89,15 @@ def _prepare(kind: str, item: SourceItem, config: Config, specs: list[CommandSpe
             )
         )
     return pending
+
+
+def _read(config: Config, path: Path) -> bytes:
+    """A file's bytes; with a project layer, the bytes trust approved for this run."""
+    if config.layer_dirs.get("project") is None:
+        return path.read_bytes()
+    from start import trust
+
+    return trust.read_bytes(path)
 
 
 def _source(item: SourceItem, file: Path | None) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from typing import Final, NamedTuple
@@ -98,6 +97,8 @@ class Finding(NamedTuple):
 
 def check(template: str, allowed: frozenset[str]) -> list[Finding]:
     """Placeholder problems of a template in the scope whose names are `allowed`."""
+    import difflib  # validation only, not the launch path
+
     findings: list[Finding] = []
     reported: set[str] = set()
     scope = SCOPE_NAMES.get(allowed, "this location")

@@ -9,7 +9,6 @@ caller passes `ask` (show a review, return the answer) and `warn` callbacks.
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import stat

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 import time
 from datetime import datetime
@@ -27,10 +26,12 @@ def _now() -> str:
 
 def _load(options: Options) -> Config:
     """The config to launch with: nothing from an untrusted project .start/ runs (exit 5)."""
+    config = load(options.workdir, use_project=not options.no_project, strict=True)
+    if config.layer_dirs.get("project") is None:
+        return config  # no project layer: nothing to trust, and no need to load trust at all
     from start import trust
     from start.cli import trust as trust_cli
 
-    config = load(options.workdir, use_project=not options.no_project, strict=True)
     return trust.require(config, options, ask=trust_cli.ask, warn=trust_cli.warn)
 
 
@@ -144,6 +145,8 @@ def _list_tasks(options: Options, show_all: bool) -> int:
 
 def command_line(launch: launcher.Launch) -> str:
     """The launch as one shell-quoted line."""
+    import shlex
+
     env = [f"{k}={shlex.quote(v)}" for k, v in launch.env.items()]
     return " ".join([*env, shlex.join(launch.argv)])
 
