@@ -115,7 +115,9 @@ def print_table(
         return
     if title:
         out(title)
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
     out("  ".join(h.upper().ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
     for row in rows:
         out("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())

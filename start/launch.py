@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -41,10 +42,8 @@ class Launch(NamedTuple):
 
     def cleanup(self) -> None:
         for path in self.temp_files:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-            except FileNotFoundError:
-                pass
 
 
 class TempFiles:
@@ -84,10 +83,8 @@ class TempFiles:
 
     def remove(self) -> None:
         for path in self.created:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-            except FileNotFoundError:
-                pass
 
 
 def sweep(directory: Path, now: float | None = None) -> None:
@@ -179,7 +176,9 @@ def build(
     except BaseException:
         temp.remove()
         raise
-    return Launch(binary, tuple(argv), dict(command.env), cwd, command.uses_shell, tuple(temp.created))
+    return Launch(
+        binary, tuple(argv), dict(command.env), cwd, command.uses_shell, tuple(temp.created)
+    )
 
 
 def resolve_binary(name: str, agent: Agent, cwd: Path) -> str:
@@ -205,7 +204,9 @@ def _missing(agent: Agent, name: str) -> str:
     hint = f"install it or fix agents.{agent.name}.bin in {agent.origin.path}"
     if agent.url:
         hint = f"install it ({agent.url}) or fix agents.{agent.name}.bin in {agent.origin.path}"
-    return f"agent '{agent.name}': '{name}' not found on PATH; {hint}, or choose another with --agent"
+    return (
+        f"agent '{agent.name}': '{name}' not found on PATH; {hint}, or choose another with --agent"
+    )
 
 
 def arg_max() -> int:

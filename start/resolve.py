@@ -90,7 +90,10 @@ def select_agent(
             return config.agents[name], reason
     user = [a for a in config.agents.values() if a.origin.layer != "built-in"]
     shipped = [a for a in config.agents.values() if a.origin.layer == "built-in"]
-    for agents, reason in ((user, "first configured agent on PATH"), (shipped, "first agent on PATH")):
+    for agents, reason in (
+        (user, "first configured agent on PATH"),
+        (shipped, "first agent on PATH"),
+    ):
         for agent in agents:
             if which(_bin_name(agent.bin)):
                 return agent, reason

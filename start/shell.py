@@ -224,8 +224,12 @@ class _Job:
         self.stdout = stdout
         self.stderr = stderr
         self.open_fds = open_fds
-        self.leader_fd: int | None = None  # a pidfd, while waiting for a leader that closed its pipes
-        self.poll_at: float | None = None  # the next poll of such a leader, where pidfds are missing
+        self.leader_fd: int | None = (
+            None  # a pidfd, while waiting for a leader that closed its pipes
+        )
+        self.poll_at: float | None = (
+            None  # the next poll of such a leader, where pidfds are missing
+        )
         self.poll_gap = 0.001
 
     def fds(self) -> list[int]:

@@ -132,9 +132,7 @@ def _render(pending: _Pending, values: dict[str, str]) -> tuple[str, bool]:
     return template.render(segments, values), used
 
 
-def compose(
-    config: Config, plan: Plan, date: str, runner: Runner = run_all
-) -> Composition:
+def compose(config: Config, plan: Plan, date: str, runner: Runner = run_all) -> Composition:
     """Read, run and render everything the plan needs, then assemble the prompt."""
     specs: list[CommandSpec] = []
     role = _prepare("role", plan.role, config, specs) if plan.role else None
@@ -216,7 +214,15 @@ def _finish_context(pending: _Pending, values: dict[str, str]) -> Part:
     item = pending.item
     source = _source(item, pending.file)
     if pending.file_missing:
-        return Part("context", item.name, "", "missing", f"file not found: {pending.file}", source, pending.file)
+        return Part(
+            "context",
+            item.name,
+            "",
+            "missing",
+            f"file not found: {pending.file}",
+            source,
+            pending.file,
+        )
     result = pending.result
     if result is not None and not result.ok:
         if result.error:

@@ -107,9 +107,7 @@ def check(template: str, allowed: frozenset[str]) -> list[Finding]:
             continue
         reported.add(name)
         if name in KNOWN:
-            where = ", ".join(
-                label for names_, label in SCOPE_NAMES.items() if name in names_
-            )
+            where = ", ".join(label for names_, label in SCOPE_NAMES.items() if name in names_)
             findings.append(
                 Finding(
                     "error",

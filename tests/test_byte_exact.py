@@ -19,8 +19,27 @@ TEXT = st.text(
     alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), min_size=1
 )
 HOSTILE = st.sampled_from(
-    ["'", '"', "$(touch pwned)", "`id`", "; rm -rf x", "\n", "--flag", "-", "{prompt}", "{{",
-     "}}", "\\", "ünï 中文 🚀", "$HOME", "*", "~", "'\"'\"'", "\r\n", " "]
+    [
+        "'",
+        '"',
+        "$(touch pwned)",
+        "`id`",
+        "; rm -rf x",
+        "\n",
+        "--flag",
+        "-",
+        "{prompt}",
+        "{{",
+        "}}",
+        "\\",
+        "ünï 中文 🚀",
+        "$HOME",
+        "*",
+        "~",
+        "'\"'\"'",
+        "\r\n",
+        " ",
+    ]
 )
 VALUE = st.lists(st.one_of(TEXT, HOSTILE), min_size=1, max_size=6).map("".join)
 
@@ -61,15 +80,25 @@ def launch(template: str, role: str, prompt: str) -> list[str]:
         return argv
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(role=VALUE, prompt=VALUE)
 def test_direct_path_is_byte_exact(role: str, prompt: str) -> None:
     assert launch(DIRECT, role, prompt) == [
-        "--model", "model-id", "--append-system-prompt", role, prompt, prompt, prompt,
+        "--model",
+        "model-id",
+        "--append-system-prompt",
+        role,
+        prompt,
+        prompt,
+        prompt,
     ]
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(role=VALUE, prompt=VALUE)
 def test_shell_operator_path_is_byte_exact(role: str, prompt: str) -> None:
     assert launch(SHELL, role, prompt) == ["--append-system-prompt", role, prompt, prompt, prompt]

@@ -44,7 +44,9 @@ def test_core_imports_without_click_or_rich() -> None:
     assert out.stdout.strip() == ""
 
 
-def _commands(group: click.Group, ctx: click.Context, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def _commands(
+    group: click.Group, ctx: click.Context, prefix: tuple[str, ...] = ()
+) -> list[tuple[str, ...]]:
     found = []
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)

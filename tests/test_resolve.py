@@ -95,7 +95,14 @@ def test_no_roles_means_no_role() -> None:
     [
         (Request("task", agent="alpha"), TASK, {"default_agent": "beta"}, (), "alpha", "--agent"),
         (Request("task"), TASK, {"default_agent": "alpha"}, (), "beta", "task 'review'"),
-        (Request("task"), BARE_TASK, {"default_agent": "beta"}, (), "beta", "settings.default_agent"),
+        (
+            Request("task"),
+            BARE_TASK,
+            {"default_agent": "beta"},
+            (),
+            "beta",
+            "settings.default_agent",
+        ),
         (Request("task"), BARE_TASK, {}, ("beta",), "beta", "first agent on PATH"),
         (Request("task"), BARE_TASK, {}, ("alpha", "beta"), "alpha", "first agent on PATH"),
     ],
@@ -143,7 +150,9 @@ def test_unknown_role_exits_4_with_suggestion() -> None:
     assert str(raised.value) == "unknown role 'secnd'; did you mean 'second'?"
 
 
-CLAUDE = agent("claude", sonnet="claude-sonnet-4-5", opus="claude-opus-4-1", haiku="claude-haiku-4-5")
+CLAUDE = agent(
+    "claude", sonnet="claude-sonnet-4-5", opus="claude-opus-4-1", haiku="claude-haiku-4-5"
+)
 
 
 @pytest.mark.parametrize(

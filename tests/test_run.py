@@ -111,7 +111,9 @@ def test_missing_context_file_is_a_warning_and_skipped(repo: Path) -> None:
 
 
 def test_failing_context_command_is_a_warning(repo: Path) -> None:
-    write_tree(repo, {".start/contexts.toml": '[contexts.bad]\ncommand = "exit 3"\nrequired = true\n'})
+    write_tree(
+        repo, {".start/contexts.toml": '[contexts.bad]\ncommand = "exit 3"\nrequired = true\n'}
+    )
     data = dry("prompt", "x")
     assert data["contexts"][0]["status"] == "failed"
     assert data["contexts"][0]["detail"] == "command failed with exit code 3"
@@ -146,7 +148,13 @@ def test_file_plus_command_uses_the_file_as_template(repo: Path) -> None:
 
 
 def test_file_only_task_is_data_not_a_template(repo: Path) -> None:
-    write_tree(repo, {"t.md": "literal {instructions} {date}\n", ".start/tasks.toml": '[tasks.t]\nfile = "t.md"\n'})
+    write_tree(
+        repo,
+        {
+            "t.md": "literal {instructions} {date}\n",
+            ".start/tasks.toml": '[tasks.t]\nfile = "t.md"\n',
+        },
+    )
     assert dry("task", "t", "go")["prompt"] == "literal {instructions} {date}\n\ngo"
 
 
@@ -158,7 +166,7 @@ def test_single_pass_rendering_with_hostile_values(repo: Path) -> None:
             ".start/config.toml": (
                 '[roles.r]\nfile = "role.md"\n'
                 "[tasks.t]\n"
-                "role = \"r\"\n"
+                'role = "r"\n'
                 "command = \"printf '%s' '{instructions} {{date}}'\"\n"
                 'prompt = "Out: {command_output} | In: {instructions} | {{model}}"\n'
             ),
@@ -166,9 +174,7 @@ def test_single_pass_rendering_with_hostile_values(repo: Path) -> None:
     )
     data = dry("task", "t", "{command_output}", "$(id)")
     assert data["role_text"] == "{prompt}{role}{date} {{x}} $(touch pwned) `id`"
-    assert data["prompt"] == (
-        "Out: {instructions} {{date}} | In: {command_output} $(id) | {model}"
-    )
+    assert data["prompt"] == ("Out: {instructions} {{date}} | In: {command_output} $(id) | {model}")
     assert not (repo / "pwned").exists()
 
 
@@ -177,8 +183,7 @@ def test_date_is_one_iso_timestamp_everywhere(repo: Path) -> None:
         repo,
         {
             ".start/config.toml": (
-                '[contexts.c]\nprompt = "{date}"\nrequired = true\n'
-                '[tasks.t]\nprompt = "{date}"\n'
+                '[contexts.c]\nprompt = "{date}"\nrequired = true\n[tasks.t]\nprompt = "{date}"\n'
             )
         },
     )
@@ -219,7 +224,10 @@ def test_ambiguous_and_unknown_tasks_exit_4(repo: Path) -> None:
 
 def test_unknown_agent_and_role_exit_4(repo: Path) -> None:
     result = invoke("prompt", "x", "--agent", "fak", "--dry-run")
-    assert (result.exit_code, result.stderr) == (4, "start: unknown agent 'fak'; did you mean 'fake'?\n")
+    assert (result.exit_code, result.stderr) == (
+        4,
+        "start: unknown agent 'fak'; did you mean 'fake'?\n",
+    )
     result = invoke("prompt", "x", "-r", "code-reviwer", "--dry-run")
     assert result.exit_code == 4
     assert result.stderr == "start: unknown role 'code-reviwer'; did you mean 'code-reviewer'?\n"
@@ -258,7 +266,9 @@ def test_task_listing(repo: Path) -> None:
 def test_failing_task_command_exits_1_and_shows_everything(repo: Path) -> None:
     write_tree(
         repo,
-        {".start/tasks.toml": "[tasks.t]\ncommand = \"echo out; echo err >&2; exit 2\"\nprompt = \"{command_output}\"\n"},
+        {
+            ".start/tasks.toml": '[tasks.t]\ncommand = "echo out; echo err >&2; exit 2"\nprompt = "{command_output}"\n'
+        },
     )
     result = invoke("task", "t", "--dry-run")
     assert result.exit_code == 1
@@ -321,7 +331,12 @@ def test_role_command_failure_is_an_error(repo: Path) -> None:
 
 
 def test_model_placeholder_without_model_is_an_error(repo: Path) -> None:
-    write_tree(repo, {".start/agents.toml": '[agents.nomodel]\nbin = "true"\ncommand = "{bin} -m {model} {prompt}"\n'})
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": '[agents.nomodel]\nbin = "true"\ncommand = "{bin} -m {model} {prompt}"\n'
+        },
+    )
     result = invoke("prompt", "x", "-a", "nomodel", "--dry-run")
     assert result.exit_code == 1
     assert result.stderr == (
@@ -334,7 +349,9 @@ def test_model_placeholder_without_model_is_an_error(repo: Path) -> None:
 def test_oversize_argument_fails_before_exec_and_leaves_no_temp_file(repo: Path) -> None:
     write_tree(
         repo,
-        {".start/agents.toml": '[agents.big]\nbin = "true"\ncommand = "{bin} --role-file {role_file} {prompt}"\n'},
+        {
+            ".start/agents.toml": '[agents.big]\nbin = "true"\ncommand = "{bin} --role-file {role_file} {prompt}"\n'
+        },
     )
     result = invoke("prompt", "x" * 200_000, "-a", "big", "--dry-run")
     assert result.exit_code == 1
@@ -348,7 +365,12 @@ def test_oversize_argument_fails_before_exec_and_leaves_no_temp_file(repo: Path)
 
 
 def test_prompt_file_carries_large_prompts(repo: Path) -> None:
-    write_tree(repo, {".start/agents.toml": f'[agents.big]\nbin = "{FAKE_AGENT}"\ncommand = "{{bin}} --file {{prompt_file}}"\n'})
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": f'[agents.big]\nbin = "{FAKE_AGENT}"\ncommand = "{{bin}} --file {{prompt_file}}"\n'
+        },
+    )
     text = "y" * 300_000
     proc, record = launch(repo, "prompt", "-a", "big", "-q", "-", stdin=text)
     assert proc.returncode == 0, proc.stderr
@@ -361,7 +383,12 @@ def test_prompt_file_carries_large_prompts(repo: Path) -> None:
 
 
 def test_missing_agent_binary_exits_127(repo: Path) -> None:
-    write_tree(repo, {".start/agents.toml": '[agents.gone]\nbin = "no-such-agent-xyz"\ncommand = "{bin} {prompt}"\n'})
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": '[agents.gone]\nbin = "no-such-agent-xyz"\ncommand = "{bin} {prompt}"\n'
+        },
+    )
     result = invoke("prompt", "x", "-a", "gone", "--dry-run")
     assert result.exit_code == 127
     assert result.stderr == (
@@ -372,7 +399,12 @@ def test_missing_agent_binary_exits_127(repo: Path) -> None:
 
 def test_agent_binary_not_executable_exits_126(repo: Path) -> None:
     (repo / "agent.sh").write_text("#!/bin/sh\n")
-    write_tree(repo, {".start/agents.toml": f'[agents.noexec]\nbin = "{repo / "agent.sh"}"\ncommand = "{{bin}} {{prompt}}"\n'})
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": f'[agents.noexec]\nbin = "{repo / "agent.sh"}"\ncommand = "{{bin}} {{prompt}}"\n'
+        },
+    )
     result = invoke("prompt", "x", "-a", "noexec", "--dry-run")
     assert result.exit_code == 126
 
@@ -421,7 +453,7 @@ def test_env_assignments_reach_the_agent(repo: Path) -> None:
         repo,
         {
             ".start/agents.toml": (
-                f"[agents.gem]\nbin = \"{FAKE_AGENT}\"\n"
+                f'[agents.gem]\nbin = "{FAKE_AGENT}"\n'
                 "command = \"GEMINI_SYSTEM_MD='{role_file}' {bin} '{prompt}'\"\n"
             )
         },
@@ -440,7 +472,7 @@ def test_role_file_of_a_file_only_role_is_the_original_path(repo: Path) -> None:
         {
             "roles.toml": '[roles.terse]\nfile = "ROLE.md"\n',
             "agents.toml": (
-                f"[agents.rf]\nbin = \"{FAKE_AGENT}\"\ncommand = \"{{bin}} --sys {{role_file}} {{prompt}}\"\n"
+                f'[agents.rf]\nbin = "{FAKE_AGENT}"\ncommand = "{{bin}} --sys {{role_file}} {{prompt}}"\n'
             ),
         },
     )
@@ -456,7 +488,7 @@ def test_project_role_file_is_a_copy_of_the_approved_bytes(repo: Path) -> None:
             "ROLE.md": "be terse\n",
             ".start/config.toml": (
                 '[roles.terse]\nfile = "ROLE.md"\n'
-                f"[agents.rf]\nbin = \"{FAKE_AGENT}\"\ncommand = \"{{bin}} --sys {{role_file}} {{prompt}}\"\n"
+                f'[agents.rf]\nbin = "{FAKE_AGENT}"\ncommand = "{{bin}} --sys {{role_file}} {{prompt}}"\n'
             ),
         },
     )
@@ -492,8 +524,8 @@ def test_shell_operator_template(repo: Path) -> None:
         repo,
         {
             ".start/agents.toml": (
-                f"[agents.piped]\nbin = \"{FAKE_AGENT}\"\n"
-                f"command = \"{{bin}} '{{prompt}}' \\\"{{role}}\\\" > {out}\"\n"
+                f'[agents.piped]\nbin = "{FAKE_AGENT}"\n'
+                f'command = "{{bin}} \'{{prompt}}\' \\"{{role}}\\" > {out}"\n'
             )
         },
     )

@@ -18,7 +18,9 @@ def test_scan_splits_text_and_placeholders() -> None:
 
 
 def test_double_braces_are_literal_text() -> None:
-    assert template.render("{{prompt}} and {date}", {"date": "D", "prompt": "P"}) == "{prompt} and D"
+    assert (
+        template.render("{{prompt}} and {date}", {"date": "D", "prompt": "P"}) == "{prompt} and D"
+    )
 
 
 def test_other_braces_are_plain_text() -> None:
@@ -63,7 +65,9 @@ def test_out_of_scope_placeholder_is_an_error_saying_where_it_is_allowed() -> No
 def test_near_miss_is_an_error_with_a_suggestion() -> None:
     assert template.check("{instruction} {command_ouput}", template.TASK_PROMPT) == [
         Finding("error", "instruction", "unknown placeholder {instruction}", "{instructions}"),
-        Finding("error", "command_ouput", "unknown placeholder {command_ouput}", "{command_output}"),
+        Finding(
+            "error", "command_ouput", "unknown placeholder {command_ouput}", "{command_output}"
+        ),
     ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import NoReturn
@@ -123,17 +124,15 @@ def main(argv: list[str] | None = None) -> NoReturn:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         code = ExitCode.ERROR
-    except Exception as error:  # noqa: BLE001 - the error boundary reports anything unexpected
+    except Exception as error:
         _debug_traceback(always=False)
         sys.stderr.write(
             f"start: internal error: {type(error).__name__}: {error}\n"
             "Set START_DEBUG=1 to see the traceback.\n"
         )
         code = ExitCode.ERROR
-    try:
+    with contextlib.suppress(BrokenPipeError):
         sys.stdout.flush()
-    except BrokenPipeError:
-        pass
     sys.exit(int(code))
 
 

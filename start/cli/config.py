@@ -33,8 +33,10 @@ def validate() -> int:
     else:
         printer = console.Printer(sys.stdout, no_color=options.no_color)
         for problem in problems:
-            mark = printer.style("error", "red", "bold") if problem.is_error else printer.style(
-                "warning", "yellow"
+            mark = (
+                printer.style("error", "red", "bold")
+                if problem.is_error
+                else printer.style("warning", "yellow")
             )
             printer.line(f"{mark}: {problem}")
         errors = sum(1 for p in problems if p.is_error)

@@ -78,11 +78,9 @@ def run_session(options: Options) -> int:
 def prompt(text: tuple[str, ...]) -> int:
     """Send TEXT to the agent with the required contexts. Use - to read TEXT from stdin."""
     options = get_options()
-    if text == ("-",):
-        # Bytes, not text mode: universal newlines would turn \r\n into \n.
-        body = sys.stdin.buffer.read().decode("utf-8", "replace")
-    else:
-        body = " ".join(text)
+    # Bytes, not text mode: universal newlines would turn \r\n into \n.
+    read = text == ("-",)
+    body = sys.stdin.buffer.read().decode("utf-8", "replace") if read else " ".join(text)
     request = resolve.Request(
         "prompt", options.agent, options.role, options.no_role, options.model, text=body
     )
@@ -204,8 +202,7 @@ def _summary_lines(
         lines.append(f"  cwd           {launch.cwd}")
         lines.append(f"  project root  {config.root}")
         lines.append(
-            "  timings       "
-            + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in timings.items())
+            "  timings       " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in timings.items())
         )
     return lines
 
@@ -272,5 +269,6 @@ def _show_dry_run(
         printer.line(s(f"──── {title} ────", "bold"))
         printer.line(body.rstrip("\n") if body else "(empty)")
     printer.line()
-    printer.line(s("(dry run: the agent was not started; task and context commands did run)", "dim"))
-
+    printer.line(
+        s("(dry run: the agent was not started; task and context commands did run)", "dim")
+    )

@@ -10,11 +10,12 @@ from typing import IO, Any
 import click
 
 from start import console, paths
-from start.console import printable
 from start import trust as core
 from start.cli.options import common_options, get_options
 from start.config.load import load
+from start.console import printable
 from start.errors import ExitCode, UntrustedError, UsageError
+
 
 def _mention_lines(
     title: str, mentions: tuple[core.Mention, ...], style: Callable[..., str]

@@ -6,6 +6,7 @@ is kept as plain data (marshal) and rebuilt into records on the next run with th
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 from collections.abc import Mapping, Sequence
@@ -36,8 +37,17 @@ _KINDS: Mapping[str, type[Item]] = {
     "tasks": Task,
 }
 # The modules whose code decides what a config means; a change to any of them is a new key.
-_CODE = ("config/load.py", "config/validate.py", "config/schema.py", "config/model.py",
-         "config/files.py", "config/cache.py", "template.py", "agent.py", "errors.py")
+_CODE = (
+    "config/load.py",
+    "config/validate.py",
+    "config/schema.py",
+    "config/model.py",
+    "config/files.py",
+    "config/cache.py",
+    "template.py",
+    "agent.py",
+    "errors.py",
+)
 
 
 def _code_stamp() -> str:
@@ -70,14 +80,17 @@ def key(
         digest.update(data)
     for path in strays:
         digest.update(f"stray:{path}|".encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()
+    result: str = digest.hexdigest()
+    return result
 
 
 def _path(cache_key: str) -> Path:
     return paths.cache_dir() / f"config-{cache_key[:32]}.bin"
 
 
-def get(cache_key: str, project: paths.ProjectLocation, dirs: Mapping[str, Path | None]) -> Config | None:
+def get(
+    cache_key: str, project: paths.ProjectLocation, dirs: Mapping[str, Path | None]
+) -> Config | None:
     """The cached config for this key, or None (missing, corrupt, or not ours)."""
     path = _path(cache_key)
     try:
@@ -114,10 +127,8 @@ def put(cache_key: str, config: Config) -> None:
 def _prune(directory: Path) -> None:
     entries = sorted(directory.glob("config-*.bin"), key=lambda p: p.stat().st_mtime, reverse=True)
     for stale in entries[KEEP:]:
-        try:
+        with contextlib.suppress(OSError):
             stale.unlink()
-        except OSError:
-            pass
 
 
 def _encode(cache_key: str, config: Config) -> dict[str, Any]:
@@ -147,15 +158,20 @@ def _encode(cache_key: str, config: Config) -> dict[str, Any]:
         # Filled by the calls above, so it comes after them.
         "origins": [(o.layer, str(o.path)) for o in origins],
         "settings": {
-            name: getattr(settings, name)
-            for name in settings._fields
-            if name != "origins"
+            name: getattr(settings, name) for name in settings._fields if name != "origins"
         },
         "setting_origins": setting_origins,
         "items": items,
         "problems": [
-            (p.severity, None if p.file is None else str(p.file), p.key, p.message, p.suggestion,
-             p.line, p.column)
+            (
+                p.severity,
+                None if p.file is None else str(p.file),
+                p.key,
+                p.message,
+                p.suggestion,
+                p.line,
+                p.column,
+            )
             for p in config.problems
         ],
         "files": [(f.layer, str(f.path), f.digest, f.parsed) for f in config.files],
@@ -183,7 +199,10 @@ def _decode(
         contexts=kinds["contexts"],  # type: ignore[arg-type]
         tasks=kinds["tasks"],  # type: ignore[arg-type]
         project=project,
-        files=tuple(LayerFile(layer, Path(path), digest, parsed) for layer, path, digest, parsed in data["files"]),
+        files=tuple(
+            LayerFile(layer, Path(path), digest, parsed)
+            for layer, path, digest, parsed in data["files"]
+        ),
         layer_dirs=dict(dirs),
         problems=tuple(
             Problem(sev, None if file is None else Path(file), key, message, suggestion, line, col)

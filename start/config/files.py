@@ -29,10 +29,10 @@ def new_sha256() -> Any:
     """A SHA-256 hasher, without loading OpenSSL when CPython's own will do."""
     try:
         # hashlib imports the OpenSSL binding, about 5 ms that every launch would pay.
-        from _sha256 import sha256 as new  # CPython 3.11
+        from _sha256 import sha256 as new  # type: ignore[import-not-found] # CPython 3.11
     except ImportError:
         try:
-            from _sha2 import sha256 as new  # CPython 3.12+
+            from _sha2 import sha256 as new  # type: ignore[import-not-found] # CPython 3.12+
         except ImportError:
             from hashlib import sha256 as new
     return new()
@@ -57,9 +57,7 @@ def stray_toml(directory: Path | None) -> list[Path]:
     """TOML files in a layer directory that `start` does not read (likely misnamed)."""
     if directory is None or not directory.is_dir():
         return []
-    return sorted(
-        p for p in directory.glob("*.toml") if p.name not in LAYER_FILES and p.is_file()
-    )
+    return sorted(p for p in directory.glob("*.toml") if p.name not in LAYER_FILES and p.is_file())
 
 
 def read(path: Path, data: bytes | None = None) -> ReadFile:
@@ -96,4 +94,6 @@ def syntax_problem(path: Path, text: str, error: tomllib.TOMLDecodeError) -> Pro
         lines = text.split("\n")
         line, column = len(lines), len(lines[-1]) + 1
     message = message.strip() or "invalid TOML"
-    return Problem("error", path, "", message[0].lower() + message[1:], line=line or 1, column=column or 1)
+    return Problem(
+        "error", path, "", message[0].lower() + message[1:], line=line or 1, column=column or 1
+    )

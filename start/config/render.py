@@ -52,8 +52,10 @@ def toml_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        if "\n" in value and "'''" not in value and all(
-            c in "\t\n" or ord(c) >= 0x20 and c != "\x7f" for c in value
+        if (
+            "\n" in value
+            and "'''" not in value
+            and all(c in "\t\n" or (ord(c) >= 0x20 and c != "\x7f") for c in value)
         ):
             return "'''\n" + value + "'''"
         return json.dumps(value, ensure_ascii=False)

@@ -76,7 +76,7 @@ def type_error(kind: str, value: object) -> str | None:
         return None if value > 0 else f"must be a positive integer, not {value}"
     if kind == MODELS:
         if not isinstance(value, dict):
-            return f"must be a table of alias = \"model id\", not {_describe(value)}"
+            return f'must be a table of alias = "model id", not {_describe(value)}'
         for alias, model in value.items():
             if not isinstance(model, str):
                 return f"model '{alias}' must be a string, not {_describe(model)}"

@@ -175,7 +175,10 @@ def _check_sources(
     where = f"{key}.prompt"
     _check_placeholders(prompt, allowed, where, out)
     used = set(template.names(prompt))
-    for source, wants in (("file", ("file", "file_contents")), ("command", ("command", "command_output"))):
+    for source, wants in (
+        ("file", ("file", "file_contents")),
+        ("command", ("command", "command_output")),
+    ):
         uses = [name for name in wants if name in used]
         if source not in table:
             for name in uses:
@@ -206,7 +209,9 @@ def check_merged(
     """References and aliases, checked on the merged result."""
     problems: list[Problem] = []
 
-    def missing(origin: Origin | None, key: str, kind: str, name: str, known: Mapping[str, Any]) -> None:
+    def missing(
+        origin: Origin | None, key: str, kind: str, name: str, known: Mapping[str, Any]
+    ) -> None:
         path = origin.path if origin else None
         message = f"{kind} '{name}' is not defined"
         close = suggest(name, known)

@@ -23,8 +23,13 @@ def test_validate_reports_each_problem_then_a_summary_and_exits_3(global_dir: Pa
     path = global_dir / "config.toml"
     assert result.exit_code == 3
     lines = result.stdout.splitlines()
-    assert lines[0] == f"warning: {path}: tasks.t.comand: unknown key 'comand' (did you mean 'command'?)"
-    assert lines[1] == f"error: {path}: tasks.t: needs at least one of 'file', 'command' or 'prompt'"
+    assert (
+        lines[0]
+        == f"warning: {path}: tasks.t.comand: unknown key 'comand' (did you mean 'command'?)"
+    )
+    assert (
+        lines[1] == f"error: {path}: tasks.t: needs at least one of 'file', 'command' or 'prompt'"
+    )
     assert lines[-1] == "✗ 1 error, 1 warning in 5 files"
 
 
@@ -60,7 +65,7 @@ def test_validate_syntax_error(isolated: Path) -> None:
 
 
 def test_show_json_has_provenance(global_dir: Path, isolated: Path) -> None:
-    write_tree(global_dir, {"config.toml": '[settings]\ncommand_timeout = 9\n'})
+    write_tree(global_dir, {"config.toml": "[settings]\ncommand_timeout = 9\n"})
     write_tree(isolated, {".start/tasks.toml": '[tasks.git-diff-review]\nprompt = "mine"\n'})
     result = invoke("config", "show", "--json")
     assert result.exit_code == 0, result.stderr
@@ -79,10 +84,14 @@ def test_show_json_has_provenance(global_dir: Path, isolated: Path) -> None:
 def test_show_text_is_annotated_toml(isolated: Path) -> None:
     import tomllib
 
-    write_tree(isolated, {".start/config.toml": '[roles.mine]\nprompt = """\nline one\nline two\n"""\n'})
+    write_tree(
+        isolated, {".start/config.toml": '[roles.mine]\nprompt = """\nline one\nline two\n"""\n'}
+    )
     result = invoke("config", "show")
     assert result.exit_code == 0
-    assert f"# from project ({isolated / '.start' / 'config.toml'})\n[roles.mine]\n" in result.stdout
+    assert (
+        f"# from project ({isolated / '.start' / 'config.toml'})\n[roles.mine]\n" in result.stdout
+    )
     parsed = tomllib.loads(result.stdout)
     assert parsed["roles"]["mine"]["prompt"] == "line one\nline two\n"
 

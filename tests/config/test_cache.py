@@ -41,7 +41,7 @@ def test_second_load_comes_from_the_cache_and_is_equal(global_dir: Path) -> None
 
 def test_any_byte_change_is_a_new_key(global_dir: Path) -> None:
     load()
-    (global_dir / "config.toml").write_text('[settings]\ncommand_timeout = 8\n')
+    (global_dir / "config.toml").write_text("[settings]\ncommand_timeout = 8\n")
     assert load().settings.command_timeout == 8
     assert len(cache_files()) == 2
 

@@ -49,7 +49,9 @@ def test_later_layer_replaces_item_whole_and_keeps_its_slot(layers: dict[str, Pa
 
 
 def test_settings_merge_per_field(layers: dict[str, Path]) -> None:
-    write_tree(layers["built-in"], {"config.toml": '[settings]\nshell = "sh"\ncommand_timeout = 5\n'})
+    write_tree(
+        layers["built-in"], {"config.toml": '[settings]\nshell = "sh"\ncommand_timeout = 5\n'}
+    )
     write_tree(layers["global"], {"config.toml": "[settings]\ncommand_timeout = 10\n"})
     write_tree(layers["project"], {"config.toml": '[settings]\nshell = "bash"\n'})
     config = load()
@@ -94,7 +96,10 @@ def test_files_are_read_in_a_fixed_order(layers: dict[str, Path]) -> None:
 
 
 def test_seed_context_spelling_is_a_synonym(layers: dict[str, Path]) -> None:
-    write_tree(layers["global"], {"config.toml": '[context.environment]\nprompt = "env"\nrequired = true\n'})
+    write_tree(
+        layers["global"],
+        {"config.toml": '[context.environment]\nprompt = "env"\nrequired = true\n'},
+    )
     config = load()
     assert not config.problems
     assert config.contexts["environment"].required is True
@@ -116,13 +121,19 @@ def test_same_item_twice_in_one_layer_names_both_files(layers: dict[str, Path]) 
 
 
 def test_both_context_spellings_in_one_file_are_a_duplicate(layers: dict[str, Path]) -> None:
-    write_tree(layers["global"], {"config.toml": '[context.x]\nprompt = "a"\n[contexts.x]\nprompt = "b"\n'})
+    write_tree(
+        layers["global"], {"config.toml": '[context.x]\nprompt = "a"\n[contexts.x]\nprompt = "b"\n'}
+    )
     [problem] = load().problems
-    assert problem.message == "context 'x' is defined twice in the global layer (earlier in this file)"
+    assert (
+        problem.message == "context 'x' is defined twice in the global layer (earlier in this file)"
+    )
 
 
 def test_toml_syntax_error_has_line_and_column(layers: dict[str, Path]) -> None:
-    write_tree(layers["project"], {"config.toml": '[settings]\nshell = "bash"\ncommand_timeout = \n'})
+    write_tree(
+        layers["project"], {"config.toml": '[settings]\nshell = "bash"\ncommand_timeout = \n'}
+    )
     config = load()
     [problem] = config.problems
     path = layers["project"] / "config.toml"
@@ -159,9 +170,7 @@ def test_no_project_ignores_the_project_layer(layers: dict[str, Path]) -> None:
     assert "p" not in load(use_project=False).roles
 
 
-def test_start_config_dir_overrides_xdg(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_start_config_dir_overrides_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     assert paths.global_config_dir() == tmp_path / "xdg" / "start"
     monkeypatch.setenv("START_CONFIG_DIR", str(tmp_path / "explicit"))

@@ -31,7 +31,9 @@ def test_every_shipped_file_is_a_layer_file() -> None:
 def test_config_validate_passes_on_shipped_defaults_in_an_empty_project(isolated: Path) -> None:
     result = invoke("config", "validate")
     assert result.exit_code == 0, result.stdout
-    assert result.stdout.endswith("0 errors, 0 warnings in 4 files\n") or "0 warnings" in result.stdout
+    assert (
+        result.stdout.endswith("0 errors, 0 warnings in 4 files\n") or "0 warnings" in result.stdout
+    )
 
 
 def test_starter_items_exist() -> None:
@@ -55,8 +57,18 @@ def test_wheel_ships_the_config(tmp_path: Path) -> None:
     import sys
 
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path), str(REPO)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(REPO),
+        ],
         check=True,
         capture_output=True,
     )

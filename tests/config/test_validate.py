@@ -8,7 +8,6 @@ import pytest
 
 from start import paths
 from start.config.load import load
-from tests.conftest import write_tree
 
 AGENT = '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\n'
 
@@ -37,7 +36,9 @@ CASES = [
     ),
     pytest.param(
         '[settings]\ndefault_agnet = "a"\n',
-        ["warning: settings.default_agnet: unknown key 'default_agnet' (did you mean 'default_agent'?)"],
+        [
+            "warning: settings.default_agnet: unknown key 'default_agnet' (did you mean 'default_agent'?)"
+        ],
         id="unknown-setting",
     ),
     pytest.param(
@@ -51,7 +52,7 @@ CASES = [
         id="setting-at-top-level",
     ),
     pytest.param(
-        '[settings]\ncommand_timeout = 0\n',
+        "[settings]\ncommand_timeout = 0\n",
         ["error: settings.command_timeout: must be a positive integer, not 0"],
         id="timeout-zero",
     ),
@@ -71,14 +72,14 @@ CASES = [
         id="bool",
     ),
     pytest.param(
-        '[roles.r]\nprompt = 3\n',
+        "[roles.r]\nprompt = 3\n",
         [
             "error: roles.r.prompt: must be a string, not an integer",
         ],
         id="string",
     ),
     pytest.param(
-        AGENT + '[agents.a.models]\nfast = 1\n',
+        AGENT + "[agents.a.models]\nfast = 1\n",
         ["error: agents.a.models: model 'fast' must be a string, not an integer"],
         id="models-table",
     ),
@@ -161,7 +162,9 @@ CASES = [
     ),
     pytest.param(
         '[tasks.t]\nprompt = "{instruction}"\n',
-        ["error: tasks.t.prompt: unknown placeholder {instruction} (did you mean '{instructions}'?)"],
+        [
+            "error: tasks.t.prompt: unknown placeholder {instruction} (did you mean '{instructions}'?)"
+        ],
         id="placeholder-near-miss",
     ),
     pytest.param(
@@ -215,7 +218,7 @@ CASES = [
         id="agent-placeholder-scope",
     ),
     pytest.param(
-        '[agents]\nx = 1\n',
+        "[agents]\nx = 1\n",
         ["error: agents.x: must be a table ([agents.x])"],
         id="item-not-table",
     ),
