@@ -45,12 +45,7 @@ class _Group(click.Group):
             return None
         import importlib
 
-        try:
-            module = importlib.import_module(target[0])
-        except ModuleNotFoundError as error:
-            if error.name != target[0]:
-                raise
-            return None
+        module = importlib.import_module(target[0])
         command: click.Command = getattr(module, target[1])
         return command
 

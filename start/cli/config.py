@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from start import console
+from start.cli import config_edit
 from start.cli.options import common_options, get_options
 from start.config import load as config_load
 from start.config import render
@@ -100,17 +101,5 @@ def _paths(loaded: Config) -> dict[str, Any]:
     return {"layers": layers, "project_root": str(loaded.root)}
 
 
-def _register_editing() -> None:
-    """The editing commands (set, unset, add, remove, edit) live in their own module."""
-    import importlib
-
-    try:
-        config_edit = importlib.import_module("start.cli.config_edit")
-    except ModuleNotFoundError as error:
-        if error.name != "start.cli.config_edit":
-            raise
-        return
-    config_edit.register(config)
-
-
-_register_editing()
+# The editing commands (set, unset, add, remove, edit) live in their own module.
+config_edit.register(config)
