@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
-import tempfile
 import textwrap
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from start import paths
+from start import atomic, paths
 from start.config import files, schema
 from start.doctor import find_binary
 from start.errors import StartError, UnknownNameError
@@ -431,20 +429,12 @@ def write(path: Path, text: str, *, force: bool, now: datetime | None = None) ->
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         backup = None
-        mode = _default_mode()
         if target.exists():
             backup = _backup(target, now or datetime.now())
-            mode = stat.S_IMODE(target.stat().st_mode)
-        _replace(target, text.encode("utf-8"), mode)
+        atomic.replace(target, text.encode("utf-8"))
     except OSError as error:
         raise StartError(f"cannot write {target}: {error.strerror or error}") from error
     return Written(path, target, backup)
-
-
-def _default_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
 
 
 def _backup(path: Path, now: datetime) -> Path:
@@ -465,28 +455,3 @@ def _backup(path: Path, now: datetime) -> Path:
         shutil.copymode(path, backup)
         return backup
     raise FileExistsError(f"too many backups of {path} at {stamp}")
-
-
-def _replace(path: Path, data: bytes, mode: int) -> None:
-    """Temp file in the same directory, fsync, rename over `path`, fsync the directory."""
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(name, mode)
-        os.replace(name, path)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
-    try:
-        directory = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(directory)
-    except OSError:
-        pass  # some file systems cannot fsync a directory; the rename has happened
-    finally:
-        os.close(directory)

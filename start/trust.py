@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from start import paths
+from start import atomic, paths
 from start.config import files
 from start.config.model import Config
 from start.errors import StartError, UntrustedError
@@ -446,17 +446,7 @@ def _write_private(directory: Path, path: Path, data: bytes) -> None:
         raise StartError(f"{directory} is not a directory owned by you; remove it")
     if stat.S_IMODE(info.st_mode) != 0o700:
         os.chmod(directory, 0o700)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    atomic.replace(path, data, mode=0o600)
 
 
 def revoke(root: Path) -> int:

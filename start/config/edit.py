@@ -7,8 +7,6 @@ the file's would-be bytes, and is refused when that brings new errors.
 from __future__ import annotations
 
 import os
-import secrets
-import stat
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
@@ -16,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from start import paths
+from start import atomic, paths
 from start.config import files, schema
 from start.config.load import load
 from start.config.model import Item
@@ -258,7 +256,7 @@ def apply(target: Target, change: Callable[[str], str], *, keep_invalid: bool = 
     try:
         directory.mkdir(mode=0o755, parents=True, exist_ok=True)
         real = target.path.resolve()
-        with _locked(real.parent) as directory_fd:
+        with _locked(real.parent):
             old = real.read_bytes() if real.exists() else None
             try:
                 source = (old or b"").decode("utf-8", "surrogateescape")
@@ -277,7 +275,7 @@ def apply(target: Target, change: Callable[[str], str], *, keep_invalid: bool = 
                     f"{target.path} was not changed",
                 )
             with _self_edit(target):
-                _write_atomic(real, new, directory_fd)
+                atomic.replace(real, new)
             written = True
             return Outcome(target.path, changed=True, problems=problems)
     except OSError as error:
@@ -312,31 +310,3 @@ def _self_edit(target: Target) -> AbstractContextManager[None]:
     from start import trust
 
     return trust.self_edit(target.path.parent.parent)
-
-
-def _write_atomic(path: Path, data: bytes, directory_fd: int) -> None:
-    """Temp file beside `path`, fsync, keep the mode, rename over it, fsync the directory."""
-    try:
-        mode: int | None = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = None
-    while True:
-        temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-        try:
-            # 0o644 less the umask for a new file: never writable by group or others.
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            break
-        except FileExistsError:
-            continue
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if mode is not None:
-                os.chmod(temp, mode)
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    os.fsync(directory_fd)
