@@ -532,3 +532,59 @@ def test_shell_operator_template(repo: Path) -> None:
     proc = run_start("prompt", "-a", "piped", "--no-role", "a 'b' $(c) `d`", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(out.read_text())["argv"] == ["a 'b' $(c) `d`", ""]
+
+
+def test_exec_restores_default_signal_handling(repo: Path) -> None:
+    """SIGPIPE and SIGXFSZ are not ignored and no signal is blocked in the agent."""
+    status = repo.parent / "status.txt"
+    agent = repo.parent / "sig-agent.sh"
+    agent.write_text(f"#!/bin/sh\nexec grep -E '^Sig(Ign|Blk):' /proc/self/status > {status}\n")
+    agent.chmod(0o755)
+    write_tree(
+        repo,
+        {".start/agents.toml": f'[agents.sig]\nbin = "{agent}"\ncommand = "{{bin}} {{prompt}}"\n'},
+    )
+    proc = run_start("prompt", "-q", "-a", "sig", "x", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    fields = dict(line.split(":\t") for line in status.read_text().splitlines())
+    ignored, blocked = int(fields["SigIgn"], 16), int(fields["SigBlk"], 16)
+    import signal
+
+    for number in (signal.SIGPIPE, signal.SIGXFSZ):
+        assert not ignored & (1 << (number - 1)), f"{number} is ignored"
+    assert blocked == 0
+
+
+def test_stale_temp_files_are_swept(repo: Path) -> None:
+    import time
+
+    from start.launch import sweep
+
+    runtime = repo.parent / "run" / "start"
+    runtime.mkdir(mode=0o700)
+    dead = runtime / "999999999-role-00000000.md"  # no such process
+    old = runtime / f"{os.getpid()}-prompt-11111111.md"  # alive, but over a day old
+    mine = runtime / f"{os.getpid()}-role-22222222.md"  # alive and fresh: kept
+    for path in (dead, old, mine):
+        path.write_text("x")
+    day_ago = time.time() - 25 * 3600
+    os.utime(old, (day_ago, day_ago))
+    sweep(runtime)
+    assert sorted(p.name for p in runtime.iterdir()) == [mine.name]
+
+
+def test_a_launch_sweeps_files_of_finished_runs(repo: Path) -> None:
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": f'[agents.pf]\nbin = "{FAKE_AGENT}"\ncommand = "{{bin}} {{prompt_file}}"\n'
+        },
+    )
+    first, record = launch(repo, "prompt", "-q", "-a", "pf", "one")
+    assert first.returncode == 0 and record is not None
+    left_behind = Path(record["argv"][0])
+    assert left_behind.exists()  # the agent may still read it: exec leaves it in place
+    second, record = launch(repo, "prompt", "-q", "-a", "pf", "two")
+    assert second.returncode == 0 and record is not None
+    assert not left_behind.exists()  # its process is gone, so the next run removed it
+    assert Path(record["argv"][0]).read_text() == "two"
