@@ -1,0 +1,146 @@
+"""The review shown before approval: what the project config would run, read and choose."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from start import paths
+from start.config.model import Config
+from start.trust.scan import FILE, SYMLINK, Scan, current_bytes, within
+from start.trust.store import COPY_LIMIT, Record, records
+
+
+class Mention(NamedTuple):
+    """A command, binary, path or setting the project config uses, for the review."""
+
+    key: str
+    value: str
+    where: str = ""  # "outside project root", "inside the project", "on PATH" or ""
+
+
+class Change(NamedTuple):
+    label: str
+    status: str  # "added", "changed", "removed" or "same"
+    diff: tuple[str, ...] = ()
+
+
+class Review(NamedTuple):
+    """Everything approval allows, and how it differs from the last approval of this root."""
+
+    scan: Scan
+    commands: tuple[Mention, ...]
+    binaries: tuple[Mention, ...]
+    files: tuple[Mention, ...]
+    settings: tuple[Mention, ...]
+    previous: Record | None
+    changes: tuple[Change, ...]
+    errors: int
+    warnings: tuple[str, ...]
+
+
+# --- reviewing ------------------------------------------------------------------------------
+
+
+def changes(found: Scan, previous: Record, *, diff: bool = True) -> list[Change]:
+    """How the files now differ from an earlier approval, with a unified diff of text files."""
+    import difflib
+
+    old = {(c.label, c.kind): c for c in previous.copies}
+    new = {(e.label, e.kind): e for e in found.entries}
+    result: list[Change] = []
+    for key in sorted(old.keys() | new.keys()):
+        label, kind = key
+        before, after = old.get(key), new.get(key)
+        if after is None:
+            result.append(Change(label, "removed"))
+            continue
+        if before is not None and before.digest == after.digest:
+            result.append(Change(label, "same"))
+            continue
+        status = "added" if before is None else "changed"
+        lines: tuple[str, ...] = ()
+        if diff and kind == FILE:
+            old_text = before.text if before is not None else ""
+            new_text = _text(current_bytes(after))
+            if old_text is not None and new_text is not None:
+                lines = tuple(
+                    line.rstrip("\n")
+                    for line in difflib.unified_diff(
+                        old_text.splitlines(keepends=True),
+                        new_text.splitlines(keepends=True),
+                        f"a/{label}" if before is not None else "/dev/null",
+                        f"b/{label}",
+                    )
+                )
+        elif diff and kind == SYMLINK and before is not None:
+            lines = (f"symlink now points to {after.target}",)
+        result.append(Change(label, status, lines))
+    return result
+
+
+def _text(data: bytes) -> str | None:
+    if len(data) > COPY_LIMIT:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Review:
+    """What approving `found` allows: every command, binary, file path and setting it sets."""
+    real_root = os.path.realpath(found.root)
+    commands: list[Mention] = []
+    binaries: list[Mention] = []
+    files: list[Mention] = []
+
+    def where(path: Path) -> str:
+        real = os.path.realpath(path)
+        return "inside the project" if within(real, real_root) else "outside project root"
+
+    for kind in ("agents", "roles", "contexts", "tasks"):
+        items: Mapping[str, Any] = getattr(config, kind)
+        for name, item in items.items():
+            if item.origin.layer != "project":
+                continue
+            key = f"{kind}.{name}"
+            if kind == "agents":
+                bin_ = item.bin
+                place = "on PATH"
+                if os.sep in bin_:
+                    place = where(paths.expand(bin_, found.root))
+                binaries.append(Mention(f"{key}.bin", bin_, place))
+                commands.append(Mention(f"{key}.command", item.command))
+                continue
+            if item.command is not None:
+                commands.append(Mention(f"{key}.command", item.command))
+            if item.shell is not None:
+                binaries.append(Mention(f"{key}.shell", item.shell))
+            if item.file is not None:
+                path = paths.expand(item.file, found.root)
+                files.append(Mention(f"{key}.file", str(path), where(path)))
+    settings = []
+    for name, origin in config.settings.origins.items():
+        if origin.layer == "project":
+            value = getattr(config.settings, name)
+            settings.append(Mention(f"settings.{name}", json.dumps(value)))
+            if name == "shell":
+                binaries.append(Mention("settings.shell", str(value)))
+    earlier, more = records(found.root)
+    previous = earlier[-1] if earlier else None
+    diff = tuple(changes(found, previous)) if previous is not None else ()
+    return Review(
+        found,
+        tuple(commands),
+        tuple(binaries),
+        tuple(files),
+        tuple(settings),
+        previous,
+        diff,
+        len(config.errors),
+        (*warnings, *(m for m in more if m not in warnings)),
+    )

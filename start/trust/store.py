@@ -1,0 +1,214 @@
+"""The approval store: one record per approval, with a copy of the approved text for diffs."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from start import atomic, paths
+from start.errors import StartError, UntrustedError
+from start.trust.scan import (
+    FILE,
+    Scan,
+    current_bytes,
+    fingerprint,
+    sha,
+    unsafe_message,
+)
+
+RECORD_VERSION = 1
+# Larger files are covered by their digest only; the record keeps no copy to diff against.
+COPY_LIMIT = 1 << 20
+
+
+class Copy(NamedTuple):
+    kind: str
+    label: str
+    digest: str
+    text: str | None
+
+
+class Record(NamedTuple):
+    """One stored approval."""
+
+    path: Path
+    root: str
+    fingerprint: str
+    approved: str
+    copies: tuple[Copy, ...]
+
+
+# --- the store ------------------------------------------------------------------------------
+
+
+def store_dir() -> Path:
+    return paths.state_dir() / "trust"
+
+
+def _root_key(root: str) -> str:
+    return sha(os.fsencode(root))[:16]
+
+
+def _record_name(root: str, digest: str) -> str:
+    return f"{_root_key(root)}-{digest[:40]}.json"
+
+
+class _CorruptError(Exception):
+    pass
+
+
+def _store_problem(directory: Path) -> str | None:
+    try:
+        info = os.lstat(directory)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISDIR(info.st_mode):
+        return f"ignoring trust records: {directory} is not a directory"
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return f"ignoring trust records: {directory} is writable by another user"
+    return None
+
+
+def _load_record(path: Path) -> Record:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+    except OSError as error:
+        raise _CorruptError(error.strerror) from error
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise _CorruptError("not a regular file")
+        if info.st_uid != os.getuid() or info.st_mode & 0o022:
+            raise _CorruptError("writable by another user")
+        raw = handle.read()
+    try:
+        data = json.loads(raw)
+        copies = tuple(
+            Copy(c["kind"], c["label"], c["digest"], c.get("text")) for c in data["entries"]
+        )
+        record = Record(path, data["root"], data["fingerprint"], data["approved"], copies)
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise _CorruptError("not a trust record") from error
+    if data.get("version") != RECORD_VERSION:
+        raise _CorruptError(f"unknown version {data.get('version')!r}")
+    strings = [record.root, record.fingerprint, record.approved]
+    for copy in copies:
+        strings.extend((copy.kind, copy.label, copy.digest))
+    if not all(isinstance(s, str) for s in strings):
+        raise _CorruptError("not a trust record")
+    for copy in copies:
+        if copy.text is None:
+            continue
+        try:
+            same = isinstance(copy.text, str) and sha(copy.text.encode("utf-8")) == copy.digest
+        except UnicodeError:
+            same = False
+        if not same:
+            raise _CorruptError(f"the copy of {copy.label} does not match its digest")
+    if fingerprint(copies) != record.fingerprint:
+        raise _CorruptError("its digest does not match its files")
+    return record
+
+
+def records(root: Path | None = None) -> tuple[list[Record], list[str]]:
+    """Stored approvals (of one root, or all), oldest first, and warnings for corrupt ones."""
+    directory = store_dir()
+    problem = _store_problem(directory)
+    if problem is not None:
+        return [], [problem]
+    if not directory.is_dir():
+        return [], []
+    real = os.path.realpath(root) if root is not None else None
+    pattern = f"{_root_key(real)}-*.json" if real is not None else "*.json"
+    found: list[Record] = []
+    warnings: list[str] = []
+    for path in sorted(directory.glob(pattern)):
+        try:
+            record = _load_record(path)
+        except _CorruptError as error:
+            warnings.append(f"ignoring corrupt trust record {path}: {error}")
+            continue
+        if real is None or record.root == real:
+            found.append(record)
+    found.sort(key=lambda r: r.approved)
+    return found, warnings
+
+
+def lookup(found: Scan) -> tuple[Record | None, list[str]]:
+    directory = store_dir()
+    problem = _store_problem(directory)
+    if problem is not None:
+        return None, [problem]
+    real = os.path.realpath(found.root)
+    path = directory / _record_name(real, found.fingerprint)
+    if not os.path.lexists(path):
+        return None, []
+    try:
+        record = _load_record(path)
+    except _CorruptError as error:
+        return None, [f"ignoring corrupt trust record {path}: {error}"]
+    if record.root != real or record.fingerprint != found.fingerprint:
+        return None, [f"ignoring trust record {path}: it is for another project or other files"]
+    return record, []
+
+
+def approve(found: Scan) -> Record:
+    """Record an approval of exactly these bytes at this root."""
+    if found.unsafe:
+        raise UntrustedError(unsafe_message(found))
+    copies: list[dict[str, Any]] = []
+    for entry in found.entries:
+        text = None
+        if entry.kind == FILE:
+            data = current_bytes(entry)
+            if len(data) <= COPY_LIMIT:
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = None
+        copies.append(
+            {"kind": entry.kind, "label": entry.label, "digest": entry.digest, "text": text}
+        )
+    real = os.path.realpath(found.root)
+    approved = datetime.now().astimezone().isoformat(timespec="seconds")
+    body = {
+        "version": RECORD_VERSION,
+        "root": real,
+        "fingerprint": found.fingerprint,
+        "approved": approved,
+        "entries": copies,
+    }
+    directory = store_dir()
+    path = directory / _record_name(real, found.fingerprint)
+    try:
+        _write_private(directory, path, json.dumps(body, indent=1).encode("utf-8") + b"\n")
+    except OSError as error:
+        raise StartError(f"cannot record the approval in {directory}: {error.strerror}") from error
+    kept = tuple(Copy(c["kind"], c["label"], c["digest"], c["text"]) for c in copies)
+    return Record(path, real, found.fingerprint, approved, kept)
+
+
+def _write_private(directory: Path, path: Path, data: bytes) -> None:
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise StartError(f"{directory} is not a directory owned by you; remove it")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(directory, 0o700)
+    atomic.replace(path, data, mode=0o600)
+
+
+def revoke(root: Path) -> int:
+    """Remove every approval of this project root; the number removed."""
+    directory = store_dir()
+    if _store_problem(directory) is not None or not directory.is_dir():
+        return 0
+    removed = 0
+    for path in directory.glob(f"{_root_key(os.path.realpath(root))}-*.json"):
+        path.unlink(missing_ok=True)
+        removed += 1
+    return removed
