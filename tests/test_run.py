@@ -588,3 +588,11 @@ def test_a_launch_sweeps_files_of_finished_runs(repo: Path) -> None:
     assert second.returncode == 0 and record is not None
     assert not left_behind.exists()  # its process is gone, so the next run removed it
     assert Path(record["argv"][0]).read_text() == "two"
+
+
+def test_json_without_dry_run_is_a_usage_error(repo: Path) -> None:
+    result = invoke("prompt", "x", "--json")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "start: --json prints a launch only with --dry-run (or a listing: start task --json)\n"
+    )

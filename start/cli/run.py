@@ -14,7 +14,7 @@ from start import launch as launcher
 from start.cli.options import Options, completer, get_options, launch_options
 from start.config.load import load
 from start.config.model import Config
-from start.errors import ExitCode
+from start.errors import ExitCode, UsageError
 
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
 
@@ -37,6 +37,10 @@ def _load(options: Options) -> Config:
 
 def run(options: Options, request: resolve.Request) -> int:
     """Load, resolve, compose, build; then exec the agent or, with --dry-run, show it."""
+    if options.json and not options.dry_run:
+        raise UsageError(
+            "--json prints a launch only with --dry-run (or a listing: start task --json)"
+        )
     timings: dict[str, float] = {}
     started = time.perf_counter()
     config = _load(options)
