@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -70,3 +71,32 @@ Focus: {{instructions}}
         "\n"
         'Check this output:\nline 1\nline "2"\n\nFocus: be strict\n'
     )
+
+
+@pytest.mark.skipif(LLM is None, reason="llm is a test dependency; install the test extras")
+def test_shipped_llm_entry_runs_end_to_end(isolated: Path) -> None:
+    """The catalog's own `llm` entry, unchanged, with the echo model."""
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    assert LLM is not None
+    env = {
+        "LLM_USER_PATH": str(isolated.parent / "llm"),
+        "PATH": f"{Path(LLM).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    text = "hello {x} 'quoted' $(not run)\n- a list item"
+    proc = run_start(
+        "prompt",
+        "-q",
+        "-a",
+        "llm",
+        "-m",
+        "echo",
+        "-r",
+        "code-reviewer",
+        text,
+        cwd=isolated,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    echoed = json.loads(proc.stdout)
+    assert echoed["prompt"] == text
+    assert echoed["system"].startswith("You are a meticulous senior code reviewer.")
