@@ -543,3 +543,43 @@ def test_the_prompt_is_built_from_the_approved_role_bytes(project: Path) -> None
     plan = resolve.plan(config, request, which=lambda name: "/bin/a")
     composition = sources.compose(config, plan, "2026-01-01")
     assert composition.role is not None and composition.role.text == "ROLE v1\n"
+
+
+# --- settings.trusted_paths in the user's own config ---------------------------------------
+
+
+def test_global_trusted_paths_grant_trust(project: Path) -> None:
+    global_dir = project.parent / "home" / ".config" / "start"
+    assert trust.check(load()).trusted is False
+    write_tree(global_dir, {"config.toml": f'[settings]\ntrusted_paths = ["{project.parent}"]\n'})
+    verdict = trust.check(load())
+    assert verdict.trusted is True
+    assert verdict.reason == f"trusted by settings.trusted_paths in {global_dir / 'config.toml'}"
+
+
+def test_global_trusted_paths_expand_home(project: Path) -> None:
+    home = project.parent / "home"
+    inside = home / "work" / "repo"
+    write_tree(inside, {".start/config.toml": CONFIG})
+    write_tree(
+        home / ".config" / "start", {"config.toml": '[settings]\ntrusted_paths = ["~/work"]\n'}
+    )
+    assert trust.check(load(inside)).trusted is True
+    assert trust.check(load(project)).trusted is False
+
+
+def test_project_trusted_paths_never_count(project: Path) -> None:
+    write_tree(project, {".start/tasks.toml": f'[settings]\ntrusted_paths = ["{project}"]\n'})
+    config = load()
+    assert config.settings.trusted_paths == ()
+    assert trust.check(config).trusted is False
+
+
+def test_trusted_paths_must_be_absolute(project: Path) -> None:
+    global_dir = project.parent / "home" / ".config" / "start"
+    write_tree(global_dir, {"config.toml": '[settings]\ntrusted_paths = ["work"]\n'})
+    [problem] = [p for p in load().problems if p.key == "settings.trusted_paths"]
+    assert str(problem) == (
+        f"{global_dir / 'config.toml'}: settings.trusted_paths: must be an array of absolute "
+        "paths; 'work' is relative"
+    )

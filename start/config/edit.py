@@ -98,6 +98,8 @@ def parse_setting(key: str, text: str) -> Any:
             raise UsageError(f"{key} must be a positive integer, not '{text}'") from None
     elif field == schema.BOOL:
         value = {"true": True, "false": False}.get(text.lower(), text)
+    elif field == schema.PATHS:
+        value = [part for part in text.split(os.pathsep) if part]  # like START_TRUSTED_PATHS
     wrong = schema.type_error(field, value)
     if wrong:
         raise UsageError(f"{key} {wrong}")
@@ -106,6 +108,11 @@ def parse_setting(key: str, text: str) -> Any:
 
 def set_setting(scope: Scope, key: str, text: str) -> Outcome:
     value = parse_setting(key, text)
+    if scope.layer == "project" and key == "trusted_paths":
+        raise UsageError(
+            "trusted_paths cannot be set in project config: a repository must not vouch for "
+            "itself. Set it in your global config (without --local)."
+        )
     target = _setting_target(scope, key)
     return apply(target, lambda source: with_setting(source, key, value))
 

@@ -203,6 +203,8 @@ def merge(
         for kind, items in layer.items.items():
             # Assigning to an existing key keeps its slot; new names are appended.
             merged[kind].update(items)
+    if "trusted_paths" in setting_values:
+        setting_values["trusted_paths"] = tuple(setting_values["trusted_paths"])
     settings = Settings(**setting_values, origins=origins)
     agents: dict[str, Agent] = merged["agents"]  # type: ignore[assignment]
     roles: dict[str, Role] = merged["roles"]  # type: ignore[assignment]

@@ -104,6 +104,7 @@ class Settings(NamedTuple):
     shell: str | None = None
     command_timeout: int = DEFAULT_COMMAND_TIMEOUT
     command_output_limit: int = DEFAULT_OUTPUT_LIMIT
+    trusted_paths: tuple[str, ...] = ()
     origins: Mapping[str, Origin] = {}
 
 

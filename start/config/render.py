@@ -59,6 +59,8 @@ def toml_value(value: Any) -> str:
         ):
             return "'''\n" + value + "'''"
         return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {type(value).__name__} as TOML")
 
 

@@ -10,6 +10,7 @@ NAME_PATTERN: Final = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 # Field types. "timeout" and "size" are positive integers; "models" is a table of string to string.
 STR, BOOL, TIMEOUT, SIZE, MODELS = "string", "boolean", "timeout", "size", "models"
+PATHS = "paths"  # an array of absolute directory paths (`~` allowed)
 
 _SOURCE: Final = {
     "file": STR,
@@ -50,6 +51,8 @@ SETTINGS: Final[Mapping[str, str]] = {
     "shell": STR,
     "command_timeout": TIMEOUT,
     "command_output_limit": SIZE,
+    # Trusted by the user's own layers only: a project's trust keys are dropped with a warning.
+    "trusted_paths": PATHS,
 }
 
 SECTIONS: Final = ("settings", *KINDS)
@@ -74,6 +77,15 @@ def type_error(kind: str, value: object) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int):
             return f"must be a positive integer, not {_describe(value)}"
         return None if value > 0 else f"must be a positive integer, not {value}"
+    if kind == PATHS:
+        if not isinstance(value, list):
+            return f"must be an array of absolute paths, not {_describe(value)}"
+        for entry in value:
+            if not isinstance(entry, str):
+                return f"must be an array of absolute paths; {entry!r} is {_describe(entry)}"
+            if not entry.startswith(("/", "~")):
+                return f"must be an array of absolute paths; '{entry}' is relative"
+        return None
     if kind == MODELS:
         if not isinstance(value, dict):
             return f'must be a table of alias = "model id", not {_describe(value)}'

@@ -117,6 +117,14 @@ def check(config: Config) -> Verdict:
     real = os.path.realpath(found.root)
     if any(within(real, prefix) for prefix in prefixes):
         return Verdict(True, f"trusted by {ENV_TRUSTED_PATHS}", found, None, tuple(warnings))
+    # Project files cannot set this (their trust keys are dropped), so it is the user's own.
+    configured = [os.path.realpath(os.path.expanduser(p)) for p in config.settings.trusted_paths]
+    if any(within(real, prefix) for prefix in configured):
+        origin = config.settings.origins.get("trusted_paths")
+        where = f" in {origin.path}" if origin is not None else ""
+        return Verdict(
+            True, f"trusted by settings.trusted_paths{where}", found, None, tuple(warnings)
+        )
     record, more = lookup(found)
     warnings.extend(more)
     if record is not None:

@@ -430,3 +430,15 @@ def test_edit_refuses_to_overwrite_a_change_made_meanwhile(
     kept = Path(message[len(prefix + "your version is kept in ") :].strip())
     assert kept.read_text() == MINE + "# mine\n"
     assert config_file.read_text() == "# changed meanwhile\n"
+
+
+def test_trusted_paths_set_globally_and_refused_locally(isolated: Path) -> None:
+    import os
+
+    result = invoke("config", "set", "trusted_paths", f"/srv/a{os.pathsep}~/work")
+    assert result.exit_code == 0, result.stderr
+    text = (isolated.parent / "home" / ".config" / "start" / "config.toml").read_text()
+    assert 'trusted_paths = ["/srv/a", "~/work"]' in text
+    result = invoke("config", "set", "--local", "trusted_paths", "/srv/a")
+    assert result.exit_code == 2
+    assert "trusted_paths cannot be set in project config" in result.stderr
