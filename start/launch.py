@@ -41,9 +41,7 @@ class Launch(NamedTuple):
     temp_files: tuple[Path, ...] = ()
 
     def cleanup(self) -> None:
-        for path in self.temp_files:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+        _unlink(self.temp_files)
 
 
 class TempFiles:
@@ -82,9 +80,13 @@ class TempFiles:
         return path
 
     def remove(self) -> None:
-        for path in self.created:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+        _unlink(self.created)
+
+
+def _unlink(paths: Sequence[Path]) -> None:
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 def sweep(directory: Path, now: float | None = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Mapping
 from typing import Literal, NamedTuple
@@ -95,7 +96,7 @@ def select_agent(
         (shipped, "first agent on PATH"),
     ):
         for agent in agents:
-            if which(_bin_name(agent.bin)):
+            if which(os.path.expanduser(agent.bin)):
                 return agent, reason
     looked = ", ".join(f"{a.name} ({a.bin})" for a in config.agents.values()) or "none defined"
     raise AgentNotFoundError(
@@ -103,12 +104,6 @@ def select_agent(
         "Install one of them, or choose one with --agent NAME, or set "
         "default_agent under [settings] in ~/.config/start/config.toml"
     )
-
-
-def _bin_name(binary: str) -> str:
-    import os.path
-
-    return os.path.expanduser(binary)
 
 
 def resolve_model(agent: Agent, wanted: str) -> tuple[str, str]:
