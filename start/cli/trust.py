@@ -218,9 +218,18 @@ def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
         if not answer:
             raise UntrustedError(f"{found.start_dir} was not approved")
     core.approve(found)
-    count = len(found.entries)
-    console.err(f"start: trusted {found.start_dir} ({count} file{'s' if count != 1 else ''})")
+    console.err(f"start: trusted {found.start_dir} ({covered(found)})")
     return ExitCode.OK
+
+
+def covered(found: core.Scan) -> str:
+    """What an approval of `found` covers, in a few words: "3 files, 1 path outside the root"."""
+    outside = sum(1 for e in found.entries if e.kind == core.OUTSIDE)
+    count = len(found.entries) - outside
+    text = f"{count} file{'s' if count != 1 else ''}"
+    if outside:
+        text += f", {outside} path{'s' if outside != 1 else ''} outside the project root"
+    return text
 
 
 def _list(as_json: bool, no_color: bool) -> int:
