@@ -114,3 +114,23 @@ class Reader:
             raise fs.FileError(real, "no such file (as approved)", missing=True)
         kept = data[: self.limit]
         return fs.Read(kept, real, len(data))
+
+
+class OutsideWriteError(StartError):
+    """A write to project config that a symlink would carry outside the project root."""
+
+
+def write_target(path: Path, root: Path) -> Path:
+    """The real file that writing `path` (project config) lands on; refused outside the root.
+
+    A repository can ship `.start/config.toml` (or `.start/` itself) as a symlink, dangling or
+    not; an edit must never create or change a file outside the project because of it.
+    """
+    real = os.path.realpath(path)
+    real_root = os.path.realpath(root)
+    if not fs.within(real, real_root):
+        raise OutsideWriteError(
+            f"refused to write {path}: it leads to {real}, outside the project root {real_root}, "
+            f"through a symlink. Replace the symlink with a regular file, or edit {real} yourself."
+        )
+    return Path(real)

@@ -404,7 +404,14 @@ def test_review_lists_commands_binaries_paths_settings_and_marks_outside(
     ]
     assert [(m.key, m.value, m.where) for m in review.files] == [
         ("contexts.leak.file", f"{home}/secret.txt", "outside project root"),
-        ("contexts.local.file", f"{isolated}/docs/x.md", "inside the project"),
+        (
+            "contexts.local.file",
+            f"{isolated}/docs/x.md",
+            "inside the project, read as it is at launch",
+        ),
+    ]
+    assert [(m.key, m.value) for m in review.texts] == [
+        ("contexts.local.prompt", "{file_contents}{command_output}")
     ]
     assert [(m.key, m.value) for m in review.settings] == [
         ("settings.default_agent", '"evil"'),

@@ -239,7 +239,7 @@ def edit_(file: str, local: bool) -> int:
     offered to re-open it first.
     """
     target = edit.file_target(_scope(local), file)
-    original = target.path.read_bytes() if target.path.is_file() else b""
+    original = edit.current_bytes(target)
     workspace = Path(tempfile.mkdtemp(prefix="start-edit-"))
     keep = False
     try:

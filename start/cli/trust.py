@@ -16,14 +16,22 @@ from start.config.load import load
 from start.console import printable
 from start.errors import ExitCode, UntrustedError, UsageError
 
+# On the terminal question, each text shows this many lines; `start trust --show` shows all.
+SHORT_LINES = 6
+
 
 def _mention_lines(
-    title: str, mentions: tuple[core.Mention, ...], style: Callable[..., str]
-) -> list[str]:
+    title: str,
+    mentions: tuple[core.Mention, ...],
+    style: Callable[..., str],
+    limit: int | None = None,
+) -> tuple[list[str], int]:
+    """The lines of one review section, and how many lines of text `limit` left out."""
     lines = [f"  {title}:"]
     if not mentions:
-        return [*lines, "    (none)"]
+        return [*lines, "    (none)"], 0
     width = max(len(m.key) for m in mentions)
+    hidden = 0
     for mention in mentions:
         first, *rest = printable(mention.value, multiline=True).rstrip("\n").split("\n") or [""]
         where = ""
@@ -31,23 +39,40 @@ def _mention_lines(
             colour = ("red", "bold") if mention.where == "outside project root" else ("dim",)
             where = "  " + style(f"({mention.where})", *colour)
         lines.append(f"    {printable(mention.key).ljust(width)}  {first}{where}")
+        if limit is not None and len(rest) > limit - 1:
+            left = len(rest) - (limit - 1)
+            hidden += left
+            rest = rest[: limit - 1]
+            rest.append(style(f"... {left} more line{'s' if left != 1 else ''}", "dim"))
         lines.extend(f"    {'':{width}}  {line}" for line in rest)
-    return lines
+    return lines, hidden
 
 
-def review_lines(review: core.Review, style: Callable[..., str]) -> list[str]:
-    """The review as plain lines (styled with `style`), for the prompt and `start trust --show`."""
+def review_lines(review: core.Review, style: Callable[..., str], *, full: bool = True) -> list[str]:
+    """The review as plain lines (styled with `style`), for the prompt and `start trust --show`.
+
+    Without `full`, each text shows its first lines and a count of the rest.
+    """
     found = review.scan
     root = printable(str(found.root))
+    limit = None if full else SHORT_LINES
+    hidden = 0
     lines = [
         style(f"{printable(str(found.start_dir))} comes with this project.", "bold"),
         f"Trusting it lets start, in {root}:",
-        *_mention_lines("run these commands", review.commands, style),
-        *_mention_lines("run these agent binaries and shells", review.binaries, style),
-        *_mention_lines("read these files into the prompt sent to the agent", review.files, style),
-        *_mention_lines("apply these settings", review.settings, style),
-        "  The approval covers exactly these files; any change asks again:",
     ]
+    for title, mentions, cut in (
+        ("run these commands", review.commands, None),
+        ("run these agent binaries and shells", review.binaries, None),
+        ("set these variables for the agent", review.environment, None),
+        ("read these files into the prompt sent to the agent", review.files, None),
+        ("send these prompt texts to the agent", review.texts, limit),
+        ("apply these settings", review.settings, None),
+    ):
+        section, left = _mention_lines(title, mentions, style, cut)
+        lines.extend(section)
+        hidden += left
+    lines.append("  The approval covers exactly these files; any change asks again:")
     for entry in found.entries:
         label = printable(entry.label)
         if entry.kind == core.SYMLINK:
@@ -64,6 +89,10 @@ def review_lines(review: core.Review, style: Callable[..., str]) -> list[str]:
             lines.append(f"    {label}  (does not exist)")
         elif entry.kind == core.OTHER:
             lines.append(f"    {label}  (not a regular file)")
+        elif entry.kind == core.OUTSIDE:
+            lines.append(
+                f"    {label}  " + style("(outside project root: its path, not its bytes)", "dim")
+            )
         else:
             lines.append(f"    {label}")
     if review.previous is not None:
@@ -83,6 +112,14 @@ def review_lines(review: core.Review, style: Callable[..., str]) -> list[str]:
             "run 'start config validate'."
         )
     lines.extend(f"warning: {printable(w)}" for w in review.warnings)
+    if hidden:
+        lines.append(
+            style(
+                f"({hidden} line{'s' if hidden != 1 else ''} of prompt text not shown; "
+                f"'start trust --show' prints everything)",
+                "yellow",
+            )
+        )
     return lines
 
 
@@ -98,7 +135,7 @@ def _terminal() -> tuple[IO[str], bool] | None:
         return None
 
 
-def confirm(review: core.Review, question: str) -> bool | None:
+def confirm(review: core.Review, question: str, *, full: bool = False) -> bool | None:
     """Show the review on stderr and ask `question`, defaulting to No; None without a terminal."""
     terminal = _terminal()
     if terminal is None:
@@ -106,7 +143,7 @@ def confirm(review: core.Review, question: str) -> bool | None:
     source, owned = terminal
     printer = console.Printer(sys.stderr)
     try:
-        for line in review_lines(review, printer.style):
+        for line in review_lines(review, printer.style, full=full):
             printer.line(line)
         printer.stream.write(f"{question} [y/N] ")
         printer.flush()
@@ -151,7 +188,9 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
         ],
         "commands": mentions(review.commands),
         "binaries": mentions(review.binaries),
+        "environment": mentions(review.environment),
         "reads": mentions(review.files),
+        "texts": mentions(review.texts),
         "settings": mentions(review.settings),
         "previous": review.previous.approved if review.previous else None,
         "changes": [
