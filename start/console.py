@@ -137,3 +137,33 @@ def print_json(data: Any) -> None:
     import json
 
     out(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+class StatusLine:
+    """One line on a terminal saying what is still running, rewritten in place; `([])` clears it.
+
+    Plain text and carriage returns only, so it works on any terminal, dumb ones included.
+    """
+
+    def __init__(self, stream: IO[str] | None = None, prefix: str = "start: running ") -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.prefix = prefix
+        self.shown = 0  # characters on the line now
+
+    def __call__(self, running: list[str]) -> None:
+        text = ""
+        if running:
+            text = printable(self.prefix + ", ".join(running) + " …")
+            try:
+                width = os.get_terminal_size(self.stream.fileno()).columns
+            except (OSError, ValueError, AttributeError):
+                width = 0
+            width = width or 80  # a new pty may report 0 columns
+            if len(text) > width - 1:
+                text = text[: max(0, width - 2)] + "…"
+        try:
+            self.stream.write("\r" + text.ljust(self.shown) + ("\r" if not text else ""))
+            self.stream.flush()
+        except OSError:
+            pass  # the terminal went away (SIGHUP): a status line is not worth an error
+        self.shown = len(text)

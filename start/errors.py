@@ -145,22 +145,38 @@ class CommandError(StartError):
         exit_code: int | None,
         stdout: str,
         stderr: str,
+        output: str | None = None,
         timeout: float | None = None,
     ) -> None:
         self.command = command
         self.returncode = exit_code
         self.stdout = stdout
         self.stderr = stderr
+        self.output = output
         if timeout is not None:
             status = f"timed out after {timeout:g} s"
+        elif exit_code is not None and exit_code < 0:
+            status = f"was killed by {_signal_name(-exit_code)}"
         else:
             status = f"failed with exit code {exit_code}"
         lines = [f"{what} {status}", f"  command: {command}"]
-        if exit_code is not None:
+        if exit_code is not None and exit_code >= 0:
             lines.append(f"  exit code: {exit_code}")
-        lines.append("  stdout:" + _indent_block(stdout))
-        lines.append("  stderr:" + _indent_block(stderr))
+        if output is not None:  # stdout and stderr as one stream, in the order written
+            lines.append("  output:" + _indent_block(output))
+        else:
+            lines.append("  stdout:" + _indent_block(stdout))
+            lines.append("  stderr:" + _indent_block(stderr))
         super().__init__("\n".join(lines))
+
+
+def _signal_name(signum: int) -> str:
+    import signal  # only on an error path
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _indent_block(text: str) -> str:

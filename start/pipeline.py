@@ -10,13 +10,14 @@ again.
 
 from __future__ import annotations
 
+import functools
 import time
 from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
 from start import launch as launcher
-from start import resolve, sources
+from start import resolve, shell, sources
 from start.config.load import load
 from start.config.model import Config
 from start.wall import Grant, Reader
@@ -58,12 +59,17 @@ def grant_for(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
     return trust.grant(config)
 
 
-def prepare(request: LaunchRequest, runner: sources.Runner | None = None) -> Prepared:
+def prepare(
+    request: LaunchRequest,
+    runner: sources.Runner | None = None,
+    progress: shell.Progress | None = None,
+) -> Prepared:
     """Load, trust, select, compose and build one launch.
 
     Raises StartError subclasses: ConfigError (3), UnknownNameError (4), TrustRequired or
-    UntrustedError (5), CommandError (1), ... The temp files of the result belong to the caller:
-    `launch.cleanup()` when it is not exec'd.
+    UntrustedError (5), CommandError (1), StoppedError (128 + N), ... The temp files of the
+    result belong to the caller: `launch.cleanup()` when it is not exec'd. `progress` is told
+    which commands still run (see shell.run_all).
     """
     timings: dict[str, float] = {}
     mark = time.perf_counter()
@@ -81,6 +87,8 @@ def prepare(request: LaunchRequest, runner: sources.Runner | None = None) -> Pre
     plan = resolve.plan(config, request.selection)
     date = now()
     reader = Reader(config.root, grant, config.settings.file_size_limit)
+    if runner is None and progress is not None:
+        runner = functools.partial(shell.run_all, progress=progress)
     if runner is None:
         composition = sources.compose(config, plan, date, reader)
     else:

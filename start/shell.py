@@ -1,4 +1,5 @@
-"""Runs shell commands: own process group, stdin from /dev/null, per-command timeout, output cap."""
+"""Runs shell commands: own process group, stdin from /dev/null, per-command timeout, output cap,
+one pipe for stdout and stderr (so their order is kept), and no orphans when start is stopped."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
+from start import fs
 from start.errors import StartError
 
 DEFAULT_OUTPUT_LIMIT: Final = 1_048_576
@@ -40,12 +42,17 @@ _FLAGS: Final[dict[str, str]] = {
 _CHUNK: Final = 1 << 20
 # A bigger pipe means fewer wake-ups per megabyte; 1 MiB is the default unprivileged maximum.
 _PIPE_SIZE: Final = 1 << 20
-_STDOUT: Final = 1
-_STDERR: Final = 2
-_LEADER: Final = 3
+_LEADER: Final = -1  # the selector key of a leader's pidfd; pipes are keyed by their fd
 # Without pidfd_open, a leader that closed its pipes but keeps running is polled this often at most.
 _POLL_MAX: Final = 0.05
 _FOREVER: Final = float("inf")
+# The longest single wait in the selector loop; deadlines are checked at least this often.
+_MAX_WAIT: Final = 3600.0
+# How long commands run before `progress` is first told about them.
+PROGRESS_DELAY: Final = 0.3
+_STOP_SIGNALS: Final = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 class ShellNotFoundError(StartError):
@@ -56,22 +63,43 @@ class ShellNotFoundError(StartError):
         super().__init__(f"shell '{shell}' not found on PATH")
 
 
+class StoppedError(StartError):
+    """SIGINT, SIGTERM or SIGHUP arrived while commands ran; they were killed. Exit 128 + N."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.exit_code = 128 + signum
+        super().__init__(f"stopped by {signal_name(signum)}; the running commands were killed")
+
+
+def signal_name(signum: int) -> str:
+    """SIGKILL for 9; `signal 99` for a number the OS has no name for."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
 class CommandSpec(NamedTuple):
     command: str
     shell: str | None  # None: bash if it is on PATH, else sh
     timeout: float  # seconds
     cwd: Path
-    output_limit: int = DEFAULT_OUTPUT_LIMIT  # bytes kept of each of output, stdout and stderr
+    output_limit: int = DEFAULT_OUTPUT_LIMIT  # bytes kept of the output (and of each stream)
+    # One pipe for stdout and stderr keeps their order; `separate` captures them apart as well
+    # (two pipes: `output` is then in order of arrival, which can differ from the order written).
+    separate: bool = False
+    label: str = ""  # how progress names it, e.g. "context git-status"
 
 
 class CommandResult(NamedTuple):
     spec: CommandSpec
     argv: tuple[str, ...]  # what was executed; empty if nothing was
-    returncode: int | None  # None if it never started or timed out
+    returncode: int | None  # None if it never started or timed out; -N if killed by signal N
     timed_out: bool
-    output: str  # stdout and stderr interleaved in order of arrival
-    stdout: str
-    stderr: str
+    output: str  # stdout and stderr together, in order
+    stdout: str  # only with spec.separate, else ""
+    stderr: str  # only with spec.separate, else ""
     truncated: int  # bytes of `output` dropped by the cap
     duration: float
     error: str | None  # why it could not start, else None
@@ -79,6 +107,19 @@ class CommandResult(NamedTuple):
     @property
     def ok(self) -> bool:
         return self.error is None and not self.timed_out and self.returncode == 0
+
+    @property
+    def status(self) -> str:
+        """What happened, in words: `failed with exit code 3`, `killed by SIGKILL`, ..."""
+        if self.error is not None:
+            return f"could not start: {self.error}"
+        if self.timed_out:
+            return f"timed out after {self.spec.timeout:g} s"
+        if self.returncode is not None and self.returncode < 0:
+            return f"killed by {signal_name(-self.returncode)}"
+        if self.returncode == 0:
+            return "succeeded"
+        return f"failed with exit code {self.returncode}"
 
 
 def shell_argv(shell: str | None, command: str) -> list[str]:
@@ -94,7 +135,7 @@ def shell_argv(shell: str | None, command: str) -> list[str]:
             name = "sh"
     else:
         name = os.path.expanduser(shell)
-        found = shutil.which(name)
+        found = shutil.which(name) if name.strip() else None
     if found is None:
         raise ShellNotFoundError(shell if shell is not None else "sh")
     return [found, _flag(os.path.basename(name)), command]
@@ -108,33 +149,91 @@ def _flag(basename: str) -> str:
     return flag
 
 
+Progress = Callable[[list[str]], None]
+
+
 def run(spec: CommandSpec) -> CommandResult:
     return run_all([spec])[0]
 
 
-def run_all(specs: Sequence[CommandSpec]) -> list[CommandResult]:
-    """Run every command at once, all driven from one selector loop; results in input order."""
+def run_all(specs: Sequence[CommandSpec], progress: Progress | None = None) -> list[CommandResult]:
+    """Run every command at once, all driven from one selector loop; results in input order.
+
+    While they run (from the main thread), SIGINT, SIGTERM and SIGHUP kill every command's
+    process group and raise StoppedError. `progress`, when given, is called with the labels of
+    the commands still running once they have taken PROGRESS_DELAY seconds, again whenever that
+    list changes, and with [] at the end if it was called before.
+    """
     results: dict[int, CommandResult] = {}
-    with _Loop() as loop:
+    with _Stop() as stop, _Loop(stop, progress) as loop:
         try:
             for index, spec in enumerate(specs):
-                started = _start(spec, index)
-                if isinstance(started, CommandResult):
-                    results[index] = started
-                else:
-                    loop.add(started)
+                with stop.held():
+                    started = _start(spec, index)
+                    if isinstance(started, CommandResult):
+                        results[index] = started
+                    else:
+                        loop.add(started)
             for job, result in loop.drive():
                 results[job.index] = result
         except BaseException:
-            # KeyboardInterrupt (or a bug): no command may outlive the run. Only unfinished jobs
-            # are killed: a finished one's leader is reaped, so its group id may now be reused.
+            # A signal, KeyboardInterrupt or a bug: no command may outlive the run, and nothing
+            # may interrupt the cleanup. Only unfinished jobs are killed: a finished one's leader
+            # is reaped, so its group id may now be reused.
+            stop.hold += 1
             for job in loop.jobs:
                 _kill_group(job.proc.pid)
             for job in loop.jobs:
                 job.close()
                 job.proc.wait()
             raise
+        finally:
+            loop.clear_progress()
     return [results[index] for index in range(len(specs))]
+
+
+class _Stop:
+    """SIGINT, SIGTERM and SIGHUP become StoppedError while commands run (main thread only).
+
+    Inside `held()` a signal is remembered and raised at its end, so a process is never started
+    without being tracked, nor reaped without being accounted for.
+    """
+
+    __slots__ = ("hold", "pending", "saved")
+
+    def __init__(self) -> None:
+        self.hold = 0
+        self.pending: int | None = None
+        self.saved: dict[int, Any] = {}
+
+    def __enter__(self) -> _Stop:
+        for signum in _STOP_SIGNALS:
+            try:
+                self.saved[signum] = signal.signal(signum, self.handle)
+            except ValueError:  # not the main thread: signals are not ours to handle
+                break
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, previous in self.saved.items():
+            signal.signal(signum, previous)
+
+    def handle(self, signum: int, frame: object) -> None:
+        if self.hold:
+            if self.pending is None:
+                self.pending = signum
+            return
+        raise StoppedError(signum)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        self.hold += 1
+        try:
+            yield
+        finally:
+            self.hold -= 1
+        if not self.hold and self.pending is not None:
+            raise StoppedError(self.pending)
 
 
 class _Capture:
@@ -161,39 +260,21 @@ class _Capture:
             self.dropped += len(chunk) - max(room, 0)
 
     def text(self) -> tuple[str, int]:
-        """The kept bytes decoded, with the truncation marker; and the number of bytes dropped."""
-        data = self.data
+        """The kept bytes as text (the one text rule, with the truncation marker), and the
+        number of bytes dropped, counting a character split by the cap."""
+        data = bytes(self.data)
         dropped = self.dropped
         if dropped:
-            cut = _utf8_boundary(data)
-            dropped += len(data) - cut
-            del data[cut:]
-        text = data.decode("utf-8", "replace").replace("\x00", "\ufffd")
-        if dropped:
-            if text and not text.endswith("\n"):
-                text += "\n"
-            text += f"[... truncated {dropped} bytes ...]\n"
-        return text, dropped
-
-
-def _utf8_boundary(data: bytearray) -> int:
-    """Where to cut `data` so that a character split by the cap is dropped whole."""
-    end = len(data)
-    for back in range(1, min(4, end) + 1):
-        byte = data[end - back]
-        if byte & 0xC0 == 0x80:  # a continuation byte: keep looking for the lead
-            continue
-        need = 4 if byte >= 0xF0 else 3 if byte >= 0xE0 else 2 if byte >= 0xC2 else 1
-        return end - back if 0xC2 <= byte <= 0xF4 and back < need else end
-    return end
+            dropped += len(data) - fs.utf8_boundary(data)
+        return fs.capped_text(data, self.dropped), dropped
 
 
 class _Job:
     """One running command and what it has printed so far."""
 
     __slots__ = (
-        "argv", "deadline", "err_fd", "index", "leader_fd", "open_fds", "out_fd", "output",
-        "poll_at", "poll_gap", "proc", "spec", "started", "stderr", "stdout",
+        "argv", "captures", "deadline", "index", "leader_fd", "open_fds", "output", "poll_at",
+        "poll_gap", "proc", "spec", "started",
     )  # fmt: skip
 
     def __init__(
@@ -203,33 +284,23 @@ class _Job:
         spec: CommandSpec,
         argv: tuple[str, ...],
         proc: subprocess.Popen[bytes],
-        out_fd: int,
-        err_fd: int,
+        captures: dict[int, _Capture | None],
         started: float,
-        deadline: float,
-        output: _Capture,
-        stdout: _Capture,
-        stderr: _Capture,
-        open_fds: set[int],
     ) -> None:
         self.index = index
         self.spec = spec
         self.argv = argv
         self.proc = proc
-        self.out_fd = out_fd
-        self.err_fd = err_fd
+        # Each pipe's own capture: stdout's and stderr's with `separate`, else None (one pipe).
+        self.captures = captures
         self.started = started
-        self.deadline = deadline
-        self.output = output
-        self.stdout = stdout
-        self.stderr = stderr
-        self.open_fds = open_fds
-        self.leader_fd: int | None = (
-            None  # a pidfd, while waiting for a leader that closed its pipes
-        )
-        self.poll_at: float | None = (
-            None  # the next poll of such a leader, where pidfds are missing
-        )
+        self.deadline = started + spec.timeout
+        self.output = _Capture(spec.output_limit)
+        self.open_fds = set(captures)
+        # A pidfd, while waiting for a leader that closed its pipes; where pidfds are missing,
+        # the time of the next poll of such a leader.
+        self.leader_fd: int | None = None
+        self.poll_at: float | None = None
         self.poll_gap = 0.001
 
     def fds(self) -> list[int]:
@@ -240,6 +311,13 @@ class _Job:
             os.close(fd)
         self.open_fds.clear()
         self.leader_fd = None
+
+    def streams(self) -> tuple[str, str]:
+        """stdout and stderr as text, when captured apart."""
+        if not self.spec.separate:
+            return "", ""
+        stdout, stderr = (c.text()[0] if c is not None else "" for c in self.captures.values())
+        return stdout, stderr
 
 
 def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
@@ -256,9 +334,10 @@ def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
     if not spec.cwd.is_dir():
         return failed(f"working directory '{spec.cwd}' does not exist", argv)
     out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
+    err_r, err_w = os.pipe() if spec.separate else (None, out_w)
+    readers = [fd for fd in (out_r, err_r) if fd is not None]
     try:
-        for fd in (out_r, err_r):
+        for fd in readers:
             _grow_pipe(fd)
         proc = subprocess.Popen(
             argv,
@@ -269,30 +348,22 @@ def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
             start_new_session=True,
         )
     except OSError as error:
-        os.close(out_r)
-        os.close(err_r)
+        for fd in readers:
+            os.close(fd)
         return failed(f"cannot start '{argv[0]}': {error.strerror or error}", argv)
     except BaseException:
-        os.close(out_r)
-        os.close(err_r)
+        for fd in readers:
+            os.close(fd)
         raise
     finally:
         os.close(out_w)
-        os.close(err_w)
-    return _Job(
-        index=index,
-        spec=spec,
-        argv=argv,
-        proc=proc,
-        out_fd=out_r,
-        err_fd=err_r,
-        started=started,
-        deadline=started + spec.timeout,
-        output=_Capture(spec.output_limit),
-        stdout=_Capture(spec.output_limit),
-        stderr=_Capture(spec.output_limit),
-        open_fds={out_r, err_r},
-    )
+        if err_r is not None:
+            os.close(err_w)
+    if err_r is None:
+        captures: dict[int, _Capture | None] = {out_r: None}
+    else:
+        captures = {out_r: _Capture(spec.output_limit), err_r: _Capture(spec.output_limit)}
+    return _Job(index=index, spec=spec, argv=argv, proc=proc, captures=captures, started=started)
 
 
 def _grow_pipe(fd: int) -> None:
@@ -311,13 +382,17 @@ def _kill_group(pgid: int) -> None:
 class _Loop:
     """One selector over every command's pipes, and the shared /dev/null drain."""
 
-    def __init__(self) -> None:
+    def __init__(self, stop: _Stop, progress: Progress | None = None) -> None:
+        self.stop = stop
         self.selector = selectors.DefaultSelector()
         self.jobs: set[_Job] = set()
         self.scratch = bytearray(_CHUNK)
         self.devnull: int | None = None
         # Linux moves pipe contents to /dev/null in the kernel; elsewhere the excess is read.
         self.splice = getattr(os, "splice", None)
+        self.progress = progress
+        self.progress_at = time.monotonic() + PROGRESS_DELAY if progress is not None else _FOREVER
+        self.shown: list[str] | None = None  # what progress was last told
 
     def __enter__(self) -> _Loop:
         return self
@@ -329,8 +404,8 @@ class _Loop:
 
     def add(self, job: _Job) -> None:
         self.jobs.add(job)
-        self.selector.register(job.out_fd, selectors.EVENT_READ, (job, _STDOUT))
-        self.selector.register(job.err_fd, selectors.EVENT_READ, (job, _STDERR))
+        for fd in job.captures:
+            self.selector.register(fd, selectors.EVENT_READ, (job, fd))
 
     def drive(self) -> list[tuple[_Job, CommandResult]]:
         done: list[tuple[_Job, CommandResult]] = []
@@ -340,11 +415,15 @@ class _Loop:
                 done.append((job, self.finish(job, timed_out=True)))
             if not self.jobs:
                 break
+            self.report(now)
             wake = min(job.deadline for job in self.jobs)
             polls = [job.poll_at for job in self.jobs if job.poll_at is not None]
             if polls:
                 wake = min(wake, *polls)
-            wait = None if wake == _FOREVER else max(0.0, wake - now)
+            if self.shown is None:
+                wake = min(wake, self.progress_at)
+            # Capped, so that a huge timeout cannot overflow the selector's millisecond count.
+            wait = None if wake == _FOREVER else min(max(0.0, wake - now), _MAX_WAIT)
             for key, _ in self.selector.select(wait):
                 job, what = key.data
                 if what == _LEADER:
@@ -353,7 +432,7 @@ class _Loop:
                     job.leader_fd = None
                     done.append((job, self.finish(job, timed_out=False)))
                 else:
-                    self.read(job, key.fd, what)
+                    self.read(job, key.fd)
                     if not job.open_fds and job.leader_fd is None:
                         self.leader_or_finish(job, done)
             now = time.monotonic()
@@ -362,16 +441,33 @@ class _Loop:
                     self.leader_or_finish(job, done)
         return done
 
-    def read(self, job: _Job, fd: int, what: int) -> None:
-        stream = job.stdout if what == _STDOUT else job.stderr
-        if stream.full:
+    def report(self, now: float) -> None:
+        """Tell `progress` what still runs, once the commands have taken PROGRESS_DELAY."""
+        if self.progress is None or now < self.progress_at:
+            return
+        running = [job.spec.label or job.spec.command for job in sorted(self.jobs, key=_index)]
+        if running != self.shown:
+            self.shown = running
+            self.progress(running)
+
+    def clear_progress(self) -> None:
+        if self.progress is not None and self.shown:
+            self.shown = []
+            self.progress([])
+
+    def read(self, job: _Job, fd: int) -> None:
+        stream = job.captures[fd]
+        full = stream.full if stream is not None else job.output.full
+        if full:
             count = self.discard(fd)
-            stream.dropped += count
+            if stream is not None:
+                stream.dropped += count
             job.output.dropped += count
         else:
             count = os.readv(fd, [self.scratch])
             chunk = memoryview(self.scratch)[:count]
-            stream.add(chunk)
+            if stream is not None:
+                stream.add(chunk)
             job.output.add(chunk)
             chunk.release()
         if count == 0:
@@ -409,18 +505,18 @@ class _Loop:
         job.poll_gap = min(job.poll_gap * 2, _POLL_MAX)
 
     def finish(self, job: _Job, *, timed_out: bool) -> CommandResult:
-        # Kill the group before reaping the leader: while the leader is unreaped its pid, and so
-        # the group id, cannot be reused by an unrelated process.
-        _kill_group(job.proc.pid)
-        returncode = job.proc.wait()
-        duration = time.monotonic() - job.started
-        for fd in job.fds():
-            self.selector.unregister(fd)
-        job.close()
-        self.jobs.discard(job)
+        with self.stop.held():
+            # Kill the group before reaping the leader: while the leader is unreaped its pid, and
+            # so the group id, cannot be reused by an unrelated process.
+            _kill_group(job.proc.pid)
+            returncode = job.proc.wait()
+            duration = time.monotonic() - job.started
+            for fd in job.fds():
+                self.selector.unregister(fd)
+            job.close()
+            self.jobs.discard(job)
         output, truncated = job.output.text()
-        stdout, _ = job.stdout.text()
-        stderr, _ = job.stderr.text()
+        stdout, stderr = job.streams()
         return CommandResult(
             spec=job.spec,
             argv=job.argv,
@@ -433,6 +529,10 @@ class _Loop:
             duration=duration,
             error=None,
         )
+
+
+def _index(job: _Job) -> int:
+    return job.index
 
 
 def _exited(proc: subprocess.Popen[bytes]) -> bool:

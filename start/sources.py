@@ -33,6 +33,7 @@ class Part(NamedTuple):
     detail: str
     source: str
     file: Path | None
+    cut: int = 0  # bytes of the file left out by settings.file_size_limit
 
 
 class Composition(NamedTuple):
@@ -47,6 +48,7 @@ class _Pending:
 
     __slots__ = (
         "command_index", "cut", "file", "file_missing", "file_text", "item", "kind", "result",
+        "shell_fix",
     )  # fmt: skip
 
     def __init__(self, kind: str, item: SourceItem) -> None:
@@ -57,6 +59,7 @@ class _Pending:
         self.file_missing = False
         self.cut = 0  # bytes of the file left out by the size limit
         self.command_index: int | None = None
+        self.shell_fix = ""  # where the shell that runs the command is chosen
         self.result: CommandResult | None = None
 
 
@@ -89,6 +92,7 @@ def _prepare(
                 pending.cut = read.truncated
                 pending.file_text = fs.capped_text(read.data, read.truncated)
     if item.command is not None and _uses(item, "command_output"):
+        pending.shell_fix = _shell_fix(kind, item, config)
         pending.command_index = len(specs)
         specs.append(
             CommandSpec(
@@ -97,9 +101,19 @@ def _prepare(
                 timeout=float(item.command_timeout or config.settings.command_timeout),
                 cwd=config.root,
                 output_limit=config.settings.command_output_limit,
+                label=f"{kind} {item.name}",
             )
         )
     return pending
+
+
+def _shell_fix(kind: str, item: SourceItem, config: Config) -> str:
+    if item.shell is not None:
+        return f"Fix {kind}s.{item.name}.shell in {item.origin.path}"
+    origin = config.settings.origins.get("shell")
+    if origin is not None:
+        return f"Fix settings.shell in {origin.path}"
+    return "Install bash (or sh), or set settings.shell"
 
 
 def _source(item: SourceItem, file: Path | None) -> str:
@@ -178,15 +192,22 @@ def compose(
     return Composition(role_part, context_parts, task_part, prompt)
 
 
-def _failed(pending: _Pending) -> CommandError:
+def _failed(pending: _Pending) -> StartError:
     result = pending.result
     assert result is not None
+    item = pending.item
+    if result.error is not None:
+        return StartError(
+            f"{pending.kind} '{item.name}' command could not start: {result.error}\n"
+            f"{pending.shell_fix}"
+        )
     return CommandError(
-        f"{pending.kind} '{pending.item.name}' command",
-        pending.item.command or "",
+        f"{pending.kind} '{item.name}' command",
+        item.command or "",
         exit_code=result.returncode,
-        stdout=result.error or result.stdout,
+        stdout=result.stdout,
         stderr=result.stderr,
+        output=None if result.spec.separate else result.output,
         timeout=result.spec.timeout if result.timed_out else None,
     )
 
@@ -219,6 +240,7 @@ def _finish_required(
         detail,
         _source(pending.item, pending.file),
         pending.file,
+        pending.cut,
     )
 
 
@@ -238,14 +260,9 @@ def _finish_context(pending: _Pending, values: dict[str, str]) -> Part:
         )
     result = pending.result
     if result is not None and not result.ok:
-        if result.error:
-            why = result.error
-        elif result.timed_out:
-            why = f"command timed out after {result.spec.timeout:g} s"
-        else:
-            why = f"command failed with exit code {result.returncode}"
+        why = result.error or f"command {result.status}"
         return Part("context", item.name, "", "failed", why, source, pending.file)
     text, _ = _render(pending, values)
     if not text.strip():
         return Part("context", item.name, "", "empty", "empty, left out", source, pending.file)
-    return Part("context", item.name, text, "ok", "", source, pending.file)
+    return Part("context", item.name, text, "ok", "", source, pending.file, pending.cut)

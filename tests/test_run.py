@@ -276,8 +276,7 @@ def test_failing_task_command_exits_1_and_shows_everything(repo: Path) -> None:
         "start: task 't' command failed with exit code 2\n"
         "  command: echo out; echo err >&2; exit 2\n"
         "  exit code: 2\n"
-        "  stdout:\n    out\n"
-        "  stderr:\n    err\n"
+        "  output:\n    out\n    err\n"
     )
 
 

@@ -17,7 +17,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from start.errors import StartError
-from start.shell import CommandResult, CommandSpec, ShellNotFoundError, run, run_all, shell_argv
+from start.shell import (
+    CommandResult,
+    CommandSpec,
+    ShellNotFoundError,
+    StoppedError,
+    run,
+    run_all,
+    shell_argv,
+)
 
 
 def spec(
@@ -27,8 +35,9 @@ def spec(
     shell_name: str | None = "sh",
     timeout: float = 10.0,
     limit: int = 1_048_576,
+    separate: bool = False,
 ) -> CommandSpec:
-    return CommandSpec(command, shell_name, timeout, cwd, output_limit=limit)
+    return CommandSpec(command, shell_name, timeout, cwd, output_limit=limit, separate=separate)
 
 
 def alive(pid: int) -> bool:
@@ -64,8 +73,20 @@ def read_pid(path: Path) -> int:
 # -- running and capturing ---------------------------------------------------------------------
 
 
-def test_interleaves_stdout_and_stderr_in_order_of_arrival(tmp_path: Path) -> None:
-    result = run(spec("echo a; sleep 0.05; echo b >&2; sleep 0.05; echo c", tmp_path))
+def test_stdout_and_stderr_share_one_pipe_and_keep_their_order(tmp_path: Path) -> None:
+    # With two pipes this came out as o1 o2 e1 e2 in about 6 runs of 15.
+    command = "echo o1; echo e1 >&2; echo o2; echo e2 >&2"
+
+    results = run_all([spec(command, tmp_path) for _ in range(15)])
+
+    assert [r.output for r in results] == ["o1\ne1\no2\ne2\n"] * 15
+    assert {(r.stdout, r.stderr) for r in results} == {("", "")}
+
+
+def test_separate_captures_each_stream_and_interleaves_by_arrival(tmp_path: Path) -> None:
+    command = "echo a; sleep 0.05; echo b >&2; sleep 0.05; echo c"
+
+    result = run(spec(command, tmp_path, separate=True))
 
     assert result.output == "a\nb\nc\n"
     assert result.stdout == "a\nc\n"
@@ -122,7 +143,7 @@ def test_runs_in_the_given_directory(tmp_path: Path) -> None:
 
     result = run(spec("pwd -P; ls", where))
 
-    assert result.stdout == f"{where.resolve()}\nmarker.txt\n"
+    assert result.output == f"{where.resolve()}\nmarker.txt\n"
 
 
 def test_inherits_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -138,7 +159,7 @@ def test_runs_in_its_own_session(tmp_path: Path) -> None:
     if result.returncode != 0:
         pytest.skip("ps -o sid= is not supported here")
 
-    pid, sid = result.stdout.split()
+    pid, sid = result.output.split()
     assert pid == sid
     assert int(sid) != os.getsid(0)
 
@@ -306,7 +327,7 @@ def test_caps_output_with_a_marker_and_the_exact_count(tmp_path: Path) -> None:
     result = run(spec("yes x | head -c 1000", tmp_path, limit=100))
 
     assert result.output == "x\n" * 50 + "[... truncated 900 bytes ...]\n"
-    assert result.stdout == result.output
+    assert result.stdout == ""
     assert result.stderr == ""
     assert result.truncated == 900
 
@@ -321,7 +342,7 @@ def test_the_marker_gets_its_own_line(tmp_path: Path) -> None:
 def test_each_stream_and_the_interleaving_have_their_own_cap(tmp_path: Path) -> None:
     command = "yes o | head -c 150; sleep 0.05; yes e | head -c 130 >&2"
 
-    result = run(spec(command, tmp_path, limit=100))
+    result = run(spec(command, tmp_path, limit=100, separate=True))
 
     assert result.output == "o\n" * 50 + "[... truncated 180 bytes ...]\n"
     assert result.stdout == "o\n" * 50 + "[... truncated 50 bytes ...]\n"
@@ -355,7 +376,8 @@ def test_large_output_keeps_memory_bounded(
 
     tracemalloc.start()
     try:
-        result = run(spec(f"head -c {size} /dev/zero; echo tail >&2", tmp_path, limit=1_000_000))
+        command = f"head -c {size} /dev/zero; echo tail >&2"
+        result = run(spec(command, tmp_path, limit=1_000_000, separate=True))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -364,9 +386,9 @@ def test_large_output_keeps_memory_bounded(
     assert result.truncated == size + 5 - 1_000_000
     assert (
         result.output
-        == "\ufffd" * 1_000_000 + f"\n[... truncated {size + 5 - 1_000_000} bytes ...]\n"
+        == "\ufffd" * 1_000_000 + f"\n[... truncated {size + 5 - 1_000_000:,} bytes ...]\n"
     )
-    assert result.stdout.endswith(f"\n[... truncated {size - 1_000_000} bytes ...]\n")
+    assert result.stdout.endswith(f"\n[... truncated {size - 1_000_000:,} bytes ...]\n")
     assert result.stderr == "tail\n"
     assert peak < 20_000_000
 
@@ -412,15 +434,14 @@ def test_capture_matches_a_decode_of_the_kept_prefix(
         return raw.decode("utf-8", "replace").replace("\x00", "\ufffd")
 
     if len(data) <= limit:
-        assert result.stdout == decode(data)
+        assert result.output == decode(data)
         assert result.truncated == 0
         return
     dropped = result.truncated
     assert len(data) - limit <= dropped <= len(data) - limit + 3
     kept = decode(data[: len(data) - dropped])
     separator = "\n" if kept and not kept.endswith("\n") else ""
-    assert result.stdout == f"{kept}{separator}[... truncated {dropped} bytes ...]\n"
-    assert result.output == result.stdout
+    assert result.output == f"{kept}{separator}[... truncated {dropped} bytes ...]\n"
 
 
 # -- choosing the shell ------------------------------------------------------------------------
@@ -542,7 +563,10 @@ def test_auto_runs_a_real_shell(tmp_path: Path) -> None:
 def test_python3_as_the_shell(tmp_path: Path) -> None:
     result = run(
         spec(
-            'import sys\nprint("hi")\nprint("err", file=sys.stderr)', tmp_path, shell_name="python3"
+            'import sys\nprint("hi")\nprint("err", file=sys.stderr)',
+            tmp_path,
+            shell_name="python3",
+            separate=True,
         )
     )
 
@@ -556,7 +580,7 @@ def test_node_as_the_shell(tmp_path: Path) -> None:
     result = run(spec('console.log("hi")', tmp_path, shell_name="node"))
 
     assert result.ok
-    assert result.stdout == "hi\n"
+    assert result.output == "hi\n"
 
 
 @pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not on PATH")
@@ -564,4 +588,145 @@ def test_perl_as_the_shell(tmp_path: Path) -> None:
     result = run(spec('say "hi"', tmp_path, shell_name="perl"))
 
     assert result.ok
-    assert result.stdout == "hi\n"
+    assert result.output == "hi\n"
+
+
+# -- stopping: SIGINT, SIGTERM and SIGHUP while commands run ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("signum", "code"),
+    [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)],
+    ids=["SIGTERM", "SIGHUP", "SIGINT"],
+)
+def test_a_stop_signal_kills_every_group_and_raises_a_start_error(
+    tmp_path: Path, signum: int, code: int
+) -> None:
+    import threading
+
+    pid_files = [tmp_path / f"{n}.pid" for n in range(2)]
+    specs = [spec(f"sleep 30 & echo $! > {p}; sleep 30", tmp_path, timeout=20) for p in pid_files]
+    before = signal.getsignal(signum)
+
+    def send() -> None:
+        for pid_file in pid_files:
+            read_pid(pid_file)
+        os.kill(os.getpid(), signum)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    began = time.monotonic()
+    with pytest.raises(StoppedError) as caught:
+        run_all(specs)
+    sender.join()
+
+    assert time.monotonic() - began < 5
+    assert isinstance(caught.value, StartError)
+    assert caught.value.exit_code == code
+    name = signal.Signals(signum).name
+    assert str(caught.value) == f"stopped by {name}; the running commands were killed"
+    for pid_file in pid_files:
+        assert wait_dead(read_pid(pid_file))
+    assert signal.getsignal(signum) == before
+
+
+def test_handlers_are_installed_only_while_commands_run(tmp_path: Path) -> None:
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    seen = run(spec("kill -0 $PPID && echo ok", tmp_path))
+    assert seen.output == "ok\n"
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_outside_the_main_thread_signals_are_left_alone(tmp_path: Path) -> None:
+    import threading
+
+    results: list[CommandResult] = []
+    worker = threading.Thread(target=lambda: results.extend(run_all([spec("echo hi", tmp_path)])))
+    worker.start()
+    worker.join(10)
+
+    assert [r.output for r in results] == ["hi\n"]
+
+
+def test_a_signal_while_a_command_starts_is_raised_once_it_is_tracked() -> None:
+    from start.shell import _Stop
+
+    with _Stop() as stop:
+        with pytest.raises(StoppedError) as caught, stop.held():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)
+            reached = True  # the signal waited for the end of the held block
+        assert reached
+    assert caught.value.exit_code == 143
+
+
+# -- what happened, in words -------------------------------------------------------------------
+
+
+def test_status_says_what_happened(tmp_path: Path) -> None:
+    failed, killed, slow, ok = run_all(
+        [
+            spec("exit 3", tmp_path),
+            spec("kill -KILL $$", tmp_path),
+            spec("sleep 5", tmp_path, timeout=0.2),
+            spec("true", tmp_path),
+        ]
+    )
+    missing = run(spec("true", tmp_path, shell_name="no-such-shell-for-start-tests"))
+
+    assert failed.status == "failed with exit code 3"
+    assert killed.status == "killed by SIGKILL"
+    assert slow.status == "timed out after 0.2 s"
+    assert ok.status == "succeeded"
+    assert missing.status == (
+        "could not start: shell 'no-such-shell-for-start-tests' not found on PATH"
+    )
+
+
+def test_a_timeout_too_large_for_the_selector_does_not_overflow(tmp_path: Path) -> None:
+    result = run(spec("echo hi", tmp_path, timeout=1e12))
+
+    assert result.ok
+    assert result.output == "hi\n"
+
+
+# -- progress ----------------------------------------------------------------------------------
+
+
+def test_progress_names_what_still_runs_after_the_delay_then_clears(tmp_path: Path) -> None:
+    calls: list[list[str]] = []
+    specs = [
+        spec("sleep 0.6", tmp_path)._replace(label="task a"),
+        spec("sleep 1.0", tmp_path)._replace(label="context b"),
+        spec("true", tmp_path)._replace(label="context quick"),
+    ]
+
+    run_all(specs, progress=calls.append)
+
+    assert calls == [["task a", "context b"], ["context b"], []]
+
+
+def test_no_progress_for_quick_commands(tmp_path: Path) -> None:
+    calls: list[list[str]] = []
+
+    run_all([spec("true", tmp_path)], progress=calls.append)
+
+    assert calls == []
+
+
+def test_progress_is_cleared_when_the_run_is_stopped(tmp_path: Path) -> None:
+    calls: list[list[str]] = []
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.6)
+        with pytest.raises(KeyboardInterrupt):
+            run_all([spec("sleep 10", tmp_path)._replace(label="task t")], progress=calls.append)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    assert calls == [["task t"], []]

@@ -17,10 +17,12 @@ from start.errors import ExitCode, UntrustedError, UsageError
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
 
 
-def _prepare(request: pipeline.LaunchRequest) -> pipeline.Prepared:
+def _prepare(
+    request: pipeline.LaunchRequest, progress: console.StatusLine | None = None
+) -> pipeline.Prepared:
     """pipeline.prepare, asking on a terminal when the project's .start/ is not trusted yet."""
     try:
-        return pipeline.prepare(request)
+        return pipeline.prepare(request, progress=progress)
     except UntrustedError as error:
         from start import trust
         from start.cli import trust as trust_cli
@@ -37,7 +39,7 @@ def _prepare(request: pipeline.LaunchRequest) -> pipeline.Prepared:
                 f"{error.scan.start_dir} was not approved; nothing was run"
             ) from None
         trust.approve(error.scan)
-    return pipeline.prepare(request)
+    return pipeline.prepare(request, progress=progress)
 
 
 def run(options: Options, selection: resolve.Request) -> int:
@@ -49,7 +51,9 @@ def run(options: Options, selection: resolve.Request) -> int:
     request = pipeline.LaunchRequest(
         options.workdir, selection, not options.no_project, tuple(options.agent_args)
     )
-    prepared = _prepare(request)
+    # Commands that take a while get a status line, on a terminal and without -q only.
+    tty = not options.quiet and console.is_tty(sys.stderr)
+    prepared = _prepare(request, console.StatusLine(sys.stderr) if tty else None)
     if prepared.warnings:
         from start.cli import trust as trust_cli
 
@@ -71,7 +75,7 @@ def run(options: Options, selection: resolve.Request) -> int:
         printer = console.Printer(sys.stderr, no_color=options.no_color)
         _summary(printer, options, config, plan, composition, launch, prepared.timings)
     else:
-        _warnings_only(console.Printer(sys.stderr, no_color=options.no_color), composition)
+        _warnings_only(console.Printer(sys.stderr, no_color=options.no_color), config, composition)
     launcher.exec_agent(launch)
 
 
@@ -194,6 +198,7 @@ def _summary_lines(
             lines.append(s(f"  ⚠ task {composition.task.detail}", "yellow"))
     if plan.mode == "task":
         lines.append(f"  instructions  {plan.instructions if plan.instructions else 'None'}")
+    lines.extend(s(f"  {text}", "yellow") for text in _cut_warnings(config, composition))
     warnings = [p for p in config.problems if not p.is_error]
     if warnings:
         lines.append(
@@ -231,12 +236,28 @@ def _summary(
     printer.flush()
 
 
-def _warnings_only(printer: console.Printer, composition: sources.Composition) -> None:
+def _cut_warnings(config: Config, composition: sources.Composition) -> list[str]:
+    """A warning for each file cut by settings.file_size_limit."""
+    limit = config.settings.file_size_limit
+    parts = [composition.role, *composition.contexts, composition.task]
+    return [
+        f"⚠ {part.kind} {part.name}: {part.file} is cut to its first {limit:,} bytes; "
+        f"{part.cut:,} more were left out (settings.file_size_limit)"
+        for part in parts
+        if part is not None and part.cut
+    ]
+
+
+def _warnings_only(
+    printer: console.Printer, config: Config, composition: sources.Composition
+) -> None:
     for part in composition.contexts:
         if part.status in ("missing", "failed"):
             printer.line(f"start: ⚠ context {part.name}: {part.detail}")
     if composition.task is not None and composition.task.status == "missing":
         printer.line(f"start: ⚠ task {composition.task.name}: {composition.task.detail}")
+    for text in _cut_warnings(config, composition):
+        printer.line(f"start: {text}")
 
 
 def _show_dry_run(
