@@ -153,7 +153,9 @@ def environment() -> Iterator[Check]:
 
 def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iterator[Check]:
     """Each file of each layer, parsed or not, then every validator problem."""
-    syntax = {p.file: p for p in config.problems if p.line is not None and not p.key}
+    # A file's own problem (syntax, or why it cannot be read) is told on the file's line.
+    unparsed = {f.path for f in config.files if not f.parsed}
+    syntax = {p.file: p for p in config.problems if p.file in unparsed and not p.key}
     for layer, directory in config.layer_dirs.items():
         layer_files = [f for f in config.files if f.layer == layer]
         for read in layer_files:
@@ -161,15 +163,13 @@ def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iter
             if read.parsed:
                 yield Check("config", "ok", layer, f"{read.path} parsed", path=read.path)
             elif problem is not None:
-                yield Check(
-                    "config",
-                    "error",
-                    layer,
-                    str(problem),
+                fix = (
                     f"correct the TOML at line {problem.line}, column {problem.column} of "
-                    f"{read.path.name}",
-                    read.path,
+                    f"{read.path.name}"
+                    if problem.line is not None
+                    else f"make {read.path} a regular file you can read, or remove it"
                 )
+                yield Check("config", "error", layer, str(problem), fix, read.path)
             else:
                 yield Check(
                     "config", "error", layer, f"{read.path} could not be parsed", path=read.path

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import stat
 import textwrap
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from start import atomic, paths
+from start import atomic, fs, paths
 from start.config import files, schema
 from start.doctor import find_binary
 from start.errors import StartError, UnknownNameError
@@ -24,10 +26,13 @@ _Key = tuple[str, str]  # (kind, name), such as ("tasks", "explain")
 
 
 class ConfigExistsError(StartError):
-    def __init__(self, path: Path) -> None:
+    """Something is already where the config would go; the message says what, and what to do."""
+
+    def __init__(self, path: Path, message: str | None = None) -> None:
         self.path = path
         super().__init__(
-            f"{path} already exists; pass --force to replace it "
+            message
+            or f"{path} already exists; pass --force to replace it "
             "(the old file is kept as a timestamped backup)"
         )
 
@@ -423,38 +428,91 @@ def create(
 def write(path: Path, text: str, *, force: bool, now: datetime | None = None) -> Written:
     """Atomically write `text`; an existing file needs `force` and is first backed up.
 
-    A symlinked config is written through: its target is replaced, and the link stays.
+    A symlinked config is written through: its target is replaced, and the link stays. Anything
+    but a regular file (or a symlink to one, or to nothing) is refused, even with `force`.
     """
-    exists = os.path.lexists(path)
-    if exists and not force:
-        raise ConfigExistsError(path)
-    target = path.resolve() if path.is_symlink() else path
+    _check_place(path, force)
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         backup = None
-        if target.exists():
+        if os.path.lexists(target):
             backup = _backup(target, now or datetime.now())
-        atomic.replace(target, text.encode("utf-8"))
+        try:
+            atomic.replace(target, text.encode("utf-8"))
+        except BaseException:
+            if backup is not None:  # the original is still in place: the copy is not needed
+                backup.unlink(missing_ok=True)
+            raise
     except OSError as error:
         raise StartError(f"cannot write {target}: {error.strerror or error}") from error
     return Written(path, target, backup)
 
 
-def _backup(path: Path, now: datetime) -> Path:
-    """A copy of `path` beside it, named `config.toml.YYYYmmdd-HHMMSS.bak` (never `*.toml`)."""
-    data = path.read_bytes()
-    stamp = now.strftime("%Y%m%d-%H%M%S")
-    for attempt in range(1, 100):
-        suffix = "" if attempt == 1 else f"-{attempt}"
-        backup = path.with_name(f"{path.name}.{stamp}{suffix}.bak")
+def _check_place(path: Path, force: bool) -> None:
+    """Refuse to write where something that is not a regular config file is, saying what it is."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise StartError(f"cannot check {path}: {error.strerror or error}") from None
+    if stat.S_ISLNK(info.st_mode):
+        link = os.readlink(path)
         try:
-            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            continue
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        shutil.copymode(path, backup)
-        return backup
-    raise FileExistsError(f"too many backups of {path} at {stamp}")
+            info = os.stat(path)
+        except FileNotFoundError:
+            if force:
+                return  # written through: the link's target is created
+            raise ConfigExistsError(
+                path,
+                f"{path} is a dangling symlink to {link} (its target does not exist); remove it, "
+                "or pass --force to write the file it points to",
+            ) from None
+        except OSError as error:
+            what = "a symlink loop" if error.errno == errno.ELOOP else f"a symlink to {link}"
+            raise ConfigExistsError(
+                path, f"{path} is {what} that cannot be followed; remove it, then run start init"
+            ) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigExistsError(
+            path,
+            f"{path} is {fs.describe(info.st_mode)}, not a regular file; "
+            "remove it (start init does not replace it), then run start init",
+        )
+    if not force:
+        raise ConfigExistsError(path)
+
+
+def _backup(path: Path, now: datetime) -> Path:
+    """A copy of `path` beside it, named `config.toml.YYYYmmdd-HHMMSS.bak` (never `*.toml`).
+
+    A copy that cannot be completed (a full disk) is removed: no empty or partial backup stays.
+    """
+    source = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(source)
+        if not stat.S_ISREG(info.st_mode):  # swapped since it was checked
+            raise StartError(f"{path} is {fs.describe(info.st_mode)}, not a regular file")
+        stamp = now.strftime("%Y%m%d-%H%M%S")
+        for attempt in range(1, 100):
+            suffix = "" if attempt == 1 else f"-{attempt}"
+            backup = path.with_name(f"{path.name}.{stamp}{suffix}.bak")
+            try:
+                fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            except FileExistsError:
+                continue
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    while chunk := os.read(source, 1 << 20):
+                        handle.write(chunk)
+                    handle.flush()
+                    os.fchmod(handle.fileno(), stat.S_IMODE(info.st_mode))
+                    os.fsync(handle.fileno())
+            except BaseException:
+                backup.unlink(missing_ok=True)
+                raise
+            return backup
+        raise FileExistsError(f"too many backups of {path} at {stamp}")
+    finally:
+        os.close(source)

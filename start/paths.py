@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
+from start.errors import StartError
+
 APP = "start"
 PROJECT_DIR_NAME = ".start"
 
@@ -50,10 +52,16 @@ def cache_dir() -> Path:
 
 
 def runtime_dir() -> Path:
-    """A per-user private directory for temp files (`{role_file}`, `{prompt_file}`)."""
+    """A per-user private directory for temp files (`{role_file}`, `{prompt_file}`).
+
+    `$XDG_RUNTIME_DIR/start` when that directory exists and is writable (or `start` in it already
+    is), else `start-UID` in the system's temp directory.
+    """
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isdir(xdg):
-        return Path(xdg) / APP
+        ours = Path(xdg) / APP
+        if os.access(ours if ours.is_dir() else xdg, os.W_OK | os.X_OK):
+            return ours
     if sys.platform == "win32" or sys.platform == "darwin":
         import platformdirs
 
@@ -61,6 +69,24 @@ def runtime_dir() -> Path:
     import tempfile
 
     return Path(tempfile.gettempdir()) / f"{APP}-{os.getuid()}"
+
+
+class WorkdirGoneError(StartError):
+    """The working directory was deleted (or moved) after the shell entered it."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the current directory no longer exists (it was deleted or moved); "
+            "cd to an existing directory, or pass -d DIR"
+        )
+
+
+def current_dir() -> Path:
+    """The working directory; WorkdirGoneError when it was deleted from under the shell."""
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        raise WorkdirGoneError() from None
 
 
 def builtin_config_dir() -> Path:

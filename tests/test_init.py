@@ -388,7 +388,8 @@ def test_a_failed_write_keeps_the_old_file(isolated: Path, monkeypatch: pytest.M
         init.write(path, "new\n", force=True, now=NOW)
     assert str(caught.value) == f"cannot write {path}: No space left on device"
     assert path.read_text() == "old\n"
-    assert sorted(os.listdir(isolated)) == ["config.toml", "config.toml.20250107-093005.bak"]
+    # The old file is untouched, so its backup would only be debris.
+    assert sorted(os.listdir(isolated)) == ["config.toml"]
 
 
 def test_a_fresh_project_config_is_trusted(isolated: Path) -> None:
@@ -440,3 +441,31 @@ def test_with_the_shipped_catalog_both_documents_validate(
         init.local_path(root), init.local_text(root, chosen), force=False, project_root=root
     )
     validated(isolated, local.target)
+
+
+def test_a_failed_backup_leaves_nothing_behind(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = isolated / "config.toml"
+    path.write_text("old\n")
+
+    def full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)  # the disk fills up while the backup is written
+    with pytest.raises(StartError) as caught:
+        init.write(path, "new\n", force=True, now=NOW)
+    assert str(caught.value) == f"cannot write {path}: No space left on device"
+    assert path.read_text() == "old\n"
+    assert sorted(os.listdir(isolated)) == ["config.toml"]
+
+
+def test_force_never_replaces_what_is_not_a_regular_file(isolated: Path) -> None:
+    path = isolated / "config.toml"
+    os.mkfifo(path)
+    with pytest.raises(init.ConfigExistsError) as caught:
+        init.write(path, "new\n", force=True, now=NOW)  # reading it for a backup would block
+    assert str(caught.value) == (
+        f"{path} is a FIFO (named pipe), not a regular file; remove it (start init does not "
+        "replace it), then run start init"
+    )

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
+import pytest
+
 from start import paths
+from start.errors import StartError
 
 
 def test_start_dir_in_a_parent_is_found(isolated: Path) -> None:
@@ -48,3 +53,42 @@ def test_expand_resolves_against_base_and_expands_home(tmp_path: Path) -> None:
     assert paths.expand("docs/x.md", tmp_path) == tmp_path / "docs" / "x.md"
     assert paths.expand("~/x.md", tmp_path) == tmp_path / "home" / "x.md"
     assert paths.expand("/abs", tmp_path) == Path("/abs")
+
+
+def test_the_runtime_dir_is_under_xdg_runtime_dir(tmp_path: Path) -> None:
+    assert paths.runtime_dir() == tmp_path / "run" / "start"
+
+
+def test_an_unwritable_xdg_runtime_dir_falls_back_to_a_private_temp_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "run"
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    tempfile.tempdir = None  # forget the cached temp dir, so TMPDIR applies
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, m: False if Path(p) == run else real(p, m))
+    try:
+        assert paths.runtime_dir() == tmp_path / f"start-{os.getuid()}"
+        (run / "start").mkdir()
+        real_dir = run / "start"
+        monkeypatch.setattr(
+            os, "access", lambda p, m: Path(p) == real_dir or (Path(p) != run and real(p, m))
+        )
+        assert paths.runtime_dir() == real_dir  # start's own directory in it is writable
+    finally:
+        tempfile.tempdir = None
+
+
+def test_a_deleted_working_directory_is_a_start_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with pytest.raises(StartError) as caught:
+        paths.current_dir()
+    assert str(caught.value) == (
+        "the current directory no longer exists (it was deleted or moved); cd to an existing "
+        "directory, or pass -d DIR"
+    )

@@ -13,6 +13,7 @@ from start.cli.options import common_options, get_options
 from start.config import load as config_load
 from start.config import render
 from start.config.model import LAYERS, Config
+from start.config.validate import check_shells
 from start.errors import ExitCode
 
 
@@ -28,7 +29,7 @@ def validate() -> int:
     """Check every layer and the merged result; exit 3 when there are errors."""
     options = get_options()
     loaded = config_load.load(options.workdir, use_project=not options.no_project)
-    problems = loaded.problems
+    problems = (*loaded.problems, *check_shells(loaded))
     if options.json:
         console.print_json([p.as_dict() for p in problems])
     else:

@@ -30,8 +30,9 @@ _SUBJECT_WIDTH = 16
 def doctor() -> int:
     """Check the setup offline: config files, agents on PATH, named files, shells and trust.
 
-    Exit 0 when there is no error and no warning (info lines do not count), else 1. Nothing is
-    fetched and no configured command is run. -q prints only problems; --json prints the checks.
+    Exit 0 when there is no error and no warning (info lines do not count), 3 when a config
+    file has errors, else 1. Nothing is fetched and no configured command is run. -q prints only
+    problems; --json prints the checks.
     """
     options = get_options()
     report = core.diagnose(options.workdir, use_project=not options.no_project)
@@ -39,6 +40,8 @@ def doctor() -> int:
         console.print_json(report.as_dict())
     else:
         show(report, options)
+    if any(c.section == "config" and c.status == "error" for c in report.checks):
+        return ExitCode.CONFIG
     return ExitCode.OK if report.healthy else ExitCode.ERROR
 
 

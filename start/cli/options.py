@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
+from start.paths import current_dir
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -31,7 +33,7 @@ class Options:
 
     @property
     def workdir(self) -> Path:
-        return (self.directory or Path.cwd()).resolve()
+        return (self.directory or current_dir()).resolve()
 
 
 def _store(ctx: click.Context, param: click.Parameter, value: Any) -> None:

@@ -97,7 +97,7 @@ def parse_setting(key: str, text: str) -> Any:
         try:
             value = int(text)
         except ValueError:
-            raise UsageError(f"{key} must be a positive integer, not '{text}'") from None
+            raise UsageError(f"{key} must be {schema.expected(field)}, not '{text}'") from None
     elif field == schema.BOOL:
         value = {"true": True, "false": False}.get(text.lower(), text)
     elif field == schema.PATHS:
@@ -205,11 +205,14 @@ def replace_file(target: Target, data: bytes, expected: bytes) -> Outcome:
 def _layer_tables(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
     tables: list[tuple[Path, dict[str, Any]]] = []
     for path in files.layer_paths(directory):
+        if files.is_dangling(path):
+            continue  # it holds no items; writing it goes through the link
         read = files.read(path)
         if read.problem is not None:
+            what = "is not valid TOML" if read.problem.line is not None else "cannot be read"
             raise ConfigError(
                 [read.problem],
-                headline=f"cannot edit {directory}: {path.name} is not valid TOML; fix it first",
+                headline=f"cannot edit {directory}: {path.name} {what}; fix it first",
             )
         assert read.table is not None
         tables.append((path, read.table))
@@ -296,7 +299,7 @@ def apply(target: Target, change: Callable[[str], str], *, keep_invalid: bool = 
         if target.scope.layer == "project":
             real = write_target(target.path, root)
         else:
-            real = target.path.resolve()
+            real = Path(os.path.realpath(target.path))
         with _locked(real.parent):
             old = _read(real)
             try:
@@ -306,6 +309,11 @@ def apply(target: Target, change: Callable[[str], str], *, keep_invalid: bool = 
                 raise EditError(f"{target.path}: {error}") from None
             except tomllib.TOMLDecodeError as error:
                 raise EditError(f"cannot edit {target.path}: {error}") from None
+            except RecursionError:
+                raise EditError(
+                    f"cannot edit {target.path}: it is nested too deeply to edit; "
+                    "edit it with 'start config edit' or an editor"
+                ) from None
             if new == (old or b""):
                 return Outcome(target.path, changed=False)
             problems = _problems(target, new, whole_file=keep_invalid)

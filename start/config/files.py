@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from start import fs
 from start.errors import Problem
 
 # The largest config file start reads; a config is text a person writes, far below this.
@@ -50,17 +54,116 @@ def sha256(data: bytes) -> str:
 
 
 def layer_paths(directory: Path | None) -> list[Path]:
-    """The known config files that exist in a layer directory, in definition order."""
-    if directory is None or not directory.is_dir():
+    """The known config files present in a layer directory, in definition order.
+
+    Present means anything with the name: a FIFO, a directory, a dangling symlink or a name that
+    cannot be looked at is listed too, so that reading it reports the problem instead of the file
+    being skipped in silence.
+    """
+    if directory is None or not _is_dir(directory):
         return []
-    return [directory / name for name in LAYER_FILES if (directory / name).is_file()]
+    return [directory / name for name in LAYER_FILES if _present(directory / name)]
+
+
+def layer_problem(directory: Path | None) -> Problem | None:
+    """Why a layer directory cannot be used although it is there: it is not a directory (or a
+    dangling symlink), or its files cannot be looked at."""
+    if directory is None:
+        return None
+    try:
+        info = os.stat(directory)
+    except FileNotFoundError:
+        if os.path.islink(directory):
+            target = os.readlink(directory)
+            return Problem("error", directory, "", f"is a dangling symlink to {target}")
+        return None
+    except OSError as error:
+        return Problem("error", directory, "", f"cannot be read: {_strerror(error)}")
+    if not stat.S_ISDIR(info.st_mode):
+        what = "a file" if stat.S_ISREG(info.st_mode) else fs.describe(info.st_mode)
+        return Problem("error", directory, "", f"is {what}, not a directory")
+    try:
+        os.lstat(directory / LAYER_FILES[0])
+    except PermissionError as error:
+        return Problem("error", directory, "", f"cannot be read: {_strerror(error)}")
+    except OSError:
+        pass
+    return None
+
+
+def _strerror(error: OSError) -> str:
+    if error.errno == errno.EACCES:
+        return "permission denied"
+    if error.errno == errno.ELOOP:
+        return "a symlink loop (too many levels of symbolic links)"
+    return error.strerror or str(error)
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _present(path: Path) -> bool:
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return False  # an unsearchable directory is reported once, by layer_problem
+    except OSError:
+        return True  # something is there; reading it says what is wrong
+    return True
 
 
 def stray_toml(directory: Path | None) -> list[Path]:
     """TOML files in a layer directory that `start` does not read (likely misnamed)."""
-    if directory is None or not directory.is_dir():
+    if directory is None or not _is_dir(directory):
         return []
-    return sorted(p for p in directory.glob("*.toml") if p.name not in LAYER_FILES and p.is_file())
+    try:
+        return sorted(
+            p for p in directory.glob("*.toml") if p.name not in LAYER_FILES and p.is_file()
+        )
+    except OSError:
+        return []  # an unreadable directory is reported by layer_problem
+
+
+def read_bytes(path: Path) -> tuple[bytes | None, Problem | None]:
+    """A config file's bytes, or the problem that names why it cannot be read.
+
+    Only a regular file is read, without blocking, and at most CONFIG_LIMIT bytes of it.
+    """
+    try:
+        read = fs.read(path, CONFIG_LIMIT)
+    except fs.FileError as error:
+        return None, Problem("error", path, "", unreadable(path, error))
+    if read.truncated:
+        message = (
+            f"is {read.size:,} bytes; a config file may be at most {CONFIG_LIMIT:,} bytes "
+            "(see docs/configuration.md#file-limits)"
+        )
+        return None, Problem("error", path, "", message)
+    return read.data, None
+
+
+def is_dangling(path: Path) -> bool:
+    """Whether `path` is a symlink whose target does not exist (a loop is not dangling)."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return os.path.islink(path)
+    except OSError:
+        return False
+    return False
+
+
+def unreadable(path: Path, error: fs.FileError) -> str:
+    """Why a config file cannot be read, in words that name what it really is."""
+    if error.missing and is_dangling(path):
+        return f"is a dangling symlink to {os.readlink(path)} (its target does not exist)"
+    if error.reason.startswith("is "):
+        return error.reason
+    return f"cannot read the file: {error.reason}"
 
 
 def read(path: Path, data: bytes | None = None) -> ReadFile:
@@ -69,7 +172,9 @@ def read(path: Path, data: bytes | None = None) -> ReadFile:
     With `data`, parse those bytes as the file's (to validate an edit before it is written).
     """
     if data is None:
-        data = path.read_bytes()
+        data, problem = read_bytes(path)
+        if data is None:
+            return ReadFile(path, b"", None, problem)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -81,6 +186,11 @@ def read(path: Path, data: bytes | None = None) -> ReadFile:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         return ReadFile(path, data, None, syntax_problem(path, text, error))
+    except RecursionError:
+        # tomllib parses arrays and inline tables recursively; a hostile file can nest deeper
+        # than Python's stack allows.
+        message = "arrays or inline tables are nested too deeply to read"
+        return ReadFile(path, data, None, Problem("error", path, "", message))
     return ReadFile(path, data, table, None)
 
 

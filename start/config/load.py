@@ -64,18 +64,24 @@ def load(
     With `strict`, a config with errors raises ConfigError (exit 3). `replaced` gives layer files'
     would-be bytes (existing or not), so an edit can be validated before it is written.
     """
-    project = paths.find_project(workdir or Path.cwd())
+    project = paths.find_project(workdir or paths.current_dir())
     dirs = layer_dirs(project, use_project)
     # Every file is read once, here; the bytes read are the bytes parsed (and hashed for trust).
     contents: dict[Path, bytes] = {}
-    unreadable: list[Problem] = []
+    unreadable: dict[Path, Problem] = {}
     for name in layers:
+        problem = files.layer_problem(dirs[name])
+        if problem is not None:
+            unreadable[dirs[name] or Path()] = problem
         for path in files.layer_paths(dirs[name]):
-            try:
-                contents[path] = path.read_bytes()
-            except OSError as error:
-                reason = error.strerror or str(error)
-                unreadable.append(Problem("error", path, "", f"cannot read the file: {reason}"))
+            if replaced is not None and path in replaced:
+                continue
+            data, problem = files.read_bytes(path)
+            if data is None:
+                assert problem is not None
+                unreadable[path] = problem
+            else:
+                contents[path] = data
     config: Config | None = None
     cache_key = None
     if replaced is None and not unreadable:
@@ -84,8 +90,10 @@ def load(
         config = cache.get(cache_key, project, dirs)
     if config is None:
         contents.update(replaced or {})
-        problems = unreadable
-        read_layers = [_read_layer(name, dirs[name], problems, contents) for name in layers]
+        problems = list(unreadable.values())
+        read_layers = [
+            _read_layer(name, dirs[name], problems, contents, unreadable) for name in layers
+        ]
         config = merge(read_layers, project, dirs, problems)
         if cache_key is not None:
             cache.put(cache_key, config)
@@ -95,7 +103,11 @@ def load(
 
 
 def _read_layer(
-    name: str, directory: Path | None, problems: list[Problem], contents: Mapping[Path, bytes]
+    name: str,
+    directory: Path | None,
+    problems: list[Problem],
+    contents: Mapping[Path, bytes],
+    unreadable: Mapping[Path, Problem],
 ) -> _Layer:
     layer = _Layer(name, directory)
     seen: dict[tuple[str, str], Path] = {}
@@ -110,12 +122,12 @@ def _read_layer(
                 close,
             )
         )
-    listed = [
-        directory / file
-        for file in files.LAYER_FILES
-        if directory is not None and directory / file in contents
-    ]
+    names = [directory / file for file in files.LAYER_FILES] if directory is not None else []
+    listed = [path for path in names if path in contents or path in unreadable]
     for path in listed:
+        if path not in contents:  # its problem is already in the list
+            layer.files.append(LayerFile(name, path, "", False))
+            continue
         read = files.read(path, contents[path])
         # Only project files need a digest: trust approves their exact bytes.
         digest = files.sha256(read.data) if name == "project" else ""

@@ -8,15 +8,18 @@ from typing import Final
 
 NAME_PATTERN: Final = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
-# Field types. "timeout" and "size" are positive integers; "models" is a table of string to string.
+# Field types. "timeout" is whole seconds from 1 to MAX_TIMEOUT; "size" is a positive integer;
+# "models" is a table of string to string.
 STR, BOOL, TIMEOUT, SIZE, MODELS = "string", "boolean", "timeout", "size", "models"
+SHELL = "shell"  # one program: a name on PATH or a path, without arguments
+MAX_TIMEOUT: Final = 86_400  # a day: validate and the launch agree on this range
 PATHS = "paths"  # an array of absolute directory paths (`~` allowed)
 
 _SOURCE: Final = {
     "file": STR,
     "command": STR,
     "prompt": STR,
-    "shell": STR,
+    "shell": SHELL,
     "command_timeout": TIMEOUT,
 }
 
@@ -48,7 +51,7 @@ REQUIRED_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {"agents": ("bin", "comm
 SETTINGS: Final[Mapping[str, str]] = {
     "default_agent": STR,
     "default_role": STR,
-    "shell": STR,
+    "shell": SHELL,
     "command_timeout": TIMEOUT,
     "command_output_limit": SIZE,
     "file_size_limit": SIZE,
@@ -68,6 +71,13 @@ KIND_SINGULAR: Final[Mapping[str, str]] = {
 }
 
 
+def expected(kind: str) -> str:
+    """What a value of a number type must be, in words."""
+    if kind == TIMEOUT:
+        return f"a whole number of seconds from 1 to {MAX_TIMEOUT} (a day)"
+    return "a positive integer"
+
+
 def type_error(kind: str, value: object) -> str | None:
     """Why `value` is not of field type `kind`, or None when it is."""
     if kind == STR:
@@ -76,8 +86,21 @@ def type_error(kind: str, value: object) -> str | None:
         return None if isinstance(value, bool) else f"must be true or false, not {_describe(value)}"
     if kind in (TIMEOUT, SIZE):
         if isinstance(value, bool) or not isinstance(value, int):
-            return f"must be a positive integer, not {_describe(value)}"
-        return None if value > 0 else f"must be a positive integer, not {value}"
+            return f"must be {expected(kind)}, not {_describe(value)}"
+        top = MAX_TIMEOUT if kind == TIMEOUT else None
+        fits = value >= 1 and (top is None or value <= top)
+        return None if fits else f"must be {expected(kind)}, not {value}"
+    if kind == SHELL:
+        if not isinstance(value, str):
+            return f"must be a string, not {_describe(value)}"
+        if not value.strip():
+            return 'must name a program, such as "bash" or "python3"'
+        if len(value.split()) > 1 or value.strip() != value:
+            return (
+                f"'{value}' is not one program: a shell is a name on PATH or a path, without "
+                'arguments; put options in the command instead (e.g. "set -e; ...")'
+            )
+        return None
     if kind == PATHS:
         if not isinstance(value, list):
             return f"must be an array of absolute paths, not {_describe(value)}"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from start import template
 from start.config import schema
-from start.config.model import Agent, Context, Item, Origin, Role, Settings, Task
+from start.config.model import Agent, Config, Context, Item, Origin, Role, Settings, Task
 from start.errors import Problem, suggest
 
 _BUILDERS: Mapping[str, type[Item]] = {
@@ -254,4 +255,32 @@ def check_merged(
             )
         else:
             alias_owner[task.alias] = task.name
+    return problems
+
+
+def check_shells(config: Config, which: Callable[[str], str | None] | None = None) -> list[Problem]:
+    """A warning for each configured shell that is not on PATH.
+
+    PATH is not part of the config, so `start config validate` asks this on top of the problems
+    that loading found (which a cache may keep); a launch reports a missing shell when it runs.
+    """
+    import os
+    import shutil
+
+    find = which or shutil.which
+    problems: list[Problem] = []
+    settings = config.settings
+    users: list[tuple[str, Path | None, str]] = []
+    if settings.shell is not None:
+        origin = settings.origins.get("shell")
+        users.append((settings.shell, origin.path if origin else None, "settings.shell"))
+    for kind in ("roles", "contexts", "tasks"):
+        items: Mapping[str, Role | Context | Task] = getattr(config, kind)
+        for item in items.values():
+            if item.shell is not None:
+                users.append((item.shell, item.origin.path, f"{kind}.{item.name}.shell"))
+    for shell, path, key in users:
+        if find(os.path.expanduser(shell)) is None:
+            message = f"shell '{shell}' is not on PATH, so the commands that use it cannot run"
+            problems.append(Problem("warning", path, key, message))
     return problems

@@ -71,7 +71,7 @@ def test_set_rejects_a_value_of_the_wrong_type(config_file: Path) -> None:
     result = invoke("config", "set", "command_timeout", "soon")
     assert (result.exit_code, result.stderr) == (
         2,
-        "start: command_timeout must be a positive integer, not 'soon'\n",
+        "start: command_timeout must be a whole number of seconds from 1 to 86400 (a day), not 'soon'\n",
     )
     assert config_file.read_text() == MINE
 

@@ -147,7 +147,7 @@ def test_json_exit_code_follows_health(bin_dir: Path) -> None:
 
 def test_no_project_flag(bin_dir: Path, isolated: Path) -> None:
     write_tree(isolated, {".start/config.toml": "[settings\n"})
-    assert invoke("doctor").exit_code == 1
+    assert invoke("doctor").exit_code == 3  # a config file has errors
     result = invoke("doctor", "--no-project")
     assert result.exit_code == 0, result.stdout
     assert f"  · trust  {isolated / '.start'} is ignored for this run\n" in result.stdout

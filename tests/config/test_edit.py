@@ -302,10 +302,16 @@ def test_settings_are_typed_from_the_schema() -> None:
     assert edit.parse_setting("shell", "zsh") == "zsh"
     with pytest.raises(UsageError) as caught:
         edit.parse_setting("command_timeout", "soon")
-    assert str(caught.value) == "command_timeout must be a positive integer, not 'soon'"
+    assert (
+        str(caught.value)
+        == "command_timeout must be a whole number of seconds from 1 to 86400 (a day), not 'soon'"
+    )
     with pytest.raises(UsageError) as caught:
         edit.parse_setting("command_timeout", "0")
-    assert str(caught.value) == "command_timeout must be a positive integer, not 0"
+    assert (
+        str(caught.value)
+        == "command_timeout must be a whole number of seconds from 1 to 86400 (a day), not 0"
+    )
     with pytest.raises(UsageError) as caught:
         edit.parse_setting("shel", "zsh")
     assert str(caught.value) == "unknown setting 'shel'; did you mean 'shell'?"

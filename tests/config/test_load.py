@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,14 +189,69 @@ def test_unreadable_file_is_a_problem_not_a_crash(
 ) -> None:
     path = layers["global"] / "config.toml"
     path.write_text('[settings]\nshell = "sh"\n')
-    real = Path.read_bytes
+    real = os.open
 
-    def read_bytes(self: Path) -> bytes:
-        if self == path:
-            raise PermissionError(13, "Permission denied")
-        return real(self)
+    def denied(name: str, *args: Any, **kwargs: Any) -> int:
+        if os.fspath(name) == str(path):
+            raise PermissionError(13, "Permission denied", name)
+        return real(name, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "open", denied)
     config = load()
-    assert [str(p) for p in config.problems] == [f"{path}: cannot read the file: Permission denied"]
+    assert [str(p) for p in config.problems] == [f"{path}: cannot read the file: permission denied"]
     assert config.settings.shell is None
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (os.mkfifo, "is a FIFO (named pipe), not a regular file"),
+        (Path.mkdir, "is a directory, not a regular file"),
+        (lambda p: p.symlink_to("/dev/null"), "is a character device, not a regular file"),
+        (
+            lambda p: p.symlink_to(p),
+            "cannot read the file: a symlink loop (too many levels of symbolic links)",
+        ),
+    ],
+    ids=["fifo", "directory", "device", "loop"],
+)
+def test_a_layer_file_that_is_not_regular_is_an_error_not_skipped(
+    layers: dict[str, Path], make: Callable[[Path], object], problem: str
+) -> None:
+    path = layers["project"] / "tasks.toml"
+    make(path)
+    config = load()
+    assert [str(p) for p in config.problems] == [f"{path}: {problem}"]
+    assert [(f.layer, f.path, f.parsed) for f in config.files] == [("project", path, False)]
+
+
+def test_a_dangling_layer_file_names_its_target(layers: dict[str, Path]) -> None:
+    path = layers["global"] / "config.toml"
+    path.symlink_to(layers["global"] / "dotfiles" / "start.toml")
+    assert [str(p) for p in load().problems] == [
+        f"{path}: is a dangling symlink to {layers['global'] / 'dotfiles' / 'start.toml'} "
+        "(its target does not exist)"
+    ]
+
+
+def test_a_config_file_over_the_limit_is_an_error(
+    layers: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from start.config import files
+
+    monkeypatch.setattr(files, "CONFIG_LIMIT", 100)
+    path = layers["global"] / "config.toml"
+    path.write_text("# " + "x" * 200 + "\n")
+    assert [str(p) for p in load().problems] == [
+        f"{path}: is 203 bytes; a config file may be at most 100 bytes "
+        "(see docs/configuration.md#file-limits)"
+    ]
+
+
+def test_a_global_config_dir_that_is_a_file_is_an_error(
+    layers: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    not_a_dir = tmp_path / "start-config"
+    not_a_dir.write_text("")
+    monkeypatch.setenv("START_CONFIG_DIR", str(not_a_dir))
+    assert [str(p) for p in load().problems] == [f"{not_a_dir}: is a file, not a directory"]

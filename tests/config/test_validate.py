@@ -53,18 +53,51 @@ CASES = [
     ),
     pytest.param(
         "[settings]\ncommand_timeout = 0\n",
-        ["error: settings.command_timeout: must be a positive integer, not 0"],
+        [
+            "error: settings.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not 0"
+        ],
         id="timeout-zero",
     ),
     pytest.param(
         '[settings]\ncommand_timeout = "30"\n',
-        ["error: settings.command_timeout: must be a positive integer, not a string"],
+        [
+            "error: settings.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not a string"
+        ],
         id="timeout-string",
     ),
     pytest.param(
         '[tasks.t]\nprompt = "p"\ncommand_timeout = true\n',
-        ["error: tasks.t.command_timeout: must be a positive integer, not a boolean"],
+        [
+            "error: tasks.t.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not a boolean"
+        ],
         id="timeout-bool",
+    ),
+    pytest.param(
+        "[settings]\ncommand_timeout = 86401\n",
+        [
+            "error: settings.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not 86401"
+        ],
+        id="timeout-over-a-day",
+    ),
+    pytest.param(
+        '[tasks.t]\nprompt = "p"\ncommand_timeout = 1000000000\n',
+        [
+            "error: tasks.t.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not 1000000000"
+        ],
+        id="timeout-huge",
+    ),
+    pytest.param(
+        '[settings]\nshell = "bash -e"\n',
+        [
+            "error: settings.shell: 'bash -e' is not one program: a shell is a name on PATH or a "
+            'path, without arguments; put options in the command instead (e.g. "set -e; ...")'
+        ],
+        id="shell-with-arguments",
+    ),
+    pytest.param(
+        '[tasks.t]\ncommand = "true"\nshell = " "\n',
+        ['error: tasks.t.shell: must name a program, such as "bash" or "python3"'],
+        id="shell-blank",
     ),
     pytest.param(
         '[contexts.c]\nprompt = "p"\nrequired = "yes"\n',
