@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import stat
+import time
 from pathlib import Path
 
 # `.NAME.8HEX.tmp`: the temp file `replace` writes beside NAME (debris if its writer was killed).
 _TEMP = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")
+# A temp file younger than this is never swept: its writer may not have locked it yet.
+_GRACE = 10.0
 
 
 def is_temp_name(name: str) -> bool:
@@ -31,13 +36,15 @@ def replace(path: Path, data: bytes, *, mode: int | None = None) -> None:
             os.umask(mask)
             mode = 0o644 & ~mask
     while True:
-        temp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.tmp")
+        temp = path.with_name(temp_name(path.name))
         try:
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             break
         except FileExistsError:
             continue
     try:
+        # Held until the file is renamed or removed: a locked temp file belongs to a live writer.
+        fcntl.flock(fd, fcntl.LOCK_EX)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -48,6 +55,47 @@ def replace(path: Path, data: bytes, *, mode: int | None = None) -> None:
         temp.unlink(missing_ok=True)
         raise
     sync_directory(path.parent)
+    sweep(path.parent)
+
+
+def temp_name(name: str) -> str:
+    """The name of a temp file for `name`: `.NAME.8HEX.tmp`, which `is_temp_name` knows."""
+    return f".{name}.{os.urandom(4).hex()}.tmp"
+
+
+def sweep(directory: Path, now: float | None = None) -> list[str]:
+    """Remove the temp files that killed writers left in `directory`; the names removed.
+
+    A temp file is stale when no process holds its lock (every writer holds it until the file is
+    renamed) and it is older than a few seconds (a writer locks it right after creating it).
+    """
+    now = time.time() if now is None else now
+    removed: list[str] = []
+    try:
+        entries = [e for e in os.scandir(directory) if is_temp_name(e.name)]
+    except OSError:
+        return removed
+    for entry in entries:
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue  # gone already, a symlink, or not ours to open
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or now - info.st_mtime < _GRACE:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # a live writer holds it
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
 
 
 def sync_directory(directory: Path) -> None:

@@ -23,6 +23,8 @@ from start.sources import Composition
 # Linux limits one argument or environment string to 32 pages (MAX_ARG_STRLEN), NUL included.
 MAX_ARG_STRLEN = 131072
 STALE_SECONDS = 24 * 3600
+SWEEP_EVERY = 60  # seconds between two sweeps of the runtime directory
+_STAMP = ".swept"  # its mtime is the time of the last sweep
 _POINTER = 8
 
 
@@ -56,8 +58,14 @@ class TempFiles:
         if self._ready:
             return
         directory = self.directory
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.lstat(directory)
+        try:
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            info = os.lstat(directory)
+        except OSError as error:
+            raise StartError(
+                f"cannot create the runtime directory {directory}: {error.strerror or error}; "
+                "set XDG_RUNTIME_DIR to a private directory you can write"
+            ) from None
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
             raise StartError(
                 f"runtime directory {directory} is not a directory owned by you; remove it "
@@ -89,10 +97,40 @@ def _unlink(paths: Sequence[Path]) -> None:
             path.unlink()
 
 
+def sweep_due(directory: Path, now: float | None = None) -> None:
+    """Sweep `directory` if the last sweep was SWEEP_EVERY seconds ago or more.
+
+    Every launch calls this, so the temp files of agents that have exited go away even when no
+    launch writes one. It costs one stat when a sweep is not due (or nothing was ever written).
+    """
+    now = time.time() if now is None else now
+    stamp = directory / _STAMP
+    try:
+        last = os.stat(stamp).st_mtime
+    except FileNotFoundError:
+        last = None
+    except OSError:
+        return
+    if last is not None and 0 <= now - last < SWEEP_EVERY:
+        return
+    try:
+        fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return  # no runtime directory yet: nothing to sweep
+    try:
+        os.utime(fd, (now, now))
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        sweep(directory, now)
+
+
 def sweep(directory: Path, now: float | None = None) -> None:
     """Remove temp files whose process is gone or that are over a day old."""
     now = time.time() if now is None else now
     for entry in os.scandir(directory):
+        if entry.name == _STAMP:
+            continue
         pid_text = entry.name.split("-", 1)[0]
         try:
             age = now - entry.stat(follow_symlinks=False).st_mtime
@@ -140,6 +178,7 @@ def build(
         "date": date,
     }
     temp = temp or TempFiles()
+    sweep_due(temp.directory)
     try:
         if "role_file" in used:
             item = plan.role

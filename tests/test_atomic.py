@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -50,3 +52,51 @@ def test_failure_leaves_the_old_file_and_no_temp(
         atomic.replace(path, b"new")
     assert path.read_text() == "old"
     assert [p.name for p in path.parent.iterdir()] == ["config.toml"]
+
+
+def test_temp_names_are_the_ones_the_trust_scan_ignores(tmp_path: Path) -> None:
+    assert atomic.is_temp_name(atomic.temp_name("config.toml"))
+    assert not atomic.is_temp_name("config.toml")
+
+
+def old(path: Path, seconds: float = 60) -> Path:
+    path.write_text("half a file")
+    os.utime(path, (time.time() - seconds, time.time() - seconds))
+    return path
+
+
+def test_a_write_removes_stale_temp_files_beside_it(tmp_path: Path) -> None:
+    tmp_path = tmp_path / "layer"
+    tmp_path.mkdir()
+    stale = old(tmp_path / ".tasks.toml.0123abcd.tmp")
+    fresh = old(tmp_path / ".tasks.toml.11111111.tmp", seconds=1)  # its writer may not lock yet
+    other = old(tmp_path / ".notes.tmp")  # not one of ours
+    locked = old(tmp_path / ".config.toml.22222222.tmp")
+    holder = os.open(locked, os.O_RDONLY)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)  # a live writer holds its temp file's lock
+        atomic.replace(tmp_path / "config.toml", b"x = 1\n")
+    finally:
+        os.close(holder)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert stale.name not in names
+    assert names == sorted([fresh.name, other.name, locked.name, "config.toml"])
+
+
+def test_a_writer_holds_the_lock_on_its_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[list[str]] = []
+    real = os.fsync
+
+    def check(fd: int) -> None:
+        temps = [p for p in tmp_path.iterdir() if atomic.is_temp_name(p.name)]
+        if temps and not seen:
+            os.utime(temps[0], (time.time() - 60, time.time() - 60))
+            seen.append(atomic.sweep(tmp_path))  # another writer's sweep, during this write
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", check)
+    atomic.replace(tmp_path / "config.toml", b"x = 1\n")
+    assert seen[0] == []
+    assert (tmp_path / "config.toml").read_bytes() == b"x = 1\n"
