@@ -216,7 +216,8 @@ class _Stop:
 
     def __exit__(self, *exc: object) -> None:
         for signum, previous in self.saved.items():
-            signal.signal(signum, previous)
+            # None: the handler was set outside Python and cannot be put back; the default is.
+            signal.signal(signum, signal.SIG_DFL if previous is None else previous)
 
     def handle(self, signum: int, frame: object) -> None:
         if self.hold:
