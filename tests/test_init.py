@@ -461,10 +461,22 @@ def test_a_failed_backup_leaves_nothing_behind(
 
 
 def test_force_never_replaces_what_is_not_a_regular_file(isolated: Path) -> None:
+    import signal
+
     path = isolated / "config.toml"
     os.mkfifo(path)
-    with pytest.raises(init.ConfigExistsError) as caught:
-        init.write(path, "new\n", force=True, now=NOW)  # reading it for a backup would block
+
+    def hang(signum: int, frame: object) -> None:
+        raise AssertionError("init --force blocked on a FIFO")
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(10)
+    try:
+        with pytest.raises(init.ConfigExistsError) as caught:
+            init.write(path, "new\n", force=True, now=NOW)  # reading it for a backup blocks
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
     assert str(caught.value) == (
         f"{path} is a FIFO (named pipe), not a regular file; remove it (start init does not "
         "replace it), then run start init"
