@@ -17,9 +17,12 @@ class ExitCode(IntEnum):
     CONFIG = 3
     UNKNOWN_NAME = 4
     UNTRUSTED = 5
+    SOFTWARE = 70  # EX_SOFTWARE: a bug in start
     NOT_EXECUTABLE = 126
     NOT_FOUND = 127
+    HANGUP = 129  # 128 + SIGHUP
     INTERRUPTED = 130
+    TERMINATED = 143  # 128 + SIGTERM
 
 
 EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
@@ -29,9 +32,12 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (ExitCode.CONFIG, "config invalid"),
     (ExitCode.UNKNOWN_NAME, "unknown or ambiguous agent, role, context or task name"),
     (ExitCode.UNTRUSTED, "project config not trusted"),
+    (ExitCode.SOFTWARE, "internal error (a bug; START_DEBUG=1 shows the traceback)"),
     (ExitCode.NOT_EXECUTABLE, "agent binary not executable"),
     (ExitCode.NOT_FOUND, "agent binary not found"),
-    (ExitCode.INTERRUPTED, "interrupted"),
+    (ExitCode.HANGUP, "terminated by a signal (SIGHUP)"),
+    (ExitCode.INTERRUPTED, "interrupted (Ctrl-C)"),
+    (ExitCode.TERMINATED, "terminated by a signal (SIGTERM)"),
 )
 
 
@@ -50,14 +56,24 @@ class Problem(NamedTuple):
     def is_error(self) -> bool:
         return self.severity == "error"
 
-    def __str__(self) -> str:
-        where = str(self.file) if self.file is not None else "<merged config>"
-        if self.line is not None:
-            where = f"{where}:{self.line}:{self.column or 1}"
-        text = f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+    @property
+    def where(self) -> str:
+        """The file, or `<merged config>` for a problem of the merged result without one."""
+        return str(self.file) if self.file is not None else "<merged config>"
+
+    @property
+    def detail(self) -> str:
+        """`key.path: message (did you mean 'x'?)`, without the file."""
+        text = f"{self.key}: {self.message}" if self.key else self.message
         if self.suggestion:
             text += f" (did you mean '{self.suggestion}'?)"
         return text
+
+    def __str__(self) -> str:
+        where = self.where
+        if self.line is not None:
+            where = f"{where}:{self.line}:{self.column or 1}"
+        return f"{where}: {self.detail}"
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -98,9 +114,23 @@ class ConfigError(StartError):
         self.problems = tuple(problems)
         errors = sum(1 for p in self.problems if p.is_error)
         head = headline or f"configuration is invalid ({errors} error{'s' if errors != 1 else ''})"
-        lines = [head, *(f"  {p.severity}: {p}" for p in self.problems)]
+        lines = [head, *problem_lines(self.problems)]
         lines.append("Run 'start config validate' to see every problem.")
         super().__init__("\n".join(lines))
+
+
+def problem_lines(problems: Iterable[Problem]) -> list[str]:
+    """Problems grouped by file, the file named once: `  LINE:COL: severity: key: message`."""
+    groups: dict[str, list[Problem]] = {}
+    for problem in problems:
+        groups.setdefault(problem.where, []).append(problem)
+    lines = []
+    for where, found in groups.items():
+        lines.append(f"  {where}")
+        for problem in sorted(found, key=lambda p: p.line or 0):
+            at = f"{problem.line}:{problem.column or 1}: " if problem.line is not None else ""
+            lines.append(f"    {at}{problem.severity}: {problem.detail}")
+    return lines
 
 
 class UnknownNameError(StartError):

@@ -87,4 +87,6 @@ def test_help_lists_the_exit_codes() -> None:
 def test_unknown_command_suggests() -> None:
     result = invoke("tsak")
     assert result.exit_code == 2
-    assert "no such command 'tsak'. Did you mean 'task'?" in result.stderr
+    assert result.stderr == (
+        "start: no such command 'tsak'; did you mean 'task'?\nhint: run 'start --help' for usage\n"
+    )

@@ -11,9 +11,11 @@ import click
 
 from start import console, resolve, sources
 from start import launch as launcher
+from start.cli.commands import command
 from start.cli.options import Options, completer, get_options, launch_options
 from start.config.load import load
 from start.config.model import Config
+from start.console import Line, Styled
 from start.errors import ExitCode, UsageError
 
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
@@ -61,11 +63,11 @@ def run(options: Options, request: resolve.Request) -> int:
         finally:
             launch.cleanup()
         return ExitCode.OK
+    printer = console.Printer("stderr", no_color=options.no_color)
     if not options.quiet:
-        printer = console.Printer(sys.stderr, no_color=options.no_color)
         _summary(printer, options, config, plan, composition, launch, timings)
     else:
-        _warnings_only(console.Printer(sys.stderr, no_color=options.no_color), composition)
+        _warnings_only(printer, composition)
     launcher.exec_agent(launch)
 
 
@@ -76,11 +78,18 @@ def run_session(options: Options) -> int:
     return run(options, request)
 
 
-@click.command()
+@command(
+    examples=[
+        ("Ask with the required contexts", 'start prompt "explain the retry logic in client.go"'),
+        ("Read the text from stdin", "git log -5 | start prompt -"),
+        ("Another agent and model", 'start prompt -a gemini -m flash "summarise README.md"'),
+    ],
+    epilog="Docs: start help usage",
+)
 @click.argument("text", nargs=-1, required=True)
 @launch_options
 def prompt(text: tuple[str, ...]) -> int:
-    """Send TEXT to the agent with the required contexts. Use - to read TEXT from stdin."""
+    """Send TEXT to the agent with the required contexts; - reads TEXT from stdin."""
     options = get_options()
     # Bytes, not text mode: universal newlines would turn \r\n into \n.
     read = text == ("-",)
@@ -91,15 +100,23 @@ def prompt(text: tuple[str, ...]) -> int:
     return run(options, request)
 
 
-@click.command()
+@command(
+    examples=[
+        ("List the tasks", "start task"),
+        ("Review the staged diff, focusing on security", 'start task gdr "focus on security"'),
+        ("Another role and agent for one run", 'start task gdr -r go-expert -a gemini "races?"'),
+        ("Every task, internal ones too, as data", "start task --all --json"),
+    ],
+    epilog="Docs: start help usage",
+)
 @click.argument("name", required=False, shell_complete=completer("complete_tasks"))
 @click.argument("instructions", nargs=-1)
 @click.option("--all", "show_all", is_flag=True, help="List internal tasks too.")
 @launch_options
 def task(name: str | None, instructions: tuple[str, ...], show_all: bool) -> int:
-    """Run task NAME (a name, an alias or a unique prefix) with INSTRUCTIONS.
+    """Run task NAME (a name, alias or unique prefix) with INSTRUCTIONS; no NAME lists the tasks.
 
-    Without NAME, list the tasks.
+    The listing shows each task's alias, description and layer; -v adds the file it comes from.
     """
     options = get_options()
     if name is None:
@@ -138,10 +155,15 @@ def _list_tasks(options: Options, show_all: bool) -> int:
         )
         return ExitCode.OK
     if not tasks:
-        console.err("No tasks are defined. Add one under [tasks.NAME]; see docs/configuration.md.")
+        console.err("No tasks are defined. Add one with 'start config add task NAME ...'.")
         return ExitCode.OK
+    headers = ["task", "alias", "description", "layer"]
     rows = [[t.name, t.alias or "", t.description or "", t.origin.layer] for t in tasks]
-    console.print_table(["task", "alias", "description", "layer"], rows, no_color=options.no_color)
+    if options.verbose:
+        headers.append("file")
+        for row, t in zip(rows, tasks, strict=True):
+            row.append(str(t.origin.path))
+    console.print_table(headers, rows, no_color=options.no_color)
     return ExitCode.OK
 
 
@@ -154,60 +176,53 @@ def command_line(launch: launcher.Launch) -> str:
 
 
 def _summary_lines(
-    printer: console.Printer,
     options: Options,
     config: Config,
     plan: resolve.Plan,
     composition: sources.Composition,
     launch: launcher.Launch,
     timings: dict[str, float],
-) -> list[str]:
-    s = printer.style
-    lines = []
+) -> list[Line]:
+    lines: list[Line] = []
     model = f"  model {plan.model}" if plan.model else ""
-    lines.append(f"{s('start', 'bold')} ▸ {s(plan.agent.name, 'bold', 'cyan')}{model}")
+    lines.append([Styled("start", "bold"), " ▸ ", Styled(plan.agent.name, "bold cyan"), model])
     role = f"{plan.role.name}  ({plan.role_reason})" if plan.role else f"none ({plan.role_reason})"
-    lines.append(f"  role          {role}")
+    lines.append([f"  role          {role}"])
     if composition.contexts:
-        marks = []
-        for part in composition.contexts:
-            mark = _MARK[part.status]
-            text = f"{mark} {part.name}"
+        marks: list[console.Part] = ["  contexts      "]
+        for index, part in enumerate(composition.contexts):
+            text = f"{_MARK[part.status]} {part.name}"
             if part.status in ("missing", "failed"):
-                text = s(f"{text} ({part.detail})", "yellow")
-            elif part.status == "empty":
-                text = s(text, "dim")
-            marks.append(text)
-        lines.append("  contexts      " + "  ".join(marks))
+                marks.append(Styled(f"{text} ({part.detail})", "yellow"))
+            else:
+                marks.append(Styled(text, "dim" if part.status == "empty" else ""))
+            if index < len(composition.contexts) - 1:
+                marks.append("  ")
+        lines.append(marks)
     else:
-        lines.append("  contexts      none")
+        lines.append(["  contexts      none"])
     if plan.task is not None:
         origin = plan.task.origin
-        lines.append(f"  task          {plan.task.name}  ({origin.layer}: {origin.path})")
+        lines.append([f"  task          {plan.task.name}  ({origin.layer}: {origin.path})"])
         if composition.task is not None and composition.task.status == "missing":
-            lines.append(s(f"  ⚠ task {composition.task.detail}", "yellow"))
+            lines.append([Styled(f"  ⚠ task {composition.task.detail}", "yellow")])
     if plan.mode == "task":
-        lines.append(f"  instructions  {plan.instructions if plan.instructions else 'None'}")
+        lines.append([f"  instructions  {plan.instructions if plan.instructions else 'None'}"])
     warnings = [p for p in config.problems if not p.is_error]
     if warnings:
-        lines.append(
-            s(
-                f"  ⚠ the config has {len(warnings)} warning"
-                f"{'s' if len(warnings) != 1 else ''}; run 'start config validate'",
-                "yellow",
-            )
-        )
+        count = f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
+        text = f"  ⚠ the config has {count}; run 'start config validate'"
+        lines.append([Styled(text, "yellow")])
     if options.verbose or options.debug:
-        lines.append(f"  command       {command_line(launch)}")
+        lines.append([f"  command       {command_line(launch)}"])
     if options.debug:
-        lines.append(f"  agent from    {plan.agent_reason} ({plan.agent.origin})")
-        lines.append(f"  model from    {plan.model_reason}")
-        lines.append(f"  role from     {plan.role_reason}")
-        lines.append(f"  cwd           {launch.cwd}")
-        lines.append(f"  project root  {config.root}")
-        lines.append(
-            "  timings       " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in timings.items())
-        )
+        lines.append([f"  agent from    {plan.agent_reason} ({plan.agent.origin})"])
+        lines.append([f"  model from    {plan.model_reason}"])
+        lines.append([f"  role from     {plan.role_reason}"])
+        lines.append([f"  cwd           {launch.cwd}"])
+        lines.append([f"  project root  {config.root}"])
+        spent = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in timings.items())
+        lines.append([f"  timings       {spent}"])
     return lines
 
 
@@ -220,8 +235,7 @@ def _summary(
     launch: launcher.Launch,
     timings: dict[str, float],
 ) -> None:
-    for line in _summary_lines(printer, options, config, plan, composition, launch, timings):
-        printer.line(line)
+    printer.lines(_summary_lines(options, config, plan, composition, launch, timings))
     printer.flush()
 
 
@@ -259,10 +273,8 @@ def _show_dry_run(
         }
         console.print_json(data)
         return
-    printer = console.Printer(sys.stdout, no_color=options.no_color)
-    s = printer.style
-    for line in _summary_lines(printer, options, config, plan, composition, launch, {}):
-        printer.line(line)
+    printer = console.Printer("stdout", no_color=options.no_color)
+    printer.lines(_summary_lines(options, config, plan, composition, launch, {}))
     role_text = composition.role.text if composition.role else ""
     for title, body in (
         ("role", role_text),
@@ -270,9 +282,8 @@ def _show_dry_run(
         ("command", command_line(launch)),
     ):
         printer.line()
-        printer.line(s(f"──── {title} ────", "bold"))
-        printer.line(body.rstrip("\n") if body else "(empty)")
+        printer.line(Styled(f"──── {title} ────", "bold"))
+        printer.block(body.rstrip("\n") if body else "(empty)")
     printer.line()
-    printer.line(
-        s("(dry run: the agent was not started; task and context commands did run)", "dim")
-    )
+    note = "(dry run: the agent was not started; task and context commands did run)"
+    printer.line(Styled(note, "dim"))

@@ -87,6 +87,10 @@ def load(
         problems = unreadable
         read_layers = [_read_layer(name, dirs[name], problems, contents) for name in layers]
         config = merge(read_layers, project, dirs, problems)
+        if config.problems:
+            from start.config.positions import locate  # only when there are problems
+
+            config = config._replace(problems=locate(config.problems, contents))
         if cache_key is not None:
             cache.put(cache_key, config)
     if strict and config.errors:

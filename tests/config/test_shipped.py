@@ -51,8 +51,9 @@ def test_every_agent_has_models_and_a_default() -> None:
 
 
 @pytest.mark.slow
-def test_wheel_ships_the_config(tmp_path: Path) -> None:
-    """The built wheel holds config/ as start/_builtin, the lowest layer."""
+def test_wheel_ships_the_config_the_docs_and_project_urls(tmp_path: Path) -> None:
+    """The built wheel holds config/ as start/_builtin, the lowest layer, docs/ as start/_docs
+    for `start help TOPIC`, and Project-URLs in its metadata."""
     import subprocess
     import sys
 
@@ -76,3 +77,19 @@ def test_wheel_ships_the_config(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     for path in (REPO / "config").glob("*.toml"):
         assert f"start/_builtin/{path.name}" in names
+    from start.cli.help import PAGES
+
+    for page in PAGES.values():
+        assert f"start/_docs/{page}" in names
+    [metadata] = [n for n in names if n.endswith(".dist-info/METADATA")]
+    urls = [
+        line.split(": ", 1)[1]
+        for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
+        if line.startswith("Project-URL: ")
+    ]
+    assert [url.split(", ", 1)[0] for url in urls] == [
+        "Homepage",
+        "Documentation",
+        "Repository",
+        "Issues",
+    ]

@@ -24,74 +24,75 @@ def conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def problems(conf: Path, text: str) -> list[str]:
+    """`severity: LINE:COLUMN: key: message`, each problem placed in the file."""
     conf.write_text(text, encoding="utf-8")
-    return [f"{p.severity}: {p}".replace(f"{conf}: ", "") for p in load().problems]
+    return [f"{p.severity}: {p}".replace(f"{conf}:", "") for p in load().problems]
 
 
 CASES = [
     pytest.param(
         '[tasks.t]\ncomand = "x"\nprompt = "p"\n',
-        ["warning: tasks.t.comand: unknown key 'comand' (did you mean 'command'?)"],
+        ["warning: 2:1: tasks.t.comand: unknown key 'comand' (did you mean 'command'?)"],
         id="unknown-key",
     ),
     pytest.param(
         '[settings]\ndefault_agnet = "a"\n',
         [
-            "warning: settings.default_agnet: unknown key 'default_agnet' (did you mean 'default_agent'?)"
+            "warning: 2:1: settings.default_agnet: unknown key 'default_agnet' (did you mean 'default_agent'?)"
         ],
         id="unknown-setting",
     ),
     pytest.param(
         '[taks.t]\nprompt = "p"\n',
-        ["warning: taks: unknown section [taks] (did you mean 'tasks'?)"],
+        ["warning: 1:1: taks: unknown section [taks] (did you mean 'tasks'?)"],
         id="unknown-section",
     ),
     pytest.param(
         'default_agent = "a"\n',
-        ["warning: default_agent: 'default_agent' is a setting; put it under [settings]"],
+        ["warning: 1:1: default_agent: 'default_agent' is a setting; put it under [settings]"],
         id="setting-at-top-level",
     ),
     pytest.param(
         "[settings]\ncommand_timeout = 0\n",
-        ["error: settings.command_timeout: must be a positive integer, not 0"],
+        ["error: 2:1: settings.command_timeout: must be a positive integer, not 0"],
         id="timeout-zero",
     ),
     pytest.param(
         '[settings]\ncommand_timeout = "30"\n',
-        ["error: settings.command_timeout: must be a positive integer, not a string"],
+        ["error: 2:1: settings.command_timeout: must be a positive integer, not a string"],
         id="timeout-string",
     ),
     pytest.param(
         '[tasks.t]\nprompt = "p"\ncommand_timeout = true\n',
-        ["error: tasks.t.command_timeout: must be a positive integer, not a boolean"],
+        ["error: 3:1: tasks.t.command_timeout: must be a positive integer, not a boolean"],
         id="timeout-bool",
     ),
     pytest.param(
         '[contexts.c]\nprompt = "p"\nrequired = "yes"\n',
-        ["error: contexts.c.required: must be true or false, not a string"],
+        ["error: 3:1: contexts.c.required: must be true or false, not a string"],
         id="bool",
     ),
     pytest.param(
         "[roles.r]\nprompt = 3\n",
         [
-            "error: roles.r.prompt: must be a string, not an integer",
+            "error: 2:1: roles.r.prompt: must be a string, not an integer",
         ],
         id="string",
     ),
     pytest.param(
         AGENT + "[agents.a.models]\nfast = 1\n",
-        ["error: agents.a.models: model 'fast' must be a string, not an integer"],
+        ["error: 4:1: agents.a.models: model 'fast' must be a string, not an integer"],
         id="models-table",
     ),
     pytest.param(
         '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\nmodels = "x"\n',
-        ['error: agents.a.models: must be a table of alias = "model id", not a string'],
+        ['error: 4:1: agents.a.models: must be a table of alias = "model id", not a string'],
         id="models-not-table",
     ),
     pytest.param(
         '[tasks.Code_Review]\nprompt = "p"\n',
         [
-            "error: tasks.Code_Review: invalid task name 'Code_Review': use lowercase letters "
+            "error: 1:1: tasks.Code_Review: invalid task name 'Code_Review': use lowercase letters "
             "and digits in words joined by single hyphens, such as 'code-review'"
         ],
         id="task-name",
@@ -99,50 +100,50 @@ CASES = [
     pytest.param(
         '[tasks.t]\nprompt = "p"\nalias = "G D R"\n',
         [
-            "error: tasks.t.alias: invalid alias name 'G D R': use lowercase letters and digits "
+            "error: 3:1: tasks.t.alias: invalid alias name 'G D R': use lowercase letters and digits "
             "in words joined by single hyphens, such as 'code-review'"
         ],
         id="alias-name",
     ),
     pytest.param(
         '[roles.r]\ndescription = "nothing"\n',
-        ["error: roles.r: needs at least one of 'file', 'command' or 'prompt'"],
+        ["error: 1:1: roles.r: needs at least one of 'file', 'command' or 'prompt'"],
         id="no-source",
     ),
     pytest.param(
         '[agents.a]\ncommand = "{bin} {prompt}"\n',
-        ["error: agents.a: missing required field 'bin'"],
+        ["error: 1:1: agents.a: missing required field 'bin'"],
         id="agent-bin-required",
     ),
     pytest.param(
         '[agents.a]\nbin = "a"\n',
-        ["error: agents.a: missing required field 'command'"],
+        ["error: 1:1: agents.a: missing required field 'command'"],
         id="agent-command-required",
     ),
     pytest.param(
         '[tasks.t]\nprompt = "p"\nrole = "revewer"\n[roles.reviewer]\nprompt = "r"\n',
-        ["error: tasks.t.role: role 'revewer' is not defined (did you mean 'reviewer'?)"],
+        ["error: 3:1: tasks.t.role: role 'revewer' is not defined (did you mean 'reviewer'?)"],
         id="task-role-ref",
     ),
     pytest.param(
         AGENT + '[tasks.t]\nprompt = "p"\nagent = "b"\n',
-        ["error: tasks.t.agent: agent 'b' is not defined; defined agents: a"],
+        ["error: 6:1: tasks.t.agent: agent 'b' is not defined; defined agents: a"],
         id="task-agent-ref",
     ),
     pytest.param(
         '[settings]\ndefault_agent = "claud"\n',
-        ["error: settings.default_agent: agent 'claud' is not defined"],
+        ["error: 2:1: settings.default_agent: agent 'claud' is not defined"],
         id="default-agent-ref",
     ),
     pytest.param(
         '[settings]\ndefault_role = "x"\n',
-        ["error: settings.default_role: role 'x' is not defined"],
+        ["error: 2:1: settings.default_role: role 'x' is not defined"],
         id="default-role-ref",
     ),
     pytest.param(
         AGENT + 'default_model = "fst"\n[agents.a.models]\nfast = "f-1"\nslow = "s-1"\n',
         [
-            "error: agents.a.default_model: 'fst' is not a key of agents.a.models "
+            "error: 4:1: agents.a.default_model: 'fst' is not a key of agents.a.models "
             "(keys: fast, slow) (did you mean 'fast'?)"
         ],
         id="default-model",
@@ -150,27 +151,27 @@ CASES = [
     pytest.param(
         '[tasks.one]\nprompt = "1"\nalias = "x"\n[tasks.two]\nprompt = "2"\nalias = "x"\n',
         [
-            "warning: tasks.two.alias: alias 'x' is already used by task 'one', which comes "
+            "warning: 6:1: tasks.two.alias: alias 'x' is already used by task 'one', which comes "
             "first and keeps it"
         ],
         id="alias-conflict",
     ),
     pytest.param(
         '[tasks.one]\nprompt = "1"\n[tasks.two]\nprompt = "2"\nalias = "one"\n',
-        ["warning: tasks.two.alias: alias 'one' is the name of another task; the name wins"],
+        ["warning: 5:1: tasks.two.alias: alias 'one' is the name of another task; the name wins"],
         id="alias-is-a-name",
     ),
     pytest.param(
         '[tasks.t]\nprompt = "{instruction}"\n',
         [
-            "error: tasks.t.prompt: unknown placeholder {instruction} (did you mean '{instructions}'?)"
+            "error: 2:11: tasks.t.prompt: unknown placeholder {instruction} (did you mean '{instructions}'?)"
         ],
         id="placeholder-near-miss",
     ),
     pytest.param(
         '[contexts.c]\nprompt = "{instructions}"\n',
         [
-            "error: contexts.c.prompt: placeholder {instructions} is not available in role and "
+            "error: 2:11: contexts.c.prompt: placeholder {instructions} is not available in role and "
             "context prompts; it is allowed in task prompts"
         ],
         id="placeholder-scope",
@@ -178,7 +179,7 @@ CASES = [
     pytest.param(
         '[tasks.t]\nprompt = "{banana} {{prompt}}"\n',
         [
-            "warning: tasks.t.prompt: unknown placeholder {banana} is kept as literal text; "
+            "warning: 2:11: tasks.t.prompt: unknown placeholder {banana} is kept as literal text; "
             "write {{banana}} to silence this"
         ],
         id="placeholder-unknown-word",
@@ -186,17 +187,17 @@ CASES = [
     pytest.param(
         '[tasks.t]\nprompt = "{file_contents} {command_output}"\n',
         [
-            "error: tasks.t.prompt: {file_contents} is used but 'file' is not set",
-            "error: tasks.t.prompt: {command_output} is used but 'command' is not set",
+            "error: 2:11: tasks.t.prompt: {file_contents} is used but 'file' is not set",
+            "error: 2:27: tasks.t.prompt: {command_output} is used but 'command' is not set",
         ],
         id="placeholder-without-source",
     ),
     pytest.param(
         '[roles.r]\nprompt = "p"\nfile = "x.md"\ncommand = "ls"\n',
         [
-            "warning: roles.r.file: 'file' is set but the prompt never uses {file} or "
+            "warning: 3:1: roles.r.file: 'file' is set but the prompt never uses {file} or "
             "{file_contents}, so it is ignored",
-            "warning: roles.r.command: 'command' is set but the prompt never uses {command} or "
+            "warning: 4:1: roles.r.command: 'command' is set but the prompt never uses {command} or "
             "{command_output}, so it is ignored",
         ],
         id="unused-source",
@@ -204,7 +205,7 @@ CASES = [
     pytest.param(
         '[agents.a]\nbin = "a"\ncommand = "{bin} --system \'{role}\'"\n',
         [
-            "warning: agents.a.command: the command never uses {prompt} or {prompt_file}, so "
+            "warning: 3:1: agents.a.command: the command never uses {prompt} or {prompt_file}, so "
             "the composed prompt is not passed to the agent"
         ],
         id="agent-without-prompt",
@@ -212,14 +213,14 @@ CASES = [
     pytest.param(
         '[agents.a]\nbin = "a"\ncommand = "{bin} {instructions} {prompt}"\n',
         [
-            "error: agents.a.command: placeholder {instructions} is not available in agent "
+            "error: 3:18: agents.a.command: placeholder {instructions} is not available in agent "
             "commands; it is allowed in task prompts"
         ],
         id="agent-placeholder-scope",
     ),
     pytest.param(
         "[agents]\nx = 1\n",
-        ["error: agents.x: must be a table ([agents.x])"],
+        ["error: 2:1: agents.x: must be a table ([agents.x])"],
         id="item-not-table",
     ),
 ]
