@@ -35,7 +35,8 @@ _EPILOG = "\n".join(
         "Arguments after -- are passed to the agent unchanged.",
         "",
         "Help topics (start help TOPIC):",
-        "  " + ", ".join(TOPICS),
+        "  " + ", ".join(TOPICS[:5]) + ",",
+        "  " + ", ".join(TOPICS[5:]),
     ]
 )
 

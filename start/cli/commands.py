@@ -116,9 +116,8 @@ def format_extras(
                 formatter.write(f"{'':>{formatter.current_indent}}{line}\n")
     if command.epilog:
         formatter.write_paragraph()
-        with formatter.indentation():
-            assert isinstance(formatter, HelpFormatter)
-            formatter.write_preformatted(inspect.cleandoc(command.epilog))
+        assert isinstance(formatter, HelpFormatter)
+        formatter.write_preformatted(inspect.cleandoc(command.epilog))
 
 
 def check_json(command: click.Command, ctx: click.Context) -> None:

@@ -38,7 +38,7 @@ def config() -> None:
 )
 @common_options
 def validate() -> int:
-    """Check every layer and the merged result; exit 3 when there are errors.
+    """Check every layer and the merged result; exit 3 on errors.
 
     Problems are grouped by file, each at LINE:COLUMN. -q prints only the problems; -v also lists
     the files that were read.
@@ -166,7 +166,7 @@ def _section(kind: str | None, name: str | None) -> str | None:
 )
 @common_options
 def path() -> int:
-    """Show the config directories, the files found in each, and the project root."""
+    """Show the config directories, the files in each, and the project root."""
     options = get_options()
     loaded = config_load.load(options.workdir, use_project=not options.no_project)
     data = _paths(loaded)

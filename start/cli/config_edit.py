@@ -123,7 +123,7 @@ def _report(outcome: edit.Outcome, done: str, unchanged: str) -> int:
 
 @command(
     "set",
-    help="Set KEY to VALUE in [settings] of your global config (or the project's, with --local)."
+    help="Set a setting in your global config (or the project's, with --local)."
     "\n\nKEY is one of: " + ", ".join(schema.SETTINGS) + ".",
     examples=[
         ("Launch gemini unless told otherwise", "start config set default_agent gemini"),
@@ -149,7 +149,10 @@ def set_(key: str, value: str, local: bool) -> int:
 @_LOCAL
 @common_options
 def unset(key: str, local: bool) -> int:
-    """Remove KEY from [settings], so the next layer's value or the default applies."""
+    """Remove a setting, so the next layer's value or the default applies.
+
+    KEY is one of the settings that 'start config set' takes.
+    """
     scope = _scope(local)
     outcome = edit.unset_setting(scope, key)
     return _report(outcome, f"Unset {key}", f"{key} is not set in the {scope.layer} config")
@@ -179,9 +182,9 @@ def unset(key: str, local: bool) -> int:
 @_LOCAL
 @common_options
 def add(kind: str, name: str, local: bool, **values: Any) -> int:
-    """Add an agent, role, context or task (KIND) called NAME, with fields given as flags.
+    """Add an agent, role, context or task, with fields given as flags.
 
-    Each flag below says which kinds take it. On a terminal, a missing required field is asked
+    KIND is agent, role, context or task; NAME is the new item's name. Each flag below says which kinds take it. On a terminal, a missing required field is asked
     for; --prompt - reads the prompt from stdin.
     """
     plural = edit.KIND_OF[kind]
@@ -241,9 +244,9 @@ def _missing_fields(plural: str, kind: str, given: dict[str, Any]) -> dict[str, 
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @common_options
 def remove(kind: str, name: str, local: bool, yes: bool) -> int:
-    """Remove an agent, role, context or task (KIND) called NAME, with its own comments.
+    """Remove an agent, role, context or task, with its own comments.
 
-    Asks first on a terminal; without one, --yes is required.
+    KIND is agent, role, context or task. Asks first on a terminal; without one, --yes is required.
     """
     scope = _scope(local)
     plural = edit.KIND_OF[kind]

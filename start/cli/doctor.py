@@ -34,7 +34,7 @@ _SUBJECT_WIDTH = 16
 )
 @common_options
 def doctor() -> int:
-    """Check the setup offline: config files, agents on PATH, named files, shells and trust.
+    """Check the setup offline: config, agents, named files, shells and trust.
 
     Exit 0 when there is no error and no warning (info lines do not count), else 1. Nothing is
     fetched and no configured command is run. -q prints only problems; -v lists every agent and

@@ -46,7 +46,12 @@ def docs_dir() -> Path:
 @common_options
 @click.pass_context
 def help_(ctx: click.Context, words: tuple[str, ...], no_pager: bool) -> int:
-    """Show help for a command, or a topic from the docs (start help usage)."""
+    """Show help for a command, or a page of the docs.
+
+    COMMAND is any command or subcommand (start help config show); TOPIC is a docs page, shown
+    offline: usage, configuration, placeholders, agents, setup, editing, shell-completion,
+    security or performance.
+    """
     root = ctx.find_root()
     target: click.Command = root.command
     target_ctx = root

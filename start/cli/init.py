@@ -43,7 +43,7 @@ from start.errors import ExitCode, Problem, UnknownNameError
 )
 @common_options
 def init(local: bool, force: bool, agent_name: str | None) -> int:
-    """Write a commented starter config: global, or the project's with --local.
+    """Write a commented starter config (the project's, with --local).
 
     Without --local: the global config, with an installed agent as the default. With --local:
     the project's .start/config.toml, with a context for its AGENTS.md or README.md and an

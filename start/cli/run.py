@@ -89,7 +89,10 @@ def run_session(options: Options) -> int:
 @click.argument("text", nargs=-1, required=True)
 @launch_options
 def prompt(text: tuple[str, ...]) -> int:
-    """Send TEXT to the agent with the required contexts; - reads TEXT from stdin."""
+    """Send TEXT to the agent with the required contexts.
+
+    The words of TEXT are joined by spaces; - reads TEXT from stdin.
+    """
     options = get_options()
     # Bytes, not text mode: universal newlines would turn \r\n into \n.
     read = text == ("-",)
@@ -114,9 +117,9 @@ def prompt(text: tuple[str, ...]) -> int:
 @click.option("--all", "show_all", is_flag=True, help="List internal tasks too.")
 @launch_options
 def task(name: str | None, instructions: tuple[str, ...], show_all: bool) -> int:
-    """Run task NAME (a name, alias or unique prefix) with INSTRUCTIONS; no NAME lists the tasks.
+    """Run a task with INSTRUCTIONS; without NAME, list the tasks.
 
-    The listing shows each task's alias, description and layer; -v adds the file it comes from.
+    NAME is a task's name, its alias, or a unique prefix of either. The listing shows each task's alias, description and layer; -v adds the file it comes from.
     """
     options = get_options()
     if name is None:

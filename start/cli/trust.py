@@ -177,9 +177,9 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
 @click.option("--show", is_flag=True, help="Print what approval covers, without approving.")
 @common_options
 def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
-    """Review the project's .start/ in DIR (default: here) and approve its exact bytes.
+    """Review the project's .start/ and approve its exact bytes.
 
-    Until approved, a project's .start/ can be shown and validated, but start runs nothing from it.
+    DIR is the project (default: here). Until approved, a project's .start/ can be shown and validated, but start runs nothing from it.
     --json prints the review (--show), the approvals (--list) or the outcome.
     """
     options = get_options()
@@ -282,7 +282,10 @@ def _list(as_json: bool, no_color: bool) -> int:
 )
 @common_options
 def untrust(path: Path | None) -> int:
-    """Revoke every approval of the project in DIR (default: here); DIR need not exist any more."""
+    """Revoke every approval of a project.
+
+    DIR is the project (default: here); it need not exist any more.
+    """
     options = get_options()
     target = (path or options.workdir).resolve()
     root = target
