@@ -171,7 +171,11 @@ class Choice(click.Choice):  # type: ignore[type-arg]
             from start.errors import suggest
 
             choices = [str(c) for c in self.choices]
-            name = (param.human_readable_name if param else "value").lower()
+            name = "value"
+            if isinstance(param, click.Argument) and param.name:
+                name = param.name
+            elif isinstance(param, click.Option):
+                name = f"value for {max(param.opts, key=len)}"
             close = suggest(str(value), choices)
             if close:
                 message = f"unknown {name} '{value}'; did you mean '{close}'?"
@@ -198,8 +202,9 @@ def usage_message(error: click.ClickException) -> tuple[str, list[str]]:
         message = f"invalid value for {_param_name(error.param)}: {_sentence(error.message)}"
     else:
         message = _sentence(error.format_message())
-    if isinstance(error, click.UsageError) and ctx is not None:
-        hints.append(f"run '{ctx.command_path} --help' for usage")
+    if isinstance(error, click.UsageError):
+        path = ctx.command_path if ctx is not None else "start"
+        hints.append(f"run '{path} --help' for usage")
     return message, hints
 
 

@@ -78,15 +78,12 @@ def _unknown(group: click.Command, ctx: click.Context, words: tuple[str, ...]) -
     known = list(group.list_commands(ctx)) if isinstance(group, click.Group) else []
     if len(words) == 1:
         known += list(PAGES)
-    what = " ".join(words)
+    what = "command or help topic" if len(words) == 1 else "command"
+    message = f"no such {what} '{' '.join(words)}'"
     close = suggest(words[-1], known)
     if close:
-        return UsageError(f"no such command or help topic '{what}'; did you mean '{close}'?")
-    return UsageError(
-        f"no such command or help topic '{what}'; topics: {', '.join(PAGES)}"
-        if len(words) == 1
-        else f"no such command '{what}'"
-    )
+        return UsageError(f"{message}; did you mean '{close}'?")
+    return UsageError(f"{message}; topics: {', '.join(PAGES)}" if len(words) == 1 else message)
 
 
 def _topic(name: str, *, no_pager: bool) -> int:
