@@ -184,8 +184,9 @@ def unset(key: str, local: bool) -> int:
 def add(kind: str, name: str, local: bool, **values: Any) -> int:
     """Add an agent, role, context or task, with fields given as flags.
 
-    KIND is agent, role, context or task; NAME is the new item's name. Each flag below says which kinds take it. On a terminal, a missing required field is asked
-    for; --prompt - reads the prompt from stdin.
+    KIND is agent, role, context or task; NAME is the new item's name. Each flag below says
+    which kinds take it. On a terminal, a missing required field is asked for; --prompt - reads
+    the prompt from stdin.
     """
     plural = edit.KIND_OF[kind]
     known = schema.KINDS[plural]

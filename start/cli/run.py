@@ -119,7 +119,8 @@ def prompt(text: tuple[str, ...]) -> int:
 def task(name: str | None, instructions: tuple[str, ...], show_all: bool) -> int:
     """Run a task with INSTRUCTIONS; without NAME, list the tasks.
 
-    NAME is a task's name, its alias, or a unique prefix of either. The listing shows each task's alias, description and layer; -v adds the file it comes from.
+    NAME is a task's name, its alias, or a unique prefix of either. The listing shows each
+    task's alias, description and layer; -v adds the file it comes from.
     """
     options = get_options()
     if name is None:

@@ -179,8 +179,9 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
 def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
     """Review the project's .start/ and approve its exact bytes.
 
-    DIR is the project (default: here). Until approved, a project's .start/ can be shown and validated, but start runs nothing from it.
-    --json prints the review (--show), the approvals (--list) or the outcome.
+    DIR is the project (default: here). Until approved, a project's .start/ can be shown and
+    validated, but start runs nothing from it. --json prints the review (--show), the approvals
+    (--list) or the outcome.
     """
     options = get_options()
     if listing:
