@@ -305,7 +305,10 @@ class Page:
         command = pager_command() if pager and is_tty(stream) else None
         text = self.render(stream, no_color=no_color)
         if command is None:
-            stream.write(text)
+            # Line by line: a reader that goes away (`start task | head -1`) then always shows
+            # as a BrokenPipeError, never as a partial write that is silently dropped.
+            for line in text.splitlines(keepends=True):
+                stream.write(line)
             stream.flush()
             return
         run_pager(command, text)

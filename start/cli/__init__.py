@@ -126,8 +126,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
         else:
             result = cli.main(args=args, prog_name="start", standalone_mode=False, obj=options)
             code = result if isinstance(result, int) else 0
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        console.err()
+    except (click.exceptions.Abort, KeyboardInterrupt) as interrupt:
+        if isinstance(interrupt, KeyboardInterrupt):
+            console.err()  # closes the terminal's ^C echo; click does it for an Abort
         console.error("interrupted", no_color=options.no_color)
         code = ExitCode.INTERRUPTED
     except click.ClickException as error:
