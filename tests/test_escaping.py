@@ -179,7 +179,7 @@ def run_everything(value: str, text: str, project: Path) -> list[tuple[str, Resu
 
 
 @settings(
-    max_examples=20,
+    max_examples=12,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -451,3 +451,53 @@ def test_trusted_paths_set_globally_and_refused_locally(isolated: Path) -> None:
     result = invoke("config", "set", "--local", "trusted_paths", "/srv/a")
     assert result.exit_code == 2
     assert "trusted_paths cannot be set in project config" in result.stderr
+
+
+@pytest.fixture
+def appender(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An editor that adds a line to the file it is given."""
+    monkeypatch.setenv("VISUAL", 'sh -c \'echo "# edited" >> "$1"\' sh')
+
+
+def test_edit_offers_the_starter_for_a_missing_global_config(
+    global_dir: Path, appender: None, tty: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from start import init as starter
+    from tests.test_init import use_catalog, use_path
+
+    use_catalog(tmp_path, monkeypatch)
+    use_path(tmp_path, monkeypatch, "beta-cli")
+    path = global_dir / "config.toml"
+    result = invoke("config", "edit", stdin="y\n")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == (
+        f"{path} does not exist. Start from the commented starter config? [Y/n]: y\n"
+        f"start: wrote {path}\n"
+        f"Saved {path}\n"
+    )
+    detection = starter.detect(tmp_path)
+    expected = starter.global_text("beta", detection)
+    assert path.read_text() == expected + "# edited\n"
+
+
+def test_edit_without_the_starter_starts_empty(global_dir: Path, appender: None, tty: None) -> None:
+    path = global_dir / "config.toml"
+    result = invoke("config", "edit", stdin="n\n")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == (
+        f"{path} does not exist. Start from the commented starter config? [Y/n]: n\nSaved {path}\n"
+    )
+    assert path.read_text() == "# edited\n"
+
+
+def test_edit_never_asks_without_a_terminal(global_dir: Path, appender: None) -> None:
+    path = global_dir / "config.toml"
+    result = invoke("config", "edit")
+    assert (result.exit_code, result.stderr) == (0, f"Saved {path}\n")
+    assert path.read_text() == "# edited\n"
+
+
+def test_edit_json_reports_the_outcome(config_file: Path, appender: None) -> None:
+    result = invoke("config", "edit", "--json")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert json.loads(result.stdout) == {"file": str(config_file), "changed": True, "problems": []}
