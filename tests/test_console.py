@@ -261,3 +261,24 @@ def _plain(text: str) -> str:
     import re
 
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+# --- one door --------------------------------------------------------------------------------
+
+
+def test_only_the_console_writes_to_the_terminal_or_imports_rich() -> None:
+    """Writes, prints and rich live in start/console.py; elsewhere only flushes and isatty."""
+    import re
+
+    package = Path(__file__).resolve().parents[1] / "start"
+    forbidden = re.compile(
+        r"sys\.(stdout|stderr)\.write|\bprint\(|click\.(echo|secho)|^\s*(from|import) rich",
+        re.MULTILINE,
+    )
+    offenders = [
+        f"{path.relative_to(package)}: {match.group()}"
+        for path in package.rglob("*.py")
+        if path.name != "console.py"
+        for match in forbidden.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []

@@ -222,3 +222,67 @@ def test_path_json_with_directory_flag(isolated: Path, tmp_path: Path) -> None:
         "files": [str(other / ".start" / "roles.toml")],
     }
     assert data["project_root"] == str(other)
+
+
+def test_show_narrows_to_a_kind_and_an_item(global_dir: Path) -> None:
+    write_tree(
+        global_dir,
+        {"config.toml": '[tasks.mine]\nalias = "m"\nprompt = "p"\n[roles.r]\nprompt = "r"\n'},
+    )
+    path = global_dir / "config.toml"
+    item = f'# from global ({path})\n[tasks.mine]\nprompt = "p"\nalias = "m"\n'
+    assert invoke("config", "show", "task", "mine").stdout == item
+    assert invoke("config", "show", "tasks", "mine").stdout == item
+    tasks = invoke("config", "show", "tasks").stdout
+    assert tasks.endswith("\n\n" + item)
+    assert "[roles." not in tasks and "[settings]" not in tasks
+    settings = invoke("config", "show", "settings").stdout
+    assert settings.startswith("[settings]\n") and "[tasks." not in settings
+    data = json.loads(invoke("config", "show", "task", "mine", "--json").stdout)
+    assert data == {
+        "tasks": {
+            "mine": {
+                "prompt": "p",
+                "alias": "m",
+                "origin": {"layer": "global", "file": str(path)},
+            }
+        }
+    }
+
+
+def test_show_layer(global_dir: Path, isolated: Path) -> None:
+    write_tree(global_dir, {"config.toml": '[roles.g]\nprompt = "g"\n'})
+    write_tree(isolated, {".start/config.toml": '[roles.p]\nprompt = "p"\n'})
+    roles = {
+        layer: list(
+            json.loads(invoke("config", "show", "roles", "--layer", layer, "--json").stdout)[
+                "roles"
+            ]
+        )
+        for layer in ("global", "project")
+    }
+    assert roles == {"global": ["g"], "project": ["p"]}
+    built_in = json.loads(invoke("config", "show", "--layer", "built-in", "--json").stdout)
+    assert "code-reviewer" in built_in["roles"] and "g" not in built_in["roles"]
+
+
+def test_show_settings_takes_no_name() -> None:
+    result = invoke("config", "show", "settings", "shell")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: settings has no NAME; 'start config show settings' shows them all\n",
+    )
+
+
+def test_show_escapes_control_characters_as_valid_toml(global_dir: Path) -> None:
+    import tomllib
+
+    write_tree(
+        global_dir,
+        {
+            "config.toml": '[tasks.t]\ndescription = "x\\u001b]0;t\\u0007\\u009b2J\\u202e"\nprompt = "p"\n'
+        },
+    )
+    shown = invoke("config", "show", "task", "t").stdout
+    assert 'description = "x\\u001b]0;t\\u0007\\u009b2J\\u202e"\n' in shown
+    assert tomllib.loads(shown)["tasks"]["t"]["description"] == "x\x1b]0;t\x07\x9b2J\u202e"
