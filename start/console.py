@@ -200,6 +200,13 @@ def _text(parts: Part | Line, style: str = "") -> Text:
     return text
 
 
+def display_width(text: str) -> int:
+    """Terminal cells that `text` takes once escaped: a CJK character takes two."""
+    from rich.cells import cell_len
+
+    return cell_len(printable(text))
+
+
 def _width(stream: IO[str]) -> int:
     """The terminal's width; off a terminal, $COLUMNS, else no wrapping at all."""
     import shutil

@@ -66,7 +66,7 @@ def show(report: core.Report, options: Options) -> None:
             continue
         if not options.quiet:
             page.line(Styled(TITLES[section], "bold"))
-        width = min(_SUBJECT_WIDTH, max(len(c.subject) for c in checks))
+        width = min(_SUBJECT_WIDTH, max(console.display_width(c.subject) for c in checks))
         heading = None
         for check in checks:
             if check.heading is not None and check.heading != heading:

@@ -131,3 +131,20 @@ def test_a_reader_that_goes_away_stops_start_quietly(isolated: Path) -> None:
     assert header.split() == ["TASK", "ALIAS", "DESCRIPTION", "LAYER"]
     assert status == "status 1"
     assert result.stderr == ""
+
+
+def test_start_debug_is_debug(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """START_DEBUG=1 shows the internals --debug shows: selection reasoning and timings."""
+    write_tree(
+        isolated.parent / "home/.config/start",
+        {"config.toml": '[agents.a]\nbin = "true"\ncommand = "{bin} {prompt}"\n'},
+    )
+    flagged = run_main("--debug", "--dry-run").stdout
+    monkeypatch.setenv("START_DEBUG", "1")
+    implied = run_main("--dry-run").stdout
+    for result in (flagged, implied):
+        assert "\n  agent from    settings.default_agent" not in result
+        assert "\n  agent from    " in result
+        assert "\n  model from    " in result
+        assert "\n  command       " in result
+    assert flagged == implied

@@ -264,3 +264,21 @@ def test_long_lines_wrap_with_a_hanging_indent(
     ]
     assert all(len(line) <= 50 for line in result.stdout.splitlines())
     assert str(config) in result.stdout.replace("\n        ", "")
+
+
+def test_subjects_line_up_by_display_width(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = '[agents.alpha]\nbin = "alpha-cli"\ncommand = "{bin} {prompt}"\n'
+    builtin = tmp_path / "builtin"
+    write_tree(builtin, {"agents.toml": catalog})
+    monkeypatch.setattr(paths, "builtin_config_dir", lambda: builtin)
+    use_path(tmp_path, monkeypatch, "alpha-cli")
+    write_tree(
+        paths.global_config_dir(),
+        {"config.toml": '[agents."代理"]\nbin = "nowhere-cli"\ncommand = "{bin} {prompt}"\n'},
+    )
+    agents = invoke("doctor").stdout.split("Agents\n", 1)[1].split("\n\n", 1)[0]
+    lines = [line for line in agents.splitlines() if "→" not in line]
+    assert lines == [
+        f"  ✓ alpha  {tmp_path}/bin/alpha-cli; selected now (first agent on PATH)",
+        "  ⚠ 代理   'nowhere-cli' is not on PATH",
+    ]
