@@ -63,6 +63,18 @@ def needs_shell(template: str) -> bool:
     return lexed.shell
 
 
+def assignments(template: str) -> list[tuple[str, str]]:
+    """The leading NAME=value words of a template (the agent's environment), placeholders kept."""
+    lexed = _Lexer(template)
+    found: list[tuple[str, str]] = []
+    for word in lexed.words:
+        name = _assignment(word)
+        if name is None:
+            break
+        found.append((name, render(tuple(word.parts), {})[len(name) + 1 :]))
+    return found
+
+
 def validate(template: str) -> list[str]:
     """Every syntax problem of a command template, as messages; empty when it is fine."""
     lexed = _Lexer(template)

@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
+
+# `.NAME.8HEX.tmp`: the temp file `replace` writes beside NAME (debris if its writer was killed).
+_TEMP = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether a file name is one of `replace`'s temp files."""
+    return _TEMP.match(name) is not None
 
 
 def replace(path: Path, data: bytes, *, mode: int | None = None) -> None:

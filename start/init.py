@@ -412,6 +412,9 @@ def create(
     if project_root is None:
         return write(path, text, force=force, now=now)
     from start import trust
+    from start.wall import write_target
+
+    write_target(path, project_root)
 
     with trust.self_edit(project_root):
         return write(path, text, force=force, now=now)

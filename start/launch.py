@@ -114,7 +114,6 @@ def _alive(pid: int) -> bool:
 
 
 def build(
-    agent: Agent,
     plan: Plan,
     composition: Composition,
     date: str,
@@ -123,6 +122,7 @@ def build(
     temp: TempFiles | None = None,
 ) -> Launch:
     """Fill the agent's command template; the values never pass through a shell parser."""
+    agent = plan.agent
     used = agent_template.placeholders(agent.command)
     if "model" in used and not plan.model:
         raise StartError(

@@ -11,12 +11,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from start import template
+from start import fs, template
 from start.config.model import Config, SourceItem, Task
 from start.errors import CommandError, StartError
 from start.paths import expand
 from start.resolve import Plan
 from start.shell import CommandResult, CommandSpec, run_all
+from start.wall import Reader
 
 Status = Literal["ok", "missing", "failed", "empty"]
 Runner = Callable[[Sequence[CommandSpec]], list[CommandResult]]
@@ -44,7 +45,9 @@ class Composition(NamedTuple):
 class _Pending:
     """An item on its way to a Part: its file read and its command queued."""
 
-    __slots__ = ("command_index", "file", "file_missing", "file_text", "item", "kind", "result")
+    __slots__ = (
+        "command_index", "cut", "file", "file_missing", "file_text", "item", "kind", "result",
+    )  # fmt: skip
 
     def __init__(self, kind: str, item: SourceItem) -> None:
         self.kind = kind
@@ -52,6 +55,7 @@ class _Pending:
         self.file: Path | None = None
         self.file_text: str | None = None
         self.file_missing = False
+        self.cut = 0  # bytes of the file left out by the size limit
         self.command_index: int | None = None
         self.result: CommandResult | None = None
 
@@ -64,19 +68,26 @@ def _uses(item: SourceItem, *names: str) -> bool:
     return any(name in used for name in names)
 
 
-def _prepare(kind: str, item: SourceItem, config: Config, specs: list[CommandSpec]) -> _Pending:
+def _prepare(
+    kind: str, item: SourceItem, config: Config, reader: Reader, specs: list[CommandSpec]
+) -> _Pending:
     pending = _Pending(kind, item)
     if item.file is not None:
         pending.file = expand(item.file, config.root)
         if _uses(item, "file_contents"):
+            relative = not (item.file.startswith("~") or Path(item.file).is_absolute())
             try:
-                pending.file_text = _read(config, pending.file).decode("utf-8", "replace")
-            except FileNotFoundError:
+                read = reader.read(pending.file, layer=item.origin.layer, relative=relative)
+            except fs.FileError as error:
+                if not error.missing:
+                    raise StartError(
+                        f"{kind} '{item.name}': cannot read {pending.file}: {error.reason}\n"
+                        f"Fix {kind}s.{item.name}.file in {item.origin.path}"
+                    ) from None
                 pending.file_missing = True
-            except OSError as error:
-                raise StartError(
-                    f"{kind} '{item.name}': cannot read {pending.file}: {error.strerror}"
-                ) from error
+            else:
+                pending.cut = read.truncated
+                pending.file_text = fs.capped_text(read.data, read.truncated)
     if item.command is not None and _uses(item, "command_output"):
         pending.command_index = len(specs)
         specs.append(
@@ -89,15 +100,6 @@ def _prepare(kind: str, item: SourceItem, config: Config, specs: list[CommandSpe
             )
         )
     return pending
-
-
-def _read(config: Config, path: Path) -> bytes:
-    """A file's bytes; with a project layer, the bytes trust approved for this run."""
-    if config.layer_dirs.get("project") is None:
-        return path.read_bytes()
-    from start import trust
-
-    return trust.read_bytes(path)
 
 
 def _source(item: SourceItem, file: Path | None) -> str:
@@ -132,12 +134,23 @@ def _render(pending: _Pending, values: dict[str, str]) -> tuple[str, bool]:
     return template.render(segments, values), used
 
 
-def compose(config: Config, plan: Plan, date: str, runner: Runner = run_all) -> Composition:
-    """Read, run and render everything the plan needs, then assemble the prompt."""
+def compose(
+    config: Config,
+    plan: Plan,
+    date: str,
+    reader: Reader | None = None,
+    runner: Runner = run_all,
+) -> Composition:
+    """Read, run and fill everything the plan needs, then assemble the prompt.
+
+    `reader` is the launch's door to files (the project root wall, and the approved bytes of the
+    project layer); without one, files are read with the wall and no project grant.
+    """
+    reader = reader or Reader(config.root)
     specs: list[CommandSpec] = []
-    role = _prepare("role", plan.role, config, specs) if plan.role else None
-    contexts = [_prepare("context", c, config, specs) for c in plan.contexts]
-    task = _prepare("task", plan.task, config, specs) if plan.task else None
+    role = _prepare("role", plan.role, config, reader, specs) if plan.role else None
+    contexts = [_prepare("context", c, config, reader, specs) for c in plan.contexts]
+    task = _prepare("task", plan.task, config, reader, specs) if plan.task else None
     results = runner(specs) if specs else []
     for pending in (role, *contexts, task):
         if pending is not None and pending.command_index is not None:

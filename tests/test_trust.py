@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,12 @@ import pytest
 from start import trust
 from start.config.load import load
 from start.errors import UntrustedError
+from start.fs import FileError
+from start.wall import Reader
 from tests.conftest import write_tree
 
 SENTINEL = "SENTINEL-5c1d0e"
 CONFIG = '# v1\n[roles.r]\nfile = "roles/r.md"\n\n[tasks.t]\ncommand = "echo hi"\n'
-
-
-@dataclass
-class Opts:
-    no_project: bool = False
 
 
 @pytest.fixture
@@ -40,10 +36,6 @@ def approve_here() -> trust.Record:
     found = trust.scan(load())
     assert found is not None
     return trust.approve(found)
-
-
-def never(review: trust.Review) -> bool | None:
-    raise AssertionError("asked")
 
 
 # --- what an approval covers ----------------------------------------------------------------
@@ -105,8 +97,14 @@ def test_symlinks_leaving_the_project_are_never_followed(project: Path) -> None:
     (project / "roles/r.md").symlink_to(secret)
     found = trust.scan(load())
     assert found is not None
-    # The role file resolves outside the project: it is read only after approval, if used.
-    assert labels(found) == [(".start/config.toml", "file"), (".start/link", "symlink")]
+    # The role file resolves outside the project: the approval covers its real path, and it is
+    # read only after approval, if used.
+    assert labels(found) == [
+        (".start/config.toml", "file"),
+        (".start/link", "symlink"),
+        (str(secret), "outside"),
+    ]
+    assert all(entry.data is None for entry in found.entries)
     link = found.entries[1]
     assert (link.outside, link.target, link.data) == (True, str(secret), None)
 
@@ -203,10 +201,11 @@ def test_a_corrupt_record_is_ignored_with_a_warning(
     verdict = trust.check(load())
     assert verdict.trusted is False
     assert verdict.warnings[0] == f"ignoring corrupt trust record {record.path}: {why}"
-    warned: list[str] = []
-    with pytest.raises(UntrustedError):
-        trust.require(load(), Opts(), warn=warned.append)
-    assert warned[0] == f"ignoring corrupt trust record {record.path}: {why}"
+    with pytest.raises(trust.TrustRequired) as caught:
+        trust.grant(load())
+    assert caught.value.verdict.warnings[0] == (
+        f"ignoring corrupt trust record {record.path}: {why}"
+    )
 
 
 def test_a_record_whose_digest_disagrees_with_its_files_is_ignored(project: Path) -> None:
@@ -240,56 +239,54 @@ def test_revoke_removes_every_approval_of_the_root(project: Path) -> None:
 # --- deciding -------------------------------------------------------------------------------
 
 
-def test_require_without_a_terminal_raises_the_documented_message(project: Path) -> None:
-    with pytest.raises(UntrustedError) as caught:
-        trust.require(load(), Opts(), ask=lambda review: None)
-    assert str(caught.value) == f"{project}/.start is not trusted; run 'start trust' to review it"
+def test_grant_of_an_unapproved_project_requires_trust(project: Path) -> None:
+    with pytest.raises(trust.TrustRequired) as caught:
+        trust.grant(load())
+    assert str(caught.value) == (
+        f"{project}/.start is not trusted (never approved); run 'start trust' to review it"
+    )
     assert caught.value.exit_code == 5
+    assert [m.value for m in caught.value.review().commands] == ["echo hi"]
     assert trust.records() == ([], [])
 
 
-def test_require_answered_no_records_nothing(project: Path) -> None:
-    with pytest.raises(UntrustedError) as caught:
-        trust.require(load(), Opts(), ask=lambda review: False)
-    assert str(caught.value) == f"{project}/.start was not approved; nothing was run"
-    assert trust.records() == ([], [])
+def test_grant_after_approval_pins_the_approved_bytes(project: Path) -> None:
+    with pytest.raises(trust.TrustRequired) as caught:
+        trust.grant(load())
+    trust.approve(caught.value.scan)
+    grant, warnings = trust.grant(load())
+    assert grant is not None and warnings == ()
+    assert grant.reason.startswith("approved ")
+    assert grant.pinned[str(project / "roles/r.md")] == b"ROLE v1\n"
 
 
-def test_require_answered_yes_records_and_then_never_asks(project: Path) -> None:
-    seen: list[trust.Review] = []
-    config = load()
-    assert trust.require(config, Opts(), ask=lambda r: seen.append(r) or True) is config
-    assert [m.value for m in seen[0].commands] == ["echo hi"]
-    assert trust.require(load(), Opts(), ask=never).tasks.keys() >= {"t"}
+def test_grant_without_a_project_layer_is_none(project: Path) -> None:
+    assert trust.grant(load(use_project=False)) == (None, ())
 
 
-def test_require_with_no_project_reloads_without_it(project: Path) -> None:
-    config = trust.require(load(), Opts(no_project=True), ask=never)
-    assert "t" not in config.tasks
-    assert config.layer_dirs["project"] is None
-
-
-def test_start_no_project_env_ignores_the_project(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("START_NO_PROJECT", "1")
-    assert "t" not in trust.require(load(), Opts(), ask=never).tasks
+def reader(project: Path) -> Reader:
+    found = trust.scan(load())
+    assert found is not None
+    trust.approve(found)
+    grant, _ = trust.grant(load())
+    return Reader(project, grant)
 
 
 def test_the_role_file_bytes_used_are_the_bytes_approved(project: Path) -> None:
-    trust.require(load(), Opts(), ask=lambda r: True)
+    read = reader(project)
     (project / "roles/r.md").write_text(SENTINEL)
-    assert trust.read_bytes(project / "roles/r.md") == b"ROLE v1\n"
+    assert read.read(project / "roles/r.md", layer="project", relative=True).data == b"ROLE v1\n"
     (project / "roles/r.md").unlink()
-    assert trust.read_bytes(project / "roles/r.md") == b"ROLE v1\n"
+    assert read.read(project / "roles/r.md", layer="project", relative=True).data == b"ROLE v1\n"
 
 
 def test_a_role_file_missing_when_approved_stays_missing(project: Path) -> None:
     (project / "roles/r.md").unlink()
-    trust.require(load(), Opts(), ask=lambda r: True)
+    read = reader(project)
     (project / "roles/r.md").write_text(SENTINEL)
-    with pytest.raises(FileNotFoundError):
-        trust.read_bytes(project / "roles/r.md")
+    with pytest.raises(FileError) as caught:
+        read.read(project / "roles/r.md", layer="project", relative=True)
+    assert caught.value.missing
 
 
 @pytest.mark.parametrize(
@@ -333,7 +330,8 @@ def test_unsafe_files_are_refused_even_when_approved(project: Path) -> None:
     approve_here()
     (project / ".start/config.toml").chmod(0o666)
     with pytest.raises(UntrustedError) as caught:
-        trust.require(load(), Opts(), ask=never)
+        trust.grant(load())
+    assert not isinstance(caught.value, trust.TrustRequired)
     assert str(caught.value).startswith(f"{project}/.start is not safe to use")
 
 
@@ -406,7 +404,14 @@ def test_review_lists_commands_binaries_paths_settings_and_marks_outside(
     ]
     assert [(m.key, m.value, m.where) for m in review.files] == [
         ("contexts.leak.file", f"{home}/secret.txt", "outside project root"),
-        ("contexts.local.file", f"{isolated}/docs/x.md", "inside the project"),
+        (
+            "contexts.local.file",
+            f"{isolated}/docs/x.md",
+            "inside the project, read as it is at launch",
+        ),
+    ]
+    assert [(m.key, m.value) for m in review.texts] == [
+        ("contexts.local.prompt", "{file_contents}{command_output}")
     ]
     assert [(m.key, m.value) for m in review.settings] == [
         ("settings.default_agent", '"evil"'),
@@ -539,11 +544,12 @@ def test_the_prompt_is_built_from_the_approved_role_bytes(project: Path) -> None
         project,
         {".start/agents.toml": '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\n'},
     )
-    config = trust.require(load(), Opts(), ask=lambda r: True)
+    read = reader(project)
+    config = load()
     (project / "roles/r.md").write_text("CHANGED AFTER APPROVAL\n")
     request = resolve.Request("prompt", role="r", text="hi")
     plan = resolve.plan(config, request, which=lambda name: "/bin/a")
-    composition = sources.compose(config, plan, "2026-01-01")
+    composition = sources.compose(config, plan, "2026-01-01", read)
     assert composition.role is not None and composition.role.text == "ROLE v1\n"
 
 

@@ -284,7 +284,7 @@ def edit_(file: str, local: bool) -> int:
     target = edit.file_target(scope, file)
     if scope.layer == "global" and file == edit.MAIN_FILE and not target.path.exists():
         _offer_starter(target.path)
-    original = target.path.read_bytes() if target.path.is_file() else b""
+    original = edit.current_bytes(target)
     workspace = Path(tempfile.mkdtemp(prefix="start-edit-"))
     keep = False
     try:

@@ -3,60 +3,66 @@
 from __future__ import annotations
 
 import sys
-import time
-from datetime import datetime
 from typing import Any
 
 import click
 
-from start import console, resolve, sources
+from start import console, pipeline, resolve, sources
 from start import launch as launcher
 from start.cli.commands import command
 from start.cli.options import Options, completer, get_options, launch_options
 from start.config.load import load
 from start.config.model import Config
 from start.console import Line, Styled
-from start.errors import ExitCode, UsageError
+from start.errors import ExitCode, UntrustedError, UsageError
 
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
 
 
-def _now() -> str:
-    """One ISO 8601 timestamp with the UTC offset, shared by every {date} of a run."""
-    return datetime.now().astimezone().isoformat(timespec="seconds")
+def _prepare(request: pipeline.LaunchRequest) -> pipeline.Prepared:
+    """pipeline.prepare, asking on a terminal when the project's .start/ is not trusted yet."""
+    try:
+        return pipeline.prepare(request)
+    except UntrustedError as error:
+        from start import trust
+        from start.cli import trust as trust_cli
+
+        if not isinstance(error, trust.TrustRequired):
+            raise
+        for message in error.verdict.warnings:
+            trust_cli.warn(message)
+        answer = trust_cli.ask(error.review())
+        if answer is None:
+            raise
+        if not answer:
+            raise UntrustedError(
+                f"{error.scan.start_dir} was not approved; nothing was run"
+            ) from None
+        trust.approve(error.scan)
+    return pipeline.prepare(request)
 
 
-def _load(options: Options) -> Config:
-    """The config to launch with: nothing from an untrusted project .start/ runs (exit 5)."""
-    config = load(options.workdir, use_project=not options.no_project, strict=True)
-    if config.layer_dirs.get("project") is None:
-        return config  # no project layer: nothing to trust, and no need to load trust at all
-    from start import trust
-    from start.cli import trust as trust_cli
-
-    return trust.require(config, options, ask=trust_cli.ask, warn=trust_cli.warn)
-
-
-def run(options: Options, request: resolve.Request) -> int:
-    """Load, resolve, compose, build; then exec the agent or, with --dry-run, show it."""
+def run(options: Options, selection: resolve.Request) -> int:
+    """Prepare the launch; then exec the agent or, with --dry-run, show it."""
     if options.json and not options.dry_run:
         raise UsageError(
             "--json prints a launch only with --dry-run (or a listing: start task --json)"
         )
-    timings: dict[str, float] = {}
-    started = time.perf_counter()
-    config = _load(options)
-    timings["load"] = time.perf_counter() - started
-    plan = resolve.plan(config, request)
-    date = _now()
-    mark = time.perf_counter()
-    composition = sources.compose(config, plan, date)
-    timings["compose"] = time.perf_counter() - mark
-    mark = time.perf_counter()
-    launch = launcher.build(
-        plan.agent, plan, composition, date, options.workdir, options.agent_args
+    request = pipeline.LaunchRequest(
+        options.workdir, selection, not options.no_project, tuple(options.agent_args)
     )
-    timings["build"] = time.perf_counter() - mark
+    prepared = _prepare(request)
+    if prepared.warnings:
+        from start.cli import trust as trust_cli
+
+        for message in prepared.warnings:
+            trust_cli.warn(message)
+    config, plan, composition, launch = (
+        prepared.config,
+        prepared.plan,
+        prepared.composition,
+        prepared.launch,
+    )
     if options.dry_run:
         try:
             _show_dry_run(options, config, plan, composition, launch)
@@ -65,7 +71,7 @@ def run(options: Options, request: resolve.Request) -> int:
         return ExitCode.OK
     printer = console.Printer("stderr", no_color=options.no_color)
     if not options.quiet:
-        _summary(printer, options, config, plan, composition, launch, timings)
+        _summary(printer, options, config, plan, composition, launch, prepared.timings)
     else:
         _warnings_only(printer, composition)
     launcher.exec_agent(launch)

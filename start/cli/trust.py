@@ -16,12 +16,19 @@ from start.config.load import load
 from start.console import Line, Part, Styled, printable
 from start.errors import ExitCode, UntrustedError, UsageError
 
+# On the terminal question, each text shows this many lines; `start trust --show` shows all.
+SHORT_LINES = 6
 
-def _mention_lines(title: str, mentions: tuple[core.Mention, ...]) -> list[Line]:
+
+def _mention_lines(
+    title: str, mentions: tuple[core.Mention, ...], limit: int | None = None
+) -> tuple[list[Line], int]:
+    """The lines of one review section, and how many lines of text `limit` left out."""
     lines: list[Line] = [[f"  {title}:"]]
     if not mentions:
-        return [*lines, ["    (none)"]]
+        return [*lines, ["    (none)"]], 0
     width = max(len(printable(m.key)) for m in mentions)
+    hidden = 0
     for mention in mentions:
         first, *rest = mention.value.rstrip("\n").split("\n")
         line: list[Part] = [f"    {printable(mention.key).ljust(width)}  ", first]
@@ -29,22 +36,42 @@ def _mention_lines(title: str, mentions: tuple[core.Mention, ...]) -> list[Line]
             colour = "red bold" if mention.where == "outside project root" else "dim"
             line += ["  ", Styled(f"({mention.where})", colour)]
         lines.append(line)
+        more: list[Part] = []
+        if limit is not None and len(rest) > limit - 1:
+            left = len(rest) - (limit - 1)
+            hidden += left
+            rest = rest[: limit - 1]
+            more = [Styled(f"... {left} more line{'s' if left != 1 else ''}", "dim")]
         lines.extend([f"    {'':{width}}  ", text] for text in rest)
-    return lines
+        if more:
+            lines.append([f"    {'':{width}}  ", *more])
+    return lines, hidden
 
 
-def review_lines(review: core.Review) -> list[Line]:
-    """The review as lines of text segments, for the prompt and `start trust --show`."""
+def review_lines(review: core.Review, *, full: bool = True) -> list[Line]:
+    """The review as lines of text segments, for the prompt and `start trust --show`.
+
+    Without `full`, each text shows its first lines and a count of the rest.
+    """
     found = review.scan
+    limit = None if full else SHORT_LINES
+    hidden = 0
     lines: list[Line] = [
         [Styled(f"{found.start_dir} comes with this project.", "bold")],
         [f"Trusting it lets start, in {found.root}:"],
-        *_mention_lines("run these commands", review.commands),
-        *_mention_lines("run these agent binaries and shells", review.binaries),
-        *_mention_lines("read these files into the prompt sent to the agent", review.files),
-        *_mention_lines("apply these settings", review.settings),
-        ["  The approval covers exactly these files; any change asks again:"],
     ]
+    for title, mentions, cut in (
+        ("run these commands", review.commands, None),
+        ("run these agent binaries and shells", review.binaries, None),
+        ("set these variables for the agent", review.environment, None),
+        ("read these files into the prompt sent to the agent", review.files, None),
+        ("send these prompt texts to the agent", review.texts, limit),
+        ("apply these settings", review.settings, None),
+    ):
+        section, left = _mention_lines(title, mentions, cut)
+        lines.extend(section)
+        hidden += left
+    lines.append(["  The approval covers exactly these files; any change asks again:"])
     for entry in found.entries:
         if entry.kind == core.SYMLINK:
             line: list[Part] = [f"    {entry.label} -> {entry.target or ''}"]
@@ -55,6 +82,9 @@ def review_lines(review: core.Review) -> list[Line]:
             lines.append([f"    {entry.label}  (does not exist)"])
         elif entry.kind == core.OTHER:
             lines.append([f"    {entry.label}  (not a regular file)"])
+        elif entry.kind == core.OUTSIDE:
+            note = Styled("(outside project root: its path, not its bytes)", "dim")
+            lines.append([f"    {entry.label}  ", note])
         else:
             lines.append([f"    {entry.label}"])
     if review.previous is not None:
@@ -76,6 +106,12 @@ def review_lines(review: core.Review) -> list[Line]:
             ]
         )
     lines.extend(["warning: ", w] for w in review.warnings)
+    if hidden:
+        text = (
+            f"({hidden} line{'s' if hidden != 1 else ''} of prompt text not shown; "
+            "'start trust --show' prints everything)"
+        )
+        lines.append([Styled(text, "yellow")])
     return lines
 
 
@@ -91,7 +127,7 @@ def _terminal() -> tuple[IO[str], bool] | None:
         return None
 
 
-def confirm(review: core.Review, question: str) -> bool | None:
+def confirm(review: core.Review, question: str, *, full: bool = False) -> bool | None:
     """Show the review on stderr and ask `question`, defaulting to No; None without a terminal."""
     terminal = _terminal()
     if terminal is None:
@@ -99,7 +135,7 @@ def confirm(review: core.Review, question: str) -> bool | None:
     source, owned = terminal
     out = console.Printer("stderr")
     try:
-        out.lines(review_lines(review))
+        out.lines(review_lines(review, full=full))
         out.prompt(question, " [y/N] ")
         answer = source.readline()
     finally:
@@ -142,7 +178,9 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
         ],
         "commands": mentions(review.commands),
         "binaries": mentions(review.binaries),
+        "environment": mentions(review.environment),
         "reads": mentions(review.files),
+        "texts": mentions(review.texts),
         "settings": mentions(review.settings),
         "previous": review.previous.approved if review.previous else None,
         "changes": [
@@ -227,8 +265,7 @@ def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
     if options.json:
         _outcome(found, approved=True)
         return ExitCode.OK
-    count = len(found.entries)
-    printer().note(f"start: trusted {found.start_dir} ({count} file{'s' if count != 1 else ''})")
+    printer().note(f"start: trusted {found.start_dir} ({covered(found)})")
     return ExitCode.OK
 
 
@@ -243,6 +280,16 @@ def _outcome(found: core.Scan, *, approved: bool) -> None:
             "files": [e.label for e in found.entries],
         }
     )
+
+
+def covered(found: core.Scan) -> str:
+    """What an approval of `found` covers, in a few words: "3 files, 1 path outside the root"."""
+    outside = sum(1 for e in found.entries if e.kind == core.OUTSIDE)
+    count = len(found.entries) - outside
+    text = f"{count} file{'s' if count != 1 else ''}"
+    if outside:
+        text += f", {outside} path{'s' if outside != 1 else ''} outside the project root"
+    return text
 
 
 def _list(as_json: bool, no_color: bool) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from start import atomic, paths
+from start import atomic, fs, paths
 from start.config import files, schema
 from start.config.load import load
 from start.config.model import Item
@@ -27,9 +27,11 @@ from start.errors import (
     UsageError,
     suggest,
 )
+from start.wall import write_target
 
 Layer = Literal["global", "project"]
 MAIN_FILE = "config.toml"
+CONFIG_LIMIT = files.CONFIG_LIMIT
 # The kind of each word the command line takes: "task" -> "tasks".
 KIND_OF: Mapping[str, str] = {singular: kind for kind, singular in schema.KIND_SINGULAR.items()}
 
@@ -155,6 +157,32 @@ def file_target(scope: Scope, name: str = MAIN_FILE) -> Target:
     return Target(scope, scope.directory() / name)
 
 
+def current_bytes(target: Target) -> bytes:
+    """The file's bytes now (empty when it does not exist), for an editor to start from.
+
+    Refused, like a write, when project config leads outside the project through a symlink.
+    """
+    if target.scope.layer == "project":
+        write_target(target.path, paths.find_project(target.scope.workdir).root)
+    return _read(target.path) or b""
+
+
+def _read(path: Path) -> bytes | None:
+    """A config file's whole bytes, None when it does not exist; anything else is refused."""
+    try:
+        read = fs.read(path, CONFIG_LIMIT)
+    except fs.FileError as error:
+        if error.missing and not os.path.lexists(path):
+            return None
+        raise EditError(f"cannot edit {path}: {error.reason}") from None
+    if read.truncated:
+        raise EditError(
+            f"cannot edit {path}: it is {read.size:,} bytes, more than a config file may be "
+            f"({CONFIG_LIMIT:,})"
+        )
+    return read.data
+
+
 def check(target: Target, data: bytes) -> tuple[Problem, ...]:
     """Problems the file would have with `data`: every one in the file, and new ones elsewhere."""
     return _problems(target, data, whole_file=True)
@@ -258,13 +286,19 @@ def _problems(target: Target, data: bytes, *, whole_file: bool) -> tuple[Problem
 def apply(target: Target, change: Callable[[str], str], *, keep_invalid: bool = False) -> Outcome:
     """Under the lock: read, change, validate, then write atomically (the symlink's target)."""
     directory = target.path.parent
+    root = paths.find_project(target.scope.workdir).root
+    if target.scope.layer == "project":
+        write_target(target.path, root)  # before anything is created
     created = not directory.exists()
     written = False
     try:
         directory.mkdir(mode=0o755, parents=True, exist_ok=True)
-        real = target.path.resolve()
+        if target.scope.layer == "project":
+            real = write_target(target.path, root)
+        else:
+            real = target.path.resolve()
         with _locked(real.parent):
-            old = real.read_bytes() if real.exists() else None
+            old = _read(real)
             try:
                 source = (old or b"").decode("utf-8", "surrogateescape")
                 new = change(source).encode("utf-8", "surrogateescape")

@@ -9,6 +9,9 @@ from typing import Any, NamedTuple
 
 from start.errors import Problem
 
+# The largest config file start reads; a config is text a person writes, far below this.
+CONFIG_LIMIT = 4 * 1_048_576
+
 # The files a layer may hold, in the order their items are defined.
 LAYER_FILES = ("config.toml", "agents.toml", "roles.toml", "contexts.toml", "tasks.toml")
 

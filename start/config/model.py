@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from start.errors import Problem
+from start.fs import DEFAULT_FILE_LIMIT
 from start.paths import ProjectLocation
 
 LAYERS = ("built-in", "global", "project")
@@ -104,6 +105,7 @@ class Settings(NamedTuple):
     shell: str | None = None
     command_timeout: int = DEFAULT_COMMAND_TIMEOUT
     command_output_limit: int = DEFAULT_OUTPUT_LIMIT
+    file_size_limit: int = DEFAULT_FILE_LIMIT
     trusted_paths: tuple[str, ...] = ()
     origins: Mapping[str, Origin] = {}
 

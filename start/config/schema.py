@@ -51,6 +51,7 @@ SETTINGS: Final[Mapping[str, str]] = {
     "shell": STR,
     "command_timeout": TIMEOUT,
     "command_output_limit": SIZE,
+    "file_size_limit": SIZE,
     # Trusted by the user's own layers only: a project's trust keys are dropped with a warning.
     "trusted_paths": PATHS,
 }

@@ -1,18 +1,19 @@
 """Project-config trust: a project's `.start/` runs nothing until the user approves its exact bytes.
 
-An approval is keyed by the real path of the project root and a SHA-256 over every file in `.start/`
-and every file a project role names inside the project. Records live one per approval under
-`$XDG_STATE_HOME/start/trust/`. This module decides and records; it never prints or prompts: the
-caller passes `ask` (show a review, return the answer) and `warn` callbacks.
+An approval is keyed by the real path of the project root and a SHA-256 over every file in
+`.start/`, every project role file, and the real path of every file outside the root that a project
+item names. Records live one per approval under `$XDG_STATE_HOME/start/trust/`. This package
+decides and records; it never prints or prompts. `grant` returns what a launch may read, or raises
+`TrustRequired`, which carries what the caller needs to ask the user.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from start import paths
 from start.config.model import Config
@@ -22,18 +23,19 @@ from start.trust.scan import (
     FILE,
     MISSING,
     OTHER,
+    OUTSIDE,
     SYMLINK,
     Entry,
+    Named,
     Scan,
     current_bytes,
     fingerprint,
-    pin,
-    read_bytes,
     scan,
     unsafe_message,
     within,
 )
 from start.trust.store import Copy, Record, approve, lookup, records, revoke, store_dir
+from start.wall import Grant
 
 ENV_TRUSTED_PATHS = "START_TRUSTED_PATHS"
 
@@ -42,14 +44,18 @@ __all__ = [
     "FILE",
     "MISSING",
     "OTHER",
+    "OUTSIDE",
     "SYMLINK",
     "Change",
     "Copy",
     "Entry",
+    "Grant",
     "Mention",
+    "Named",
     "Record",
     "Review",
     "Scan",
+    "TrustRequired",
     "Verdict",
     "approve",
     "changes",
@@ -57,9 +63,8 @@ __all__ = [
     "current_bytes",
     "describe",
     "fingerprint",
-    "read_bytes",
+    "grant",
     "records",
-    "require",
     "review",
     "revoke",
     "scan",
@@ -70,21 +75,30 @@ __all__ = [
 ]
 
 
-class _Options(Protocol):
-    @property
-    def no_project(self) -> bool: ...
-
-
 class Verdict(NamedTuple):
     trusted: bool
     reason: str
     scan: Scan | None
     record: Record | None = None
     warnings: tuple[str, ...] = ()
+    everything: bool = False  # trusted by a prefix (START_TRUSTED_PATHS, settings.trusted_paths)
 
 
-Ask = Callable[[Review], bool | None]
-Warn = Callable[[str], None]
+class TrustRequired(UntrustedError):
+    """The project's `.start/` is not approved: exit 5, unless the caller asks and approves."""
+
+    def __init__(self, config: Config, verdict: Verdict) -> None:
+        assert verdict.scan is not None
+        self.config = config
+        self.verdict = verdict
+        self.scan = verdict.scan
+        super().__init__(
+            f"{self.scan.start_dir} is not trusted ({verdict.reason.removeprefix('not trusted: ')})"
+            "; run 'start trust' to review it"
+        )
+
+    def review(self) -> Review:
+        return review(self.config, self.scan, self.verdict.warnings)
 
 
 # --- deciding -------------------------------------------------------------------------------
@@ -116,15 +130,15 @@ def check(config: Config) -> Verdict:
     prefixes, warnings = trusted_prefixes()
     real = os.path.realpath(found.root)
     if any(within(real, prefix) for prefix in prefixes):
-        return Verdict(True, f"trusted by {ENV_TRUSTED_PATHS}", found, None, tuple(warnings))
+        reason = f"trusted by {ENV_TRUSTED_PATHS}"
+        return Verdict(True, reason, found, None, tuple(warnings), everything=True)
     # Project files cannot set this (their trust keys are dropped), so it is the user's own.
     configured = [os.path.realpath(os.path.expanduser(p)) for p in config.settings.trusted_paths]
     if any(within(real, prefix) for prefix in configured):
         origin = config.settings.origins.get("trusted_paths")
         where = f" in {origin.path}" if origin is not None else ""
-        return Verdict(
-            True, f"trusted by settings.trusted_paths{where}", found, None, tuple(warnings)
-        )
+        reason = f"trusted by settings.trusted_paths{where}"
+        return Verdict(True, reason, found, None, tuple(warnings), everything=True)
     record, more = lookup(found)
     warnings.extend(more)
     if record is not None:
@@ -133,12 +147,16 @@ def check(config: Config) -> Verdict:
     warnings.extend(m for m in more if m not in warnings)
     if not earlier:
         return Verdict(False, "not trusted: never approved", found, None, tuple(warnings))
-    statuses = [c.status for c in changes(found, earlier[-1], diff=False)]
+    found_changes = changes(found, earlier[-1], diff=False)
+    statuses = [c.status for c in found_changes if c.kind != OUTSIDE]
     counts = [(s, statuses.count(s)) for s in ("changed", "added", "removed") if s in statuses]
     parts = [
         f"{n} file{'s' if n != 1 else ''} {status}" if i == 0 else f"{n} {status}"
         for i, (status, n) in enumerate(counts)
     ]
+    leaving = sum(1 for c in found_changes if c.kind == OUTSIDE and c.status == "added")
+    if leaving:
+        parts.append(f"{leaving} more file{'s' if leaving != 1 else ''} outside the project root")
     reason = f"not trusted: {', '.join(parts) or 'files changed'} since approval"
     return Verdict(False, reason, found, None, tuple(warnings))
 
@@ -152,38 +170,24 @@ def describe(config: Config) -> tuple[bool, str]:
     return verdict.trusted, verdict.reason
 
 
-def require(
-    config: Config, options: _Options, *, ask: Ask | None = None, warn: Warn | None = None
-) -> Config:
-    """The config to launch with, once its project layer is trusted; else UntrustedError (5).
+def grant(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
+    """What a launch may read from the project layer, and warnings to show.
 
-    `ask` shows the review and returns the answer, or None when there is no terminal to ask on.
+    None when there is no project layer to trust. Raises TrustRequired when it is not approved
+    (the caller may ask, `approve(error.scan)` and try again), or UntrustedError when its files
+    are unsafe.
     """
-    if options.no_project or os.environ.get("START_NO_PROJECT") == "1":
-        if config.layer_dirs.get("project") is not None:
-            from start.config.load import load
-
-            config = load(config.project.workdir, use_project=False, strict=True)
-        pin(None)
-        return config
+    if config.layer_dirs.get("project") is None:
+        return None, ()
     verdict = check(config)
-    for message in verdict.warnings:
-        if warn is not None:
-            warn(message)
     found = verdict.scan
-    if found is None or verdict.trusted:
-        pin(found)
-        return config
+    if found is None:
+        return None, verdict.warnings
+    if verdict.trusted:
+        return found.grant(verdict.reason, everything=verdict.everything), verdict.warnings
     if found.unsafe:
         raise UntrustedError(unsafe_message(found))
-    answer = ask(review(config, found, verdict.warnings)) if ask is not None else None
-    if answer is None:
-        raise UntrustedError(f"{found.start_dir} is not trusted; run 'start trust' to review it")
-    if not answer:
-        raise UntrustedError(f"{found.start_dir} was not approved; nothing was run")
-    approve(found)
-    pin(found)
-    return config
+    raise TrustRequired(config, verdict)
 
 
 @contextmanager

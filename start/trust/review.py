@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from start import paths
 from start.config.model import Config
-from start.trust.scan import FILE, SYMLINK, Scan, current_bytes, within
+from start.trust.scan import FILE, SYMLINK, Named, Scan, current_bytes, within
 from start.trust.store import COPY_LIMIT, Record, records
 
 
@@ -26,6 +26,7 @@ class Change(NamedTuple):
     label: str
     status: str  # "added", "changed", "removed" or "same"
     diff: tuple[str, ...] = ()
+    kind: str = FILE  # the entry's kind (scan.FILE, SYMLINK, OUTSIDE, ...)
 
 
 class Review(NamedTuple):
@@ -34,7 +35,9 @@ class Review(NamedTuple):
     scan: Scan
     commands: tuple[Mention, ...]
     binaries: tuple[Mention, ...]
+    environment: tuple[Mention, ...]  # NAME=value words of agent commands
     files: tuple[Mention, ...]
+    texts: tuple[Mention, ...]  # every prompt text of project roles, contexts and tasks
     settings: tuple[Mention, ...]
     previous: Record | None
     changes: tuple[Change, ...]
@@ -56,10 +59,10 @@ def changes(found: Scan, previous: Record, *, diff: bool = True) -> list[Change]
         label, kind = key
         before, after = old.get(key), new.get(key)
         if after is None:
-            result.append(Change(label, "removed"))
+            result.append(Change(label, "removed", kind=kind))
             continue
         if before is not None and before.digest == after.digest:
-            result.append(Change(label, "same"))
+            result.append(Change(label, "same", kind=kind))
             continue
         status = "added" if before is None else "changed"
         lines: tuple[str, ...] = ()
@@ -78,7 +81,7 @@ def changes(found: Scan, previous: Record, *, diff: bool = True) -> list[Change]
                 )
         elif diff and kind == SYMLINK and before is not None:
             lines = (f"symlink now points to {after.target}",)
-        result.append(Change(label, status, lines))
+        result.append(Change(label, status, lines, kind))
     return result
 
 
@@ -92,11 +95,14 @@ def _text(data: bytes) -> str | None:
 
 
 def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Review:
-    """What approving `found` allows: every command, binary, file path and setting it sets."""
+    """What approving `found` allows: every command, binary, variable, file, text and setting."""
+    from start import agent
+
     real_root = os.path.realpath(found.root)
     commands: list[Mention] = []
     binaries: list[Mention] = []
-    files: list[Mention] = []
+    environment: list[Mention] = []
+    texts: list[Mention] = []
 
     def where(path: Path) -> str:
         real = os.path.realpath(path)
@@ -115,14 +121,16 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
                     place = where(paths.expand(bin_, found.root))
                 binaries.append(Mention(f"{key}.bin", bin_, place))
                 commands.append(Mention(f"{key}.command", item.command))
+                for variable, value in agent.assignments(item.command):
+                    environment.append(Mention(f"{key}.command", f"{variable}={value}"))
                 continue
             if item.command is not None:
                 commands.append(Mention(f"{key}.command", item.command))
             if item.shell is not None:
                 binaries.append(Mention(f"{key}.shell", item.shell))
-            if item.file is not None:
-                path = paths.expand(item.file, found.root)
-                files.append(Mention(f"{key}.file", str(path), where(path)))
+            if item.prompt is not None:
+                texts.append(Mention(f"{key}.prompt", item.prompt))
+    files = [_file(named) for named in found.named]
     settings = []
     for name, origin in config.settings.origins.items():
         if origin.layer == "project":
@@ -137,10 +145,27 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
         found,
         tuple(commands),
         tuple(binaries),
+        tuple(environment),
         tuple(files),
+        tuple(texts),
         tuple(settings),
         previous,
         diff,
         len(config.errors),
         (*warnings, *(m for m in more if m not in warnings)),
     )
+
+
+_WHERE = {
+    "start": "in .start/, covered by its bytes",
+    "inside": "inside the project, read as it is at launch",
+    "outside": "outside project root",
+}
+
+
+def _file(named: Named) -> Mention:
+    """A named file, with its real target when a symlink (or `..`) leads elsewhere."""
+    shown = str(named.path)
+    if os.path.normpath(shown) != named.real:
+        shown = f"{shown} -> {named.real}"
+    return Mention(named.key, shown, _WHERE[named.where])

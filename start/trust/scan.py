@@ -1,36 +1,56 @@
-"""What an approval covers: the project's `.start/` and role files, and the bytes of this run."""
+"""What an approval covers: every byte under `.start/`, project role files, and the real paths of
+the files outside the project root that project items name.
+
+The scan is bounded: a `.start/` tree that is too deep or holds too many entries, or a file in it
+that is larger than `FILE_LIMIT`, is refused (exit 5) rather than read whole.
+"""
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import stat
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from start import paths
+from start import atomic, fs, paths
 from start.config import files
 from start.config.model import Config
 from start.errors import UntrustedError
+from start.wall import Grant, classify
 
 if TYPE_CHECKING:
     from start.trust.store import Copy
 
-FILE, SYMLINK, MISSING, OTHER = "file", "symlink", "missing", "other"
+FILE, SYMLINK, MISSING, OTHER, OUTSIDE = "file", "symlink", "missing", "other", "outside"
+
+# The bounds of a scan; docs/security.md states them.
+FILE_LIMIT = 1_048_576  # bytes of one file under .start/ (or one project role file)
+MAX_DEPTH = 16  # directory levels below .start/
+MAX_ENTRIES = 1000  # files, directories and links under .start/
 
 
 class Entry(NamedTuple):
-    """One thing an approval covers: a file's bytes, a symlink's target, or a file's absence."""
+    """One thing an approval covers: a file's bytes, a symlink's target, a file's absence, or the
+    real path of a file outside the project root."""
 
     label: str  # the path relative to the project root, or absolute when outside it
     kind: str
     digest: str
-    path: Path
+    path: Path  # the path as named or found
     data: bytes | None = None  # the bytes read for this run; None for config files (load read them)
-    target: str | None = None  # a symlink's target
+    target: str | None = None  # a symlink's target, or the real path of an OUTSIDE file
     outside: bool = False  # the symlink resolves outside the project root, so it is not followed
+    real: str | None = None  # the canonical real path whose bytes `data` are
+
+
+class Named(NamedTuple):
+    """A file that a project item names, and where it really is now (for the review)."""
+
+    key: str  # such as "contexts.guide.file"
+    path: Path  # the spelled path, expanded against the project root
+    real: str  # its real path now (the path itself when it does not exist)
+    where: str  # "start", "inside" or "outside" (see start.wall.classify)
 
 
 class Scan(NamedTuple):
@@ -41,34 +61,56 @@ class Scan(NamedTuple):
     entries: tuple[Entry, ...]
     fingerprint: str
     unsafe: tuple[str, ...]
+    named: tuple[Named, ...] = ()
+
+    def grant(self, reason: str, *, everything: bool = False) -> Grant:
+        """The launch's permission to read: these approved bytes, and these outside paths."""
+        pinned: dict[str, bytes | None] = {}
+        outside: set[str] = set()
+        for entry in self.entries:
+            if entry.kind == FILE and entry.data is not None and entry.real is not None:
+                pinned[entry.real] = entry.data
+            elif entry.kind == MISSING and entry.real is not None:
+                pinned[entry.real] = None
+            elif entry.kind == OUTSIDE and entry.target is not None:
+                outside.add(entry.target)
+        return Grant(
+            root=os.path.realpath(self.root),
+            start_dir=str(self.start_dir),
+            pinned=pinned,
+            outside=frozenset(outside),
+            reason=reason,
+            everything=everything,
+        )
 
 
 def sha(data: bytes) -> str:
     return files.sha256(data)
 
 
-def within(real: str, real_root: str) -> bool:
-    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+within = fs.within
 
 
 # --- scanning -------------------------------------------------------------------------------
 
 
-def _raise(error: OSError) -> None:
-    raise error
-
-
 class _Scanner:
-    def __init__(self, root: Path, layer: Mapping[Path, str]) -> None:
+    def __init__(self, root: Path, start_dir: Path, layer: dict[Path, str]) -> None:
         self.root = root
         self.real_root = os.path.realpath(root)
+        self.start_dir = start_dir
         self.layer = layer
         self.entries: dict[tuple[str, str], Entry] = {}
         self.unsafe: list[str] = []
+        self.count = 0
 
-    def label(self, path: Path) -> str:
+    def label(self, path: Path | str) -> str:
         try:
-            return path.relative_to(self.root).as_posix()
+            return Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            pass
+        try:
+            return Path(path).relative_to(self.real_root).as_posix()
         except ValueError:
             return str(path)
 
@@ -85,35 +127,56 @@ class _Scanner:
         if info.st_mode & 0o022:
             self.unsafe.append(f"{path}: writable by group or others (run: chmod go-w {path})")
 
-    def tree(self, start_dir: Path) -> None:
+    def tree(self) -> None:
+        start_dir = self.start_dir
         if not self.inside(start_dir):
             # `.start` links outside the project: its config files are covered, nothing else.
             self.symlink(start_dir)
         else:
             self.check(start_dir, os.stat(start_dir))
-            for dirpath, dirnames, filenames in os.walk(start_dir, onerror=_raise):
-                for name in (*dirnames, *filenames):
-                    self.node(Path(dirpath) / name)
+            self.walk(start_dir, 0)
         for path, digest in self.layer.items():
             if (self.label(path), FILE) not in self.entries:
                 self.check(path, os.stat(path))
-                self.add(Entry(self.label(path), FILE, digest, path))
+                self.add(Entry(self.label(path), FILE, digest, path, real=os.path.realpath(path)))
 
-    def node(self, path: Path) -> None:
+    def walk(self, directory: Path, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise UntrustedError(
+                f"{self.start_dir} is nested more than {MAX_DEPTH} directories deep "
+                f"({directory}); start does not scan it. Flatten it, or run with --no-project"
+            )
+        with os.scandir(directory) as found:
+            names = sorted(entry.name for entry in found)
+        for name in names:
+            self.count += 1
+            if self.count > MAX_ENTRIES:
+                raise UntrustedError(
+                    f"{self.start_dir} holds more than {MAX_ENTRIES} files and directories; "
+                    "start does not scan it. Remove what is not config, or run with --no-project"
+                )
+            if atomic.is_temp_name(name):
+                continue  # a write in progress (or killed) by start itself; never read
+            self.node(directory / name, depth)
+
+    def node(self, path: Path, depth: int) -> None:
         info = os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
             inside = self.symlink(path)
             if path in self.layer:
                 self.check(path, os.stat(path))
-                self.add(Entry(self.label(path), FILE, self.layer[path], path))
+                real = os.path.realpath(path)
+                self.add(Entry(self.label(path), FILE, self.layer[path], path, real=real))
             elif inside and os.path.isfile(path):
                 self.file(path, follow=True)
         elif stat.S_ISDIR(info.st_mode):
             self.check(path, info)
+            self.walk(path, depth + 1)
         elif stat.S_ISREG(info.st_mode):
             if path in self.layer:
                 self.check(path, info)
-                self.add(Entry(self.label(path), FILE, self.layer[path], path))
+                real = os.path.realpath(path)
+                self.add(Entry(self.label(path), FILE, self.layer[path], path, real=real))
             else:
                 self.file(path, follow=False)
         else:
@@ -126,33 +189,41 @@ class _Scanner:
         self.add(Entry(self.label(path), SYMLINK, digest, path, target=target, outside=not inside))
         return inside
 
-    def file(self, path: Path, *, follow: bool) -> None:
-        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-        if not follow:
-            flags |= getattr(os, "O_NOFOLLOW", 0)
+    def file(self, path: Path, *, follow: bool, label: str | None = None) -> None:
+        """Cover a regular file's bytes, keyed by its canonical path."""
         try:
-            fd = os.open(path, flags)
-        except (FileNotFoundError, NotADirectoryError):
-            self.add(Entry(self.label(path), MISSING, sha(b""), path))
-            return
-        except OSError as error:
-            raise UntrustedError(f"cannot read {path}: {error.strerror}") from error
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                self.add(Entry(self.label(path), OTHER, sha(b""), path))
+            read = fs.read(path, FILE_LIMIT + 1, follow=follow)
+        except fs.FileError as error:
+            if error.missing:
+                real = os.path.realpath(path)
+                self.add(Entry(label or self.label(path), MISSING, sha(b""), path, real=real))
                 return
-            self.check(path, info)
-            data = handle.read()
-        self.add(Entry(self.label(path), FILE, sha(data), path, data=data))
+            if "not a regular file" in error.reason:
+                self.add(Entry(label or self.label(path), OTHER, sha(b""), path))
+                return
+            raise UntrustedError(f"cannot read {path}: {error.reason}") from None
+        if read.size > FILE_LIMIT:
+            raise UntrustedError(
+                f"{path} is {read.size:,} bytes; start covers files of at most {FILE_LIMIT:,} "
+                "bytes in a project's config. Move it out of .start/, or run with --no-project"
+            )
+        self.check(path, os.stat(read.real))
+        entry_label = label or self.label(path)
+        self.add(Entry(entry_label, FILE, sha(read.data), path, data=read.data, real=read.real))
 
-    def role_file(self, path: Path) -> None:
-        label = self.label(path)
-        if any((label, kind) in self.entries for kind in (FILE, SYMLINK, MISSING, OTHER)):
-            return
-        if not self.inside(path):
-            return  # outside the project: never read before approval; the review marks it
-        self.file(path, follow=True)
+    def named(self, key: str, path: Path, *, role: bool) -> Named:
+        """A file a project item names: covered by bytes, by real path, or (a repository file that
+        is not a role) left to the wall at read time."""
+        real = os.path.realpath(path)
+        where = classify(path, real, self.real_root, self.start_dir)
+        if where == "outside":
+            # Never read before approval; the approval covers the real path, not the bytes.
+            self.add(Entry(real, OUTSIDE, sha(os.fsencode(real)), path, target=real))
+        elif where == "start" or role:
+            label = self.label(real)
+            if not any((label, kind) in self.entries for kind in (FILE, MISSING, OTHER)):
+                self.file(path, follow=True, label=label)
+        return Named(key, path, real, where)
 
 
 def fingerprint(entries: tuple[Entry, ...] | tuple[Copy, ...]) -> str:
@@ -166,55 +237,46 @@ def scan(config: Config) -> Scan | None:
     layer = {f.path: f.digest for f in config.files if f.layer == "project"}
     if start_dir is None or not layer:
         return None
-    scanner = _Scanner(config.root, layer)
+    scanner = _Scanner(config.root, start_dir, layer)
+    named: list[Named] = []
     try:
-        scanner.tree(start_dir)
-        for role in config.roles.values():
-            if role.origin.layer == "project" and role.file is not None:
-                scanner.role_file(paths.expand(role.file, config.root))
+        scanner.tree()
+        for kind in ("roles", "contexts", "tasks"):
+            for item in getattr(config, kind).values():
+                if item.origin.layer == "project" and item.file is not None:
+                    path = paths.expand(item.file, config.root)
+                    key = f"{kind}.{item.name}.file"
+                    named.append(scanner.named(key, path, role=kind == "roles"))
     except UntrustedError:
         raise
+    except RecursionError:
+        raise UntrustedError(f"{start_dir} is nested too deeply to scan") from None
     except OSError as error:
         raise UntrustedError(f"cannot read {start_dir}: {error}") from error
     entries = tuple(sorted(scanner.entries.values(), key=lambda e: (e.label, e.kind)))
-    return Scan(config.root, start_dir, entries, fingerprint(entries), tuple(scanner.unsafe))
+    return Scan(
+        config.root,
+        start_dir,
+        entries,
+        fingerprint(entries),
+        tuple(scanner.unsafe),
+        tuple(named),
+    )
 
 
 def current_bytes(entry: Entry) -> bytes:
     """The bytes an entry covers; a config file is re-read and must still match its digest."""
     if entry.data is not None:
         return entry.data
-    data = entry.path.read_bytes()
+    try:
+        data = fs.read(entry.path, FILE_LIMIT * 4).data
+    except fs.FileError as error:
+        raise UntrustedError(f"cannot read {entry.path}: {error.reason}") from None
     if sha(data) != entry.digest:
         raise UntrustedError(
             f"{entry.path} changed while start was reading it; run the command again"
         )
     return data
-
-
-# --- the bytes of this run ------------------------------------------------------------------
-
-_pinned: dict[Path, bytes | None] = {}
-
-
-def pin(found: Scan | None) -> None:
-    _pinned.clear()
-    if found is not None:
-        for entry in found.entries:
-            if entry.kind == FILE and entry.data is not None:
-                _pinned[entry.path] = entry.data
-            elif entry.kind == MISSING:
-                _pinned[entry.path] = None
-
-
-def read_bytes(path: Path) -> bytes:
-    """A file's bytes: the approved ones when trust read it for this run, else from disk."""
-    if path in _pinned:
-        data = _pinned[path]
-        if data is None:
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
-        return data
-    return path.read_bytes()
 
 
 def unsafe_message(found: Scan) -> str:

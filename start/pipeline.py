@@ -1,0 +1,91 @@
+"""One launch, end to end: load, trust, select, compose, build; the CLI presents and execs it.
+
+    files -> load -> trust (a Grant) -> plan -> compose (read through the wall, run commands)
+          -> build (argv, env, temp files) -> Prepared
+
+`prepare` never prints, never asks and never execs. An untrusted project raises TrustRequired,
+which carries what the caller needs to ask the user; after approval, the caller calls `prepare`
+again.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import NamedTuple
+
+from start import launch as launcher
+from start import resolve, sources
+from start.config.load import load
+from start.config.model import Config
+from start.wall import Grant, Reader
+
+
+class LaunchRequest(NamedTuple):
+    """Everything the command line asks of one launch."""
+
+    workdir: Path
+    selection: resolve.Request
+    use_project: bool = True
+    agent_args: tuple[str, ...] = ()
+
+
+class Prepared(NamedTuple):
+    """Everything the CLI needs to show or exec a launch."""
+
+    config: Config
+    grant: Grant | None
+    plan: resolve.Plan
+    composition: sources.Composition
+    launch: launcher.Launch
+    date: str
+    timings: dict[str, float]
+    warnings: tuple[str, ...]
+
+
+def now() -> str:
+    """One ISO 8601 timestamp with the UTC offset, shared by every {date} of a launch."""
+    return datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def grant_for(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
+    """The project layer's grant; trust is loaded only when there is a project layer."""
+    if config.layer_dirs.get("project") is None:
+        return None, ()
+    from start import trust
+
+    return trust.grant(config)
+
+
+def prepare(request: LaunchRequest, runner: sources.Runner | None = None) -> Prepared:
+    """Load, trust, select, compose and build one launch.
+
+    Raises StartError subclasses: ConfigError (3), UnknownNameError (4), TrustRequired or
+    UntrustedError (5), CommandError (1), ... The temp files of the result belong to the caller:
+    `launch.cleanup()` when it is not exec'd.
+    """
+    timings: dict[str, float] = {}
+    mark = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal mark
+        now_ = time.perf_counter()
+        timings[name] = now_ - mark
+        mark = now_
+
+    config = load(request.workdir, use_project=request.use_project, strict=True)
+    lap("load")
+    grant, warnings = grant_for(config)
+    lap("trust")
+    plan = resolve.plan(config, request.selection)
+    date = now()
+    reader = Reader(config.root, grant, config.settings.file_size_limit)
+    if runner is None:
+        composition = sources.compose(config, plan, date, reader)
+    else:
+        composition = sources.compose(config, plan, date, reader, runner)
+    lap("compose")
+    launch = launcher.build(plan, composition, date, request.workdir, request.agent_args)
+    lap("build")
+    return Prepared(config, grant, plan, composition, launch, date, timings, warnings)
