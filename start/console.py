@@ -344,13 +344,15 @@ def print_table(
 
 
 def pager_command() -> str | None:
-    """`$START_PAGER`, else `$PAGER`, else `less`; None when it is empty or `cat`."""
+    """`$START_PAGER`, else `$PAGER`, else `less` if installed; None when it is empty or `cat`."""
+    import shutil
+
     for variable in ("START_PAGER", "PAGER"):
         value = os.environ.get(variable)
         if value is not None:
             value = value.strip()
             return None if value in ("", "cat") else value
-    return "less"
+    return "less" if shutil.which("less") else None
 
 
 def run_pager(command: str, text: str) -> None:
@@ -366,10 +368,14 @@ def run_pager(command: str, text: str) -> None:
     env.setdefault("LV", "-c")
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        subprocess.run(
+        result = subprocess.run(
             ["/bin/sh", "-c", command], input=text.encode("utf-8", "replace"), env=env, check=False
         )
+        shown = result.returncode != 127  # 127: the shell did not find the pager
     except OSError:
-        sys.stdout.write(text)
+        shown = False
     finally:
         signal.signal(signal.SIGINT, previous)
+    if not shown:
+        sys.stdout.write(text)
+        sys.stdout.flush()

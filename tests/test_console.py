@@ -282,3 +282,13 @@ def test_only_the_console_writes_to_the_terminal_or_imports_rich() -> None:
         for match in forbidden.finditer(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+def test_a_pager_that_is_not_there_does_not_lose_the_page(
+    isolated: Path, config: dict[str, str]
+) -> None:
+    code, screen = run_on_terminal(
+        "config", "show", "tasks", cwd=isolated, env={**config, "START_PAGER": "no-such-pager"}
+    )
+    assert code == 0
+    assert "[tasks.review]" in _plain(screen)

@@ -188,7 +188,8 @@ def explain(text: str, line: int, column: int, message: str) -> tuple[int, int, 
             break
         stripped = statement.text.strip()
         body = stripped.split("#", 1)[0].rstrip()
-        if body.startswith("[") and not body.endswith("]"):
+        # A header, not a line of a multi-line array such as `[1, 2],`.
+        if body.startswith("[") and not body.endswith("]") and "," not in body:
             at = statement.text.index("[") + 1
             return statement.number, at, f"unclosed table header '{body}': add ']'"
     current = lines[line - 1] if 0 < line <= len(lines) else ""
