@@ -330,8 +330,9 @@ class Page:
         for block in self.blocks:
             console.print(block)
         # Table cells are padded to their column; trailing spaces are noise in a pipe or a diff.
-        trailing = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
-        return trailing.sub(r"\1", buffer.getvalue())
+        trailing = re.compile(r"(?: |\x1b\[[0-9;]*m)+$", re.MULTILINE)
+        codes = re.compile(r"\x1b\[[0-9;]*m")
+        return trailing.sub(lambda m: "".join(codes.findall(m.group())), buffer.getvalue())
 
 
 def print_table(

@@ -292,3 +292,12 @@ def test_a_pager_that_is_not_there_does_not_lose_the_page(
     )
     assert code == 0
     assert "[tasks.review]" in _plain(screen)
+
+
+def test_no_trailing_spaces_even_inside_styles(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "40")
+    page = Page()
+    page.row([Styled("→", "dim"), Styled("words that wrap " * 4, "dim")], [1], indent=2)
+    text = page.render(Terminal())
+    assert "\x1b[2m" in text
+    assert all(not line.replace("\x1b[0m", "").endswith(" ") for line in text.splitlines())
