@@ -250,10 +250,16 @@ for name in {names!r}:
 """
 
 _COST = """\
-import click, importlib, sys, time, tomllib
-started = time.perf_counter()
-importlib.import_module(sys.argv[1])
-print(time.perf_counter() - started)
+import click, importlib, json, sys, time, tomllib
+costs = []
+for name in json.loads(sys.argv[1]):
+    started, cpu = time.perf_counter(), time.process_time()
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass
+    costs.append((time.perf_counter() - started, time.process_time() - cpu))
+print(json.dumps(costs))
 """
 
 
@@ -291,7 +297,8 @@ def phases(
         "interpreter start (and exec `true`)",
         f"+ the floor: {FLOOR}",
         f"+ the rest of the launch's imports ({len(names)} top-level imports, nothing run)",
-        "+ running: parse the command line, load config, run commands, exec `true`",
+        "+ running: parse the command line, load config, run commands, exec `true`"
+        " (a command that does not exec pays the interpreter's shutdown here instead)",
     ]
     wall = cpu = 0.0
     for label, item in zip(labels, series, strict=True):
@@ -306,40 +313,66 @@ def phases(
 def costs(
     names: Sequence[str], env: Mapping[str, str], cwd: Path, runs: int, launch: Traces | None
 ) -> None:
-    """The wall time of importing each module in a fresh interpreter that has imported the floor.
+    """The wall and CPU time of importing each module, in order, after the floor.
 
-    Without names: every module the launch imports at the top (its importer is start or the run
-    itself) that the floor does not. Modules shared by two of them count in both.
+    Without names: every module the launch imports that the floor does not, in the order its
+    importtime trace lists them (a module after what it imports), so each time is close to that
+    module's own cost, measured without -X importtime. Imports that fail (`nt` on Linux) are
+    timed too: the search costs. With names, each is timed after the ones before it.
     """
+    importers: dict[str, str] = {}
     if not names and launch is not None:
         floor = trace(["-c", FLOOR], env, cwd, 1, None).names()
-        found = []
-        for node in walk(launch.last):
-            top = node.parent is None or own(node.parent.name)
-            if node.name not in floor and top and not own(node.name) and node.name != "runpy":
-                found.append(node.name)
-        names = list(dict.fromkeys(found))
-    results = {}
+        ordered = []
+        for line in _post_order(launch.last):
+            if line.name not in floor and line.name != "runpy":
+                ordered.append(line.name)
+                importers[line.name] = importer(line)
+        names = list(dict.fromkeys(ordered))
+    wall: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    for _ in range(runs):
+        proc = subprocess.run(
+            [sys.executable, "-c", _COST, json.dumps(list(names))],
+            env=dict(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        for name, (seconds, cpu_seconds) in zip(names, json.loads(proc.stdout), strict=True):
+            wall[name].append(seconds * 1000)
+            cpu[name].append(cpu_seconds * 1000)
+    median = statistics.median
+    print(f"\nimport cost after the floor, in order, medians of {runs} runs, ms")
+    print("(no -X importtime; each module after the new modules it imports; a submodule imported")
+    print("before its package ran includes the package's __init__ and what that imports)")
+    print("     wall      CPU")
+    total_wall = sum(median(wall[name]) for name in names)
+    total_cpu = sum(median(cpu[name]) for name in names)
+    print(f"  {total_wall:7.2f}  {total_cpu:7.2f}  all {len(names)}")
+    groups: dict[str, list[str]] = {}
     for name in names:
-        seconds = []
-        for _ in range(runs):
-            proc = subprocess.run(
-                [sys.executable, "-c", _COST, name],
-                env=dict(env),
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-            )
-            if proc.returncode != 0:
-                break
-            seconds.append(float(proc.stdout))
-        results[name] = statistics.median(seconds) * 1000 if seconds else None
-    print(f"\nimport cost after the floor, fresh interpreter each, medians of {runs} runs, ms")
-    print("(no -X importtime; a module's cost includes what it imports that the floor did not):")
-    for name, value in sorted(results.items(), key=lambda item: -(item[1] or 0)):
-        shown = "  error" if value is None else f"{value:7.2f}"
-        print(f"  {shown}  {name}")
+        groups.setdefault("start" if own(name) else name.split(".")[0], []).append(name)
+    print("by package:")
+    for group, members in sorted(groups.items(), key=lambda g: -sum(median(cpu[n]) for n in g[1])):
+        group_wall = sum(median(wall[n]) for n in members)
+        shown = f"{group_wall:7.2f}  {sum(median(cpu[n]) for n in members):7.2f}"
+        first = importers.get(members[0])
+        print(f"  {shown}  {group}" + (f"  <- {first}" if first and group != "start" else ""))
+    print("by module:")
+    for name in sorted(names, key=lambda n: -median(cpu[n])):
+        print(f"  {median(wall[name]):7.2f}  {median(cpu[name]):7.2f}  {name}")
+
+
+def _post_order(nodes: Sequence[Node]) -> list[Node]:
+    """Every node, children before their parent: the order -X importtime prints them in."""
+    found = []
+    for node in nodes:
+        found += _post_order(node.children)
+        found.append(node)
+    return found
 
 
 def profile(
@@ -383,7 +416,7 @@ def main(args: Sequence[str] | None = None) -> int:
         "--cost",
         nargs="*",
         metavar="MODULE",
-        help="import cost after the floor of these modules (none: the launch's extra imports)",
+        help="import cost after the floor, in order (no names: the launch's imports beyond it)",
     )
     parser.add_argument("--runs", type=int, default=7, help="runs for --importtime (medians)")
     parser.add_argument(
