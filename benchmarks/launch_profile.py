@@ -297,14 +297,14 @@ def phases(
         "interpreter start (and exec `true`)",
         f"+ the floor: {FLOOR}",
         f"+ the rest of the launch's imports ({len(names)} top-level imports, nothing run)",
-        "+ running: parse the command line, load config, run commands, exec `true`"
-        " (a command that does not exec pays the interpreter's shutdown here instead)",
+        "+ running: parse the command line, load config, run commands, exec `true`",
     ]
     wall = cpu = 0.0
     for label, item in zip(labels, series, strict=True):
         now, now_cpu = item.median * 1000, item.cpu_median * 1000
         print(f"  {now:7.1f}  {now - wall:+7.1f}  {now_cpu:7.1f}  {now_cpu - cpu:+7.1f}  {label}")
         wall, cpu = now, now_cpu
+    print("(a command that does not exec pays the interpreter's shutdown in its last phase)")
     print("spread:")
     for item in series:
         print("  " + item.describe())
