@@ -362,7 +362,8 @@ def costs(
     for group, members in sorted(groups.items(), key=lambda g: -sum(median(cpu[n]) for n in g[1])):
         group_wall = sum(median(wall[n]) for n in members)
         shown = f"{group_wall:7.2f}  {sum(median(cpu[n]) for n in members):7.2f}"
-        first = next((importers[n] for n in members if importers.get(n, "") not in members), "")
+        outside = (importers[n] for n in members if n in importers and importers[n] not in members)
+        first = next(outside, "")
         print(f"  {shown}  {group}" + (f"  <- {first}" if first and group != "start" else ""))
     print("by module:")
     for name in sorted(names, key=lambda n: -median(cpu[n])):
