@@ -2,7 +2,8 @@
 
 A file is read only when its contents are used and a command runs only when its output is used.
 All the commands of one launch run at once. File contents and command output are data: only a
-`prompt` (or, for a `file` plus `command` without a `prompt`, the file) is a template.
+`prompt` is a template, or, without a `prompt`, a task's `file` (and the `file` of a role or
+context that also has a `command`).
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def _render(pending: _Pending, values: dict[str, str]) -> tuple[str, bool]:
     values["command_output"] = pending.result.output if pending.result is not None else ""
     if item.prompt is not None:
         body = item.prompt
-    elif pending.file is not None and item.command is not None:
+    elif pending.file is not None and (item.command is not None or pending.kind == "task"):
         body = pending.file_text or ""
     elif pending.file is not None:
         return pending.file_text or "", False
@@ -156,7 +157,7 @@ def compose(
         if pending is not None and pending.command_index is not None:
             pending.result = results[pending.command_index]
 
-    base = {"date": date}
+    base = {"date": date, "model": plan.model or ""}
     role_part = _finish_required(role, base) if role else None
     context_parts = tuple(_finish_context(p, base) for p in contexts)
     task_part = None
@@ -164,7 +165,6 @@ def compose(
         assert isinstance(task.item, Task)
         task_values = {
             **base,
-            "model": plan.model or "",
             "instructions": plan.instructions if plan.instructions is not None else "None",
         }
         task_part = _finish_required(task, task_values, instructions=plan.instructions)

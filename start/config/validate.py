@@ -182,7 +182,7 @@ def _check_sources(
         uses = [name for name in wants if name in used]
         if source not in table:
             for name in uses:
-                out.error(where, f"{{{name}}} is used but '{source}' is not set", None)
+                out.warning(where, f"{{{name}}} is used but '{source}' is not set, so it is empty")
         elif not uses:
             out.warning(
                 f"{key}.{source}",

@@ -186,10 +186,27 @@ CASES = [
     pytest.param(
         '[tasks.t]\nprompt = "{file_contents} {command_output}"\n',
         [
-            "error: tasks.t.prompt: {file_contents} is used but 'file' is not set",
-            "error: tasks.t.prompt: {command_output} is used but 'command' is not set",
+            "warning: tasks.t.prompt: {file_contents} is used but 'file' is not set, so it is "
+            "empty",
+            "warning: tasks.t.prompt: {command_output} is used but 'command' is not set, so it "
+            "is empty",
         ],
         id="placeholder-without-source",
+    ),
+    pytest.param(
+        '[roles.r]\nprompt = "{file} {command}"\n[contexts.c]\nprompt = "{file_contnts}"\n',
+        [
+            "warning: roles.r.prompt: {file} is used but 'file' is not set, so it is empty",
+            "warning: roles.r.prompt: {command} is used but 'command' is not set, so it is empty",
+            "error: contexts.c.prompt: unknown placeholder {file_contnts} (did you mean "
+            "'{file_contents}'?)",
+        ],
+        id="placeholder-without-source-typo-still-an-error",
+    ),
+    pytest.param(
+        '[roles.r]\nprompt = "{model} {date}"\n[contexts.c]\nprompt = "{model} {date}"\n',
+        [],
+        id="model-and-date-everywhere",
     ),
     pytest.param(
         '[roles.r]\nprompt = "p"\nfile = "x.md"\ncommand = "ls"\n',
