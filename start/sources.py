@@ -14,7 +14,7 @@ from typing import Literal, NamedTuple
 
 from start import fs, template
 from start.config.model import Config, SourceItem, Task
-from start.errors import CommandError, StartError
+from start.errors import CommandError, NothingToDoError, StartError
 from start.paths import expand
 from start.resolve import Plan
 from start.shell import CommandResult, CommandSpec, run_all
@@ -89,7 +89,7 @@ def _prepare(
             else:
                 pending.cut = read.truncated
                 pending.file_text = fs.capped_text(read.data, read.truncated)
-    if item.command is not None and _uses(item, "command_output"):
+    if item.command is not None and (_uses(item, "command_output") or _stops_when_silent(item)):
         pending.command_index = len(specs)
         specs.append(
             CommandSpec(
@@ -101,6 +101,10 @@ def _prepare(
             )
         )
     return pending
+
+
+def _stops_when_silent(item: SourceItem) -> bool:
+    return isinstance(item, Task) and item.if_no_output is not None
 
 
 def _source(item: SourceItem, file: Path | None) -> str:
@@ -182,12 +186,12 @@ def _failed(pending: _Pending) -> CommandError:
     result = pending.result
     assert result is not None
     return CommandError(
-        f"{pending.kind} '{pending.item.name}' command",
+        f"{pending.kind} '{pending.item.name}'",
         pending.item.command or "",
-        exit_code=result.returncode,
-        stdout=result.error or result.stdout,
-        stderr=result.stderr,
+        returncode=result.returncode,
+        output=result.output,
         timeout=result.spec.timeout if result.timed_out else None,
+        reason=result.error,
     )
 
 
@@ -198,6 +202,13 @@ def _finish_required(
     if pending.result is not None and not pending.result.ok:
         raise _failed(pending)
     item = pending.item
+    if (
+        isinstance(item, Task)
+        and item.if_no_output is not None
+        and pending.result is not None
+        and not pending.result.output.strip()
+    ):
+        raise NothingToDoError(item.if_no_output)
     if pending.file_missing and pending.kind == "role":
         raise StartError(
             f"role '{item.name}': file not found: {pending.file}\n"

@@ -39,6 +39,11 @@ def repo(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return isolated
 
 
+def stage(repo: Path, name: str = "a.py", text: str = "x = 1\n") -> None:
+    (repo / name).write_text(text)
+    subprocess.run(["git", "add", name], cwd=repo, check=True)
+
+
 def dry(*args: str) -> dict[str, Any]:
     result = invoke(*args, "--dry-run", "--json")
     assert result.exit_code == 0, result.stderr
@@ -256,6 +261,7 @@ def test_prompt_reads_stdin_exactly(repo: Path) -> None:
 
 
 def test_task_by_alias_and_prefix(repo: Path) -> None:
+    stage(repo)
     assert dry("task", "gdr")["task"] == "git-diff-review"
     assert dry("task", "git-d")["task"] == "git-diff-review"
 
@@ -282,6 +288,7 @@ def test_unknown_agent_and_role_exit_4(repo: Path) -> None:
 
 
 def test_flags_anywhere(repo: Path) -> None:
+    stage(repo)
     a = dry("--role", "code-reviewer", "task", "gdr", "x")
     b = dry("task", "gdr", "--role", "code-reviewer", "x")
     c = dry("task", "--role", "code-reviewer", "gdr", "x")
@@ -311,7 +318,7 @@ def test_task_listing(repo: Path) -> None:
 # --- task command failures -----------------------------------------------------------------
 
 
-def test_failing_task_command_exits_1_and_shows_everything(repo: Path) -> None:
+def test_failing_task_command_exits_1_and_shows_the_command_and_its_output(repo: Path) -> None:
     write_tree(
         repo,
         {
@@ -320,12 +327,11 @@ def test_failing_task_command_exits_1_and_shows_everything(repo: Path) -> None:
     )
     result = invoke("task", "t", "--dry-run")
     assert result.exit_code == 1
-    assert result.stderr == (
-        "start: task 't' command failed with exit code 2\n"
-        "  command: echo out; echo err >&2; exit 2\n"
-        "  exit code: 2\n"
-        "  stdout:\n    out\n"
-        "  stderr:\n    err\n"
+    assert result.stderr in (
+        f"start: task 't' command failed with exit code 2\n"
+        f"  command: echo out; echo err >&2; exit 2\n"
+        f"  output:\n    {first}\n    {second}\n"
+        for first, second in (("out", "err"), ("err", "out"))
     )
 
 

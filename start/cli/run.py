@@ -12,7 +12,7 @@ from start import launch as launcher
 from start.cli.options import Options, completer, get_options, launch_options
 from start.config.load import load
 from start.config.model import Config
-from start.errors import ExitCode, UntrustedError, UsageError
+from start.errors import CommandError, ExitCode, UntrustedError, UsageError
 
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
 
@@ -49,7 +49,12 @@ def run(options: Options, selection: resolve.Request) -> int:
     request = pipeline.LaunchRequest(
         options.workdir, selection, not options.no_project, tuple(options.agent_args)
     )
-    prepared = _prepare(request)
+    try:
+        prepared = _prepare(request)
+    except CommandError as error:
+        if options.debug:
+            raise error.in_full() from None
+        raise
     if prepared.warnings:
         from start.cli import trust as trust_cli
 

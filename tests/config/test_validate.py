@@ -209,6 +209,25 @@ CASES = [
         id="model-and-date-everywhere",
     ),
     pytest.param(
+        '[tasks.t]\ncommand = "git diff"\nprompt = "p"\nif_no_output = "nothing staged"\n',
+        [],
+        id="if-no-output-uses-the-command",
+    ),
+    pytest.param(
+        '[tasks.t]\nprompt = "p"\nif_no_output = " "\n',
+        [
+            "error: tasks.t.if_no_output: must be a message, not empty",
+            "warning: tasks.t.if_no_output: 'if_no_output' is set but the task has no "
+            "'command', so it never applies",
+        ],
+        id="if-no-output-empty-and-without-command",
+    ),
+    pytest.param(
+        '[roles.r]\ncommand = "x"\nif_no_output = "m"\n',
+        ["warning: roles.r.if_no_output: unknown key 'if_no_output'"],
+        id="if-no-output-is-for-tasks",
+    ),
+    pytest.param(
         '[roles.r]\nprompt = "p"\nfile = "x.md"\ncommand = "ls"\n',
         [
             "warning: roles.r.file: 'file' is set but the prompt never uses {file} or "
