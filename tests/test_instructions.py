@@ -200,3 +200,27 @@ def test_stdin_bytes_follow_the_text_rule(repo: Path) -> None:
         proc = start_bytes(repo, *args, "--dry-run", "--json", stdin=raw)
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout)["prompt"] == "a\ufffdb\ufffdc\r\n"
+
+
+def test_text_from_a_file_or_stdin_is_bounded(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from start.cli import run
+
+    monkeypatch.setattr(run, "TEXT_LIMIT", 10)
+    assert dry("prompt", "-", stdin="0123456789")["prompt"] == "0123456789"
+    result = invoke("prompt", "-", "--dry-run", stdin="0123456789+")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: the text on stdin is larger than 10 bytes\n",
+    )
+    (repo / "big.md").write_text("0123456789+")
+    result = invoke("task", "echo", "-i", "big.md", "--dry-run")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: big.md: the text is larger than 10 bytes\n",
+    )
+    (repo / "dir").mkdir()
+    result = invoke("task", "echo", "-i", "dir", "--dry-run")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: cannot read the text from dir: is a directory, not a regular file\n",
+    )
