@@ -186,10 +186,46 @@ CASES = [
     pytest.param(
         '[tasks.t]\nprompt = "{file_contents} {command_output}"\n',
         [
-            "error: tasks.t.prompt: {file_contents} is used but 'file' is not set",
-            "error: tasks.t.prompt: {command_output} is used but 'command' is not set",
+            "warning: tasks.t.prompt: {file_contents} is used but 'file' is not set, so it is "
+            "empty",
+            "warning: tasks.t.prompt: {command_output} is used but 'command' is not set, so it "
+            "is empty",
         ],
         id="placeholder-without-source",
+    ),
+    pytest.param(
+        '[roles.r]\nprompt = "{file} {command}"\n[contexts.c]\nprompt = "{file_contnts}"\n',
+        [
+            "warning: roles.r.prompt: {file} is used but 'file' is not set, so it is empty",
+            "warning: roles.r.prompt: {command} is used but 'command' is not set, so it is empty",
+            "error: contexts.c.prompt: unknown placeholder {file_contnts} (did you mean "
+            "'{file_contents}'?)",
+        ],
+        id="placeholder-without-source-typo-still-an-error",
+    ),
+    pytest.param(
+        '[roles.r]\nprompt = "{model} {date}"\n[contexts.c]\nprompt = "{model} {date}"\n',
+        [],
+        id="model-and-date-everywhere",
+    ),
+    pytest.param(
+        '[tasks.t]\ncommand = "git diff"\nprompt = "p"\nif_no_output = "nothing staged"\n',
+        [],
+        id="if-no-output-uses-the-command",
+    ),
+    pytest.param(
+        '[tasks.t]\nprompt = "p"\nif_no_output = " "\n',
+        [
+            "error: tasks.t.if_no_output: must be a message, not empty",
+            "warning: tasks.t.if_no_output: 'if_no_output' is set but the task has no "
+            "'command', so it never applies",
+        ],
+        id="if-no-output-empty-and-without-command",
+    ),
+    pytest.param(
+        '[roles.r]\ncommand = "x"\nif_no_output = "m"\n',
+        ["warning: roles.r.if_no_output: unknown key 'if_no_output'"],
+        id="if-no-output-is-for-tasks",
     ),
     pytest.param(
         '[roles.r]\nprompt = "p"\nfile = "x.md"\ncommand = "ls"\n',
