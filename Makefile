@@ -31,8 +31,10 @@ check: lint types test
 run: $(VENV)/.test-installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" sh scripts/demo.sh
 
+# Prints the table and writes it, with the machine and the commit, to docs/benchmark-results.md;
+# exits 1 if a target is missed.
 bench: $(VENV)/.test-installed
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run.py --output docs/benchmark-results.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist build

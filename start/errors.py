@@ -165,38 +165,101 @@ class UnknownNameError(StartError):
 
 
 class CommandError(StartError):
-    """A task command failed or timed out; carries everything needed to see why."""
+    """A role or task command failed, timed out or could not start.
+
+    ``str(error)`` is short: one line when the command printed one line (a script's own message,
+    such as "not a git repository"), else the headline, the command and at most about 20 lines of
+    output, head and tail. ``in_full()`` is the same error showing all of the output (--debug).
+    """
 
     def __init__(
         self,
-        what: str,
+        source: str,
         command: str,
         *,
-        exit_code: int | None,
-        stdout: str,
-        stderr: str,
+        returncode: int | None,
+        output: str,
         timeout: float | None = None,
+        reason: str | None = None,
+        full: bool = False,
     ) -> None:
+        self.source = source
         self.command = command
-        self.returncode = exit_code
-        self.stdout = stdout
-        self.stderr = stderr
-        if timeout is not None:
-            status = f"timed out after {timeout:g} s"
+        self.returncode = returncode
+        self.output = output
+        self.timeout = timeout
+        self.reason = reason
+        self.full = full
+        super().__init__(self._message())
+
+    def in_full(self) -> CommandError:
+        """The same error, with every line of the command's output."""
+        return CommandError(
+            self.source,
+            self.command,
+            returncode=self.returncode,
+            output=self.output,
+            timeout=self.timeout,
+            reason=self.reason,
+            full=True,
+        )
+
+    def _message(self) -> str:
+        lines = self.output.rstrip("\n").split("\n") if self.output.strip() else []
+        said = [line for line in lines if line.strip()]
+        if self.reason is not None:
+            return (
+                f"{self.source} command could not start: {self.reason}\n  command: {self.command}"
+            )
+        if self.timeout is not None:
+            status = f"timed out after {self.timeout:g} s"
+        elif self.returncode is not None and self.returncode < 0:
+            status = f"was killed by {_signal_name(-self.returncode)}"
         else:
-            status = f"failed with exit code {exit_code}"
-        lines = [f"{what} {status}", f"  command: {command}"]
-        if exit_code is not None:
-            lines.append(f"  exit code: {exit_code}")
-        lines.append("  stdout:" + _indent_block(stdout))
-        lines.append("  stderr:" + _indent_block(stderr))
-        super().__init__("\n".join(lines))
+            status = f"failed with exit code {self.returncode}"
+            if len(said) == 1 and not self.full:
+                return f"{self.source} failed: {_clip(said[0].strip())}"
+        head = [f"{self.source} command {status}", f"  command: {self.command}"]
+        if not lines:
+            return "\n".join([*head, "  output: (none)"])
+        if self.full or len(lines) <= SHOWN_LINES + 1:
+            shown = [f"    {line}" if self.full else f"    {_clip(line)}" for line in lines]
+            return "\n".join([*head, "  output:", *shown])
+        half = SHOWN_LINES // 2
+        cut = len(lines) - 2 * half
+        return "\n".join(
+            [
+                *head,
+                f"  output ({len(lines):,} lines; --debug shows them all):",
+                *(f"    {_clip(line)}" for line in lines[:half]),
+                f"    [... {cut:,} lines cut ...]",
+                *(f"    {_clip(line)}" for line in lines[-half:]),
+            ]
+        )
 
 
-def _indent_block(text: str) -> str:
-    if not text:
-        return " (empty)"
-    return "\n" + "\n".join("    " + line for line in text.rstrip("\n").split("\n"))
+# A failing command's output is shown as this many lines, head and tail, unless --debug.
+SHOWN_LINES = 20
+_LINE_WIDTH = 300
+
+
+def _clip(line: str) -> str:
+    if len(line) <= _LINE_WIDTH:
+        return line
+    return f"{line[:_LINE_WIDTH]} [... {len(line) - _LINE_WIDTH:,} more characters]"
+
+
+def _signal_name(number: int) -> str:
+    import signal  # an error path only
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+class NothingToDoError(StartError):
+    """A task's command printed nothing and the task says what that means (`if_no_output`)."""
 
 
 class AgentNotFoundError(StartError):

@@ -2,7 +2,8 @@
 
 A file is read only when its contents are used and a command runs only when its output is used.
 All the commands of one launch run at once. File contents and command output are data: only a
-`prompt` (or, for a `file` plus `command` without a `prompt`, the file) is a template.
+`prompt` is a template, or, without a `prompt`, a task's `file` (and the `file` of a role or
+context that also has a `command`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Literal, NamedTuple
 
 from start import fs, template
 from start.config.model import Config, SourceItem, Task
-from start.errors import CommandError, StartError
+from start.errors import CommandError, NothingToDoError, StartError
 from start.paths import expand
 from start.resolve import Plan
 from start.shell import CommandResult, CommandSpec, run_all
@@ -88,7 +89,7 @@ def _prepare(
             else:
                 pending.cut = read.truncated
                 pending.file_text = fs.capped_text(read.data, read.truncated)
-    if item.command is not None and _uses(item, "command_output"):
+    if item.command is not None and (_uses(item, "command_output") or _stops_when_silent(item)):
         pending.command_index = len(specs)
         specs.append(
             CommandSpec(
@@ -100,6 +101,10 @@ def _prepare(
             )
         )
     return pending
+
+
+def _stops_when_silent(item: SourceItem) -> bool:
+    return isinstance(item, Task) and item.if_no_output is not None
 
 
 def _source(item: SourceItem, file: Path | None) -> str:
@@ -123,7 +128,7 @@ def _render(pending: _Pending, values: dict[str, str]) -> tuple[str, bool]:
     values["command_output"] = pending.result.output if pending.result is not None else ""
     if item.prompt is not None:
         body = item.prompt
-    elif pending.file is not None and item.command is not None:
+    elif pending.file is not None and (item.command is not None or pending.kind == "task"):
         body = pending.file_text or ""
     elif pending.file is not None:
         return pending.file_text or "", False
@@ -156,7 +161,7 @@ def compose(
         if pending is not None and pending.command_index is not None:
             pending.result = results[pending.command_index]
 
-    base = {"date": date}
+    base = {"date": date, "model": plan.model or ""}
     role_part = _finish_required(role, base) if role else None
     context_parts = tuple(_finish_context(p, base) for p in contexts)
     task_part = None
@@ -164,7 +169,6 @@ def compose(
         assert isinstance(task.item, Task)
         task_values = {
             **base,
-            "model": plan.model or "",
             "instructions": plan.instructions if plan.instructions is not None else "None",
         }
         task_part = _finish_required(task, task_values, instructions=plan.instructions)
@@ -182,12 +186,12 @@ def _failed(pending: _Pending) -> CommandError:
     result = pending.result
     assert result is not None
     return CommandError(
-        f"{pending.kind} '{pending.item.name}' command",
+        f"{pending.kind} '{pending.item.name}'",
         pending.item.command or "",
-        exit_code=result.returncode,
-        stdout=result.error or result.stdout,
-        stderr=result.stderr,
+        returncode=result.returncode,
+        output=result.output,
         timeout=result.spec.timeout if result.timed_out else None,
+        reason=result.error,
     )
 
 
@@ -198,6 +202,13 @@ def _finish_required(
     if pending.result is not None and not pending.result.ok:
         raise _failed(pending)
     item = pending.item
+    if (
+        isinstance(item, Task)
+        and item.if_no_output is not None
+        and pending.result is not None
+        and not pending.result.output.strip()
+    ):
+        raise NothingToDoError(item.if_no_output)
     if pending.file_missing and pending.kind == "role":
         raise StartError(
             f"role '{item.name}': file not found: {pending.file}\n"

@@ -12,7 +12,9 @@ _TOKEN: Final = re.compile(r"\{\{([a-z][a-z0-9_]*)\}\}|\{([a-z][a-z0-9_]*)\}")
 TASK_PROMPT: Final = frozenset(
     {"instructions", "file", "file_contents", "command", "command_output", "model", "date"}
 )
-ITEM_PROMPT: Final = frozenset({"file", "file_contents", "command", "command_output", "date"})
+ITEM_PROMPT: Final = frozenset(
+    {"file", "file_contents", "command", "command_output", "model", "date"}
+)
 AGENT_COMMAND: Final = frozenset(
     {"bin", "model", "prompt", "role", "role_file", "date", "prompt_file"}
 )

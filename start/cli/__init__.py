@@ -25,6 +25,7 @@ TOPICS = (
     "shell-completion",
     "security",
     "performance",
+    "benchmarks",
 )
 
 _EPILOG = "\n".join(

@@ -44,8 +44,10 @@ class HelpFormatter(click.HelpFormatter):
             self.write(" " * len(lead) + line + "\n")
 
     def write_preformatted(self, text: str) -> None:
-        """Lines as written, indented, never re-wrapped."""
+        """Lines as written, indented, never re-wrapped (click's `\\b` markers are dropped)."""
         for line in text.split("\n"):
+            if line.strip() == "\b":
+                continue
             self.write(f"{'':>{self.current_indent}}{line}".rstrip() + "\n")
 
 

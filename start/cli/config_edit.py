@@ -45,6 +45,7 @@ _FIELD_HELP = {
     "agent": ("NAME", "The agent the task uses."),
     "model": ("MODEL", "The model the task uses."),
     "internal": (None, "Leave the task out of listings."),
+    "if_no_output": ("TEXT", "Stop with this message when the command prints nothing."),
 }
 _FIELD_COMPLETION = {
     "role": "complete_roles",

@@ -22,6 +22,7 @@ PAGES = {
     "shell-completion": "completion.md",
     "security": "security.md",
     "performance": "performance.md",
+    "benchmarks": "benchmark-results.md",
 }
 
 

@@ -7,14 +7,14 @@ from typing import Any
 
 import click
 
-from start import console, pipeline, resolve, sources
+from start import console, fs, pipeline, resolve, sources
 from start import launch as launcher
-from start.cli.commands import command
-from start.cli.options import Options, completer, get_options, launch_options
+from start.cli.commands import Command, HintedUsageError
+from start.cli.options import F, Options, completer, get_options, launch_options
 from start.config.load import load
 from start.config.model import Config
 from start.console import Line, Styled
-from start.errors import ExitCode, UntrustedError, UsageError
+from start.errors import CommandError, ExitCode, UntrustedError, UsageError
 
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
 
@@ -51,7 +51,12 @@ def run(options: Options, selection: resolve.Request) -> int:
     request = pipeline.LaunchRequest(
         options.workdir, selection, not options.no_project, tuple(options.agent_args)
     )
-    prepared = _prepare(request)
+    try:
+        prepared = _prepare(request)
+    except CommandError as error:
+        if options.debug:
+            raise error.in_full() from None
+        raise
     if prepared.warnings:
         from start.cli import trust as trust_cli
 
@@ -84,54 +89,154 @@ def run_session(options: Options) -> int:
     return run(options, request)
 
 
-@command(
+# Text read with -i FILE or -i - (and `start prompt -`) is capped, so memory stays bounded.
+TEXT_LIMIT = 16 * 1_048_576
+
+_SAFE_FORM = """
+\b
+Words that look like options are read as options. In scripts, and for text that
+starts with '-', pass the text with --instructions=TEXT (one argument, the '='
+form) or -i FILE (- reads stdin). That text arrives exactly and never changes
+start's own options:
+  start task gdr --instructions="$TEXT"
+  printf '%s' "$TEXT" | start task gdr -i -
+  start prompt --instructions="$TEXT"
+
+Docs: start help usage
+"""
+
+
+class _TextCommand(Command):
+    """A command taking free text: an unknown option names the safe form for text."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as error:
+            if error.possibilities:  # a typo of a real option: "did you mean" is enough
+                raise
+            hint = "to send text that starts with '-', use --instructions=TEXT or -i FILE"
+            raise HintedUsageError(f"no such option '{error.option_name}'", ctx, [hint]) from None
+
+
+def _text_options(function: F) -> F:
+    function = click.option(
+        "-i",
+        "--instructions-file",
+        "text_file",
+        metavar="FILE",
+        help="Read the text from FILE, exactly; - reads stdin.",
+    )(function)
+    function = click.option(
+        "--instructions",
+        "text_option",
+        metavar="TEXT",
+        help="The text as one argument, exactly; never read as an option. "
+        'Scripts: --instructions="$TEXT".',
+    )(function)
+    return function
+
+
+def _read_text(name: str) -> str:
+    """The text of FILE, or of stdin for -, by the one text rule."""
+    if name == "-":
+        # Bytes, not text mode: universal newlines would turn \r\n into \n.
+        data = sys.stdin.buffer.read(TEXT_LIMIT + 1)
+        if len(data) > TEXT_LIMIT:
+            raise UsageError(f"the text on stdin is larger than {TEXT_LIMIT:,} bytes")
+        return fs.text(data)
+    try:
+        read = fs.read(name, TEXT_LIMIT)
+    except fs.FileError as error:
+        raise UsageError(f"cannot read the text from {error}") from None
+    if read.truncated:
+        raise UsageError(f"{name}: the text is larger than {TEXT_LIMIT:,} bytes")
+    return fs.text(read.data)
+
+
+def _text(words: tuple[str, ...], option: str | None, file: str | None) -> str | None:
+    """The user's text from exactly one of: words, --instructions, -i FILE; None if none."""
+    given = [
+        what
+        for what, value in (("words", words or None), ("--instructions", option), ("-i", file))
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise UsageError(
+            "give the text one way: as words, with --instructions=TEXT, or with -i FILE"
+        )
+    if file is not None:
+        return _read_text(file)
+    if option is not None:
+        return fs.arg_text(option)
+    if words:
+        return " ".join(fs.arg_text(word) for word in words)
+    return None
+
+
+@click.command(
+    cls=_TextCommand,
+    epilog=_SAFE_FORM,
     examples=[
         ("Ask with the required contexts", 'start prompt "explain the retry logic in client.go"'),
         ("Read the text from stdin", "git log -5 | start prompt -"),
         ("Another agent and model", 'start prompt -a gemini -m flash "summarise README.md"'),
     ],
-    epilog="Docs: start help usage",
 )
-@click.argument("text", nargs=-1, required=True)
+@click.argument("words", metavar="TEXT...", nargs=-1)
+@_text_options
 @launch_options
-def prompt(text: tuple[str, ...]) -> int:
+def prompt(words: tuple[str, ...], text_option: str | None, text_file: str | None) -> int:
     """Send TEXT to the agent with the required contexts.
 
     The words of TEXT are joined by spaces; - reads TEXT from stdin.
     """
     options = get_options()
-    # Bytes, not text mode: universal newlines would turn \r\n into \n.
-    read = text == ("-",)
-    body = sys.stdin.buffer.read().decode("utf-8", "replace") if read else " ".join(text)
+    if words == ("-",) and text_option is None and text_file is None:
+        words, text_file = (), "-"
+    body = _text(words, text_option, text_file)
+    if body is None:
+        raise UsageError("start prompt needs TEXT (or --instructions=TEXT, or -i FILE)")
     request = resolve.Request(
         "prompt", options.agent, options.role, options.no_role, options.model, text=body
     )
     return run(options, request)
 
 
-@command(
+@click.command(
+    cls=_TextCommand,
+    epilog=_SAFE_FORM,
     examples=[
         ("List the tasks", "start task"),
         ("Review the staged diff, focusing on security", 'start task gdr "focus on security"'),
         ("Another role and agent for one run", 'start task gdr -r go-expert -a gemini "races?"'),
+        ("Text that starts with a dash, exactly", 'start task gdr --instructions="$TEXT"'),
         ("Every task, internal ones too, as data", "start task --all --json"),
     ],
-    epilog="Docs: start help usage",
 )
 @click.argument("name", required=False, shell_complete=completer("complete_tasks"))
 @click.argument("instructions", nargs=-1)
 @click.option("--all", "show_all", is_flag=True, help="List internal tasks too.")
+@_text_options
 @launch_options
-def task(name: str | None, instructions: tuple[str, ...], show_all: bool) -> int:
+def task(
+    name: str | None,
+    instructions: tuple[str, ...],
+    show_all: bool,
+    text_option: str | None,
+    text_file: str | None,
+) -> int:
     """Run a task with INSTRUCTIONS; without NAME, list the tasks.
 
     NAME is a task's name, its alias, or a unique prefix of either. The listing shows each
     task's alias, description and layer; -v adds the file it comes from.
     """
     options = get_options()
+    text = _text(instructions, text_option, text_file)
     if name is None:
+        if text is not None:
+            raise UsageError("instructions need a task: start task NAME --instructions=TEXT")
         return _list_tasks(options, show_all)
-    words = tuple(instructions)
     request = resolve.Request(
         "task",
         options.agent,
@@ -139,7 +244,7 @@ def task(name: str | None, instructions: tuple[str, ...], show_all: bool) -> int
         options.no_role,
         options.model,
         task=name,
-        instructions=words if " ".join(words).strip() else (),
+        instructions=(text,) if text is not None and text.strip() else (),
     )
     return run(options, request)
 

@@ -86,6 +86,7 @@ class Task(NamedTuple):
     agent: str | None = None
     model: str | None = None
     internal: bool = False
+    if_no_output: str | None = None  # when the command prints nothing: stop with this message
 
 
 # Roles, contexts and tasks share the source fields (`file`, `command`, `prompt`, `shell`,

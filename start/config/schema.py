@@ -39,6 +39,7 @@ KINDS: Final[Mapping[str, Mapping[str, str]]] = {
         "agent": STR,
         "model": STR,
         "internal": BOOL,
+        "if_no_output": STR,
         **_SOURCE,
     },
 }

@@ -168,6 +168,15 @@ def _check_sources(
     if not any(f in table for f in ("file", "command", "prompt")):
         out.error(key, "needs at least one of 'file', 'command' or 'prompt'")
         return
+    gate = good.get("if_no_output")
+    if gate is not None:
+        if not gate.strip():
+            out.error(f"{key}.if_no_output", "must be a message, not empty")
+        if "command" not in table:
+            out.warning(
+                f"{key}.if_no_output",
+                "'if_no_output' is set but the task has no 'command', so it never applies",
+            )
     prompt = good.get("prompt")
     if prompt is None:
         return
@@ -182,8 +191,8 @@ def _check_sources(
         uses = [name for name in wants if name in used]
         if source not in table:
             for name in uses:
-                out.error(where, f"{{{name}}} is used but '{source}' is not set", None)
-        elif not uses:
+                out.warning(where, f"{{{name}}} is used but '{source}' is not set, so it is empty")
+        elif not uses and not (source == "command" and gate is not None):
             out.warning(
                 f"{key}.{source}",
                 f"'{source}' is set but the prompt never uses "

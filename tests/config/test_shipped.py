@@ -41,7 +41,13 @@ def test_starter_items_exist() -> None:
     assert {"claude", "gemini", "codex", "aider", "llm"} <= set(config.agents)
     assert "code-reviewer" in config.roles
     gdr = config.tasks["git-diff-review"]
-    assert (gdr.alias, gdr.command, gdr.role) == ("gdr", "git diff --staged", "code-reviewer")
+    assert (gdr.alias, gdr.role, gdr.shell) == ("gdr", "code-reviewer", "sh")
+    assert gdr.command == (
+        "git rev-parse --is-inside-work-tree >/dev/null 2>&1 || "
+        '{ echo "not a git repository: run this task inside one" >&2; exit 1; }\n'
+        "git diff --staged\n"
+    )
+    assert gdr.if_no_output == "nothing is staged: stage changes with 'git add' first"
 
 
 def test_every_agent_has_models_and_a_default() -> None:

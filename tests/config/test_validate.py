@@ -187,10 +187,47 @@ CASES = [
     pytest.param(
         '[tasks.t]\nprompt = "{file_contents} {command_output}"\n',
         [
-            "error: 2:11: tasks.t.prompt: {file_contents} is used but 'file' is not set",
-            "error: 2:27: tasks.t.prompt: {command_output} is used but 'command' is not set",
+            "warning: 2:11: tasks.t.prompt: {file_contents} is used but 'file' is not set, so "
+            "it is empty",
+            "warning: 2:27: tasks.t.prompt: {command_output} is used but 'command' is not set, "
+            "so it is empty",
         ],
         id="placeholder-without-source",
+    ),
+    pytest.param(
+        '[roles.r]\nprompt = "{file} {command}"\n[contexts.c]\nprompt = "{file_contnts}"\n',
+        [
+            "warning: 2:11: roles.r.prompt: {file} is used but 'file' is not set, so it is empty",
+            "warning: 2:18: roles.r.prompt: {command} is used but 'command' is not set, so it is "
+            "empty",
+            "error: 4:11: contexts.c.prompt: unknown placeholder {file_contnts} (did you mean "
+            "'{file_contents}'?)",
+        ],
+        id="placeholder-without-source-typo-still-an-error",
+    ),
+    pytest.param(
+        '[roles.r]\nprompt = "{model} {date}"\n[contexts.c]\nprompt = "{model} {date}"\n',
+        [],
+        id="model-and-date-everywhere",
+    ),
+    pytest.param(
+        '[tasks.t]\ncommand = "git diff"\nprompt = "p"\nif_no_output = "nothing staged"\n',
+        [],
+        id="if-no-output-uses-the-command",
+    ),
+    pytest.param(
+        '[tasks.t]\nprompt = "p"\nif_no_output = " "\n',
+        [
+            "error: 3:1: tasks.t.if_no_output: must be a message, not empty",
+            "warning: 3:1: tasks.t.if_no_output: 'if_no_output' is set but the task has no "
+            "'command', so it never applies",
+        ],
+        id="if-no-output-empty-and-without-command",
+    ),
+    pytest.param(
+        '[roles.r]\ncommand = "x"\nif_no_output = "m"\n',
+        ["warning: 3:1: roles.r.if_no_output: unknown key 'if_no_output'"],
+        id="if-no-output-is-for-tasks",
     ),
     pytest.param(
         '[roles.r]\nprompt = "p"\nfile = "x.md"\ncommand = "ls"\n',
