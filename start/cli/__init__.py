@@ -24,6 +24,7 @@ _COMMANDS = {
     "config": ("start.cli.config", "config"),
     "doctor": ("start.cli.doctor", "doctor"),
     "init": ("start.cli.init", "init"),
+    "mcp": ("start.cli.mcp", "mcp"),
     "prompt": ("start.cli.run", "prompt"),
     "task": ("start.cli.run", "task"),
     "trust": ("start.cli.trust", "trust"),
