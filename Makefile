@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: test check lint types run bench clean
+.PHONY: test check lint types run bench mcp-check clean
 
 # The virtual environment, refreshed whenever pyproject.toml changes.
 $(VENV)/.test-installed: pyproject.toml
@@ -35,6 +35,11 @@ run: $(VENV)/.test-installed
 # exits 1 if a target is missed.
 bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run.py --output docs/benchmark-results.md
+
+# Real MCP clients (MCP Inspector, Claude Code, and any others in MCP_CHECK_NPM) against
+# `start mcp`. Not part of `make test`: it needs npm and Node >= 22.19 (docs/mcp.md).
+mcp-check: $(VENV)/.test-installed
+	PATH="$(CURDIR)/$(BIN):$$PATH" sh scripts/mcp-check.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist build

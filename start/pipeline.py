@@ -58,12 +58,16 @@ def grant_for(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
     return trust.grant(config)
 
 
-def prepare(request: LaunchRequest, runner: sources.Runner | None = None) -> Prepared:
+def prepare(
+    request: LaunchRequest, runner: sources.Runner | None = None, *, build: bool = True
+) -> Prepared:
     """Load, trust, select, compose and build one launch.
 
     Raises StartError subclasses: ConfigError (3), UnknownNameError (4), TrustRequired or
     UntrustedError (5), CommandError (1), ... The temp files of the result belong to the caller:
-    `launch.cleanup()` when it is not exec'd.
+    `launch.cleanup()` when it is not exec'd. With `build=False` (`start mcp`, which needs only
+    the composition) the agent command is not built: the launch is empty, so neither a missing
+    agent binary nor an oversize prompt matters.
     """
     timings: dict[str, float] = {}
     mark = time.perf_counter()
@@ -86,6 +90,9 @@ def prepare(request: LaunchRequest, runner: sources.Runner | None = None) -> Pre
     else:
         composition = sources.compose(config, plan, date, reader, runner)
     lap("compose")
-    launch = launcher.build(plan, composition, date, request.workdir, request.agent_args)
+    if build:
+        launch = launcher.build(plan, composition, date, request.workdir, request.agent_args)
+    else:
+        launch = launcher.Launch("", (), {}, request.workdir, uses_shell=False)
     lap("build")
     return Prepared(config, grant, plan, composition, launch, date, timings, warnings)

@@ -28,6 +28,9 @@ CORE = [
     "start.config.cache",
     "start.config.edit",
     "start.config.splice",
+    "start.mcp.library",
+    "start.mcp.report",
+    "start.mcp.clients",
 ]
 
 

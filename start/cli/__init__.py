@@ -47,6 +47,7 @@ _COMMANDS = {
     "doctor": ("start.cli.doctor", "doctor"),
     "help": ("start.cli.help", "help_"),
     "init": ("start.cli.init", "init"),
+    "mcp": ("start.cli.mcp", "mcp"),
     "prompt": ("start.cli.run", "prompt"),
     "task": ("start.cli.run", "task"),
     "trust": ("start.cli.trust", "trust"),
