@@ -23,6 +23,7 @@ PAGES = {
     "security": "security.md",
     "performance": "performance.md",
     "benchmarks": "benchmark-results.md",
+    "mcp-server": "mcp.md",
 }
 
 
