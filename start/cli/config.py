@@ -27,7 +27,7 @@ def config() -> None:
 def validate() -> int:
     """Check every layer and the merged result; exit 3 when there are errors."""
     options = get_options()
-    loaded = config_load.load(options.workdir, use_project=not options.no_project)
+    loaded = config_load.load(options.workdir, use_project=not options.no_project, use_cache=False)
     problems = loaded.problems
     if options.json:
         console.print_json([p.as_dict() for p in problems])
