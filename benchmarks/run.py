@@ -219,7 +219,8 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
     for series in every:
         log("  " + series.describe())
     for item in starts:
-        check_cache(item, log)
+        if item is not validate:  # `config validate` never uses the cache
+            check_cache(item, log)
     invalid = check_large_config(world)
     if invalid:
         log("  " + invalid)

@@ -44,7 +44,7 @@ def validate() -> int:
     the files that were read.
     """
     options = get_options()
-    loaded = config_load.load(options.workdir, use_project=not options.no_project)
+    loaded = config_load.load(options.workdir, use_project=not options.no_project, use_cache=False)
     problems = loaded.problems
     if options.json:
         console.print_json([p.as_dict() for p in problems])

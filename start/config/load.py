@@ -58,11 +58,14 @@ def load(
     layers: Sequence[str] = LAYERS,
     strict: bool = False,
     replaced: Mapping[Path, bytes] | None = None,
+    use_cache: bool = True,
 ) -> Config:
     """Load, validate and merge the configuration seen from `workdir`.
 
     With `strict`, a config with errors raises ConfigError (exit 3). `replaced` gives layer files'
     would-be bytes (existing or not), so an edit can be validated before it is written.
+    With `use_cache=False` every file is parsed and validated, and the cache is neither read nor
+    written: `config validate` reports what the files say, never a stored result.
     """
     project = paths.find_project(workdir or Path.cwd())
     dirs = layer_dirs(project, use_project)
@@ -78,10 +81,11 @@ def load(
                 unreadable.append(Problem("error", path, "", f"cannot read the file: {reason}"))
     config: Config | None = None
     cache_key = None
-    if replaced is None and not unreadable:
+    if use_cache and replaced is None and not unreadable:
         strays = [path for name in layers for path in files.stray_toml(dirs[name])]
         cache_key = cache.key(layers, dirs, contents, strays)
-        config = cache.get(cache_key, project, dirs)
+        if cache_key is not None:
+            config = cache.get(cache_key, project, dirs)
     if config is None:
         contents.update(replaced or {})
         problems = unreadable
