@@ -9,6 +9,7 @@ import sys
 import click
 
 from start import console
+from start.cli.commands import command
 from start.cli.options import common_options, get_options
 from start.errors import ExitCode, StartError
 from start.mcp.clients import CLIENTS, registration
@@ -20,7 +21,15 @@ class MissingExtraError(StartError):
     """The MCP SDK, an optional extra, is not installed (or not a supported version)."""
 
 
-@click.command()
+@command(
+    examples=[
+        ("Serve this project's tasks (an agent runs this itself)", "start mcp"),
+        ("How to register the server in Claude Code", "start mcp --print-config claude"),
+        ("The registration for another project", "start mcp -d ~/src/app --print-config gemini"),
+    ],
+    json=False,
+    epilog="Docs: start help mcp-server",
+)
 @click.option(
     "--print-config",
     "client",

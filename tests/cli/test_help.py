@@ -130,7 +130,7 @@ def test_every_docs_page_has_a_topic() -> None:
             ("help", "zzz"),
             "start: no such command or help topic 'zzz'; topics: usage, configuration, "
             "placeholders, agents, setup, editing, shell-completion, security, performance, "
-            "benchmarks\n",
+            "benchmarks, mcp-server\n",
         ),
         (
             ("help", "config", "shwo"),
@@ -262,7 +262,7 @@ def test_one_error_format(args: tuple[str, ...], stderr: str) -> None:
 
 # --- flags mean the same everywhere ----------------------------------------------------------
 
-NO_JSON = {("completion",): ("bash",), ("help",): ()}
+NO_JSON = {("completion",): ("bash",), ("help",): (), ("mcp",): ()}
 
 
 @pytest.mark.parametrize("path", list(NO_JSON), ids=_name)

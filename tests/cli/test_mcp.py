@@ -86,9 +86,10 @@ def test_print_config_carries_the_directory_and_no_project(isolated: Path) -> No
 def test_an_unknown_agent_is_a_usage_error() -> None:
     result = invoke("mcp", "--print-config", "cursor")
     assert result.exit_code == 2
-    assert result.stderr.endswith(
-        "Error: Invalid value for '--print-config': 'cursor' is not one of 'claude', 'gemini', "
-        "'codex', 'opencode', 'qwen', 'copilot', 'vscode'.\n"
+    assert result.stderr == (
+        "start: invalid value for --print-config: 'cursor' is not one of 'claude', 'gemini', "
+        "'codex', 'opencode', 'qwen', 'copilot', 'vscode'\n"
+        "hint: run 'start mcp --help' for usage\n"
     )
 
 
