@@ -29,6 +29,7 @@ class LaunchRequest(NamedTuple):
     selection: resolve.Request
     use_project: bool = True
     agent_args: tuple[str, ...] = ()
+    dry_run: bool = False  # the launch keeps the files it names, for a command line to paste
 
 
 class Prepared(NamedTuple):
@@ -86,6 +87,14 @@ def prepare(request: LaunchRequest, runner: sources.Runner | None = None) -> Pre
     else:
         composition = sources.compose(config, plan, date, reader, runner)
     lap("compose")
-    launch = launcher.build(plan, composition, date, request.workdir, request.agent_args)
+    launch = launcher.build(
+        plan,
+        composition,
+        date,
+        request.workdir,
+        request.agent_args,
+        dry_run=request.dry_run,
+        agents=config.agents,
+    )
     lap("build")
     return Prepared(config, grant, plan, composition, launch, date, timings, warnings)

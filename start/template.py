@@ -14,14 +14,17 @@ TASK_PROMPT: Final = frozenset(
 )
 ITEM_PROMPT: Final = frozenset({"file", "file_contents", "command", "command_output", "date"})
 AGENT_COMMAND: Final = frozenset(
-    {"bin", "model", "prompt", "role", "role_file", "date", "prompt_file"}
+    {"bin", "model", "prompt", "role", "role_file", "date", "prompt_file", "args"}
 )
+# An agent's `large_prompt`: the short prompt sent instead of one too large for the command line.
+LARGE_PROMPT: Final = frozenset({"prompt_file", "date"})
 KNOWN: Final = TASK_PROMPT | ITEM_PROMPT | AGENT_COMMAND
 
 SCOPE_NAMES: Final[Mapping[frozenset[str], str]] = {
     TASK_PROMPT: "task prompts",
     ITEM_PROMPT: "role and context prompts",
     AGENT_COMMAND: "agent commands",
+    LARGE_PROMPT: "an agent's large_prompt",
 }
 
 

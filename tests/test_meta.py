@@ -20,6 +20,7 @@ CORE = [
     "start.resolve",
     "start.sources",
     "start.shell",
+    "start.shellwords",
     "start.agent",
     "start.launch",
     "start.trust",

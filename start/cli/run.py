@@ -47,7 +47,11 @@ def run(options: Options, selection: resolve.Request) -> int:
             "--json prints a launch only with --dry-run (or a listing: start task --json)"
         )
     request = pipeline.LaunchRequest(
-        options.workdir, selection, not options.no_project, tuple(options.agent_args)
+        options.workdir,
+        selection,
+        not options.no_project,
+        tuple(options.agent_args),
+        dry_run=options.dry_run,
     )
     prepared = _prepare(request)
     if prepared.warnings:
@@ -152,7 +156,9 @@ def _list_tasks(options: Options, show_all: bool) -> int:
 
 
 def command_line(launch: launcher.Launch) -> str:
-    """The launch as one shell-quoted line."""
+    """The launch as one shell-quoted line; a dry run's refers to its kept files."""
+    if launch.shown:
+        return " ".join(launch.shown)
     import shlex
 
     env = [f"{k}={shlex.quote(v)}" for k, v in launch.env.items()]
@@ -194,6 +200,12 @@ def _summary_lines(
             lines.append(s(f"  ⚠ task {composition.task.detail}", "yellow"))
     if plan.mode == "task":
         lines.append(f"  instructions  {plan.instructions if plan.instructions else 'None'}")
+    if launch.large_prompt is not None:
+        size = len(composition.prompt.encode("utf-8", "surrogateescape"))
+        lines.append(
+            f"  prompt        {size:,} bytes, too large for the command line: the agent is "
+            f"asked to read {launch.large_prompt}"
+        )
     warnings = [p for p in config.problems if not p.is_error]
     if warnings:
         lines.append(
@@ -262,6 +274,8 @@ def _show_dry_run(
             "argv": list(launch.argv),
             "env": launch.env,
             "cwd": str(launch.cwd),
+            "large_prompt": str(launch.large_prompt) if launch.large_prompt else None,
+            "kept_dir": str(launch.kept) if launch.kept else None,
         }
         console.print_json(data)
         return
@@ -282,3 +296,7 @@ def _show_dry_run(
     printer.line(
         s("(dry run: the agent was not started; task and context commands did run)", "dim")
     )
+    if launch.kept is not None:
+        printer.line(
+            s(f"(its files are kept in {launch.kept}; a run a day later removes them)", "dim")
+        )

@@ -29,6 +29,7 @@ KINDS: Final[Mapping[str, Mapping[str, str]]] = {
         "models_url": STR,
         "default_model": STR,
         "models": MODELS,
+        "large_prompt": STR,
     },
     "roles": {"description": STR, **_SOURCE},
     "contexts": {"description": STR, "required": BOOL, **_SOURCE},

@@ -1,0 +1,326 @@
+"""Tests for start.launch: large prompts, kept dry-run files, the terminal as stdin, and hints."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import FAKE_AGENT, REPO, invoke, run_start, write_tree
+
+FAKE = f'''
+[settings]
+default_agent = "fake"
+
+[agents.fake]
+bin = "{FAKE_AGENT}"
+command = "{{bin}} [--model {{model}}] --append-system-prompt '{{role}}' {{args}} -- '{{prompt}}'"
+large_prompt = "Read {{prompt_file}} first: it holds the whole prompt."
+
+[agents.fake.models]
+s = "sonnet-x"
+'''
+
+
+@pytest.fixture
+def repo(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A trusted git repository, and a global config whose agent is the fake."""
+    monkeypatch.setenv("START_TRUSTED_PATHS", str(isolated))
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": FAKE})
+    return isolated
+
+
+def launch(
+    repo: Path, *args: str, stdin: str | None = None, **env: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    record = repo.parent / "record.json"
+    record.unlink(missing_ok=True)
+    proc = run_start(*args, cwd=repo, env={"FAKE_AGENT_RECORD": str(record), **env}, stdin=stdin)
+    assert proc.returncode == 0, proc.stderr
+    data: dict[str, Any] = json.loads(record.read_text())
+    return proc, data
+
+
+def dry(*args: str) -> dict[str, Any]:
+    result = invoke(*args, "--dry-run", "--json")
+    assert result.exit_code == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+# --- passthrough -----------------------------------------------------------------------------
+
+
+def test_agent_options_after_double_dash_reach_the_agent_as_options(repo: Path) -> None:
+    _, record = launch(repo, "prompt", "-q", "--no-role", "hi", "--", "--debug-to-stderr", "-x")
+    assert record["argv"] == [
+        "--append-system-prompt",
+        "",
+        "--debug-to-stderr",
+        "-x",
+        "--",
+        "hi",
+    ]
+
+
+# --- large prompts ---------------------------------------------------------------------------
+
+
+def test_a_prompt_too_large_for_one_argument_goes_as_a_file(repo: Path) -> None:
+    text = "y" * 200_000
+    proc, record = launch(repo, "prompt", "--no-role", "-", stdin=text)
+    *options, pointer = record["argv"]
+    assert options == ["--append-system-prompt", "", "--"]
+    path = Path(pointer.removeprefix("Read ").removesuffix(" first: it holds the whole prompt."))
+    assert pointer == f"Read {path} first: it holds the whole prompt."
+    assert path.read_text() == text
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert (
+        f"  prompt        200,000 bytes, too large for the command line: the agent is asked "
+        f"to read {path}\n"
+    ) in proc.stderr
+
+
+def test_a_prompt_too_large_for_argv_and_environment_together_goes_as_a_file(
+    repo: Path,
+) -> None:
+    """Each argument is under 128 KiB, but all of them are more than ARG_MAX allows."""
+    from start.launch import arg_max
+
+    write_tree(
+        repo,
+        {
+            ".start/contexts.toml": "".join(
+                f'[contexts.c{n}]\nrequired = true\ncommand = "head -c 100000 /dev/zero | tr \\\\\\\\0 {n % 10}"\n'
+                for n in range(arg_max() // 100_000 + 1)
+            )
+        },
+    )
+    data = dry("prompt", "x")
+    assert data["large_prompt"] is not None
+    assert data["argv"][-1] == f"Read {data['large_prompt']} first: it holds the whole prompt."
+    assert Path(data["large_prompt"]).read_text() == data["prompt"]
+
+
+def test_without_large_prompt_an_oversize_prompt_names_the_fix_and_the_file(repo: Path) -> None:
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": (
+                '[agents.big]\nbin = "true"\ncommand = "{bin} --role-file {role_file} {prompt}"\n'
+            )
+        },
+    )
+    result = invoke("prompt", "x" * 200_000, "-a", "big", "--dry-run")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "start: argv[3] of the agent command is 200,001 bytes; the limit for one argument is "
+        "131,072 bytes.\nSet large_prompt in [agents.big] in "
+        f"{repo / '.start' / 'agents.toml'} so that a long prompt goes as a file, use "
+        "{prompt_file} in its command, or shorten the prompt.\n"
+    )
+    assert list((repo.parent / "run" / "start").iterdir()) == []
+
+
+# --- dry runs --------------------------------------------------------------------------------
+
+
+def test_a_dry_run_prints_the_prompt_once_and_a_command_line_that_pastes(repo: Path) -> None:
+    prompt = "it's $(not run) `id`\n- a list item\n"
+    result = invoke("prompt", "--dry-run", "-r", "code-reviewer", "-m", "s", prompt)
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert out.count("- a list item") == 1
+    [kept] = (repo.parent / "run" / "start").glob("dry-run-*")
+    assert (kept / "prompt.md").read_text() == prompt
+    role = (kept / "role.md").read_text()
+    assert role.startswith("You are a meticulous senior code reviewer.")
+    line = out.split("──── command ────\n", 1)[1].split("\n", 1)[0]
+    assert line == (
+        f"{FAKE_AGENT} --model sonnet-x --append-system-prompt "
+        f'"$(cat {kept}/role.md)" -- "$(cat {kept}/prompt.md)"'
+    )
+    assert out.endswith(f"(its files are kept in {kept}; a run a day later removes them)\n")
+    record = repo.parent / "pasted.json"
+    env = {**os.environ, "FAKE_AGENT_RECORD": str(record)}
+    subprocess.run(["sh", "-c", line], env=env, check=True, stdin=subprocess.DEVNULL)
+    # $(cat FILE) drops trailing newlines, which no agent minds.
+    assert json.loads(record.read_text())["argv"] == [
+        "--model",
+        "sonnet-x",
+        "--append-system-prompt",
+        role.rstrip("\n"),
+        "--",
+        prompt.rstrip("\n"),
+    ]
+
+
+def test_a_dry_run_keeps_the_files_its_command_names(repo: Path) -> None:
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": (
+                f'[agents.rf]\nbin = "{FAKE_AGENT}"\n'
+                'command = "{bin} --sys {role_file} --file {prompt_file}"\n'
+            )
+        },
+    )
+    data = dry("prompt", "-a", "rf", "-r", "code-reviewer", "hello")
+    kept = Path(data["kept_dir"])
+    assert data["argv"][1:] == ["--sys", f"{kept}/role.md", "--file", f"{kept}/prompt.md"]
+    assert (kept / "prompt.md").read_text() == "hello"
+    assert (kept / "role.md").read_text() == data["role_text"]
+    assert oct(kept.stat().st_mode & 0o777) == "0o700"
+
+
+def test_old_dry_run_directories_are_swept(repo: Path) -> None:
+    from start.launch import sweep
+
+    runtime = repo.parent / "run" / "start"
+    old = runtime / "dry-run-1-00000000"
+    fresh = runtime / "dry-run-2-11111111"
+    for directory in (old, fresh):
+        write_tree(directory, {"prompt.md": "x"})
+    day_ago = time.time() - 25 * 3600
+    os.utime(old, (day_ago, day_ago))
+    sweep(runtime)
+    assert sorted(p.name for p in runtime.iterdir()) == [fresh.name]
+
+
+# --- the terminal as stdin -------------------------------------------------------------------
+
+
+def run_on_terminal(
+    repo: Path, *args: str, piped: str, env: Mapping[str, str], terminal: bool = True
+) -> int:
+    """Run `start` with stdout and stderr on a pseudo-terminal and stdin a pipe carrying `piped`.
+
+    With `terminal`, the pseudo-terminal is start's controlling terminal (/dev/tty); without,
+    start runs in a session of its own that has none.
+    """
+    full_env = {**os.environ, **env, "PYTHONPATH": str(REPO), "TERM": "dumb"}
+    master, slave = pty.openpty()
+    name = os.ttyname(slave)
+
+    def controlling_terminal() -> None:
+        os.setsid()
+        if terminal:
+            os.close(os.open(name, os.O_RDWR))  # a session leader's first tty becomes /dev/tty
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "start", *args],
+        stdin=subprocess.PIPE,
+        stdout=slave,
+        stderr=slave,
+        cwd=repo,
+        env=full_env,
+        preexec_fn=controlling_terminal,
+    )
+    os.close(slave)
+    assert process.stdin is not None
+    process.stdin.write(piped.encode())
+    process.stdin.close()
+    output = b""
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: every slave end is closed
+                    break
+                if not chunk:
+                    break
+                output += chunk
+            elif process.poll() is not None:
+                break
+        else:
+            process.kill()
+            raise AssertionError(f"start did not finish: {output!r}")
+        code = process.wait(timeout=10)
+    finally:
+        os.close(master)
+    assert code == 0, output
+    return code
+
+
+def test_after_reading_stdin_the_agent_gets_the_terminal(repo: Path) -> None:
+    record = repo.parent / "record.json"
+    env = {"FAKE_AGENT_RECORD": str(record)}
+    run_on_terminal(repo, "prompt", "-q", "-", piped="from a pipe\n", env=env)
+    data = json.loads(record.read_text())
+    assert data["argv"][-1] == "from a pipe\n"
+    assert data["stdin_tty"] is True
+
+
+def test_a_piped_stdin_is_replaced_by_the_terminal_even_when_unread(repo: Path) -> None:
+    record = repo.parent / "record.json"
+    env = {"FAKE_AGENT_RECORD": str(record)}
+    run_on_terminal(repo, "prompt", "-q", "hi", piped="not for the agent\n", env=env)
+    data = json.loads(record.read_text())
+    assert (data["stdin_tty"], data["stdin"]) == (True, "")
+
+
+def test_without_a_terminal_stdin_is_left_alone(repo: Path) -> None:
+    record = repo.parent / "record.json"
+    env = {"FAKE_AGENT_RECORD": str(record)}
+    run_on_terminal(repo, "prompt", "-q", "hi", piped="for the agent\n", env=env, terminal=False)
+    data = json.loads(record.read_text())
+    assert (data["stdin_tty"], data["stdin"]) == (False, "for the agent\n")
+
+
+# --- hints that name the right file ----------------------------------------------------------
+
+
+def test_a_missing_shipped_agent_lists_the_installed_ones(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = repo.parent / "bin"
+    for name in ("gemini", "llm"):
+        write_tree(bin_dir, {name: "#!/bin/sh\n"})
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    config = repo.parent / "xdg"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    result = invoke("prompt", "x", "-a", "claude", "--dry-run")
+    assert result.exit_code == 127
+    assert result.stderr == (
+        "start: agent 'claude': 'claude' not found on PATH.\n"
+        "Install it (https://github.com/anthropics/claude-code), or choose an installed agent "
+        "(gemini, llm, llm-chat) with --agent NAME or default_agent under [settings] in "
+        f"{config / 'start' / 'config.toml'}.\n"
+    )
+    assert "site-packages" not in result.stderr and "_builtin" not in result.stderr
+
+
+def test_a_missing_agent_of_your_own_names_your_file(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(repo.parent / "empty"))
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": (
+                '[agents.gone]\nbin = "no-such-agent-xyz"\ncommand = "{bin} {prompt}"\n'
+            )
+        },
+    )
+    result = invoke("prompt", "x", "-a", "gone", "--dry-run")
+    assert result.exit_code == 127
+    assert result.stderr == (
+        "start: agent 'gone': 'no-such-agent-xyz' not found on PATH.\n"
+        f"Install it or fix agents.gone.bin in {repo / '.start' / 'agents.toml'}, or choose "
+        f"an installed agent (fake) with --agent NAME or default_agent under [settings] in "
+        f"{repo.parent / 'home' / '.config' / 'start' / 'config.toml'}.\n"
+    )
