@@ -44,6 +44,7 @@ class Launch(NamedTuple):
     temp_files: tuple[Path, ...] = ()
     # Set when the prompt was too large for the command line and went as a file instead.
     large_prompt: Path | None = None
+    stdin: Path | None = None  # a file to give the agent as stdin (the large prompt)
     # A dry run's kept files, and its command line as shell words that refer to them.
     kept: Path | None = None
     shown: tuple[str, ...] = ()
@@ -54,6 +55,9 @@ class Launch(NamedTuple):
 
 class TempFiles:
     """`{role_file}` and `{prompt_file}`: 0600 files in a private 0700 runtime directory.
+
+    The prompt file is `prompt.md` in a 0700 directory of its own, `{prompt_dir}`: an agent that
+    is granted that directory is granted nothing else.
 
     A dry run keeps its files in a directory of their own, `dry-run-TIME-RANDOM`, so that its
     command line can be pasted; a later run sweeps that directory once it is a day old.
@@ -87,7 +91,8 @@ class TempFiles:
             self.kept.mkdir(mode=0o700)
         self._ready = True
 
-    def write(self, kind: str, text: str) -> Path:
+    def write(self, kind: str, text: str, *, own_directory: bool = False) -> Path:
+        """A new file `kind` holding `text`; with `own_directory`, alone in a new directory."""
         self._prepare()
         if self.kept is not None:
             earlier = self._kept_files.get(kind)
@@ -95,16 +100,22 @@ class TempFiles:
                 return earlier[1]
             path = self.kept / (f"{kind}-2.md" if earlier is not None else f"{kind}.md")
         else:
-            path = self.directory / f"{os.getpid()}-{kind}-{os.urandom(4).hex()}.md"
+            path = self.directory / f"{os.getpid()}-{kind}-{os.urandom(4).hex()}"
+            if own_directory:
+                path.mkdir(mode=0o700)
+                self.created.append(path)
+                path = path / f"{kind}.md"
+            else:
+                path = path.with_name(path.name + ".md")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             os.write(fd, text.encode("utf-8", "surrogateescape"))
         finally:
             os.close(fd)
-        if self.kept is None:
-            self.created.append(path)
-        else:
+        if self.kept is not None:
             self._kept_files.setdefault(kind, (text, path))
+        elif not own_directory:
+            self.created.append(path)
         return path
 
     def remove(self) -> None:
@@ -115,6 +126,9 @@ class TempFiles:
 
 def _unlink(paths: Sequence[Path]) -> None:
     for path in paths:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+            continue
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
 
@@ -131,7 +145,9 @@ def sweep(directory: Path, now: float | None = None) -> None:
                 continue
             pid_text = entry.name.split("-", 1)[0]
             stale = age > STALE_SECONDS or (pid_text.isdigit() and not _alive(int(pid_text)))
-            if stale:
+            if stale and entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            elif stale:
                 os.unlink(entry.path)
         except OSError:
             continue
@@ -177,8 +193,9 @@ def build(
     """Fill the agent's command template; the values never pass through a shell parser.
 
     A prompt too large for the command line is written to a file and replaced by the agent's
-    `large_prompt`, which names that file. `agents` (every configured agent) lets a missing
-    binary's message list the installed ones. A dry run keeps its files (see TempFiles).
+    `large_prompt`, which names that file, or, with `large_prompt_stdin`, goes to its stdin.
+    `agents` (every configured agent) lets a missing binary's message list the installed ones.
+    A dry run keeps its files (see TempFiles).
     """
     agent = plan.agent
     template = agent.command
@@ -204,8 +221,15 @@ def build(
         "prompt": composition.prompt,
         "role": role_text,
         "date": date,
+        "prompt_dir": "",
     }
     temp = temp or TempFiles(keep=dry_run)
+
+    def write_prompt() -> None:
+        if "prompt_file" not in values:
+            path = temp.write("prompt", composition.prompt, own_directory=True)
+            values["prompt_file"], values["prompt_dir"] = str(path), str(path.parent)
+
     try:
         if "role_file" in used:
             item = plan.role
@@ -222,8 +246,8 @@ def build(
                 values["role_file"] = str(role.file)
             else:
                 values["role_file"] = str(temp.write("role", role_text))
-        if "prompt_file" in used:
-            values["prompt_file"] = str(temp.write("prompt", composition.prompt))
+        if "prompt_file" in used or "prompt_dir" in agent_template.required(template):
+            write_prompt()
         parts = _assemble(agent, values, agent_args, cwd, agents)
         large: Path | None = None
         try:
@@ -231,8 +255,7 @@ def build(
         except OversizeError as error:
             if agent.large_prompt is None or "prompt" not in used or not composition.prompt:
                 raise OversizeError(f"{error}\n{_oversize_fix(agent)}") from None
-            if "prompt_file" not in values:
-                values["prompt_file"] = str(temp.write("prompt", composition.prompt))
+            write_prompt()
             large = Path(values["prompt_file"])
             values["prompt"] = render(agent.large_prompt, values)
             parts = _assemble(agent, values, agent_args, cwd, agents)
@@ -243,9 +266,12 @@ def build(
                     f"{still}\nThis is with the prompt passed as a file ({large}): "
                     "the rest of the command, such as the role, is too large."
                 ) from None
+        stdin = large if large is not None and agent.large_prompt_stdin else None
         shown: tuple[str, ...] = ()
         if dry_run:
             shown = _shown(agent, values, agent_args, cwd, agents, temp, composition.prompt)
+            if stdin is not None:
+                shown = (*shown, "<", _quote(str(stdin)))
     except BaseException:
         temp.remove()
         raise
@@ -257,9 +283,16 @@ def build(
         parts.uses_shell,
         tuple(temp.created),
         large,
+        stdin,
         temp.kept,
         shown,
     )
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
 
 
 class _Parts(NamedTuple):
@@ -424,7 +457,10 @@ def exec_agent(launch: Launch) -> NoReturn:
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
     sys.stdout.flush()
     sys.stderr.flush()
-    terminal_stdin()
+    if launch.stdin is not None:
+        _stdin_from(launch.stdin)
+    else:
+        terminal_stdin()
     env = {**os.environ, **launch.env}
     try:
         os.chdir(launch.cwd)
@@ -447,6 +483,13 @@ def terminal_stdin() -> None:
         fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:
         return
+    if fd != 0:
+        os.dup2(fd, 0)
+        os.close(fd)
+
+
+def _stdin_from(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
     if fd != 0:
         os.dup2(fd, 0)
         os.close(fd)

@@ -14,10 +14,10 @@ TASK_PROMPT: Final = frozenset(
 )
 ITEM_PROMPT: Final = frozenset({"file", "file_contents", "command", "command_output", "date"})
 AGENT_COMMAND: Final = frozenset(
-    {"bin", "model", "prompt", "role", "role_file", "date", "prompt_file", "args"}
+    {"bin", "model", "prompt", "role", "role_file", "date", "prompt_file", "prompt_dir", "args"}
 )
 # An agent's `large_prompt`: the short prompt sent instead of one too large for the command line.
-LARGE_PROMPT: Final = frozenset({"prompt_file", "date"})
+LARGE_PROMPT: Final = frozenset({"prompt_file", "prompt_dir", "date"})
 KNOWN: Final = TASK_PROMPT | ITEM_PROMPT | AGENT_COMMAND
 
 SCOPE_NAMES: Final[Mapping[frozenset[str], str]] = {

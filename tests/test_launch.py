@@ -52,7 +52,7 @@ def launch(
 
 
 def dry(*args: str) -> dict[str, Any]:
-    result = invoke(*args, "--dry-run", "--json")
+    result = invoke("--dry-run", "--json", *args)
     assert result.exit_code == 0, result.stderr
     data: dict[str, Any] = json.loads(result.stdout)
     return data
@@ -110,6 +110,31 @@ def test_a_prompt_too_large_for_argv_and_environment_together_goes_as_a_file(
     assert data["large_prompt"] is not None
     assert data["argv"][-1] == f"Read {data['large_prompt']} first: it holds the whole prompt."
     assert Path(data["large_prompt"]).read_text() == data["prompt"]
+
+
+def test_a_large_prompt_can_go_to_the_agents_stdin(repo: Path) -> None:
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": (
+                f'[agents.piped]\nbin = "{FAKE_AGENT}"\n'
+                "command = \"{bin} ['--dir={prompt_dir}'] {args} -- {prompt}\"\n"
+                'large_prompt = "(the prompt is on stdin)"\nlarge_prompt_stdin = true\n'
+            )
+        },
+    )
+    text = "z" * 150_000 + "\n"
+    proc, record = launch(repo, "prompt", "-a", "piped", "--no-role", "-", "--", "-v", stdin=text)
+    path = Path(record["argv"][0].removeprefix("--dir=")) / "prompt.md"
+    assert record["argv"] == [f"--dir={path.parent}", "-v", "--", "(the prompt is on stdin)"]
+    assert (record["stdin"], record["stdin_tty"]) == (text, False)
+    assert path.read_text() == text
+    assert f"too large for the command line: goes to the agent's stdin from {path}\n" in proc.stderr
+    data = dry("prompt", "-a", "piped", "--no-role", "x" * 150_000)
+    assert data["stdin"] == data["large_prompt"] == f"{data['kept_dir']}/prompt.md"
+    shown = invoke("--dry-run", "prompt", "-a", "piped", "--no-role", "x" * 150_000).stdout
+    kept = shown.split("(its files are kept in ", 1)[1].split(";", 1)[0]
+    assert f"-- '(the prompt is on stdin)' < {kept}/prompt.md\n" in shown
 
 
 def test_without_large_prompt_an_oversize_prompt_names_the_fix_and_the_file(repo: Path) -> None:

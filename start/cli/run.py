@@ -202,9 +202,10 @@ def _summary_lines(
         lines.append(f"  instructions  {plan.instructions if plan.instructions else 'None'}")
     if launch.large_prompt is not None:
         size = len(composition.prompt.encode("utf-8", "surrogateescape"))
+        how = "goes to the agent's stdin from" if launch.stdin else "the agent is asked to read"
         lines.append(
-            f"  prompt        {size:,} bytes, too large for the command line: the agent is "
-            f"asked to read {launch.large_prompt}"
+            f"  prompt        {size:,} bytes, too large for the command line: {how} "
+            f"{launch.large_prompt}"
         )
     warnings = [p for p in config.problems if not p.is_error]
     if warnings:
@@ -275,6 +276,7 @@ def _show_dry_run(
             "env": launch.env,
             "cwd": str(launch.cwd),
             "large_prompt": str(launch.large_prompt) if launch.large_prompt else None,
+            "stdin": str(launch.stdin) if launch.stdin else None,
             "kept_dir": str(launch.kept) if launch.kept else None,
         }
         console.print_json(data)

@@ -42,6 +42,7 @@ class Agent(NamedTuple):
     default_model: str | None = None
     models: Mapping[str, str] = _NO_MODELS
     large_prompt: str | None = None  # sent instead of a prompt too large for the command line
+    large_prompt_stdin: bool = False  # and that prompt goes to the agent's stdin
 
 
 class Role(NamedTuple):

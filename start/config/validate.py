@@ -153,17 +153,24 @@ def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
     if large is not None:
         where = f"{key}.large_prompt"
         _check_placeholders(large, template.LARGE_PROMPT, where, out)
-        if "prompt_file" not in template.names(large):
+        if "prompt_file" not in template.names(large) and not good.get("large_prompt_stdin"):
             out.error(
                 where,
                 "large_prompt must name {prompt_file}: it replaces a prompt too large for the "
-                "command line, so it has to tell the agent where the prompt is",
+                "command line, so it has to tell the agent where the prompt is (or set "
+                "large_prompt_stdin = true)",
             )
         elif command is not None and "prompt" not in template.names(command):
             out.warning(
                 where,
                 "the command never uses {prompt}, so large_prompt is never sent",
             )
+    if good.get("large_prompt_stdin") and large is None:
+        out.error(
+            f"{key}.large_prompt_stdin",
+            "large_prompt_stdin needs large_prompt: the text sent as {prompt} while the prompt "
+            "goes to stdin (it may be empty)",
+        )
     models = good.get("models", {})
     default = good.get("default_model")
     if default is not None and default not in models:

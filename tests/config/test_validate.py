@@ -243,7 +243,7 @@ CASES = [
             "agent's large_prompt; it is allowed in agent commands",
             "error: agents.a.large_prompt: large_prompt must name {prompt_file}: it replaces a "
             "prompt too large for the command line, so it has to tell the agent where the "
-            "prompt is",
+            "prompt is (or set large_prompt_stdin = true)",
         ],
         id="large-prompt-without-file",
     ),
@@ -254,6 +254,14 @@ CASES = [
             "warning: agents.a.large_prompt: the command never uses {prompt}, so large_prompt is never sent"
         ],
         id="large-prompt-unused",
+    ),
+    pytest.param(
+        AGENT + "large_prompt_stdin = true\n",
+        [
+            "error: agents.a.large_prompt_stdin: large_prompt_stdin needs large_prompt: the text "
+            "sent as {prompt} while the prompt goes to stdin (it may be empty)"
+        ],
+        id="large-prompt-stdin-alone",
     ),
     pytest.param(
         "[agents]\nx = 1\n",
