@@ -9,6 +9,7 @@ import select
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -349,3 +350,92 @@ def test_a_missing_agent_of_your_own_names_your_file(
         f"an installed agent (fake) with --agent NAME or default_agent under [settings] in "
         f"{repo.parent / 'home' / '.config' / 'start' / 'config.toml'}.\n"
     )
+
+
+# --- the shipped catalog, dry run ------------------------------------------------------------
+
+with (REPO / "config" / "agents.toml").open("rb") as catalog_file:
+    CATALOG: dict[str, dict[str, Any]] = tomllib.load(catalog_file)["agents"]
+
+
+@pytest.fixture
+def installed(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every shipped agent's binary on PATH, as the fake agent; git stays reachable."""
+    bin_dir = repo.parent / "bin"
+    bin_dir.mkdir()
+    for entry in CATALOG.values():
+        target = bin_dir / entry["bin"]
+        if not target.exists():
+            target.symlink_to(FAKE_AGENT)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return bin_dir
+
+
+def prompt_positions(data: dict[str, Any], marker: str) -> list[int]:
+    """Where the prompt reaches the agent: arguments holding its text or naming its file."""
+    files = [
+        data["kept_dir"] + "/prompt.md",
+        *([data["large_prompt"]] * bool(data["large_prompt"])),
+    ]
+    return [
+        index
+        for index, arg in enumerate(data["argv"])
+        if marker in arg or any(path in arg for path in files)
+    ]
+
+
+@pytest.mark.parametrize("agent", sorted(CATALOG))
+def test_passthrough_comes_before_the_prompt_for_every_shipped_agent(
+    agent: str, installed: Path
+) -> None:
+    data = dry("prompt", "-a", agent, "--no-role", "the prompt", "--", "--version")
+    argv = data["argv"]
+    assert argv.count("--version") == 1
+    position = argv.index("--version")
+    assert position < min(prompt_positions(data, "the prompt"))
+    if "--" in argv:
+        assert position < argv.index("--")
+
+
+def stage_a_large_diff(repo: Path, size: int) -> None:
+    line = "x" * 99 + "\n"
+    (repo / "big.txt").write_text(line * (size // len(line)))
+    subprocess.run(["git", "add", "big.txt"], cwd=repo, check=True)
+
+
+@pytest.mark.parametrize("agent", sorted(CATALOG))
+def test_a_1_mb_staged_diff_reaches_every_shipped_agent(agent: str, installed: Path) -> None:
+    from start.launch import MAX_ARG_STRLEN, arg_max
+
+    stage_a_large_diff(installed.parent / "work", 1_000_000)
+    data = dry("task", "gdr", "-a", agent, "be strict")
+    assert len(data["prompt"]) > 1_000_000
+    sizes = [len(os.fsencode(arg)) + 1 for arg in data["argv"]]
+    assert max(sizes) <= MAX_ARG_STRLEN
+    assert sum(sizes) + sum(len(f"{k}={v}") + 1 for k, v in data["env"].items()) < arg_max()
+    prompt_file = Path(data["large_prompt"] or data["kept_dir"] + "/prompt.md")
+    assert prompt_file.read_text() == data["prompt"]
+    if data["stdin"]:  # the CLI reads it on stdin and stays interactive
+        assert (data["stdin"], CATALOG[agent].get("large_prompt_stdin")) == (str(prompt_file), True)
+        return
+    positions = prompt_positions(data, "## Git Diff")
+    assert positions, "the prompt reaches the agent"
+    if data["large_prompt"]:
+        assert any(data["large_prompt"] in data["argv"][i] for i in positions)
+    if "{prompt_dir}" in CATALOG[agent]["command"]:  # a CLI that reads only its workspace
+        assert any(arg.endswith(f"={prompt_file.parent}") for arg in data["argv"])
+
+
+@pytest.mark.parametrize(
+    ("agent", "argument"),
+    [
+        ("gemini", "--prompt-interactive=the prompt"),
+        ("copilot", "--interactive=the prompt"),
+        ("cline", "the prompt"),
+    ],
+)
+def test_no_role_adds_nothing_to_the_prompt(agent: str, argument: str, installed: Path) -> None:
+    assert dry("prompt", "-a", agent, "--no-role", "the prompt")["argv"][-1] == argument
+    with_role = dry("prompt", "-a", agent, "-r", "code-reviewer", "the prompt")["argv"][-1]
+    assert with_role.startswith(argument.removesuffix("the prompt") + "You are a meticulous")
+    assert with_role.endswith("fine.\n\n\nthe prompt")  # the role ends with a newline
