@@ -14,6 +14,7 @@ Two additions to POSIX words, both outside quotes and outside `$(...)`:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final, NamedTuple
@@ -142,8 +143,12 @@ def units(template: str) -> list[Unit]:
     return found
 
 
+@functools.lru_cache(maxsize=64)
 def split(template: str) -> Lexed:
-    """Split a command template; `Lexed.problems` says what is wrong with it."""
+    """Split a command template; `Lexed.problems` says what is wrong with it.
+
+    Cached: a launch asks several questions of one template. Callers never change the result.
+    """
     lexed = lex_units(units(template), groups=True)
     if "\x00" in template:
         return lexed._replace(problems=("NUL character", *lexed.problems))

@@ -210,7 +210,7 @@ def test_a_dry_run_keeps_the_files_its_command_names(repo: Path) -> None:
 
 
 def test_old_dry_run_directories_are_swept(repo: Path) -> None:
-    from start.launch import sweep
+    from start.tempfiles import sweep
 
     runtime = repo.parent / "run" / "start"
     old = runtime / "dry-run-1-00000000"

@@ -22,6 +22,7 @@ CORE = [
     "start.shell",
     "start.shellwords",
     "start.agent",
+    "start.tempfiles",
     "start.launch",
     "start.trust",
     "start.doctor",
