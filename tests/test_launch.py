@@ -74,6 +74,30 @@ def test_agent_options_after_double_dash_reach_the_agent_as_options(repo: Path) 
     ]
 
 
+def test_a_literal_model_id_is_noted_in_the_summary(repo: Path) -> None:
+    proc, record = launch(repo, "prompt", "--no-role", "-m", "claude-x-9", "hi")
+    assert record["argv"][:2] == ["--model", "claude-x-9"]
+    assert proc.stderr.splitlines()[:2] == [
+        "start ▸ fake  model claude-x-9",
+        "  model from    --model (literal id, not an alias of fake)",
+    ]
+    proc, record = launch(repo, "prompt", "--no-role", "-m", "S", "hi")
+    assert record["argv"][:2] == ["--model", "sonnet-x"]
+    assert "model from" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ("sonet", "unknown model 'sonet' for agent 'claude'; did you mean 'sonnet'?"),
+        ("op", "model 'op' is ambiguous for agent 'claude'; it matches: opus, opus-4-8"),
+    ],
+)
+def test_model_typos_and_ambiguous_prefixes_exit_4(repo: Path, model: str, message: str) -> None:
+    result = invoke("prompt", "x", "-a", "claude", "-m", model, "--dry-run")
+    assert (result.exit_code, result.stderr) == (4, f"start: {message}\n")
+
+
 # --- large prompts ---------------------------------------------------------------------------
 
 

@@ -178,6 +178,8 @@ def _summary_lines(
     lines = []
     model = f"  model {plan.model}" if plan.model else ""
     lines.append(f"{s('start', 'bold')} ▸ {s(plan.agent.name, 'bold', 'cyan')}{model}")
+    if plan.model and plan.model not in plan.agent.models.values() and not options.debug:
+        lines.append(f"  model from    {plan.model_reason}")  # a literal id: say so
     role = f"{plan.role.name}  ({plan.role_reason})" if plan.role else f"none ({plan.role_reason})"
     lines.append(f"  role          {role}")
     if composition.contexts:
