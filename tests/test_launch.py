@@ -162,6 +162,24 @@ def test_a_large_prompt_can_go_to_the_agents_stdin(repo: Path) -> None:
     assert f"-- '(the prompt is on stdin)' < {kept}/prompt.md\n" in shown
 
 
+def test_prompt_dir_is_empty_until_the_prompt_is_in_a_file(repo: Path) -> None:
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": (
+                f'[agents.grouped]\nbin = "{FAKE_AGENT}"\n'
+                'command = "{bin} [--dir={prompt_dir}] {prompt}"\n'
+                f'[agents.bare]\nbin = "{FAKE_AGENT}"\n'
+                'command = "{bin} --dir={prompt_dir} {prompt}"\n'
+            )
+        },
+    )
+    assert dry("prompt", "-a", "grouped", "--no-role", "hi")["argv"][1:] == ["hi"]
+    data = dry("prompt", "-a", "bare", "--no-role", "hi")
+    assert data["argv"][1:] == [f"--dir={data['kept_dir']}", "hi"]
+    assert Path(data["kept_dir"], "prompt.md").read_text() == "hi"
+
+
 def test_without_large_prompt_an_oversize_prompt_names_the_fix_and_the_file(repo: Path) -> None:
     write_tree(
         repo,
