@@ -30,7 +30,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (ExitCode.ERROR, "error (a failing task command, an oversize prompt, ...)"),
     (ExitCode.USAGE, "usage error"),
     (ExitCode.CONFIG, "config invalid"),
-    (ExitCode.UNKNOWN_NAME, "unknown or ambiguous agent, role, context or task name"),
+    (ExitCode.UNKNOWN_NAME, "unknown or ambiguous agent, role, context, task or model name"),
     (ExitCode.UNTRUSTED, "project config not trusted"),
     (ExitCode.SOFTWARE, "internal error (a bug; START_DEBUG=1 shows the traceback)"),
     (ExitCode.NOT_EXECUTABLE, "agent binary not executable"),

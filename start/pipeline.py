@@ -29,6 +29,7 @@ class LaunchRequest(NamedTuple):
     selection: resolve.Request
     use_project: bool = True
     agent_args: tuple[str, ...] = ()
+    dry_run: bool = False  # the launch keeps the files it names, for a command line to paste
 
 
 class Prepared(NamedTuple):
@@ -91,7 +92,15 @@ def prepare(
         composition = sources.compose(config, plan, date, reader, runner)
     lap("compose")
     if build:
-        launch = launcher.build(plan, composition, date, request.workdir, request.agent_args)
+        launch = launcher.build(
+            plan,
+            composition,
+            date,
+            request.workdir,
+            request.agent_args,
+            dry_run=request.dry_run,
+            agents=config.agents,
+        )
     else:
         launch = launcher.Launch("", (), {}, request.workdir, uses_shell=False)
     lap("build")

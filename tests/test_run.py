@@ -395,28 +395,20 @@ def test_model_placeholder_without_model_is_an_error(repo: Path) -> None:
     result = invoke("prompt", "x", "-a", "nomodel", "--dry-run")
     assert result.exit_code == 1
     assert result.stderr == (
-        "start: agent 'nomodel' uses {model} in its command, but no model was chosen: the agent "
-        "defines no models.\nPass --model MODEL, set 'model' in the task, or add "
-        f"[agents.nomodel.models] and default_model in {repo / '.start' / 'agents.toml'}\n"
+        "start: agent 'nomodel' uses {model} in its command, but no model was chosen.\n"
+        "Pass --model MODEL, set 'model' in the task, set default_model in [agents.nomodel] in "
+        f"{repo / '.start' / 'agents.toml'}, or write [--model {{model}}] in its command so "
+        "that no model option is passed when none is chosen\n"
     )
-
-
-def test_oversize_argument_fails_before_exec_and_leaves_no_temp_file(repo: Path) -> None:
     write_tree(
         repo,
         {
-            ".start/agents.toml": '[agents.big]\nbin = "true"\ncommand = "{bin} --role-file {role_file} {prompt}"\n'
+            ".start/agents.toml": (
+                '[agents.nomodel]\nbin = "true"\ncommand = "{bin} [-m {model}] {prompt}"\n'
+            )
         },
     )
-    result = invoke("prompt", "x" * 200_000, "-a", "big", "--dry-run")
-    assert result.exit_code == 1
-    assert result.stderr == (
-        "start: argv[3] of the agent command is 200,001 bytes; the limit for one argument is "
-        "131,072 bytes.\nUse {prompt_file} in the agent's command (or a file flag of the agent) "
-        "instead of passing the text as an argument, or shorten the prompt.\n"
-    )
-    runtime = repo.parent / "run" / "start"
-    assert list(runtime.iterdir()) == []
+    assert dry("prompt", "x", "-a", "nomodel")["argv"][1:] == ["x"]
 
 
 def test_prompt_file_carries_large_prompts(repo: Path) -> None:
@@ -435,21 +427,6 @@ def test_prompt_file_carries_large_prompts(repo: Path) -> None:
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
     assert not path.is_relative_to(repo)
-
-
-def test_missing_agent_binary_exits_127(repo: Path) -> None:
-    write_tree(
-        repo,
-        {
-            ".start/agents.toml": '[agents.gone]\nbin = "no-such-agent-xyz"\ncommand = "{bin} {prompt}"\n'
-        },
-    )
-    result = invoke("prompt", "x", "-a", "gone", "--dry-run")
-    assert result.exit_code == 127
-    assert result.stderr == (
-        "start: agent 'gone': 'no-such-agent-xyz' not found on PATH; install it or fix "
-        f"agents.gone.bin in {repo / '.start' / 'agents.toml'}, or choose another with --agent\n"
-    )
 
 
 def test_agent_binary_not_executable_exits_126(repo: Path) -> None:
@@ -613,7 +590,7 @@ def test_exec_restores_default_signal_handling(repo: Path) -> None:
 def test_stale_temp_files_are_swept(repo: Path) -> None:
     import time
 
-    from start.launch import sweep
+    from start.tempfiles import sweep
 
     runtime = repo.parent / "run" / "start"
     runtime.mkdir(mode=0o700)

@@ -35,6 +35,8 @@ _FIELD_HELP = {
     "models_url": ("URL", "Where the agent's models are listed."),
     "default_model": ("ALIAS", "The model alias used when none is chosen."),
     "models": ("ALIAS=ID", "A model alias and the id it stands for (repeatable)."),
+    "large_prompt": ("TEXT", "The prompt sent instead of one too large; names {prompt_file}."),
+    "large_prompt_stdin": (None, "Give the agent a too large prompt on stdin."),
     "file": ("PATH", "A file whose path and contents the prompt can use."),
     "prompt": ("TEXT", "The prompt text; - reads it from stdin."),
     "shell": ("SHELL", "The shell that runs the command."),

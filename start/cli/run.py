@@ -49,7 +49,11 @@ def run(options: Options, selection: resolve.Request) -> int:
             "--json prints a launch only with --dry-run (or a listing: start task --json)"
         )
     request = pipeline.LaunchRequest(
-        options.workdir, selection, not options.no_project, tuple(options.agent_args)
+        options.workdir,
+        selection,
+        not options.no_project,
+        tuple(options.agent_args),
+        dry_run=options.dry_run,
     )
     try:
         prepared = _prepare(request)
@@ -283,7 +287,9 @@ def _list_tasks(options: Options, show_all: bool) -> int:
 
 
 def command_line(launch: launcher.Launch) -> str:
-    """The launch as one shell-quoted line."""
+    """The launch as one shell-quoted line; a dry run's refers to its kept files."""
+    if launch.shown:
+        return " ".join(launch.shown)
     import shlex
 
     env = [f"{k}={shlex.quote(v)}" for k, v in launch.env.items()]
@@ -301,6 +307,8 @@ def _summary_lines(
     lines: list[Line] = []
     model = f"  model {plan.model}" if plan.model else ""
     lines.append([Styled("start", "bold"), " ▸ ", Styled(plan.agent.name, "bold cyan"), model])
+    if plan.model and plan.model not in plan.agent.models.values() and not options.debug:
+        lines.append([f"  model from    {plan.model_reason}"])  # a literal id: say so
     role = f"{plan.role.name}  ({plan.role_reason})" if plan.role else f"none ({plan.role_reason})"
     lines.append([f"  role          {role}"])
     if composition.contexts:
@@ -323,6 +331,15 @@ def _summary_lines(
             lines.append([Styled(f"  ⚠ task {composition.task.detail}", "yellow")])
     if plan.mode == "task":
         lines.append([f"  instructions  {plan.instructions if plan.instructions else 'None'}"])
+    if launch.large_prompt is not None:
+        size = len(composition.prompt.encode("utf-8", "surrogateescape"))
+        how = "goes to the agent's stdin from" if launch.stdin else "the agent is asked to read"
+        lines.append(
+            [
+                f"  prompt        {size:,} bytes, too large for the command line: {how} "
+                f"{launch.large_prompt}"
+            ]
+        )
     warnings = [p for p in config.problems if not p.is_error]
     if warnings:
         count = f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
@@ -385,6 +402,9 @@ def _show_dry_run(
             "argv": list(launch.argv),
             "env": launch.env,
             "cwd": str(launch.cwd),
+            "large_prompt": str(launch.large_prompt) if launch.large_prompt else None,
+            "stdin": str(launch.stdin) if launch.stdin else None,
+            "kept_dir": str(launch.kept) if launch.kept else None,
         }
         console.print_json(data)
         return
@@ -402,3 +422,6 @@ def _show_dry_run(
     printer.line()
     note = "(dry run: the agent was not started; task and context commands did run)"
     printer.line(Styled(note, "dim"))
+    if launch.kept is not None:
+        kept = f"(its files are kept in {launch.kept}; a run a day later removes them)"
+        printer.line(Styled(kept, "dim"))

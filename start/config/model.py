@@ -41,6 +41,8 @@ class Agent(NamedTuple):
     models_url: str | None = None
     default_model: str | None = None
     models: Mapping[str, str] = _NO_MODELS
+    large_prompt: str | None = None  # sent instead of a prompt too large for the command line
+    large_prompt_stdin: bool = False  # and that prompt goes to the agent's stdin
 
 
 class Role(NamedTuple):

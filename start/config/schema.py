@@ -29,6 +29,8 @@ KINDS: Final[Mapping[str, Mapping[str, str]]] = {
         "models_url": STR,
         "default_model": STR,
         "models": MODELS,
+        "large_prompt": STR,
+        "large_prompt_stdin": BOOL,
     },
     "roles": {"description": STR, **_SOURCE},
     "contexts": {"description": STR, "required": BOOL, **_SOURCE},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from start import template
+from start import shellwords, template
 from start.config import schema
 from start.config.model import Agent, Context, Item, Origin, Role, Settings, Task
 from start.errors import Problem, suggest
@@ -137,11 +137,9 @@ def check_item(
 
 
 def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
-    from start import agent
-
     command = good.get("command")
     if command is not None:
-        for message in agent.validate(command):
+        for message in shellwords.problems(command):
             out.error(f"{key}.command", message)
         _check_placeholders(command, template.AGENT_COMMAND, f"{key}.command", out)
         used = set(template.names(command))
@@ -151,6 +149,28 @@ def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
                 "the command never uses {prompt} or {prompt_file}, so the composed prompt "
                 "is not passed to the agent",
             )
+    large = good.get("large_prompt")
+    if large is not None:
+        where = f"{key}.large_prompt"
+        _check_placeholders(large, template.LARGE_PROMPT, where, out)
+        if "prompt_file" not in template.names(large) and not good.get("large_prompt_stdin"):
+            out.error(
+                where,
+                "large_prompt must name {prompt_file}: it replaces a prompt too large for the "
+                "command line, so it has to tell the agent where the prompt is (or set "
+                "large_prompt_stdin = true)",
+            )
+        elif command is not None and "prompt" not in template.names(command):
+            out.warning(
+                where,
+                "the command never uses {prompt}, so large_prompt is never sent",
+            )
+    if good.get("large_prompt_stdin") and large is None:
+        out.error(
+            f"{key}.large_prompt_stdin",
+            "large_prompt_stdin needs large_prompt: the text sent as {prompt} while the prompt "
+            "goes to stdin (it may be empty)",
+        )
     models = good.get("models", {})
     default = good.get("default_model")
     if default is not None and default not in models:

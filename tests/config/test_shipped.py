@@ -50,10 +50,14 @@ def test_starter_items_exist() -> None:
     assert gdr.if_no_output == "nothing is staged: stage changes with 'git add' first"
 
 
-def test_every_agent_has_models_and_a_default() -> None:
+def test_shipped_agents_leave_the_model_to_the_cli_and_handle_large_prompts() -> None:
+    from start.agent import required
+
     for agent in load(layers=("built-in",)).agents.values():
-        if "{model}" in agent.command:
-            assert agent.default_model in agent.models, agent.name
+        assert agent.default_model is None, agent.name
+        assert "model" not in required(agent.command), agent.name
+        if "prompt" in required(agent.command):
+            assert agent.large_prompt is not None, agent.name
 
 
 @pytest.mark.slow

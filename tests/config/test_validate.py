@@ -256,6 +256,52 @@ CASES = [
         id="agent-placeholder-scope",
     ),
     pytest.param(
+        '[agents.a]\nbin = "a"\ncommand = "{bin} <<EOF\\n{prompt}\\nEOF"\n',
+        [
+            "error: agents.a.command: here-documents ('<<') are not supported; pass the prompt "
+            "as a file instead: {prompt_file} with an option of the agent that reads a file, "
+            "or '< {prompt_file}'"
+        ],
+        id="agent-heredoc",
+    ),
+    pytest.param(
+        '[agents.a]\nbin = "a"\ncommand = "{bin} [--model x] \'{args}\' {prompt}"\n',
+        [
+            "error: agents.a.command: optional group [--model x] holds no placeholder; write "
+            "\\[ for a literal '['",
+            "error: agents.a.command: {args} stands for zero or more arguments, so it must be a "
+            "word of its own, unquoted",
+        ],
+        id="agent-group-and-args",
+    ),
+    pytest.param(
+        AGENT + 'large_prompt = "Read {prompt} first."\n',
+        [
+            "error: agents.a.large_prompt: placeholder {prompt} is not available in an "
+            "agent's large_prompt; it is allowed in agent commands",
+            "error: agents.a.large_prompt: large_prompt must name {prompt_file}: it replaces a "
+            "prompt too large for the command line, so it has to tell the agent where the "
+            "prompt is (or set large_prompt_stdin = true)",
+        ],
+        id="large-prompt-without-file",
+    ),
+    pytest.param(
+        '[agents.a]\nbin = "a"\ncommand = "{bin} -f {prompt_file}"\n'
+        'large_prompt = "Read {prompt_file}."\n',
+        [
+            "warning: agents.a.large_prompt: the command never uses {prompt}, so large_prompt is never sent"
+        ],
+        id="large-prompt-unused",
+    ),
+    pytest.param(
+        AGENT + "large_prompt_stdin = true\n",
+        [
+            "error: agents.a.large_prompt_stdin: large_prompt_stdin needs large_prompt: the text "
+            "sent as {prompt} while the prompt goes to stdin (it may be empty)"
+        ],
+        id="large-prompt-stdin-alone",
+    ),
+    pytest.param(
         "[agents]\nx = 1\n",
         ["error: 2:1: agents.x: must be a table ([agents.x])"],
         id="item-not-table",
