@@ -1,9 +1,9 @@
-# The same verbs locally and in CI: make test, make check, make run, make bench.
+# The same verbs locally and in CI: make test, make check, make run, make bench; make agents.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: test check lint types run bench clean
+.PHONY: test check lint types run bench agents mcp-check clean
 
 # The virtual environment, refreshed whenever pyproject.toml changes.
 $(VENV)/.test-installed: pyproject.toml
@@ -31,8 +31,21 @@ check: lint types test
 run: $(VENV)/.test-installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" sh scripts/demo.sh
 
+# Prints the table and writes it, with the machine and the commit, to docs/benchmark-results.md;
+# exits 1 if a target is missed.
 bench: $(VENV)/.test-installed
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run.py --output docs/benchmark-results.md
+
+# Real MCP clients (MCP Inspector, Claude Code, and any others in MCP_CHECK_NPM) against
+# `start mcp`. Not part of `make test`: it needs npm and Node >= 22.19 (docs/mcp.md).
+mcp-check: $(VENV)/.test-installed
+	PATH="$(CURDIR)/$(BIN):$$PATH" sh scripts/mcp-check.sh
+
+# Not part of `make test`: install every CLI of the agent catalog into a scratch prefix
+# (AGENTS_PREFIX, default /tmp/start-agents) and re-record tests/fixtures/agent_help: each CLI's
+# help, and a probe running it on start's own argv with `-- --version` passed through.
+agents: $(VENV)/.test-installed
+	$(BIN)/python scripts/agents.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist build

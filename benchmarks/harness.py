@@ -4,22 +4,28 @@ from __future__ import annotations
 
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
 class Sample:
-    """One run of one command: its wall time and exit status."""
+    """One run of one command: its wall time, exit status, and CPU time (user + system).
+
+    The CPU time includes the commands the command ran and reaped. It hardly moves with load,
+    so it tells a slow run apart from a run that waited for a CPU.
+    """
 
     seconds: float
     returncode: int
     stderr: str = ""
+    cpu: float = 0.0
 
 
 def run_once(
@@ -29,6 +35,7 @@ def run_once(
 
     `capture` keeps stderr (for the first warm-up, to show why a command failed).
     """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(
         list(argv),
@@ -40,15 +47,19 @@ def run_once(
         check=False,
     )
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     stderr = proc.stderr.decode("utf-8", "replace") if capture else ""
-    return Sample(seconds, proc.returncode, stderr)
+    return Sample(seconds, proc.returncode, stderr, cpu)
 
 
 # A child's peak RSS starts at its parent's when it forks, and Linux keeps a process's peak across
 # exec. So the harness, which is larger than what it measures, cannot fork the command itself:
-# a small interpreter (about 7 MB) forks it, reaps it with wait4 and prints its rusage. The peak
-# is that of the command's own process (for `start`, before and after it execs the agent); the
-# commands it runs count only if one of them grew larger than it.
+# a small interpreter (`python -I -S`, about 8 MiB) forks it, reaps it with wait4 and prints the
+# child's ru_maxrss (KiB on Linux). `start` execs the agent in the same process (same pid), so the
+# figure is the largest of: the forker's size at fork, `start` itself up to the exec, the agent
+# after it (`true`: tiny), and any command `start` ran and reaped (a reaped child's peak is folded
+# into its parent's). For a launch, that is `start`'s own peak.
 _PEAK = """\
 import os, sys
 pid = os.fork()
@@ -76,20 +87,34 @@ def peak_rss(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> tuple[in
     return int(out[0]), int(out[1]) * 1024
 
 
+MIB = 1 << 20
+
+
 @dataclass
 class Series:
-    """A command measured repeatedly; `samples` holds the measured runs, not the warm-ups."""
+    """A command measured repeatedly; `samples` holds the measured runs, not the warm-ups.
+
+    `prepare` runs before every run, warm-ups included, outside the timed region (a cold series
+    empties its cache there). `measured_from` is the wall clock (time.time) when the first
+    measured run began.
+    """
 
     label: str
     argv: tuple[str, ...]
     env: Mapping[str, str]
     cwd: Path
+    prepare: Callable[[], None] | None = None
     samples: list[Sample] = field(default_factory=list)
     failure: str | None = None
+    measured_from: float | None = None
 
     @property
     def median(self) -> float:
         return statistics.median(s.seconds for s in self.samples)
+
+    @property
+    def cpu_median(self) -> float:
+        return statistics.median(s.cpu for s in self.samples)
 
     def describe(self) -> str:
         if self.failure:
@@ -97,7 +122,7 @@ class Series:
         times = sorted(s.seconds for s in self.samples)
         return (
             f"{self.label}: median {ms(self.median)}, min {ms(times[0])}, max {ms(times[-1])}, "
-            f"n={len(times)}"
+            f"n={len(times)}; CPU median {ms(self.cpu_median)}"
         )
 
 
@@ -113,6 +138,10 @@ def measure(series: Sequence[Series], runs: int, warmups: int) -> None:
         for item in live[shift:] + live[:shift]:
             if item.failure:
                 continue
+            if item.prepare:
+                item.prepare()
+            if round_ == warmups and item.measured_from is None:
+                item.measured_from = time.time()
             sample = run_once(item.argv, item.env, item.cwd, capture=round_ == 0)
             if sample.returncode != 0:
                 tail = sample.stderr.strip().splitlines()[-3:]
@@ -123,6 +152,20 @@ def measure(series: Sequence[Series], runs: int, warmups: int) -> None:
             if round_ >= warmups:
                 item.samples.append(sample)
         live = [item for item in live if not item.failure]
+
+
+def peaks(series: Series, runs: int) -> list[float]:
+    """Peak RSS in MiB of `runs` runs of a series (each after its `prepare`); [] on a failure."""
+    found = []
+    for _ in range(runs):
+        if series.prepare:
+            series.prepare()
+        code, peak = peak_rss(series.argv, series.env, series.cwd)
+        if code != 0:
+            series.failure = f"exit {code} when measuring memory"
+            return []
+        found.append(peak / MIB)
+    return found
 
 
 def ms(seconds: float) -> str:
@@ -137,20 +180,34 @@ class Row:
     ratio: str
     limit: str
     passed: bool | None  # None: shown for information, not judged
+    bare: str = ""  # the measured median over that of `python -c pass`, for timed launches
+    cpu: str = ""  # the ratio of CPU-time medians (user + system), for timed ratios
 
     @property
     def verdict(self) -> str:
         return {True: "pass", False: "FAIL", None: "info"}[self.passed]
 
 
-COLUMNS = ("target", "measured", "baseline", "ratio", "limit", "pass/fail")
+COLUMNS = (
+    "target",
+    "measured",
+    "baseline",
+    "ratio",
+    "limit",
+    "pass/fail",
+    "× python -c pass",
+    "CPU ratio",
+)
 
 
 def table(rows: Sequence[Row]) -> str:
     """A Markdown table, aligned so it also reads well in a terminal."""
     cells = [
         COLUMNS,
-        *((r.target, r.measured, r.baseline, r.ratio, r.limit, r.verdict) for r in rows),
+        *(
+            (r.target, r.measured, r.baseline, r.ratio, r.limit, r.verdict, r.bare, r.cpu)
+            for r in rows
+        ),
     ]
     widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
 
@@ -165,28 +222,39 @@ def table(rows: Sequence[Row]) -> str:
     return "\n".join([line(cells[0]), rule, *(line(row) for row in cells[1:])])
 
 
-def machine() -> str:
-    """The machine the figures come from: kernel, CPU model and count, Python."""
+def machine() -> dict[str, str]:
+    """The machine the figures come from: kernel, CPU model and count, memory, Python, load."""
     cpu = platform.processor() or "unknown CPU"
+    memory = "unknown"
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as info:
             for text in info:
                 if text.startswith("model name"):
                     cpu = text.split(":", 1)[1].strip()
                     break
-    except OSError:
+        with open("/proc/meminfo", encoding="utf-8") as info:
+            for text in info:
+                if text.startswith("MemTotal:"):
+                    memory = f"{int(text.split()[1]) / (1 << 20):.1f} GiB"
+                    break
+    except (OSError, ValueError):
         pass
-    try:
-        load = " ".join(f"{value:.2f}" for value in os.getloadavg())
-    except OSError:
-        load = "unknown"
     try:
         uname = subprocess.run(["uname", "-a"], capture_output=True, text=True).stdout.strip()
     except OSError:
         uname = " ".join(platform.uname())
-    return (
-        f"uname -a: {uname}\n"
-        f"CPU: {cpu} x {os.cpu_count()}\n"
-        f"Python: {sys.version.split()[0]} ({sys.executable})\n"
-        f"load average before the run: {load}"
-    )
+    return {
+        "uname -a": uname,
+        "CPU": f"{cpu} x {os.cpu_count()}",
+        "memory": memory,
+        "Python": f"{sys.version.split()[0]} ({sys.executable})",
+        "load average before the run": load(),
+    }
+
+
+def load() -> str:
+    """The 1, 5 and 15 minute load averages."""
+    try:
+        return " ".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"

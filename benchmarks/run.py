@@ -1,21 +1,28 @@
-"""`make bench`: measure the performance targets (issue 6) and print one table; exit 1 on a miss.
+"""`make bench`: measure the performance targets and print one table; exit 1 on a miss.
 
-Every figure is a median of repeated runs after warm-ups, and every ratio is against a baseline
-measured in the same run, interleaved with the command it is compared to. `start` runs as
-`python -m start` with the interpreter running this script, and the repository root on PYTHONPATH,
-so the harness works in the project's venv and from a checkout alike. Notes on progress and the
-machine go to stderr; stdout gets the table only. See docs/performance.md for the method.
+Every time is a median of interleaved runs after warm-ups, and every ratio is against a baseline
+measured in the same rounds. Each launch is measured cold (no config cache: the series' own
+XDG_CACHE_HOME is emptied before every run, outside the timed region) and warm (the cache filled by
+the warm-up runs). `start` runs as `python -m start` with the interpreter running this script, and
+the repository root on PYTHONPATH, so the harness works in the project's venv and from a checkout
+alike. Notes on progress and the machine go to stderr; stdout gets the table only; `--output` also
+writes the table, the machine and the notes to a Markdown file. See docs/performance.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import functools
+import importlib.metadata
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import harness
@@ -24,45 +31,129 @@ from harness import Row, Series, ms
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
-FLOOR = "import click, tomllib, platformdirs"
+# What a launch must import: the CLI framework and the TOML parser. Nothing else is a given.
+FLOOR = "import click, tomllib"
+BARE = "pass"
+# The floor without the interpreter's shutdown, which a launch skips by exec'ing the agent.
+FLOOR_EXEC = f"{FLOOR}, os; os.execvp('true', ['true'])"
 
-LAUNCH_LIMIT = 1.25  # target 1: x the floor
-SIZE_LIMIT = 1.20  # target 2: x the target-1 task launch
-VALIDATE_LIMIT = 0.5  # target 2: seconds
-CONCURRENT_LIMIT = 0.8  # target 3: seconds
-MEMORY_LIMIT_MB = 100  # target 4: peak RSS, 10^6 bytes
-OUTPUT_LIMIT = 2.0  # target 4: x the producer baseline
+COLD_LIMIT = 1.30  # small launch, cold: x the floor
+WARM_LIMIT = 1.20  # small launch, warm: x the floor
+LARGE_WARM_LIMIT = 1.10  # large config, warm: x the small warm launch
+LARGE_COLD_LIMIT = 1.50  # large config, cold: x the small cold launch
+VALIDATE_LIMIT = 0.3  # config validate on the large config, cold: seconds
+CONCURRENT_LIMIT = 0.8  # four 0.5 s commands: seconds
+OUTPUT_MEMORY_LIMIT = 100e6 / harness.MIB  # 200 MB of output: peak RSS, 100 MB (10^6 bytes)
+OUTPUT_LIMIT = 2.0  # 200 MB of output: x the floor plus the producer
+LAUNCH_MEMORY_LIMIT = 20.0  # a small launch: peak RSS, MiB
+
+
+@dataclass
+class Log:
+    """Notes for stderr, kept for the results file too."""
+
+    lines: list[str] = field(default_factory=list)
+
+    def __call__(self, text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+        self.lines.append(text)
 
 
 def start(*args: str) -> tuple[str, ...]:
     return (PYTHON, "-m", "start", *args)
 
 
-def note(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+def env(world: scenarios.World, scenario: str, cache: Path | None = None) -> dict[str, str]:
+    return world.env(scenario, REPO, cache)
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """A series of `start` runs with its own cache home, emptied before each run if `cold`."""
+
+    series: Series
+    cache: Path
+    cold: bool
+
+
+def launch(
+    world: scenarios.World, scenario: str, args: Sequence[str], *, cold: bool, label: str = ""
+) -> Launch:
+    state = "cold" if cold else "warm"
+    slug = "-".join([scenario, *(a for a in args if a != "-q"), state])
+    cache = world.cache(slug)
+    scenarios.empty(cache)
+    series = Series(
+        label or f"{scenario}, {state}: start {' '.join(args)}".rstrip(),
+        start(*args),
+        env(world, scenario, cache),
+        world.repo,
+        functools.partial(scenarios.empty, cache) if cold else None,
+    )
+    return Launch(series, cache, cold)
+
+
+def check_cache(item: Launch, log: Log) -> None:
+    """Say whether a series ran as cold or warm as its label claims."""
+    found = scenarios.cached_files(item.cache)
+    label = item.series.label
+    if item.series.failure:
+        return
+    if not found:
+        log(f"  note: {label}: start cached nothing, so cold and warm runs do the same work")
+        return
+    since = item.series.measured_from
+    if item.cold or since is None:
+        return
+    rewritten = [path.name for path in found if path.stat().st_mtime > since]
+    if rewritten:
+        log(
+            f"  note: {label}: the cache was rewritten during the measured runs "
+            f"({', '.join(rewritten)}), so they missed it: not warm"
+        )
+
+
+def ratio(measured: Series, baseline: Series) -> str:
+    if measured.failure or baseline.failure:
+        return ""
+    return f"{measured.median / baseline.median:.2f}×"
 
 
 def ratio_row(
-    target: str, measured: Series, baseline: Series, limit: float, passes: bool = True
+    target: str,
+    measured: Series,
+    baseline: Series,
+    limit: float | None,
+    bare: Series | None = None,
 ) -> Row:
+    """`limit` None: an info row."""
     if measured.failure or baseline.failure:
         return Row(target, "error", "" if baseline.failure else ms(baseline.median), "", "", False)
-    ratio = measured.median / baseline.median
-    verdict = ratio <= limit if passes else None
+    value = measured.median / baseline.median
     return Row(
         target,
         ms(measured.median),
         ms(baseline.median),
-        f"{ratio:.2f}×",
-        f"≤ {limit:.2f}×" if passes else "",
-        verdict,
+        f"{value:.2f}×",
+        "" if limit is None else f"≤ {limit:.2f}×",
+        None if limit is None else value <= limit,
+        ratio(measured, bare) if bare else "",
+        f"{measured.cpu_median / baseline.cpu_median:.2f}×" if baseline.cpu_median else "",
     )
 
 
-def absolute_row(target: str, measured: Series, limit: float) -> Row:
+def absolute_row(target: str, measured: Series, limit: float, bare: Series | None = None) -> Row:
     if measured.failure:
         return Row(target, "error", "", "", "", False)
-    return Row(target, ms(measured.median), "", "", f"< {ms(limit)}", measured.median < limit)
+    return Row(
+        target,
+        ms(measured.median),
+        "",
+        "",
+        f"< {ms(limit)}",
+        measured.median < limit,
+        ratio(measured, bare) if bare else "",
+    )
 
 
 def capture(
@@ -94,47 +185,90 @@ def check_large_config(world: scenarios.World) -> str | None:
     return None
 
 
-def env(world: scenarios.World, scenario: str) -> dict[str, str]:
-    return world.env(scenario, REPO)
-
-
-def launch_and_size(world: scenarios.World, runs: int, warmups: int) -> list[Row]:
-    """Targets 1 and 2: all the fast commands, interleaved in one set of rounds."""
-    small, large = env(world, "small"), env(world, "large")
-    floor = Series("floor: python -c " + repr(FLOOR), (PYTHON, "-c", FLOOR), small, world.repo)
-    task = Series("start -q task t x", start("-q", "task", "t", "x"), small, world.repo)
-    prompt = Series("start -q prompt x", start("-q", "prompt", "x"), small, world.repo)
-    session = Series("start -q", start("-q"), small, world.repo)
-    big_task = Series(
-        f"large: start -q task {scenarios.LARGE_TASK} x",
-        start("-q", "task", scenarios.LARGE_TASK, "x"),
-        large,
-        world.repo,
-    )
-    validate = Series(
-        "large: start config validate", start("config", "validate"), large, world.repo
-    )
-    every = [floor, task, prompt, session, big_task, validate]
-    note(f"targets 1-2: {len(every)} commands x ({warmups} warm-up + {runs} runs), interleaved")
+def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
+    """Targets 0-2: every fast command, cold and warm, interleaved in one set of rounds."""
+    small = env(world, "small")
+    bare = Series(f"python -c {BARE!r}", (PYTHON, "-c", BARE), small, world.repo)
+    floor = Series(f"floor: python -c {FLOOR!r}", (PYTHON, "-c", FLOOR), small, world.repo)
+    floor_exec = Series(f"python -c {FLOOR_EXEC!r}", (PYTHON, "-c", FLOOR_EXEC), small, world.repo)
+    task = ("-q", "task", "t", "x")
+    large_task = ("-q", "task", scenarios.LARGE_TASK, "x")
+    task_cold = launch(world, "small", task, cold=True)
+    task_warm = launch(world, "small", task, cold=False)
+    prompt_cold = launch(world, "small", ("-q", "prompt", "x"), cold=True)
+    prompt_warm = launch(world, "small", ("-q", "prompt", "x"), cold=False)
+    session_cold = launch(world, "small", ("-q",), cold=True)
+    session_warm = launch(world, "small", ("-q",), cold=False)
+    large_cold = launch(world, "large", large_task, cold=True)
+    large_warm = launch(world, "large", large_task, cold=False)
+    validate = launch(world, "large", ("config", "validate"), cold=True)
+    starts = [
+        task_cold,
+        task_warm,
+        prompt_cold,
+        prompt_warm,
+        session_cold,
+        session_warm,
+        large_cold,
+        large_warm,
+        validate,
+    ]
+    every = [bare, floor, floor_exec, *(item.series for item in starts)]
+    log(f"targets 0-2: {len(every)} commands x ({warmups} warm-up + {runs} runs), interleaved")
     harness.measure(every, runs, warmups)
     for series in every:
-        note("  " + series.describe())
+        log("  " + series.describe())
+    for item in starts:
+        if item is not validate:  # `config validate` never uses the cache
+            check_cache(item, log)
     invalid = check_large_config(world)
     if invalid:
-        note("  " + invalid)
-        validate.failure = big_task.failure = invalid
-    return [
-        ratio_row("1a. launch: start task t x (3 contexts, role)", task, floor, LAUNCH_LIMIT),
-        ratio_row("1b. launch: start prompt x", prompt, floor, LAUNCH_LIMIT),
-        ratio_row("1c. launch: start (bare session)", session, floor, LAUNCH_LIMIT),
-        ratio_row(
-            f"2a. large config: start task {scenarios.LARGE_TASK} x", big_task, task, SIZE_LIMIT
-        ),
-        absolute_row("2b. large config: start config validate", validate, VALIDATE_LIMIT),
+        log("  " + invalid)
+        for item in (large_cold, large_warm, validate):
+            item.series.failure = invalid
+    small_rows = [
+        ("task t x", task_cold, task_warm),
+        ("prompt x", prompt_cold, prompt_warm),
+        ("(session)", session_cold, session_warm),
     ]
+    rows = [
+        ratio_row(f"0a. floor: python -c {FLOOR!r}", floor, bare, None, bare),
+        ratio_row("0b. the floor, then exec true (no shutdown)", floor_exec, floor, None, bare),
+    ]
+    for letter, (args, cold, warm) in zip("ace", small_rows, strict=True):
+        following = chr(ord(letter) + 1)
+        rows += [
+            ratio_row(
+                f"1{letter}. small, cold: start {args}", cold.series, floor, COLD_LIMIT, bare
+            ),
+            ratio_row(
+                f"1{following}. small, warm: start {args}", warm.series, floor, WARM_LIMIT, bare
+            ),
+        ]
+    name = scenarios.LARGE_TASK
+    rows += [
+        ratio_row(
+            f"2a. large, warm: start task {name} x (vs 1b)",
+            large_warm.series,
+            task_warm.series,
+            LARGE_WARM_LIMIT,
+            bare,
+        ),
+        ratio_row(
+            f"2b. large, cold: start task {name} x (vs 1a)",
+            large_cold.series,
+            task_cold.series,
+            LARGE_COLD_LIMIT,
+            bare,
+        ),
+        absolute_row(
+            "2c. large, cold: start config validate", validate.series, VALIDATE_LIMIT, bare
+        ),
+    ]
+    return rows
 
 
-def concurrency(world: scenarios.World, runs: int, warmups: int) -> list[Row]:
+def concurrency(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
     """Target 3: four 0.5 s commands run at once; order and per-command outcomes still hold."""
     series = Series(
         "start -q prompt x (4 x sleep 0.5)",
@@ -142,9 +276,9 @@ def concurrency(world: scenarios.World, runs: int, warmups: int) -> list[Row]:
         env(world, "concurrent"),
         world.repo,
     )
-    note(f"target 3: {warmups} warm-up + {runs} runs")
+    log(f"target 3: {warmups} warm-up + {runs} runs")
     harness.measure([series], runs, warmups)
-    note("  " + series.describe())
+    log("  " + series.describe())
     rows = [absolute_row("3a. four required 0.5 s commands", series, CONCURRENT_LIMIT)]
 
     dry = start("prompt", "x", "--dry-run", "--json")
@@ -158,7 +292,7 @@ def concurrency(world: scenarios.World, runs: int, warmups: int) -> list[Row]:
         seen = f"contexts {', '.join(names)}"
     except (json.JSONDecodeError, KeyError, TypeError):
         kept, seen = False, f"no JSON (exit {proc.returncode}): {proc.stderr.strip()[-200:]}"
-    note(f"  order: {seen}; prompt {json.dumps(data['prompt']) if kept else 'unchecked'}")
+    log(f"  order: {seen}; prompt {json.dumps(data['prompt']) if kept else 'unchecked'}")
     rows.append(
         Row(
             "3b. prompt keeps definition order (sleeps 0.4..0.1 s)",
@@ -180,7 +314,7 @@ def concurrency(world: scenarios.World, runs: int, warmups: int) -> list[Row]:
         seen = ", ".join(f"{name}: {text}" for name, text in got.items())
     except (json.JSONDecodeError, KeyError, TypeError):
         matched, seen = False, f"no JSON (exit {proc.returncode}): {proc.stderr.strip()[-200:]}"
-    note(f"  failures ({elapsed:.2f} s): {seen}")
+    log(f"  failures ({elapsed:.2f} s): {seen}")
     rows.append(
         Row(
             "3c. one command fails, one times out (1 s)",
@@ -194,7 +328,19 @@ def concurrency(world: scenarios.World, runs: int, warmups: int) -> list[Row]:
     return rows
 
 
-def large_output(world: scenarios.World, runs: int, warmups: int) -> list[Row]:
+def mib(value: float) -> str:
+    return f"{value:.1f} MiB"
+
+
+def memory_row(
+    target: str, series: Series, peaks: Sequence[float], limit: str, passed: bool | None
+) -> Row:
+    if series.failure or not peaks:
+        return Row(target, "error", "", "", "", False)
+    return Row(target, mib(max(peaks)), "", "", limit, passed)
+
+
+def large_output(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
     """Target 4: a task command prints 200 MB; start keeps the cap and stays fast and small."""
     data = scenarios.big(world)
     shell = scenarios.shell()
@@ -213,37 +359,24 @@ def large_output(world: scenarios.World, runs: int, warmups: int) -> list[Row]:
         world.repo,
     )
     bare = Series(f"{shell} -c {devnull!r}", (shell, "-c", devnull), small, world.repo)
-    note(f"target 4: 3 commands x ({warmups} warm-up + {runs} runs), interleaved")
+    log(f"target 4: 3 commands x ({warmups} warm-up + {runs} runs), interleaved")
     harness.measure([measured, producer, bare], runs, warmups)
     for series in (measured, producer, bare):
-        note("  " + series.describe())
-    peaks = []
-    if not measured.failure:
-        for _ in range(runs):
-            code, peak = harness.peak_rss(measured.argv, measured.env, measured.cwd)
-            if code != 0:
-                measured.failure = f"exit {code} when measuring memory"
-                break
-            peaks.append(peak / 1e6)
-        note(
-            f"  peak RSS of start over {len(peaks)} runs: {', '.join(f'{p:.1f}' for p in peaks)} MB"
-        )
+        log("  " + series.describe())
+    peaks = [] if measured.failure else harness.peaks(measured, runs)
+    log(f"  peak RSS of start over {len(peaks)} runs: {', '.join(f'{p:.1f}' for p in peaks)} MiB")
     data.unlink()
-    if measured.failure or not peaks:
-        memory = Row("4a. 200 MB output: peak RSS of start", "error", "", "", "", False)
-    else:
-        memory = Row(
-            "4a. 200 MB output: peak RSS of start",
-            f"{max(peaks):.1f} MB",
-            "",
-            "",
-            f"< {MEMORY_LIMIT_MB} MB",
-            max(peaks) < MEMORY_LIMIT_MB,
-        )
+    memory = max(peaks, default=0.0)
     return [
-        memory,
+        memory_row(
+            "4a. 200 MB output: peak RSS of start",
+            measured,
+            peaks,
+            f"< {mib(OUTPUT_MEMORY_LIMIT)} (100 MB)",
+            memory < OUTPUT_MEMORY_LIMIT,
+        ),
         ratio_row("4b. 200 MB output: wall time vs floor + cat", measured, producer, OUTPUT_LIMIT),
-        ratio_row("4c. 200 MB output: wall time vs bare cat", measured, bare, OUTPUT_LIMIT, False),
+        ratio_row("4c. 200 MB output: wall time vs bare cat", measured, bare, None),
     ]
 
 
@@ -261,7 +394,7 @@ def imported(importtime: str) -> set[str]:
     return names
 
 
-def import_hygiene(world: scenarios.World) -> list[Row]:
+def import_hygiene(world: scenarios.World, log: Log) -> list[Row]:
     """Target 5: the launch path imports neither rich nor tomlkit (a test asserts it too)."""
     heavy: set[str] = set()
     failed = []
@@ -272,9 +405,9 @@ def import_hygiene(world: scenarios.World) -> list[Row]:
             failed.append(f"start {' '.join(args)}: exit {proc.returncode}")
         names = imported(proc.stderr)
         heavy |= {name for name in names if name.split(".")[0] in HEAVY}
-    note(f"target 5: heavy modules on the launch path: {', '.join(sorted(heavy)) or 'none'}")
+    log(f"target 5: heavy modules on the launch path: {', '.join(sorted(heavy)) or 'none'}")
     for failure in failed:
-        note("  " + failure)
+        log("  " + failure)
     tops = sorted({name.split(".")[0] for name in heavy})
     return [
         Row(
@@ -288,19 +421,173 @@ def import_hygiene(world: scenarios.World) -> list[Row]:
     ]
 
 
+def llm_template(world: scenarios.World) -> Series | None:
+    """`llm -t` with a one-file template and the echo model, if llm is installed beside us."""
+    llm = shutil.which("llm", path=str(Path(PYTHON).parent))
+    if llm is None:
+        return None
+    user = world.root / "llm"
+    scenarios.write(
+        user,
+        {
+            "templates/review.yaml": "system: You are a careful code reviewer.\n"
+            "prompt: 'Review the code. Focus: $input'\nmodel: echo\n"
+        },
+    )
+    return Series(
+        "llm -t review x (echo model)",
+        (llm, "-t", "review", "--no-log", "x"),
+        {**env(world, "small"), "LLM_USER_PATH": str(user)},
+        world.repo,
+    )
+
+
+def memory(world: scenarios.World, runs: int, log: Log) -> list[Row]:
+    """Target 6: the peak RSS of a launch, cold and warm (the largest of `runs` runs)."""
+    small = env(world, "small")
+    bare = Series(f"python -c {BARE!r}", (PYTHON, "-c", BARE), small, world.repo)
+    floor = Series(f"floor: python -c {FLOOR!r}", (PYTHON, "-c", FLOOR), small, world.repo)
+    task = ("-q", "task", "t", "x")
+    large_task = ("-q", "task", scenarios.LARGE_TASK, "x")
+    cold = launch(world, "small", task, cold=True).series
+    warm = launch(world, "small", task, cold=False).series
+    large_cold = launch(world, "large", large_task, cold=True).series
+    large_warm = launch(world, "large", large_task, cold=False).series
+    for series in (warm, large_warm):  # fill their caches
+        harness.run_once(series.argv, series.env, series.cwd)
+    llm = llm_template(world)
+    every = [bare, floor, cold, warm, large_cold, large_warm, *([llm] if llm else [])]
+    log(f"target 6: peak RSS, largest of {runs} runs each")
+    found = {}
+    for series in every:
+        found[series.label] = peaks = harness.peaks(series, runs)
+        shown = ", ".join(f"{peak:.1f}" for peak in peaks) or series.failure
+        log(f"  {series.label}: {shown} MiB")
+    floor_peak = max(found[floor.label], default=0.0)
+
+    def row(target: str, series: Series, limit: float | None) -> Row:
+        peaks = found[series.label]
+        if series.failure or not peaks:
+            return Row(target, "error", "", "", "", None if limit is None else False)
+        peak = max(peaks)
+        return Row(
+            target,
+            mib(peak),
+            mib(floor_peak) if floor_peak else "",
+            f"{peak / floor_peak:.2f}×" if floor_peak else "",
+            "" if limit is None else f"≤ {mib(limit)}",
+            None if limit is None else peak <= limit,
+        )
+
+    name = scenarios.LARGE_TASK
+    rows = [
+        row("6a. peak RSS, small, cold: start task t x", cold, LAUNCH_MEMORY_LIMIT),
+        row("6b. peak RSS, small, warm: start task t x", warm, LAUNCH_MEMORY_LIMIT),
+        row(f"6c. peak RSS, large, cold: start task {name} x", large_cold, None),
+        row(f"6d. peak RSS, large, warm: start task {name} x", large_warm, None),
+        row(f"6e. peak RSS: python -c {BARE!r}", bare, None),
+    ]
+    if llm:
+        rows.append(row("6f. peak RSS: llm -t template launch (echo model)", llm, None))
+    return rows
+
+
+def git(*args: str) -> str:
+    try:
+        proc = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
+    except OSError:
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def provenance(output: Path) -> str:
+    """The commit measured, and any uncommitted change to it (the results file aside)."""
+    head = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    subject = git("log", "-1", "--format=%s")
+    try:
+        skip = [f":(exclude){output.resolve().relative_to(REPO)}"]
+    except ValueError:
+        skip = []
+    changed = git("status", "--porcelain", "--", ".", *skip).splitlines()
+    state = (
+        "clean"
+        if not changed
+        else "uncommitted changes: " + ", ".join(line[3:] for line in changed)
+    )
+    return f"{head} ({subject}); working tree {state}"
+
+
+def versions() -> str:
+    found = []
+    for name in ("click", "platformdirs", "rich", "tomlkit"):
+        try:
+            found.append(f"{name} {importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            found.append(f"{name} not installed")
+    return ", ".join(found)
+
+
+def results(
+    output: Path,
+    rows: Sequence[Row],
+    machine: Mapping[str, str],
+    log: Log,
+    command: str,
+    began: datetime.datetime,
+) -> str:
+    failed = [row.target.split(".")[0] for row in rows if row.passed is False]
+    facts = {
+        "date": began.strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": provenance(output),
+        "command": command,
+        **machine,
+        "packages": versions(),
+        "verdict": f"{len(failed)} targets missed ({', '.join(failed)}); exit status 1"
+        if failed
+        else "every target met; exit status 0",
+    }
+    lines = [
+        "<!-- Generated by `make bench` (benchmarks/run.py --output). Do not edit by hand. -->",
+        "",
+        "# Benchmark results",
+        "",
+        "Generated by `make bench`: run it again to replace this file. The method, the baselines",
+        "and the targets are described in [performance.md](performance.md).",
+        "",
+        *(f"- **{key}:** `{value}`" for key, value in facts.items()),
+        "",
+        harness.table(rows),
+        "",
+        "## Notes from the run",
+        "",
+        "Each series: the median, min and max of its measured runs, and n (peak RSS: every run).",
+        "",
+        "```",
+        *log.lines,
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--quick", action="store_true", help="fewer runs: a smoke test, not figures"
     )
     parser.add_argument("--runs", type=int, help="measured runs of each fast command (default 21)")
+    parser.add_argument("--output", type=Path, help="also write the results to this Markdown file")
     options = parser.parse_args(argv)
     runs = options.runs or (5 if options.quick else 21)
     slow_runs = 3 if options.quick else 5
     warmups = 1 if options.quick else 2
 
     began = time.perf_counter()
-    note(harness.machine())
+    when = datetime.datetime.now(datetime.UTC)
+    log = Log()
+    machine = harness.machine()
+    for key, value in machine.items():
+        log(f"{key}: {value}")
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="start-bench-") as tmp:
         world = scenarios.create(Path(tmp))
@@ -312,12 +599,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             scenarios.failures,
         ):
             build(world)
-        rows += launch_and_size(world, runs, warmups)
-        rows += concurrency(world, slow_runs, 1)
-        rows += large_output(world, slow_runs, 1)
-        rows += import_hygiene(world)
-    note(f"finished in {time.perf_counter() - began:.0f} s")
+        rows += launches(world, runs, warmups, log)
+        rows += concurrency(world, slow_runs, 1, log)
+        rows += large_output(world, slow_runs, 1, log)
+        rows += import_hygiene(world, log)
+        rows += memory(world, slow_runs, log)
+    machine["load average after the run"] = harness.load()
+    log(f"load average after the run: {machine['load average after the run']}")
+    log(f"finished in {time.perf_counter() - began:.0f} s")
     print(harness.table(rows), flush=True)
+    if options.output:
+        command = " ".join(["benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])])
+        text = results(options.output, rows, machine, log, command, when)
+        options.output.write_text(text, encoding="utf-8")
+        print(f"wrote {options.output}", file=sys.stderr)
     return 1 if any(row.passed is False for row in rows) else 0
 
 

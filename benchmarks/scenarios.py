@@ -2,7 +2,9 @@
 
 Every scenario is a `START_CONFIG_DIR` (the global layer, which needs no trust approval); the
 scratch repository has no `.start/`, so the project layer is empty and the built-in layer is merged
-in as it ships. The agent is `true`, so an exec costs next to nothing.
+in as it ships. The agent is `true`, so an exec costs next to nothing. Each measured series gets
+its own `XDG_CACHE_HOME` (see `World.cache`), so a cold series can empty its config cache without
+touching the cache a warm series relies on.
 """
 
 from __future__ import annotations
@@ -58,8 +60,15 @@ class World:
     def config(self, scenario: str) -> Path:
         return self.configs / scenario
 
-    def env(self, scenario: str, repo_root: Path) -> dict[str, str]:
-        """An environment isolated from the user's own config, with `start` importable."""
+    def cache(self, name: str) -> Path:
+        """A private XDG_CACHE_HOME for one series; `start` keeps its config cache below it."""
+        return self.root / "caches" / name
+
+    def env(self, scenario: str, repo_root: Path, cache: Path | None = None) -> dict[str, str]:
+        """An environment isolated from the user's own config, with `start` importable.
+
+        `cache` is the XDG_CACHE_HOME (default: the shared one under the scratch HOME).
+        """
         env = {
             name: value
             for name, value in os.environ.items()
@@ -69,7 +78,7 @@ class World:
             HOME=str(self.home),
             XDG_CONFIG_HOME=str(self.home / ".config"),
             XDG_STATE_HOME=str(self.home / ".local" / "state"),
-            XDG_CACHE_HOME=str(self.home / ".cache"),
+            XDG_CACHE_HOME=str(cache or self.home / ".cache"),
             XDG_RUNTIME_DIR=str(self.runtime),
             START_CONFIG_DIR=str(self.config(scenario)),
             PYTHONPATH=str(repo_root),
@@ -86,6 +95,17 @@ def create(root: Path) -> World:
     return world
 
 
+def empty(directory: Path) -> None:
+    """Remove `directory` and everything in it, and create it again, empty."""
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+
+
+def cached_files(directory: Path) -> list[Path]:
+    """Every file below a cache home: whatever `start` cached there, wherever it keeps it."""
+    return sorted(path for path in directory.rglob("*") if path.is_file())
+
+
 def write(directory: Path, files: Mapping[str, str]) -> None:
     for name, text in files.items():
         path = directory / name
@@ -94,7 +114,7 @@ def write(directory: Path, files: Mapping[str, str]) -> None:
 
 
 def small(world: World) -> None:
-    """Target 1: a role, two required file contexts, one required command context, task `t`."""
+    """The small launch: a role, two required file contexts, a required command context, task t."""
     write(world.repo, {"docs/guide.md": document("Guide"), "docs/style.md": document("Style")})
     write(
         world.config("small"),
@@ -135,10 +155,10 @@ LARGE_COUNTS = {"tasks": 1000, "contexts": 200, "required": 10, "roles": 100, "a
 
 
 def large(world: World) -> None:
-    """Target 2: 1,000 tasks, 200 contexts (10 required), 100 roles, 30 agents, in split files.
+    """The large config: 1,000 tasks, 200 contexts (10 required), 100 roles, 30 agents, split files.
 
     The 10 required contexts are 5 files, 4 prompts and 1 command, so a launch runs as many
-    commands as target 1 does: the comparison isolates config size, not command count.
+    commands as the small launch does: the comparison isolates config size, not command count.
     """
     config = world.config("large")
     files: dict[str, str] = {}

@@ -55,7 +55,7 @@ def replace(path: Path, data: bytes, *, mode: int | None = None) -> None:
         temp.unlink(missing_ok=True)
         raise
     sync_directory(path.parent)
-    sweep(path.parent)
+    sweep(path.parent, writing=path.name)
 
 
 def temp_name(name: str) -> str:
@@ -63,19 +63,24 @@ def temp_name(name: str) -> str:
     return f".{name}.{os.urandom(4).hex()}.tmp"
 
 
-def sweep(directory: Path, now: float | None = None) -> list[str]:
+def sweep(directory: Path, now: float | None = None, *, writing: str = "") -> list[str]:
     """Remove the temp files that killed writers left in `directory`; the names removed.
 
-    A temp file is stale when no process holds its lock (every writer holds it until the file is
-    renamed) and it is older than a few seconds (a writer locks it right after creating it).
+    Only the temp files of `writing` or of a file that exists beside them are touched (a name
+    like ours that belongs to nothing here is not ours to remove). Such a temp file is stale when
+    no process holds its lock (every writer holds it until the file is renamed) and it is older
+    than a few seconds (a writer locks it right after creating it).
     """
     now = time.time() if now is None else now
     removed: list[str] = []
     try:
-        entries = [e for e in os.scandir(directory) if is_temp_name(e.name)]
+        entries = list(os.scandir(directory))
     except OSError:
         return removed
+    names = {entry.name for entry in entries} | {writing}
     for entry in entries:
+        if not is_temp_name(entry.name) or _written(entry.name) not in names:
+            continue
         try:
             fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
@@ -96,6 +101,11 @@ def sweep(directory: Path, now: float | None = None) -> list[str]:
         finally:
             os.close(fd)
     return removed
+
+
+def _written(temp: str) -> str:
+    """The file a temp file `.NAME.8HEX.tmp` was writing: NAME."""
+    return temp[1 : -len(".01234567.tmp")]
 
 
 def sync_directory(directory: Path) -> None:

@@ -1,13 +1,39 @@
-"""Terminal output: the one module that writes to the terminal and the only importer of rich."""
+"""Terminal output: the one door for everything `start` prints, and the only importer of rich.
+
+Human output is built from text segments and style names, never from pre-styled strings. Each
+segment is escaped with `printable()` before its style is applied, so text from a config file can
+never carry a terminal control sequence to the screen, whichever command prints it. Data (JSON,
+completion scripts) is written exactly, with `out()` and `print_json()`.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, RenderableType
+    from rich.text import Text
+
+Stream = Literal["stdout", "stderr"]
+
+
+class Styled(NamedTuple):
+    """A text segment and its style: style names joined by spaces, such as "bold red"."""
+
+    text: str
+    style: str
+
+
+Part = str | Styled
+Line = Sequence[Part]
+
+
+def styled(text: str, *styles: str) -> Styled:
+    return Styled(text, " ".join(styles))
+
 
 # Unicode categories that can hide or reorder text on a terminal: controls, bidi and zero-width
 # format characters, line separators, surrogates (undecodable file names) and private use.
@@ -16,6 +42,9 @@ _HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co"}
 
 def printable(text: str, *, multiline: bool = False) -> str:
     """Text with every character that could disguise it on a terminal shown as an escape."""
+    if text.isprintable():
+        # Every hidden category is unprintable, so the common case needs no unicodedata.
+        return text
     import unicodedata
 
     out = []
@@ -29,114 +58,328 @@ def printable(text: str, *, multiline: bool = False) -> str:
     return "".join(out)
 
 
-_COLORS = {
+_SGR = {
+    "bold": "1",
+    "dim": "2",
     "red": "31",
     "green": "32",
     "yellow": "33",
     "blue": "34",
     "magenta": "35",
     "cyan": "36",
-    "bold": "1",
-    "dim": "2",
 }
 
 
-def color_enabled(stream: IO[str], no_color: bool = False) -> bool:
-    """Colour only on a terminal, and never with `--no-color`, `NO_COLOR` or `TERM=dumb`."""
-    if no_color or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+def _stream(to: Stream) -> IO[str]:
+    return sys.stdout if to == "stdout" else sys.stderr
+
+
+def is_tty(stream: IO[str] | None = None) -> bool:
+    isatty = getattr(stream if stream is not None else sys.stdout, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
         return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
+
+
+def color_enabled(stream: IO[str], no_color: bool = False) -> bool:
+    """Whether to style output on `stream`; docs/usage.md#colour states the rule.
+
+    `--no-color` and `NO_COLOR` turn every style off; else `FORCE_COLOR` or `CLICOLOR_FORCE`
+    turns styles on; else styles appear only on a terminal that is not `TERM=dumb`.
+    """
+    if no_color or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR") or os.environ.get("CLICOLOR_FORCE", "0") not in ("", "0"):
+        return True
+    return os.environ.get("TERM") != "dumb" and is_tty(stream)
 
 
 class Printer:
-    """Plain, fast output with optional ANSI colour; used on the launch path instead of rich."""
+    """Line-by-line human output on one stream, without rich: the launch path uses this."""
 
-    def __init__(self, stream: IO[str] | None = None, *, no_color: bool = False) -> None:
-        self.stream = stream if stream is not None else sys.stderr
+    def __init__(
+        self,
+        to: Stream = "stderr",
+        *,
+        no_color: bool = False,
+        quiet: bool = False,
+        stream: IO[str] | None = None,
+    ) -> None:
+        self.stream = stream if stream is not None else _stream(to)
         self.color = color_enabled(self.stream, no_color)
+        self.quiet = quiet
 
-    def style(self, text: str, *styles: str) -> str:
-        if not self.color or not styles:
-            return text
-        codes = ";".join(_COLORS[s] for s in styles)
-        return f"\x1b[{codes}m{text}\x1b[0m"
+    def render(self, parts: Iterable[Part]) -> str:
+        """The parts as one string: each escaped, then styled."""
+        rendered = []
+        for part in parts:
+            if isinstance(part, Styled):
+                text = printable(part.text)
+                if self.color and part.style and text:
+                    codes = ";".join(_SGR[name] for name in part.style.split())
+                    text = f"\x1b[{codes}m{text}\x1b[0m"
+                rendered.append(text)
+            else:
+                rendered.append(printable(part))
+        return "".join(rendered)
 
-    def line(self, text: str = "") -> None:
-        self.stream.write(text + "\n")
+    def line(self, *parts: Part) -> None:
+        self.stream.write(self.render(parts) + "\n")
+
+    def lines(self, lines: Iterable[Line]) -> None:
+        for line in lines:
+            self.line(*line)
+
+    def note(self, *parts: Part) -> None:
+        """A line that reports what was done: `-q` silences it."""
+        if not self.quiet:
+            self.line(*parts)
+
+    def block(self, text: str, style: str = "") -> None:
+        """Text of several lines (a prompt, a message), escaped but for its newlines and tabs."""
+        for line in text.split("\n"):
+            self.line(Styled(line, style))
+
+    def prompt(self, *parts: Part) -> None:
+        """A question, left on its line for the answer."""
+        self.stream.write(self.render(parts))
+        self.stream.flush()
 
     def flush(self) -> None:
         self.stream.flush()
 
 
+def error(message: str, hints: Sequence[str] = (), *, no_color: bool = False) -> None:
+    """`start: MESSAGE` on stderr, then a `hint:` line for each hint; the one error format."""
+    printer = Printer("stderr", no_color=no_color)
+    first, *rest = message.split("\n")
+    printer.line("start: ", first)
+    printer.lines([line] for line in rest)
+    for hint in hints:
+        printer.line(Styled("hint:", "bold"), " ", hint)
+
+
+def warning(message: str, *, no_color: bool = False) -> None:
+    printer = Printer("stderr", no_color=no_color)
+    first, *rest = message.split("\n")
+    printer.line("start: ", Styled("warning:", "yellow"), " ", first)
+    printer.lines([line] for line in rest)
+
+
+def err(*parts: Part) -> None:
+    """One human line on stderr, unstyled (a Printer knows about --no-color and -q)."""
+    Printer("stderr", no_color=True).line(*parts)
+
+
 def out(text: str = "", *, end: str = "\n") -> None:
-    """Write data to stdout."""
+    """Write data to stdout exactly: a completion script, a value for another program."""
     sys.stdout.write(text + end)
 
 
-def err(text: str = "") -> None:
-    """Write a human message to stderr."""
-    sys.stderr.write(text + "\n")
+def print_json(value: Any) -> None:
+    """JSON on stdout; strings are exact (only JSON's own escapes)."""
+    import json
+
+    out(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-def rich_console(*, stderr: bool = False, no_color: bool = False) -> Console:
-    """A rich Console made per run, so NO_COLOR and test capture work; prompts hold [brackets]."""
+# Off the launch path: rich renders tables, wrapped lines with hanging indents, TOML, Markdown,
+# and feeds the pager.
+
+
+def _text(parts: Part | Line, style: str = "") -> Text:
+    from rich.text import Text
+
+    text = Text(style=style)
+    for part in [parts] if isinstance(parts, str | Styled) else parts:
+        if isinstance(part, Styled):
+            text.append(printable(part.text), style=part.style or None)
+        else:
+            text.append(printable(part))
+    return text
+
+
+def display_width(text: str) -> int:
+    """Terminal cells that `text` takes once escaped: a CJK character takes two."""
+    from rich.cells import cell_len
+
+    return cell_len(printable(text))
+
+
+def _width(stream: IO[str]) -> int:
+    """The terminal's width; off a terminal, $COLUMNS, else no wrapping at all."""
+    import shutil
+
+    if is_tty(stream):
+        return shutil.get_terminal_size().columns
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else 100_000
+
+
+def rich_console(
+    stream: IO[str], *, no_color: bool = False, width: int | None = None, color: bool | None = None
+) -> Console:
+    """A rich Console made per run, so NO_COLOR and test capture work; prompts hold [brackets].
+
+    With colour off, rich writes no SGR at all, not even bold.
+    """
     from rich.console import Console
 
-    stream = sys.stderr if stderr else sys.stdout
+    color = color_enabled(stream, no_color) if color is None else color
+    system: Literal["auto", "standard"] | None = None
+    if color:
+        system = "auto" if is_tty(stream) and os.environ.get("TERM") != "dumb" else "standard"
     return Console(
         file=stream,
         markup=False,
         emoji=False,
         highlight=False,
-        no_color=not color_enabled(stream, no_color),
-        soft_wrap=True,
+        color_system=system,
+        force_terminal=color,
+        width=width or _width(stream),
+        soft_wrap=False,
     )
 
 
-def is_tty(stream: IO[str] | None = None) -> bool:
-    isatty = getattr(stream if stream is not None else sys.stdout, "isatty", None)
-    return bool(isatty and isatty())
+class Page:
+    """Human output assembled block by block, then shown at once (through a pager if asked)."""
+
+    def __init__(self) -> None:
+        self.blocks: list[RenderableType] = []
+
+    def line(self, *parts: Part) -> None:
+        from rich.text import Text
+
+        text = _text(parts) if parts else Text()
+        text.overflow = "fold"
+        self.blocks.append(text)
+
+    def blank(self) -> None:
+        self.line()
+
+    def row(
+        self,
+        cells: Sequence[Part | Line],
+        widths: Sequence[int],
+        indent: int = 0,
+        gaps: Sequence[int] = (),
+    ) -> None:
+        """Cells padded to `widths` (wider content is never cut) and followed by their `gaps`
+        (default 1 space), then a last cell that wraps under itself: a hanging indent."""
+        from rich.table import Table
+
+        grid = Table.grid(padding=0, pad_edge=False)
+        leads = [_text(cell) for cell in cells[:-1]]
+        for index, (width, lead) in enumerate(zip(widths, leads, strict=True)):
+            gap = gaps[index] if index < len(gaps) else 1
+            grid.add_column(width=max(width, lead.cell_len) + gap, no_wrap=True)
+        grid.add_column(overflow="fold")
+        grid.add_row(*leads, _text(cells[-1]))
+        if indent:
+            from rich.padding import Padding
+
+            self.blocks.append(Padding(grid, (0, 0, 0, indent)))
+        else:
+            self.blocks.append(grid)
+
+    def table(self, headers: Sequence[str], rows: Iterable[Sequence[Part]], *, tty: bool) -> None:
+        """Aligned columns by display width; on a terminal, long cells fold within their column."""
+        from rich.table import Table
+
+        table = Table(box=None, show_edge=False, pad_edge=False, header_style="bold")
+        for header in headers:
+            table.add_column(header if tty else header.upper(), overflow="fold")
+        for row in rows:
+            table.add_row(*(_text(cell) for cell in row))
+        self.blocks.append(table)
+
+    def syntax(self, text: str, lexer: str) -> None:
+        """Highlighted in the terminal's own palette (no background slab); wrapped, not cropped."""
+        from rich.syntax import Syntax
+
+        code = printable(text, multiline=True).rstrip("\n")
+        self.blocks.append(Syntax(code, lexer, theme="ansi_dark", word_wrap=True))
+
+    def markdown(self, text: str) -> None:
+        from rich.markdown import Markdown
+
+        self.blocks.append(Markdown(printable(text, multiline=True), code_theme="ansi_dark"))
+
+    def show(self, to: Stream = "stdout", *, no_color: bool = False, pager: bool = False) -> None:
+        """Render every block; with `pager` on a terminal, through the pager (`pager_command`)."""
+        stream = _stream(to)
+        command = pager_command() if pager and is_tty(stream) else None
+        text = self.render(stream, no_color=no_color)
+        if command is None:
+            # Line by line: a reader that goes away (`start task | head -1`) then always shows
+            # as a BrokenPipeError, never as a partial write that is silently dropped.
+            for line in text.splitlines(keepends=True):
+                stream.write(line)
+            stream.flush()
+            return
+        run_pager(command, text)
+
+    def render(self, stream: IO[str], *, no_color: bool = False) -> str:
+        import io
+        import re
+
+        buffer = io.StringIO()
+        color = color_enabled(stream, no_color)
+        console = rich_console(buffer, color=color, width=_width(stream))
+        for block in self.blocks:
+            console.print(block)
+        # Table cells are padded to their column; trailing spaces are noise in a pipe or a diff.
+        trailing = re.compile(r"(?: |\x1b\[[0-9;]*m)+$", re.MULTILINE)
+        codes = re.compile(r"\x1b\[[0-9;]*m")
+        return trailing.sub(lambda m: "".join(codes.findall(m.group())), buffer.getvalue())
 
 
 def print_table(
-    headers: list[str], rows: list[list[str]], *, no_color: bool = False, title: str | None = None
+    headers: Sequence[str], rows: Iterable[Sequence[Part]], *, no_color: bool = False
 ) -> None:
-    """A table on stdout: rich on a terminal, tab-free aligned plain text otherwise."""
-    if is_tty(sys.stdout):
-        from rich.table import Table
-
-        table = Table(title=title, show_edge=False, pad_edge=False, box=None, header_style="bold")
-        for header in headers:
-            table.add_column(header, overflow="fold")
-        for row in rows:
-            table.add_row(*row)
-        rich_console(no_color=no_color).print(table)
-        return
-    if title:
-        out(title)
-    widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
-    ]
-    out("  ".join(h.upper().ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
-    for row in rows:
-        out("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    """A table on stdout: headers in bold on a terminal, in capitals otherwise."""
+    page = Page()
+    page.table(headers, rows, tty=is_tty(sys.stdout))
+    page.show(no_color=no_color)
 
 
-def print_syntax(text: str, lexer: str, *, no_color: bool = False) -> None:
-    """Highlighted source on a terminal, the plain text otherwise."""
-    if is_tty(sys.stdout) and color_enabled(sys.stdout, no_color):
-        from rich.syntax import Syntax
+def pager_command() -> str | None:
+    """`$START_PAGER`, else `$PAGER`, else `less` if installed; None when it is empty or `cat`."""
+    import shutil
 
-        rich_console(no_color=no_color).print(Syntax(text, lexer, word_wrap=True))
-        return
-    out(text, end="" if text.endswith("\n") else "\n")
+    for variable in ("START_PAGER", "PAGER"):
+        value = os.environ.get(variable)
+        if value is not None:
+            value = value.strip()
+            return None if value in ("", "cat") else value
+    return "less" if shutil.which("less") else None
 
 
-def print_json(data: Any) -> None:
-    import json
+def run_pager(command: str, text: str) -> None:
+    """Feed `text` to the pager, as git does: `less` quits on one screen and keeps colour.
 
-    out(json.dumps(data, indent=2, ensure_ascii=False))
+    While the pager runs, Ctrl-C belongs to it: `start` ignores SIGINT until it exits.
+    """
+    import signal
+    import subprocess
+
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")
+    env.setdefault("LV", "-c")
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        result = subprocess.run(
+            ["/bin/sh", "-c", command], input=text.encode("utf-8", "replace"), env=env, check=False
+        )
+        shown = result.returncode != 127  # 127: the shell did not find the pager
+    except OSError:
+        shown = False
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if not shown:
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
 
 class StatusLine:

@@ -32,6 +32,10 @@ class Check:
     fix: str | None = None
     path: Path | None = None
     selected: bool = False
+    # Presentation hints: the heading (a file) a line is listed under, and the label under which
+    # lines collapse into one unless -v. Neither is part of the JSON: `path` says the same.
+    heading: str | None = None
+    fold: str | None = None
 
     @property
     def is_problem(self) -> bool:
@@ -200,14 +204,15 @@ def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iter
     shown = [
         p for p in config.problems if p not in syntax.values() and (p.file, p.key) not in claims
     ]
-    for problem in shown:
+    for problem in sorted(shown, key=lambda p: (p.where, p.line or 0)):
         yield Check(
             "config",
             "error" if problem.is_error else "warning",
-            "validate",
-            str(problem),
+            f"{problem.line}:{problem.column or 1}" if problem.line is not None else "-",
+            problem.detail,
             _fix(problem),
             problem.file,
+            heading=problem.where,
         )
     if not config.problems:
         count = len(config.files)
@@ -272,7 +277,8 @@ def agents(config: Config, which: Which, claims: set[_Claim]) -> Iterator[Check]
                 "agents", "error", agent.name, f"'{agent.bin}' {where}{mark}", fix, selected=True
             )
         elif agent.origin.layer == "built-in":
-            yield Check("agents", "info", agent.name, f"not installed ('{agent.bin}' {where})")
+            message = f"not installed ('{agent.bin}' {where})"
+            yield Check("agents", "info", agent.name, message, fold="not installed")
         else:
             yield Check(
                 "agents", "warning", agent.name, f"'{agent.bin}' {where}", fix, agent.origin.path

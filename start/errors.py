@@ -17,9 +17,12 @@ class ExitCode(IntEnum):
     CONFIG = 3
     UNKNOWN_NAME = 4
     UNTRUSTED = 5
+    SOFTWARE = 70  # EX_SOFTWARE: a bug in start
     NOT_EXECUTABLE = 126
     NOT_FOUND = 127
+    HANGUP = 129  # 128 + SIGHUP
     INTERRUPTED = 130
+    TERMINATED = 143  # 128 + SIGTERM
 
 
 EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
@@ -27,11 +30,14 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (ExitCode.ERROR, "error (a failing task command, an oversize prompt, ...)"),
     (ExitCode.USAGE, "usage error"),
     (ExitCode.CONFIG, "config invalid"),
-    (ExitCode.UNKNOWN_NAME, "unknown or ambiguous agent, role, context or task name"),
+    (ExitCode.UNKNOWN_NAME, "unknown or ambiguous agent, role, context, task or model name"),
     (ExitCode.UNTRUSTED, "project config not trusted"),
+    (ExitCode.SOFTWARE, "internal error (a bug; START_DEBUG=1 shows the traceback)"),
     (ExitCode.NOT_EXECUTABLE, "agent binary not executable"),
     (ExitCode.NOT_FOUND, "agent binary not found"),
-    (ExitCode.INTERRUPTED, "interrupted"),
+    (ExitCode.HANGUP, "terminated by a signal (SIGHUP)"),
+    (ExitCode.INTERRUPTED, "interrupted (Ctrl-C)"),
+    (ExitCode.TERMINATED, "terminated by a signal (SIGTERM)"),
 )
 
 
@@ -50,14 +56,24 @@ class Problem(NamedTuple):
     def is_error(self) -> bool:
         return self.severity == "error"
 
-    def __str__(self) -> str:
-        where = str(self.file) if self.file is not None else "<merged config>"
-        if self.line is not None:
-            where = f"{where}:{self.line}:{self.column or 1}"
-        text = f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+    @property
+    def where(self) -> str:
+        """The file, or `<merged config>` for a problem of the merged result without one."""
+        return str(self.file) if self.file is not None else "<merged config>"
+
+    @property
+    def detail(self) -> str:
+        """`key.path: message (did you mean 'x'?)`, without the file."""
+        text = f"{self.key}: {self.message}" if self.key else self.message
         if self.suggestion:
             text += f" (did you mean '{self.suggestion}'?)"
         return text
+
+    def __str__(self) -> str:
+        where = self.where
+        if self.line is not None:
+            where = f"{where}:{self.line}:{self.column or 1}"
+        return f"{where}: {self.detail}"
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -98,9 +114,23 @@ class ConfigError(StartError):
         self.problems = tuple(problems)
         errors = sum(1 for p in self.problems if p.is_error)
         head = headline or f"configuration is invalid ({errors} error{'s' if errors != 1 else ''})"
-        lines = [head, *(f"  {p.severity}: {p}" for p in self.problems)]
+        lines = [head, *problem_lines(self.problems)]
         lines.append("Run 'start config validate' to see every problem.")
         super().__init__("\n".join(lines))
+
+
+def problem_lines(problems: Iterable[Problem]) -> list[str]:
+    """Problems grouped by file, the file named once: `  LINE:COL: severity: key: message`."""
+    groups: dict[str, list[Problem]] = {}
+    for problem in problems:
+        groups.setdefault(problem.where, []).append(problem)
+    lines = []
+    for where, found in groups.items():
+        lines.append(f"  {where}")
+        for problem in sorted(found, key=lambda p: p.line or 0):
+            at = f"{problem.line}:{problem.column or 1}: " if problem.line is not None else ""
+            lines.append(f"    {at}{problem.severity}: {problem.detail}")
+    return lines
 
 
 class UnknownNameError(StartError):
@@ -135,54 +165,101 @@ class UnknownNameError(StartError):
 
 
 class CommandError(StartError):
-    """A task command failed or timed out; carries everything needed to see why."""
+    """A role or task command failed, timed out or could not start.
+
+    ``str(error)`` is short: one line when the command printed one line (a script's own message,
+    such as "not a git repository"), else the headline, the command and at most about 20 lines of
+    output, head and tail. ``in_full()`` is the same error showing all of the output (--debug).
+    """
 
     def __init__(
         self,
-        what: str,
+        source: str,
         command: str,
         *,
-        exit_code: int | None,
-        stdout: str,
-        stderr: str,
-        output: str | None = None,
+        returncode: int | None,
+        output: str,
         timeout: float | None = None,
+        reason: str | None = None,
+        full: bool = False,
     ) -> None:
+        self.source = source
         self.command = command
-        self.returncode = exit_code
-        self.stdout = stdout
-        self.stderr = stderr
+        self.returncode = returncode
         self.output = output
-        if timeout is not None:
-            status = f"timed out after {timeout:g} s"
-        elif exit_code is not None and exit_code < 0:
-            status = f"was killed by {_signal_name(-exit_code)}"
+        self.timeout = timeout
+        self.reason = reason
+        self.full = full
+        super().__init__(self._message())
+
+    def in_full(self) -> CommandError:
+        """The same error, with every line of the command's output."""
+        return CommandError(
+            self.source,
+            self.command,
+            returncode=self.returncode,
+            output=self.output,
+            timeout=self.timeout,
+            reason=self.reason,
+            full=True,
+        )
+
+    def _message(self) -> str:
+        lines = self.output.rstrip("\n").split("\n") if self.output.strip() else []
+        said = [line for line in lines if line.strip()]
+        if self.reason is not None:
+            return (
+                f"{self.source} command could not start: {self.reason}\n  command: {self.command}"
+            )
+        if self.timeout is not None:
+            status = f"timed out after {self.timeout:g} s"
+        elif self.returncode is not None and self.returncode < 0:
+            status = f"was killed by {_signal_name(-self.returncode)}"
         else:
-            status = f"failed with exit code {exit_code}"
-        lines = [f"{what} {status}", f"  command: {command}"]
-        if exit_code is not None and exit_code >= 0:
-            lines.append(f"  exit code: {exit_code}")
-        if output is not None:  # stdout and stderr as one stream, in the order written
-            lines.append("  output:" + _indent_block(output))
-        else:
-            lines.append("  stdout:" + _indent_block(stdout))
-            lines.append("  stderr:" + _indent_block(stderr))
-        super().__init__("\n".join(lines))
+            status = f"failed with exit code {self.returncode}"
+            if len(said) == 1 and not self.full:
+                return f"{self.source} failed: {_clip(said[0].strip())}"
+        head = [f"{self.source} command {status}", f"  command: {self.command}"]
+        if not lines:
+            return "\n".join([*head, "  output: (none)"])
+        if self.full or len(lines) <= SHOWN_LINES + 1:
+            shown = [f"    {line}" if self.full else f"    {_clip(line)}" for line in lines]
+            return "\n".join([*head, "  output:", *shown])
+        half = SHOWN_LINES // 2
+        cut = len(lines) - 2 * half
+        return "\n".join(
+            [
+                *head,
+                f"  output ({len(lines):,} lines; --debug shows them all):",
+                *(f"    {_clip(line)}" for line in lines[:half]),
+                f"    [... {cut:,} lines cut ...]",
+                *(f"    {_clip(line)}" for line in lines[-half:]),
+            ]
+        )
 
 
-def _signal_name(signum: int) -> str:
-    import signal  # only on an error path
+# A failing command's output is shown as this many lines, head and tail, unless --debug.
+SHOWN_LINES = 20
+_LINE_WIDTH = 300
+
+
+def _clip(line: str) -> str:
+    if len(line) <= _LINE_WIDTH:
+        return line
+    return f"{line[:_LINE_WIDTH]} [... {len(line) - _LINE_WIDTH:,} more characters]"
+
+
+def _signal_name(number: int) -> str:
+    import signal  # an error path only
 
     try:
-        return signal.Signals(signum).name
+        return signal.Signals(number).name
     except ValueError:
-        return f"signal {signum}"
+        return f"signal {number}"
 
 
-def _indent_block(text: str) -> str:
-    if not text:
-        return " (empty)"
-    return "\n" + "\n".join("    " + line for line in text.rstrip("\n").split("\n"))
+class NothingToDoError(StartError):
+    """A task's command printed nothing and the task says what that means (`if_no_output`)."""
 
 
 class AgentNotFoundError(StartError):

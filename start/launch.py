@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
+import re
 import shutil
 import signal
-import stat
 import sys
-import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, NoReturn
 
@@ -19,12 +17,11 @@ from start.config.model import Agent
 from start.errors import AgentNotExecutableError, AgentNotFoundError, StartError, UsageError
 from start.resolve import Plan
 from start.sources import Composition
+from start.tempfiles import TempFiles, remove, sweep_due
+from start.template import render
 
 # Linux limits one argument or environment string to 32 pages (MAX_ARG_STRLEN), NUL included.
 MAX_ARG_STRLEN = 131072
-STALE_SECONDS = 24 * 3600
-SWEEP_EVERY = 60  # seconds between two sweeps of the runtime directory
-_STAMP = ".swept"  # its mtime is the time of the last sweep
 _POINTER = 8
 
 
@@ -41,114 +38,31 @@ class Launch(NamedTuple):
     cwd: Path
     uses_shell: bool
     temp_files: tuple[Path, ...] = ()
+    # Set when the prompt was too large for the command line and went as a file instead.
+    large_prompt: Path | None = None
+    stdin: Path | None = None  # a file to give the agent as stdin (the large prompt)
+    # A dry run's kept files, and its command line as shell words that refer to them.
+    kept: Path | None = None
+    shown: tuple[str, ...] = ()
 
     def cleanup(self) -> None:
-        _unlink(self.temp_files)
+        remove(self.temp_files)
 
 
-class TempFiles:
-    """`{role_file}` and `{prompt_file}`: 0600 files in a private 0700 runtime directory."""
+def user_file(agent: Agent) -> Path:
+    """The file where the user changes an agent: its own, or the global config for a shipped one.
 
-    def __init__(self, directory: Path | None = None) -> None:
-        self.directory = directory or paths.runtime_dir()
-        self.created: list[Path] = []
-        self._ready = False
-
-    def _prepare(self) -> None:
-        if self._ready:
-            return
-        directory = self.directory
-        try:
-            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            info = os.lstat(directory)
-        except OSError as error:
-            raise StartError(
-                f"cannot create the runtime directory {directory}: {error.strerror or error}; "
-                "set XDG_RUNTIME_DIR to a private directory you can write"
-            ) from None
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-            raise StartError(
-                f"runtime directory {directory} is not a directory owned by you; remove it "
-                "or set XDG_RUNTIME_DIR to a private directory"
-            )
-        if stat.S_IMODE(info.st_mode) != 0o700:
-            os.chmod(directory, 0o700)
-        sweep(directory)
-        self._ready = True
-
-    def write(self, kind: str, text: str) -> Path:
-        self._prepare()
-        path = self.directory / f"{os.getpid()}-{kind}-{os.urandom(4).hex()}.md"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        try:
-            os.write(fd, text.encode("utf-8", "surrogateescape"))
-        finally:
-            os.close(fd)
-        self.created.append(path)
-        return path
-
-    def remove(self) -> None:
-        _unlink(self.created)
-
-
-def _unlink(paths: Sequence[Path]) -> None:
-    for path in paths:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-
-
-def sweep_due(directory: Path, now: float | None = None) -> None:
-    """Sweep `directory` if the last sweep was SWEEP_EVERY seconds ago or more.
-
-    Every launch calls this, so the temp files of agents that have exited go away even when no
-    launch writes one. It costs one stat when a sweep is not due (or nothing was ever written).
+    An item defined in the user's config replaces the shipped item of that name as a whole.
     """
-    now = time.time() if now is None else now
-    stamp = directory / _STAMP
-    try:
-        last = os.stat(stamp).st_mtime
-    except FileNotFoundError:
-        last = None
-    except OSError:
-        return
-    if last is not None and 0 <= now - last < SWEEP_EVERY:
-        return
-    try:
-        fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError:
-        return  # no runtime directory yet: nothing to sweep
-    try:
-        os.utime(fd, (now, now))
-    finally:
-        os.close(fd)
-    with contextlib.suppress(OSError):
-        sweep(directory, now)
+    if agent.origin.layer == "built-in":
+        return paths.global_config_dir() / "config.toml"
+    return agent.origin.path
 
 
-def sweep(directory: Path, now: float | None = None) -> None:
-    """Remove temp files whose process is gone or that are over a day old."""
-    now = time.time() if now is None else now
-    for entry in os.scandir(directory):
-        if entry.name == _STAMP:
-            continue
-        pid_text = entry.name.split("-", 1)[0]
-        try:
-            age = now - entry.stat(follow_symlinks=False).st_mtime
-            stale = age > STALE_SECONDS or (pid_text.isdigit() and not _alive(int(pid_text)))
-            if stale:
-                os.unlink(entry.path)
-        except OSError:
-            continue
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _where(agent: Agent) -> str:
+    if agent.origin.layer == "built-in":
+        return f"a copy of [agents.{agent.name}] in {user_file(agent)}"
+    return f"[agents.{agent.name}] in {agent.origin.path}"
 
 
 def build(
@@ -158,15 +72,32 @@ def build(
     cwd: Path,
     agent_args: Sequence[str] = (),
     temp: TempFiles | None = None,
+    *,
+    dry_run: bool = False,
+    agents: Mapping[str, Agent] | None = None,
 ) -> Launch:
-    """Fill the agent's command template; the values never pass through a shell parser."""
+    """Fill the agent's command template; the values never pass through a shell parser.
+
+    A prompt too large for the command line is written to a file and replaced by the agent's
+    `large_prompt`, which names that file, or, with `large_prompt_stdin`, goes to its stdin.
+    `agents` (every configured agent) lets a missing binary's message list the installed ones.
+    A dry run keeps its files (see TempFiles).
+    """
     agent = plan.agent
-    used = agent_template.placeholders(agent.command)
-    if "model" in used and not plan.model:
+    template = agent.command
+    used = agent_template.placeholders(template)
+    if "model" in agent_template.required(template) and not plan.model:
         raise StartError(
-            f"agent '{agent.name}' uses {{model}} in its command, but no model was chosen: "
-            f"the agent defines no models.\nPass --model MODEL, set 'model' in the task, or add "
-            f"[agents.{agent.name}.models] and default_model in {agent.origin.path}"
+            f"agent '{agent.name}' uses {{model}} in its command, but no model was chosen.\n"
+            f"Pass --model MODEL, set 'model' in the task, set default_model in "
+            f"{_where(agent)}, or write [--model {{model}}] in its command so that no model "
+            "option is passed when none is chosen"
+        )
+    if agent_args and not agent_template.takes_args(template):
+        raise UsageError(
+            f"arguments after -- cannot be added to agent '{agent.name}': its command uses "
+            f"shell operators and has no {{args}}; add {{args}} where they belong in "
+            f"{_where(agent)}, or put the options in the command"
         )
     role = composition.role
     role_text = role.text if role is not None else ""
@@ -176,9 +107,16 @@ def build(
         "prompt": composition.prompt,
         "role": role_text,
         "date": date,
+        "prompt_dir": "",
     }
-    temp = temp or TempFiles()
+    temp = temp or TempFiles(keep=dry_run)
     sweep_due(temp.directory)
+
+    def write_prompt() -> None:
+        if "prompt_file" not in values:
+            path = temp.write("prompt", composition.prompt, own_directory=True)
+            values["prompt_file"], values["prompt_dir"] = str(path), str(path.parent)
+
     try:
         if "role_file" in used:
             item = plan.role
@@ -195,59 +133,170 @@ def build(
                 values["role_file"] = str(role.file)
             else:
                 values["role_file"] = str(temp.write("role", role_text))
-        if "prompt_file" in used:
-            values["prompt_file"] = str(temp.write("prompt", composition.prompt))
-        command = agent_template.build(agent.command, values)
-        argv = list(command.argv)
-        if agent_args:
-            if command.uses_shell:
-                raise UsageError(
-                    f"arguments after -- cannot be added to agent '{agent.name}': its command "
-                    "uses shell operators; put the options in the command instead"
-                )
-            argv.extend(agent_args)
-        if command.uses_shell:
-            if "bin" in used:
-                resolve_binary(values["bin"], agent, cwd)
-            binary = argv[0]
-        else:
-            binary = resolve_binary(argv[0], agent, cwd)
-            argv[0] = binary
-        check_sizes(argv, {**os.environ, **command.env}, command.env)
+        if "prompt_file" in used or "prompt_dir" in agent_template.required(template):
+            write_prompt()
+        parts = _assemble(agent, values, agent_args, cwd, agents)
+        large: Path | None = None
+        try:
+            check_sizes(parts.argv, {**os.environ, **parts.env}, parts.env)
+        except OversizeError as error:
+            if agent.large_prompt is None or "prompt" not in used or not composition.prompt:
+                raise OversizeError(f"{error}\n{_oversize_fix(agent)}") from None
+            write_prompt()
+            large = Path(values["prompt_file"])
+            values["prompt"] = render(agent.large_prompt, values)
+            parts = _assemble(agent, values, agent_args, cwd, agents)
+            try:
+                check_sizes(parts.argv, {**os.environ, **parts.env}, parts.env)
+            except OversizeError as still:
+                raise OversizeError(
+                    f"{still}\nThis is with the prompt passed as a file ({large}): "
+                    "the rest of the command, such as the role, is too large."
+                ) from None
+        stdin = large if large is not None and agent.large_prompt_stdin else None
+        shown: tuple[str, ...] = ()
+        if dry_run:
+            shown = _shown(agent, values, agent_args, cwd, agents, temp, composition.prompt)
+            if stdin is not None:
+                shown = (*shown, "<", _quote(str(stdin)))
     except BaseException:
         temp.remove()
         raise
     return Launch(
-        binary, tuple(argv), dict(command.env), cwd, command.uses_shell, tuple(temp.created)
+        parts.binary,
+        parts.argv,
+        parts.env,
+        cwd,
+        parts.uses_shell,
+        tuple(temp.created),
+        large,
+        stdin,
+        temp.kept,
+        shown,
     )
 
 
-def resolve_binary(name: str, agent: Agent, cwd: Path) -> str:
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+class _Parts(NamedTuple):
+    binary: str
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    uses_shell: bool
+
+
+def _assemble(
+    agent: Agent,
+    values: Mapping[str, str],
+    args: Sequence[str],
+    cwd: Path,
+    agents: Mapping[str, Agent] | None,
+) -> _Parts:
+    command = agent_template.build(agent.command, values, args)
+    argv = list(command.argv)
+    if command.uses_shell:
+        if "bin" in agent_template.placeholders(agent.command):
+            resolve_binary(values["bin"], agent, cwd, agents)
+        binary = argv[0]
+    else:
+        binary = resolve_binary(argv[0], agent, cwd, agents)
+        argv[0] = binary
+    return _Parts(binary, tuple(argv), dict(command.env), command.uses_shell)
+
+
+# Private-use characters mark where a value goes, to be shown as a reference to its file.
+_MARK = "\ue000{}\ue001"
+
+
+def _shown(
+    agent: Agent,
+    values: dict[str, str],
+    args: Sequence[str],
+    cwd: Path,
+    agents: Mapping[str, Agent] | None,
+    temp: TempFiles,
+    prompt: str,
+) -> tuple[str, ...]:
+    """The dry run's command line as shell words, each long value a reference to its file."""
+    import shlex
+
+    files: dict[str, str] = {}
+    marked = dict(values)
+    for name in ("prompt", "role"):
+        text = values[name]
+        if not text or (name == "prompt" and text != prompt):
+            continue  # an empty value keeps its groups out; a large_prompt pointer is short
+        if name == "prompt" and "prompt_file" in values:
+            files[name] = values["prompt_file"]
+        else:
+            files[name] = str(temp.write(name, text))
+        marked[name] = _MARK.format(name)
+    parts = _assemble(agent, marked, args, cwd, agents)
+
+    def word(text: str) -> str:
+        out = []
+        for index, piece in enumerate(re.split("\ue000(prompt|role)\ue001", text)):
+            if index % 2:
+                out.append(f'"$(cat {shlex.quote(files[piece])})"')
+            elif piece or len(text) == 0:
+                out.append(shlex.quote(piece))
+        return "".join(out)
+
+    env = [f"{name}={word(value)}" for name, value in parts.env.items()]
+    return (*env, *(word(arg) for arg in parts.argv))
+
+
+def _oversize_fix(agent: Agent) -> str:
+    return (
+        f"Set large_prompt in {_where(agent)} so that a long prompt goes as a file, use "
+        "{prompt_file} in its command, or shorten the prompt."
+    )
+
+
+def resolve_binary(
+    name: str, agent: Agent, cwd: Path, agents: Mapping[str, Agent] | None = None
+) -> str:
     """The absolute path of the agent binary: 127 when missing, 126 when not executable."""
     if os.sep in name:
         path = Path(name).expanduser()
         path = path if path.is_absolute() else cwd / path
         if not path.exists():
-            raise AgentNotFoundError(_missing(agent, str(path)))
+            raise AgentNotFoundError(_missing(agent, str(path), "does not exist", agents))
         if path.is_dir() or not os.access(path, os.X_OK):
             raise AgentNotExecutableError(
                 f"agent '{agent.name}': {path} is not executable; check its permissions "
-                f"(chmod +x) or fix bin in {agent.origin.path}"
+                f"(chmod +x) or fix agents.{agent.name}.bin in {user_file(agent)}"
             )
         return str(path)
     found = shutil.which(name)
     if found is None:
-        raise AgentNotFoundError(_missing(agent, name))
+        raise AgentNotFoundError(_missing(agent, name, "not found on PATH", agents))
     return os.path.abspath(found)
 
 
-def _missing(agent: Agent, name: str) -> str:
-    hint = f"install it or fix agents.{agent.name}.bin in {agent.origin.path}"
-    if agent.url:
-        hint = f"install it ({agent.url}) or fix agents.{agent.name}.bin in {agent.origin.path}"
-    return (
-        f"agent '{agent.name}': '{name}' not found on PATH; {hint}, or choose another with --agent"
-    )
+def _missing(agent: Agent, name: str, problem: str, agents: Mapping[str, Agent] | None) -> str:
+    install = f"Install it ({agent.url})" if agent.url else "Install it"
+    if agent.origin.layer != "built-in":
+        install += f" or fix agents.{agent.name}.bin in {agent.origin.path}"
+    installed = [
+        other.name
+        for other in (agents or {}).values()
+        if other.name != agent.name and shutil.which(os.path.expanduser(other.bin))
+    ]
+    if installed:
+        choose = (
+            f", or choose an installed agent ({', '.join(installed)}) with --agent NAME or "
+            f"default_agent under [settings] in {paths.global_config_dir() / 'config.toml'}"
+        )
+    elif agents:
+        choose = "; no other configured agent is installed either"
+    else:
+        choose = ", or choose another with --agent NAME"
+    return f"agent '{agent.name}': '{name}' {problem}.\n{install}{choose}."
 
 
 def arg_max() -> int:
@@ -260,10 +309,6 @@ def arg_max() -> int:
 
 def check_sizes(argv: Sequence[str], env: dict[str, str], added: dict[str, str]) -> None:
     """Refuse, before exec, arguments that the OS would reject with E2BIG."""
-    fix = (
-        "Use {prompt_file} in the agent's command (or a file flag of the agent) instead of "
-        "passing the text as an argument, or shorten the prompt."
-    )
     per_arg = MAX_ARG_STRLEN if sys.platform.startswith("linux") else None
     sizes = [len(os.fsencode(a)) + 1 for a in argv]
     if per_arg is not None:
@@ -271,14 +316,14 @@ def check_sizes(argv: Sequence[str], env: dict[str, str], added: dict[str, str])
             if size > per_arg:
                 raise OversizeError(
                     f"argv[{index}] of the agent command is {size:,} bytes; the limit for one "
-                    f"argument is {per_arg:,} bytes.\n{fix}"
+                    f"argument is {per_arg:,} bytes."
                 )
         for name, value in added.items():
             size = len(os.fsencode(f"{name}={value}")) + 1
             if size > per_arg:
                 raise OversizeError(
                     f"environment variable {name} is {size:,} bytes; the limit for one entry is "
-                    f"{per_arg:,} bytes.\n{fix}"
+                    f"{per_arg:,} bytes."
                 )
     env_size = sum(len(os.fsencode(f"{k}={v}")) + 1 + _POINTER for k, v in env.items())
     total = sum(sizes) + _POINTER * len(sizes) + env_size
@@ -286,7 +331,7 @@ def check_sizes(argv: Sequence[str], env: dict[str, str], added: dict[str, str])
     if total > limit:
         raise OversizeError(
             f"the agent command and environment total {total:,} bytes; the limit is "
-            f"{limit:,} bytes.\n{fix}"
+            f"{limit:,} bytes."
         )
 
 
@@ -299,6 +344,10 @@ def exec_agent(launch: Launch) -> NoReturn:
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
     sys.stdout.flush()
     sys.stderr.flush()
+    if launch.stdin is not None:
+        _stdin_from(launch.stdin)
+    else:
+        terminal_stdin()
     env = {**os.environ, **launch.env}
     try:
         os.chdir(launch.cwd)
@@ -306,3 +355,28 @@ def exec_agent(launch: Launch) -> NoReturn:
     except OSError as error:
         launch.cleanup()
         raise AgentNotExecutableError(f"cannot run {launch.binary}: {error.strerror}") from error
+
+
+def terminal_stdin() -> None:
+    """Make the controlling terminal stdin when stdin is not a terminal; else leave it alone.
+
+    An interactive agent needs the keyboard: after `git diff | start prompt -` stdin is a pipe
+    that start has drained, and under a script it may be /dev/null. Without a controlling
+    terminal (cron, CI) there is nothing better, and stdin stays as it is.
+    """
+    if os.isatty(0):
+        return
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return
+    if fd != 0:
+        os.dup2(fd, 0)
+        os.close(fd)
+
+
+def _stdin_from(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    if fd != 0:
+        os.dup2(fd, 0)
+        os.close(fd)

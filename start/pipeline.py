@@ -30,6 +30,7 @@ class LaunchRequest(NamedTuple):
     selection: resolve.Request
     use_project: bool = True
     agent_args: tuple[str, ...] = ()
+    dry_run: bool = False  # the launch keeps the files it names, for a command line to paste
 
 
 class Prepared(NamedTuple):
@@ -62,13 +63,17 @@ def grant_for(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
 def prepare(
     request: LaunchRequest,
     runner: sources.Runner | None = None,
+    *,
+    build: bool = True,
     progress: shell.Progress | None = None,
 ) -> Prepared:
     """Load, trust, select, compose and build one launch.
 
     Raises StartError subclasses: ConfigError (3), UnknownNameError (4), TrustRequired or
     UntrustedError (5), CommandError (1), StoppedError (128 + N), ... The temp files of the
-    result belong to the caller: `launch.cleanup()` when it is not exec'd. `progress` is told
+    result belong to the caller: `launch.cleanup()` when it is not exec'd. With `build=False`
+    (`start mcp`, which needs only the composition) the agent command is not built: the launch is
+    empty, so neither a missing agent binary nor an oversize prompt matters. `progress` is told
     which commands still run (see shell.run_all).
     """
     timings: dict[str, float] = {}
@@ -94,6 +99,17 @@ def prepare(
     else:
         composition = sources.compose(config, plan, date, reader, runner)
     lap("compose")
-    launch = launcher.build(plan, composition, date, request.workdir, request.agent_args)
+    if build:
+        launch = launcher.build(
+            plan,
+            composition,
+            date,
+            request.workdir,
+            request.agent_args,
+            dry_run=request.dry_run,
+            agents=config.agents,
+        )
+    else:
+        launch = launcher.Launch("", (), {}, request.workdir, uses_shell=False)
     lap("build")
     return Prepared(config, grant, plan, composition, launch, date, timings, warnings)

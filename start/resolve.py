@@ -1,14 +1,16 @@
-"""Selection: the command line's choices plus the config become a Plan (pure, no effects)."""
+"""Selection: the command line's choices plus the config become a Plan (it searches PATH)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Literal, NamedTuple
 
+from start import paths
 from start.config.model import Agent, Config, Context, Role, Task
-from start.errors import AgentNotFoundError, UnknownNameError
+from start.errors import AgentNotFoundError, ExitCode, StartError, UnknownNameError
 
 Mode = Literal["session", "prompt", "task"]
 Which = Callable[[str], str | None]
@@ -102,32 +104,94 @@ def select_agent(
     raise AgentNotFoundError(
         f"no agent found on PATH; looked for: {looked}.\n"
         "Install one of them, or choose one with --agent NAME, or set "
-        "default_agent under [settings] in ~/.config/start/config.toml"
+        f"default_agent under [settings] in {global_config_file()}"
     )
 
 
-def resolve_model(agent: Agent, wanted: str) -> tuple[str, str]:
-    """An exact alias, then a unique alias prefix, else the value itself."""
-    if wanted in agent.models:
-        return agent.models[wanted], f"alias '{wanted}'"
-    prefixed = [key for key in agent.models if key.startswith(wanted)]
-    if len(prefixed) == 1:
+def global_config_file() -> Path:
+    """The user's global config file, where hints send them to change a setting."""
+    return paths.global_config_dir() / "config.toml"
+
+
+class UnknownModelError(StartError):
+    """A model value that looks like a mistyped or ambiguous alias of the agent's models."""
+
+    exit_code = ExitCode.UNKNOWN_NAME
+
+
+def resolve_model(agent: Agent, wanted: str) -> tuple[str | None, str]:
+    """A model alias (any case), a unique alias prefix, or a model id of the agent's table.
+
+    A value one or two letters off an alias is taken for a typo, and a prefix of several aliases
+    is ambiguous: both raise UnknownModelError (exit 4). Anything else is a literal model id.
+    The empty value means no model: the agent's own default applies.
+    """
+    if not wanted:
+        return None, "none: the agent's own default applies"
+    folded = wanted.casefold()
+    aliases = {alias.casefold(): alias for alias in agent.models}
+    if folded in aliases:
+        alias = aliases[folded]
+        return agent.models[alias], f"alias '{alias}'"
+    prefixed = [alias for key, alias in aliases.items() if key.startswith(folded)]
+    if len({agent.models[alias] for alias in prefixed}) == 1:
         return agent.models[prefixed[0]], f"alias prefix of '{prefixed[0]}'"
-    return wanted, "passed through literally"
+    if prefixed:
+        raise UnknownModelError(
+            f"model '{wanted}' is ambiguous for agent '{agent.name}'; it matches: "
+            + ", ".join(sorted(prefixed))
+        )
+    for alias, model in agent.models.items():
+        if model == wanted:
+            return model, f"model id of alias '{alias}'"
+    close = [alias for key, alias in aliases.items() if _typo(folded, key)]
+    if close:
+        raise UnknownModelError(
+            f"unknown model '{wanted}' for agent '{agent.name}'; did you mean "
+            + " or ".join(f"'{alias}'" for alias in close)
+            + "?"
+        )
+    return wanted, f"literal id, not an alias of {agent.name}"
+
+
+def _typo(word: str, alias: str) -> bool:
+    """One edit off an alias of 3 to 7 characters, two off a longer one (transpositions too)."""
+    if len(alias) < 3:
+        return False
+    limit = 1 if len(alias) < 8 else 2
+    if abs(len(word) - len(alias)) > limit:
+        return False
+    return _distance(word, alias) <= limit
+
+
+def _distance(a: str, b: str) -> int:
+    """Levenshtein distance with adjacent transpositions (optimal string alignment)."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            row[j] = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
 
 
 def select_model(agent: Agent, request: Request, task: Task | None) -> tuple[str | None, str]:
+    """--model, else the task's model, else the agent's default_model, else none at all."""
     if request.model is not None:
         model, how = resolve_model(agent, request.model)
         return model, f"--model ({how})"
     if task is not None and task.model is not None:
-        model, how = resolve_model(agent, task.model)
+        try:
+            model, how = resolve_model(agent, task.model)
+        except UnknownModelError as error:
+            raise UnknownModelError(f"task '{task.name}': {error}") from None
         return model, f"task '{task.name}' ({how})"
     if agent.default_model is not None and agent.default_model in agent.models:
         return agent.models[agent.default_model], f"agent default_model '{agent.default_model}'"
-    for alias, model in agent.models.items():
-        return model, f"first model of the agent ('{alias}')"
-    return None, "the agent defines no models"
+    return None, "none chosen: the agent's own default applies"
 
 
 def select_contexts(config: Config, mode: Mode) -> tuple[Context, ...]:

@@ -13,7 +13,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, NoReturn
 
 from start import fs
 from start.errors import StartError
@@ -64,7 +64,10 @@ class ShellNotFoundError(StartError):
 
 
 class StoppedError(StartError):
-    """SIGINT, SIGTERM or SIGHUP arrived while commands ran; they were killed. Exit 128 + N."""
+    """SIGTERM or SIGHUP arrived while commands ran; they were killed. Exit 128 + N.
+
+    (SIGINT, Ctrl-C, is a KeyboardInterrupt, after the same cleanup.)
+    """
 
     def __init__(self, signum: int) -> None:
         self.signum = signum
@@ -160,9 +163,10 @@ def run_all(specs: Sequence[CommandSpec], progress: Progress | None = None) -> l
     """Run every command at once, all driven from one selector loop; results in input order.
 
     While they run (from the main thread), SIGINT, SIGTERM and SIGHUP kill every command's
-    process group and raise StoppedError. `progress`, when given, is called with the labels of
-    the commands still running once they have taken PROGRESS_DELAY seconds, again whenever that
-    list changes, and with [] at the end if it was called before.
+    process group and raise KeyboardInterrupt (SIGINT) or StoppedError (128 + N). `progress`,
+    when given, is called with the labels of the commands still running once they have taken
+    PROGRESS_DELAY seconds, again whenever that list changes, and with [] at the end if it was
+    called before.
     """
     results: dict[int, CommandResult] = {}
     with _Stop() as stop, _Loop(stop, progress) as loop:
@@ -224,7 +228,7 @@ class _Stop:
             if self.pending is None:
                 self.pending = signum
             return
-        raise StoppedError(signum)
+        _stop(signum)
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
@@ -234,7 +238,14 @@ class _Stop:
         finally:
             self.hold -= 1
         if not self.hold and self.pending is not None:
-            raise StoppedError(self.pending)
+            _stop(self.pending)
+
+
+def _stop(signum: int) -> NoReturn:
+    # Ctrl-C stays a KeyboardInterrupt, which the CLI reports as "interrupted" (130).
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise StoppedError(signum)
 
 
 class _Capture:

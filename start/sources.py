@@ -2,7 +2,8 @@
 
 A file is read only when its contents are used and a command runs only when its output is used.
 All the commands of one launch run at once. File contents and command output are data: only a
-`prompt` (or, for a `file` plus `command` without a `prompt`, the file) is a template.
+`prompt` is a template, or, without a `prompt`, a task's `file` (and the `file` of a role or
+context that also has a `command`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Literal, NamedTuple
 
 from start import fs, template
 from start.config.model import Config, SourceItem, Task
-from start.errors import CommandError, StartError
+from start.errors import CommandError, NothingToDoError, StartError
 from start.paths import expand
 from start.resolve import Plan
 from start.shell import CommandResult, CommandSpec, run_all
@@ -91,7 +92,7 @@ def _prepare(
             else:
                 pending.cut = read.truncated
                 pending.file_text = fs.capped_text(read.data, read.truncated)
-    if item.command is not None and _uses(item, "command_output"):
+    if item.command is not None and (_uses(item, "command_output") or _stops_when_silent(item)):
         pending.shell_fix = _shell_fix(kind, item, config)
         pending.command_index = len(specs)
         specs.append(
@@ -107,13 +108,19 @@ def _prepare(
     return pending
 
 
+def _stops_when_silent(item: SourceItem) -> bool:
+    return isinstance(item, Task) and item.if_no_output is not None
+
+
 def _shell_fix(kind: str, item: SourceItem, config: Config) -> str:
+    """Where the shell that runs the item's command is chosen, as a fix to a command that did
+    not start."""
     if item.shell is not None:
-        return f"Fix {kind}s.{item.name}.shell in {item.origin.path}"
+        return f"fix {kind}s.{item.name}.shell in {item.origin.path}"
     origin = config.settings.origins.get("shell")
     if origin is not None:
-        return f"Fix settings.shell in {origin.path}"
-    return "Install bash (or sh), or set settings.shell"
+        return f"fix settings.shell in {origin.path}"
+    return "install bash (or sh), or set settings.shell"
 
 
 def _source(item: SourceItem, file: Path | None) -> str:
@@ -137,7 +144,7 @@ def _render(pending: _Pending, values: dict[str, str]) -> tuple[str, bool]:
     values["command_output"] = pending.result.output if pending.result is not None else ""
     if item.prompt is not None:
         body = item.prompt
-    elif pending.file is not None and item.command is not None:
+    elif pending.file is not None and (item.command is not None or pending.kind == "task"):
         body = pending.file_text or ""
     elif pending.file is not None:
         return pending.file_text or "", False
@@ -170,7 +177,7 @@ def compose(
         if pending is not None and pending.command_index is not None:
             pending.result = results[pending.command_index]
 
-    base = {"date": date}
+    base = {"date": date, "model": plan.model or ""}
     role_part = _finish_required(role, base) if role else None
     context_parts = tuple(_finish_context(p, base) for p in contexts)
     task_part = None
@@ -178,7 +185,6 @@ def compose(
         assert isinstance(task.item, Task)
         task_values = {
             **base,
-            "model": plan.model or "",
             "instructions": plan.instructions if plan.instructions is not None else "None",
         }
         task_part = _finish_required(task, task_values, instructions=plan.instructions)
@@ -192,23 +198,17 @@ def compose(
     return Composition(role_part, context_parts, task_part, prompt)
 
 
-def _failed(pending: _Pending) -> StartError:
+def _failed(pending: _Pending) -> CommandError:
     result = pending.result
     assert result is not None
-    item = pending.item
-    if result.error is not None:
-        return StartError(
-            f"{pending.kind} '{item.name}' command could not start: {result.error}\n"
-            f"{pending.shell_fix}"
-        )
+    reason = f"{result.error}; {pending.shell_fix}" if result.error is not None else None
     return CommandError(
-        f"{pending.kind} '{item.name}' command",
-        item.command or "",
-        exit_code=result.returncode,
-        stdout=result.stdout,
-        stderr=result.stderr,
-        output=None if result.spec.separate else result.output,
+        f"{pending.kind} '{pending.item.name}'",
+        pending.item.command or "",
+        returncode=result.returncode,
+        output=result.output,
         timeout=result.spec.timeout if result.timed_out else None,
+        reason=reason,
     )
 
 
@@ -219,6 +219,13 @@ def _finish_required(
     if pending.result is not None and not pending.result.ok:
         raise _failed(pending)
     item = pending.item
+    if (
+        isinstance(item, Task)
+        and item.if_no_output is not None
+        and pending.result is not None
+        and not pending.result.output.strip()
+    ):
+        raise NothingToDoError(item.if_no_output)
     if pending.file_missing and pending.kind == "role":
         raise StartError(
             f"role '{item.name}': file not found: {pending.file}\n"

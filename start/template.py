@@ -12,16 +12,21 @@ _TOKEN: Final = re.compile(r"\{\{([a-z][a-z0-9_]*)\}\}|\{([a-z][a-z0-9_]*)\}")
 TASK_PROMPT: Final = frozenset(
     {"instructions", "file", "file_contents", "command", "command_output", "model", "date"}
 )
-ITEM_PROMPT: Final = frozenset({"file", "file_contents", "command", "command_output", "date"})
-AGENT_COMMAND: Final = frozenset(
-    {"bin", "model", "prompt", "role", "role_file", "date", "prompt_file"}
+ITEM_PROMPT: Final = frozenset(
+    {"file", "file_contents", "command", "command_output", "model", "date"}
 )
+AGENT_COMMAND: Final = frozenset(
+    {"bin", "model", "prompt", "role", "role_file", "date", "prompt_file", "prompt_dir", "args"}
+)
+# An agent's `large_prompt`: the short prompt sent instead of one too large for the command line.
+LARGE_PROMPT: Final = frozenset({"prompt_file", "prompt_dir", "date"})
 KNOWN: Final = TASK_PROMPT | ITEM_PROMPT | AGENT_COMMAND
 
 SCOPE_NAMES: Final[Mapping[frozenset[str], str]] = {
     TASK_PROMPT: "task prompts",
     ITEM_PROMPT: "role and context prompts",
     AGENT_COMMAND: "agent commands",
+    LARGE_PROMPT: "an agent's large_prompt",
 }
 
 

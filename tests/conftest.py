@@ -33,11 +33,24 @@ def _fast_fake_agent() -> Path:
 FAKE_AGENT = _fast_fake_agent()
 
 
+# Variables of the user's environment that change what start prints (colour, width, pager).
+_UNSET = (
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR_FORCE",
+    "COLUMNS",
+    "PAGER",
+    "CI",
+    "VISUAL",
+    "EDITOR",
+)
+
+
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A private home, config, state and runtime dir, and a scratch working directory."""
     for name in list(os.environ):
-        if name.startswith(("XDG_", "START_")) or name in ("NO_COLOR", "CI", "VISUAL", "EDITOR"):
+        if name.startswith(("XDG_", "START_")) or name in _UNSET:
             monkeypatch.delenv(name, raising=False)
     home = tmp_path / "home"
     run = tmp_path / "run"

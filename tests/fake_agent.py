@@ -29,6 +29,7 @@ def main() -> int:
         "argv0": sys.argv[0],
         "env": dict(os.environ),
         "cwd": os.getcwd(),
+        "stdin_tty": sys.stdin is not None and sys.stdin.isatty(),
         "stdin": read_stdin(),
     }
     text = json.dumps(record)

@@ -68,9 +68,12 @@ def old(path: Path, seconds: float = 60) -> Path:
 def test_a_write_removes_stale_temp_files_beside_it(tmp_path: Path) -> None:
     tmp_path = tmp_path / "layer"
     tmp_path.mkdir()
+    (tmp_path / "tasks.toml").write_text("")
     stale = old(tmp_path / ".tasks.toml.0123abcd.tmp")
+    stale_new = old(tmp_path / ".config.toml.33333333.tmp")  # an earlier write of the same file
     fresh = old(tmp_path / ".tasks.toml.11111111.tmp", seconds=1)  # its writer may not lock yet
     other = old(tmp_path / ".notes.tmp")  # not one of ours
+    unowned = old(tmp_path / ".notes.0123abcd.tmp")  # like ours, but of no file here
     locked = old(tmp_path / ".config.toml.22222222.tmp")
     holder = os.open(locked, os.O_RDONLY)
     try:
@@ -79,8 +82,10 @@ def test_a_write_removes_stale_temp_files_beside_it(tmp_path: Path) -> None:
     finally:
         os.close(holder)
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert stale.name not in names
-    assert names == sorted([fresh.name, other.name, locked.name, "config.toml"])
+    assert stale.name not in names and stale_new.name not in names
+    assert names == sorted(
+        [fresh.name, other.name, unowned.name, locked.name, "config.toml", "tasks.toml"]
+    )
 
 
 def test_a_writer_holds_the_lock_on_its_temp_file(
@@ -93,7 +98,8 @@ def test_a_writer_holds_the_lock_on_its_temp_file(
         temps = [p for p in tmp_path.iterdir() if atomic.is_temp_name(p.name)]
         if temps and not seen:
             os.utime(temps[0], (time.time() - 60, time.time() - 60))
-            seen.append(atomic.sweep(tmp_path))  # another writer's sweep, during this write
+            # Another writer's sweep, during this write.
+            seen.append(atomic.sweep(tmp_path, writing="config.toml"))
         real(fd)
 
     monkeypatch.setattr(os, "fsync", check)

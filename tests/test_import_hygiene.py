@@ -1,4 +1,5 @@
-"""The launch path (`start`, `start prompt`, `start task`, no --dry-run) avoids rich and tomlkit.
+"""The launch path (`start`, `start prompt`, `start task`, no --dry-run) avoids rich and tomlkit,
+and imports nothing of `start mcp` or its optional SDK.
 
 The process ends by exec'ing the agent, so its sys.modules cannot be read afterwards; instead each
 run has `-X importtime` (PYTHONPROFILEIMPORTTIME=1), which reports every import on stderr as it
@@ -18,6 +19,8 @@ import pytest
 from tests.conftest import REPO, run_start, write_tree
 
 HEAVY = ("rich", "tomlkit")
+# `start mcp` and the MCP SDK with what it pulls in: ~1.5 s of CPU to import (docs/mcp.md).
+MCP = ("mcp", "mcp_types", "anyio", "pydantic", "starlette", "uvicorn", "httpx2")
 
 CONFIG = """
 [settings]
@@ -75,6 +78,11 @@ def heavy(names: list[str]) -> list[str]:
     return [name for name in names if name.split(".")[0] in HEAVY]
 
 
+def of_mcp(names: list[str]) -> list[str]:
+    ours = ("start.mcp", "start.cli.mcp")
+    return [n for n in names if n.split(".")[0] in MCP or n.startswith(ours)]
+
+
 def run_on_terminal(args: tuple[str, ...], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
     """Run `start` with stdout and stderr on a pseudo-terminal, so the summary is coloured."""
     try:
@@ -124,6 +132,7 @@ def test_launch_path_imports_neither_rich_nor_tomlkit(
     # The run went all the way to the exec, so the trace covers the whole launch path.
     assert "start.launch" in names, stderr
     assert heavy(names) == []
+    assert of_mcp(names) == []
     if output == "summary on a terminal":
         assert "\x1b[" in stderr, "the summary on a terminal was not coloured: " + stderr
 
@@ -138,3 +147,16 @@ def test_the_trace_shows_heavy_imports_when_they_happen(env: dict[str, str]) -> 
         check=True,
     )
     assert {"rich", "rich.console", "tomlkit"} <= set(heavy(imported(proc.stderr)))
+
+
+def test_the_trace_shows_the_mcp_server_when_it_is_imported(env: dict[str, str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", "import start.mcp.server"],
+        cwd=REPO,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = set(of_mcp(imported(proc.stderr)))
+    assert {"mcp", "mcp_types", "anyio", "pydantic", "start.mcp.server"} <= found

@@ -100,3 +100,71 @@ def test_shipped_llm_entry_runs_end_to_end(isolated: Path) -> None:
     echoed = json.loads(proc.stdout)
     assert echoed["prompt"] == text
     assert echoed["system"].startswith("You are a meticulous senior code reviewer.")
+
+
+def stage_a_large_diff(repo: Path, size: int) -> str:
+    """Stage a file of about `size` bytes; return the staged diff."""
+    line = "- a line that looks like a list item, {braces} and 'quotes'\n"
+    (repo / "big.md").write_text(line * (size // len(line)))
+    subprocess.run(["git", "add", "big.md"], cwd=repo, check=True)
+    return subprocess.run(
+        ["git", "diff", "--staged"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def llm_env(isolated: Path) -> dict[str, str]:
+    assert LLM is not None
+    return {
+        "LLM_USER_PATH": str(isolated.parent / "llm"),
+        "PATH": f"{Path(LLM).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+
+
+@pytest.mark.skipif(LLM is None, reason="llm is a test dependency; install the test extras")
+def test_a_1_mb_staged_diff_through_gdr_and_the_shipped_llm_entry(isolated: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    diff = stage_a_large_diff(isolated, 1_000_000)
+    assert len(diff) > 1_000_000
+    proc = run_start(
+        "task",
+        "gdr",
+        "-q",
+        "-a",
+        "llm",
+        "-m",
+        "echo",
+        "be strict",
+        cwd=isolated,
+        env=llm_env(isolated),
+    )
+    assert proc.returncode == 0, proc.stderr
+    echoed = json.loads(proc.stdout)
+    assert f"```diff\n{diff}\n```" in echoed["prompt"]
+    assert "## Special Instructions\n\nbe strict\n" in echoed["prompt"]
+    assert echoed["system"].startswith("You are a meticulous senior code reviewer.")
+
+
+@pytest.mark.skipif(LLM is None, reason="llm is a test dependency; install the test extras")
+def test_the_large_prompt_switch_through_llm(isolated: Path) -> None:
+    """An inline-prompt agent: the 1 MB prompt goes to llm's stdin, which llm puts first."""
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    diff = stage_a_large_diff(isolated, 1_000_000)
+    config = isolated.parent / "config"
+    write_tree(
+        config,
+        {
+            "config.toml": f"""
+[agents.inline]
+bin = "{LLM}"
+command = "{{bin}} prompt -m echo --no-log {{args}} -- {{prompt}}"
+large_prompt = "Review the diff above."
+large_prompt_stdin = true
+"""
+        },
+    )
+    env = {**llm_env(isolated), "START_CONFIG_DIR": str(config)}
+    proc = run_start("task", "gdr", "-a", "inline", "be strict", cwd=isolated, env=env)
+    assert proc.returncode == 0, proc.stderr
+    echoed = json.loads(proc.stdout)
+    assert echoed["prompt"].endswith(f"```diff\n{diff}\n```\n Review the diff above.")
+    assert "too large for the command line: goes to the agent's stdin from" in proc.stderr

@@ -20,7 +20,9 @@ CORE = [
     "start.resolve",
     "start.sources",
     "start.shell",
+    "start.shellwords",
     "start.agent",
+    "start.tempfiles",
     "start.launch",
     "start.trust",
     "start.doctor",
@@ -28,6 +30,9 @@ CORE = [
     "start.config.cache",
     "start.config.edit",
     "start.config.splice",
+    "start.mcp.library",
+    "start.mcp.report",
+    "start.mcp.clients",
 ]
 
 
@@ -87,4 +92,6 @@ def test_help_lists_the_exit_codes() -> None:
 def test_unknown_command_suggests() -> None:
     result = invoke("tsak")
     assert result.exit_code == 2
-    assert "no such command 'tsak'. Did you mean 'task'?" in result.stderr
+    assert result.stderr == (
+        "start: no such command 'tsak'; did you mean 'task'?\nhint: run 'start --help' for usage\n"
+    )

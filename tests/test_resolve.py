@@ -9,7 +9,14 @@ import pytest
 from start.config.model import Agent, Config, Context, Origin, Role, Settings, Task
 from start.errors import AgentNotFoundError, UnknownNameError
 from start.paths import ProjectLocation
-from start.resolve import Request, find_task, plan, resolve_model, select_contexts
+from start.resolve import (
+    Request,
+    UnknownModelError,
+    find_task,
+    plan,
+    resolve_model,
+    select_contexts,
+)
 
 BUILTIN = Origin("built-in", Path("/b/agents.toml"))
 GLOBAL = Origin("global", Path("/g/config.toml"))
@@ -126,14 +133,27 @@ def test_user_agents_on_path_come_before_shipped_ones() -> None:
     assert (result.agent.name, result.agent_reason) == ("mine", "first configured agent on PATH")
 
 
-def test_no_agent_on_path_exits_127_listing_what_was_looked_for() -> None:
+@pytest.mark.parametrize(
+    ("variables", "config_file"),
+    [
+        ({}, "home/.config/start/config.toml"),
+        ({"XDG_CONFIG_HOME": "xdg"}, "xdg/start/config.toml"),
+        ({"XDG_CONFIG_HOME": "xdg", "START_CONFIG_DIR": "mine"}, "mine/config.toml"),
+    ],
+)
+def test_no_agent_on_path_exits_127_naming_the_real_config_file(
+    variables: dict[str, str], config_file: str, isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = isolated.parent
+    for name, value in variables.items():
+        monkeypatch.setenv(name, str(scratch / value))
     with pytest.raises(AgentNotFoundError) as raised:
         plan(make_config(), Request("session"), which=on_path())
     assert raised.value.exit_code == 127
     assert str(raised.value) == (
         "no agent found on PATH; looked for: alpha (alpha), beta (beta).\n"
         "Install one of them, or choose one with --agent NAME, or set default_agent under "
-        "[settings] in ~/.config/start/config.toml"
+        f"[settings] in {scratch / config_file}"
     )
 
 
@@ -151,7 +171,13 @@ def test_unknown_role_exits_4_with_suggestion() -> None:
 
 
 CLAUDE = agent(
-    "claude", sonnet="claude-sonnet-4-5", opus="claude-opus-4-1", haiku="claude-haiku-4-5"
+    "claude",
+    sonnet="claude-sonnet-4-5",
+    opus="claude-opus-4-1",
+    **{"opus-4-8": "claude-opus-4-8"},
+    haiku="claude-haiku-4-5",
+    fable="claude-fable-5-2",
+    o="claude-o-1",
 )
 
 
@@ -159,44 +185,82 @@ CLAUDE = agent(
     ("wanted", "expected"),
     [
         ("opus", ("claude-opus-4-1", "alias 'opus'")),
+        ("SONNET", ("claude-sonnet-4-5", "alias 'sonnet'")),
+        ("Opus-4-8", ("claude-opus-4-8", "alias 'opus-4-8'")),
         ("son", ("claude-sonnet-4-5", "alias prefix of 'sonnet'")),
-        ("claude-x-9", ("claude-x-9", "passed through literally")),
-        ("", ("", "passed through literally")),  # "" prefixes all three: ambiguous
+        ("HAI", ("claude-haiku-4-5", "alias prefix of 'haiku'")),
+        ("opus-4", ("claude-opus-4-8", "alias prefix of 'opus-4-8'")),
+        ("claude-opus-4-8", ("claude-opus-4-8", "model id of alias 'opus-4-8'")),
+        ("claude-x-9", ("claude-x-9", "literal id, not an alias of claude")),
+        ("gpt-6", ("gpt-6", "literal id, not an alias of claude")),
+        ("x", ("x", "literal id, not an alias of claude")),  # aliases under 3 letters: no typos
+        ("sonnet-4", ("sonnet-4", "literal id, not an alias of claude")),  # two edits off
+        ("", (None, "none: the agent's own default applies")),
     ],
 )
-def test_model_resolution(wanted: str, expected: tuple[str, str]) -> None:
+def test_model_resolution(wanted: str, expected: tuple[str | None, str]) -> None:
     assert resolve_model(CLAUDE, wanted) == expected
+
+
+@pytest.mark.parametrize(
+    ("wanted", "message"),
+    [
+        ("op", "model 'op' is ambiguous for agent 'claude'; it matches: opus, opus-4-8"),
+        ("OP", "model 'OP' is ambiguous for agent 'claude'; it matches: opus, opus-4-8"),
+        ("sonet", "unknown model 'sonet' for agent 'claude'; did you mean 'sonnet'?"),
+        ("hiaku", "unknown model 'hiaku' for agent 'claude'; did you mean 'haiku'?"),
+        ("Sonnett", "unknown model 'Sonnett' for agent 'claude'; did you mean 'sonnet'?"),
+        ("opus-4-9", "unknown model 'opus-4-9' for agent 'claude'; did you mean 'opus-4-8'?"),
+        ("fabel", "unknown model 'fabel' for agent 'claude'; did you mean 'fable'?"),
+    ],
+)
+def test_typos_and_ambiguous_prefixes_exit_4(wanted: str, message: str) -> None:
+    with pytest.raises(UnknownModelError) as raised:
+        resolve_model(CLAUDE, wanted)
+    assert raised.value.exit_code == 4
+    assert str(raised.value) == message
 
 
 @pytest.mark.parametrize(
     ("cli_model", "task_model", "default", "expected", "reason"),
     [
         ("haiku", "opus", "sonnet", "claude-haiku-4-5", "--model (alias 'haiku')"),
-        (None, "op", "sonnet", "claude-opus-4-1", "task 'review' (alias prefix of 'opus')"),
+        (None, "son", "haiku", "claude-sonnet-4-5", "task 'review' (alias prefix of 'sonnet')"),
         (None, None, "haiku", "claude-haiku-4-5", "agent default_model 'haiku'"),
-        (None, None, None, "claude-sonnet-4-5", "first model of the agent ('sonnet')"),
+        (None, None, None, None, "none chosen: the agent's own default applies"),
+        ("", "opus", "sonnet", None, "--model (none: the agent's own default applies)"),
     ],
 )
 def test_model_precedence(
-    cli_model: str | None, task_model: str | None, default: str | None, expected: str, reason: str
+    cli_model: str | None,
+    task_model: str | None,
+    default: str | None,
+    expected: str | None,
+    reason: str,
 ) -> None:
-    claude = Agent(
-        name="claude",
-        origin=BUILTIN,
-        bin="claude",
-        command="{bin} {prompt}",
-        models=dict(CLAUDE.models),
-        default_model=default,
-    )
+    claude = CLAUDE._replace(default_model=default)
     task = Task(name="review", origin=GLOBAL, prompt="p", model=task_model)
     config = make_config(agents=[claude], tasks=[task])
     result = plan(config, Request("task", model=cli_model, task="review"), which=on_path("claude"))
     assert (result.model, result.model_reason) == (expected, reason)
 
 
+def test_a_task_model_typo_names_the_task() -> None:
+    task = Task(name="review", origin=GLOBAL, prompt="p", model="sonet")
+    config = make_config(agents=[CLAUDE], tasks=[task])
+    with pytest.raises(UnknownModelError) as raised:
+        plan(config, Request("task", task="review"), which=on_path("claude"))
+    assert str(raised.value) == (
+        "task 'review': unknown model 'sonet' for agent 'claude'; did you mean 'sonnet'?"
+    )
+
+
 def test_agent_without_models_has_no_model() -> None:
     result = plan(make_config(), Request("session"), which=on_path("alpha"))
-    assert (result.model, result.model_reason) == (None, "the agent defines no models")
+    assert (result.model, result.model_reason) == (
+        None,
+        "none chosen: the agent's own default applies",
+    )
 
 
 def test_contexts_by_mode_in_definition_order() -> None:

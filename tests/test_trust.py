@@ -510,7 +510,9 @@ def test_trust_settings_in_project_config_are_ignored_with_a_warning(
         f"{path}: {key}: '{name}' is a trust setting; trust cannot be set in project config, "
         "so it is ignored (use START_TRUSTED_PATHS or 'start trust')"
     )
-    assert [str(p) for p in config.problems if "trust setting" in p.message] == [message]
+    found = [p for p in config.problems if "trust setting" in p.message]
+    assert [f"{p.where}: {p.detail}" for p in found] == [message]
+    assert found[0].line is not None
     assert trust.describe(config) == (False, "not trusted: never approved")
 
 
@@ -586,6 +588,6 @@ def test_trusted_paths_must_be_absolute(project: Path) -> None:
     write_tree(global_dir, {"config.toml": '[settings]\ntrusted_paths = ["work"]\n'})
     [problem] = [p for p in load().problems if p.key == "settings.trusted_paths"]
     assert str(problem) == (
-        f"{global_dir / 'config.toml'}: settings.trusted_paths: must be an array of absolute "
+        f"{global_dir / 'config.toml'}:2:1: settings.trusted_paths: must be an array of absolute "
         "paths; 'work' is relative"
     )

@@ -9,21 +9,45 @@ from typing import NoReturn
 
 import click
 
-from start import __version__
+from start import __version__, console
+from start.cli.commands import Group, usage_message
 from start.cli.options import Options, launch_options
 from start.errors import EXIT_CODE_TABLE, ExitCode, StartError
 
-_EPILOG = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {text}" for code, text in EXIT_CODE_TABLE)
-_EPILOG += (
-    "\n\nArguments after -- are passed to the agent unchanged."
-    "\nDocs: docs/usage.md, docs/configuration.md, docs/placeholders.md"
+# Help topics: `start help NAME` shows the docs page (see start.cli.help).
+TOPICS = (
+    "usage",
+    "configuration",
+    "placeholders",
+    "agents",
+    "setup",
+    "editing",
+    "shell-completion",
+    "security",
+    "performance",
+    "benchmarks",
+)
+
+_EPILOG = "\n".join(
+    [
+        "Exit codes:",
+        *(f"  {code:>3}  {text}" for code, text in EXIT_CODE_TABLE),
+        "",
+        "Arguments after -- are passed to the agent unchanged.",
+        "",
+        "Help topics (start help TOPIC):",
+        "  " + ", ".join(TOPICS[:5]) + ",",
+        "  " + ", ".join(TOPICS[5:]),
+    ]
 )
 
 _COMMANDS = {
     "completion": ("start.cli.completion", "completion"),
     "config": ("start.cli.config", "config"),
     "doctor": ("start.cli.doctor", "doctor"),
+    "help": ("start.cli.help", "help_"),
     "init": ("start.cli.init", "init"),
+    "mcp": ("start.cli.mcp", "mcp"),
     "prompt": ("start.cli.run", "prompt"),
     "task": ("start.cli.run", "task"),
     "trust": ("start.cli.trust", "trust"),
@@ -31,7 +55,7 @@ _COMMANDS = {
 }
 
 
-class _Group(click.Group):
+class _Root(Group):
     """Loads each command's module only when that command runs."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -49,25 +73,21 @@ class _Group(click.Group):
         command: click.Command = getattr(module, target[1])
         return command
 
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        name = args[0] if args else ""
-        missing = self.get_command(ctx, name) is None and not name.startswith("-")
-        if missing and not ctx.resilient_parsing:
-            from start.errors import suggest
-
-            close = suggest(name, self.list_commands(ctx))
-            hint = f" Did you mean '{close}'?" if close else ""
-            raise click.UsageError(f"no such command '{name}'.{hint}", ctx)
-        return super().resolve_command(ctx, args)
-
 
 @click.group(
-    cls=_Group,
+    cls=_Root,
     invoke_without_command=True,
     epilog=_EPILOG,
     context_settings={"help_option_names": ["-h", "--help"]},
+    examples=[
+        ("A full session: every context, your role, your agent", "start"),
+        ("A question with the required contexts", 'start prompt "why does the retry loop spin?"'),
+        (
+            "Review the staged diff with the code-reviewer role",
+            'start task gdr "focus on security"',
+        ),
+        ("See what would run, without running it", "start --dry-run task gdr"),
+    ],
 )
 @click.version_option(__version__, "-V", "--version", prog_name="start")
 @launch_options
@@ -98,41 +118,57 @@ def main(argv: list[str] | None = None) -> NoReturn:
     options = Options(agent_args=agent_args)
     if os.environ.get("START_NO_PROJECT") == "1":
         options.no_project = True
+    code: int
     try:
-        result = cli.main(args=args, prog_name="start", standalone_mode=False, obj=options)
-        code = result if isinstance(result, int) else 0
-    except click.exceptions.Abort:
-        sys.stderr.write("\nstart: interrupted\n")
+        instruction = os.environ.get("_START_COMPLETE")
+        if instruction:
+            from start.cli.completion import respond
+
+            code = respond(cli, instruction, options)
+        else:
+            result = cli.main(args=args, prog_name="start", standalone_mode=False, obj=options)
+            code = result if isinstance(result, int) else 0
+    except (click.exceptions.Abort, KeyboardInterrupt) as interrupt:
+        if isinstance(interrupt, KeyboardInterrupt):
+            console.err()  # closes the terminal's ^C echo; click does it for an Abort
+        console.error("interrupted", no_color=options.no_color)
         code = ExitCode.INTERRUPTED
     except click.ClickException as error:
-        error.show()
-        code = error.exit_code
+        code = _click_error(error, options)
     except StartError as error:
-        _debug_traceback()
-        sys.stderr.write(f"start: {error}\n")
+        _traceback(options)
+        console.error(str(error), no_color=options.no_color)
         code = error.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("\nstart: interrupted\n")
-        code = ExitCode.INTERRUPTED
     except BrokenPipeError:
-        # The reader went away (e.g. `start task | head`); say nothing more.
+        # The reader went away (`start task | head -1`): say nothing more.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         code = ExitCode.ERROR
     except Exception as error:
-        _debug_traceback(always=False)
-        sys.stderr.write(
-            f"start: internal error: {type(error).__name__}: {error}\n"
-            "Set START_DEBUG=1 to see the traceback.\n"
+        _traceback(options)
+        console.error(
+            f"internal error: {type(error).__name__}: {error}",
+            [] if options.debug else ["set START_DEBUG=1 (or pass --debug) to see the traceback"],
+            no_color=options.no_color,
         )
-        code = ExitCode.ERROR
+        code = ExitCode.SOFTWARE
     with contextlib.suppress(BrokenPipeError):
         sys.stdout.flush()
     sys.exit(int(code))
 
 
-def _debug_traceback(always: bool = False) -> None:
-    if always or os.environ.get("START_DEBUG"):
+def _click_error(error: click.ClickException, options: Options) -> int:
+    if type(error).__name__ == "NoArgsIsHelpError":
+        # `start config` alone: click 8.2+ shows the group's help, as a usage error.
+        console.Printer("stderr").block(error.format_message())
+        return error.exit_code
+    message, hints = usage_message(error)
+    console.error(message, hints, no_color=options.no_color)
+    return error.exit_code
+
+
+def _traceback(options: Options) -> None:
+    if options.debug:
         import traceback
 
-        traceback.print_exc()
+        console.Printer("stderr").block(traceback.format_exc().rstrip("\n"))

@@ -13,7 +13,8 @@ import click
 from click.shell_completion import CompletionItem, get_completion_class
 
 from start import console, resolve
-from start.cli.options import Options
+from start.cli.commands import Choice, command
+from start.cli.options import Options, common_options
 from start.config import edit, schema
 from start.config.load import load
 from start.config.model import Agent, Config, Item
@@ -24,17 +25,20 @@ PROG = "start"
 COMPLETE_VAR = "_START_COMPLETE"
 
 
-@click.command()
-@click.argument("shell", type=click.Choice(SHELLS))
+@command(
+    json=False,
+    examples=[
+        ("bash: add to ~/.bashrc", 'eval "$(start completion bash)"'),
+        ("zsh: add to ~/.zshrc, after compinit", 'eval "$(start completion zsh)"'),
+        ("fish", "start completion fish > ~/.config/fish/completions/start.fish"),
+    ],
+    epilog="Docs: start help shell-completion",
+)
+@click.argument("shell", type=Choice(SHELLS), metavar="SHELL")
+@common_options
 @click.pass_context
 def completion(ctx: click.Context, shell: str) -> int:
-    """Print the completion script for SHELL (see docs/completion.md).
-
-    \b
-      bash:  eval "$(start completion bash)"   in ~/.bashrc
-      zsh:   eval "$(start completion zsh)"    in ~/.zshrc
-      fish:  start completion fish > ~/.config/fish/completions/start.fish
-    """
+    """Print the tab-completion script for SHELL: bash, zsh or fish."""
     shell_class = get_completion_class(shell)
     assert shell_class is not None
     script = shell_class(ctx.find_root().command, {}, PROG, COMPLETE_VAR)
@@ -42,6 +46,31 @@ def completion(ctx: click.Context, shell: str) -> int:
     # which versions work instead.
     console.out(script.source_template % script.source_vars(), end="")
     return 0
+
+
+def respond(cli: click.Command, instruction: str, options: Options) -> int:
+    """Answer the shell's `_START_COMPLETE=SHELL_complete` request (or print the script for
+    `SHELL_source`). Every value and description is escaped, so config text cannot put a control
+    sequence on the terminal while the user presses Tab."""
+    shell, _, action = instruction.partition("_")
+    shell_class = get_completion_class(shell)
+    if shell_class is None or action not in ("complete", "source"):
+        console.err(f"start: unknown completion request '{instruction}'")
+        return 1
+    found = shell_class(cli, {"obj": options}, PROG, COMPLETE_VAR)
+    if action == "source":
+        console.out(found.source_template % found.source_vars(), end="")
+        return 0
+    args, incomplete = found.get_completion_args()
+    items = found.get_completions(args, incomplete)
+    lines = [found.format_completion(_escaped(item)) for item in items]
+    console.out("\n".join(lines))
+    return 0
+
+
+def _escaped(item: CompletionItem) -> CompletionItem:
+    help_text = console.printable(item.help) if item.help else item.help
+    return CompletionItem(console.printable(str(item.value)), type=item.type, help=help_text)
 
 
 def _options(ctx: click.Context) -> Options:

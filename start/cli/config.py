@@ -1,95 +1,188 @@
-"""`start config validate | show | path`."""
+"""`start config validate | show | path`, and the group that holds the editing commands."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
 from start import console
 from start.cli import config_edit
-from start.cli.options import common_options, get_options
+from start.cli.commands import Choice, group
+from start.cli.options import common_options, get_options, printer
 from start.config import load as config_load
-from start.config import render
+from start.config import render, schema
 from start.config.model import LAYERS, Config
 from start.config.validate import check_shells
-from start.errors import ExitCode
+from start.console import Styled
+from start.errors import ExitCode, Problem, UnknownNameError, UsageError, suggest
 
 
-@click.group()
+@group(
+    examples=[
+        ("Check every layer", "start config validate"),
+        ("The merged tasks, with the file each came from", "start config show tasks"),
+        ("Set the default agent in your global config", "start config set default_agent claude"),
+    ],
+    epilog="Docs: start help configuration, start help editing",
+)
 @common_options
 def config() -> None:
     """Validate, show, locate and edit configuration."""
 
 
-@config.command()
+@config.command(
+    examples=[
+        ("Every problem of every layer, by file and line", "start config validate"),
+        ("The same as data", "start config validate --json"),
+    ]
+)
 @common_options
 def validate() -> int:
-    """Check every layer and the merged result; exit 3 when there are errors."""
+    """Check every layer and the merged result; exit 3 on errors.
+
+    Problems are grouped by file, each at LINE:COLUMN. -q prints only the problems; -v also lists
+    the files that were read.
+    """
     options = get_options()
-    loaded = config_load.load(options.workdir, use_project=not options.no_project)
+    loaded = config_load.load(options.workdir, use_project=not options.no_project, use_cache=False)
     problems = (*loaded.problems, *check_shells(loaded))
     if options.json:
         console.print_json([p.as_dict() for p in problems])
-    else:
-        printer = console.Printer(sys.stdout, no_color=options.no_color)
-        for problem in problems:
-            mark = (
-                printer.style("error", "red", "bold")
-                if problem.is_error
-                else printer.style("warning", "yellow")
-            )
-            printer.line(f"{mark}: {problem}")
-        errors = sum(1 for p in problems if p.is_error)
-        warnings = len(problems) - errors
-        files = sum(1 for f in loaded.files)
-        summary = (
-            f"{errors} error{'s' if errors != 1 else ''}, "
-            f"{warnings} warning{'s' if warnings != 1 else ''} in {files} file"
-            f"{'s' if files != 1 else ''}"
-        )
-        printer.line(("✗ " if errors else "✓ ") + summary)
+        return ExitCode.CONFIG if loaded.errors else ExitCode.OK
+    out = printer("stdout")
+    if options.verbose:
+        for read in loaded.files:
+            out.line(Styled("read", "dim"), f" {read.layer}: {read.path}")
+    show_problems(out, problems)
+    errors = len(loaded.errors)
+    warnings = len(problems) - errors
+    files = len(loaded.files)
+    summary = (
+        f"{errors} error{'s' if errors != 1 else ''}, "
+        f"{warnings} warning{'s' if warnings != 1 else ''} in {files} file"
+        f"{'s' if files != 1 else ''}"
+    )
+    mark = Styled("✗", "red bold") if errors else Styled("✓", "green")
+    out.note(mark, " ", summary)
     return ExitCode.CONFIG if loaded.errors else ExitCode.OK
 
 
-@config.command()
-@click.option("--global", "only", flag_value="global", help="Show only the global layer's items.")
-@click.option("--local", "only", flag_value="project", help="Show only the project layer's items.")
+def show_problems(out: console.Printer, problems: tuple[Problem, ...] | list[Problem]) -> None:
+    """Problems grouped under their file, each at LINE:COLUMN, errors in red."""
+    for where, group_problems in group_by_file(problems):
+        out.line(Styled(where, "bold"))
+        width = max(len(_at(p)) for p in group_problems)
+        for problem in group_problems:
+            severity = (
+                Styled("error  ", "red bold") if problem.is_error else Styled("warning", "yellow")
+            )
+            out.line("  ", _at(problem).ljust(width), "  ", severity, "  ", problem.detail)
+
+
+def group_by_file(problems: tuple[Problem, ...] | list[Problem]) -> list[tuple[str, list[Problem]]]:
+    """Problems by file, in the order files first appear, then by line."""
+    groups: dict[str, list[Problem]] = {}
+    for problem in problems:
+        groups.setdefault(problem.where, []).append(problem)
+    return [(where, sorted(found, key=lambda p: p.line or 0)) for where, found in groups.items()]
+
+
+def _at(problem: Problem) -> str:
+    return f"{problem.line}:{problem.column or 1}" if problem.line is not None else "-"
+
+
+_SHOWN = ("settings", *schema.KINDS)
+
+
+@config.command(
+    examples=[
+        ("Everything, merged, each item with its layer and file", "start config show"),
+        ("Only the tasks", "start config show tasks"),
+        ("One agent", "start config show agent claude"),
+        ("Only what your global config sets", "start config show --layer global"),
+    ]
+)
+@click.argument("kind", required=False, metavar="[KIND]")
+@click.argument("name", required=False, metavar="[NAME]")
+@click.option(
+    "--layer",
+    type=Choice(LAYERS),
+    metavar="LAYER",
+    help="Only the items of LAYER: built-in, global or project.",
+)
+@click.option("--global", "only", flag_value="global", help="Same as --layer global.")
+@click.option("--local", "only", flag_value="project", help="Same as --layer project.")
+@click.option("--no-pager", is_flag=True, help="Print instead of paging on a terminal.")
 @common_options
-def show(only: str | None) -> int:
-    """Show the merged configuration and where each item came from."""
+def show(
+    kind: str | None, name: str | None, layer: str | None, only: str | None, no_pager: bool
+) -> int:
+    """Show the merged configuration and where each item came from.
+
+    KIND is settings, agents, roles, contexts or tasks (singular works too); NAME narrows it to
+    one item. On a terminal the TOML is paged with $START_PAGER, else $PAGER, else less.
+    """
     options = get_options()
     use_project = not options.no_project
     loaded = config_load.load(options.workdir, use_project=use_project, strict=True)
+    layer = layer or only
     shown = loaded
-    if only is not None:
-        shown = config_load.load(options.workdir, use_project=use_project, layers=(only,))
+    if layer is not None:
+        shown = config_load.load(options.workdir, use_project=use_project, layers=(layer,))
+    section = _section(kind, name)
+    if name is not None:
+        assert section is not None
+        items: dict[str, Any] = getattr(shown, section)
+        if name not in items:
+            raise UnknownNameError(schema.KIND_SINGULAR[section], name, items)
     if options.json:
-        console.print_json(render.as_data(shown))
+        console.print_json(render.as_data(shown, section, name))
         return ExitCode.OK
-    console.print_syntax(render.as_toml(shown), "toml", no_color=options.no_color)
+    page = console.Page()
+    page.syntax(render.as_toml(shown, section, name), "toml")
+    page.show(no_color=options.no_color, pager=not no_pager)
     return ExitCode.OK
 
 
-@config.command()
+def _section(kind: str | None, name: str | None) -> str | None:
+    if kind is None:
+        return None
+    singular = {s: k for k, s in schema.KIND_SINGULAR.items()}
+    section = singular.get(kind, kind)
+    if section not in _SHOWN:
+        close = suggest(kind, [*_SHOWN, *singular])
+        hint = f"; did you mean '{close}'?" if close else f"; choose from {', '.join(_SHOWN)}"
+        raise UsageError(f"unknown kind '{kind}'{hint}")
+    if section == "settings" and name is not None:
+        raise UsageError("settings has no NAME; 'start config show settings' shows them all")
+    return section
+
+
+@config.command(
+    examples=[
+        ("Where config is read from", "start config path"),
+        ("The same as data", "start config path --json"),
+    ]
+)
 @common_options
 def path() -> int:
-    """Show the config directories, the files found in each, and the project root."""
+    """Show the config directories, the files in each, and the project root."""
     options = get_options()
     loaded = config_load.load(options.workdir, use_project=not options.no_project)
     data = _paths(loaded)
     if options.json:
         console.print_json(data)
         return ExitCode.OK
+    out = printer("stdout")
     for layer in LAYERS:
         entry = data["layers"][layer]
-        console.out(f"{layer}: {entry['directory'] or 'none'}")
+        out.line(Styled(f"{layer}:", "bold"), f" {entry['directory'] or 'none'}")
         for name in entry["files"]:
-            console.out(f"  {name}")
+            out.line(f"  {name}")
         if entry["directory"] and not entry["files"]:
-            console.out("  (no config files)")
-    console.out(f"project root: {data['project_root']}")
+            out.line(Styled("  (no config files)", "dim"))
+    out.line(Styled("project root:", "bold"), f" {data['project_root']}")
     return ExitCode.OK
 
 

@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 import click
 
 from start import console
-from start.cli.options import common_options, completer, get_options
+from start.cli.commands import Choice, command
+from start.cli.options import common_options, completer, get_options, printer
 from start.config import edit, files, schema
 from start.config.render import toml_value
 from start.errors import ExitCode, Problem, StartError, UsageError
@@ -34,6 +35,8 @@ _FIELD_HELP = {
     "models_url": ("URL", "Where the agent's models are listed."),
     "default_model": ("ALIAS", "The model alias used when none is chosen."),
     "models": ("ALIAS=ID", "A model alias and the id it stands for (repeatable)."),
+    "large_prompt": ("TEXT", "The prompt sent instead of one too large; names {prompt_file}."),
+    "large_prompt_stdin": (None, "Give the agent a too large prompt on stdin."),
     "file": ("PATH", "A file whose path and contents the prompt can use."),
     "prompt": ("TEXT", "The prompt text; - reads it from stdin."),
     "shell": ("SHELL", "The shell that runs the command."),
@@ -44,6 +47,7 @@ _FIELD_HELP = {
     "agent": ("NAME", "The agent the task uses."),
     "model": ("MODEL", "The model the task uses."),
     "internal": (None, "Leave the task out of listings."),
+    "if_no_output": ("TEXT", "Stop with this message when the command prints nothing."),
 }
 _FIELD_COMPLETION = {
     "role": "complete_roles",
@@ -99,28 +103,35 @@ def _interactive() -> bool:
 
 
 def _show_problems(problems: tuple[Problem, ...]) -> None:
-    for problem in problems:
-        console.err(f"  {problem.severity}: {problem}")
+    """Problems of an edited file, the file named once (as `start config validate` shows them)."""
+    from start.cli.config import show_problems
+
+    show_problems(printer(), problems)
+
+
+def _result(path: Path, changed: bool, problems: tuple[Problem, ...]) -> None:
+    console.print_json(
+        {"file": str(path), "changed": changed, "problems": [p.as_dict() for p in problems]}
+    )
 
 
 def _report(outcome: edit.Outcome, done: str, unchanged: str) -> int:
     if get_options().json:
-        console.print_json(
-            {
-                "file": str(outcome.path),
-                "changed": outcome.changed,
-                "problems": [p.as_dict() for p in outcome.problems],
-            }
-        )
+        _result(outcome.path, outcome.changed, outcome.problems)
     else:
-        console.err(f"{done if outcome.changed else unchanged} ({outcome.path})")
+        printer().note(f"{done if outcome.changed else unchanged} ({outcome.path})")
         _show_problems(outcome.problems)
     return ExitCode.OK
 
 
-@click.command(
+@command(
     "set",
-    help="Set KEY to VALUE in [settings]. KEY is one of: " + ", ".join(schema.SETTINGS) + ".",
+    help="Set a setting in your global config (or the project's, with --local)."
+    "\n\nKEY is one of: " + ", ".join(schema.SETTINGS) + ".",
+    examples=[
+        ("Launch gemini unless told otherwise", "start config set default_agent gemini"),
+        ("Give commands a minute in this project", "start config set --local command_timeout 60"),
+    ],
 )
 @click.argument("key", shell_complete=completer("complete_settings"))
 @click.argument("value", shell_complete=completer("complete_setting_values"))
@@ -132,32 +143,53 @@ def set_(key: str, value: str, local: bool) -> int:
     return _report(outcome, f"Set {shown}", f"Already set: {shown}")
 
 
-@click.command()
+@command(
+    examples=[
+        ("Go back to the first installed agent", "start config unset default_agent"),
+    ]
+)
 @click.argument("key", shell_complete=completer("complete_settings"))
 @_LOCAL
 @common_options
 def unset(key: str, local: bool) -> int:
-    """Remove KEY from [settings], so the next layer's value or the default applies."""
+    """Remove a setting, so the next layer's value or the default applies.
+
+    KEY is one of the settings that 'start config set' takes.
+    """
     scope = _scope(local)
     outcome = edit.unset_setting(scope, key)
     return _report(outcome, f"Unset {key}", f"{key} is not set in the {scope.layer} config")
 
 
-@click.command()
-@click.argument("kind", type=click.Choice(list(edit.KIND_OF)))
+@command(
+    examples=[
+        (
+            "A task that reviews the unstaged diff",
+            "start config add task review --role code-reviewer --command 'git diff' "
+            "--prompt 'Review this: {command_output}'",
+        ),
+        (
+            "A context in every prompt of this project",
+            "start config add --local context docs --file docs/README.md --required",
+        ),
+        (
+            "An agent of your own",
+            "start config add agent mine --bin mine --command 'mine {prompt}' "
+            "--model-alias fast=mine-1",
+        ),
+    ]
+)
+@click.argument("kind", type=Choice(list(edit.KIND_OF)), metavar="KIND")
 @click.argument("name", shell_complete=completer("complete_kind_names"))
 @_field_options
 @_LOCAL
 @common_options
 def add(kind: str, name: str, local: bool, **values: Any) -> int:
-    """Add agent, role, context or task NAME with the fields given as flags.
+    """Add an agent, role, context or task, with fields given as flags.
 
-    \b
-    Examples:
-      start config add task review --role code-reviewer --command 'git diff' \\
-          --prompt 'Review this: {command_output}'
-      start config add context docs --file docs/README.md --required
-      start config add agent mine --bin mine --command 'mine {prompt}' --model-alias fast=mine-1
+    KIND is agent, role, context or task; NAME is the new item's name. Each flag below says
+    which kinds take it. On a terminal, a missing required field is asked for; --prompt - reads
+    the prompt from stdin.
     """
     plural = edit.KIND_OF[kind]
     known = schema.KINDS[plural]
@@ -204,16 +236,21 @@ def _missing_fields(plural: str, kind: str, given: dict[str, Any]) -> dict[str, 
     return {f: click.prompt(f.replace("_", " ").capitalize(), err=True) for f in needed}
 
 
-@click.command()
-@click.argument("kind", type=click.Choice(list(edit.KIND_OF)))
+@command(
+    examples=[
+        ("Remove a task of yours (asks first)", "start config remove task review"),
+        ("The same in a script", "start config remove task review --yes"),
+    ]
+)
+@click.argument("kind", type=Choice(list(edit.KIND_OF)), metavar="KIND")
 @click.argument("name", shell_complete=completer("complete_kind_names"))
 @_LOCAL
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @common_options
 def remove(kind: str, name: str, local: bool, yes: bool) -> int:
-    """Remove agent, role, context or task NAME, with its own comments.
+    """Remove an agent, role, context or task, with its own comments.
 
-    Asks first on a terminal; without one, --yes is required.
+    KIND is agent, role, context or task. Asks first on a terminal; without one, --yes is required.
     """
     scope = _scope(local)
     plural = edit.KIND_OF[kind]
@@ -221,24 +258,35 @@ def remove(kind: str, name: str, local: bool, yes: bool) -> int:
         path = edit.find_item(scope, plural, name)
         if not _interactive():
             raise UsageError(f"not removing {kind} '{name}' without confirmation; pass --yes")
-        if not click.confirm(f"Remove {kind} '{name}' from {path}?", default=False, err=True):
-            console.err("Nothing was removed.")
+        if not _confirm(f"Remove {kind} '{name}' from {path}?", default=False):
+            printer().line("Nothing was removed.")
             return ExitCode.ERROR
     outcome = edit.remove_item(scope, plural, name)
     return _report(outcome, f"Removed {kind} '{name}'", f"{kind} '{name}' is already gone")
 
 
-@click.command("edit")
-@click.argument("file", default=edit.MAIN_FILE, type=click.Choice(files.LAYER_FILES))
+@command(
+    "edit",
+    examples=[
+        ("Your global config.toml", "start config edit"),
+        ("The project's tasks.toml", "start config edit --local tasks.toml"),
+    ],
+)
+@click.argument("file", default=edit.MAIN_FILE, type=Choice(files.LAYER_FILES), metavar="[FILE]")
 @_LOCAL
 @common_options
 def edit_(file: str, local: bool) -> int:
-    """Open FILE (config.toml) in $VISUAL, $EDITOR or vi, then validate it.
+    """Open a config file in $VISUAL, $EDITOR or vi, then validate it.
 
-    An invalid file is kept as saved and its problems are listed (exit 3); on a terminal you are
-    offered to re-open it first.
+    FILE is config.toml (the default), agents.toml, roles.toml, contexts.toml or tasks.toml. An
+    invalid file is kept as saved and its problems are listed (exit 3); on a terminal you are
+    offered to re-open it first. A missing global config.toml can start as the commented starter
+    that 'start init' writes.
     """
-    target = edit.file_target(_scope(local), file)
+    scope = _scope(local)
+    target = edit.file_target(scope, file)
+    if scope.layer == "global" and file == edit.MAIN_FILE and not target.path.exists():
+        _offer_starter(target.path)
     original = edit.current_bytes(target)
     workspace = Path(tempfile.mkdtemp(prefix="start-edit-"))
     keep = False
@@ -247,7 +295,10 @@ def edit_(file: str, local: bool) -> int:
         copy.write_bytes(original)
         data, problems, shown = _edit_until_accepted(target, copy, original)
         if data == original:
-            console.err(f"No changes ({target.path})")
+            if get_options().json:
+                _result(target.path, False, ())
+            else:
+                printer().note(f"No changes ({target.path})")
             return ExitCode.OK
         try:
             outcome = edit.replace_file(target, data, original)
@@ -258,10 +309,39 @@ def edit_(file: str, local: bool) -> int:
         if not keep:
             shutil.rmtree(workspace, ignore_errors=True)
     invalid = any(p.is_error for p in problems)
-    console.err(f"Saved {target.path}" + (", but the config is invalid:" if invalid else ""))
+    if get_options().json:
+        _result(target.path, True, outcome.problems)
+        return ExitCode.CONFIG if invalid else ExitCode.OK
+    if invalid:
+        printer().line(f"Saved {target.path}, but the config is invalid:")
+    else:
+        printer().note(f"Saved {target.path}")
     if not shown:
         _show_problems(outcome.problems)
     return ExitCode.CONFIG if invalid else ExitCode.OK
+
+
+def _confirm(question: str, *, default: bool) -> bool:
+    answer: bool = click.confirm(console.printable(question), default=default, err=True)
+    return answer
+
+
+def _offer_starter(path: Path) -> None:
+    """On a terminal, offer the commented starter config of `start init` for a new global file."""
+    if not _interactive():
+        return
+    if not _confirm(
+        f"{path} does not exist. Start from the commented starter config?", default=True
+    ):
+        return
+    from start import init as starter
+
+    options = get_options()
+    detection = starter.detect(options.workdir)
+    agent, _reason = starter.choose_agent(detection, None)
+    text = starter.global_text(agent, detection, starter.taken(path.parent, path))
+    written = starter.create(path, text, force=False)
+    printer().note(f"start: wrote {written.target}")
 
 
 def _edit_until_accepted(
@@ -279,9 +359,9 @@ def _edit_until_accepted(
         problems = edit.check(target, data)
         if not any(p.is_error for p in problems) or not _interactive():
             return data, problems, False
-        console.err(f"{target.path} would be invalid:")
+        printer().line(f"{target.path} would be invalid:")
         _show_problems(problems)
-        if not click.confirm("Re-open the editor?", default=True, err=True):
+        if not _confirm("Re-open the editor?", default=True):
             return data, problems, True
 
 
@@ -302,5 +382,5 @@ def _run_editor(path: Path) -> None:
 
 def register(group: click.Group) -> None:
     """Add the editing commands to the `config` group."""
-    for command in (set_, unset, add, remove, edit_):
-        group.add_command(command)
+    for each in (set_, unset, add, remove, edit_):
+        group.add_command(each)

@@ -1,15 +1,14 @@
-"""`start doctor`: the offline health check, printed as ✓, ⚠ and ✗ lines (or JSON)."""
+"""`start doctor`: the offline health check, printed as ✓, ·, ⚠ and ✗ lines (or JSON)."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-
-import click
+from collections.abc import Sequence
 
 from start import console
 from start import doctor as core
+from start.cli.commands import command
 from start.cli.options import Options, common_options, get_options
+from start.console import Styled
 from start.errors import ExitCode
 
 TITLES = {
@@ -20,19 +19,26 @@ TITLES = {
     "project": "Project",
 }
 _MARKS = {"ok": "✓", "info": "·", "warning": "⚠", "error": "✗"}
-_STYLES = {"ok": ("green",), "info": ("dim",), "warning": ("yellow",), "error": ("red", "bold")}
+_STYLES = {"ok": "green", "info": "dim", "warning": "yellow", "error": "red bold"}
 # Subjects longer than this are not padded, so one long name does not push every line right.
 _SUBJECT_WIDTH = 16
 
 
-@click.command()
+@command(
+    examples=[
+        ("Check everything", "start doctor"),
+        ("Only the problems, for a script or a prompt", "start doctor -q"),
+        ("Every agent and detail", "start doctor -v"),
+    ],
+    epilog="Docs: start help setup",
+)
 @common_options
 def doctor() -> int:
-    """Check the setup offline: config files, agents on PATH, named files, shells and trust.
+    """Check the setup offline: config, agents, named files, shells and trust.
 
     Exit 0 when there is no error and no warning (info lines do not count), 3 when a config
     file has errors, else 1. Nothing is fetched and no configured command is run. -q prints only
-    problems; --json prints the checks.
+    problems; -v lists every agent and detail; --json prints the checks.
     """
     options = get_options()
     report = core.diagnose(options.workdir, use_project=not options.no_project)
@@ -46,42 +52,66 @@ def doctor() -> int:
 
 
 def show(report: core.Report, options: Options) -> None:
-    """The report on stdout: it is the command's data. Problems carry a one-line fix."""
-    from start.console import printable
+    """The report on stdout: it is the command's data. Problems carry a one-line fix.
 
-    printer = console.Printer(sys.stdout, no_color=options.no_color)
-    style = printer.style
+    Long lines wrap with a hanging indent. Without -v, the checks that share a `fold` label (the
+    shipped agents that are not installed) collapse into one line.
+    """
+    page = console.Page()
     for section in core.SECTIONS:
         checks = [c for c in report.checks if c.section == section]
         if options.quiet:
             checks = [c for c in checks if c.is_problem]
+        if not options.verbose:
+            checks = fold(checks)
         if not checks:
             continue
         if not options.quiet:
-            printer.line(style(TITLES[section], "bold"))
-        width = min(_SUBJECT_WIDTH, max(len(c.subject) for c in checks))
+            page.line(Styled(TITLES[section], "bold"))
+        width = min(_SUBJECT_WIDTH, max(console.display_width(c.subject) for c in checks))
+        heading = None
         for check in checks:
-            mark = style(_MARKS[check.status], *_STYLES[check.status])
-            subject = printable(check.subject).ljust(width)
-            message = printable(check.message)
-            if check.selected:
-                subject, message = style(subject, "bold"), style(message, "bold")
-            printer.line(f"  {mark} {subject}  {message}")
+            if check.heading is not None and check.heading != heading:
+                page.row([Styled(check.heading, "bold")], [], indent=2)
+            heading = check.heading
+            style = "bold" if check.selected else ""
+            mark = Styled(_MARKS[check.status], _STYLES[check.status])
+            cells = [mark, Styled(check.subject, style), Styled(check.message, style)]
+            page.row(cells, [1, width], indent=2, gaps=[1, 2])
             if check.fix:
-                printer.line(style(f"      → {printable(check.fix)}", "dim"))
+                page.row([Styled("→", "dim"), Styled(check.fix, "dim")], [1], indent=6)
         if not options.quiet:
-            printer.line()
+            page.blank()
     if not options.quiet:
-        printer.line(summary(report, style))
-    printer.flush()
+        page.line(summary(report))
+    page.show(no_color=options.no_color)
 
 
-def summary(report: core.Report, paint: Callable[..., str]) -> str:
+def fold(checks: Sequence[core.Check]) -> list[core.Check]:
+    """Checks with the same `fold` label become one line, where the first of them was."""
+    folded: dict[str, list[core.Check]] = {}
+    for check in checks:
+        if check.fold is not None:
+            folded.setdefault(check.fold, []).append(check)
+    result = []
+    for check in checks:
+        if check.fold is None:
+            result.append(check)
+        elif folded[check.fold][0] is check:
+            group = folded[check.fold]
+            names = ", ".join(c.subject for c in group)
+            result.append(
+                core.Check(check.section, check.status, check.fold, f"{names} ({len(group)})")
+            )
+    return result
+
+
+def summary(report: core.Report) -> Styled:
     if report.healthy:
-        return paint("✓ healthy: no errors or warnings", "green")
+        return Styled("✓ healthy: no errors or warnings", "green")
     parts = [
         f"{count} {word}{'s' if count != 1 else ''}"
         for count, word in ((report.errors, "error"), (report.warnings, "warning"))
     ]
     mark, colour = ("✗", "red") if report.errors else ("⚠", "yellow")
-    return paint(f"{mark} {', '.join(parts)}", colour, "bold")
+    return Styled(f"{mark} {', '.join(parts)}", f"{colour} bold")

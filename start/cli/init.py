@@ -9,12 +9,23 @@ import click
 
 from start import console
 from start import init as starter
-from start.cli.options import Options, common_options, completer, get_options
+from start.cli.commands import command
+from start.cli.options import Options, common_options, completer, get_options, printer
 from start.config.model import Config
 from start.errors import ExitCode, Problem, UnknownNameError
 
 
-@click.command()
+@command(
+    examples=[
+        ("Your global config, with the installed agent as the default", "start init"),
+        (
+            "A project config with a context for its README and an example task",
+            "start init --local",
+        ),
+        ("Start over, keeping the old file as a backup", "start init --force --agent claude"),
+    ],
+    epilog="Docs: start help setup",
+)
 @click.option(
     "--local",
     is_flag=True,
@@ -32,7 +43,7 @@ from start.errors import ExitCode, Problem, UnknownNameError
 )
 @common_options
 def init(local: bool, force: bool, agent_name: str | None) -> int:
-    """Write a starter config with comments that explain each section.
+    """Write a commented starter config (the project's, with --local).
 
     Without --local: the global config, with an installed agent as the default. With --local:
     the project's .start/config.toml, with a context for its AGENTS.md or README.md and an
@@ -143,8 +154,9 @@ def _report_written(options: Options, written: starter.Written) -> None:
 
 
 def _report_problems(problems: list[Problem]) -> None:
-    for problem in problems:
-        console.err(f"  {problem.severity}: {problem}")
+    from start.cli.config import show_problems
+
+    show_problems(printer(), problems)
     if problems:
         console.err("  (the new file has problems; 'start config validate' lists them all)")
 

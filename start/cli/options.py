@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from start import console
 from start.paths import current_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -24,12 +26,15 @@ class Options:
         self.directory: Path | None = None
         self.quiet = False
         self.verbose = 0
-        self.debug = False
+        # --debug and START_DEBUG=1 are one switch: show internals, tracebacks included.
+        self.debug = bool(os.environ.get("START_DEBUG"))
         self.dry_run = False
         self.json = False
         self.no_color = False
         self.no_project = False
         self.agent_args: list[str] = agent_args or []
+        # The command being run, for "run 'start config add --help'" under a usage error.
+        self.command_path = "start"
 
     @property
     def workdir(self) -> Path:
@@ -88,11 +93,15 @@ _COMMON = (
         help="Run as if started in DIR.",
         shell_complete=_complete_directory,
     ),
-    _option("-q", "--quiet", is_flag=True, help="Print no summary or progress."),
-    _option("-v", "--verbose", count=True, help="Say more; -v shows the exact command line."),
-    _option("--debug", is_flag=True, help="Show selection reasoning and timings."),
-    _option("--json", is_flag=True, help="Print machine-readable JSON on stdout."),
-    _option("--no-color", is_flag=True, help="Never colour output (NO_COLOR works too)."),
+    _option("-q", "--quiet", is_flag=True, help="Print no summaries; problems still show."),
+    _option("-v", "--verbose", count=True, help="Show more detail (a launch: the command line)."),
+    _option(
+        "--debug",
+        is_flag=True,
+        help="Show internals: selection reasoning, timings, tracebacks (or START_DEBUG=1).",
+    ),
+    _option("--json", is_flag=True, help="Print the result as JSON on stdout."),
+    _option("--no-color", is_flag=True, help="No colour or bold (or NO_COLOR=1)."),
     _option(
         "--no-project",
         is_flag=True,
@@ -141,3 +150,9 @@ def launch_options(function: F) -> F:
 
 def get_options() -> Options:
     return click.get_current_context().ensure_object(Options)
+
+
+def printer(to: console.Stream = "stderr") -> console.Printer:
+    """A Printer that follows this run's --no-color and -q."""
+    options = get_options()
+    return console.Printer(to, no_color=options.no_color, quiet=options.quiet)

@@ -7,12 +7,14 @@ from typing import Any
 
 import click
 
-from start import console, pipeline, resolve, sources
+from start import console, fs, pipeline, resolve, sources
 from start import launch as launcher
-from start.cli.options import Options, completer, get_options, launch_options
+from start.cli.commands import Command, HintedUsageError
+from start.cli.options import F, Options, completer, get_options, launch_options
 from start.config.load import load
 from start.config.model import Config
-from start.errors import ExitCode, UntrustedError, UsageError
+from start.console import Line, Styled
+from start.errors import CommandError, ExitCode, UntrustedError, UsageError
 
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
 
@@ -49,11 +51,20 @@ def run(options: Options, selection: resolve.Request) -> int:
             "--json prints a launch only with --dry-run (or a listing: start task --json)"
         )
     request = pipeline.LaunchRequest(
-        options.workdir, selection, not options.no_project, tuple(options.agent_args)
+        options.workdir,
+        selection,
+        not options.no_project,
+        tuple(options.agent_args),
+        dry_run=options.dry_run,
     )
     # Commands that take a while get a status line, on a terminal and without -q only.
     tty = not options.quiet and console.is_tty(sys.stderr)
-    prepared = _prepare(request, console.StatusLine(sys.stderr) if tty else None)
+    try:
+        prepared = _prepare(request, console.StatusLine(sys.stderr) if tty else None)
+    except CommandError as error:
+        if options.debug:
+            raise error.in_full() from None
+        raise
     if prepared.warnings:
         from start.cli import trust as trust_cli
 
@@ -71,11 +82,11 @@ def run(options: Options, selection: resolve.Request) -> int:
         finally:
             launch.cleanup()
         return ExitCode.OK
+    printer = console.Printer("stderr", no_color=options.no_color)
     if not options.quiet:
-        printer = console.Printer(sys.stderr, no_color=options.no_color)
         _summary(printer, options, config, plan, composition, launch, prepared.timings)
     else:
-        _warnings_only(console.Printer(sys.stderr, no_color=options.no_color), config, composition)
+        _warnings_only(printer, config, composition)
     launcher.exec_agent(launch)
 
 
@@ -86,35 +97,154 @@ def run_session(options: Options) -> int:
     return run(options, request)
 
 
-@click.command()
-@click.argument("text", nargs=-1, required=True)
+# Text read with -i FILE or -i - (and `start prompt -`) is capped, so memory stays bounded.
+TEXT_LIMIT = 16 * 1_048_576
+
+_SAFE_FORM = """
+\b
+Words that look like options are read as options. In scripts, and for text that
+starts with '-', pass the text with --instructions=TEXT (one argument, the '='
+form) or -i FILE (- reads stdin). That text arrives exactly and never changes
+start's own options:
+  start task gdr --instructions="$TEXT"
+  printf '%s' "$TEXT" | start task gdr -i -
+  start prompt --instructions="$TEXT"
+
+Docs: start help usage
+"""
+
+
+class _TextCommand(Command):
+    """A command taking free text: an unknown option names the safe form for text."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as error:
+            if error.possibilities:  # a typo of a real option: "did you mean" is enough
+                raise
+            hint = "to send text that starts with '-', use --instructions=TEXT or -i FILE"
+            raise HintedUsageError(f"no such option '{error.option_name}'", ctx, [hint]) from None
+
+
+def _text_options(function: F) -> F:
+    function = click.option(
+        "-i",
+        "--instructions-file",
+        "text_file",
+        metavar="FILE",
+        help="Read the text from FILE, exactly; - reads stdin.",
+    )(function)
+    function = click.option(
+        "--instructions",
+        "text_option",
+        metavar="TEXT",
+        help="The text as one argument, exactly; never read as an option. "
+        'Scripts: --instructions="$TEXT".',
+    )(function)
+    return function
+
+
+def _read_text(name: str) -> str:
+    """The text of FILE, or of stdin for -, by the one text rule."""
+    if name == "-":
+        # Bytes, not text mode: universal newlines would turn \r\n into \n.
+        data = sys.stdin.buffer.read(TEXT_LIMIT + 1)
+        if len(data) > TEXT_LIMIT:
+            raise UsageError(f"the text on stdin is larger than {TEXT_LIMIT:,} bytes")
+        return fs.text(data)
+    try:
+        read = fs.read(name, TEXT_LIMIT)
+    except fs.FileError as error:
+        raise UsageError(f"cannot read the text from {error}") from None
+    if read.truncated:
+        raise UsageError(f"{name}: the text is larger than {TEXT_LIMIT:,} bytes")
+    return fs.text(read.data)
+
+
+def _text(words: tuple[str, ...], option: str | None, file: str | None) -> str | None:
+    """The user's text from exactly one of: words, --instructions, -i FILE; None if none."""
+    given = [
+        what
+        for what, value in (("words", words or None), ("--instructions", option), ("-i", file))
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise UsageError(
+            "give the text one way: as words, with --instructions=TEXT, or with -i FILE"
+        )
+    if file is not None:
+        return _read_text(file)
+    if option is not None:
+        return fs.arg_text(option)
+    if words:
+        return " ".join(fs.arg_text(word) for word in words)
+    return None
+
+
+@click.command(
+    cls=_TextCommand,
+    epilog=_SAFE_FORM,
+    examples=[
+        ("Ask with the required contexts", 'start prompt "explain the retry logic in client.go"'),
+        ("Read the text from stdin", "git log -5 | start prompt -"),
+        ("Another agent and model", 'start prompt -a gemini -m flash "summarise README.md"'),
+    ],
+)
+@click.argument("words", metavar="TEXT...", nargs=-1)
+@_text_options
 @launch_options
-def prompt(text: tuple[str, ...]) -> int:
-    """Send TEXT to the agent with the required contexts. Use - to read TEXT from stdin."""
+def prompt(words: tuple[str, ...], text_option: str | None, text_file: str | None) -> int:
+    """Send TEXT to the agent with the required contexts.
+
+    The words of TEXT are joined by spaces; - reads TEXT from stdin.
+    """
     options = get_options()
-    # Bytes, not text mode: universal newlines would turn \r\n into \n.
-    read = text == ("-",)
-    body = sys.stdin.buffer.read().decode("utf-8", "replace") if read else " ".join(text)
+    if words == ("-",) and text_option is None and text_file is None:
+        words, text_file = (), "-"
+    body = _text(words, text_option, text_file)
+    if body is None:
+        raise UsageError("start prompt needs TEXT (or --instructions=TEXT, or -i FILE)")
     request = resolve.Request(
         "prompt", options.agent, options.role, options.no_role, options.model, text=body
     )
     return run(options, request)
 
 
-@click.command()
+@click.command(
+    cls=_TextCommand,
+    epilog=_SAFE_FORM,
+    examples=[
+        ("List the tasks", "start task"),
+        ("Review the staged diff, focusing on security", 'start task gdr "focus on security"'),
+        ("Another role and agent for one run", 'start task gdr -r go-expert -a gemini "races?"'),
+        ("Text that starts with a dash, exactly", 'start task gdr --instructions="$TEXT"'),
+        ("Every task, internal ones too, as data", "start task --all --json"),
+    ],
+)
 @click.argument("name", required=False, shell_complete=completer("complete_tasks"))
 @click.argument("instructions", nargs=-1)
 @click.option("--all", "show_all", is_flag=True, help="List internal tasks too.")
+@_text_options
 @launch_options
-def task(name: str | None, instructions: tuple[str, ...], show_all: bool) -> int:
-    """Run task NAME (a name, an alias or a unique prefix) with INSTRUCTIONS.
+def task(
+    name: str | None,
+    instructions: tuple[str, ...],
+    show_all: bool,
+    text_option: str | None,
+    text_file: str | None,
+) -> int:
+    """Run a task with INSTRUCTIONS; without NAME, list the tasks.
 
-    Without NAME, list the tasks.
+    NAME is a task's name, its alias, or a unique prefix of either. The listing shows each
+    task's alias, description and layer; -v adds the file it comes from.
     """
     options = get_options()
+    text = _text(instructions, text_option, text_file)
     if name is None:
+        if text is not None:
+            raise UsageError("instructions need a task: start task NAME --instructions=TEXT")
         return _list_tasks(options, show_all)
-    words = tuple(instructions)
     request = resolve.Request(
         "task",
         options.agent,
@@ -122,7 +252,7 @@ def task(name: str | None, instructions: tuple[str, ...], show_all: bool) -> int
         options.no_role,
         options.model,
         task=name,
-        instructions=words if " ".join(words).strip() else (),
+        instructions=(text,) if text is not None and text.strip() else (),
     )
     return run(options, request)
 
@@ -148,15 +278,22 @@ def _list_tasks(options: Options, show_all: bool) -> int:
         )
         return ExitCode.OK
     if not tasks:
-        console.err("No tasks are defined. Add one under [tasks.NAME]; see docs/configuration.md.")
+        console.err("No tasks are defined. Add one with 'start config add task NAME ...'.")
         return ExitCode.OK
+    headers = ["task", "alias", "description", "layer"]
     rows = [[t.name, t.alias or "", t.description or "", t.origin.layer] for t in tasks]
-    console.print_table(["task", "alias", "description", "layer"], rows, no_color=options.no_color)
+    if options.verbose:
+        headers.append("file")
+        for row, t in zip(rows, tasks, strict=True):
+            row.append(str(t.origin.path))
+    console.print_table(headers, rows, no_color=options.no_color)
     return ExitCode.OK
 
 
 def command_line(launch: launcher.Launch) -> str:
-    """The launch as one shell-quoted line."""
+    """The launch as one shell-quoted line; a dry run's refers to its kept files."""
+    if launch.shown:
+        return " ".join(launch.shown)
     import shlex
 
     env = [f"{k}={shlex.quote(v)}" for k, v in launch.env.items()]
@@ -164,61 +301,65 @@ def command_line(launch: launcher.Launch) -> str:
 
 
 def _summary_lines(
-    printer: console.Printer,
     options: Options,
     config: Config,
     plan: resolve.Plan,
     composition: sources.Composition,
     launch: launcher.Launch,
     timings: dict[str, float],
-) -> list[str]:
-    s = printer.style
-    lines = []
+) -> list[Line]:
+    lines: list[Line] = []
     model = f"  model {plan.model}" if plan.model else ""
-    lines.append(f"{s('start', 'bold')} ▸ {s(plan.agent.name, 'bold', 'cyan')}{model}")
+    lines.append([Styled("start", "bold"), " ▸ ", Styled(plan.agent.name, "bold cyan"), model])
+    if plan.model and plan.model not in plan.agent.models.values() and not options.debug:
+        lines.append([f"  model from    {plan.model_reason}"])  # a literal id: say so
     role = f"{plan.role.name}  ({plan.role_reason})" if plan.role else f"none ({plan.role_reason})"
-    lines.append(f"  role          {role}")
+    lines.append([f"  role          {role}"])
     if composition.contexts:
-        marks = []
-        for part in composition.contexts:
-            mark = _MARK[part.status]
-            text = f"{mark} {part.name}"
+        marks: list[console.Part] = ["  contexts      "]
+        for index, part in enumerate(composition.contexts):
+            text = f"{_MARK[part.status]} {part.name}"
             if part.status in ("missing", "failed"):
-                text = s(f"{text} ({part.detail})", "yellow")
-            elif part.status == "empty":
-                text = s(text, "dim")
-            marks.append(text)
-        lines.append("  contexts      " + "  ".join(marks))
+                marks.append(Styled(f"{text} ({part.detail})", "yellow"))
+            else:
+                marks.append(Styled(text, "dim" if part.status == "empty" else ""))
+            if index < len(composition.contexts) - 1:
+                marks.append("  ")
+        lines.append(marks)
     else:
-        lines.append("  contexts      none")
+        lines.append(["  contexts      none"])
     if plan.task is not None:
         origin = plan.task.origin
-        lines.append(f"  task          {plan.task.name}  ({origin.layer}: {origin.path})")
+        lines.append([f"  task          {plan.task.name}  ({origin.layer}: {origin.path})"])
         if composition.task is not None and composition.task.status == "missing":
-            lines.append(s(f"  ⚠ task {composition.task.detail}", "yellow"))
+            lines.append([Styled(f"  ⚠ task {composition.task.detail}", "yellow")])
     if plan.mode == "task":
-        lines.append(f"  instructions  {plan.instructions if plan.instructions else 'None'}")
-    lines.extend(s(f"  {text}", "yellow") for text in _cut_warnings(config, composition))
+        lines.append([f"  instructions  {plan.instructions if plan.instructions else 'None'}"])
+    if launch.large_prompt is not None:
+        size = len(composition.prompt.encode("utf-8", "surrogateescape"))
+        how = "goes to the agent's stdin from" if launch.stdin else "the agent is asked to read"
+        lines.append(
+            [
+                f"  prompt        {size:,} bytes, too large for the command line: {how} "
+                f"{launch.large_prompt}"
+            ]
+        )
+    lines.extend([Styled(f"  {text}", "yellow")] for text in _cut_warnings(config, composition))
     warnings = [p for p in config.problems if not p.is_error]
     if warnings:
-        lines.append(
-            s(
-                f"  ⚠ the config has {len(warnings)} warning"
-                f"{'s' if len(warnings) != 1 else ''}; run 'start config validate'",
-                "yellow",
-            )
-        )
+        count = f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
+        text = f"  ⚠ the config has {count}; run 'start config validate'"
+        lines.append([Styled(text, "yellow")])
     if options.verbose or options.debug:
-        lines.append(f"  command       {command_line(launch)}")
+        lines.append([f"  command       {command_line(launch)}"])
     if options.debug:
-        lines.append(f"  agent from    {plan.agent_reason} ({plan.agent.origin})")
-        lines.append(f"  model from    {plan.model_reason}")
-        lines.append(f"  role from     {plan.role_reason}")
-        lines.append(f"  cwd           {launch.cwd}")
-        lines.append(f"  project root  {config.root}")
-        lines.append(
-            "  timings       " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in timings.items())
-        )
+        lines.append([f"  agent from    {plan.agent_reason} ({plan.agent.origin})"])
+        lines.append([f"  model from    {plan.model_reason}"])
+        lines.append([f"  role from     {plan.role_reason}"])
+        lines.append([f"  cwd           {launch.cwd}"])
+        lines.append([f"  project root  {config.root}"])
+        spent = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in timings.items())
+        lines.append([f"  timings       {spent}"])
     return lines
 
 
@@ -231,8 +372,7 @@ def _summary(
     launch: launcher.Launch,
     timings: dict[str, float],
 ) -> None:
-    for line in _summary_lines(printer, options, config, plan, composition, launch, timings):
-        printer.line(line)
+    printer.lines(_summary_lines(options, config, plan, composition, launch, timings))
     printer.flush()
 
 
@@ -283,13 +423,14 @@ def _show_dry_run(
             "argv": list(launch.argv),
             "env": launch.env,
             "cwd": str(launch.cwd),
+            "large_prompt": str(launch.large_prompt) if launch.large_prompt else None,
+            "stdin": str(launch.stdin) if launch.stdin else None,
+            "kept_dir": str(launch.kept) if launch.kept else None,
         }
         console.print_json(data)
         return
-    printer = console.Printer(sys.stdout, no_color=options.no_color)
-    s = printer.style
-    for line in _summary_lines(printer, options, config, plan, composition, launch, {}):
-        printer.line(line)
+    printer = console.Printer("stdout", no_color=options.no_color)
+    printer.lines(_summary_lines(options, config, plan, composition, launch, {}))
     role_text = composition.role.text if composition.role else ""
     for title, body in (
         ("role", role_text),
@@ -297,9 +438,11 @@ def _show_dry_run(
         ("command", command_line(launch)),
     ):
         printer.line()
-        printer.line(s(f"──── {title} ────", "bold"))
-        printer.line(body.rstrip("\n") if body else "(empty)")
+        printer.line(Styled(f"──── {title} ────", "bold"))
+        printer.block(body.rstrip("\n") if body else "(empty)")
     printer.line()
-    printer.line(
-        s("(dry run: the agent was not started; task and context commands did run)", "dim")
-    )
+    note = "(dry run: the agent was not started; task and context commands did run)"
+    printer.line(Styled(note, "dim"))
+    if launch.kept is not None:
+        kept = f"(its files are kept in {launch.kept}; a run a day later removes them)"
+        printer.line(Styled(kept, "dim"))

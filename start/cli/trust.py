@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -11,9 +10,10 @@ import click
 
 from start import console, paths
 from start import trust as core
-from start.cli.options import common_options, get_options
+from start.cli.commands import command
+from start.cli.options import common_options, get_options, printer
 from start.config.load import load
-from start.console import printable
+from start.console import Line, Part, Styled, printable
 from start.errors import ExitCode, UntrustedError, UsageError
 
 # On the terminal question, each text shows this many lines; `start trust --show` shows all.
@@ -21,45 +21,44 @@ SHORT_LINES = 6
 
 
 def _mention_lines(
-    title: str,
-    mentions: tuple[core.Mention, ...],
-    style: Callable[..., str],
-    limit: int | None = None,
-) -> tuple[list[str], int]:
+    title: str, mentions: tuple[core.Mention, ...], limit: int | None = None
+) -> tuple[list[Line], int]:
     """The lines of one review section, and how many lines of text `limit` left out."""
-    lines = [f"  {title}:"]
+    lines: list[Line] = [[f"  {title}:"]]
     if not mentions:
-        return [*lines, "    (none)"], 0
-    width = max(len(m.key) for m in mentions)
+        return [*lines, ["    (none)"]], 0
+    width = max(len(printable(m.key)) for m in mentions)
     hidden = 0
     for mention in mentions:
-        first, *rest = printable(mention.value, multiline=True).rstrip("\n").split("\n") or [""]
-        where = ""
+        first, *rest = mention.value.rstrip("\n").split("\n")
+        line: list[Part] = [f"    {printable(mention.key).ljust(width)}  ", first]
         if mention.where:
-            colour = ("red", "bold") if mention.where == "outside project root" else ("dim",)
-            where = "  " + style(f"({mention.where})", *colour)
-        lines.append(f"    {printable(mention.key).ljust(width)}  {first}{where}")
+            colour = "red bold" if mention.where == "outside project root" else "dim"
+            line += ["  ", Styled(f"({mention.where})", colour)]
+        lines.append(line)
+        more: list[Part] = []
         if limit is not None and len(rest) > limit - 1:
             left = len(rest) - (limit - 1)
             hidden += left
             rest = rest[: limit - 1]
-            rest.append(style(f"... {left} more line{'s' if left != 1 else ''}", "dim"))
-        lines.extend(f"    {'':{width}}  {line}" for line in rest)
+            more = [Styled(f"... {left} more line{'s' if left != 1 else ''}", "dim")]
+        lines.extend([f"    {'':{width}}  ", text] for text in rest)
+        if more:
+            lines.append([f"    {'':{width}}  ", *more])
     return lines, hidden
 
 
-def review_lines(review: core.Review, style: Callable[..., str], *, full: bool = True) -> list[str]:
-    """The review as plain lines (styled with `style`), for the prompt and `start trust --show`.
+def review_lines(review: core.Review, *, full: bool = True) -> list[Line]:
+    """The review as lines of text segments, for the prompt and `start trust --show`.
 
     Without `full`, each text shows its first lines and a count of the rest.
     """
     found = review.scan
-    root = printable(str(found.root))
     limit = None if full else SHORT_LINES
     hidden = 0
-    lines = [
-        style(f"{printable(str(found.start_dir))} comes with this project.", "bold"),
-        f"Trusting it lets start, in {root}:",
+    lines: list[Line] = [
+        [Styled(f"{found.start_dir} comes with this project.", "bold")],
+        [f"Trusting it lets start, in {found.root}:"],
     ]
     for title, mentions, cut in (
         ("run these commands", review.commands, None),
@@ -69,57 +68,50 @@ def review_lines(review: core.Review, style: Callable[..., str], *, full: bool =
         ("send these prompt texts to the agent", review.texts, limit),
         ("apply these settings", review.settings, None),
     ):
-        section, left = _mention_lines(title, mentions, style, cut)
+        section, left = _mention_lines(title, mentions, cut)
         lines.extend(section)
         hidden += left
-    lines.append("  The approval covers exactly these files; any change asks again:")
+    lines.append(["  The approval covers exactly these files; any change asks again:"])
     for entry in found.entries:
-        label = printable(entry.label)
         if entry.kind == core.SYMLINK:
-            target = f"{label} -> {printable(entry.target or '')}"
-            lines.append(
-                f"    {target}"
-                + (
-                    "  " + style("(outside project root, not followed)", "red", "bold")
-                    if entry.outside
-                    else ""
-                )
-            )
+            line: list[Part] = [f"    {entry.label} -> {entry.target or ''}"]
+            if entry.outside:
+                line += ["  ", Styled("(outside project root, not followed)", "red bold")]
+            lines.append(line)
         elif entry.kind == core.MISSING:
-            lines.append(f"    {label}  (does not exist)")
+            lines.append([f"    {entry.label}  (does not exist)"])
         elif entry.kind == core.OTHER:
-            lines.append(f"    {label}  (not a regular file)")
+            lines.append([f"    {entry.label}  (not a regular file)"])
         elif entry.kind == core.OUTSIDE:
-            lines.append(
-                f"    {label}  " + style("(outside project root: its path, not its bytes)", "dim")
-            )
+            note = Styled("(outside project root: its path, not its bytes)", "dim")
+            lines.append([f"    {entry.label}  ", note])
         else:
-            lines.append(f"    {label}")
+            lines.append([f"    {entry.label}"])
     if review.previous is not None:
-        lines.append(style(f"Changes since the approval of {review.previous.approved}:", "bold"))
+        lines.append([Styled(f"Changes since the approval of {review.previous.approved}:", "bold")])
         changed = [c for c in review.changes if c.status != "same"]
         for change in changed:
-            lines.append(f"    {printable(change.label)}  {change.status}")
+            lines.append([f"    {change.label}  {change.status}"])
         for change in changed:
-            for line in change.diff:
-                colour = {"+": ("green",), "-": ("red",), "@": ("cyan",)}.get(line[:1], ())
-                if line.startswith(("+++", "---")):
-                    colour = ("bold",)
-                lines.append("  " + style(printable(line), *colour))
+            for text in change.diff:
+                colour = {"+": "green", "-": "red", "@": "cyan"}.get(text[:1], "")
+                if text.startswith(("+++", "---")):
+                    colour = "bold"
+                lines.append(["  ", Styled(text, colour)])
     if review.errors:
         lines.append(
-            f"The config has {review.errors} error{'s' if review.errors != 1 else ''}; "
-            "run 'start config validate'."
+            [
+                f"The config has {review.errors} error{'s' if review.errors != 1 else ''}; "
+                "run 'start config validate'."
+            ]
         )
-    lines.extend(f"warning: {printable(w)}" for w in review.warnings)
+    lines.extend(["warning: ", w] for w in review.warnings)
     if hidden:
-        lines.append(
-            style(
-                f"({hidden} line{'s' if hidden != 1 else ''} of prompt text not shown; "
-                f"'start trust --show' prints everything)",
-                "yellow",
-            )
+        text = (
+            f"({hidden} line{'s' if hidden != 1 else ''} of prompt text not shown; "
+            "'start trust --show' prints everything)"
         )
+        lines.append([Styled(text, "yellow")])
     return lines
 
 
@@ -141,28 +133,26 @@ def confirm(review: core.Review, question: str, *, full: bool = False) -> bool |
     if terminal is None:
         return None
     source, owned = terminal
-    printer = console.Printer(sys.stderr)
+    out = console.Printer("stderr")
     try:
-        for line in review_lines(review, printer.style, full=full):
-            printer.line(line)
-        printer.stream.write(f"{question} [y/N] ")
-        printer.flush()
+        out.lines(review_lines(review, full=full))
+        out.prompt(question, " [y/N] ")
         answer = source.readline()
     finally:
         if owned:
             source.close()
     if not answer.endswith("\n"):
-        printer.line()
+        out.line()
     return answer.strip().lower() in ("y", "yes")
 
 
 def ask(review: core.Review) -> bool | None:
     """The `ask` callback of trust.require for launches."""
-    return confirm(review, f"Trust {printable(str(review.scan.start_dir))} and continue?")
+    return confirm(review, f"Trust {review.scan.start_dir} and continue?")
 
 
 def warn(message: str) -> None:
-    console.err(f"start: warning: {printable(message)}")
+    console.warning(message)
 
 
 def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
@@ -203,7 +193,15 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
     }
 
 
-@click.command()
+@command(
+    examples=[
+        ("Review this project's .start/ and approve it", "start trust"),
+        ("See what approval would allow, without approving", "start trust --show"),
+        ("Approve in CI, after a person reviewed it", "start trust --yes"),
+        ("Every approval you have given", "start trust --list"),
+    ],
+    epilog="Docs: start help security",
+)
 @click.argument(
     "path",
     metavar="[DIR]",
@@ -217,9 +215,11 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
 @click.option("--show", is_flag=True, help="Print what approval covers, without approving.")
 @common_options
 def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
-    """Review the project's .start/ in DIR (default: here) and approve its exact bytes.
+    """Review the project's .start/ and approve its exact bytes.
 
-    Until approved, a project's .start/ can be shown and validated, but start runs nothing from it.
+    DIR is the project (default: here). Until approved, a project's .start/ can be shown and
+    validated, but start runs nothing from it. --json prints the review (--show), the approvals
+    (--list) or the outcome.
     """
     options = get_options()
     if listing:
@@ -228,7 +228,10 @@ def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
     verdict = core.check(config)
     found = verdict.scan
     if found is None:
-        console.err(f"start: no project config in {config.root}; nothing to trust")
+        if options.json:
+            console.print_json({"start_dir": None, "trusted": False, "approved": False})
+        else:
+            printer().note(f"start: no project config in {config.root}; nothing to trust")
         return ExitCode.OK
     if found.unsafe:
         raise UntrustedError(core.unsafe_message(found))
@@ -237,18 +240,20 @@ def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
         if options.json:
             console.print_json(_review_data(review, verdict))
         else:
-            printer = console.Printer(sys.stdout, no_color=options.no_color)
-            for line in review_lines(review, printer.style):
-                printer.line(line)
-            printer.line(f"Status: {verdict.reason}")
+            out = printer("stdout")
+            out.lines(review_lines(review))
+            out.line(f"Status: {verdict.reason}")
         return ExitCode.OK
     for message in verdict.warnings:
         warn(message)
     if verdict.record is not None:
-        console.err(f"start: {found.start_dir} is already trusted ({verdict.reason})")
+        if options.json:
+            _outcome(found, approved=False)
+        else:
+            printer().note(f"start: {found.start_dir} is already trusted ({verdict.reason})")
         return ExitCode.OK
     if not yes:
-        answer = confirm(review, f"Trust {printable(str(found.start_dir))}?")
+        answer = confirm(review, f"Trust {found.start_dir}?")
         if answer is None:
             raise UsageError(
                 "no terminal to ask on; review with 'start trust --show', "
@@ -257,8 +262,24 @@ def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
         if not answer:
             raise UntrustedError(f"{found.start_dir} was not approved")
     core.approve(found)
-    console.err(f"start: trusted {found.start_dir} ({covered(found)})")
+    if options.json:
+        _outcome(found, approved=True)
+        return ExitCode.OK
+    printer().note(f"start: trusted {found.start_dir} ({covered(found)})")
     return ExitCode.OK
+
+
+def _outcome(found: core.Scan, *, approved: bool) -> None:
+    """`start trust --json`: the project is trusted now; `approved` says whether this run did it."""
+    console.print_json(
+        {
+            "start_dir": str(found.start_dir),
+            "trusted": True,
+            "approved": approved,
+            "fingerprint": found.fingerprint,
+            "files": [e.label for e in found.entries],
+        }
+    )
 
 
 def covered(found: core.Scan) -> str:
@@ -290,20 +311,29 @@ def _list(as_json: bool, no_color: bool) -> int:
         )
         return ExitCode.OK
     if not found:
-        console.err("No approvals. Run 'start trust' in a project to review and approve it.")
+        printer().note("No approvals. Run 'start trust' in a project to review and approve it.")
         return ExitCode.OK
-    rows = [[printable(r.root), r.approved, str(len(r.copies)), r.fingerprint[:12]] for r in found]
+    rows = [[r.root, r.approved, str(len(r.copies)), r.fingerprint[:12]] for r in found]
     console.print_table(["root", "approved", "files", "id"], rows, no_color=no_color)
     return ExitCode.OK
 
 
-@click.command()
+@command(
+    examples=[
+        ("Revoke the approval of this project", "start untrust"),
+        ("Of a project that is gone", "start untrust ~/src/old-project"),
+    ],
+    epilog="Docs: start help security",
+)
 @click.argument(
     "path", metavar="[DIR]", required=False, type=click.Path(file_okay=False, path_type=Path)
 )
 @common_options
 def untrust(path: Path | None) -> int:
-    """Revoke every approval of the project in DIR (default: here); DIR need not exist any more."""
+    """Revoke every approval of a project.
+
+    DIR is the project (default: here); it need not exist any more.
+    """
     options = get_options()
     target = (path or options.workdir).resolve()
     root = target
@@ -312,8 +342,10 @@ def untrust(path: Path | None) -> int:
         if project.start_dir is not None:
             root = project.start_dir.parent
     removed = core.revoke(root)
-    if removed:
-        console.err(f"start: revoked {removed} approval{'s' if removed != 1 else ''} of {root}")
+    if options.json:
+        console.print_json({"root": str(root), "revoked": removed})
+    elif removed:
+        printer().note(f"start: revoked {removed} approval{'s' if removed != 1 else ''} of {root}")
     else:
-        console.err(f"start: no approvals of {root}")
+        printer().note(f"start: no approvals of {root}")
     return ExitCode.OK

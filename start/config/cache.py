@@ -1,21 +1,27 @@
-"""A cache of validated, merged configs, keyed by the exact bytes of every layer file.
+"""A cache of validated, merged configs, keyed by everything a loaded config depends on.
 
 Parsing TOML and validating a large config costs far more than a launch may spend, so the result
-is kept as plain data (marshal) and rebuilt into records on the next run with the same bytes.
+is kept as plain data (marshal) and rebuilt into records on the next run with the same key. The
+key covers the bytes of every layer file, the stray files, the layer directories, the Python that
+runs and the code of the `start` package itself (`code_stamp`). An entry that cannot be read, is
+not a private regular file of ours, or does not have exactly the shape `_encode` writes is a miss,
+never an error: the load that follows parses from source and writes the entry again.
 """
 
 from __future__ import annotations
 
-import contextlib
 import marshal
 import os
+import stat
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from start import paths
-from start.config import files
+from start.config import files, schema
 from start.config.model import (
+    LAYERS,
     Agent,
     Config,
     Context,
@@ -28,38 +34,66 @@ from start.config.model import (
 )
 from start.errors import Problem
 
-FORMAT = 1
+FORMAT = 2
 KEEP = 32
+# A temp file this old belongs to a writer that was killed: a live one renames it within moments.
+STALE_TEMP_SECONDS = 60
+# The installed `start` package, whose code decides what a config means.
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 _KINDS: Mapping[str, type[Item]] = {
     "agents": Agent,
     "roles": Role,
     "contexts": Context,
     "tasks": Task,
 }
-# The modules whose code decides what a config means; a change to any of them is a new key.
-_CODE = (
-    "config/load.py",
-    "config/validate.py",
-    "config/schema.py",
-    "config/model.py",
-    "config/files.py",
-    "config/cache.py",
-    "template.py",
-    "agent.py",
-    "errors.py",
-)
+# The Python type of each schema field type, as validation leaves it in a record.
+_TYPES: Mapping[str, type] = {
+    schema.STR: str,
+    schema.SHELL: str,
+    schema.BOOL: bool,
+    schema.TIMEOUT: int,
+    schema.SIZE: int,
+    schema.MODELS: dict,
+    schema.PATHS: tuple,
+}
+_FIELDS: Mapping[str, Mapping[str, type]] = {
+    kind: {name: _TYPES[kind_type] for name, kind_type in fields.items()}
+    for kind, fields in schema.KINDS.items()
+}
+_SETTINGS: Mapping[str, type] = {name: _TYPES[kind] for name, kind in schema.SETTINGS.items()}
+_SEVERITIES = ("error", "warning")
 
 
-def _code_stamp() -> str:
-    root = Path(__file__).resolve().parent.parent
-    parts = []
-    for name in _CODE:
-        try:
-            info = os.stat(root / name)
-        except OSError:
-            continue
-        parts.append(f"{name}:{info.st_mtime_ns}:{info.st_size}")
-    return ";".join(parts)
+class _BadEntryError(ValueError):
+    """The entry does not have the shape `_encode` writes."""
+
+
+def code_stamp(package: str | None = None) -> str | None:
+    """The size and mtime of every `*.py` below `package` (default: `PACKAGE`), one per line.
+
+    Found by walking the directory, so a module added anywhere in the package is covered
+    without a list to keep. None when the package is not a directory that can be walked (a zip
+    import, for example): then nothing is cached.
+    """
+    root = PACKAGE if package is None else package
+    lines: list[str] = []
+    pending = [""]  # directories below root, each ending in "/"
+    try:
+        while pending:
+            relative = pending.pop()
+            with os.scandir(root + "/" + relative) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if name.endswith(".py"):
+                        info = entry.stat()
+                        lines.append(f"{relative}{name}:{info.st_size}:{info.st_mtime_ns}")
+                    elif name != "__pycache__" and entry.is_dir():
+                        pending.append(f"{relative}{name}/")
+    except OSError:
+        return None
+    lines.sort()
+    return "\n".join(lines)
 
 
 def key(
@@ -67,19 +101,38 @@ def key(
     dirs: Mapping[str, Path | None],
     contents: Mapping[Path, bytes],
     strays: Sequence[Path],
-) -> str:
-    """A digest of everything the loaded config depends on."""
+) -> str | None:
+    """A digest of everything the loaded config depends on; None when it cannot be known."""
+    stamp = code_stamp()
+    if stamp is None:
+        return None
     from start import __version__
 
     digest = files.new_sha256()
-    digest.update(f"{FORMAT}|{__version__}|{_code_stamp()}|{layers!r}|".encode())
+
+    def part(text: str) -> None:
+        data = text.encode("utf-8", "surrogateescape")
+        digest.update(b"%d|" % len(data))
+        digest.update(data)
+
+    for text in (
+        str(FORMAT),
+        __version__,
+        sys.version,
+        str(sys.implementation.cache_tag),
+        str(marshal.version),
+        stamp,
+        repr(tuple(layers)),
+    ):
+        part(text)
     for name in layers:
-        digest.update(f"{name}={dirs.get(name)}|".encode())
+        part(f"{name}={dirs.get(name)}")
     for path, data in contents.items():
-        digest.update(f"{path}|{len(data)}|".encode("utf-8", "surrogateescape"))
+        part(str(path))
+        digest.update(b"%d|" % len(data))
         digest.update(data)
     for path in strays:
-        digest.update(f"stray:{path}|".encode("utf-8", "surrogateescape"))
+        part(f"stray:{path}")
     result: str = digest.hexdigest()
     return result
 
@@ -91,44 +144,87 @@ def _path(cache_key: str) -> Path:
 def get(
     cache_key: str, project: paths.ProjectLocation, dirs: Mapping[str, Path | None]
 ) -> Config | None:
-    """The cached config for this key, or None (missing, corrupt, or not ours)."""
-    path = _path(cache_key)
+    """The cached config for this key, or None: missing, corrupt, of the wrong shape, not ours."""
     try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_uid != os.getuid():
-                return None
-            data = marshal.loads(handle.read())
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(data, dict) or data.get("key") != cache_key:
+        # Never through a symlink, and never blocking on a FIFO.
+        fd = os.open(_path(cache_key), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
         return None
     try:
-        return _decode(data, project, dirs)
-    except (KeyError, TypeError, ValueError, IndexError):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+            return None
+        raw = os.read(fd, info.st_size)
+        if len(raw) != info.st_size:
+            return None
+        return _decode(cache_key, marshal.loads(raw), project, dirs)
+    except Exception:
+        # Whatever is wrong with the entry (unreadable, not marshal, a shape `_decode` rejects
+        # or trips over), it is a miss; the load that follows writes the entry again.
         return None
+    finally:
+        os.close(fd)
 
 
 def put(cache_key: str, config: Config) -> None:
     """Store a config; failures to write only cost speed next time."""
+    # Off the warm launch path: only a miss writes.
+    from start import atomic
+
     try:
-        directory = paths.cache_dir()
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        target = _path(cache_key)
-        temp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            marshal.dump(_encode(cache_key, config), handle)
-        os.replace(temp, target)
+        directory = _private_directory()
+        if directory is None:
+            return
+        atomic.replace(_path(cache_key), marshal.dumps(_encode(cache_key, config)), mode=0o600)
         _prune(directory)
     except OSError:
         return
 
 
+def _private_directory() -> Path | None:
+    """The cache directory, created 0700; None when it is not a directory of ours."""
+    directory = paths.cache_dir()
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        return None
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(directory, 0o700)
+    return directory
+
+
 def _prune(directory: Path) -> None:
-    entries = sorted(directory.glob("config-*.bin"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for stale in entries[KEEP:]:
-        with contextlib.suppress(OSError):
-            stale.unlink()
+    """Keep the KEEP newest entries, and remove the temp files of killed writers."""
+    import time
+
+    from start import atomic
+
+    entries: list[tuple[int, str]] = []
+    stale = time.time() - STALE_TEMP_SECONDS
+    with os.scandir(directory) as found:
+        for entry in found:
+            name = entry.name
+            # `.config-KEY.bin.8HEX.tmp` from atomic.replace, or `config-KEY.bin.PID.tmp` from the
+            # writer before it.
+            temp = (atomic.is_temp_name(name) and name.startswith(".config-")) or (
+                name.startswith("config-") and name.endswith(".tmp")
+            )
+            if not temp and not (name.startswith("config-") and name.endswith(".bin")):
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+                if not temp:
+                    entries.append((info.st_mtime_ns, entry.path))
+                elif info.st_mtime < stale:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
+    entries.sort(reverse=True)
+    for _, path in entries[KEEP:]:
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
 
 
 def _encode(cache_key: str, config: Config) -> dict[str, Any]:
@@ -142,14 +238,7 @@ def _encode(cache_key: str, config: Config) -> dict[str, Any]:
         mapping: Mapping[str, Item] = getattr(config, kind)
         rows = []
         for item in mapping.values():
-            defaults = item._field_defaults
-            fields: dict[str, Any] = {}
-            for name in item._fields[2:]:  # after name and origin
-                value = getattr(item, name)
-                if name in defaults and value == defaults[name]:
-                    continue
-                fields[name] = dict(value) if name == "models" else value
-            rows.append((item.name, origin(item.origin), fields))
+            rows.append((item.name, origin(item.origin), _fields(item)))
         items[kind] = rows
     settings = config.settings
     setting_origins = {name: origin(o) for name, o in settings.origins.items()}
@@ -157,9 +246,7 @@ def _encode(cache_key: str, config: Config) -> dict[str, Any]:
         "key": cache_key,
         # Filled by the calls above, so it comes after them.
         "origins": [(o.layer, str(o.path)) for o in origins],
-        "settings": {
-            name: getattr(settings, name) for name in settings._fields if name != "origins"
-        },
+        "settings": _fields(settings),
         "setting_origins": setting_origins,
         "items": items,
         "problems": [
@@ -178,19 +265,66 @@ def _encode(cache_key: str, config: Config) -> dict[str, Any]:
     }
 
 
+def _fields(record: Item | Settings) -> dict[str, Any]:
+    """A record's fields that differ from their defaults, as plain data."""
+    defaults = record._field_defaults
+    fields: dict[str, Any] = {}
+    for name in record._fields:
+        if name in ("name", "origin", "origins"):  # kept beside the fields
+            continue
+        value = getattr(record, name)
+        if name in defaults and value == defaults[name]:
+            continue
+        fields[name] = dict(value) if name == "models" else value
+    return fields
+
+
 def _decode(
-    data: dict[str, Any], project: paths.ProjectLocation, dirs: Mapping[str, Path | None]
+    cache_key: str,
+    data: dict[str, Any],
+    project: paths.ProjectLocation,
+    dirs: Mapping[str, Path | None],
 ) -> Config:
-    origins = [Origin(layer, Path(path)) for layer, path in data["origins"]]
+    """Rebuild the config, checking that every value has the type its record field holds.
+
+    A value of another type, an unknown field, layer or setting, or an origin that is not in
+    the table raises _BadEntryError; any other flaw in the structure raises as it is met. Either
+    way `get` reports a miss.
+    """
+    if type(data) is not dict or data["key"] != cache_key or len(data) != 7:
+        raise _BadEntryError("not an entry for this key")
+    known: dict[str, Path] = {}
+
+    def path(text: object) -> Path:
+        name = _str(text)
+        found = known.get(name)
+        if found is None:
+            found = known[name] = Path(name)
+        return found
+
+    origins = [Origin(_layer(layer), path(where)) for layer, where in data["origins"]]
+
+    def at(index: object) -> Origin:
+        if type(index) is not int or not 0 <= index < len(origins):
+            raise _BadEntryError(f"no origin {index!r}")
+        return origins[index]
+
+    items = data["items"]
+    if type(items) is not dict or items.keys() != _KINDS.keys():
+        raise _BadEntryError("not the four kinds")
     kinds: dict[str, dict[str, Item]] = {}
     for kind, cls in _KINDS.items():
-        kinds[kind] = {
-            name: cls(name=name, origin=origins[index], **fields)
-            for name, index, fields in data["items"][kind]
-        }
+        types = _FIELDS[kind]
+        built: dict[str, Item] = {}
+        for name, index, fields in items[kind]:
+            built[_str(name)] = cls(name, at(index), **_checked(fields, types))
+        kinds[kind] = built
+    setting_origins = data["setting_origins"]
+    if type(setting_origins) is not dict:
+        raise _BadEntryError("setting origins are not a table")
     settings = Settings(
-        **data["settings"],
-        origins={name: origins[index] for name, index in data["setting_origins"].items()},
+        **_checked(data["settings"], _SETTINGS),
+        origins={_setting(name): at(index) for name, index in setting_origins.items()},
     )
     return Config(
         settings=settings,
@@ -200,12 +334,78 @@ def _decode(
         tasks=kinds["tasks"],  # type: ignore[arg-type]
         project=project,
         files=tuple(
-            LayerFile(layer, Path(path), digest, parsed)
-            for layer, path, digest, parsed in data["files"]
+            LayerFile(_layer(layer), path(where), _str(digest), _bool(parsed))
+            for layer, where, digest, parsed in data["files"]
         ),
         layer_dirs=dict(dirs),
         problems=tuple(
-            Problem(sev, None if file is None else Path(file), key, message, suggestion, line, col)
-            for sev, file, key, message, suggestion, line, col in data["problems"]
+            Problem(
+                _severity(severity),
+                None if file is None else path(file),
+                _str(key),
+                _str(message),
+                None if suggestion is None else _str(suggestion),
+                None if line is None else _int(line),
+                None if column is None else _int(column),
+            )
+            for severity, file, key, message, suggestion, line, column in data["problems"]
         ),
     )
+
+
+def _checked(fields: object, types: Mapping[str, type]) -> dict[str, Any]:
+    """`fields`, when it is a table of field names to values of the fields' types."""
+    if type(fields) is not dict:
+        raise _BadEntryError("fields are not a table")
+    for name, value in fields.items():
+        expected = types.get(name)
+        if type(value) is not expected or (expected is not str and not _sound(value)):
+            raise _BadEntryError(f"{name!r} is not a {expected}")
+    return fields
+
+
+def _sound(value: object) -> bool:
+    """Whether a value of a field's type is one that validation lets through."""
+    if type(value) is int:
+        return value > 0
+    if type(value) is dict:
+        return all(type(k) is str and type(v) is str for k, v in value.items())
+    if type(value) is tuple:
+        return all(type(entry) is str for entry in value)
+    return True
+
+
+def _str(value: object) -> str:
+    if type(value) is not str:
+        raise _BadEntryError(f"{value!r} is not a string")
+    return value
+
+
+def _int(value: object) -> int:
+    if type(value) is not int:
+        raise _BadEntryError(f"{value!r} is not an integer")
+    return value
+
+
+def _bool(value: object) -> bool:
+    if type(value) is not bool:
+        raise _BadEntryError(f"{value!r} is not a boolean")
+    return value
+
+
+def _layer(value: object) -> str:
+    if value not in LAYERS:
+        raise _BadEntryError(f"no layer {value!r}")
+    return _str(value)
+
+
+def _setting(value: object) -> str:
+    if value not in _SETTINGS:
+        raise _BadEntryError(f"no setting {value!r}")
+    return _str(value)
+
+
+def _severity(value: object) -> str:
+    if value not in _SEVERITIES:
+        raise _BadEntryError(f"no severity {value!r}")
+    return _str(value)

@@ -206,7 +206,7 @@ def syntax_problem(path: Path, text: str, error: tomllib.TOMLDecodeError) -> Pro
         message = _AT_END.sub("", message)
         lines = text.split("\n")
         line, column = len(lines), len(lines[-1]) + 1
-    message = message.strip() or "invalid TOML"
-    return Problem(
-        "error", path, "", message[0].lower() + message[1:], line=line or 1, column=column or 1
-    )
+    from start.config.positions import explain  # only on an error path
+
+    line, column, message = explain(text, line or 1, column or 1, message.strip())
+    return Problem("error", path, "", message, line=line, column=column)

@@ -58,11 +58,14 @@ def load(
     layers: Sequence[str] = LAYERS,
     strict: bool = False,
     replaced: Mapping[Path, bytes] | None = None,
+    use_cache: bool = True,
 ) -> Config:
     """Load, validate and merge the configuration seen from `workdir`.
 
     With `strict`, a config with errors raises ConfigError (exit 3). `replaced` gives layer files'
     would-be bytes (existing or not), so an edit can be validated before it is written.
+    With `use_cache=False` every file is parsed and validated, and the cache is neither read nor
+    written: `config validate` reports what the files say, never a stored result.
     """
     project = paths.find_project(workdir or paths.current_dir())
     dirs = layer_dirs(project, use_project)
@@ -84,10 +87,11 @@ def load(
                 contents[path] = data
     config: Config | None = None
     cache_key = None
-    if replaced is None and not unreadable:
+    if use_cache and replaced is None and not unreadable:
         strays = [path for name in layers for path in files.stray_toml(dirs[name])]
         cache_key = cache.key(layers, dirs, contents, strays)
-        config = cache.get(cache_key, project, dirs)
+        if cache_key is not None:
+            config = cache.get(cache_key, project, dirs)
     if config is None:
         contents.update(replaced or {})
         problems = list(unreadable.values())
@@ -95,6 +99,10 @@ def load(
             _read_layer(name, dirs[name], problems, contents, unreadable) for name in layers
         ]
         config = merge(read_layers, project, dirs, problems)
+        if config.problems:
+            from start.config.positions import locate  # only when there are problems
+
+            config = config._replace(problems=locate(config.problems, contents))
         if cache_key is not None:
             cache.put(cache_key, config)
     if strict and config.errors:

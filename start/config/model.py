@@ -41,6 +41,8 @@ class Agent(NamedTuple):
     models_url: str | None = None
     default_model: str | None = None
     models: Mapping[str, str] = _NO_MODELS
+    large_prompt: str | None = None  # sent instead of a prompt too large for the command line
+    large_prompt_stdin: bool = False  # and that prompt goes to the agent's stdin
 
 
 class Role(NamedTuple):
@@ -86,6 +88,7 @@ class Task(NamedTuple):
     agent: str | None = None
     model: str | None = None
     internal: bool = False
+    if_no_output: str | None = None  # when the command prints nothing: stop with this message
 
 
 # Roles, contexts and tasks share the source fields (`file`, `command`, `prompt`, `shell`,

@@ -27,20 +27,33 @@ def _fields(item: Item) -> dict[str, Any]:
     return values
 
 
-def as_data(config: Config) -> dict[str, Any]:
-    """Every setting and item with its provenance, ready for JSON."""
-    settings: dict[str, Any] = {}
-    for name in schema.SETTINGS:
-        origin = config.settings.origins.get(name)
-        settings[name] = {
-            "value": getattr(config.settings, name),
-            "origin": _origin(origin) if origin else {"layer": "default", "file": None},
-        }
-    data: dict[str, Any] = {"settings": settings}
-    for kind in schema.KINDS:
-        items: dict[str, Item] = getattr(config, kind)
-        data[kind] = {
-            name: {**_fields(item), "origin": _origin(item.origin)} for name, item in items.items()
+def _sections(kind: str | None) -> tuple[str, ...]:
+    """The sections to show: "settings" and the item kinds, or just `kind`."""
+    return ("settings", *schema.KINDS) if kind is None else (kind,)
+
+
+def _items(config: Config, kind: str, name: str | None) -> dict[str, Item]:
+    items: dict[str, Item] = getattr(config, kind)
+    return items if name is None else {name: items[name]}
+
+
+def as_data(config: Config, kind: str | None = None, name: str | None = None) -> dict[str, Any]:
+    """Every setting and item with its provenance, ready for JSON; or one kind, or one item."""
+    data: dict[str, Any] = {}
+    for section in _sections(kind):
+        if section == "settings":
+            settings: dict[str, Any] = {}
+            for setting in schema.SETTINGS:
+                origin = config.settings.origins.get(setting)
+                settings[setting] = {
+                    "value": getattr(config.settings, setting),
+                    "origin": _origin(origin) if origin else {"layer": "default", "file": None},
+                }
+            data["settings"] = settings
+            continue
+        data[section] = {
+            item_name: {**_fields(item), "origin": _origin(item.origin)}
+            for item_name, item in _items(config, section, name).items()
         }
     return data
 
@@ -52,35 +65,62 @@ def toml_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        if (
-            "\n" in value
-            and "'''" not in value
-            and all(c in "\t\n" or (ord(c) >= 0x20 and c != "\x7f") for c in value)
-        ):
+        if "\n" in value and "'''" not in value and not any(_hidden(c) for c in value if c != "\n"):
             return "'''\n" + value + "'''"
-        return json.dumps(value, ensure_ascii=False)
+        return _basic_string(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {type(value).__name__} as TOML")
 
 
-def as_toml(config: Config) -> str:
-    """Annotated TOML: each section says which layer and file it came from."""
-    lines: list[str] = ["[settings]"]
-    for name in schema.SETTINGS:
-        origin = config.settings.origins.get(name)
-        value = getattr(config.settings, name)
-        where = f"# {origin}" if origin else "# default"
-        if value is None:
-            lines.append(f"# {name} is not set")
-        else:
-            lines.append(f"{name} = {toml_value(value)}  {where}")
-    for kind in schema.KINDS:
-        items: dict[str, Item] = getattr(config, kind)
-        for name, item in items.items():
-            lines.append("")
+def _basic_string(value: str) -> str:
+    """A TOML basic string that shows every control and invisible character as an escape (TOML
+    itself requires it only of C0 controls and DEL), so the text is safe on a terminal."""
+    quoted = json.dumps(value, ensure_ascii=False)
+    if quoted.isprintable():
+        return quoted
+    return "".join(
+        (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}") if _hidden(c) else c
+        for c in quoted
+    )
+
+
+def _hidden(char: str) -> bool:
+    """A character start.console.printable escapes (a tab is shown as it is)."""
+    import unicodedata
+
+    return char != "\t" and unicodedata.category(char) in {"Cc", "Cf", "Zl", "Zp", "Cs", "Co"}
+
+
+def _key(name: str) -> str:
+    """A TOML key: bare when it can be, else quoted."""
+    if name and all(c.isascii() and (c.isalnum() or c in "-_") for c in name):
+        return name
+    return _basic_string(name)
+
+
+def as_toml(config: Config, kind: str | None = None, name: str | None = None) -> str:
+    """Annotated TOML: each section says which layer and file it came from. With `kind` (and
+    `name`), only that section (or item)."""
+    lines: list[str] = []
+    if "settings" in _sections(kind):
+        lines.append("[settings]")
+        for setting in schema.SETTINGS:
+            origin = config.settings.origins.get(setting)
+            value = getattr(config.settings, setting)
+            where = f"# {origin}" if origin else "# default"
+            if value is None:
+                lines.append(f"# {setting} is not set")
+            else:
+                lines.append(f"{setting} = {toml_value(value)}  {where}")
+    for section in _sections(kind):
+        if section == "settings":
+            continue
+        for item_name, item in _items(config, section, name).items():
+            if lines:
+                lines.append("")
             lines.append(f"# from {item.origin}")
-            lines.append(f"[{kind}.{name}]")
+            lines.append(f"[{section}.{_key(item_name)}]")
             models: dict[str, str] = {}
             for field, value in _fields(item).items():
                 if field == "models":
@@ -88,6 +128,6 @@ def as_toml(config: Config) -> str:
                     continue
                 lines.append(f"{field} = {toml_value(value)}")
             if models:
-                lines.append(f"[{kind}.{name}.models]")
-                lines.extend(f"{json.dumps(k)} = {toml_value(v)}" for k, v in models.items())
-    return "\n".join(lines) + "\n"
+                lines.append(f"[{section}.{_key(item_name)}.models]")
+                lines.extend(f"{_basic_string(k)} = {toml_value(v)}" for k, v in models.items())
+    return "\n".join(lines) + "\n" if lines else ""

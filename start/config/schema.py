@@ -32,6 +32,8 @@ KINDS: Final[Mapping[str, Mapping[str, str]]] = {
         "models_url": STR,
         "default_model": STR,
         "models": MODELS,
+        "large_prompt": STR,
+        "large_prompt_stdin": BOOL,
     },
     "roles": {"description": STR, **_SOURCE},
     "contexts": {"description": STR, "required": BOOL, **_SOURCE},
@@ -42,6 +44,7 @@ KINDS: Final[Mapping[str, Mapping[str, str]]] = {
         "agent": STR,
         "model": STR,
         "internal": BOOL,
+        "if_no_output": STR,
         **_SOURCE,
     },
 }

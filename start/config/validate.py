@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from start import template
+from start import shellwords, template
 from start.config import schema
 from start.config.model import Agent, Config, Context, Item, Origin, Role, Settings, Task
 from start.errors import Problem, suggest
@@ -138,11 +138,9 @@ def check_item(
 
 
 def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
-    from start import agent
-
     command = good.get("command")
     if command is not None:
-        for message in agent.validate(command):
+        for message in shellwords.problems(command):
             out.error(f"{key}.command", message)
         _check_placeholders(command, template.AGENT_COMMAND, f"{key}.command", out)
         used = set(template.names(command))
@@ -152,6 +150,28 @@ def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
                 "the command never uses {prompt} or {prompt_file}, so the composed prompt "
                 "is not passed to the agent",
             )
+    large = good.get("large_prompt")
+    if large is not None:
+        where = f"{key}.large_prompt"
+        _check_placeholders(large, template.LARGE_PROMPT, where, out)
+        if "prompt_file" not in template.names(large) and not good.get("large_prompt_stdin"):
+            out.error(
+                where,
+                "large_prompt must name {prompt_file}: it replaces a prompt too large for the "
+                "command line, so it has to tell the agent where the prompt is (or set "
+                "large_prompt_stdin = true)",
+            )
+        elif command is not None and "prompt" not in template.names(command):
+            out.warning(
+                where,
+                "the command never uses {prompt}, so large_prompt is never sent",
+            )
+    if good.get("large_prompt_stdin") and large is None:
+        out.error(
+            f"{key}.large_prompt_stdin",
+            "large_prompt_stdin needs large_prompt: the text sent as {prompt} while the prompt "
+            "goes to stdin (it may be empty)",
+        )
     models = good.get("models", {})
     default = good.get("default_model")
     if default is not None and default not in models:
@@ -169,6 +189,15 @@ def _check_sources(
     if not any(f in table for f in ("file", "command", "prompt")):
         out.error(key, "needs at least one of 'file', 'command' or 'prompt'")
         return
+    gate = good.get("if_no_output")
+    if gate is not None:
+        if not gate.strip():
+            out.error(f"{key}.if_no_output", "must be a message, not empty")
+        if "command" not in table:
+            out.warning(
+                f"{key}.if_no_output",
+                "'if_no_output' is set but the task has no 'command', so it never applies",
+            )
     prompt = good.get("prompt")
     if prompt is None:
         return
@@ -183,8 +212,8 @@ def _check_sources(
         uses = [name for name in wants if name in used]
         if source not in table:
             for name in uses:
-                out.error(where, f"{{{name}}} is used but '{source}' is not set", None)
-        elif not uses:
+                out.warning(where, f"{{{name}}} is used but '{source}' is not set, so it is empty")
+        elif not uses and not (source == "command" and gate is not None):
             out.warning(
                 f"{key}.{source}",
                 f"'{source}' is set but the prompt never uses "

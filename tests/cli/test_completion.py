@@ -201,7 +201,10 @@ def test_completion_prints_the_script(shell: str, marker: str) -> None:
 def test_completion_rejects_other_shells() -> None:
     result = invoke("completion", "tcsh")
     assert result.exit_code == 2
-    assert "'tcsh' is not one of 'bash', 'zsh', 'fish'" in result.stderr
+    assert result.stderr == (
+        "start: unknown shell 'tcsh'; choose from bash, zsh, fish\n"
+        "hint: run 'start completion --help' for usage\n"
+    )
 
 
 def test_a_task_added_by_config_add_is_offered(isolated: Path) -> None:

@@ -17,20 +17,57 @@ def global_dir(isolated: Path) -> Path:
     return directory
 
 
-def test_validate_reports_each_problem_then_a_summary_and_exits_3(global_dir: Path) -> None:
+def test_validate_groups_problems_by_file_at_their_lines_then_a_summary(
+    global_dir: Path, isolated: Path
+) -> None:
     write_tree(global_dir, {"config.toml": '[tasks.t]\ncomand = "x"\n'})
+    write_tree(
+        isolated,
+        {
+            ".start/tasks.toml": (
+                '[tasks.review]\nrol = "x"\nprompt = """\nReview {instrucions} now.\n"""\n'
+            )
+        },
+    )
     result = invoke("config", "validate")
-    path = global_dir / "config.toml"
     assert result.exit_code == 3
-    lines = result.stdout.splitlines()
-    assert (
-        lines[0]
-        == f"warning: {path}: tasks.t.comand: unknown key 'comand' (did you mean 'command'?)"
+    assert result.stdout == (
+        f"{global_dir / 'config.toml'}\n"
+        "  1:1  error    tasks.t: needs at least one of 'file', 'command' or 'prompt'\n"
+        "  2:1  warning  tasks.t.comand: unknown key 'comand' (did you mean 'command'?)\n"
+        f"{isolated / '.start' / 'tasks.toml'}\n"
+        "  2:1  warning  tasks.review.rol: unknown key 'rol' (did you mean 'role'?)\n"
+        "  4:8  error    tasks.review.prompt: unknown placeholder {instrucions} "
+        "(did you mean '{instructions}'?)\n"
+        "✗ 2 errors, 2 warnings in 6 files\n"
     )
-    assert (
-        lines[1] == f"error: {path}: tasks.t: needs at least one of 'file', 'command' or 'prompt'"
+
+
+def test_validate_quiet_prints_only_the_problems(global_dir: Path) -> None:
+    write_tree(global_dir, {"config.toml": '[tasks.t]\nprompt = "{banana}"\n'})
+    result = invoke("-q", "config", "validate")
+    assert result.stdout == (
+        f"{global_dir / 'config.toml'}\n"
+        "  2:11  warning  tasks.t.prompt: unknown placeholder {banana} is kept as literal text; "
+        "write {{banana}} to silence this\n"
     )
-    assert lines[-1] == "✗ 1 error, 1 warning in 5 files"
+    assert invoke("config", "validate", "-q").stdout == result.stdout
+    write_tree(global_dir, {"config.toml": ""})
+    assert invoke("config", "validate", "-q").stdout == ""
+
+
+def test_validate_verbose_lists_the_files_read(global_dir: Path, tmp_path: Path) -> None:
+    write_tree(global_dir, {"config.toml": ""})
+    builtin = Path(__file__).resolve().parents[2] / "config"
+    result = invoke("config", "validate", "-v")
+    assert result.stdout == (
+        f"read built-in: {builtin / 'agents.toml'}\n"
+        f"read built-in: {builtin / 'roles.toml'}\n"
+        f"read built-in: {builtin / 'contexts.toml'}\n"
+        f"read built-in: {builtin / 'tasks.toml'}\n"
+        f"read global: {global_dir / 'config.toml'}\n"
+        "✓ 0 errors, 0 warnings in 5 files\n"
+    )
 
 
 def test_validate_with_only_warnings_exits_0(global_dir: Path) -> None:
@@ -51,17 +88,64 @@ def test_validate_json(global_dir: Path) -> None:
             "key": "tasks.t.comand",
             "message": "unknown key 'comand'",
             "suggestion": "command",
-            "line": None,
-            "column": None,
+            "line": 2,
+            "column": 1,
         }
     ]
 
 
-def test_validate_syntax_error(isolated: Path) -> None:
-    write_tree(isolated, {".start/config.toml": "[settings\n"})
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            '[settings\ndefault_agent = "x"\n',
+            "1:1  error    unclosed table header '[settings': add ']'",
+            id="unclosed-header",
+        ),
+        pytest.param(
+            '[tasks.t\nprompt = "p"\n[tasks.u]\nprompt = "q"\n',
+            "1:1  error    unclosed table header '[tasks.t': add ']'",
+            id="unclosed-header-before-others",
+        ),
+        pytest.param(
+            '[settings]\nshell = "bash"\n\n[settings]\n',
+            "4:1  error    table [settings] is declared twice; merge the two into one",
+            id="table-twice",
+        ),
+        pytest.param(
+            '[settings]\nshell = "bash"\nshell = "zsh"\n',
+            "3:1  error    'shell' is set twice in this table; keep one",
+            id="key-twice",
+        ),
+        pytest.param(
+            "[settings]\ndefault_agent = claude\n",
+            '2:17  error    invalid value claude: a string needs quotes, as in "claude"',
+            id="unquoted-string",
+        ),
+        pytest.param(
+            '[settings]\ndefault_agent = "claude\n',
+            '2:24  error    unterminated string: end it on its line, or use """ for several lines',
+            id="open-string",
+        ),
+        pytest.param(
+            '[tasks.t]\nprompt = """\nnever closed\n',
+            "2:10  error    unterminated multi-line string: it is never closed",
+            id="open-multiline-string",
+        ),
+        pytest.param(
+            '[settings]\nshell = "bash" shell2 = "x"\n',
+            "2:16  error    unexpected text after the value: one key = value per line",
+            id="two-on-a-line",
+        ),
+    ],
+)
+def test_syntax_errors_read_plainly_at_their_line(isolated: Path, text: str, expected: str) -> None:
+    write_tree(isolated, {".start/config.toml": text})
     result = invoke("config", "validate")
     assert result.exit_code == 3
-    assert result.stdout.splitlines()[0].startswith(f"error: {isolated / '.start/config.toml'}:1:")
+    assert result.stdout == (
+        f"{isolated / '.start' / 'config.toml'}\n  {expected}\n✗ 1 error, 0 warnings in 5 files\n"
+    )
 
 
 def test_show_json_has_provenance(global_dir: Path, isolated: Path) -> None:
@@ -111,8 +195,9 @@ def test_show_on_invalid_config_exits_3_with_problems(isolated: Path) -> None:
     assert result.exit_code == 3
     assert result.stderr == (
         "start: configuration is invalid (1 error)\n"
-        f"  error: {isolated / '.start' / 'config.toml'}: tasks.t.role: role 'nope' is not "
-        "defined; defined roles: pair-programmer, code-reviewer, documentation-writer\n"
+        f"  {isolated / '.start' / 'config.toml'}\n"
+        "    2:1: error: tasks.t.role: role 'nope' is not defined; defined roles: "
+        "pair-programmer, code-reviewer, documentation-writer\n"
         "Run 'start config validate' to see every problem.\n"
     )
 
@@ -137,3 +222,67 @@ def test_path_json_with_directory_flag(isolated: Path, tmp_path: Path) -> None:
         "files": [str(other / ".start" / "roles.toml")],
     }
     assert data["project_root"] == str(other)
+
+
+def test_show_narrows_to_a_kind_and_an_item(global_dir: Path) -> None:
+    write_tree(
+        global_dir,
+        {"config.toml": '[tasks.mine]\nalias = "m"\nprompt = "p"\n[roles.r]\nprompt = "r"\n'},
+    )
+    path = global_dir / "config.toml"
+    item = f'# from global ({path})\n[tasks.mine]\nprompt = "p"\nalias = "m"\n'
+    assert invoke("config", "show", "task", "mine").stdout == item
+    assert invoke("config", "show", "tasks", "mine").stdout == item
+    tasks = invoke("config", "show", "tasks").stdout
+    assert tasks.endswith("\n\n" + item)
+    assert "[roles." not in tasks and "[settings]" not in tasks
+    settings = invoke("config", "show", "settings").stdout
+    assert settings.startswith("[settings]\n") and "[tasks." not in settings
+    data = json.loads(invoke("config", "show", "task", "mine", "--json").stdout)
+    assert data == {
+        "tasks": {
+            "mine": {
+                "prompt": "p",
+                "alias": "m",
+                "origin": {"layer": "global", "file": str(path)},
+            }
+        }
+    }
+
+
+def test_show_layer(global_dir: Path, isolated: Path) -> None:
+    write_tree(global_dir, {"config.toml": '[roles.g]\nprompt = "g"\n'})
+    write_tree(isolated, {".start/config.toml": '[roles.p]\nprompt = "p"\n'})
+    roles = {
+        layer: list(
+            json.loads(invoke("config", "show", "roles", "--layer", layer, "--json").stdout)[
+                "roles"
+            ]
+        )
+        for layer in ("global", "project")
+    }
+    assert roles == {"global": ["g"], "project": ["p"]}
+    built_in = json.loads(invoke("config", "show", "--layer", "built-in", "--json").stdout)
+    assert "code-reviewer" in built_in["roles"] and "g" not in built_in["roles"]
+
+
+def test_show_settings_takes_no_name() -> None:
+    result = invoke("config", "show", "settings", "shell")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: settings has no NAME; 'start config show settings' shows them all\n",
+    )
+
+
+def test_show_escapes_control_characters_as_valid_toml(global_dir: Path) -> None:
+    import tomllib
+
+    write_tree(
+        global_dir,
+        {
+            "config.toml": '[tasks.t]\ndescription = "x\\u001b]0;t\\u0007\\u009b2J\\u202e"\nprompt = "p"\n'
+        },
+    )
+    shown = invoke("config", "show", "task", "t").stdout
+    assert 'description = "x\\u001b]0;t\\u0007\\u009b2J\\u202e"\n' in shown
+    assert tomllib.loads(shown)["tasks"]["t"]["description"] == "x\x1b]0;t\x07\x9b2J\u202e"

@@ -90,7 +90,8 @@ def test_set_refuses_a_reference_to_nothing(config_file: Path) -> None:
     assert result.stderr == (
         f"start: refused: the change would make the config invalid, so {config_file} was not "
         "changed\n"
-        f"  error: {config_file}: settings.default_role: role 'revewer' is not defined "
+        f"  {config_file}\n"
+        "    5:1: error: settings.default_role: role 'revewer' is not defined "
         "(did you mean 'code-reviewer'?)\n"
         "Run 'start config validate' to see every problem.\n"
     )
@@ -225,9 +226,10 @@ def test_add_refuses_an_invalid_item(config_file: Path) -> None:
     assert result.stderr == (
         f"start: refused: the change would make the config invalid, so {config_file} was not "
         "changed\n"
-        f"  error: {config_file}: tasks.Bad_Name: invalid task name 'Bad_Name': use lowercase "
+        f"  {config_file}\n"
+        "    10:1: error: tasks.Bad_Name: invalid task name 'Bad_Name': use lowercase "
         "letters and digits in words joined by single hyphens, such as 'code-review'\n"
-        f"  error: {config_file}: tasks.Bad_Name.role: role 'nobody' is not defined; defined "
+        "    11:1: error: tasks.Bad_Name.role: role 'nobody' is not defined; defined "
         "roles: pair-programmer, code-reviewer, documentation-writer\n"
         "Run 'start config validate' to see every problem.\n"
     )
@@ -236,8 +238,12 @@ def test_add_refuses_an_invalid_item(config_file: Path) -> None:
 def test_add_reports_new_warnings(config_file: Path) -> None:
     result = invoke("config", "add", "task", "t", "--prompt", "{banana}")
     assert result.exit_code == 0
-    assert result.stderr.splitlines()[0] == f"Added task 't' ({config_file})"
-    assert result.stderr.splitlines()[1].startswith(f"  warning: {config_file}: tasks.t.prompt: ")
+    assert result.stderr == (
+        f"Added task 't' ({config_file})\n"
+        f"{config_file}\n"
+        "  11:11  warning  tasks.t.prompt: unknown placeholder {banana} is kept as literal text; "
+        "write {{banana}} to silence this\n"
+    )
 
 
 # --- remove ---------------------------------------------------------------------------------------
@@ -291,10 +297,11 @@ def test_remove_refuses_to_break_a_reference(config_file: Path) -> None:
     invoke("config", "add", "task", "t", "--prompt", "p", "--role", "mine")
     result = invoke("config", "remove", "role", "mine", "--yes")
     assert result.exit_code == 3
-    assert result.stderr.splitlines()[1] == (
-        f"  error: {config_file}: tasks.t.role: role 'mine' is not defined; defined roles: "
-        "pair-programmer, code-reviewer, documentation-writer"
-    )
+    assert result.stderr.splitlines()[1:3] == [
+        f"  {config_file}",
+        "    11:1: error: tasks.t.role: role 'mine' is not defined; defined roles: "
+        "pair-programmer, code-reviewer, documentation-writer",
+    ]
     assert (config_file.parent / "roles.toml").read_text() == '[roles.mine]\nprompt = "me"\n'
 
 
@@ -377,7 +384,8 @@ def test_edit_keeps_an_invalid_file_and_lists_its_problems(
     assert result.exit_code == 3
     assert result.stderr == (
         f"Saved {config_file}, but the config is invalid:\n"
-        f"  error: {config_file}: tasks.bad.prompt: must be a string, not an integer\n"
+        f"{config_file}\n"
+        "  10:1  error    tasks.bad.prompt: must be a string, not an integer\n"
     )
     assert config_file.read_text() == MINE + "[tasks.bad]\nprompt = 1\n"
 
@@ -390,7 +398,8 @@ def test_edit_on_a_terminal_offers_to_reopen(
     assert result.exit_code == 0
     assert result.stderr == (
         f"{config_file} would be invalid:\n"
-        f"  error: {config_file}:1:7: expected ']' at the end of a table declaration\n"
+        f"{config_file}\n"
+        "  1:1  error    unclosed table header '[tasks': add ']'\n"
         "Re-open the editor? [Y/n]: y\n"
         f"Saved {config_file}\n"
     )
@@ -442,3 +451,53 @@ def test_trusted_paths_set_globally_and_refused_locally(isolated: Path) -> None:
     result = invoke("config", "set", "--local", "trusted_paths", "/srv/a")
     assert result.exit_code == 2
     assert "trusted_paths cannot be set in project config" in result.stderr
+
+
+@pytest.fixture
+def appender(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An editor that adds a line to the file it is given."""
+    monkeypatch.setenv("VISUAL", 'sh -c \'echo "# edited" >> "$1"\' sh')
+
+
+def test_edit_offers_the_starter_for_a_missing_global_config(
+    global_dir: Path, appender: None, tty: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from start import init as starter
+    from tests.test_init import use_catalog, use_path
+
+    use_catalog(tmp_path, monkeypatch)
+    use_path(tmp_path, monkeypatch, "beta-cli")
+    path = global_dir / "config.toml"
+    result = invoke("config", "edit", stdin="y\n")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == (
+        f"{path} does not exist. Start from the commented starter config? [Y/n]: y\n"
+        f"start: wrote {path}\n"
+        f"Saved {path}\n"
+    )
+    detection = starter.detect(tmp_path)
+    expected = starter.global_text("beta", detection)
+    assert path.read_text() == expected + "# edited\n"
+
+
+def test_edit_without_the_starter_starts_empty(global_dir: Path, appender: None, tty: None) -> None:
+    path = global_dir / "config.toml"
+    result = invoke("config", "edit", stdin="n\n")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == (
+        f"{path} does not exist. Start from the commented starter config? [Y/n]: n\nSaved {path}\n"
+    )
+    assert path.read_text() == "# edited\n"
+
+
+def test_edit_never_asks_without_a_terminal(global_dir: Path, appender: None) -> None:
+    path = global_dir / "config.toml"
+    result = invoke("config", "edit")
+    assert (result.exit_code, result.stderr) == (0, f"Saved {path}\n")
+    assert path.read_text() == "# edited\n"
+
+
+def test_edit_json_reports_the_outcome(config_file: Path, appender: None) -> None:
+    result = invoke("config", "edit", "--json")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert json.loads(result.stdout) == {"file": str(config_file), "changed": True, "problems": []}

@@ -54,13 +54,13 @@ def test_a_healthy_setup(bin_dir: Path, isolated: Path, tmp_path: Path) -> None:
             "  ✓ validate  no problems in 4 files",
             "",
             "Agents",
-            f"  ✓ alpha  {bin_dir}/alpha-cli; selected now (first agent on PATH)",
-            "  · beta   not installed ('beta-cli' is not on PATH)",
+            f"  ✓ alpha          {bin_dir}/alpha-cli; selected now (first agent on PATH)",
+            "  · not installed  beta (1)",
             "",
             "Roles, contexts and tasks",
             "  ✓ default role   pair-programmer (first role defined)",
-            f"  ✓ default shell  {bin_dir}/bash (used by context project-guide, "
-            "task git-diff-review, task commit-message)",
+            f"  ✓ default shell  {bin_dir}/bash (used by context project-guide)",
+            f"  ✓ shell sh       {bin_dir}/sh (used by task git-diff-review, task commit-message)",
             "  ✓ references     3 roles, 1 context, 3 tasks: "
             "every named file and reference resolves",
             "",
@@ -209,4 +209,76 @@ def test_terminal_escapes_from_config_are_shown_escaped(bin_dir: Path) -> None:
     )
     result = invoke("doctor")
     assert "\x1b]" not in result.stdout
-    assert "  ⚠ mine   'm\\x1b]0;pwned\\x07' is not on PATH\n" in result.stdout
+    assert "  ⚠ mine           'm\\x1b]0;pwned\\x07' is not on PATH\n" in result.stdout
+
+
+def test_verbose_lists_each_agent_that_is_not_installed(bin_dir: Path) -> None:
+    result = invoke("doctor", "-v")
+    agents = result.stdout.split("Agents\n", 1)[1].split("\n\n", 1)[0]
+    assert agents == (
+        f"  ✓ alpha  {bin_dir}/alpha-cli; selected now (first agent on PATH)\n"
+        "  · beta   not installed ('beta-cli' is not on PATH)"
+    )
+
+
+def test_shipped_agents_that_are_not_installed_collapse_into_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = "".join(
+        f'[agents.{name}]\nbin = "{name}-cli"\ncommand = "{{bin}} {{prompt}}"\n'
+        for name in ("alpha", "beta", "gamma", "delta")
+    )
+    builtin = tmp_path / "builtin"
+    write_tree(builtin, {"agents.toml": catalog})
+    monkeypatch.setattr(paths, "builtin_config_dir", lambda: builtin)
+    use_path(tmp_path, monkeypatch, "alpha-cli")
+    agents = invoke("doctor").stdout.split("Agents\n", 1)[1].split("\n\n", 1)[0]
+    assert agents == (
+        f"  ✓ alpha          {tmp_path}/bin/alpha-cli; selected now (first agent on PATH)\n"
+        "  · not installed  beta, gamma, delta (3)"
+    )
+
+
+def test_long_lines_wrap_with_a_hanging_indent(
+    bin_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "50")
+    write_tree(
+        paths.global_config_dir(),
+        {
+            "config.toml": '[contexts.notes]\nfile = "/nowhere/a/rather/long/path/to/notes.md"\n'
+            'prompt = "{file_contents}"\n'
+        },
+    )
+    result = invoke("doctor")
+    section = result.stdout.split("Roles, contexts and tasks\n", 1)[1].split("\n\n", 1)[0]
+    config = paths.global_config_dir() / "config.toml"
+    lines = section.splitlines()
+    start = lines.index("  · context notes  file not found:")
+    assert lines[start : start + 5] == [
+        "  · context notes  file not found:",
+        "                   /nowhere/a/rather/long/path/to/",
+        "                   notes.md",
+        "      → create",
+        "        /nowhere/a/rather/long/path/to/notes.md,",
+    ]
+    assert all(len(line) <= 50 for line in result.stdout.splitlines())
+    assert str(config) in result.stdout.replace("\n        ", "")
+
+
+def test_subjects_line_up_by_display_width(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = '[agents.alpha]\nbin = "alpha-cli"\ncommand = "{bin} {prompt}"\n'
+    builtin = tmp_path / "builtin"
+    write_tree(builtin, {"agents.toml": catalog})
+    monkeypatch.setattr(paths, "builtin_config_dir", lambda: builtin)
+    use_path(tmp_path, monkeypatch, "alpha-cli")
+    write_tree(
+        paths.global_config_dir(),
+        {"config.toml": '[agents."代理"]\nbin = "nowhere-cli"\ncommand = "{bin} {prompt}"\n'},
+    )
+    agents = invoke("doctor").stdout.split("Agents\n", 1)[1].split("\n\n", 1)[0]
+    lines = [line for line in agents.splitlines() if "→" not in line]
+    assert lines == [
+        f"  ✓ alpha  {tmp_path}/bin/alpha-cli; selected now (first agent on PATH)",
+        "  ⚠ 代理   'nowhere-cli' is not on PATH",
+    ]

@@ -1,84 +1,655 @@
-"""The validated-config cache: same bytes, same config; any change, a fresh load."""
+"""The validated-config cache: a hit skips parsing; anything that could change the result misses.
+
+Hits are observed, not assumed: the `parsed` fixture records every layer `load` parses from
+source, so a load served from the cache parses nothing.
+"""
 
 from __future__ import annotations
 
+import json
+import marshal
+import os
+import shutil
+import stat
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from start import paths
+from start import atomic, paths
 from start.config import cache
+from start.config import load as load_module
 from start.config.load import load
-from tests.conftest import write_tree
+from start.config.model import Config
+from tests.conftest import FAKE_AGENT, invoke, write_tree
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+if str(BENCHMARKS) not in sys.path:
+    sys.path.insert(0, str(BENCHMARKS))
+
+import scenarios  # noqa: E402
+
+ALL_LAYERS = ["built-in", "global", "project"]
+
+# Every field type the cache stores: strings, booleans, positive integers, a models table and
+# trusted paths; problems with and without a line, a suggestion and a file.
+CONFIG = """\
+[settings]
+command_timeout = 7
+command_output_limit = 2048
+trusted_paths = ["/srv/trusted", "~/work"]
+default_agent = "a"
+default_role = "r"
+
+[roles.r]
+description = "Brief"
+prompt = "Be brief."
+
+[contexts.c]
+file = "notes.md"
+prompt = "{file_contents}"
+required = true
+command_timeout = 3
+
+[tasks.t]
+prompt = "{banana}"
+alias = "x"
+role = "r"
+agent = "a"
+model = "m"
+internal = true
+"""
+AGENTS = """\
+[agents.a]
+bin = "a"
+command = "{bin} --model {model} {prompt}"
+default_model = "m"
+url = "https://example.com/a"
+
+[agents.a.models]
+m = "m-1"
+big = "m-2"
+"""
 
 
 @pytest.fixture
 def global_dir(isolated: Path) -> Path:
     directory = isolated.parent / "home" / ".config" / "start"
-    write_tree(
-        directory,
-        {
-            "config.toml": '[settings]\ncommand_timeout = 7\n[tasks.t]\nprompt = "{banana}"\nalias = "x"\n',
-            "agents.toml": '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\n[agents.a.models]\nm = "m-1"\n',
-        },
-    )
+    write_tree(directory, {"config.toml": CONFIG, "agents.toml": AGENTS})
     return directory
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The layers `load` parses from source, in order; a load served from the cache adds none."""
+    layers: list[str] = []
+    parse = load_module._read_layer
+
+    def recorded(name: str, *args: Any) -> Any:
+        layers.append(name)
+        return parse(name, *args)
+
+    monkeypatch.setattr(load_module, "_read_layer", recorded)
+    return layers
 
 
 def cache_files() -> list[Path]:
     return sorted(paths.cache_dir().glob("config-*.bin"))
 
 
-def test_second_load_comes_from_the_cache_and_is_equal(global_dir: Path) -> None:
+def entry() -> Path:
+    (found,) = cache_files()
+    return found
+
+
+def same(one: Config, other: Config) -> None:
+    """Equal configs, down to what `==` on records does not compare."""
+    assert one == other
+    assert [str(p) for p in one.problems] == [str(p) for p in other.problems]
+    for kind in ("agents", "roles", "contexts", "tasks"):
+        mine, theirs = getattr(one, kind), getattr(other, kind)
+        assert list(mine) == list(theirs)
+        assert [i.origin for i in mine.values()] == [i.origin for i in theirs.values()]
+    assert one.settings.origins == other.settings.origins
+
+
+# --- hits ----------------------------------------------------------------------------------
+
+
+def test_the_second_load_is_served_from_the_cache(global_dir: Path, parsed: list[str]) -> None:
     first = load()
+    assert parsed == ALL_LAYERS
     assert len(cache_files()) == 1
+
+    parsed.clear()
     second = load()
-    assert second == first
-    assert second.tasks["t"].origin == first.tasks["t"].origin
-    assert [str(p) for p in second.problems] == [str(p) for p in first.problems]
-    assert second.settings.origins == first.settings.origins
+
+    assert parsed == []
+    same(second, first)
+    assert second.settings.trusted_paths == ("/srv/trusted", "~/work")
+    assert second.agents["a"].models == {"m": "m-1", "big": "m-2"}
+    assert second.contexts["c"].required is True
+    assert second.tasks["t"].internal is True
+    assert second.problems  # the unknown placeholder, stored and given back
 
 
-def test_any_byte_change_is_a_new_key(global_dir: Path) -> None:
-    load()
-    (global_dir / "config.toml").write_text("[settings]\ncommand_timeout = 8\n")
-    assert load().settings.command_timeout == 8
-    assert len(cache_files()) == 2
-
-
-def test_a_stray_file_is_part_of_the_key(global_dir: Path) -> None:
-    assert not load().problems[1:]
+def test_a_hit_is_equal_to_a_fresh_load_with_every_problem_kind(
+    global_dir: Path, parsed: list[str]
+) -> None:
+    # A syntax error (a line and column), a stray file (a suggestion) and an unknown placeholder.
+    (global_dir / "roles.toml").write_text("[roles.q]\nprompt = \n")
     (global_dir / "task.toml").write_text("")
-    assert any("file is not read" in p.message for p in load().problems)
+    first = load()
+    assert {p.line is not None for p in first.problems} == {True, False}
+    assert any(p.suggestion for p in first.problems)
+    parsed.clear()
+
+    same(load(), first)
+    assert parsed == []
 
 
-def test_corrupt_cache_is_ignored(global_dir: Path) -> None:
-    expected = load()
-    for path in cache_files():
-        path.write_bytes(b"\x00garbage")
-    assert load() == expected
+def test_the_large_benchmark_config_is_served_from_the_cache(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, parsed: list[str]
+) -> None:
+    # The warm benchmark rows rely on it: a value the cache refused would make them cold.
+    root = isolated.parent / "bench"
+    world = scenarios.World(root, isolated, root / "configs", root / "home", root / "run")
+    scenarios.large(world)
+    monkeypatch.setenv("START_CONFIG_DIR", str(world.config("large")))
+    first = load()
+    assert len(first.tasks) > 1000  # and the built-in ones
+    assert not first.problems
+    parsed.clear()
+
+    same(load(), first)
+    assert parsed == []
 
 
-def test_cached_config_gets_the_current_project_location(global_dir: Path, tmp_path: Path) -> None:
+def test_the_cached_config_gets_the_current_project_location(
+    global_dir: Path, tmp_path: Path, parsed: list[str]
+) -> None:
     load()
     other = tmp_path / "elsewhere"
     other.mkdir()
+    parsed.clear()
+
     config = load(other)
+
+    assert parsed == []
     assert config.project.workdir == other
     assert config.root == other
 
 
-def test_edits_validated_with_replaced_bytes_bypass_the_cache(global_dir: Path) -> None:
+# --- misses --------------------------------------------------------------------------------
+
+
+def miss_after(change: Callable[[], object], parsed: list[str]) -> Config:
+    """Load twice (the second load hits), make `change`, and load again: that load parses."""
+    load()
+    parsed.clear()
+    load()
+    assert parsed == []
+    change()
+    parsed.clear()
+    config = load()
+    assert parsed == ALL_LAYERS
+    return config
+
+
+def test_a_changed_layer_byte_misses(global_dir: Path, parsed: list[str]) -> None:
+    path = global_dir / "config.toml"
+    config = miss_after(lambda: path.write_bytes(path.read_bytes().replace(b"= 7", b"= 8")), parsed)
+    assert config.settings.command_timeout == 8
+    assert len(cache_files()) == 2
+
+
+def test_a_stray_file_is_part_of_the_key(global_dir: Path, parsed: list[str]) -> None:
+    config = miss_after(lambda: (global_dir / "task.toml").write_text(""), parsed)
+    assert [p.message for p in config.problems if p.file == global_dir / "task.toml"] == [
+        "file is not read; a layer reads config.toml, agents.toml, roles.toml, contexts.toml, "
+        "tasks.toml"
+    ]
+
+
+def test_a_changed_module_of_the_package_misses(
+    global_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parsed: list[str]
+) -> None:
+    copy = tmp_path / "package"
+    shutil.copytree(cache.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "PACKAGE", str(copy))
+    module = copy / "config" / "validate.py"
+    miss_after(lambda: module.write_text(module.read_text() + "# changed\n"), parsed)
+
+
+def test_a_new_module_in_the_package_misses(
+    global_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parsed: list[str]
+) -> None:
+    copy = tmp_path / "package"
+    shutil.copytree(cache.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "PACKAGE", str(copy))
+    miss_after(lambda: (copy / "config" / "extra.py").write_text(""), parsed)
+
+
+@pytest.mark.parametrize(
+    ("target", "name", "value"),
+    [
+        (sys, "version", sys.version + " (another build)"),
+        (sys.implementation, "cache_tag", "cpython-399"),
+    ],
+)
+def test_another_python_misses(
+    global_dir: Path,
+    parsed: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    target: object,
+    name: str,
+    value: str,
+) -> None:
+    miss_after(lambda: monkeypatch.setattr(target, name, value), parsed)
+
+
+def rewrite(change: Callable[[dict[str, Any]], object]) -> Callable[[], None]:
+    """Rewrite the entry as well-formed marshal data changed by `change`, keeping its mode."""
+
+    def apply() -> None:
+        path = entry()
+        data = marshal.loads(path.read_bytes())
+        change(data)
+        path.write_bytes(marshal.dumps(data))
+
+    return apply
+
+
+def set_field(kind: str, field: str, value: object) -> Callable[[dict[str, Any]], None]:
+    def apply(data: dict[str, Any]) -> None:
+        name, index, fields = data["items"][kind][0]
+        data["items"][kind][0] = (name, index, {**fields, field: value})
+
+    return apply
+
+
+# Well-formed marshal data of the wrong shape. Each of these crashed or poisoned the old decoder.
+WRONG_SHAPES: dict[str, Callable[[dict[str, Any]], object]] = {
+    "setting origins are a list": lambda d: d.update(setting_origins=[]),
+    "settings are a list": lambda d: d.update(settings=[1]),
+    "a kind is missing": lambda d: d["items"].pop("tasks"),
+    "an extra kind": lambda d: d["items"].update(widgets=[]),
+    "items are a list": lambda d: d.update(items=[]),
+    "a row is too short": lambda d: d["items"]["agents"].__setitem__(0, ("a",)),
+    "a string field holds a number": set_field("agents", "bin", 7),
+    "a models table holds a list": set_field("agents", "models", ["m"]),
+    "a model id is a number": set_field("agents", "models", {"m": 1}),
+    "an unknown field": set_field("roles", "colour", "red"),
+    "a timeout is a string": set_field("contexts", "command_timeout", "3"),
+    "a timeout is zero": set_field("contexts", "command_timeout", 0),
+    "a flag is an integer": set_field("contexts", "required", 1),
+    "a timeout is a boolean": set_field("tasks", "command_timeout", True),
+    "an origin index out of range": lambda d: d["items"]["roles"].__setitem__(
+        0, (d["items"]["roles"][0][0], 99, {})
+    ),
+    "a negative origin index": lambda d: d["items"]["roles"].__setitem__(
+        0, (d["items"]["roles"][0][0], -1, {})
+    ),
+    "an unknown layer": lambda d: d["origins"].__setitem__(0, ("elsewhere", "/x")),
+    "an unknown setting": lambda d: d["settings"].update(colour="red"),
+    "trusted paths hold a number": lambda d: d["settings"].update(trusted_paths=(1,)),
+    "trusted paths are a list": lambda d: d["settings"].update(trusted_paths=["/x"]),
+    "a problem has no message": lambda d: d["problems"].__setitem__(0, ("error", None, "k")),
+    "a problem of another severity": lambda d: d["problems"].__setitem__(
+        0, ("fatal", None, "k", "m", None, None, None)
+    ),
+    "a problem line is a string": lambda d: d["problems"].__setitem__(
+        0, ("error", None, "k", "m", None, "1", None)
+    ),
+    "a file is not parsed-or-not": lambda d: d["files"].__setitem__(0, ("global", "/x", "", "yes")),
+    "an extra top-level key": lambda d: d.update(extra=1),
+    "another key": lambda d: d.update(key="0" * 64),
+}
+
+
+@pytest.mark.parametrize("change", WRONG_SHAPES.values(), ids=WRONG_SHAPES.keys())
+def test_an_entry_of_the_wrong_shape_is_a_miss_and_is_rewritten(
+    global_dir: Path, parsed: list[str], change: Callable[[dict[str, Any]], object]
+) -> None:
+    expected = load(use_cache=False)
+    parsed.clear()
+
+    same(miss_after(rewrite(change), parsed), expected)
+
+    parsed.clear()
+    same(load(), expected)
+    assert parsed == []  # the entry was written again
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\x00garbage",
+        marshal.dumps([1, 2, 3]),
+        marshal.dumps(None),
+        marshal.dumps({"key": 1}),
+    ],
+    ids=["empty", "not marshal", "a list", "None", "a key of another type"],
+)
+def test_a_corrupt_entry_is_a_miss_and_is_rewritten(
+    global_dir: Path, parsed: list[str], data: bytes
+) -> None:
+    expected = load(use_cache=False)
+    parsed.clear()
+
+    same(miss_after(lambda: entry().write_bytes(data), parsed), expected)
+
+    parsed.clear()
+    load()
+    assert parsed == []
+
+
+@pytest.mark.parametrize("error", [AttributeError, LookupError, RecursionError, MemoryError])
+def test_any_exception_while_decoding_is_a_miss(
+    global_dir: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch, error: type[Exception]
+) -> None:
+    # A flaw the shape checks do not foresee is a miss too, whatever it raises.
+    def flawed(*args: object) -> None:
+        raise error("flawed")
+
+    miss_after(lambda: monkeypatch.setattr(cache, "_decode", flawed), parsed)
+
+
+def test_a_truncated_entry_is_a_miss(global_dir: Path, parsed: list[str]) -> None:
+    def truncate() -> None:
+        path = entry()
+        path.write_bytes(path.read_bytes()[:-10])
+
+    miss_after(truncate, parsed)
+
+
+def test_an_entry_owned_by_another_user_is_a_miss(
+    global_dir: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uid = os.getuid()
+    # Seen from another user, the entry (and the directory) belong to someone else.
+    miss_after(lambda: monkeypatch.setattr(os, "getuid", lambda: uid + 1), parsed)
+
+
+@pytest.mark.parametrize("mode", [0o640, 0o606, 0o660])
+def test_an_entry_others_may_read_or_write_is_a_miss(
+    global_dir: Path, parsed: list[str], mode: int
+) -> None:
+    miss_after(lambda: entry().chmod(mode), parsed)
+    assert stat.S_IMODE(entry().stat().st_mode) == 0o600
+
+
+def test_a_symlinked_entry_is_a_miss_and_is_replaced_by_a_file(
+    global_dir: Path, parsed: list[str], tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere.bin"
+
+    def link() -> None:
+        path = entry()
+        path.rename(elsewhere)
+        path.symlink_to(elsewhere)
+
+    miss_after(link, parsed)
+
+    assert not entry().is_symlink()
+    assert entry().read_bytes() == elsewhere.read_bytes()  # the same config, written anew
+
+
+def test_a_fifo_in_place_of_the_entry_is_a_miss_without_blocking(
+    global_dir: Path, parsed: list[str]
+) -> None:
+    def fifo() -> None:
+        path = entry()
+        path.unlink()
+        os.mkfifo(path)
+
+    miss_after(fifo, parsed)
+
+
+def test_without_a_package_directory_to_stamp_nothing_is_cached(
+    global_dir: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # As when `start` runs from a zip file: no stamp, so no key.
+    monkeypatch.setattr(cache, "PACKAGE", str(tmp_path / "start.pyz" / "start"))
+    load()
+    parsed.clear()
+    load()
+    assert parsed == ALL_LAYERS
+    assert not paths.cache_dir().exists()
+
+
+def test_edits_validated_with_replaced_bytes_bypass_the_cache(
+    global_dir: Path, parsed: list[str]
+) -> None:
     load()
     before = cache_files()
     config = load(replaced={global_dir / "config.toml": b"[settings]\ncommand_timeout = 99\n"})
     assert config.settings.command_timeout == 99
     assert cache_files() == before
+    parsed.clear()
     assert load().settings.command_timeout == 7
+    assert parsed == []
 
 
-def test_key_depends_on_contents() -> None:
-    dirs = {"global": Path("/g")}
-    one = cache.key(("global",), dirs, {Path("/g/config.toml"): b"a"}, [])
-    two = cache.key(("global",), dirs, {Path("/g/config.toml"): b"b"}, [])
-    assert one != two
+# --- config validate -----------------------------------------------------------------------
+
+
+def test_config_validate_validates_from_source_not_from_the_cache(
+    global_dir: Path, parsed: list[str]
+) -> None:
+    (global_dir / "config.toml").write_text("[settings]\ncommand_timeout = 0\n")
+    assert [p.message for p in load().errors] == [
+        "must be a whole number of seconds from 1 to 86400 (a day), not 0"
+    ]
+    # An entry for these very bytes that says all is well, as a cache from older code could.
+    rewrite(lambda d: d.update(problems=[]))()
+    assert load().errors == ()
+    parsed.clear()
+
+    result = invoke("config", "validate")
+
+    assert parsed == ALL_LAYERS
+    assert result.exit_code == 3
+    assert result.stdout == (
+        f"{global_dir / 'config.toml'}\n"
+        "  2:1  error    settings.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not 0\n"
+        f"✗ 1 error, 0 warnings in {len(load().files)} files\n"
+    )
+
+
+def test_config_validate_neither_reads_nor_writes_the_cache(
+    global_dir: Path, parsed: list[str]
+) -> None:
+    assert invoke("config", "validate").exit_code == 0
+    assert invoke("config", "validate").exit_code == 0
+    assert parsed == ALL_LAYERS * 2
+    assert not paths.cache_dir().exists()
+
+
+FAKE = f"""\
+[settings]
+default_agent = "fake"
+
+[agents.fake]
+bin = "{FAKE_AGENT}"
+command = "{{bin}} {{prompt}}"
+"""
+
+
+@pytest.mark.parametrize("change", WRONG_SHAPES.values(), ids=WRONG_SHAPES.keys())
+def test_an_entry_of_the_wrong_shape_crashes_no_command(
+    isolated: Path, change: Callable[[dict[str, Any]], object]
+) -> None:
+    write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": FAKE})
+    commands = [
+        ("prompt", "x", "--dry-run", "--json"),
+        ("config", "show", "--json"),
+        ("config", "path", "--json"),
+        ("config", "validate", "--json"),
+    ]
+    expected = [invoke(*command) for command in commands]
+    assert [r.exit_code for r in expected] == [0, 0, 0, 0]
+    for path in cache_files():
+        data = marshal.loads(path.read_bytes())
+        # Most shapes need a problem, an origin and a row of each kind to change.
+        data["problems"] = data["problems"] or [("warning", None, "k", "m", None, None, None)]
+        change(data)
+        path.write_bytes(marshal.dumps(data))
+
+    for command, before in zip(commands, expected, strict=True):
+        result = invoke(*command)
+        assert (result.exit_code, result.stderr) == (0, before.stderr), command
+        if command[0] != "prompt":  # a dry run shows the date and time
+            assert json.loads(result.stdout) == json.loads(before.stdout), command
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def test_entries_are_written_through_atomic_replace_as_private_files(
+    global_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written: list[tuple[Path, int | None]] = []
+    replace = atomic.replace
+
+    def recorded(path: Path, data: bytes, *, mode: int | None = None) -> None:
+        written.append((path, mode))
+        replace(path, data, mode=mode)
+
+    monkeypatch.setattr(atomic, "replace", recorded)
+    load()
+
+    assert written == [(entry(), 0o600)]
+    assert stat.S_IMODE(entry().stat().st_mode) == 0o600
+    assert stat.S_IMODE(paths.cache_dir().stat().st_mode) == 0o700
+
+
+def test_an_existing_cache_directory_is_made_private(global_dir: Path) -> None:
+    paths.cache_dir().mkdir(parents=True, mode=0o755)
+    paths.cache_dir().chmod(0o755)
+    load()
+    assert stat.S_IMODE(paths.cache_dir().stat().st_mode) == 0o700
+
+
+def test_nothing_is_written_through_a_symlinked_cache_directory(
+    global_dir: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    paths.cache_dir().parent.mkdir(parents=True)
+    paths.cache_dir().symlink_to(elsewhere)
+    load()
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_writing_keeps_the_newest_entries_and_removes_stale_temp_files(
+    global_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache, "KEEP", 3)
+    directory = paths.cache_dir()
+    directory.mkdir(parents=True, mode=0o700)
+    hour_ago = time.time() - 3600
+    old = []
+    for age in range(4):
+        path = directory / f"config-{age:032x}.bin"
+        path.write_bytes(b"")
+        os.utime(path, (hour_ago - age, hour_ago - age))
+        old.append(path)
+    stale = [
+        directory / f".config-{'a' * 32}.bin.0123abcd.tmp",  # atomic.replace's, writer killed
+        directory / f"config-{'b' * 32}.bin.4242.tmp",  # the writer before it
+    ]
+    fresh = directory / f".config-{'c' * 32}.bin.89abcdef.tmp"  # a writer at work
+    others = [directory / "notes.txt", directory / ".notes.0123abcd.tmp"]
+    for path in [*stale, *others]:
+        path.write_bytes(b"")
+        os.utime(path, (hour_ago, hour_ago))
+    fresh.write_bytes(b"")
+
+    load()
+
+    new = [path for path in cache_files() if path not in old]
+    assert len(new) == 1
+    assert sorted(p.name for p in directory.iterdir()) == sorted(
+        p.name for p in [*new, old[0], old[1], fresh, *others]
+    )
+
+
+# --- the key -------------------------------------------------------------------------------
+
+
+def test_the_key_depends_on_contents_layers_directories_and_strays() -> None:
+    dirs: dict[str, Path | None] = {"global": Path("/g")}
+    base = cache.key(("global",), dirs, {Path("/g/config.toml"): b"a"}, [])
+    variants = [
+        cache.key(("global",), dirs, {Path("/g/config.toml"): b"b"}, []),
+        cache.key(("global",), dirs, {Path("/g/agents.toml"): b"a"}, []),
+        cache.key(("global", "project"), dirs, {Path("/g/config.toml"): b"a"}, []),
+        cache.key(("global",), {"global": Path("/h")}, {Path("/g/config.toml"): b"a"}, []),
+        cache.key(("global",), dirs, {Path("/g/config.toml"): b"a"}, [Path("/g/x.toml")]),
+    ]
+    assert base is not None
+    assert len({base, *variants}) == 6
+
+
+def test_the_code_stamp_covers_every_module_of_the_package() -> None:
+    stamp = cache.code_stamp()
+    assert stamp is not None
+    stamped = [line.rsplit(":", 2)[0] for line in stamp.splitlines()]
+    package = Path(cache.PACKAGE)
+    modules = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
+    assert stamped == modules
+    assert "config/validate.py" in stamped
+    assert "trust/scan.py" in stamped
+
+
+def test_the_code_stamp_changes_with_any_python_file_and_only_with_those(tmp_path: Path) -> None:
+    package = tmp_path / "start"
+    write_tree(
+        package,
+        {
+            "__init__.py": "",
+            "a.py": "x = 1\n",
+            "sub/b.py": "y = 2\n",
+            "sub/data.toml": "",
+            "__pycache__/a.cpython-311.pyc": "",
+        },
+    )
+    stamp = cache.code_stamp(str(package))
+    assert stamp is not None
+    assert [line.rsplit(":", 2)[0] for line in stamp.splitlines()] == [
+        "__init__.py",
+        "a.py",
+        "sub/b.py",
+    ]
+
+    (package / "sub" / "data.toml").write_text("changed")
+    (package / "__pycache__" / "a.cpython-311.pyc").write_text("changed")
+    (package / "notes.txt").write_text("")
+    assert cache.code_stamp(str(package)) == stamp
+
+    b = package / "sub" / "b.py"
+    info = b.stat()
+    os.utime(b, ns=(info.st_atime_ns, info.st_mtime_ns + 1))  # same size, newer
+    touched = cache.code_stamp(str(package))
+    assert touched != stamp
+
+    b.write_text("y = 30\n")
+    os.utime(b, ns=(info.st_atime_ns, info.st_mtime_ns + 1))  # same mtime, new size
+    assert cache.code_stamp(str(package)) != touched
+
+    (package / "sub" / "deeper").mkdir()
+    (package / "sub" / "deeper" / "c.py").write_text("")
+    assert cache.code_stamp(str(package)) not in (stamp, touched)
+
+
+def test_the_code_stamp_of_a_missing_package_is_none(tmp_path: Path) -> None:
+    assert cache.code_stamp(str(tmp_path / "nowhere")) is None

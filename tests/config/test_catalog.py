@@ -4,7 +4,9 @@ Each agent NAME has tests/fixtures/agent_help/NAME.txt: the CLI's --help output 
 subcommands it uses), each part under a header line `### <command line> (version X)`. An option
 that the CLI accepts but hides from --help is evidenced by a recorded probe: a part whose command
 line uses the option and whose output shows it was accepted (next to a contrast probe showing an
-unknown option being rejected). docs/agents.md ("Refreshing the fixtures") says how to refresh these files.
+unknown option being rejected). The last part is the passthrough probe: start's own argv for
+`start prompt -a NAME ... -- --version` (or `--help`), run on the real CLI, which printed its
+version (or help). `make agents` (scripts/agents.py) re-records every fixture.
 
 Only the standard library and pytest: these checks read files and run nothing.
 """
@@ -23,7 +25,9 @@ CATALOG = REPO / "config" / "agents.toml"
 FIXTURES = REPO / "tests" / "fixtures" / "agent_help"
 
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-PLACEHOLDERS = frozenset({"bin", "model", "prompt", "role", "role_file", "prompt_file", "date"})
+PLACEHOLDERS = frozenset(
+    {"bin", "model", "prompt", "role", "role_file", "prompt_file", "prompt_dir", "date", "args"}
+)
 HEADER = re.compile(r"^### (?P<command>.+) \(version (?P<version>[^()\s]+)\)$", re.MULTILINE)
 ASSIGNMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=")
 
@@ -53,7 +57,8 @@ AGENTS = _catalog()
 
 
 def _words(command: str) -> list[str]:
-    return shlex.split(command)
+    """The template's words, optional groups' brackets left out (shlex has no such groups)."""
+    return [word.removeprefix("[").removesuffix("]") for word in shlex.split(command)]
 
 
 def _env_words(command: str) -> list[str]:
@@ -81,14 +86,24 @@ def _help(agent: str) -> str:
     return (FIXTURES / f"{agent}.txt").read_text(encoding="utf-8")
 
 
+def _parts(agent: str) -> list[tuple[str, str, str]]:
+    """The fixture's parts: (command line, version, the text under the header)."""
+    text = _help(agent)
+    headers = list(HEADER.finditer(text))
+    ends = [h.start() for h in headers[1:]] + [len(text)]
+    return [
+        (h["command"], h["version"], text[h.end() : end])
+        for h, end in zip(headers, ends, strict=True)
+    ]
+
+
 def _mentions(text: str, option: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", text) is not None
 
 
 def test_catalog_has_the_expected_agents() -> None:
-    assert {"claude", "gemini", "codex", "aider", "llm", "opencode", "qwen", "copilot"} <= set(
-        AGENTS
-    )
+    expected = {"claude", "gemini", "codex", "aider", "llm", "opencode", "qwen", "copilot"}
+    assert expected | {"auggie", "droid", "cn", "cline"} <= set(AGENTS)
 
 
 @pytest.mark.parametrize("agent", sorted(AGENTS))
@@ -125,17 +140,92 @@ def test_entry_fields(agent: str) -> None:
 
 
 @pytest.mark.parametrize("agent", sorted(AGENTS))
-def test_default_model_is_a_model_alias(agent: str) -> None:
+def test_a_model_is_passed_only_when_one_was_chosen(agent: str) -> None:
+    """No default_model: the CLI's own default applies unless the user chooses a model."""
     entry = AGENTS[agent]
-    if "{model}" not in str(entry["command"]):
-        assert "models" not in entry and "default_model" not in entry, "models without {model}"
-        return
-    models = entry.get("models")
-    assert isinstance(models, dict) and models, f"{agent} takes {{model}} but has no models"
-    assert entry.get("default_model") in models
+    command = str(entry["command"])
+    assert "default_model" not in entry
+    bare = re.sub(r"\[(--model|-m) \{model\}\]", "", command)
+    assert "{model}" not in bare, "{model} only in an optional group, [--model {model}]"
+    models = entry.get("models", {})
+    assert isinstance(models, dict)
+    if models:
+        assert "{model}" in command, f"{agent} has models but never passes one"
     for alias, model_id in models.items():
         assert NAME.match(alias), f"model alias {alias!r}"
         assert isinstance(model_id, str) and model_id and not model_id.startswith("-")
+
+
+# The parts of a fixture that list the models the CLI knows.
+MODEL_LISTINGS: dict[str, tuple[str, ...]] = {
+    "opencode": ("opencode models",),
+    "llm": ("llm models",),
+    "llm-chat": ("llm models",),
+    "copilot": ("copilot help config", "copilot --help"),  # --help: "use 'auto' to let ..."
+}
+
+
+@pytest.mark.parametrize(
+    ("agent", "model_id"),
+    sorted(
+        (agent, model_id)
+        for agent in MODEL_LISTINGS
+        for model_id in dict(AGENTS[agent].get("models", {})).values()  # type: ignore[call-overload]
+    ),
+)
+def test_model_ids_are_known_to_the_recorded_cli(agent: str, model_id: str) -> None:
+    parts = {line: text for line, _, text in _parts(agent)}
+    whole = rf"(?<![\w.-]){re.escape(model_id)}(?![\w.-])"
+    assert any(re.search(whole, parts[command]) for command in MODEL_LISTINGS[agent]), (
+        f"{agent}: {model_id} is not in the recorded {' or '.join(MODEL_LISTINGS[agent])}"
+    )
+
+
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_extra_arguments_have_their_slot_before_the_prompt(agent: str) -> None:
+    words = _words(str(AGENTS[agent]["command"]))
+    assert words.count("{args}") == 1, "{args} once, as a word of its own"
+    slot = words.index("{args}")
+    prompt_words = [i for i, w in enumerate(words) if "{prompt}" in w or "{prompt_file}" in w]
+    assert slot < min(prompt_words), "{args} comes before the prompt"
+    if "--" in words:
+        assert slot < words.index("--")
+
+
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_a_large_prompt_has_a_way_to_the_cli(agent: str) -> None:
+    """{prompt} inline is limited to 128 KiB: large_prompt says how a larger one gets there."""
+    entry = AGENTS[agent]
+    command = str(entry["command"])
+    large = entry.get("large_prompt")
+    if "{prompt}" not in command:
+        assert "{prompt_file}" in command and large is None
+        return
+    assert isinstance(large, str), f"{agent} passes {{prompt}} inline but has no large_prompt"
+    if entry.get("large_prompt_stdin"):
+        assert "{prompt_file}" not in large
+    else:
+        assert "{prompt_file}" in large, "a pointer prompt names the file"
+
+
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_the_passthrough_probe_shows_its_effect(agent: str) -> None:
+    """The last part: the real CLI, given start's argv with `-- --version`, printed its version."""
+    command, version, text = _parts(agent)[-1]
+    note, _, output = text.strip("\n").partition("\n")
+    flag = "--help" if agent.startswith("llm") else "--version"
+    assert note.startswith(f"# probe: passthrough, start's argv for `start prompt -a {agent} ")
+    words = shlex.split(command.replace("$'", "'"))
+    if words[0] == "env":
+        words = [w for w in words[1:] if not ASSIGNMENT.match(w)]
+    assert words[0] == AGENTS[agent]["bin"]
+    assert flag in words
+    prompt = [i for i, w in enumerate(words) if "probe prompt" in w or "$SCRATCH/prompt.md" in w]
+    assert words.index(flag) < min(prompt), "the passthrough came before the prompt"
+    if flag == "--help":
+        assert output.startswith("Usage: llm ")
+    else:
+        assert version in output, f"{agent}: the probe's output does not show version {version}"
 
 
 @pytest.mark.parametrize(
@@ -176,6 +266,6 @@ def test_option_matching_is_whole_word() -> None:
 
 
 def test_template_parsing_helpers() -> None:
-    command = "A=1 B='x y' {bin} run -m {model} '--prompt={prompt}' -- '{prompt}'"
+    command = "A=1 B='x y' {bin} run [-m {model}] ['--s='{role}] '--prompt={prompt}' -- '{prompt}'"
     assert _env_words(command) == ["A=1", "B=x y"]
-    assert _options(command) == ["-m", "--prompt"]
+    assert _options(command) == ["-m", "--s", "--prompt"]

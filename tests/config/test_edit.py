@@ -333,7 +333,8 @@ def test_an_invalid_edit_is_refused_and_nothing_is_written(global_dir: Path) -> 
         edit.set_setting(scope(), "default_role", "nobody")
     assert str(caught.value) == (
         f"refused: the change would make the config invalid, so {path} was not changed\n"
-        f"  error: {path}: settings.default_role: role 'nobody' is not defined; defined roles: "
+        f"  {path}\n"
+        "    19:1: error: settings.default_role: role 'nobody' is not defined; defined roles: "
         "pair-programmer, code-reviewer, documentation-writer\n"
         "Run 'start config validate' to see every problem."
     )
@@ -352,7 +353,7 @@ def test_new_warnings_are_reported(global_dir: Path) -> None:
     outcome = edit.add_item(scope(), "tasks", "t", {"command": "date", "prompt": "p"})
     path = global_dir / "config.toml"
     assert [str(p) for p in outcome.problems] == [
-        f"{path}: tasks.t.command: 'command' is set but the prompt never uses {{command}} or "
+        f"{path}:2:1: tasks.t.command: 'command' is set but the prompt never uses {{command}} or "
         "{command_output}, so it is ignored"
     ]
 

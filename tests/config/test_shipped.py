@@ -41,18 +41,29 @@ def test_starter_items_exist() -> None:
     assert {"claude", "gemini", "codex", "aider", "llm"} <= set(config.agents)
     assert "code-reviewer" in config.roles
     gdr = config.tasks["git-diff-review"]
-    assert (gdr.alias, gdr.command, gdr.role) == ("gdr", "git diff --staged", "code-reviewer")
+    assert (gdr.alias, gdr.role, gdr.shell) == ("gdr", "code-reviewer", "sh")
+    assert gdr.command == (
+        "git rev-parse --is-inside-work-tree >/dev/null 2>&1 || "
+        '{ echo "not a git repository: run this task inside one" >&2; exit 1; }\n'
+        "git diff --staged\n"
+    )
+    assert gdr.if_no_output == "nothing is staged: stage changes with 'git add' first"
 
 
-def test_every_agent_has_models_and_a_default() -> None:
+def test_shipped_agents_leave_the_model_to_the_cli_and_handle_large_prompts() -> None:
+    from start.agent import required
+
     for agent in load(layers=("built-in",)).agents.values():
-        if "{model}" in agent.command:
-            assert agent.default_model in agent.models, agent.name
+        assert agent.default_model is None, agent.name
+        assert "model" not in required(agent.command), agent.name
+        if "prompt" in required(agent.command):
+            assert agent.large_prompt is not None, agent.name
 
 
 @pytest.mark.slow
-def test_wheel_ships_the_config(tmp_path: Path) -> None:
-    """The built wheel holds config/ as start/_builtin, the lowest layer."""
+def test_wheel_ships_the_config_the_docs_and_project_urls(tmp_path: Path) -> None:
+    """The built wheel holds config/ as start/_builtin, the lowest layer, docs/ as start/_docs
+    for `start help TOPIC`, and Project-URLs in its metadata."""
     import subprocess
     import sys
 
@@ -76,3 +87,19 @@ def test_wheel_ships_the_config(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     for path in (REPO / "config").glob("*.toml"):
         assert f"start/_builtin/{path.name}" in names
+    from start.cli.help import PAGES
+
+    for page in PAGES.values():
+        assert f"start/_docs/{page}" in names
+    [metadata] = [n for n in names if n.endswith(".dist-info/METADATA")]
+    urls = [
+        line.split(": ", 1)[1]
+        for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
+        if line.startswith("Project-URL: ")
+    ]
+    assert [url.split(", ", 1)[0] for url in urls] == [
+        "Homepage",
+        "Documentation",
+        "Repository",
+        "Issues",
+    ]

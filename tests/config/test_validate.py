@@ -24,107 +24,108 @@ def conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def problems(conf: Path, text: str) -> list[str]:
+    """`severity: LINE:COLUMN: key: message`, each problem placed in the file."""
     conf.write_text(text, encoding="utf-8")
-    return [f"{p.severity}: {p}".replace(f"{conf}: ", "") for p in load().problems]
+    return [f"{p.severity}: {p}".replace(f"{conf}:", "") for p in load().problems]
 
 
 CASES = [
     pytest.param(
         '[tasks.t]\ncomand = "x"\nprompt = "p"\n',
-        ["warning: tasks.t.comand: unknown key 'comand' (did you mean 'command'?)"],
+        ["warning: 2:1: tasks.t.comand: unknown key 'comand' (did you mean 'command'?)"],
         id="unknown-key",
     ),
     pytest.param(
         '[settings]\ndefault_agnet = "a"\n',
         [
-            "warning: settings.default_agnet: unknown key 'default_agnet' (did you mean 'default_agent'?)"
+            "warning: 2:1: settings.default_agnet: unknown key 'default_agnet' (did you mean 'default_agent'?)"
         ],
         id="unknown-setting",
     ),
     pytest.param(
         '[taks.t]\nprompt = "p"\n',
-        ["warning: taks: unknown section [taks] (did you mean 'tasks'?)"],
+        ["warning: 1:1: taks: unknown section [taks] (did you mean 'tasks'?)"],
         id="unknown-section",
     ),
     pytest.param(
         'default_agent = "a"\n',
-        ["warning: default_agent: 'default_agent' is a setting; put it under [settings]"],
+        ["warning: 1:1: default_agent: 'default_agent' is a setting; put it under [settings]"],
         id="setting-at-top-level",
     ),
     pytest.param(
         "[settings]\ncommand_timeout = 0\n",
         [
-            "error: settings.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not 0"
+            "error: 2:1: settings.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not 0"
         ],
         id="timeout-zero",
     ),
     pytest.param(
         '[settings]\ncommand_timeout = "30"\n',
         [
-            "error: settings.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not a string"
+            "error: 2:1: settings.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not a string"
         ],
         id="timeout-string",
     ),
     pytest.param(
         '[tasks.t]\nprompt = "p"\ncommand_timeout = true\n',
         [
-            "error: tasks.t.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not a boolean"
+            "error: 3:1: tasks.t.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not a boolean"
         ],
         id="timeout-bool",
     ),
     pytest.param(
         "[settings]\ncommand_timeout = 86401\n",
         [
-            "error: settings.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not 86401"
+            "error: 2:1: settings.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not 86401"
         ],
         id="timeout-over-a-day",
     ),
     pytest.param(
         '[tasks.t]\nprompt = "p"\ncommand_timeout = 1000000000\n',
         [
-            "error: tasks.t.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not 1000000000"
+            "error: 3:1: tasks.t.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not 1000000000"
         ],
         id="timeout-huge",
     ),
     pytest.param(
         '[settings]\nshell = "bash -e"\n',
         [
-            "error: settings.shell: 'bash -e' is not one program: a shell is a name on PATH or a "
+            "error: 2:1: settings.shell: 'bash -e' is not one program: a shell is a name on PATH or a "
             'path, without arguments; put options in the command instead (e.g. "set -e; ...")'
         ],
         id="shell-with-arguments",
     ),
     pytest.param(
         '[tasks.t]\ncommand = "true"\nshell = " "\n',
-        ['error: tasks.t.shell: must name a program, such as "bash" or "python3"'],
+        ['error: 3:1: tasks.t.shell: must name a program, such as "bash" or "python3"'],
         id="shell-blank",
     ),
     pytest.param(
         '[contexts.c]\nprompt = "p"\nrequired = "yes"\n',
-        ["error: contexts.c.required: must be true or false, not a string"],
+        ["error: 3:1: contexts.c.required: must be true or false, not a string"],
         id="bool",
     ),
     pytest.param(
         "[roles.r]\nprompt = 3\n",
         [
-            "error: roles.r.prompt: must be a string, not an integer",
+            "error: 2:1: roles.r.prompt: must be a string, not an integer",
         ],
         id="string",
     ),
     pytest.param(
         AGENT + "[agents.a.models]\nfast = 1\n",
-        ["error: agents.a.models: model 'fast' must be a string, not an integer"],
+        ["error: 4:1: agents.a.models: model 'fast' must be a string, not an integer"],
         id="models-table",
     ),
     pytest.param(
         '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\nmodels = "x"\n',
-        ['error: agents.a.models: must be a table of alias = "model id", not a string'],
+        ['error: 4:1: agents.a.models: must be a table of alias = "model id", not a string'],
         id="models-not-table",
     ),
     pytest.param(
         '[tasks.Code_Review]\nprompt = "p"\n',
         [
-            "error: tasks.Code_Review: invalid task name 'Code_Review': use lowercase letters "
+            "error: 1:1: tasks.Code_Review: invalid task name 'Code_Review': use lowercase letters "
             "and digits in words joined by single hyphens, such as 'code-review'"
         ],
         id="task-name",
@@ -132,50 +133,50 @@ CASES = [
     pytest.param(
         '[tasks.t]\nprompt = "p"\nalias = "G D R"\n',
         [
-            "error: tasks.t.alias: invalid alias name 'G D R': use lowercase letters and digits "
+            "error: 3:1: tasks.t.alias: invalid alias name 'G D R': use lowercase letters and digits "
             "in words joined by single hyphens, such as 'code-review'"
         ],
         id="alias-name",
     ),
     pytest.param(
         '[roles.r]\ndescription = "nothing"\n',
-        ["error: roles.r: needs at least one of 'file', 'command' or 'prompt'"],
+        ["error: 1:1: roles.r: needs at least one of 'file', 'command' or 'prompt'"],
         id="no-source",
     ),
     pytest.param(
         '[agents.a]\ncommand = "{bin} {prompt}"\n',
-        ["error: agents.a: missing required field 'bin'"],
+        ["error: 1:1: agents.a: missing required field 'bin'"],
         id="agent-bin-required",
     ),
     pytest.param(
         '[agents.a]\nbin = "a"\n',
-        ["error: agents.a: missing required field 'command'"],
+        ["error: 1:1: agents.a: missing required field 'command'"],
         id="agent-command-required",
     ),
     pytest.param(
         '[tasks.t]\nprompt = "p"\nrole = "revewer"\n[roles.reviewer]\nprompt = "r"\n',
-        ["error: tasks.t.role: role 'revewer' is not defined (did you mean 'reviewer'?)"],
+        ["error: 3:1: tasks.t.role: role 'revewer' is not defined (did you mean 'reviewer'?)"],
         id="task-role-ref",
     ),
     pytest.param(
         AGENT + '[tasks.t]\nprompt = "p"\nagent = "b"\n',
-        ["error: tasks.t.agent: agent 'b' is not defined; defined agents: a"],
+        ["error: 6:1: tasks.t.agent: agent 'b' is not defined; defined agents: a"],
         id="task-agent-ref",
     ),
     pytest.param(
         '[settings]\ndefault_agent = "claud"\n',
-        ["error: settings.default_agent: agent 'claud' is not defined"],
+        ["error: 2:1: settings.default_agent: agent 'claud' is not defined"],
         id="default-agent-ref",
     ),
     pytest.param(
         '[settings]\ndefault_role = "x"\n',
-        ["error: settings.default_role: role 'x' is not defined"],
+        ["error: 2:1: settings.default_role: role 'x' is not defined"],
         id="default-role-ref",
     ),
     pytest.param(
         AGENT + 'default_model = "fst"\n[agents.a.models]\nfast = "f-1"\nslow = "s-1"\n',
         [
-            "error: agents.a.default_model: 'fst' is not a key of agents.a.models "
+            "error: 4:1: agents.a.default_model: 'fst' is not a key of agents.a.models "
             "(keys: fast, slow) (did you mean 'fast'?)"
         ],
         id="default-model",
@@ -183,27 +184,27 @@ CASES = [
     pytest.param(
         '[tasks.one]\nprompt = "1"\nalias = "x"\n[tasks.two]\nprompt = "2"\nalias = "x"\n',
         [
-            "warning: tasks.two.alias: alias 'x' is already used by task 'one', which comes "
+            "warning: 6:1: tasks.two.alias: alias 'x' is already used by task 'one', which comes "
             "first and keeps it"
         ],
         id="alias-conflict",
     ),
     pytest.param(
         '[tasks.one]\nprompt = "1"\n[tasks.two]\nprompt = "2"\nalias = "one"\n',
-        ["warning: tasks.two.alias: alias 'one' is the name of another task; the name wins"],
+        ["warning: 5:1: tasks.two.alias: alias 'one' is the name of another task; the name wins"],
         id="alias-is-a-name",
     ),
     pytest.param(
         '[tasks.t]\nprompt = "{instruction}"\n',
         [
-            "error: tasks.t.prompt: unknown placeholder {instruction} (did you mean '{instructions}'?)"
+            "error: 2:11: tasks.t.prompt: unknown placeholder {instruction} (did you mean '{instructions}'?)"
         ],
         id="placeholder-near-miss",
     ),
     pytest.param(
         '[contexts.c]\nprompt = "{instructions}"\n',
         [
-            "error: contexts.c.prompt: placeholder {instructions} is not available in role and "
+            "error: 2:11: contexts.c.prompt: placeholder {instructions} is not available in role and "
             "context prompts; it is allowed in task prompts"
         ],
         id="placeholder-scope",
@@ -211,7 +212,7 @@ CASES = [
     pytest.param(
         '[tasks.t]\nprompt = "{banana} {{prompt}}"\n',
         [
-            "warning: tasks.t.prompt: unknown placeholder {banana} is kept as literal text; "
+            "warning: 2:11: tasks.t.prompt: unknown placeholder {banana} is kept as literal text; "
             "write {{banana}} to silence this"
         ],
         id="placeholder-unknown-word",
@@ -219,17 +220,54 @@ CASES = [
     pytest.param(
         '[tasks.t]\nprompt = "{file_contents} {command_output}"\n',
         [
-            "error: tasks.t.prompt: {file_contents} is used but 'file' is not set",
-            "error: tasks.t.prompt: {command_output} is used but 'command' is not set",
+            "warning: 2:11: tasks.t.prompt: {file_contents} is used but 'file' is not set, so "
+            "it is empty",
+            "warning: 2:27: tasks.t.prompt: {command_output} is used but 'command' is not set, "
+            "so it is empty",
         ],
         id="placeholder-without-source",
     ),
     pytest.param(
+        '[roles.r]\nprompt = "{file} {command}"\n[contexts.c]\nprompt = "{file_contnts}"\n',
+        [
+            "warning: 2:11: roles.r.prompt: {file} is used but 'file' is not set, so it is empty",
+            "warning: 2:18: roles.r.prompt: {command} is used but 'command' is not set, so it is "
+            "empty",
+            "error: 4:11: contexts.c.prompt: unknown placeholder {file_contnts} (did you mean "
+            "'{file_contents}'?)",
+        ],
+        id="placeholder-without-source-typo-still-an-error",
+    ),
+    pytest.param(
+        '[roles.r]\nprompt = "{model} {date}"\n[contexts.c]\nprompt = "{model} {date}"\n',
+        [],
+        id="model-and-date-everywhere",
+    ),
+    pytest.param(
+        '[tasks.t]\ncommand = "git diff"\nprompt = "p"\nif_no_output = "nothing staged"\n',
+        [],
+        id="if-no-output-uses-the-command",
+    ),
+    pytest.param(
+        '[tasks.t]\nprompt = "p"\nif_no_output = " "\n',
+        [
+            "error: 3:1: tasks.t.if_no_output: must be a message, not empty",
+            "warning: 3:1: tasks.t.if_no_output: 'if_no_output' is set but the task has no "
+            "'command', so it never applies",
+        ],
+        id="if-no-output-empty-and-without-command",
+    ),
+    pytest.param(
+        '[roles.r]\ncommand = "x"\nif_no_output = "m"\n',
+        ["warning: 3:1: roles.r.if_no_output: unknown key 'if_no_output'"],
+        id="if-no-output-is-for-tasks",
+    ),
+    pytest.param(
         '[roles.r]\nprompt = "p"\nfile = "x.md"\ncommand = "ls"\n',
         [
-            "warning: roles.r.file: 'file' is set but the prompt never uses {file} or "
+            "warning: 3:1: roles.r.file: 'file' is set but the prompt never uses {file} or "
             "{file_contents}, so it is ignored",
-            "warning: roles.r.command: 'command' is set but the prompt never uses {command} or "
+            "warning: 4:1: roles.r.command: 'command' is set but the prompt never uses {command} or "
             "{command_output}, so it is ignored",
         ],
         id="unused-source",
@@ -237,7 +275,7 @@ CASES = [
     pytest.param(
         '[agents.a]\nbin = "a"\ncommand = "{bin} --system \'{role}\'"\n',
         [
-            "warning: agents.a.command: the command never uses {prompt} or {prompt_file}, so "
+            "warning: 3:1: agents.a.command: the command never uses {prompt} or {prompt_file}, so "
             "the composed prompt is not passed to the agent"
         ],
         id="agent-without-prompt",
@@ -245,14 +283,60 @@ CASES = [
     pytest.param(
         '[agents.a]\nbin = "a"\ncommand = "{bin} {instructions} {prompt}"\n',
         [
-            "error: agents.a.command: placeholder {instructions} is not available in agent "
+            "error: 3:18: agents.a.command: placeholder {instructions} is not available in agent "
             "commands; it is allowed in task prompts"
         ],
         id="agent-placeholder-scope",
     ),
     pytest.param(
+        '[agents.a]\nbin = "a"\ncommand = "{bin} <<EOF\\n{prompt}\\nEOF"\n',
+        [
+            "error: agents.a.command: here-documents ('<<') are not supported; pass the prompt "
+            "as a file instead: {prompt_file} with an option of the agent that reads a file, "
+            "or '< {prompt_file}'"
+        ],
+        id="agent-heredoc",
+    ),
+    pytest.param(
+        '[agents.a]\nbin = "a"\ncommand = "{bin} [--model x] \'{args}\' {prompt}"\n',
+        [
+            "error: agents.a.command: optional group [--model x] holds no placeholder; write "
+            "\\[ for a literal '['",
+            "error: agents.a.command: {args} stands for zero or more arguments, so it must be a "
+            "word of its own, unquoted",
+        ],
+        id="agent-group-and-args",
+    ),
+    pytest.param(
+        AGENT + 'large_prompt = "Read {prompt} first."\n',
+        [
+            "error: agents.a.large_prompt: placeholder {prompt} is not available in an "
+            "agent's large_prompt; it is allowed in agent commands",
+            "error: agents.a.large_prompt: large_prompt must name {prompt_file}: it replaces a "
+            "prompt too large for the command line, so it has to tell the agent where the "
+            "prompt is (or set large_prompt_stdin = true)",
+        ],
+        id="large-prompt-without-file",
+    ),
+    pytest.param(
+        '[agents.a]\nbin = "a"\ncommand = "{bin} -f {prompt_file}"\n'
+        'large_prompt = "Read {prompt_file}."\n',
+        [
+            "warning: agents.a.large_prompt: the command never uses {prompt}, so large_prompt is never sent"
+        ],
+        id="large-prompt-unused",
+    ),
+    pytest.param(
+        AGENT + "large_prompt_stdin = true\n",
+        [
+            "error: agents.a.large_prompt_stdin: large_prompt_stdin needs large_prompt: the text "
+            "sent as {prompt} while the prompt goes to stdin (it may be empty)"
+        ],
+        id="large-prompt-stdin-alone",
+    ),
+    pytest.param(
         "[agents]\nx = 1\n",
-        ["error: agents.x: must be a table ([agents.x])"],
+        ["error: 2:1: agents.x: must be a table ([agents.x])"],
         id="item-not-table",
     ),
 ]

@@ -1,0 +1,144 @@
+#!/bin/sh
+# `make mcp-check`: real MCP clients against `start mcp`, outside `make test` because it needs npm
+# and Node 22.19 or newer (Node 24 from the npm registry works: npm install --prefix DIR node@24).
+#
+# 1. MCP Inspector's CLI lists and gets the prompts, and calls the tools, of a scratch project.
+# 2. Claude Code registers the server with `claude mcp add` and `claude mcp list` shows it
+#    connected.
+# 3. Every other client installed in the same npm prefix (gemini, qwen, codex, opencode, copilot)
+#    runs the registration `start mcp --print-config AGENT` prints, in a scratch home; the clients
+#    whose `mcp list` starts the server must show it connected.
+#
+# The clients are installed into a scratch npm prefix, unless MCP_CHECK_NPM names a prefix that
+# already has them. Every check that fails stops the script with a non-zero status.
+set -eu
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT INT TERM
+
+fail() {
+    echo "mcp-check: $*" >&2
+    exit 1
+}
+
+node_ok=$(node -e 'const [a, b] = process.versions.node.split(".").map(Number);
+console.log(a > 22 || (a === 22 && b >= 19) ? "yes" : "no")' 2>/dev/null || echo no)
+if [ "$node_ok" != yes ]; then
+    fail "needs Node 22.19 or newer first on PATH (found: $(node --version 2>/dev/null || echo none)).
+One way: npm install --prefix DIR node@24, then PATH=DIR/node_modules/node/bin:\$PATH"
+fi
+prefix=${MCP_CHECK_NPM:-}
+if [ -z "$prefix" ]; then
+    prefix="$scratch/npm"
+    echo "\$ npm install --prefix $prefix @modelcontextprotocol/inspector @anthropic-ai/claude-code"
+    npm install --silent --no-fund --no-audit --prefix "$prefix" \
+        @modelcontextprotocol/inspector @anthropic-ai/claude-code >&2
+fi
+bin="$prefix/node_modules/.bin"
+command -v start >/dev/null || fail "start is not on PATH"
+PATH="$bin:$PATH"
+inspector=$(node -p "require('$prefix/node_modules/@modelcontextprotocol/inspector/package.json').version")
+echo "node $(node --version), MCP Inspector $inspector, Claude Code $(claude --version), $(start --version)"
+
+# A scratch project whose .start/ holds seed 000's example tasks; an empty home otherwise.
+export HOME="$scratch/home"
+unset XDG_CONFIG_HOME XDG_STATE_HOME XDG_CACHE_HOME START_CONFIG_DIR START_TRUSTED_PATHS \
+    START_NO_PROJECT
+project="$scratch/project"
+mkdir -p "$HOME" "$project/.start"
+cd "$project"
+git init -q
+echo "Use four spaces." >STYLE.md
+cat >.start/config.toml <<'TOML'
+[contexts.style]
+required = true
+file = "STYLE.md"
+
+[tasks.greet]
+description = "Prints a simple greeting message."
+command = "echo 'Hello from your custom Taskfile!'"
+prompt = "Greet the user with: {command_output}\nInstructions: {instructions}"
+
+[tasks.list-current-dir]
+description = "Lists the contents of the current working directory."
+command = "ls -A"
+prompt = "The directory holds:\n{command_output}"
+
+[tasks.deliberate-fail]
+description = "A task designed to exit with an error code to demonstrate error handling."
+command = "echo 'This task will fail!' && exit 1"
+TOML
+
+out="$scratch/out"
+# Show a shell command line, run it, keep its output in $out, and show that too.
+run() {
+    printf '\n$ %s\n' "$1"
+    status=0
+    sh -c "$1" >"$out" 2>&1 || status=$?
+    cat "$out"
+    echo "[exit $status]"
+}
+expect() {
+    grep -qF -- "$1" "$out" || fail "expected to see: $1"
+}
+
+run "start trust --yes"
+run "mcp-inspector --cli start mcp --method prompts/list"
+expect '"name": "greet"'
+expect '"name": "instructions"'
+run "mcp-inspector --cli start mcp --method prompts/get --prompt-name greet \
+--prompt-args 'instructions=be brief'"
+expect 'Use four spaces.\n\nGreet the user with: Hello from your custom Taskfile!\n\nInstructions: be brief'
+run "mcp-inspector --cli start mcp --method tools/call --tool-name run_task --tool-arg task_name=greet"
+expect "Task 'greet' completed successfully. Output:\\nHello from your custom Taskfile!\\nError Output:\\n"
+expect '"isError": false'
+run "mcp-inspector --cli start mcp --method tools/call --tool-name run_task \
+--tool-arg task_name=deliberate-fail"
+expect "Task 'deliberate-fail' failed. Output:\\nThis task will fail!\\nError Output:\\n\\nExit Code: 1"
+expect '"isError": true'
+run "mcp-inspector --cli start mcp --method tools/call --tool-name list_tasks"
+expect '"message": "Successfully listed 6 tasks for'
+run "mcp-inspector --cli start mcp --method resources/read --uri start://context/style"
+expect '"text": "Use four spaces.\n"'
+
+run "claude mcp add start -- start mcp"
+run "claude mcp list"
+expect 'start: start mcp - ✔ Connected'
+
+# The other clients, each in its own scratch home, with the registration start prints.
+for client in gemini qwen codex opencode copilot; do
+    command -v "$client" >/dev/null || {
+        printf '\n(%s is not installed in %s: skipped)\n' "$client" "$prefix"
+        continue
+    }
+    export HOME="$scratch/home-$client"
+    mkdir -p "$HOME"
+    registration=$(start mcp -d "$project" --print-config "$client" -q)
+    run "$registration"
+    case $client in
+    gemini)
+        # Gemini starts project servers only in folders the user trusts.
+        mkdir -p "$HOME/.gemini"
+        printf '{"%s": "TRUST_FOLDER"}\n' "$project" >"$HOME/.gemini/trustedFolders.json"
+        run "gemini mcp list"
+        expect "start: start mcp -d $project (stdio) - Connected"
+        ;;
+    qwen)
+        run "qwen mcp list"
+        expect "start: start mcp -d $project (stdio) - Connected"
+        ;;
+    opencode)
+        run "opencode mcp list"
+        expect "start"
+        expect "connected"
+        ;;
+    codex)
+        run "cat ~/.codex/config.toml"
+        expect "args = [\"mcp\", \"-d\", \"$project\"]"
+        ;;
+    copilot)
+        run "cat ~/.copilot/mcp-config.json"
+        expect "\"command\": \"start\""
+        ;;
+    esac
+done
+printf '\nmcp-check: every check passed\n'

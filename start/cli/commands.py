@@ -1,0 +1,237 @@
+"""The Command and Group classes of every `start` command: help that teaches, one error format.
+
+Every command declares its examples and whether it has a JSON result. Its summary is the first
+paragraph of its help, never cut short; its usage line never breaks inside a word; its epilog is
+printed as written. Usage errors read like `start`'s own errors (see `usage_message`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# (what it does, the command line)
+Example = tuple[str, str]
+
+
+def summary(command: click.Command) -> str:
+    """The first paragraph of a command's help, on one line and whole."""
+    if command.short_help:
+        return command.short_help
+    text = inspect.cleandoc(command.help or "")
+    first = text.split("\n\n", 1)[0].replace("\b", "")
+    return " ".join(first.split())
+
+
+class HelpFormatter(click.HelpFormatter):
+    """click's formatter, but a usage line wraps between words only."""
+
+    def write_usage(self, prog: str, args: str = "", prefix: str | None = None) -> None:
+        import textwrap
+
+        prefix = "Usage: " if prefix is None else prefix
+        lead = f"{'':>{self.current_indent}}{prefix}{prog} "
+        width = max(self.width - len(lead), 20)
+        wrapped = textwrap.wrap(args, width, break_long_words=False, break_on_hyphens=False) or [""]
+        self.write(lead + wrapped[0] + "\n")
+        for line in wrapped[1:]:
+            self.write(" " * len(lead) + line + "\n")
+
+    def write_preformatted(self, text: str) -> None:
+        """Lines as written, indented, never re-wrapped (click's `\\b` markers are dropped)."""
+        for line in text.split("\n"):
+            if line.strip() == "\b":
+                continue
+            self.write(f"{'':>{self.current_indent}}{line}".rstrip() + "\n")
+
+
+class Context(click.Context):
+    formatter_class = HelpFormatter
+
+
+class Command(click.Command):
+    """A `start` command: `examples` for its help, and `json=False` when it has no JSON result.
+
+    `--json` on a command without one is a usage error (exit 2), never silently ignored.
+    """
+
+    context_class = Context
+
+    def __init__(
+        self, *args: Any, examples: Sequence[Example] = (), json: bool = True, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.examples = tuple(examples)
+        self.json = json
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return summary(self)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        format_extras(self, self.examples, formatter)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        check_json(self, ctx)
+        return super().invoke(ctx)
+
+
+class Group(click.Group):
+    """A `start` command group; unknown subcommands get a suggestion."""
+
+    context_class = Context
+    command_class = Command
+
+    def __init__(self, *args: Any, examples: Sequence[Example] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.examples = tuple(examples)
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return summary(self)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        format_extras(self, self.examples, formatter)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        missing = self.get_command(ctx, name) is None and not name.startswith("-")
+        if missing and not ctx.resilient_parsing:
+            raise no_such_command(self, ctx, name, args[1:])
+        return super().resolve_command(ctx, args)
+
+
+def format_extras(
+    command: click.Command, examples: Sequence[Example], formatter: click.HelpFormatter
+) -> None:
+    """The Examples section, then the epilog exactly as written."""
+    if examples:
+        with formatter.section("Examples"):
+            for what, line in examples:
+                formatter.write(f"{'':>{formatter.current_indent}}# {what}\n")
+                formatter.write(f"{'':>{formatter.current_indent}}{line}\n")
+    if command.epilog:
+        formatter.write_paragraph()
+        assert isinstance(formatter, HelpFormatter)
+        formatter.write_preformatted(inspect.cleandoc(command.epilog))
+
+
+def check_json(command: click.Command, ctx: click.Context) -> None:
+    from start.cli.options import Options
+
+    options = ctx.find_object(Options)
+    if options is None:
+        return
+    options.command_path = ctx.command_path
+    if options.json and not getattr(command, "json", True):
+        raise click.UsageError(f"'{ctx.command_path}' has no JSON output; drop --json", ctx)
+
+
+# A word that could be a command name; anything else typed there is probably a prompt.
+_COMMAND_WORD = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+class HintedUsageError(click.UsageError):
+    """A usage error with `hint:` lines."""
+
+    def __init__(self, message: str, ctx: click.Context | None, hints: Sequence[str] = ()) -> None:
+        super().__init__(message, ctx)
+        self.hints = list(hints)
+
+
+def no_such_command(
+    group: click.Group, ctx: click.Context, name: str, rest: Sequence[str]
+) -> click.UsageError:
+    from start.errors import suggest
+
+    known = group.list_commands(ctx)
+    close = suggest(name, known) if _COMMAND_WORD.match(name) else None
+    if close:
+        return click.UsageError(f"no such command '{name}'; did you mean '{close}'?", ctx)
+    hints = []
+    if ctx.parent is None and (not _COMMAND_WORD.match(name) or rest):
+        import shlex
+
+        text = " ".join([name, *rest])
+        hints.append(f"to send text to the agent, run: start prompt {shlex.quote(text)}")
+    return HintedUsageError(f"no such command '{name}'", ctx, hints)
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """click's Choice, with a suggestion for a near miss."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            from start.errors import suggest
+
+            choices = [str(c) for c in self.choices]
+            name = "value"
+            if isinstance(param, click.Argument) and param.name:
+                name = param.name
+            elif isinstance(param, click.Option):
+                name = f"value for {max(param.opts, key=len)}"
+            close = suggest(str(value), choices)
+            if close:
+                message = f"unknown {name} '{value}'; did you mean '{close}'?"
+            else:
+                message = f"unknown {name} '{value}'; choose from {', '.join(choices)}"
+            raise click.UsageError(message, ctx) from None
+
+
+def usage_message(error: click.ClickException) -> tuple[str, list[str]]:
+    """A click error in `start`'s words, and its hints: the same form as `start`'s own errors."""
+    hints: list[str] = list(getattr(error, "hints", []))
+    ctx = getattr(error, "ctx", None)
+    if isinstance(error, click.NoSuchOption):
+        message = f"no such option '{error.option_name}'"
+        if error.possibilities:
+            message += f"; did you mean '{sorted(error.possibilities)[0]}'?"
+    elif isinstance(error, click.MissingParameter) and error.param is not None:
+        param = error.param
+        kind = error.param_type or ("option" if isinstance(param, click.Option) else "argument")
+        message = f"missing {kind} {_param_name(param)}"
+        if isinstance(param.type, click.Choice):
+            message += f" ({', '.join(str(c) for c in param.type.choices)})"
+    elif isinstance(error, click.BadParameter) and error.param is not None:
+        message = f"invalid value for {_param_name(error.param)}: {_sentence(error.message)}"
+    else:
+        message = _sentence(error.format_message())
+    if isinstance(error, click.UsageError):
+        path = ctx.command_path if ctx is not None else "start"
+        hints.append(f"run '{path} --help' for usage")
+    return message, hints
+
+
+def _param_name(param: click.Parameter) -> str:
+    if isinstance(param, click.Option):
+        return max(param.opts, key=len)
+    return param.human_readable_name
+
+
+def _sentence(text: str) -> str:
+    """click's 'Capitalised message.' as start's 'capitalised message'."""
+    text = text.strip().rstrip(".")
+    if text[:1].isupper() and not text[1:2].isupper():
+        text = text[0].lower() + text[1:]
+    return text
+
+
+def command(
+    name: str | None = None, *, examples: Sequence[Example] = (), json: bool = True, **kwargs: Any
+) -> Callable[[F], Command]:
+    """`click.command` for `start`: examples and the JSON flag are part of the declaration."""
+    return click.command(name, cls=Command, examples=examples, json=json, **kwargs)
+
+
+def group(
+    name: str | None = None, *, examples: Sequence[Example] = (), **kwargs: Any
+) -> Callable[[F], Group]:
+    return click.group(name, cls=Group, examples=examples, **kwargs)

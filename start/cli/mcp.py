@@ -1,0 +1,124 @@
+"""`start mcp`: serve the tasks, contexts and roles to an MCP client on stdin and stdout."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+
+import click
+
+from start import console
+from start.cli.commands import command
+from start.cli.options import common_options, get_options
+from start.errors import ExitCode, StartError
+from start.mcp.clients import CLIENTS, registration
+
+SDK: str = "mcp>=2.3,<3"
+
+
+class MissingExtraError(StartError):
+    """The MCP SDK, an optional extra, is not installed (or not a supported version)."""
+
+
+@command(
+    examples=[
+        ("Serve this project's tasks (an agent runs this itself)", "start mcp"),
+        ("How to register the server in Claude Code", "start mcp --print-config claude"),
+        ("The registration for another project", "start mcp -d ~/src/app --print-config gemini"),
+    ],
+    json=False,
+    epilog="Docs: start help mcp-server",
+)
+@click.option(
+    "--print-config",
+    "client",
+    type=click.Choice(list(CLIENTS)),
+    metavar="AGENT",
+    help=f"Print how to register this server in AGENT ({', '.join(CLIENTS)}).",
+)
+@common_options
+def mcp(client: str | None) -> int:
+    """Serve your tasks as MCP prompts and tools, and contexts and roles as resources.
+
+    The client starts this command and speaks MCP on its stdin and stdout. Needs the mcp extra:
+    pipx inject start-agent 'mcp>=2.3,<3'. See docs/mcp.md.
+    """
+    options = get_options()
+    args = ["mcp"]
+    if options.directory is not None:
+        args += ["-d", str(options.workdir)]
+    if options.no_project:
+        args.append("--no-project")
+    if client is not None:
+        found = registration(client, args)
+        console.out(found.text)
+        if not options.quiet:
+            console.err(found.hint)
+        return ExitCode.OK
+    require_sdk()
+    import logging
+
+    from start.mcp import library, server
+
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.DEBUG if options.debug else logging.WARNING,
+        format="start mcp: %(levelname)s %(name)s: %(message)s",
+    )
+    if sys.stdin.isatty() and not options.quiet:
+        console.err(
+            f"start mcp: serving {options.workdir} over MCP on stdin and stdout; Ctrl-C stops it. "
+            "Agents start it themselves: see start mcp --print-config AGENT"
+        )
+    stopped = server.serve(library.Scope(options.workdir, not options.no_project))
+    return ExitCode.OK if stopped is None else 128 + stopped
+
+
+def require_sdk() -> None:
+    """Raise MissingExtraError, saying how to add the extra, unless a supported SDK is present."""
+    from importlib import metadata
+
+    try:
+        version: str | None = metadata.version("mcp")
+    except metadata.PackageNotFoundError:
+        version = None
+    if version is not None and _supported(version):
+        return
+    found = f"Found mcp {version}, which is not supported. " if version is not None else ""
+    ways = [(f"pipx inject start-agent '{SDK}'", "installed with pipx")]
+    source = installed_from()
+    if source is not None:
+        # Not 'start-agent[mcp]': that name on PyPI is an unrelated project.
+        command = f"pipx install --force {shlex.quote(source + '[mcp]')}"
+        ways.append((command, "or reinstall with pipx"))
+    ways.append((f"{shlex.quote(sys.executable)} -m pip install '{SDK}'", "installed with pip"))
+    width = max(len(command) for command, _ in ways)
+    lines = "\n".join(f"  {command.ljust(width)}  # {why}" for command, why in ways)
+    raise MissingExtraError(
+        f"start mcp needs the MCP Python SDK ({SDK}), the optional extra start-agent[mcp]. It is "
+        "not installed by default: it adds about 45 MB and 1.5 s of imports (docs/mcp.md).\n"
+        f"{found}Add it to the Python environment that runs start ({sys.executable}):\n{lines}"
+    )
+
+
+def installed_from() -> str | None:
+    """The local directory start was installed from, as pip recorded it (PEP 610), if any."""
+    import json
+    from importlib import metadata
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        text = metadata.distribution("start-agent").read_text("direct_url.json")
+        url = urlsplit(json.loads(text or "{}").get("url", ""))
+    except (metadata.PackageNotFoundError, ValueError, AttributeError):
+        return None
+    return unquote(url.path) if url.scheme == "file" and url.path else None
+
+
+def _supported(version: str) -> bool:
+    match = re.match(r"(\d+)\.(\d+)", version)
+    if match is None:
+        return False
+    major, minor = int(match.group(1)), int(match.group(2))
+    return major == 2 and minor >= 3

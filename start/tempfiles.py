@@ -1,0 +1,166 @@
+"""Temp files for `{role_file}` and `{prompt_file}`, kept after exec and swept by later runs."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from start import paths
+from start.errors import StartError
+
+STALE_SECONDS = 24 * 3600
+KEPT_PREFIX = "dry-run-"
+SWEEP_EVERY = 60  # seconds between two sweeps of the runtime directory
+_STAMP = ".swept"  # its mtime is the time of the last sweep
+
+
+class TempFiles:
+    """`{role_file}` and `{prompt_file}`: 0600 files in a private 0700 runtime directory.
+
+    The prompt file is `prompt.md` in a 0700 directory of its own, `{prompt_dir}`: an agent that
+    is granted that directory is granted nothing else.
+
+    A dry run keeps its files in a directory of their own, `dry-run-TIME-RANDOM`, so that its
+    command line can be pasted; a later run sweeps that directory once it is a day old.
+    """
+
+    def __init__(self, directory: Path | None = None, *, keep: bool = False) -> None:
+        self.directory = directory or paths.runtime_dir()
+        self.keep = keep
+        self.created: list[Path] = []
+        self.kept: Path | None = None
+        self._kept_files: dict[str, tuple[str, Path]] = {}
+        self._ready = False
+
+    def _prepare(self) -> None:
+        if self._ready:
+            return
+        directory = self.directory
+        try:
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            info = os.lstat(directory)
+        except OSError as error:
+            raise StartError(
+                f"cannot create the runtime directory {directory}: {error.strerror or error}; "
+                "set XDG_RUNTIME_DIR to a private directory you can write"
+            ) from None
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            raise StartError(
+                f"runtime directory {directory} is not a directory owned by you; remove it "
+                "or set XDG_RUNTIME_DIR to a private directory"
+            )
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            os.chmod(directory, 0o700)
+        sweep(directory)
+        if self.keep:
+            name = f"{KEPT_PREFIX}{int(time.time())}-{os.urandom(4).hex()}"
+            self.kept = directory / name
+            self.kept.mkdir(mode=0o700)
+        self._ready = True
+
+    def write(self, kind: str, text: str, *, own_directory: bool = False) -> Path:
+        """A new file `kind` holding `text`; with `own_directory`, alone in a new directory."""
+        self._prepare()
+        if self.kept is not None:
+            earlier = self._kept_files.get(kind)
+            if earlier is not None and earlier[0] == text:
+                return earlier[1]
+            path = self.kept / (f"{kind}-2.md" if earlier is not None else f"{kind}.md")
+        else:
+            path = self.directory / f"{os.getpid()}-{kind}-{os.urandom(4).hex()}"
+            if own_directory:
+                path.mkdir(mode=0o700)
+                self.created.append(path)
+                path = path / f"{kind}.md"
+            else:
+                path = path.with_name(path.name + ".md")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, text.encode("utf-8", "surrogateescape"))
+        finally:
+            os.close(fd)
+        if self.kept is not None:
+            self._kept_files.setdefault(kind, (text, path))
+        elif not own_directory:
+            self.created.append(path)
+        return path
+
+    def remove(self) -> None:
+        remove(self.created)
+        if self.kept is not None:
+            shutil.rmtree(self.kept, ignore_errors=True)
+
+
+def remove(paths: Sequence[Path]) -> None:
+    """Remove temp files and directories; those already gone are fine."""
+    for path in paths:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def sweep_due(directory: Path, now: float | None = None) -> None:
+    """Sweep `directory` if the last sweep was SWEEP_EVERY seconds ago or more.
+
+    Every launch calls this, so the temp files of agents that have exited go away even when no
+    launch writes one. It costs one stat when a sweep is not due (or nothing was ever written).
+    """
+    now = time.time() if now is None else now
+    stamp = directory / _STAMP
+    try:
+        last = os.stat(stamp).st_mtime
+    except FileNotFoundError:
+        last = None
+    except OSError:
+        return
+    if last is not None and 0 <= now - last < SWEEP_EVERY:
+        return
+    try:
+        fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return  # no runtime directory yet: nothing to sweep
+    try:
+        os.utime(fd, (now, now))
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        sweep(directory, now)
+
+
+def sweep(directory: Path, now: float | None = None) -> None:
+    """Remove temp files whose process is gone or that are over a day old, and old dry runs."""
+    now = time.time() if now is None else now
+    for entry in os.scandir(directory):
+        if entry.name == _STAMP:
+            continue
+        try:
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+            if entry.name.startswith(KEPT_PREFIX):
+                if age > STALE_SECONDS and entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                continue
+            pid_text = entry.name.split("-", 1)[0]
+            stale = age > STALE_SECONDS or (pid_text.isdigit() and not _alive(int(pid_text)))
+            if stale and entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            elif stale:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

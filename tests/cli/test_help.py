@@ -1,0 +1,338 @@
+"""Help that teaches, one error format, and flags that mean the same on every command."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+import pytest
+
+from start.cli import cli
+from start.cli.commands import summary
+from start.cli.help import PAGES, docs_dir
+from tests.conftest import invoke, write_tree
+from tests.test_meta import all_commands
+
+COMMANDS = all_commands()
+
+
+def _command(path: tuple[str, ...]) -> click.Command:
+    command: click.Command = cli
+    with click.Context(cli) as ctx:
+        for name in path:
+            assert isinstance(command, click.Group)
+            found = command.get_command(ctx, name)
+            assert found is not None
+            command = found
+    return command
+
+
+def _name(path: tuple[str, ...]) -> str:
+    return " ".join(("start", *path))
+
+
+# --- help -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=_name)
+def test_every_command_has_examples_that_run_start(path: tuple[str, ...]) -> None:
+    text = invoke(*path, "--help").stdout
+    assert "\nExamples:\n" in text
+    examples = text.split("\nExamples:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert examples, text
+    comments, lines = examples[0::2], examples[1::2]
+    assert all(line.startswith("  # ") for line in comments), examples
+    assert all(re.search(r"(^  |[|(] ?)start\b", line) for line in lines), examples
+
+
+@pytest.mark.parametrize("path", [p for p in COMMANDS if p], ids=_name)
+def test_summaries_are_whole_sentences_never_cut(path: tuple[str, ...]) -> None:
+    text = summary(_command(path))
+    assert text.endswith(".")
+    assert "..." not in text and "…" not in text
+    parent = invoke(*path[:-1], "--help").stdout
+    listing = parent.split("\nCommands:\n", 1)[1].split("\n\n", 1)[0]
+    # The listing wraps a long summary within its column, but never shortens it.
+    assert text in " ".join(listing.split())
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=_name)
+def test_a_usage_line_wraps_between_words_only(
+    path: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    wide = invoke(*path, "--help").stdout.split("\n\n", 1)[0]
+    monkeypatch.setenv("COLUMNS", "40")
+    narrow = invoke(*path, "--help").stdout.split("\n\n", 1)[0]
+    assert narrow.split() == wide.split()
+
+
+def test_config_edit_usage_names_its_argument() -> None:
+    assert invoke("config", "edit", "--help").stdout.startswith(
+        "Usage: start config edit [OPTIONS] [FILE]\n"
+    )
+
+
+def test_the_epilog_keeps_its_lines() -> None:
+    text = invoke("--help").stdout
+    assert "\n\nArguments after -- are passed to the agent unchanged.\n\n" in text
+    assert "\nExit codes:\n    0  ok (after exec, the agent's own exit status)\n" in text
+    for code in (
+        "   70  internal error",
+        "  129  terminated",
+        "  130  interrupted",
+        "  143  termi",
+    ):
+        assert code in text
+
+
+def test_zsh_completion_offers_whole_summaries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("_START_COMPLETE", "zsh_complete")
+    monkeypatch.setenv("COMP_WORDS", "start ")
+    monkeypatch.setenv("COMP_CWORD", "1")
+    lines = invoke().stdout.splitlines()
+    offered = dict(zip(lines[1::3], lines[2::3], strict=True))
+    assert offered["doctor"] == summary(_command(("doctor",)))
+    assert offered["task"] == "Run a task with INSTRUCTIONS; without NAME, list the tasks."
+
+
+def test_help_is_help() -> None:
+    assert invoke("help", "config", "show").stdout == invoke("config", "show", "--help").stdout
+    root = invoke("help").stdout
+    assert root.startswith(invoke("--help").stdout.rstrip("\n"))
+    assert root.endswith(
+        "Help topics:\n"
+        + "".join(f"  start help {name:<18} docs/{page}\n" for name, page in PAGES.items())
+    )
+
+
+@pytest.mark.parametrize("topic", list(PAGES))
+def test_every_docs_page_is_a_topic(topic: str) -> None:
+    result = invoke("help", topic)
+    assert result.exit_code == 0
+    assert result.stdout == (docs_dir() / PAGES[topic]).read_text(encoding="utf-8")
+
+
+def test_every_docs_page_has_a_topic() -> None:
+    assert sorted(PAGES.values()) == sorted(p.name for p in docs_dir().glob("*.md"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("help", "placeholder"),
+            "start: no such command or help topic 'placeholder'; did you mean 'placeholders'?\n",
+        ),
+        (
+            ("help", "zzz"),
+            "start: no such command or help topic 'zzz'; topics: usage, configuration, "
+            "placeholders, agents, setup, editing, shell-completion, security, performance, "
+            "benchmarks, mcp-server\n",
+        ),
+        (
+            ("help", "config", "shwo"),
+            "start: no such command 'config shwo'; did you mean 'show'?\n",
+        ),
+        (("help", "config", "zzz"), "start: no such command 'config zzz'\n"),
+    ],
+)
+def test_help_for_nothing(args: tuple[str, ...], message: str) -> None:
+    result = invoke(*args)
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", message)
+
+
+# --- one error format -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "stderr"),
+    [
+        pytest.param(
+            ("tsak",),
+            "start: no such command 'tsak'; did you mean 'task'?\n"
+            "hint: run 'start --help' for usage\n",
+            id="command",
+        ),
+        pytest.param(
+            ("config", "shwo"),
+            "start: no such command 'shwo'; did you mean 'show'?\n"
+            "hint: run 'start config --help' for usage\n",
+            id="subcommand",
+        ),
+        pytest.param(
+            ("config", "add", "tsak", "x"),
+            "start: unknown kind 'tsak'; did you mean 'task'?\n"
+            "hint: run 'start config add --help' for usage\n",
+            id="choice",
+        ),
+        pytest.param(
+            ("config", "edit", "task.toml"),
+            "start: unknown file 'task.toml'; did you mean 'tasks.toml'?\n"
+            "hint: run 'start config edit --help' for usage\n",
+            id="file-choice",
+        ),
+        pytest.param(
+            ("config", "show", "--layer", "globl"),
+            "start: unknown value for --layer 'globl'; did you mean 'global'?\n"
+            "hint: run 'start config show --help' for usage\n",
+            id="option-choice",
+        ),
+        pytest.param(
+            ("completion", "tcsh"),
+            "start: unknown shell 'tcsh'; choose from bash, zsh, fish\n"
+            "hint: run 'start completion --help' for usage\n",
+            id="choice-no-match",
+        ),
+        pytest.param(
+            ("--jsn",),
+            "start: no such option '--jsn'; did you mean '--json'?\n"
+            "hint: run 'start --help' for usage\n",
+            id="option",
+        ),
+        pytest.param(
+            ("task", "--agnet", "x"),
+            "start: no such option '--agnet'; did you mean '--agent'?\n"
+            "hint: run 'start task --help' for usage\n",
+            id="option-of-a-command",
+        ),
+        pytest.param(
+            ("completion",),
+            "start: missing argument SHELL (bash, zsh, fish)\n"
+            "hint: run 'start completion --help' for usage\n",
+            id="missing-argument",
+        ),
+        pytest.param(
+            ("config", "set", "shell", "bash", "extra"),
+            "start: got unexpected extra argument (extra)\n"
+            "hint: run 'start config set --help' for usage\n",
+            id="extra-argument",
+        ),
+        pytest.param(
+            ("-a",),
+            "start: option '-a' requires an argument\nhint: run 'start --help' for usage\n",
+            id="option-without-value",
+        ),
+        pytest.param(
+            ("config", "show", "tsks"),
+            "start: unknown kind 'tsks'; did you mean 'tasks'?\n",
+            id="kind",
+        ),
+        pytest.param(
+            ("config", "show", "task", "git-diff-reveiw"),
+            "start: unknown task 'git-diff-reveiw'; did you mean 'git-diff-review'?\n",
+            id="name",
+        ),
+        pytest.param(
+            ("task", "git-diff-reveiw"),
+            "start: unknown task 'git-diff-reveiw'; did you mean 'git-diff-review'?\n",
+            id="task-name",
+        ),
+        pytest.param(
+            ("fix the flaky test",),
+            "start: no such command 'fix the flaky test'\n"
+            "hint: to send text to the agent, run: start prompt 'fix the flaky test'\n"
+            "hint: run 'start --help' for usage\n",
+            id="prose",
+        ),
+        pytest.param(
+            ("why", "does", "it", "fail?"),
+            "start: no such command 'why'\n"
+            "hint: to send text to the agent, run: start prompt 'why does it fail?'\n"
+            "hint: run 'start --help' for usage\n",
+            id="prose-in-words",
+        ),
+        pytest.param(
+            ("Explain",),
+            "start: no such command 'Explain'\n"
+            "hint: to send text to the agent, run: start prompt Explain\n"
+            "hint: run 'start --help' for usage\n",
+            id="not-a-command-name",
+        ),
+    ],
+)
+def test_one_error_format(args: tuple[str, ...], stderr: str) -> None:
+    result = invoke(*args)
+    assert result.stderr == stderr
+    assert result.stdout == ""
+    assert result.exit_code in (2, 4)
+
+
+# --- flags mean the same everywhere ----------------------------------------------------------
+
+NO_JSON = {("completion",): ("bash",), ("help",): (), ("mcp",): ()}
+
+
+@pytest.mark.parametrize("path", list(NO_JSON), ids=_name)
+def test_json_where_there_is_no_result_is_a_usage_error(path: tuple[str, ...]) -> None:
+    for args in ((*path, *NO_JSON[path], "--json"), ("--json", *path, *NO_JSON[path])):
+        result = invoke(*args)
+        assert (result.exit_code, result.stdout) == (2, "")
+        assert result.stderr == (
+            f"start: '{_name(path)}' has no JSON output; drop --json\n"
+            f"hint: run '{_name(path)} --help' for usage\n"
+        )
+
+
+def test_every_command_either_has_json_or_says_so() -> None:
+    declared = {path for path in COMMANDS if path and getattr(_command(path), "json", True)}
+    groups = {path for path in COMMANDS if isinstance(_command(path), click.Group)}
+    assert set(COMMANDS) - declared - groups - {()} == set(NO_JSON)
+
+
+@pytest.fixture
+def project(isolated: Path) -> Path:
+    write_tree(isolated, {".start/config.toml": '[tasks.t]\nprompt = "p"\n'})
+    return isolated
+
+
+def test_trust_json_outcomes(project: Path) -> None:
+    first = invoke("trust", "--yes", "--json")
+    assert (first.exit_code, first.stderr) == (0, "")
+    data = json.loads(first.stdout)
+    assert (data["start_dir"], data["trusted"], data["approved"], data["files"]) == (
+        str(project / ".start"),
+        True,
+        True,
+        [".start/config.toml"],
+    )
+    again = json.loads(invoke("trust", "--json").stdout)
+    assert (again["trusted"], again["approved"]) == (True, False)
+    revoked = invoke("untrust", "--json")
+    assert (revoked.exit_code, revoked.stderr) == (0, "")
+    assert json.loads(revoked.stdout) == {"root": str(project), "revoked": 1}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("config", "validate"),
+        ("config", "set", "shell", "bash"),
+        ("config", "unset", "shell"),
+        ("trust", "--yes"),
+        ("untrust",),
+        ("init",),
+    ],
+    ids=" ".join,
+)
+def test_quiet_silences_summaries(project: Path, args: tuple[str, ...]) -> None:
+    loud = invoke(*args)
+    if args[0] == "untrust":
+        invoke("trust", "--yes")
+    if args[0] == "init":
+        (project.parent / "home/.config/start/config.toml").unlink()
+    quiet = invoke("-q", *args)
+    assert loud.exit_code == quiet.exit_code == 0, loud.stderr + quiet.stderr
+    assert loud.stdout + loud.stderr != ""
+    assert (quiet.stdout, quiet.stderr) == ("", "")
+
+
+def test_verbose_adds_the_file_to_the_task_listing(project: Path) -> None:
+    plain = invoke("task").stdout.splitlines()
+    verbose = invoke("task", "-v").stdout.splitlines()
+    assert plain[0] == re.sub(r"\s+FILE$", "", verbose[0])
+    assert verbose[0].endswith("  FILE")
+    [row] = [line for line in verbose if line.startswith("t ")]
+    assert re.fullmatch(rf"t +project +{re.escape(str(project / '.start' / 'config.toml'))}", row)

@@ -1,0 +1,157 @@
+"""`start mcp --print-config AGENT`, and `start mcp` without the optional SDK."""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, invoke
+
+PRINTED = {
+    "claude": (
+        "claude mcp add start -- start mcp",
+        "Claude Code: run it in the project (local scope). Put -s user after 'add' for every "
+        "project, or -s project to share it in .mcp.json. Prompts become /mcp__start__NAME.",
+    ),
+    "gemini": (
+        "gemini mcp add start start -- mcp",
+        "Gemini CLI: writes .gemini/settings.json in this folder (-s user: "
+        "~/.gemini/settings.json); servers run only in trusted folders. Prompts become /NAME.",
+    ),
+    "codex": (
+        "codex mcp add start -- start mcp",
+        "Codex: writes [mcp_servers.start] to ~/.codex/config.toml. If the first start is slow, "
+        "add startup_timeout_sec = 30 there (the default is 10).",
+    ),
+    "opencode": (
+        "opencode mcp add start -- start mcp",
+        "opencode: writes ~/.config/opencode/opencode.jsonc; for one project, put the same entry "
+        'under "mcp" in its opencode.json.',
+    ),
+    "qwen": (
+        "qwen mcp add start start -- mcp",
+        "Qwen Code: writes ~/.qwen/settings.json (-s project: .qwen/settings.json).",
+    ),
+    "copilot": (
+        "copilot mcp add start -- start mcp",
+        "GitHub Copilot CLI: writes ~/.copilot/mcp-config.json.",
+    ),
+}
+
+
+@pytest.mark.parametrize("client", PRINTED)
+def test_print_config_prints_the_registration_command(client: str) -> None:
+    result = invoke("mcp", "--print-config", client)
+    command, hint = PRINTED[client]
+    assert (result.exit_code, result.stdout, result.stderr) == (0, command + "\n", hint + "\n")
+
+
+def test_print_config_for_vscode_is_its_mcp_json() -> None:
+    result = invoke("mcp", "--print-config", "vscode")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {
+        "servers": {
+            "start": {
+                "type": "stdio",
+                "command": "start",
+                "args": ["mcp", "-d", "${workspaceFolder}"],
+            }
+        }
+    }
+    assert result.stderr == (
+        'VS Code: put this in .vscode/mcp.json (or merge the entry into its "servers").\n'
+    )
+
+
+def test_print_config_carries_the_directory_and_no_project(isolated: Path) -> None:
+    (isolated / "my dir").mkdir()
+    args = ("-d", "my dir", "--no-project", "--print-config")
+    claude = invoke("mcp", *args, "claude")
+    gemini = invoke("mcp", *args, "gemini", "-q")
+    vscode = invoke("mcp", *args, "vscode")
+    target = isolated / "my dir"
+    assert claude.stdout == f"claude mcp add start -- start mcp -d '{target}' --no-project\n"
+    assert (gemini.stdout, gemini.stderr) == (
+        f"gemini mcp add start start -- mcp -d '{target}' --no-project\n",
+        "",
+    )
+    entry = json.loads(vscode.stdout)["servers"]["start"]
+    assert entry["args"] == ["mcp", "-d", str(target), "--no-project"]
+
+
+def test_an_unknown_agent_is_a_usage_error() -> None:
+    result = invoke("mcp", "--print-config", "cursor")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "start: invalid value for --print-config: 'cursor' is not one of 'claude', 'gemini', "
+        "'codex', 'opencode', 'qwen', 'copilot', 'vscode'\n"
+        "hint: run 'start mcp --help' for usage\n"
+    )
+
+
+def _fake_version(found: str | None) -> object:
+    real = metadata.version
+
+    def version(name: str) -> str:
+        if name != "mcp":
+            return real(name)
+        if found is None:
+            raise metadata.PackageNotFoundError(name)
+        return found
+
+    return version
+
+
+@pytest.mark.parametrize("found", [None, "1.26.0", "3.0.0"])
+def test_without_the_sdk_start_mcp_says_how_to_add_it(
+    found: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from start.cli import mcp
+
+    monkeypatch.setattr(metadata, "version", _fake_version(found))
+    monkeypatch.setattr(mcp, "installed_from", lambda: "/src/start")
+    monkeypatch.setattr(sys, "executable", "/venv/bin/python")
+    result = invoke("mcp")
+    unsupported = f"Found mcp {found}, which is not supported. " if found else ""
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "start: start mcp needs the MCP Python SDK (mcp>=2.3,<3), the optional extra "
+        "start-agent[mcp]. It is not installed by default: it adds about 45 MB and 1.5 s of "
+        "imports (docs/mcp.md).\n"
+        f"{unsupported}Add it to the Python environment that runs start (/venv/bin/python):\n"
+        "  pipx inject start-agent 'mcp>=2.3,<3'          # installed with pipx\n"
+        "  pipx install --force '/src/start[mcp]'         # or reinstall with pipx\n"
+        "  /venv/bin/python -m pip install 'mcp>=2.3,<3'  # installed with pip\n"
+    )
+
+
+def test_without_a_recorded_source_no_reinstall_is_offered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """'start-agent[mcp]' from PyPI would be an unrelated project, never this one."""
+    from start.cli import mcp
+
+    monkeypatch.setattr(metadata, "version", _fake_version(None))
+    monkeypatch.setattr(mcp, "installed_from", lambda: None)
+    monkeypatch.setattr(sys, "executable", "/venv/bin/python")
+    result = invoke("mcp")
+    assert result.stderr.endswith(
+        "(/venv/bin/python):\n"
+        "  pipx inject start-agent 'mcp>=2.3,<3'          # installed with pipx\n"
+        "  /venv/bin/python -m pip install 'mcp>=2.3,<3'  # installed with pip\n"
+    )
+
+
+def test_the_source_is_the_directory_pip_recorded() -> None:
+    from start.cli import mcp
+
+    assert mcp.installed_from() == str(REPO)  # `make test` installs this checkout, editable
+
+
+def test_print_config_needs_no_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(metadata, "version", _fake_version(None))
+    assert invoke("mcp", "--print-config", "claude").exit_code == 0

@@ -1,0 +1,46 @@
+"""The benchmark's pure helpers: the importtime parser, and `prepare` running outside the timing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import harness  # noqa: E402
+import launch_profile  # noqa: E402
+
+TRACE = """\
+import time: self [us] | cumulative | imported package
+import time:        10 |         10 |     _c
+import time:        20 |         30 |   b
+import time:         5 |          5 |   d
+import time:       100 |        135 | a
+import time:         7 |          7 | e
+"""
+
+
+def test_parse_importtime_rebuilds_the_tree() -> None:
+    roots = launch_profile.parse_importtime(TRACE)
+
+    assert [root.name for root in roots] == ["a", "e"]
+    a = roots[0]
+    assert [child.name for child in a.children] == ["b", "d"]
+    assert [child.name for child in a.children[0].children] == ["_c"]
+    assert a.children[0].children[0].parent is a.children[0]
+    assert (a.self_us, a.cumulative_us, a.depth) == (100, 135, 0)
+    assert [node.name for node in launch_profile.walk(roots)] == ["a", "b", "_c", "d", "e"]
+
+
+def test_prepare_runs_before_every_run_and_only_measured_runs_are_kept(tmp_path: Path) -> None:
+    calls: list[int] = []
+    series = harness.Series(
+        "true", ("true",), {"PATH": "/usr/bin:/bin"}, tmp_path, lambda: calls.append(1)
+    )
+
+    harness.measure([series], runs=3, warmups=2)
+
+    assert len(calls) == 5
+    assert len(series.samples) == 3
+    assert series.measured_from is not None

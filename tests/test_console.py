@@ -1,0 +1,303 @@
+"""The console door: escaping, the colour rules, display width, and paging on a real terminal."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from start import console
+from start.console import Page, Printer, Styled, printable
+from tests.conftest import write_tree
+from tests.terminal import run_on_terminal
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+# --- escaping --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("plain text", "plain text"),
+        ("tab\tkept", "tab\tkept"),
+        ("x\x1b]0;title\x07\x1b[2J", "x\\x1b]0;title\\x07\\x1b[2J"),
+        ("csi\x9b31m", "csi\\x9b31m"),
+        ("bidi \u202eevil", "bidi \\u202eevil"),
+        ("line\nbreak\r", "line\\nbreak\\r"),
+        ("名前 ✓ café", "名前 ✓ café"),
+    ],
+)
+def test_printable_escapes_what_could_disguise_text(raw: str, shown: str) -> None:
+    assert printable(raw) == shown
+
+
+def test_printable_keeps_newlines_when_multiline() -> None:
+    assert printable("a\nb\x1b", multiline=True) == "a\nb\\x1b"
+
+
+def test_a_printer_escapes_every_segment_before_styling_it() -> None:
+    out = Terminal()
+    Printer(stream=out).line("a\x1b[2J ", Styled("b\x07", "bold red"))
+    assert out.getvalue() == "a\\x1b[2J \x1b[1;31mb\\x07\x1b[0m\n"
+
+
+def test_a_pre_styled_string_is_shown_not_obeyed() -> None:
+    out = Terminal()
+    Printer(stream=out).line("\x1b[1mbold?\x1b[0m")
+    assert out.getvalue() == "\\x1b[1mbold?\\x1b[0m\n"
+
+
+def test_a_block_keeps_its_lines() -> None:
+    out = io.StringIO()
+    Printer(stream=out).block("one\ntwo\x1b")
+    assert out.getvalue() == "one\ntwo\\x1b\n"
+
+
+def test_quiet_silences_notes_only() -> None:
+    out = io.StringIO()
+    printer = Printer(stream=out, quiet=True)
+    printer.note("done")
+    printer.line("a problem")
+    assert out.getvalue() == "a problem\n"
+
+
+# --- colour rules ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "flag", "tty", "coloured"),
+    [
+        ({}, False, True, True),
+        ({}, False, False, False),
+        ({}, True, True, False),
+        ({"NO_COLOR": "1"}, False, True, False),
+        ({"NO_COLOR": ""}, False, True, True),
+        ({"TERM": "dumb"}, False, True, False),
+        ({"FORCE_COLOR": "1"}, False, False, True),
+        ({"FORCE_COLOR": "1", "TERM": "dumb"}, False, True, True),
+        ({"CLICOLOR_FORCE": "1"}, False, False, True),
+        ({"CLICOLOR_FORCE": "0"}, False, False, False),
+        ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, False, False, False),
+        ({"FORCE_COLOR": "1"}, True, False, False),
+    ],
+)
+def test_colour_rules(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], flag: bool, tty: bool, coloured: bool
+) -> None:
+    monkeypatch.setenv("TERM", "xterm")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    stream = Terminal() if tty else io.StringIO()
+    assert console.color_enabled(stream, flag) is coloured
+    Printer(stream=stream, no_color=flag).line(Styled("x", "bold"))
+    assert stream.getvalue() == ("\x1b[1mx\x1b[0m\n" if coloured else "x\n")
+
+
+def test_rich_output_without_colour_has_no_sgr_at_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rich's own NO_COLOR keeps bold; start's rule is no styling whatsoever."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    page = Page()
+    page.line(Styled("heading", "bold"), " ", Styled("dim", "dim"))
+    page.table(["task", "alias"], [[Styled("a", "bold cyan"), "b"]], tty=True)
+    page.syntax('[settings]\nshell = "bash"\n', "toml")
+    page.markdown("# Title\n\n**bold** `code`\n")
+    text = page.render(Terminal())
+    assert "\x1b" not in text
+    assert text.startswith("heading dim\n")
+
+
+def test_rich_output_with_colour_has_no_background(monkeypatch: pytest.MonkeyPatch) -> None:
+    page = Page()
+    page.syntax('[settings]\nshell = "bash"  # a comment\n', "toml")
+    text = page.render(Terminal())
+    assert "\x1b[" in text
+    # 4x, 48;5 and 48;2 select a background colour: the theme must leave the terminal's own.
+    for code in text.split("\x1b[")[1:]:
+        params = code.split("m", 1)[0].split(";")
+        assert not any(p.startswith("4") and len(p) == 2 for p in params), repr(code)
+        assert "48" not in params, repr(code)
+
+
+# --- width -----------------------------------------------------------------------------------
+
+
+def test_a_plain_table_pads_by_display_width(capsys: pytest.CaptureFixture[str]) -> None:
+    console.print_table(
+        ["task", "alias", "description"],
+        [["名前", "n", "wide name"], ["ab", "a", "ascii"], ["x\x1b[2J", "", "escaped"]],
+    )
+    assert capsys.readouterr().out == (
+        "TASK      ALIAS  DESCRIPTION\n"
+        "名前      n      wide name\n"
+        "ab        a      ascii\n"
+        "x\\x1b[2J         escaped\n"
+    )
+
+
+def test_a_plain_table_is_never_wrapped_into_a_pipe(capsys: pytest.CaptureFixture[str]) -> None:
+    long = "word " * 60
+    console.print_table(["task", "description"], [["t", long.strip()]])
+    assert capsys.readouterr().out.splitlines()[1] == f"t     {long.strip()}"
+
+
+def test_columns_wraps_a_pipe_with_a_hanging_indent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "30")
+    page = Page()
+    page.row(["·", "subject", "a message long enough to wrap twice over here"], [1, 8], indent=2)
+    assert page.render(io.StringIO()) == (
+        "  · subject  a message long\n             enough to wrap\n             twice over here\n"
+    )
+
+
+# --- on a real terminal ----------------------------------------------------------------------
+
+LISTING = """
+[tasks.review]
+alias = "rv"
+description = "Review the staged diff, with a description long enough to wrap on a narrow terminal"
+prompt = "Review: {instructions}"
+"""
+
+
+@pytest.fixture
+def config(isolated: Path) -> dict[str, str]:
+    directory = isolated.parent / "config"
+    write_tree(directory, {"config.toml": LISTING})
+    return {"START_CONFIG_DIR": str(directory)}
+
+
+def test_a_listing_on_a_terminal_is_coloured_and_fits(
+    isolated: Path, config: dict[str, str]
+) -> None:
+    code, screen = run_on_terminal("task", cwd=isolated, env=config, columns=60)
+    assert code == 0
+    assert "\x1b[1mtask" in screen  # the header is bold
+    lines = _plain(screen).splitlines()
+    [row] = [index for index, line in enumerate(lines) if line.startswith("review ")]
+    # The description wraps within its column: the next line is indented to it.
+    column = lines[row].index("Review the staged")
+    assert lines[row + 1][:column].strip() == ""
+    assert lines[row + 1][column:].strip()
+    assert all(len(line) <= 60 for line in lines)
+
+
+def test_no_color_on_a_terminal_means_no_escape_at_all(
+    isolated: Path, config: dict[str, str]
+) -> None:
+    for args, env in (
+        (("task",), {"NO_COLOR": "1"}),
+        (("--no-color", "task"), {}),
+        (("doctor",), {"NO_COLOR": "1"}),
+        (("config", "show", "--no-pager"), {"NO_COLOR": "1"}),
+        (("config", "validate"), {"NO_COLOR": "1"}),
+    ):
+        _code, screen = run_on_terminal(*args, cwd=isolated, env={**config, **env})
+        assert "\x1b" not in screen, (args, screen)
+
+
+def test_config_show_pages_on_a_terminal(
+    isolated: Path, config: dict[str, str], tmp_path: Path
+) -> None:
+    paged = tmp_path / "paged"
+    pager = {"START_PAGER": f"cat > {paged}", "PAGER": "false"}
+    code, screen = run_on_terminal("config", "show", "tasks", cwd=isolated, env={**config, **pager})
+    assert code == 0
+    assert screen == ""
+    text = _plain(paged.read_text())
+    assert "[tasks.review]" in text
+    assert 'alias = "rv"' in text
+
+
+def test_pager_falls_back_to_pager_and_can_be_turned_off(
+    isolated: Path, config: dict[str, str], tmp_path: Path
+) -> None:
+    paged = tmp_path / "paged"
+    code, screen = run_on_terminal(
+        "config", "show", "tasks", cwd=isolated, env={**config, "PAGER": f"cat > {paged}"}
+    )
+    assert (code, screen) == (0, "")
+    assert "[tasks.review]" in _plain(paged.read_text())
+    paged.unlink()
+    code, screen = run_on_terminal(
+        "config", "show", "tasks", "--no-pager", cwd=isolated, env={**config, "PAGER": "false"}
+    )
+    assert code == 0
+    assert "[tasks.review]" in _plain(screen)
+    assert not paged.exists()
+    code, screen = run_on_terminal(
+        "config", "show", "tasks", cwd=isolated, env={**config, "START_PAGER": ""}
+    )
+    assert "[tasks.review]" in _plain(screen)
+
+
+def test_config_show_wraps_instead_of_cropping(isolated: Path, config: dict[str, str]) -> None:
+    code, screen = run_on_terminal(
+        "config", "show", "tasks", "--no-pager", cwd=isolated, env=config, columns=50
+    )
+    assert code == 0
+    joined = " ".join(_plain(screen).split())
+    assert "with a description long enough to wrap on a narrow terminal" in joined
+    assert all(len(line) <= 50 for line in _plain(screen).splitlines())
+
+
+def test_a_help_topic_is_rendered_through_the_pager(isolated: Path, tmp_path: Path) -> None:
+    paged = tmp_path / "paged"
+    code, screen = run_on_terminal(
+        "help", "placeholders", cwd=isolated, env={"START_PAGER": f"cat > {paged}"}
+    )
+    assert (code, screen) == (0, "")
+    text = _plain(paged.read_text())
+    assert "Placeholders" in text
+    assert "# Placeholders" not in text  # rendered, not the Markdown source
+
+
+def _plain(text: str) -> str:
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+# --- one door --------------------------------------------------------------------------------
+
+
+def test_only_the_console_writes_to_the_terminal_or_imports_rich() -> None:
+    """Writes, prints and rich live in start/console.py; elsewhere only flushes and isatty."""
+    import re
+
+    package = Path(__file__).resolve().parents[1] / "start"
+    forbidden = re.compile(
+        r"sys\.(stdout|stderr)\.write|\bprint\(|click\.(echo|secho)|^\s*(from|import) rich",
+        re.MULTILINE,
+    )
+    offenders = [
+        f"{path.relative_to(package)}: {match.group()}"
+        for path in package.rglob("*.py")
+        if path.name != "console.py"
+        for match in forbidden.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+def test_a_pager_that_is_not_there_does_not_lose_the_page(
+    isolated: Path, config: dict[str, str]
+) -> None:
+    code, screen = run_on_terminal(
+        "config", "show", "tasks", cwd=isolated, env={**config, "START_PAGER": "no-such-pager"}
+    )
+    assert code == 0
+    assert "[tasks.review]" in _plain(screen)
+
+
+def test_no_trailing_spaces_even_inside_styles(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "40")
+    page = Page()
+    page.row([Styled("→", "dim"), Styled("words that wrap " * 4, "dim")], [1], indent=2)
+    text = page.render(Terminal())
+    assert "\x1b[2m" in text
+    assert all(not line.replace("\x1b[0m", "").endswith(" ") for line in text.splitlines())

@@ -1,0 +1,145 @@
+"""Tests for start.shellwords: POSIX words, optional groups, {args}, and the problems reported."""
+
+from __future__ import annotations
+
+import pytest
+
+from start.agent import AgentTemplateError, build, needs_shell
+from start.shellwords import HEREDOC_PROBLEM as HEREDOC
+from start.shellwords import problems, split
+
+ARGS_ALONE = "{args} stands for zero or more arguments, so it must be a word of its own, unquoted"
+
+
+# --- syntax problems ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("template", "problem"),
+    [
+        ("{bin} '{prompt}", "unterminated single quote"),
+        ('{bin} "{prompt}', "unterminated double quote"),
+        ("{bin} \"it's", "unterminated double quote"),
+        ('{bin} \'say "hi"', "unterminated single quote"),
+        ('{bin} "a\\"', "unterminated double quote"),
+        ("{bin} {prompt} \\", "backslash at the end"),
+        (
+            "{bin} \\{prompt}",
+            "backslash before placeholder {prompt} outside quotes; "
+            "write {{prompt}} for the literal text",
+        ),
+        (
+            "{bin} ${prompt}",
+            "'$' directly before placeholder {prompt}; write ${{prompt}} for a shell variable",
+        ),
+        (
+            '{bin} "${prompt}"',
+            "'$' directly before placeholder {prompt}; write ${{prompt}} for a shell variable",
+        ),
+        ("{bin} $(cat {prompt_file}", "unterminated command substitution '$('"),
+        ("{bin} `date", "unterminated backquote"),
+        ("{bin} <<EOF\n{prompt}\nEOF", HEREDOC),
+        ("{bin} <<", HEREDOC),
+        ("{bin} <<'EOF'\nit's {prompt}\nEOF", HEREDOC),
+        ("{bin} <<<{prompt}", HEREDOC),
+        ("{bin} [--model {model}", "optional group '[' is not closed with ']'"),
+        (
+            "{bin} [--model x] {prompt}",
+            "optional group [--model x] holds no placeholder; write \\[ for a literal '['",
+        ),
+        (
+            "{bin} *.[ch]{prompt}",
+            "optional group [ch] holds no placeholder; write \\[ for a literal '['",
+        ),
+        (
+            "{bin} --model {model}] {prompt}",
+            "']' without an open optional group; write \\] for a literal",
+        ),
+        ("{bin} [--x [{model}]]", "optional groups cannot be nested; write \\[ for a literal '['"),
+        ("{bin} '{args}'", ARGS_ALONE),
+        ("{bin} x{args}", ARGS_ALONE),
+        ("{bin} {args}x", ARGS_ALONE),
+        ('{bin} "$(echo {args})"', ARGS_ALONE),
+        ("{bin} $(echo {args})", ARGS_ALONE),
+        (
+            "{bin} [--x {args}]",
+            "{args} cannot be inside an optional group; it vanishes by itself when there are no "
+            "extra arguments",
+        ),
+        ("{args} {bin}", "{args} cannot be the program to run"),
+        ("A=1 {args} {bin}", "{args} cannot be the program to run"),
+        ("{bin} a\x00b", "NUL character"),
+    ],
+)
+def test_syntax_problems_are_reported_and_raised(template: str, problem: str) -> None:
+    assert problems(template) == [problem]
+    message = f"{problem} in agent command: {template}"
+    with pytest.raises(AgentTemplateError) as caught:
+        build(template, {"bin": "b", "prompt": "p"})
+    assert str(caught.value) == message
+    with pytest.raises(AgentTemplateError) as caught:
+        needs_shell(template)
+    assert str(caught.value) == message
+
+
+def test_validate_collects_every_problem() -> None:
+    assert problems("\\{prompt} ${role} 'x") == [
+        "backslash before placeholder {prompt} outside quotes; "
+        "write {{prompt}} for the literal text",
+        "'$' directly before placeholder {role}; write ${{role}} for a shell variable",
+        "unterminated single quote",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("template", "problem"),
+    [
+        ("", "agent command is empty"),
+        ("  \n ", "agent command is empty"),
+        ("# just a comment", "agent command is empty"),
+        ("A=1 B={prompt}", "agent command sets variables but names no program to run"),
+    ],
+)
+def test_a_template_without_a_program_is_refused(template: str, problem: str) -> None:
+    assert problems(template) == [problem]
+    assert needs_shell(template) is False
+    with pytest.raises(AgentTemplateError) as caught:
+        build(template, {})
+    assert str(caught.value) == f"{problem} in agent command: {template}"
+
+
+def test_a_problem_that_shows_only_once_a_group_is_dropped_is_reported() -> None:
+    """Dropping a group joins what was around it, as if the group had never been written."""
+    template = "{bin} x[{model} ]{args}"
+    assert split(template).problems == ()
+    assert problems(template) == [ARGS_ALONE]
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{bin} [--model {model}] {prompt}",
+        "{bin} [--model={model}] {args} -- {prompt}",
+        "{bin} '--prompt='[{role}'\n\n']{prompt}",
+        "{bin} [-m {model} --sys {role}] {prompt}",
+        '[ -n "$HOME" ] && {bin} [--model {model}] {prompt}',
+        "{bin} \\[{prompt}\\] '[x]' \"[y]\" a[{model}]b",
+        "{bin} {args} {prompt} | cat",
+        "{bin} {args}",
+    ],
+)
+def test_well_formed_templates_have_no_problems(template: str) -> None:
+    assert problems(template) == []
+
+
+def test_groups_record_their_placeholders_and_required_names_exclude_them() -> None:
+    lexed = split("{bin} [--model {model}] [--sys {role} {date}] {args} -- {prompt}")
+    assert [sorted(group.names) for group in lexed.groups] == [["model"], ["date", "role"]]
+    assert lexed.required == {"bin", "args", "prompt"}
+
+
+def test_brackets_are_only_groups_at_the_top_level() -> None:
+    """Inside quotes and $(...) a bracket is the shell's, and `[` alone is the test command."""
+    lexed = split("[ -f x ] && {bin} \"$([ -f y ] && echo [z])\" '[{prompt}'")
+    assert lexed.groups == ()
+    assert lexed.problems == ()
