@@ -453,8 +453,8 @@ def test_config_validate_validates_from_source_not_from_the_cache(
     assert parsed == ALL_LAYERS
     assert result.exit_code == 3
     assert result.stdout == (
-        f"error: {global_dir / 'config.toml'}: settings.command_timeout: "
-        "must be a positive integer, not 0\n"
+        f"{global_dir / 'config.toml'}\n"
+        "  2:1  error    settings.command_timeout: must be a positive integer, not 0\n"
         f"✗ 1 error, 0 warnings in {len(load().files)} files\n"
     )
 
