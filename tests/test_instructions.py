@@ -43,7 +43,8 @@ def dry(*args: str, stdin: str | None = None) -> dict[str, Any]:
 
 def chosen(data: dict[str, Any]) -> dict[str, Any]:
     """What the options chose: everything but the text (the prompt is the last argument)."""
-    rest = {k: v for k, v in data.items() if k not in ("instructions", "prompt")}
+    # Each dry run keeps its files in a directory of its own.
+    rest = {k: v for k, v in data.items() if k not in ("instructions", "prompt", "kept_dir")}
     rest["argv"] = data["argv"][:-1]
     return rest
 

@@ -291,7 +291,7 @@ CASES = [
     pytest.param(
         '[agents.a]\nbin = "a"\ncommand = "{bin} <<EOF\\n{prompt}\\nEOF"\n',
         [
-            "error: agents.a.command: here-documents ('<<') are not supported; pass the prompt "
+            "error: 3:1: agents.a.command: here-documents ('<<') are not supported; pass the prompt "
             "as a file instead: {prompt_file} with an option of the agent that reads a file, "
             "or '< {prompt_file}'"
         ],
@@ -300,9 +300,9 @@ CASES = [
     pytest.param(
         '[agents.a]\nbin = "a"\ncommand = "{bin} [--model x] \'{args}\' {prompt}"\n',
         [
-            "error: agents.a.command: optional group [--model x] holds no placeholder; write "
+            "error: 3:1: agents.a.command: optional group [--model x] holds no placeholder; write "
             "\\[ for a literal '['",
-            "error: agents.a.command: {args} stands for zero or more arguments, so it must be a "
+            "error: 3:31: agents.a.command: {args} stands for zero or more arguments, so it must be a "
             "word of its own, unquoted",
         ],
         id="agent-group-and-args",
@@ -310,9 +310,9 @@ CASES = [
     pytest.param(
         AGENT + 'large_prompt = "Read {prompt} first."\n',
         [
-            "error: agents.a.large_prompt: placeholder {prompt} is not available in an "
+            "error: 4:22: agents.a.large_prompt: placeholder {prompt} is not available in an "
             "agent's large_prompt; it is allowed in agent commands",
-            "error: agents.a.large_prompt: large_prompt must name {prompt_file}: it replaces a "
+            "error: 4:1: agents.a.large_prompt: large_prompt must name {prompt_file}: it replaces a "
             "prompt too large for the command line, so it has to tell the agent where the "
             "prompt is (or set large_prompt_stdin = true)",
         ],
@@ -322,14 +322,14 @@ CASES = [
         '[agents.a]\nbin = "a"\ncommand = "{bin} -f {prompt_file}"\n'
         'large_prompt = "Read {prompt_file}."\n',
         [
-            "warning: agents.a.large_prompt: the command never uses {prompt}, so large_prompt is never sent"
+            "warning: 4:1: agents.a.large_prompt: the command never uses {prompt}, so large_prompt is never sent"
         ],
         id="large-prompt-unused",
     ),
     pytest.param(
         AGENT + "large_prompt_stdin = true\n",
         [
-            "error: agents.a.large_prompt_stdin: large_prompt_stdin needs large_prompt: the text "
+            "error: 4:1: agents.a.large_prompt_stdin: large_prompt_stdin needs large_prompt: the text "
             "sent as {prompt} while the prompt goes to stdin (it may be empty)"
         ],
         id="large-prompt-stdin-alone",

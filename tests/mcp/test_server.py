@@ -728,7 +728,7 @@ async def test_errors_reach_the_client_and_the_server_goes_on(
     message = config_error.value.message
     assert config_error.value.code == INTERNAL_ERROR
     assert message.startswith("configuration is invalid (1 error)\n")
-    assert f"{path}:" in message and "comand" in message
+    assert f"  {path}\n" in message and "comand" in message
     assert (listing.is_error, texts(listing)) == (True, [message])
     assert (internal.value.code, internal.value.message) == (
         INTERNAL_ERROR,
