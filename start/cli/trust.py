@@ -13,8 +13,9 @@ from start import trust as core
 from start.cli.commands import command
 from start.cli.options import common_options, get_options, printer
 from start.config.load import load
+from start.config.model import Config
 from start.console import Line, Part, Styled, printable
-from start.errors import ExitCode, UntrustedError, UsageError
+from start.errors import ConfigError, ExitCode, Problem, UntrustedError, UsageError
 
 # On the terminal question, each text shows this many lines; `start trust --show` shows all.
 SHORT_LINES = 6
@@ -227,6 +228,10 @@ def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
     config = load((path or options.workdir).resolve())
     verdict = core.check(config)
     found = verdict.scan
+    unreadable = _unreadable(config)
+    if found is None and unreadable:
+        start_dir = config.project.start_dir
+        raise ConfigError(unreadable, headline=f"cannot review {start_dir}: it cannot be read")
     if found is None:
         if options.json:
             console.print_json({"start_dir": None, "trusted": False, "approved": False})
@@ -280,6 +285,21 @@ def _outcome(found: core.Scan, *, approved: bool) -> None:
             "files": [e.label for e in found.entries],
         }
     )
+
+
+def _unreadable(config: Config) -> list[Problem]:
+    """Errors about the project's .start/ itself, or a file in it, that kept load from reading."""
+    start_dir = config.project.start_dir
+    if start_dir is None:
+        return []
+    return [
+        p
+        for p in config.errors
+        if p.file is not None
+        and (p.file == start_dir or p.file.parent == start_dir)
+        and not p.key
+        and p.line is None
+    ]
 
 
 def covered(found: core.Scan) -> str:

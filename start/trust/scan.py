@@ -136,7 +136,7 @@ class _Scanner:
             self.check(start_dir, os.stat(start_dir))
             self.walk(start_dir, 0)
         for path, digest in self.layer.items():
-            if (self.label(path), FILE) not in self.entries:
+            if (self.label(path), FILE) not in self.entries and digest:
                 self.check(path, os.stat(path))
                 self.add(Entry(self.label(path), FILE, digest, path, real=os.path.realpath(path)))
 
@@ -163,7 +163,7 @@ class _Scanner:
         info = os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
             inside = self.symlink(path)
-            if path in self.layer:
+            if self.layer.get(path):  # a config file that load read: covered by its digest
                 self.check(path, os.stat(path))
                 real = os.path.realpath(path)
                 self.add(Entry(self.label(path), FILE, self.layer[path], path, real=real))
@@ -173,7 +173,7 @@ class _Scanner:
             self.check(path, info)
             self.walk(path, depth + 1)
         elif stat.S_ISREG(info.st_mode):
-            if path in self.layer:
+            if self.layer.get(path):
                 self.check(path, info)
                 real = os.path.realpath(path)
                 self.add(Entry(self.label(path), FILE, self.layer[path], path, real=real))

@@ -658,3 +658,40 @@ def test_the_review_shows_every_prompt_text_and_agent_variable(scene: Scene) -> 
     assert "line 6\n" in output and "line 7" not in output
     assert "... 4 more lines\n" in output
     assert "(4 lines of prompt text not shown; 'start trust --show' prints everything)\n" in output
+
+
+def test_trust_explains_an_unreadable_start_dir(isolated: Path) -> None:
+    from tests.test_faults import unprivileged
+
+    write_tree(isolated, {".start/config.toml": '[tasks.t]\nprompt = "x"\n'})
+    (isolated / ".start").chmod(0o000)
+    try:
+        result = subprocess.run(
+            [*unprivileged(), sys.executable, "-m", "start", "trust"],
+            cwd=isolated,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        (isolated / ".start").chmod(0o755)
+    assert (result.returncode, result.stdout) == (3, "")
+    assert result.stderr == (
+        f"start: cannot review {isolated}/.start: it cannot be read\n"
+        f"  {isolated}/.start\n"
+        "    error: cannot be read: permission denied\n"
+        "Run 'start config validate' to see every problem.\n"
+    )
+
+
+def test_trust_shows_a_dangling_config_link_as_a_link(isolated: Path) -> None:
+    (isolated / ".start").mkdir()
+    (isolated / ".start/config.toml").symlink_to("/nonexistent/config.toml")
+    result = run_start("trust", "--show", cwd=isolated)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "    .start/config.toml -> /nonexistent/config.toml  (outside project root, not followed)\n"
+        "The config has 1 error; run 'start config validate'.\n"
+    ) in result.stdout
+    assert "Errno" not in result.stdout + result.stderr
