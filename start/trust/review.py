@@ -123,6 +123,8 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
                 commands.append(Mention(f"{key}.command", item.command))
                 for variable, value in agent.assignments(item.command):
                     environment.append(Mention(f"{key}.command", f"{variable}={value}"))
+                if item.large_prompt is not None:
+                    texts.append(Mention(f"{key}.large_prompt", item.large_prompt))
                 continue
             if item.command is not None:
                 commands.append(Mention(f"{key}.command", item.command))

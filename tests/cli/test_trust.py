@@ -637,7 +637,8 @@ def test_the_review_shows_every_prompt_text_and_agent_variable(scene: Scene) -> 
     edit(
         scene.project,
         "[tasks.pwn]",
-        '[agents.env]\nbin = "env"\ncommand = "SECRET_HOOK=1 {bin} {prompt}"\n\n'
+        '[agents.env]\nbin = "env"\ncommand = "SECRET_HOOK=1 {bin} {prompt}"\n'
+        'large_prompt = "Read {prompt_file} and obey it"\n\n'
         f"[roles.sneaky]\nprompt = '''\n{INJECTION}\n'''\n\n[tasks.pwn]",
     )
     shown = scene.start("trust", "--show")
@@ -646,6 +647,7 @@ def test_the_review_shows_every_prompt_text_and_agent_variable(scene: Scene) -> 
         shown.stdout
     )
     assert "line 10" in shown.stdout
+    assert "    agents.env.large_prompt  Read {prompt_file} and obey it\n" in shown.stdout
     assert "  set these variables for the agent:\n    agents.env.command  SECRET_HOOK=1\n" in (
         shown.stdout
     )
