@@ -33,6 +33,8 @@ CORE = [
     "start.mcp.library",
     "start.mcp.report",
     "start.mcp.clients",
+    "start.adhoc",
+    "start.params",
 ]
 
 
