@@ -35,6 +35,7 @@ CORE = [
     "start.mcp.clients",
     "start.adhoc",
     "start.params",
+    "start.details",
 ]
 
 

@@ -250,3 +250,35 @@ def complete_params(
             items.append((f"{declared.name}={declared.default}", "the default"))
     return _matching(items, incomplete)
 
+
+# --- `start show [KIND] NAME` ----------------------------------------------------------------
+
+
+def complete_show_first(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """A kind, or a name of any kind."""
+    config = _config(ctx)
+    kinds = [(singular, f"then a {singular} name") for singular in schema.KIND_SINGULAR.values()]
+    found = _matching(kinds, incomplete)
+    if config is None:
+        return found
+    for kind in schema.KINDS:
+        items: Mapping[str, Item] = getattr(config, kind)
+        found.extend(_named(items, incomplete))
+    return found
+
+
+def complete_show_name(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """The names of the kind given first."""
+    from start import details
+
+    config = _config(ctx)
+    first = ctx.params.get("first") or ""
+    kind = details.KIND_WORDS.get(first)
+    if config is None or kind is None:
+        return []
+    items: Mapping[str, Item] = getattr(config, kind)
+    return _named(items, incomplete)

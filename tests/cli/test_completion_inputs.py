@@ -72,6 +72,14 @@ def test_p_completes_the_parameters_of_the_task() -> None:
     assert complete("start task nothing -p ") == []
 
 
+def test_show_completes_kinds_and_names() -> None:
+    found = [v for v, _, _ in complete("start show ")]
+    assert found[:4] == ["agent", "role", "context", "task"]
+    assert {"docs", "review", "claude"} <= set(found)
+    assert [v for v, _, _ in complete("start show context d")] == ["docs", "design"]
+    assert [v for v, _, _ in complete("start show task rev")] == ["review"]
+
+
 def test_file_completion_reaches_the_shell() -> None:
     env = {
         "_START_COMPLETE": "bash_complete",
