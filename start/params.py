@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
-from start import template
+from start import fs, template
 from start.config.model import Param, Task
 from start.errors import UsageError, suggest
 
@@ -104,14 +104,15 @@ def bind(task: Task, given: Sequence[tuple[str, str]]) -> dict[str, str]:
                 [f"task '{task.name}' needs the parameter{plural} {names}: pass {flags}", *details]
             )
         )
-    return {p.name: values.get(p.name, p.default or "") for p in task.params}
+    # A default follows the text rule like a value from the command line: no NUL.
+    return {p.name: fs.arg_text(values.get(p.name, p.default or "")) for p in task.params}
 
 
 def environment(values: Mapping[str, str], instructions: str | None) -> dict[str, str]:
     """The variables a task's command gets: START_INSTRUCTIONS ("" without instructions) and
-    START_PARAM_NAME for each parameter."""
-    env = {INSTRUCTIONS_ENV: instructions if instructions is not None else ""}
-    env.update((env_name(name), value) for name, value in values.items())
+    START_PARAM_NAME for each parameter, by the text rule (no variable can hold a NUL)."""
+    env = {INSTRUCTIONS_ENV: fs.arg_text(instructions) if instructions is not None else ""}
+    env.update((env_name(name), fs.arg_text(value)) for name, value in values.items())
     return env
 
 

@@ -291,6 +291,18 @@ def test_the_environment_of_a_task_command() -> None:
         "START_PARAM_MAX_DEPTH": "",
     }
     assert params.environment({}, "be strict") == {"START_INSTRUCTIONS": "be strict"}
+    # No variable can hold a NUL: the text rule makes it U+FFFD.
+    assert params.environment({"a": "x\x00y"}, "\x00") == {
+        "START_INSTRUCTIONS": "\ufffd",
+        "START_PARAM_A": "x\ufffdy",
+    }
+
+
+def test_a_default_with_a_nul_follows_the_text_rule(repo: Path) -> None:
+    config = repo.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(config.read_text().replace('default = "security"', 'default = "a\\u0000b"'))
+    data = dry("task", "review", "-p", "depth=1")
+    assert data["prompt"] == "Focus: a\ufffdb. Depth: 1. Said: None. Ran: a\ufffdb|"
 
 
 # --- through the command line --------------------------------------------------------------
