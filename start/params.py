@@ -17,7 +17,8 @@ from start.config.model import Param, Task
 from start.errors import UsageError, suggest
 
 # The placeholder rule (start.template): a parameter is `{name}`, so a hyphen cannot be part of it.
-NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9_]*$")
+# A string, compiled on first use: validation needs it, a launch does not.
+NAME_RULE: Final = r"[a-z][a-z0-9_]*"
 FIELDS: Final = ("default", "description")
 ENV_PREFIX: Final = "START_PARAM_"
 INSTRUCTIONS_ENV: Final = "START_INSTRUCTIONS"
@@ -29,11 +30,11 @@ class ParamError(ValueError):
 
 def name_problem(name: str) -> str | None:
     """Why `name` cannot be a parameter's name, or None."""
-    if not NAME_PATTERN.match(name):
+    if not re.fullmatch(NAME_RULE, name):
         fixed = re.sub(r"[^a-z0-9_]+", "_", name.lower()).strip("_")
         if fixed and not fixed[0].isalpha():
             fixed = f"p_{fixed}"
-        example = fixed if fixed and NAME_PATTERN.match(fixed) else "focus_area"
+        example = fixed if fixed and re.fullmatch(NAME_RULE, fixed) else "focus_area"
         return (
             f"invalid parameter name '{name}': use lowercase letters, digits and underscores, "
             f"starting with a letter, such as '{example}' (a parameter is the placeholder "
