@@ -148,6 +148,7 @@ class UnknownNameError(StartError):
     ) -> None:
         self.kind = kind
         self.name = name
+        self.candidates = tuple(candidates)
         known = list(known)
         if candidates:
             listed = ", ".join(candidates)

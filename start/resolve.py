@@ -6,14 +6,15 @@ import os
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, TypeVar
 
 from start import paths
-from start.config.model import Agent, Config, Context, Role, Task
-from start.errors import AgentNotFoundError, ExitCode, StartError, UnknownNameError
+from start.config.model import COMMAND_LINE, Agent, Config, Context, Role, Task
+from start.errors import AgentNotFoundError, ExitCode, StartError, UnknownNameError, UsageError
 
 Mode = Literal["session", "prompt", "task"]
 Which = Callable[[str], str | None]
+Named = TypeVar("Named", Role, Context)
 
 
 class Request(NamedTuple):
@@ -27,6 +28,11 @@ class Request(NamedTuple):
     task: str | None = None
     instructions: tuple[str, ...] = ()
     text: str | None = None
+    contexts: tuple[str, ...] = ()  # -c: context names or file paths, in command-line order
+    params: tuple[tuple[str, str], ...] = ()  # -p NAME=VALUE, in command-line order
+
+
+_NO_PARAMS: Mapping[str, str] = {}
 
 
 class Plan(NamedTuple):
@@ -43,6 +49,7 @@ class Plan(NamedTuple):
     task: Task | None
     instructions: str | None
     text: str | None
+    params: Mapping[str, str] = _NO_PARAMS  # every parameter of the task, with its value
 
 
 def find_task(tasks: Mapping[str, Task], name: str) -> Task:
@@ -62,11 +69,57 @@ def find_task(tasks: Mapping[str, Task], name: str) -> Task:
     raise UnknownNameError("task", name, known, candidates=sorted(matches))
 
 
+def _named(kind: str, items: Mapping[str, Named]) -> Callable[[str], Named]:
+    """A lookup by exact name that raises UnknownNameError (with "did you mean")."""
+
+    def by_name(name: str) -> Named:
+        if name not in items:
+            raise UnknownNameError(kind, name, items)
+        return items[name]
+
+    return by_name
+
+
+def find_role(config: Config, word: str) -> Role:
+    """A role by name, or a role file by path (start.adhoc)."""
+    if word in config.roles:
+        return config.roles[word]
+    from start import adhoc
+
+    return adhoc.pick("role", word, config.project.workdir, _named("role", config.roles), Role)
+
+
+def find_context(config: Config, word: str) -> Context:
+    """A context by name, or a context file by path (start.adhoc)."""
+    if word in config.contexts:
+        return config.contexts[word]
+    from start import adhoc
+
+    by_name = _named("context", config.contexts)
+    return adhoc.pick("context", word, config.project.workdir, by_name, Context)
+
+
+def find_task_or_file(config: Config, word: str) -> Task:
+    """A task by name, alias or unique prefix (find_task), or a task file by path."""
+    try:
+        # No path that start.adhoc forces (`./x`, `/x`, `~/x`) can match a name, alias or prefix.
+        return find_task(config.tasks, word)
+    except UnknownNameError:
+        pass
+    from start import adhoc
+
+    def by_name(name: str) -> Task:
+        return find_task(config.tasks, name)
+
+    return adhoc.pick("task", word, config.project.workdir, by_name, Task)
+
+
 def select_role(config: Config, request: Request, task: Task | None) -> tuple[Role | None, str]:
     if request.no_role:
         return None, "--no-role"
+    if request.role is not None:
+        return find_role(config, request.role), "--role"
     for name, reason in (
-        (request.role, "--role"),
         (task.role if task else None, f"task '{task.name}'" if task else ""),
         (config.settings.default_role, "settings.default_role"),
     ):
@@ -194,13 +247,35 @@ def select_model(agent: Agent, request: Request, task: Task | None) -> tuple[str
     return None, "none chosen: the agent's own default applies"
 
 
-def select_contexts(config: Config, mode: Mode) -> tuple[Context, ...]:
-    """Every context for a session; only required ones otherwise. Definition order."""
-    return tuple(c for c in config.contexts.values() if mode == "session" or c.required)
+def select_contexts(config: Config, mode: Mode, extra: tuple[str, ...] = ()) -> tuple[Context, ...]:
+    """Every context for a session; only required ones otherwise; and those named with -c.
+
+    Contexts of the config keep definition order; files named with -c follow, in command-line
+    order. A context named twice is included once.
+    """
+    named: set[str] = set()
+    files: dict[str, Context] = {}
+    for word in extra:
+        context = find_context(config, word)
+        if context.origin.layer == COMMAND_LINE:
+            files.setdefault(str(context.origin.path), context)
+        else:
+            named.add(context.name)
+    chosen = [
+        c for c in config.contexts.values() if mode == "session" or c.required or c.name in named
+    ]
+    return (*chosen, *files.values())
 
 
 def plan(config: Config, request: Request, which: Which = shutil.which) -> Plan:
-    task = find_task(config.tasks, request.task) if request.task is not None else None
+    task = find_task_or_file(config, request.task) if request.task is not None else None
+    values: Mapping[str, str] = _NO_PARAMS
+    if task is not None and (task.params or request.params):
+        from start import params
+
+        values = params.bind(task, request.params)
+    elif request.params:
+        raise UsageError("parameters (-p NAME=VALUE) need a task: start task NAME -p ...")
     role, role_reason = select_role(config, request, task)
     agent, agent_reason = select_agent(config, request, task, which)
     model, model_reason = select_model(agent, request, task)
@@ -213,8 +288,9 @@ def plan(config: Config, request: Request, which: Which = shutil.which) -> Plan:
         model_reason=model_reason,
         role=role,
         role_reason=role_reason,
-        contexts=select_contexts(config, request.mode),
+        contexts=select_contexts(config, request.mode, request.contexts),
         task=task,
         instructions=instructions,
         text=request.text,
+        params=values,
     )

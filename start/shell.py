@@ -11,7 +11,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, NamedTuple, NoReturn
 
@@ -93,6 +93,8 @@ class CommandSpec(NamedTuple):
     # (two pipes: `output` is then in order of arrival, which can differ from the order written).
     separate: bool = False
     label: str = ""  # how progress names it, e.g. "context git-status"
+    # Variables added to start's environment: values reach the command without shell parsing.
+    env: Mapping[str, str] | None = None
 
 
 class CommandResult(NamedTuple):
@@ -357,6 +359,7 @@ def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
             stdout=out_w,
             stderr=err_w,
             cwd=spec.cwd,
+            env={**os.environ, **spec.env} if spec.env else None,
             start_new_session=True,
         )
     except OSError as error:

@@ -8,13 +8,13 @@ context that also has a `command`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from start import fs, template
-from start.config.model import Config, SourceItem, Task
-from start.errors import CommandError, NothingToDoError, StartError
+from start import fs, params, template
+from start.config.model import COMMAND_LINE, Config, SourceItem, Task
+from start.errors import CommandError, NothingToDoError, StartError, UsageError
 from start.paths import expand
 from start.resolve import Plan
 from start.shell import CommandResult, CommandSpec, run_all
@@ -73,16 +73,25 @@ def _uses(item: SourceItem, *names: str) -> bool:
 
 
 def _prepare(
-    kind: str, item: SourceItem, config: Config, reader: Reader, specs: list[CommandSpec]
+    kind: str,
+    item: SourceItem,
+    config: Config,
+    reader: Reader,
+    specs: list[CommandSpec],
+    env: Mapping[str, str] | None = None,
 ) -> _Pending:
     pending = _Pending(kind, item)
     if item.file is not None:
         pending.file = expand(item.file, config.root)
         if _uses(item, "file_contents"):
-            relative = not (item.file.startswith("~") or Path(item.file).is_absolute())
+            # A path from the command line is judged by the wall wherever it points (start.adhoc).
+            adhoc = item.origin.layer == COMMAND_LINE
+            relative = adhoc or not (item.file.startswith("~") or Path(item.file).is_absolute())
             try:
                 read = reader.read(pending.file, layer=item.origin.layer, relative=relative)
             except fs.FileError as error:
+                if adhoc:
+                    raise UsageError(f"{kind} '{item.name}': cannot read {error}") from None
                 if not error.missing:
                     raise StartError(
                         f"{kind} '{item.name}': cannot read {pending.file}: {error.reason}\n"
@@ -103,6 +112,7 @@ def _prepare(
                 cwd=config.root,
                 output_limit=config.settings.command_output_limit,
                 label=f"{kind} {item.name}",
+                env=env,
             )
         )
     return pending
@@ -136,20 +146,38 @@ def _source(item: SourceItem, file: Path | None) -> str:
 
 def _render(pending: _Pending, values: dict[str, str]) -> tuple[str, bool]:
     """The item's text, and whether its template used {instructions}."""
-    item = pending.item
+    output = pending.result.output if pending.result is not None else ""
+    return text_of(
+        pending.kind, pending.item, pending.file, pending.file_text or "", output, values
+    )
+
+
+def text_of(
+    kind: str,
+    item: SourceItem,
+    file: Path | None,
+    file_text: str,
+    output: str,
+    values: Mapping[str, str],
+) -> tuple[str, bool]:
+    """An item's text from its file's text and its command's output, by the rules of
+    docs/placeholders.md; and whether its template used {instructions}.
+
+    `values` fills the other placeholders; one without a value stays as written.
+    """
     values = dict(values)
-    values["file"] = str(pending.file) if pending.file is not None else ""
-    values["file_contents"] = pending.file_text or ""
+    values["file"] = str(file) if file is not None else ""
+    values["file_contents"] = file_text
     values["command"] = item.command or ""
-    values["command_output"] = pending.result.output if pending.result is not None else ""
+    values["command_output"] = output
     if item.prompt is not None:
         body = item.prompt
-    elif pending.file is not None and (item.command is not None or pending.kind == "task"):
-        body = pending.file_text or ""
-    elif pending.file is not None:
-        return pending.file_text or "", False
+    elif file is not None and (item.command is not None or kind == "task"):
+        body = file_text
+    elif file is not None:
+        return file_text, False
     else:
-        return values["command_output"], False
+        return output, False
     segments = template.scan(body)
     used = any(isinstance(s, template.Placeholder) and s.name == "instructions" for s in segments)
     return template.render(segments, values), used
@@ -171,7 +199,11 @@ def compose(
     specs: list[CommandSpec] = []
     role = _prepare("role", plan.role, config, reader, specs) if plan.role else None
     contexts = [_prepare("context", c, config, reader, specs) for c in plan.contexts]
-    task = _prepare("task", plan.task, config, reader, specs) if plan.task else None
+    task = None
+    if plan.task is not None:
+        # Parameters and instructions reach the task's command as variables, never as its text.
+        env = params.environment(plan.params, plan.instructions)
+        task = _prepare("task", plan.task, config, reader, specs, env)
     results = runner(specs) if specs else []
     for pending in (role, *contexts, task):
         if pending is not None and pending.command_index is not None:
@@ -184,6 +216,7 @@ def compose(
     if task is not None:
         assert isinstance(task.item, Task)
         task_values = {
+            **plan.params,
             **base,
             "instructions": plan.instructions if plan.instructions is not None else "None",
         }

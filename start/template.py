@@ -100,15 +100,18 @@ class Finding(NamedTuple):
     suggestion: str | None = None
 
 
-def check(template: str, allowed: frozenset[str]) -> list[Finding]:
-    """Placeholder problems of a template in the scope whose names are `allowed`."""
+def check(
+    template: str, allowed: frozenset[str], extra: frozenset[str] = frozenset()
+) -> list[Finding]:
+    """Placeholder problems of a template in the scope whose names are `allowed`; `extra` names
+    are allowed too (a task's parameters)."""
     import difflib  # validation only, not the launch path
 
     findings: list[Finding] = []
     reported: set[str] = set()
     scope = SCOPE_NAMES.get(allowed, "this location")
     for name in names(template):
-        if name in allowed or name in reported:
+        if name in allowed or name in extra or name in reported:
             continue
         reported.add(name)
         if name in KNOWN:
@@ -121,7 +124,7 @@ def check(template: str, allowed: frozenset[str]) -> list[Finding]:
                 )
             )
             continue
-        close = difflib.get_close_matches(name, sorted(allowed), n=1, cutoff=0.8)
+        close = difflib.get_close_matches(name, sorted(allowed | extra), n=1, cutoff=0.8)
         if not close:
             close = difflib.get_close_matches(name, sorted(KNOWN), n=1, cutoff=0.8)
         if close:

@@ -77,10 +77,12 @@ class Reader:
         if relative and layer != "project":
             lexical = os.path.normpath(path)
             if fs.within(lexical, self.real_root) and not fs.within(read.real, self.real_root):
+                # A path from the command line (start.adhoc) is not in any config.
+                where = "" if layer == "command line" else " in your config"
                 raise WallError(
                     f"{path} leads outside the project root (to {read.real}) through a symlink; "
-                    "start does not follow it. Name the file by its real path in your config if "
-                    "you mean it."
+                    f"start does not follow it. Name the file by its real path{where} if you "
+                    "mean it."
                 )
         return read
 

@@ -92,7 +92,10 @@ prompt = "Output: {{command_output}}"
 alias = "rv"
 description = {text}
 role = "reviewer"
-prompt = {toml_string(value + " {instructions}")}
+prompt = {toml_string(value + " {instructions} {focus}")}
+
+[tasks.review.params]
+focus = {{ default = {text}, description = {text} }}
 
 [tasks.failing]
 description = {text}
@@ -163,6 +166,15 @@ def run_everything(value: str, text: str, project: Path) -> list[tuple[str, Resu
         ("unknown role", ("--dry-run", "--no-project", "-r", value)),
         ("prompt", ("--dry-run", "--no-project", "prompt", value)),
         ("show unknown", ("config", "show", "task", value)),
+        ("start show", ("show", "review", "--no-project", "--no-pager")),
+        ("start show untrusted", ("show", "task", "review", "--no-pager")),
+        ("start show run", ("show", "context", "output", "--run", "--no-project", "--no-pager")),
+        ("start show notes", ("show", "notes", "--no-project", "--no-pager")),
+        ("start show unknown", ("show", value, "--no-project")),
+        ("param", ("--dry-run", "--no-project", "task", "review", "-p", f"focus={value}")),
+        ("unknown param", ("--dry-run", "--no-project", "task", "review", "-p", f"{value}=x")),
+        ("context file", ("--dry-run", "--no-project", "prompt", "-c", "/nowhere/" + value, "x")),
+        ("task file", ("--dry-run", "--no-project", "task", "./" + value)),
         ("help unknown", ("help", value)),
         ("unknown command", (value,)),
     ]
@@ -175,6 +187,9 @@ def run_everything(value: str, text: str, project: Path) -> list[tuple[str, Resu
         ("bash", "zsh", "fish"), completions(project, "start -a "), strict=True
     ):
         results.append((f"agent completion {shell}", result))
+    for words in ("start task review -p ", "start show ", "start -c "):
+        for shell, result in zip(("bash", "zsh", "fish"), completions(project, words), strict=True):
+            results.append((f"{words!r} completion {shell}", result))
     return results
 
 

@@ -33,6 +33,9 @@ CORE = [
     "start.mcp.library",
     "start.mcp.report",
     "start.mcp.clients",
+    "start.adhoc",
+    "start.params",
+    "start.details",
 ]
 
 

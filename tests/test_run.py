@@ -308,6 +308,7 @@ def test_task_listing(repo: Path) -> None:
         "layer": "built-in",
         "file": listed[1]["file"],
         "internal": False,
+        "params": [],
     }
     names = [t["name"] for t in json.loads(invoke("task", "--all", "--json").stdout)]
     assert names == ["commit-message", "git-diff-review", "help", "secret"]

@@ -49,6 +49,7 @@ _COMMANDS = {
     "init": ("start.cli.init", "init"),
     "mcp": ("start.cli.mcp", "mcp"),
     "prompt": ("start.cli.run", "prompt"),
+    "show": ("start.cli.show", "show"),
     "task": ("start.cli.run", "task"),
     "trust": ("start.cli.trust", "trust"),
     "untrust": ("start.cli.trust", "untrust"),

@@ -193,3 +193,92 @@ def complete_kind_names(
     items: Mapping[str, Item] = getattr(config, kind)
     kept = {n: i for n, i in items.items() if (i.origin.layer == layer) == removing}
     return _named(kept, incomplete)
+
+
+# --- a name or a file: -r, -c, `start task NAME|PATH` --------------------------------------
+
+
+def _then_files(names: list[CompletionItem], incomplete: str) -> list[CompletionItem]:
+    """The names that match, then the shell's own file completion: when no name matches, or the
+    word can only be a path (`./`, `../`, `/`, `~`; see start.adhoc)."""
+    from start import adhoc
+
+    if adhoc.forced_path(incomplete) or "/" in incomplete:
+        return [CompletionItem(incomplete, type="file")]
+    if names:
+        return names
+    return [CompletionItem(incomplete, type="file")]
+
+
+def complete_role_or_file(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    return _then_files(complete_roles(ctx, param, incomplete), incomplete)
+
+
+def complete_context_or_file(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    return _then_files(complete_contexts(ctx, param, incomplete), incomplete)
+
+
+def complete_task_or_file(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    return _then_files(complete_tasks(ctx, param, incomplete), incomplete)
+
+
+def complete_params(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """`NAME=` for each parameter of the task on the command line, and `NAME=DEFAULT`.
+
+    Offering both leaves the cursor after `=` (the shells complete the common prefix).
+    """
+    config = _config(ctx)
+    name = ctx.params.get("name") or next(iter(ctx.args), None)
+    if config is None or not name:
+        return []
+    try:
+        task = resolve.find_task(config.tasks, name)
+    except StartError:
+        return []
+    items: list[tuple[str, str | None]] = []
+    for declared in task.params:
+        items.append((f"{declared.name}=", declared.description))
+        if declared.default:
+            items.append((f"{declared.name}={declared.default}", "the default"))
+    return _matching(items, incomplete)
+
+
+# --- `start show [KIND] NAME` ----------------------------------------------------------------
+
+
+def complete_show_first(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """A kind, or a name of any kind."""
+    config = _config(ctx)
+    kinds = [(singular, f"then a {singular} name") for singular in schema.KIND_SINGULAR.values()]
+    found = _matching(kinds, incomplete)
+    if config is None:
+        return found
+    for kind in schema.KINDS:
+        items: Mapping[str, Item] = getattr(config, kind)
+        found.extend(_named(items, incomplete))
+    return found
+
+
+def complete_show_name(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """The names of the kind given first."""
+    from start import details
+
+    config = _config(ctx)
+    first = ctx.params.get("first") or ""
+    kind = details.KIND_WORDS.get(first)
+    if config is None or kind is None:
+        return []
+    items: Mapping[str, Item] = getattr(config, kind)
+    return _named(items, incomplete)

@@ -13,7 +13,7 @@ from start.cli.options import common_options, get_options, printer
 from start.config import load as config_load
 from start.config import render, schema
 from start.config.model import LAYERS, Config
-from start.config.validate import check_shells
+from start.config.validate import check_shells, check_task_files
 from start.console import Styled
 from start.errors import ExitCode, Problem, UnknownNameError, UsageError, suggest
 
@@ -46,7 +46,7 @@ def validate() -> int:
     """
     options = get_options()
     loaded = config_load.load(options.workdir, use_project=not options.no_project, use_cache=False)
-    problems = (*loaded.problems, *check_shells(loaded))
+    problems = (*loaded.problems, *check_shells(loaded), *check_task_files(loaded))
     if options.json:
         console.print_json([p.as_dict() for p in problems])
         return ExitCode.CONFIG if loaded.errors else ExitCode.OK

@@ -48,6 +48,7 @@ _FIELD_HELP = {
     "model": ("MODEL", "The model the task uses."),
     "internal": (None, "Leave the task out of listings."),
     "if_no_output": ("TEXT", "Stop with this message when the command prints nothing."),
+    "params": ("NAME[=DEFAULT]", "A parameter; without =DEFAULT it must be given (repeatable)."),
 }
 _FIELD_COMPLETION = {
     "role": "complete_roles",
@@ -66,7 +67,8 @@ def _fields() -> dict[str, str]:
 
 
 def _flag(field: str) -> str:
-    return "--model-alias" if field == "models" else "--" + field.replace("_", "-")
+    flags = {"models": "--model-alias", "params": "--param"}
+    return flags.get(field) or "--" + field.replace("_", "-")
 
 
 def _field_options(function: F) -> F:
@@ -76,7 +78,7 @@ def _field_options(function: F) -> F:
         options: dict[str, Any] = {"help": f"{text} ({', '.join(users)})"}
         if kind == schema.BOOL:
             options["is_flag"] = True
-        elif kind == schema.MODELS:
+        elif kind in (schema.MODELS, schema.PARAMS):
             options.update(multiple=True, metavar=metavar)
         elif kind in (schema.TIMEOUT, schema.SIZE):
             options.update(type=click.IntRange(min=1), metavar=metavar)
@@ -202,6 +204,8 @@ def add(kind: str, name: str, local: bool, **values: Any) -> int:
         given["prompt"] = sys.stdin.read()
     if "models" in given:
         given["models"] = _models(given["models"])
+    if "params" in given:
+        given["params"] = _params(given["params"])
     given.update(_missing_fields(plural, kind, given))
     fields = {f: given[f] for f in known if f in given}
     outcome = edit.add_item(_scope(local), plural, name, fields)
@@ -216,6 +220,15 @@ def _models(pairs: tuple[str, ...]) -> dict[str, str]:
             raise UsageError(f"--model-alias takes ALIAS=ID, such as fast=model-id-1; got '{pair}'")
         models[alias.strip()] = model.strip()
     return models
+
+
+def _params(words: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    """`--param focus=security` (a default) or `--param depth` (must be given) as the table."""
+    found: dict[str, dict[str, str]] = {}
+    for word in words:
+        name, equals, default = word.partition("=")
+        found[name.strip()] = {"default": default} if equals else {}
+    return found
 
 
 def _missing_fields(plural: str, kind: str, given: dict[str, Any]) -> dict[str, Any]:

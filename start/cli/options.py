@@ -32,6 +32,7 @@ class Options:
         self.json = False
         self.no_color = False
         self.no_project = False
+        self.contexts: list[str] = []  # -c, from every place it is given, in order
         self.agent_args: list[str] = agent_args or []
         # The command being run, for "run 'start config add --help'" under a usage error.
         self.command_path = "start"
@@ -51,6 +52,15 @@ def _store(ctx: click.Context, param: click.Parameter, value: Any) -> None:
         options = ctx.ensure_object(Options)
     assert param.name is not None
     setattr(options, param.name, value)
+
+
+def _extend(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    """A repeatable flag: every value, wherever it is given (before or after the command)."""
+    if not value:
+        return
+    options = ctx.find_object(Options) or ctx.ensure_object(Options)
+    assert param.name is not None
+    getattr(options, param.name).extend(value)
 
 
 def _directory(ctx: click.Context, param: click.Parameter, value: str) -> Path:
@@ -120,9 +130,20 @@ _LAUNCH = (
     _option(
         "-r",
         "--role",
-        metavar="NAME",
-        help="Role (system prompt) to use.",
-        shell_complete=completer("complete_roles"),
+        metavar="NAME|PATH",
+        help="Role (system prompt) to use: a name, or a file (./NAME forces a path).",
+        shell_complete=completer("complete_role_or_file"),
+    ),
+    click.option(
+        "-c",
+        "--context",
+        "contexts",
+        metavar="NAME|PATH",
+        multiple=True,
+        callback=_extend,
+        expose_value=False,
+        help="Add a context: a name (optional ones too), or a file. Repeatable.",
+        shell_complete=completer("complete_context_or_file"),
     ),
     _option("--no-role", is_flag=True, help="Use no role."),
     _option(

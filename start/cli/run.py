@@ -92,7 +92,12 @@ def run(options: Options, selection: resolve.Request) -> int:
 
 def run_session(options: Options) -> int:
     request = resolve.Request(
-        "session", options.agent, options.role, options.no_role, options.model
+        "session",
+        options.agent,
+        options.role,
+        options.no_role,
+        options.model,
+        contexts=tuple(options.contexts),
     )
     return run(options, request)
 
@@ -206,7 +211,13 @@ def prompt(words: tuple[str, ...], text_option: str | None, text_file: str | Non
     if body is None:
         raise UsageError("start prompt needs TEXT (or --instructions=TEXT, or -i FILE)")
     request = resolve.Request(
-        "prompt", options.agent, options.role, options.no_role, options.model, text=body
+        "prompt",
+        options.agent,
+        options.role,
+        options.no_role,
+        options.model,
+        text=body,
+        contexts=tuple(options.contexts),
     )
     return run(options, request)
 
@@ -219,31 +230,51 @@ def prompt(words: tuple[str, ...], text_option: str | None, text_file: str | Non
         ("Review the staged diff, focusing on security", 'start task gdr "focus on security"'),
         ("Another role and agent for one run", 'start task gdr -r go-expert -a gemini "races?"'),
         ("Text that starts with a dash, exactly", 'start task gdr --instructions="$TEXT"'),
+        ("A task's parameter", "start task review -p focus=performance"),
+        ("A Markdown file as the task, with a file as a context", "start task ./t.md -c NOTES.md"),
         ("Every task, internal ones too, as data", "start task --all --json"),
     ],
 )
-@click.argument("name", required=False, shell_complete=completer("complete_tasks"))
+@click.argument(
+    "name", metavar="[NAME|PATH]", required=False, shell_complete=completer("complete_task_or_file")
+)
 @click.argument("instructions", nargs=-1)
+@click.option(
+    "-p",
+    "--param",
+    "param_words",
+    metavar="NAME=VALUE",
+    multiple=True,
+    help="Set a task parameter; repeatable. Its command sees it as $START_PARAM_NAME.",
+    shell_complete=completer("complete_params"),
+)
 @click.option("--all", "show_all", is_flag=True, help="List internal tasks too.")
 @_text_options
 @launch_options
 def task(
     name: str | None,
     instructions: tuple[str, ...],
+    param_words: tuple[str, ...],
     show_all: bool,
     text_option: str | None,
     text_file: str | None,
 ) -> int:
     """Run a task with INSTRUCTIONS; without NAME, list the tasks.
 
-    NAME is a task's name, its alias, or a unique prefix of either. The listing shows each
-    task's alias, description and layer; -v adds the file it comes from.
+    NAME is a task's name, its alias, or a unique prefix of either; PATH is a Markdown or text
+    file used as the task's template (./NAME forces a path). The listing shows each task's
+    alias, description, parameters and layer; -v adds the file it comes from.
     """
+    from start import params
+
     options = get_options()
     text = _text(instructions, text_option, text_file)
+    given = tuple(params.split(fs.arg_text(word)) for word in param_words)
     if name is None:
         if text is not None:
             raise UsageError("instructions need a task: start task NAME --instructions=TEXT")
+        if given:
+            raise UsageError("parameters need a task: start task NAME -p NAME=VALUE")
         return _list_tasks(options, show_all)
     request = resolve.Request(
         "task",
@@ -253,6 +284,8 @@ def task(
         options.model,
         task=name,
         instructions=(text,) if text is not None and text.strip() else (),
+        contexts=tuple(options.contexts),
+        params=given,
     )
     return run(options, request)
 
@@ -272,6 +305,10 @@ def _list_tasks(options: Options, show_all: bool) -> int:
                     "layer": t.origin.layer,
                     "file": str(t.origin.path),
                     "internal": t.internal,
+                    "params": [
+                        {"name": p.name, "default": p.default, "description": p.description}
+                        for p in t.params
+                    ],
                 }
                 for t in tasks
             ]
@@ -280,8 +317,14 @@ def _list_tasks(options: Options, show_all: bool) -> int:
     if not tasks:
         console.err("No tasks are defined. Add one with 'start config add task NAME ...'.")
         return ExitCode.OK
+    from start import params
+
     headers = ["task", "alias", "description", "layer"]
     rows = [[t.name, t.alias or "", t.description or "", t.origin.layer] for t in tasks]
+    if any(t.params for t in tasks):
+        headers.insert(3, "params")
+        for row, t in zip(rows, tasks, strict=True):
+            row.insert(3, ", ".join(params.describe(p) for p in t.params))
     if options.verbose:
         headers.append("file")
         for row, t in zip(rows, tasks, strict=True):
@@ -335,6 +378,9 @@ def _summary_lines(
             lines.append([Styled(f"  ⚠ task {composition.task.detail}", "yellow")])
     if plan.mode == "task":
         lines.append([f"  instructions  {plan.instructions if plan.instructions else 'None'}"])
+    if plan.params:
+        shown = ", ".join(f"{name}={value}" for name, value in plan.params.items())
+        lines.append([f"  params        {shown}"])
     if launch.large_prompt is not None:
         size = len(composition.prompt.encode("utf-8", "surrogateescape"))
         how = "goes to the agent's stdin from" if launch.stdin else "the agent is asked to read"
@@ -418,6 +464,7 @@ def _show_dry_run(
             ],
             "task": plan.task.name if plan.task else None,
             "instructions": plan.instructions,
+            "params": dict(plan.params),
             "role_text": composition.role.text if composition.role else "",
             "prompt": composition.prompt,
             "argv": list(launch.argv),

@@ -28,6 +28,7 @@ from start.config.model import (
     Item,
     LayerFile,
     Origin,
+    Param,
     Role,
     Settings,
     Task,
@@ -56,6 +57,7 @@ _TYPES: Mapping[str, type] = {
     schema.SIZE: int,
     schema.MODELS: dict,
     schema.PATHS: tuple,
+    schema.PARAMS: tuple,
 }
 _FIELDS: Mapping[str, Mapping[str, type]] = {
     kind: {name: _TYPES[kind_type] for name, kind_type in fields.items()}
@@ -275,7 +277,11 @@ def _fields(record: Item | Settings) -> dict[str, Any]:
         value = getattr(record, name)
         if name in defaults and value == defaults[name]:
             continue
-        fields[name] = dict(value) if name == "models" else value
+        if name == "models":
+            value = dict(value)
+        elif name == "params":  # marshal writes plain tuples only
+            value = tuple((p.name, p.default, p.description) for p in value)
+        fields[name] = value
     return fields
 
 
@@ -317,7 +323,10 @@ def _decode(
         types = _FIELDS[kind]
         built: dict[str, Item] = {}
         for name, index, fields in items[kind]:
-            built[_str(name)] = cls(name, at(index), **_checked(fields, types))
+            checked = _checked(fields, types)
+            if "params" in checked:
+                checked["params"] = _params(checked["params"])
+            built[_str(name)] = cls(name, at(index), **checked)
         kinds[kind] = built
     setting_origins = data["setting_origins"]
     if type(setting_origins) is not dict:
@@ -359,6 +368,8 @@ def _checked(fields: object, types: Mapping[str, type]) -> dict[str, Any]:
         raise _BadEntryError("fields are not a table")
     for name, value in fields.items():
         expected = types.get(name)
+        if name == "params" and type(value) is expected:
+            continue  # checked entry by entry by _params
         if type(value) is not expected or (expected is not str and not _sound(value)):
             raise _BadEntryError(f"{name!r} is not a {expected}")
     return fields
@@ -373,6 +384,21 @@ def _sound(value: object) -> bool:
     if type(value) is tuple:
         return all(type(entry) is str for entry in value)
     return True
+
+
+def _params(value: tuple[Any, ...]) -> tuple[Param, ...]:
+    """Task parameters from the (name, default, description) tuples `_fields` writes."""
+    found = []
+    for entry in value:
+        if type(entry) is not tuple or len(entry) != 3:
+            raise _BadEntryError(f"{entry!r} is not a parameter")
+        name, default, description = entry
+        found.append(Param(_str(name), _optional(default), _optional(description)))
+    return tuple(found)
+
+
+def _optional(value: object) -> str | None:
+    return None if value is None else _str(value)
 
 
 def _str(value: object) -> str:

@@ -16,6 +16,8 @@ from start.fs import DEFAULT_FILE_LIMIT
 from start.paths import ProjectLocation
 
 LAYERS = ("built-in", "global", "project")
+# The origin layer of a role, context or task named by path on the command line (start.adhoc).
+COMMAND_LINE = "command line"
 _NO_MODELS: Mapping[str, str] = {}
 
 
@@ -72,6 +74,18 @@ class Context(NamedTuple):
     required: bool = False
 
 
+class Param(NamedTuple):
+    """A task parameter: `{name}` in the task's template, START_PARAM_NAME for its command.
+
+    `default` None means the parameter must be given (`-p name=VALUE`). Records are plain so a
+    task can be built from anything, not only from TOML (see start.params.declare).
+    """
+
+    name: str
+    default: str | None = None
+    description: str | None = None
+
+
 class Task(NamedTuple):
     """A reusable prompt template with its own role, agent and model choices."""
 
@@ -89,6 +103,7 @@ class Task(NamedTuple):
     model: str | None = None
     internal: bool = False
     if_no_output: str | None = None  # when the command prints nothing: stop with this message
+    params: tuple[Param, ...] = ()  # in declaration order
 
 
 # Roles, contexts and tasks share the source fields (`file`, `command`, `prompt`, `shell`,

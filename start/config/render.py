@@ -6,14 +6,14 @@ import json
 from typing import Any
 
 from start.config import schema
-from start.config.model import Config, Item, Origin
+from start.config.model import Config, Item, Origin, Param
 
 
 def _origin(origin: Origin) -> dict[str, str]:
     return {"layer": origin.layer, "file": str(origin.path)}
 
 
-def _fields(item: Item) -> dict[str, Any]:
+def item_fields(item: Item) -> dict[str, Any]:
     """The fields that differ from their defaults, in definition order."""
     values: dict[str, Any] = {}
     defaults = item._field_defaults
@@ -23,8 +23,18 @@ def _fields(item: Item) -> dict[str, Any]:
         value = getattr(item, name)
         if value is None or (name in defaults and value == defaults[name]) or value == {}:
             continue
-        values[name] = dict(value) if name == "models" else value
+        if name == "models":
+            value = dict(value)
+        elif name == "params":
+            value = {param.name: param_fields(param) for param in value}
+        values[name] = value
     return values
+
+
+def param_fields(param: Param) -> dict[str, str]:
+    """A parameter's `default` and `description`, those that are set."""
+    fields = {"default": param.default, "description": param.description}
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def _sections(kind: str | None) -> tuple[str, ...]:
@@ -52,7 +62,7 @@ def as_data(config: Config, kind: str | None = None, name: str | None = None) ->
             data["settings"] = settings
             continue
         data[section] = {
-            item_name: {**_fields(item), "origin": _origin(item.origin)}
+            item_name: {**item_fields(item), "origin": _origin(item.origin)}
             for item_name, item in _items(config, section, name).items()
         }
     return data
@@ -71,6 +81,13 @@ def toml_value(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {type(value).__name__} as TOML")
+
+
+def inline_table(fields: dict[str, str]) -> str:
+    """`{ key = "value", ... }`, or `{}`."""
+    if not fields:
+        return "{}"
+    return "{ " + ", ".join(f"{toml_key(k)} = {_basic_string(v)}" for k, v in fields.items()) + " }"
 
 
 def _basic_string(value: str) -> str:
@@ -92,7 +109,7 @@ def _hidden(char: str) -> bool:
     return char != "\t" and unicodedata.category(char) in {"Cc", "Cf", "Zl", "Zp", "Cs", "Co"}
 
 
-def _key(name: str) -> str:
+def toml_key(name: str) -> str:
     """A TOML key: bare when it can be, else quoted."""
     if name and all(c.isascii() and (c.isalnum() or c in "-_") for c in name):
         return name
@@ -120,14 +137,21 @@ def as_toml(config: Config, kind: str | None = None, name: str | None = None) ->
             if lines:
                 lines.append("")
             lines.append(f"# from {item.origin}")
-            lines.append(f"[{section}.{_key(item_name)}]")
+            lines.append(f"[{section}.{toml_key(item_name)}]")
             models: dict[str, str] = {}
-            for field, value in _fields(item).items():
+            params: dict[str, dict[str, str]] = {}
+            for field, value in item_fields(item).items():
                 if field == "models":
                     models = value
                     continue
+                if field == "params":
+                    params = value
+                    continue
                 lines.append(f"{field} = {toml_value(value)}")
             if models:
-                lines.append(f"[{section}.{_key(item_name)}.models]")
+                lines.append(f"[{section}.{toml_key(item_name)}.models]")
                 lines.extend(f"{_basic_string(k)} = {toml_value(v)}" for k, v in models.items())
+            if params:
+                lines.append(f"[{section}.{toml_key(item_name)}.params]")
+                lines.extend(f"{toml_key(k)} = {inline_table(v)}" for k, v in params.items())
     return "\n".join(lines) + "\n" if lines else ""

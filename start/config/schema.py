@@ -14,6 +14,7 @@ STR, BOOL, TIMEOUT, SIZE, MODELS = "string", "boolean", "timeout", "size", "mode
 SHELL = "shell"  # one program: a name on PATH or a path, without arguments
 MAX_TIMEOUT: Final = 86_400  # a day: validate and the launch agree on this range
 PATHS = "paths"  # an array of absolute directory paths (`~` allowed)
+PARAMS = "params"  # a table of parameter name = { default = "...", description = "..." }
 
 _SOURCE: Final = {
     "file": STR,
@@ -45,6 +46,7 @@ KINDS: Final[Mapping[str, Mapping[str, str]]] = {
         "model": STR,
         "internal": BOOL,
         "if_no_output": STR,
+        "params": PARAMS,
         **_SOURCE,
     },
 }
@@ -113,6 +115,13 @@ def type_error(kind: str, value: object) -> str | None:
             if not entry.startswith(("/", "~")):
                 return f"must be an array of absolute paths; '{entry}' is relative"
         return None
+    if kind == PARAMS:
+        if not isinstance(value, dict):
+            return (
+                "must be a table of parameters, such as [tasks.NAME.params] focus = "
+                f'{{ default = "security", description = "..." }}, not {_describe(value)}'
+            )
+        return None
     if kind == MODELS:
         if not isinstance(value, dict):
             return f'must be a table of alias = "model id", not {_describe(value)}'
@@ -121,6 +130,11 @@ def type_error(kind: str, value: object) -> str | None:
                 return f"model '{alias}' must be a string, not {_describe(model)}"
         return None
     raise AssertionError(f"unknown field type {kind}")
+
+
+def describe_value(value: object) -> str:
+    """What a TOML value is, in words: "an integer", "a table", ..."""
+    return _describe(value)
 
 
 def _describe(value: object) -> str:

@@ -6,9 +6,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from start import shellwords, template
+from start import params, shellwords, template
 from start.config import schema
-from start.config.model import Agent, Config, Context, Item, Origin, Role, Settings, Task
+from start.config.model import Agent, Config, Context, Item, Origin, Param, Role, Settings, Task
 from start.errors import Problem, suggest
 
 _BUILDERS: Mapping[str, type[Item]] = {
@@ -123,12 +123,16 @@ def check_item(
     missing = [f for f in schema.REQUIRED_FIELDS.get(kind, ()) if f not in table]
     for field in missing:
         out.error(key, f"missing required field '{field}'")
+    if kind == "tasks" and "params" in good:
+        good["params"] = _check_params(good["params"], f"{key}.params", out)
     if kind == "agents":
         _check_agent(good, key, out)
         if missing:
             return None
     else:
         _check_sources(kind, good, table, key, out)
+        if kind == "tasks":
+            _check_param_use(good, key, out)
     if kind == "tasks" and "alias" in good:
         bad_alias = check_name("alias", good["alias"])
         if bad_alias:
@@ -183,6 +187,81 @@ def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
         )
 
 
+def _check_params(table: Mapping[str, Any], key: str, out: Collector) -> tuple[Param, ...]:
+    """A task's `[params]` table as records; each problem is reported (see start.params)."""
+    found: list[Param] = []
+    for name, spec in table.items():
+        where = f"{key}.{name}"
+        bad_name = params.name_problem(name)
+        if bad_name is not None:
+            out.error(where, bad_name)
+            continue
+        if not isinstance(spec, dict):
+            out.error(
+                where,
+                f"must be a table, such as {name} = "
+                f'{{ default = "...", description = "..." }} (or {name} = {{}} for a parameter '
+                f"that must be given), not {schema.describe_value(spec)}",
+            )
+            found.append(Param(name))  # declared all the same: no follow-up problems
+            continue
+        values: dict[str, str] = {}
+        for field, value in spec.items():
+            if field not in params.FIELDS:
+                out.warning(
+                    f"{where}.{field}", f"unknown key '{field}'", suggest(field, params.FIELDS)
+                )
+            elif not isinstance(value, str):
+                quoted = ""
+                if isinstance(value, bool | int | float):
+                    text = str(value).lower() if isinstance(value, bool) else str(value)
+                    quoted = f'; write it in quotes: {field} = "{text}"'
+                out.error(
+                    f"{where}.{field}",
+                    f"must be a string, not {schema.describe_value(value)}{quoted}",
+                )
+            else:
+                values[field] = value
+        found.append(Param(name, values.get("default"), values.get("description")))
+    return tuple(found)
+
+
+def _check_param_use(good: dict[str, Any], key: str, out: Collector) -> None:
+    """Parameters no part of the task uses, and placeholders written where nothing fills them."""
+    declared: tuple[Param, ...] = good.get("params", ())
+    prompt = good.get("prompt")
+    command = good.get("command")
+    used = set(template.names(prompt)) if prompt is not None else set()
+    if command is not None:
+        # A command is not a template: `{focus}` there stays as written (`${x}` is the shell's).
+        names = {p.name for p in declared} | {"instructions"}
+        for segment in template.scan(command):
+            if not isinstance(segment, template.Placeholder) or segment.name not in names:
+                continue
+            if segment.start > 0 and command[segment.start - 1] == "$":
+                continue
+            variable = (
+                params.INSTRUCTIONS_ENV
+                if segment.name == "instructions"
+                else params.env_name(segment.name)
+            )
+            out.warning(
+                f"{key}.command",
+                f"{{{segment.name}}} is not filled in a command, which is never a template; "
+                f'use "${variable}" (the shell reads it, whatever the value holds)',
+            )
+    if prompt is None and good.get("file") is not None:
+        return  # the file is the template: `start config validate` reads it (check_task_files)
+    for param in declared:
+        if param.name in used or (command is not None and params.env_name(param.name) in command):
+            continue
+        out.warning(
+            f"{key}.params.{param.name}",
+            f"parameter '{param.name}' is never used: put {{{param.name}}} in the prompt, or "
+            f"${params.env_name(param.name)} in the command",
+        )
+
+
 def _check_sources(
     kind: str, good: dict[str, Any], table: Mapping[str, Any], key: str, out: Collector
 ) -> None:
@@ -203,7 +282,8 @@ def _check_sources(
         return
     allowed = template.TASK_PROMPT if kind == "tasks" else template.ITEM_PROMPT
     where = f"{key}.prompt"
-    _check_placeholders(prompt, allowed, where, out)
+    extra = frozenset(p.name for p in good.get("params", ()))
+    _check_placeholders(prompt, allowed, where, out, extra)
     used = set(template.names(prompt))
     for source, wants in (
         ("file", ("file", "file_contents")),
@@ -221,8 +301,14 @@ def _check_sources(
             )
 
 
-def _check_placeholders(text: str, allowed: frozenset[str], where: str, out: Collector) -> None:
-    for finding in template.check(text, allowed):
+def _check_placeholders(
+    text: str,
+    allowed: frozenset[str],
+    where: str,
+    out: Collector,
+    extra: frozenset[str] = frozenset(),
+) -> None:
+    for finding in template.check(text, allowed, extra):
         if finding.severity == "error":
             out.error(where, finding.message, finding.suggestion)
         else:
@@ -284,6 +370,59 @@ def check_merged(
             )
         else:
             alias_owner[task.alias] = task.name
+    return problems
+
+
+def check_task_files(config: Config) -> list[Problem]:
+    """Placeholder problems of the task files that are templates (a `file` and no `prompt`).
+
+    A launch reads such a file only when it runs the task, so `start config validate` reads them
+    here, the way a launch would: a file whose real path a symlink leads out of the project root
+    is not read, nor is a project task's file outside the root (an untrusted project cannot make
+    validate read, and name placeholders of, a file of yours). A file that cannot be read is left
+    to the launch to report. Every finding is a warning: the file is not config.
+    """
+    import os
+
+    from start import fs
+    from start.paths import expand
+
+    real_root = os.path.realpath(config.root)
+    problems: list[Problem] = []
+    for task in config.tasks.values():
+        if task.file is None or task.prompt is not None:
+            continue
+        path = expand(task.file, config.root)
+        lexical = os.path.normpath(path)
+        inside = fs.within(lexical, real_root)
+        if task.origin.layer == "project" and not inside:
+            continue
+        try:
+            read = fs.read(path, config.settings.file_size_limit)
+        except fs.FileError:
+            continue
+        if inside and not fs.within(read.real, real_root):
+            continue
+        text = fs.text(read.data)
+        key = f"tasks.{task.name}.file"
+        extra = frozenset(p.name for p in task.params)
+        for finding in template.check(text, template.TASK_PROMPT, extra):
+            # Warnings: the file is not config, and a launch uses it as it is.
+            message = f"{path}: {finding.message}"
+            problems.append(Problem("warning", task.origin.path, key, message, finding.suggestion))
+        used = set(template.names(text))
+        command = task.command or ""
+        for param in task.params:
+            if param.name not in used and params.env_name(param.name) not in command:
+                problems.append(
+                    Problem(
+                        "warning",
+                        task.origin.path,
+                        f"tasks.{task.name}.params.{param.name}",
+                        f"parameter '{param.name}' is never used: put {{{param.name}}} in "
+                        f"{path}, or ${params.env_name(param.name)} in the command",
+                    )
+                )
     return problems
 
 

@@ -7,6 +7,7 @@ the MCP SDK, prints or asks: an untrusted project's `.start/` is left out, with 
 
 from __future__ import annotations
 
+import json
 import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -157,14 +158,23 @@ def instructions(scope: Scope) -> str:
 
 
 def arguments(task: Task) -> tuple[Argument, ...]:
-    """A task's prompt arguments. Task parameters, once they exist, join here and in `selection`."""
-    return (INSTRUCTIONS,)
+    """A task's prompt arguments: the instructions, then its parameters (start.params)."""
+    found = [INSTRUCTIONS]
+    for param in task.params:
+        description = param.description or f"The task's parameter {param.name}"
+        if param.default is not None:
+            description += f" (default: {json.dumps(param.default, ensure_ascii=False)})"
+        found.append(Argument(param.name, description, required=param.default is None))
+    return tuple(found)
 
 
 def selection(task: Task, values: Mapping[str, str]) -> resolve.Request:
-    """The request `start task NAME INSTRUCTIONS` makes, from checked argument values."""
+    """The request `start task NAME INSTRUCTIONS -p NAME=VALUE...` makes, from checked values."""
     text = values.get(INSTRUCTIONS.name, "")
-    return resolve.Request("task", task=task.name, instructions=(text,) if text.strip() else ())
+    given = tuple((p.name, values[p.name]) for p in task.params if p.name in values)
+    return resolve.Request(
+        "task", task=task.name, instructions=(text,) if text.strip() else (), params=given
+    )
 
 
 def check(task: Task, values: Mapping[str, object]) -> dict[str, str]:

@@ -132,6 +132,10 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
                 binaries.append(Mention(f"{key}.shell", item.shell))
             if item.prompt is not None:
                 texts.append(Mention(f"{key}.prompt", item.prompt))
+            # A parameter's default goes into the prompt and the command's environment.
+            for param in getattr(item, "params", ()):
+                if param.default:
+                    texts.append(Mention(f"{key}.params.{param.name}.default", param.default))
     files = [_file(named) for named in found.named]
     settings = []
     for name, origin in config.settings.origins.items():

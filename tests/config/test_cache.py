@@ -23,7 +23,7 @@ from start import atomic, paths
 from start.config import cache
 from start.config import load as load_module
 from start.config.load import load
-from start.config.model import Config
+from start.config.model import Config, Param
 from tests.conftest import FAKE_AGENT, invoke, write_tree
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -61,6 +61,10 @@ role = "r"
 agent = "a"
 model = "m"
 internal = true
+
+[tasks.t.params]
+focus = { default = "x", description = "What" }
+depth = {}
 """
 AGENTS = """\
 [agents.a]
@@ -133,6 +137,7 @@ def test_the_second_load_is_served_from_the_cache(global_dir: Path, parsed: list
     assert second.agents["a"].models == {"m": "m-1", "big": "m-2"}
     assert second.contexts["c"].required is True
     assert second.tasks["t"].internal is True
+    assert second.tasks["t"].params == (Param("focus", "x", "What"), Param("depth"))
     assert second.problems  # the unknown placeholder, stored and given back
 
 
@@ -287,6 +292,11 @@ WRONG_SHAPES: dict[str, Callable[[dict[str, Any]], object]] = {
     "a timeout is zero": set_field("contexts", "command_timeout", 0),
     "a flag is an integer": set_field("contexts", "required", 1),
     "a timeout is a boolean": set_field("tasks", "command_timeout", True),
+    "parameters are a list": set_field("tasks", "params", [("a", None, None)]),
+    "a parameter is too short": set_field("tasks", "params", (("a", None),)),
+    "a parameter is a string": set_field("tasks", "params", ("a",)),
+    "a parameter default is a number": set_field("tasks", "params", (("a", 1, None),)),
+    "a parameter name is missing": set_field("tasks", "params", ((None, "x", None),)),
     "an origin index out of range": lambda d: d["items"]["roles"].__setitem__(
         0, (d["items"]["roles"][0][0], 99, {})
     ),

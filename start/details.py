@@ -1,0 +1,353 @@
+"""One item in detail, for `start show`: where it is defined and what it replaces there, its
+fields, its text with its files read, and for a task the role, agent and model it would select.
+
+Files are read as a launch reads them (start.wall.Reader, with the project's grant). In an
+untrusted project, the files of project items are not read and no command runs; elsewhere a
+command runs only when asked (`run`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from start import fs, params, resolve, sources, template
+from start.config import files, positions, schema
+from start.config.load import load
+from start.config.model import LAYERS, Config, Item, Param, Task
+from start.errors import StartError, UnknownNameError, UntrustedError, UsageError, suggest
+from start.paths import expand
+from start.wall import Grant, Reader
+
+# The words for a kind on the command line: singular or plural, as `config show` takes them.
+KIND_WORDS: Mapping[str, str] = {
+    **{kind: kind for kind in schema.KINDS},
+    **{singular: kind for kind, singular in schema.KIND_SINGULAR.items()},
+}
+
+
+class Place(NamedTuple):
+    """Where an item is defined: its layer, file and line (None when it cannot be found)."""
+
+    layer: str
+    path: Path
+    line: int | None
+
+    def __str__(self) -> str:
+        at = f":{self.line}" if self.line is not None else ""
+        return f"{self.layer}: {self.path}{at}"
+
+
+class Choice(NamedTuple):
+    """What a task would select (`role`, `agent` or `model`), and why."""
+
+    what: str
+    value: str | None  # None: none, or it cannot be chosen (the reason says why)
+    reason: str
+
+
+class Details(NamedTuple):
+    kind: str  # the section: agents, roles, contexts or tasks
+    item: Item
+    place: Place
+    replaces: tuple[Place, ...]  # the same name in lower layers, nearest first
+    text: str | None  # the item's text; None for an agent
+    notes: tuple[str, ...]  # what was not read or run, and why
+    choices: tuple[Choice, ...]  # a task's role, agent and model
+    trust: str  # the project's trust, in a few words
+
+    @property
+    def singular(self) -> str:
+        return schema.KIND_SINGULAR[self.kind]
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.item.params if isinstance(self.item, Task) else ()
+
+
+# --- finding the item ----------------------------------------------------------------------
+
+
+def find(config: Config, kind_word: str | None, name: str) -> tuple[str, Item]:
+    """The item NAME of KIND; without KIND, the one item of any kind with that name.
+
+    Tasks are found as `start task` finds them (name, alias, unique prefix). Raises UsageError
+    for an unknown KIND, UnknownNameError (exit 4) for an unknown or ambiguous name.
+    """
+    if kind_word is not None:
+        kind = KIND_WORDS.get(kind_word)
+        if kind is None:
+            close = suggest(kind_word, KIND_WORDS)
+            hint = f"did you mean '{close}'?" if close else f"choose from {', '.join(schema.KINDS)}"
+            raise UsageError(f"unknown kind '{kind_word}'; {hint}")
+        if kind == "tasks":
+            return kind, resolve.find_task(config.tasks, name)
+        items: Mapping[str, Item] = getattr(config, kind)
+        if name not in items:
+            raise UnknownNameError(schema.KIND_SINGULAR[kind], name, items)
+        return kind, items[name]
+    exact: list[tuple[str, Item]] = []
+    for kind in schema.KINDS:
+        items = getattr(config, kind)
+        if name in items:
+            exact.append((kind, items[name]))
+    if not any(kind == "tasks" for kind, _ in exact):
+        aliased = next((t for t in config.tasks.values() if t.alias == name), None)
+        if aliased is not None:
+            exact.append(("tasks", aliased))
+    if len(exact) == 1:
+        return exact[0]
+    if exact:
+        raise AmbiguousNameError(name, [(schema.KIND_SINGULAR[k], i.name) for k, i in exact])
+    try:
+        return "tasks", resolve.find_task(config.tasks, name)
+    except UnknownNameError as error:
+        if error.candidates:
+            raise
+    everything = [n for kind in schema.KINDS for n in getattr(config, kind)]
+    raise UnknownNameError("name", name, everything)
+
+
+class AmbiguousNameError(UnknownNameError):
+    """A name that items of several kinds have (exit 4): the kind must be given."""
+
+    def __init__(self, name: str, found: list[tuple[str, str]]) -> None:
+        super().__init__("name", name, (), candidates=[f"{kind} {item}" for kind, item in found])
+        self.args = (f"{self.args[0]}\nName its kind: start show {found[0][0]} {name}",)
+
+
+# --- where it is defined -------------------------------------------------------------------
+
+
+def place(kind: str, item: Item) -> Place:
+    """The item's layer, file and the line of its table (or first key)."""
+    line = None
+    data, _ = files.read_bytes(item.origin.path)
+    if data is not None:
+        entries = positions.scan(data.decode("utf-8", "replace"))
+        sections = [kind, *(s for s, k in schema.SECTION_SYNONYMS.items() if k == kind)]
+        for section in sections:
+            entry = entries.get(f"{section}.{item.name}")
+            if entry is not None:
+                line = entry.line
+                break
+    return Place(item.origin.layer, item.origin.path, line)
+
+
+def replaced(config: Config, kind: str, item: Item) -> tuple[Place, ...]:
+    """The items of the same kind and name in the layers below the item's own, nearest first.
+
+    Each layer is loaded on its own (as `config show --layer` does), off the launch path.
+    """
+    if item.origin.layer not in LAYERS:
+        return ()
+    below = LAYERS[: LAYERS.index(item.origin.layer)]
+    found: list[Place] = []
+    for layer in reversed(below):
+        if config.layer_dirs.get(layer) is None:
+            continue
+        alone = load(config.project.workdir, use_project=False, layers=(layer,))
+        items: Mapping[str, Item] = getattr(alone, kind)
+        if item.name in items:
+            found.append(place(kind, items[item.name]))
+    return tuple(found)
+
+
+# --- its text ------------------------------------------------------------------------------
+
+
+def grant(config: Config) -> tuple[Grant | None, bool | None, str]:
+    """The project's grant, whether the project is trusted (None: there is no project layer),
+    and why; never asks."""
+    if config.layer_dirs.get("project") is None:
+        return None, None, "no project config"
+    from start import trust
+
+    try:
+        found, _ = trust.grant(config)
+    except UntrustedError as error:
+        return None, False, str(error)
+    if found is None:
+        return None, None, "no project config"
+    return found, True, f"trusted ({found.reason})"
+
+
+def describe(config: Config, kind: str, item: Item, *, run: bool = False) -> Details:
+    """Everything `start show` says about one item. Runs the item's command only with `run`,
+    and never in an untrusted project."""
+    granted, trusted, trust_note = grant(config)
+    choices: tuple[Choice, ...] = ()
+    text: str | None = None
+    notes: list[str] = []
+    if kind != "agents":
+        values: dict[str, str] = {"date": _now()}
+        env: dict[str, str] | None = None
+        if isinstance(item, Task):
+            choices, model = _choices(config, item)
+            if model is not None:
+                values["model"] = model
+            bound = {p.name: p.default for p in item.params if p.default is not None}
+            values.update(bound)
+            env = params.environment(bound, None)
+            notes.extend(
+                f"parameter '{p.name}' has no default: {{{p.name}}} is shown as written"
+                for p in item.params
+                if p.default is None
+            )
+        reader = Reader(config.root, granted, config.settings.file_size_limit)
+        text = _text(config, kind, item, reader, trusted, run, values, env, notes)
+    return Details(
+        kind,
+        item,
+        place(kind, item),
+        replaced(config, kind, item),
+        text,
+        tuple(notes),
+        choices,
+        trust_note,
+    )
+
+
+def _now() -> str:
+    from start.pipeline import now
+
+    return now()
+
+
+def _choices(config: Config, task: Task) -> tuple[tuple[Choice, ...], str | None]:
+    """The role, agent and model `start task NAME` would select, and why."""
+    request = resolve.Request("task", task=task.name)
+    choices: list[Choice] = []
+    try:
+        role, why = resolve.select_role(config, request, task)
+        choices.append(Choice("role", role.name if role else None, why))
+    except StartError as error:
+        choices.append(Choice("role", None, str(error)))
+    model = None
+    try:
+        agent, why = resolve.select_agent(config, request, task)
+    except StartError as error:
+        choices.append(Choice("agent", None, str(error)))
+        return tuple(choices), None
+    choices.append(Choice("agent", agent.name, why))
+    try:
+        model, why = resolve.select_model(agent, request, task)
+        choices.append(Choice("model", model, why))
+    except StartError as error:
+        choices.append(Choice("model", None, str(error)))
+    return tuple(choices), model
+
+
+def _text(
+    config: Config,
+    kind: str,
+    item: Any,
+    reader: Reader,
+    trusted: bool | None,
+    run: bool,
+    values: dict[str, str],
+    env: dict[str, str] | None,
+    notes: list[str],
+) -> str:
+    from start.wall import WallError
+
+    singular = schema.KIND_SINGULAR[kind]
+    used = template.names(item.prompt) if item.prompt is not None else None
+    file = expand(item.file, config.root) if item.file is not None else None
+    file_text = ""
+    if file is not None and (used is None or "file_contents" in used):
+        if item.origin.layer == "project" and trusted is False:
+            file_text = f"[{file}: not read, the project is not trusted]"
+            notes.append(f"{file} was not read: the project is not trusted; run 'start trust'")
+        else:
+            relative = not (item.file.startswith("~") or Path(item.file).is_absolute())
+            try:
+                read = reader.read(file, layer=item.origin.layer, relative=relative)
+            except (fs.FileError, WallError) as error:
+                file_text = f"[{file}: not read]"
+                notes.append(f"{file} was not read: {_reason(error)}")
+            else:
+                file_text = fs.capped_text(read.data, read.truncated)
+                if read.truncated:
+                    notes.append(
+                        f"{file} is cut to its first {len(read.data):,} bytes "
+                        "(settings.file_size_limit)"
+                    )
+    output = ""
+    if item.command is not None and (used is None or "command_output" in used):
+        if trusted is False:
+            output = "[command output: not run]"
+            notes.append("the command was not run: commands never run in an untrusted project")
+        elif not run:
+            output = "[command output: not run]"
+            notes.append("the command was not run: --run runs it")
+        else:
+            output = _run(config, singular, item, env, notes)
+    text, _ = sources.text_of(singular, item, file, file_text, output, values)
+    return text
+
+
+def _reason(error: Exception) -> str:
+    from start.wall import WallError
+
+    if isinstance(error, fs.FileError):
+        return error.reason
+    assert isinstance(error, WallError)
+    return str(error)
+
+
+def _run(
+    config: Config, singular: str, item: Any, env: dict[str, str] | None, notes: list[str]
+) -> str:
+    from start import shell
+
+    spec = shell.CommandSpec(
+        command=item.command,
+        shell=item.shell or config.settings.shell,
+        timeout=float(item.command_timeout or config.settings.command_timeout),
+        cwd=config.root,
+        output_limit=config.settings.command_output_limit,
+        label=f"{singular} {item.name}",
+        env=env,
+    )
+    result = shell.run_all([spec])[0]
+    if not result.ok:
+        notes.append(f"the command {result.status}")
+    return result.output
+
+
+def as_data(details: Details) -> dict[str, Any]:
+    """The details as JSON data."""
+    from start.config import render
+
+    def where(found: Place) -> dict[str, Any]:
+        return {"layer": found.layer, "file": str(found.path), "line": found.line}
+
+    fields = render.item_fields(details.item)
+    fields.pop("params", None)
+    data: dict[str, Any] = {
+        "kind": details.singular,
+        "name": details.item.name,
+        **where(details.place),
+        "replaces": [where(found) for found in details.replaces],
+        "fields": fields,
+        "params": [
+            {
+                "name": p.name,
+                "default": p.default,
+                "description": p.description,
+                "env": params.env_name(p.name),
+            }
+            for p in details.params
+        ],
+        "text": details.text,
+        "notes": list(details.notes),
+        "trust": details.trust,
+    }
+    if details.choices:
+        data["selects"] = {
+            choice.what: {"value": choice.value, "reason": choice.reason}
+            for choice in details.choices
+        }
+    return data
