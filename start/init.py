@@ -115,239 +115,66 @@ def taken(directory: Path, replacing: Path) -> frozenset[_Key]:
 
 
 # --- the documents --------------------------------------------------------------------------
-# Each document is a list of snippets, (the item it defines or None, TOML text with its
-# comments). Skipped items leave a note; values chosen at run time are set through tomlkit.
+# The starter documents live in start/starter/*.toml, cut into named snippets at `#== NAME` lines.
+# A snippet named KIND.NAME defines that item; it is left out, with a note, when another file of
+# the layer defines the item already. Values chosen at run time are set through tomlkit.
 
-_GLOBAL_HEAD = """\
-# Your global configuration for `start`, written by `start init`.
-#
-# `start` merges three layers, later ones winning: the shipped defaults, this directory, and a
-# project's .start/ directory. An item ([roles.NAME], [tasks.NAME], ...) defined here replaces
-# the shipped item of the same name as a whole; settings are merged one by one.
-#
-#   start config show       the merged configuration, and where each item comes from
-#   start config validate   every problem in every file
-#   start doctor            a health check: agents on PATH, missing files, trust
+_STARTER = Path(__file__).resolve().parent / "starter"
+_MARK = "#== "
 
-[settings]
-"""
 
-_AGENT_SETTING = """\
-# The agent launched when neither --agent nor the task names one. `start doctor` lists the
-# agents start knows and which of them are installed.
-default_agent = ""
-"""
+def snippets(document: str) -> dict[str, str]:
+    """The snippets of start/starter/DOCUMENT.toml by name, in order."""
+    text = (_STARTER / f"{document}.toml").read_text(encoding="utf-8")
+    found: dict[str, str] = {}
+    name: str | None = None
+    for line in text.splitlines(keepends=True):
+        if line.startswith(_MARK):
+            name = line[len(_MARK) :].strip()
+            found[name] = ""
+        elif name is not None:
+            found[name] += line
+    return found
 
-_SETTINGS = """\
-# The role (the system prompt) used when neither --role nor the task names one.
-default_role = "engineer"
-# The program that runs `command` fields: bash if it is installed, else sh. Any interpreter
-# works ("python3", "node", ...), here or per item.
-# shell = "bash"
-# Seconds a `command` may run before it is stopped.
-command_timeout = 30
 
-# Agents: start ships a catalog of agent CLIs (`start config show` lists them). Define
-# [agents.NAME] here to add an agent or to replace a shipped one, for example:
-#
-# [agents.my-agent]
-# bin = "my-agent"
-# description = "My own agent CLI"
-# command = "{bin} --model {model} --system-prompt {role} {prompt}"
-# default_model = "fast"
-# [agents.my-agent.models]
-# fast = "my-model-mini"
-# smart = "my-model-large"
-
-# Roles are system prompts; pick one with --role NAME. A role is built from `file`, `command`
-# and `prompt` (at least one); a prompt places the others with {file_contents} and
-# {command_output}. `start config show` lists the shipped roles.
-"""
-
-_ROLE = """
-[roles.engineer]
-description = "How I like to work: edit it to suit you"
-prompt = '''
-You are an experienced software engineer working with me on my code.
-Read the relevant code before you change it, and follow the project's conventions.
-Keep each change small and focused, and explain your reasoning briefly.
-When a requirement is ambiguous, ask instead of guessing.
-'''
-"""
-
-_CONTEXTS_HEAD = """
-# Contexts are documents put into prompts, in the order they are defined. A context with
-# `required = true` goes into every prompt, tasks included; the others go only into full
-# sessions (`start` with no command). A context whose text comes out empty is left out.
-"""
-
-_CONTEXT = """
-[contexts.environment]
-description = "The date and this machine's operating system, in every prompt"
-required = true
-command = "uname -srm"
-prompt = "The time is {date}. This machine runs {command_output}"
-"""
-
-_CONTEXT_EXAMPLE = """
-# A context from a file of your own, for example:
-# [contexts.my-notes]
-# description = "My conventions, in every prompt"
-# required = true
-# file = "~/notes/conventions.md"
-# prompt = "Follow the conventions in {file}."
-"""
-
-_TASKS_HEAD = """
-# Tasks are reusable prompts: `start task NAME [INSTRUCTIONS...]`, or its alias. A task prompt
-# can use {instructions} (your words after the name, or "None"), {file}, {file_contents},
-# {command}, {command_output}, {model} and {date}; write {{name}} for a literal {name}.
-# The required contexts come before the task's prompt.
-"""
-
-_TASK_REVIEW = """
-# `start task gdr "focus on error handling"` reviews what you have staged with git.
-[tasks.git-diff-review]
-alias = "gdr"
-description = "Review the staged git diff"
-role = "code-reviewer"
-command = "git diff --staged"
-# A command runs in the project root with the default shell and timeout unless you set them:
-# shell = "bash"
-# command_timeout = 30
-prompt = '''
-Analyze the following git diff and act as a code reviewer.
-
-## Special Instructions
-
-{instructions}
-
-## Git Diff
-
-```diff
-{command_output}
-```
-'''
-"""
-
-_TASK_EXPLAIN = """
-# `start task ex "how the config is loaded"`
-[tasks.explain]
-alias = "ex"
-description = "Explain how a part of the project works"
-prompt = '''
-Explain how this works in the project: {instructions}
-
-Start with a short overview, then walk through the code that matters, naming files and
-functions. End with anything surprising or fragile that I should know about.
-'''
-"""
-
-_TASK_TESTS = """
-# `start task wt "the config loader"`
-[tasks.write-tests]
-alias = "wt"
-description = "Write tests for a piece of code"
-prompt = '''
-Write tests for: {instructions}
-
-Follow the project's existing test style and tools. Cover the normal cases, the edge cases
-and the failures. Run the tests, and fix the tests (not the code) until they pass, unless
-they reveal a real bug: then stop and tell me about it.
-'''
-"""
-
-_LOCAL_HEAD = """\
-# Project configuration for `start`, written by `start init --local`.
-#
-# `start` merges it over the shipped defaults and your global config; an item defined here
-# replaces the one of the same name. Commit .start/ to share it with your team.
-# Nothing in .start/ runs until it is trusted: when it changes, `start` shows the change and
-# asks again. `start trust` reviews it; `start doctor` says whether it is trusted.
-
-[settings]
-"""
-
-_LOCAL_AGENT = """\
-# The agent for this project, over your global default_agent.
-default_agent = ""
-"""
-
-_LOCAL_SETTINGS = """\
-# Settings here apply in this project only, for example:
-# default_agent = "claude"
-# default_role = "code-reviewer"
-"""
-
-_GUIDE = """
-# The project's own guide for agents. It replaces the shipped `project-guide` context (which
-# looks for a guide with a shell command on every launch), and it is required, so tasks get it
-# too.
-[contexts.project-guide]
-description = ""
-required = true
-file = ""
-prompt = "Read {file} before you start: it describes this project and how to work on it."
-"""
-
-_NO_GUIDE = """
-# No AGENTS.md or README.md was found. Once you write one, uncomment this to point every
-# prompt at it:
-# [contexts.project-guide]
-# description = "Points the agent at AGENTS.md"
-# required = true
-# file = "AGENTS.md"
-# prompt = "Read {file} before you start: it describes this project and how to work on it."
-"""
-
-_LOCAL_TASK = """
-# An example task: `start task todo-triage [INSTRUCTIONS...]`. Commands in project files run
-# in the project root. Add an alias (alias = "tt") to type less.
-[tasks.todo-triage]
-description = "Triage the TODO and FIXME comments in this project"
-command = "grep -rnE 'TODO|FIXME' --exclude-dir=.git --exclude-dir=.start . | head -n 200"
-prompt = '''
-Here are the TODO and FIXME comments in this project. Group them by theme, point out the
-ones that look stale, and suggest the three to tackle first, with a short reason for each.
-
-Extra instructions: {instructions}
-
-{command_output}
-'''
-"""
+def _key(name: str) -> _Key | None:
+    """The item a snippet defines, from its name (`roles.engineer`), or None."""
+    kind, dot, item = name.partition(".")
+    return (kind, item) if dot and kind in schema.KINDS else None
 
 
 def _comment(text: str) -> str:
     return "".join(f"# {line}\n" for line in textwrap.wrap(text, 90, break_on_hyphens=False))
 
 
-def _assemble(snippets: Iterable[tuple[_Key | None, str]], skip: Collection[_Key]) -> str:
-    parts = []
-    for key, text in snippets:
+def _assemble(parts: Mapping[str, str], names: Iterable[str], skip: Collection[_Key]) -> str:
+    out = []
+    for name in names:
+        key = _key(name)
         if key is not None and key in skip:
-            kind, name = key
-            parts.append(
-                f"\n# [{kind}.{name}] is not written here: another file in this directory "
+            kind, item = key
+            out.append(
+                f"\n# [{kind}.{item}] is not written here: another file in this directory "
                 "defines it.\n"
             )
         else:
-            parts.append(text)
-    return "".join(parts)
+            out.append(parts[name])
+    return "".join(out)
 
 
 def global_text(
     agent: str | None, detection: Detection, skip: Collection[_Key] = frozenset()
 ) -> str:
-    """The starter global config: settings, a role, a required context and three tasks."""
+    """The starter global config: settings, a role, a required context and two tasks."""
     import tomlkit
 
+    parts = snippets("global")
     if agent is not None:
-        agent_setting = _AGENT_SETTING
         others = [name for name in detection.installed if name != agent]
         if others:
-            agent_setting += _comment(f"Also installed: {', '.join(others)}.")
+            parts["agent-setting"] += _comment(f"Also installed: {', '.join(others)}.")
     elif detection.catalog:
-        agent_setting = (
+        parts["agent-setting"] = (
             _comment(
                 "No agent of start's catalog is installed yet (looked for: "
                 f"{', '.join(detection.catalog)}). Install one, then name it here, for example:"
@@ -355,24 +182,11 @@ def global_text(
             + f'# default_agent = "{detection.catalog[0]}"\n'
         )
     else:
-        agent_setting = (
+        parts["agent-setting"] = (
             "# Name the agent to launch here once it is defined under [agents.NAME] below:\n"
             '# default_agent = "my-agent"\n'
         )
-    text = _assemble(
-        [
-            (None, _GLOBAL_HEAD + agent_setting + _SETTINGS),
-            (("roles", "engineer"), _ROLE),
-            (None, _CONTEXTS_HEAD),
-            (("contexts", "environment"), _CONTEXT),
-            (None, _CONTEXT_EXAMPLE + _TASKS_HEAD),
-            (("tasks", "git-diff-review"), _TASK_REVIEW),
-            (("tasks", "explain"), _TASK_EXPLAIN),
-            (("tasks", "write-tests"), _TASK_TESTS),
-        ],
-        skip,
-    )
-    document = tomlkit.parse(text)
+    document = tomlkit.parse(_assemble(parts, parts, skip))
     if agent is not None:
         document["settings"]["default_agent"] = agent
     return tomlkit.dumps(document)
@@ -382,16 +196,15 @@ def local_text(root: Path, agent: str | None, skip: Collection[_Key] = frozenset
     """The starter project config: a context for the project's guide and an example task."""
     import tomlkit
 
+    parts = snippets("project")
     found = guide(root)
-    text = _assemble(
-        [
-            (None, _LOCAL_HEAD + (_LOCAL_AGENT if agent is not None else _LOCAL_SETTINGS)),
-            (("contexts", "project-guide"), _GUIDE if found is not None else _NO_GUIDE),
-            (("tasks", "todo-triage"), _LOCAL_TASK),
-        ],
-        skip,
-    )
-    document = tomlkit.parse(text)
+    names = [
+        "head",
+        "agent-setting" if agent is not None else "settings",
+        "contexts.project-guide" if found is not None else "no-guide",
+        "tasks.todo-triage",
+    ]
+    document = tomlkit.parse(_assemble(parts, names, skip))
     if agent is not None:
         document["settings"]["default_agent"] = agent
     contexts = document.get("contexts")

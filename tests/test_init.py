@@ -157,8 +157,9 @@ def test_global_config_passes_validation_without_a_warning(
     assert config.settings.default_role == "engineer"
     assert config.roles["engineer"].origin.layer == "global"
     assert config.contexts["environment"].required
-    assert config.tasks["git-diff-review"].alias == "gdr"
-    assert config.tasks["git-diff-review"].origin.layer == "global"
+    # The shipped tasks stay the shipped ones: a starter copy would hide their later fixes.
+    assert config.tasks["git-diff-review"].origin.layer == "built-in"
+    assert config.tasks["explain"].origin.layer == "global"
     assert {"explain", "write-tests"} <= set(config.tasks)
 
 
@@ -210,19 +211,28 @@ def test_the_documents_are_tomlkit_round_trips() -> None:
         assert tomlkit.dumps(tomlkit.parse(text)) == text
 
 
-def test_the_gdr_task_is_the_seeds() -> None:
-    task = tomllib.loads(init.global_text(None, DETECTION))["tasks"]["git-diff-review"]
-    assert task == {
-        "alias": "gdr",
-        "description": "Review the staged git diff",
-        "role": "code-reviewer",
-        "command": "git diff --staged",
-        "prompt": (
-            "Analyze the following git diff and act as a code reviewer.\n\n"
-            "## Special Instructions\n\n{instructions}\n\n"
-            "## Git Diff\n\n```diff\n{command_output}\n```\n"
-        ),
-    }
+def test_the_starter_never_copies_a_shipped_task() -> None:
+    shipped = tomllib.loads((REPO / "config" / "tasks.toml").read_text())["tasks"]
+    for text in (init.global_text(None, DETECTION), init.local_text(Path("/nowhere"), None)):
+        assert not set(tomllib.loads(text).get("tasks", {})) & set(shipped)
+
+
+def test_the_starter_documents_are_package_data() -> None:
+    for document in ("global", "project"):
+        parts = init.snippets(document)
+        assert "head" in parts and all(text.strip() for text in parts.values())
+    assert list(init.snippets("global")) == [
+        "head",
+        "agent-setting",
+        "settings",
+        "roles.engineer",
+        "contexts-head",
+        "contexts.environment",
+        "context-example",
+        "tasks-head",
+        "tasks.explain",
+        "tasks.write-tests",
+    ]
 
 
 def test_items_that_another_file_of_the_layer_defines_are_left_out(

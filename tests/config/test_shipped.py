@@ -87,6 +87,8 @@ def test_wheel_ships_the_config_the_docs_and_project_urls(tmp_path: Path) -> Non
     names = zipfile.ZipFile(wheel).namelist()
     for path in (REPO / "config").glob("*.toml"):
         assert f"start/_builtin/{path.name}" in names
+    for document in ("global", "project"):
+        assert f"start/starter/{document}.toml" in names
     from start.cli.help import PAGES
 
     for page in PAGES.values():
