@@ -436,8 +436,7 @@ def test_with_the_shipped_catalog_both_documents_validate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated: Path, installed: bool
 ) -> None:
     catalog = real_catalog()
-    if not catalog:
-        pytest.skip("config/agents.toml does not ship agents yet")
+    assert catalog, "config/agents.toml ships agents"
     agent = load(layers=("built-in",)).agents[catalog[0]]
     use_path(tmp_path, monkeypatch, *([agent.bin] if installed else []))
     detection = init.detect(isolated)

@@ -224,8 +224,7 @@ def test_shipped_catalog_init_passes_config_validate(
     isolated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed: bool
 ) -> None:
     catalog = real_catalog()
-    if not catalog:
-        pytest.skip("config/agents.toml does not ship agents yet")
+    assert catalog, "config/agents.toml ships agents"
     from start.config.load import load
 
     agent = load(layers=("built-in",)).agents[catalog[0]]
