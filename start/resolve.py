@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -80,7 +79,7 @@ def select_role(config: Config, request: Request, task: Task | None) -> tuple[Ro
 
 
 def select_agent(
-    config: Config, request: Request, task: Task | None, which: Which = shutil.which
+    config: Config, request: Request, task: Task | None, which: Which = paths.which
 ) -> tuple[Agent, str]:
     for name, reason in (
         (request.agent, "--agent"),
@@ -199,7 +198,7 @@ def select_contexts(config: Config, mode: Mode) -> tuple[Context, ...]:
     return tuple(c for c in config.contexts.values() if mode == "session" or c.required)
 
 
-def plan(config: Config, request: Request, which: Which = shutil.which) -> Plan:
+def plan(config: Config, request: Request, which: Which = paths.which) -> Plan:
     task = find_task(config.tasks, request.task) if request.task is not None else None
     role, role_reason = select_role(config, request, task)
     agent, agent_reason = select_agent(config, request, task, which)

@@ -7,7 +7,6 @@ import contextlib
 import fcntl
 import os
 import selectors
-import shutil
 import signal
 import subprocess
 import time
@@ -15,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, NamedTuple, NoReturn
 
-from start import fs
+from start import fs, paths
 from start.errors import StartError
 
 DEFAULT_OUTPUT_LIMIT: Final = 1_048_576
@@ -131,14 +130,14 @@ def shell_argv(shell: str | None, command: str) -> list[str]:
     Raises ShellNotFoundError when the interpreter is not on PATH or not executable.
     """
     if shell is None:
-        found = shutil.which("bash")
+        found = paths.which("bash")
         name = "bash"
         if found is None:
-            found = shutil.which("sh")
+            found = paths.which("sh")
             name = "sh"
     else:
         name = os.path.expanduser(shell)
-        found = shutil.which(name) if name.strip() else None
+        found = paths.which(name) if name.strip() else None
     if found is None:
         raise ShellNotFoundError(shell if shell is not None else "sh")
     return [found, _flag(os.path.basename(name)), command]

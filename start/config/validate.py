@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from start import shellwords, template
+from start import paths, shellwords, template
 from start.config import schema
 from start.config.model import Agent, Config, Context, Item, Origin, Role, Settings, Task
 from start.errors import Problem, suggest
@@ -294,9 +294,8 @@ def check_shells(config: Config, which: Callable[[str], str | None] | None = Non
     that loading found (which a cache may keep); a launch reports a missing shell when it runs.
     """
     import os
-    import shutil
 
-    find = which or shutil.which
+    find = which or paths.which
     problems: list[Problem] = []
     settings = config.settings
     users: list[tuple[str, Path | None, str]] = []
