@@ -48,15 +48,14 @@ def fields(
     """The well-typed known fields of a table; unknown keys and type errors are reported."""
     good: dict[str, Any] = {}
     for field, value in table.items():
-        where = f"{key}.{field}"
         kind = known.get(field)
         if kind is None:
             close = suggest(field, known)
-            out.warning(where, f"unknown key '{field}'", close)
+            out.warning(f"{key}.{field}", f"unknown key '{field}'", close)
             continue
         wrong = schema.type_error(kind, value)
         if wrong:
-            out.error(where, wrong)
+            out.error(f"{key}.{field}", wrong)
             continue
         good[field] = value
     return good
@@ -139,12 +138,12 @@ def check_item(
 
 def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
     command = good.get("command")
+    used = template.names(command) if command is not None else []
     if command is not None:
         for message in shellwords.problems(command):
             out.error(f"{key}.command", message)
-        _check_placeholders(command, template.AGENT_COMMAND, f"{key}.command", out)
-        used = set(template.names(command))
-        if not used & {"prompt", "prompt_file"}:
+        _check_placeholders(used, template.AGENT_COMMAND, f"{key}.command", out)
+        if "prompt" not in used and "prompt_file" not in used:
             out.warning(
                 f"{key}.command",
                 "the command never uses {prompt} or {prompt_file}, so the composed prompt "
@@ -153,15 +152,16 @@ def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
     large = good.get("large_prompt")
     if large is not None:
         where = f"{key}.large_prompt"
-        _check_placeholders(large, template.LARGE_PROMPT, where, out)
-        if "prompt_file" not in template.names(large) and not good.get("large_prompt_stdin"):
+        large_used = template.names(large)
+        _check_placeholders(large_used, template.LARGE_PROMPT, where, out)
+        if "prompt_file" not in large_used and not good.get("large_prompt_stdin"):
             out.error(
                 where,
                 "large_prompt must name {prompt_file}: it replaces a prompt too large for the "
                 "command line, so it has to tell the agent where the prompt is (or set "
                 "large_prompt_stdin = true)",
             )
-        elif command is not None and "prompt" not in template.names(command):
+        elif command is not None and "prompt" not in used:
             out.warning(
                 where,
                 "the command never uses {prompt}, so large_prompt is never sent",
@@ -203,8 +203,8 @@ def _check_sources(
         return
     allowed = template.TASK_PROMPT if kind == "tasks" else template.ITEM_PROMPT
     where = f"{key}.prompt"
-    _check_placeholders(prompt, allowed, where, out)
-    used = set(template.names(prompt))
+    used = template.names(prompt)
+    _check_placeholders(used, allowed, where, out)
     for source, wants in (
         ("file", ("file", "file_contents")),
         ("command", ("command", "command_output")),
@@ -221,8 +221,10 @@ def _check_sources(
             )
 
 
-def _check_placeholders(text: str, allowed: frozenset[str], where: str, out: Collector) -> None:
-    for finding in template.check(text, allowed):
+def _check_placeholders(
+    used: list[str], allowed: frozenset[str], where: str, out: Collector
+) -> None:
+    for finding in template.check_names(used, allowed):
         if finding.severity == "error":
             out.error(where, finding.message, finding.suggestion)
         else:
