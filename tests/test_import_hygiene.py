@@ -167,3 +167,27 @@ def test_the_trace_shows_the_mcp_server_when_it_is_imported(env: dict[str, str])
     )
     found = set(of_mcp(imported(proc.stderr)))
     assert {"mcp", "mcp_types", "anyio", "pydantic", "start.mcp.server"} <= found
+
+
+# What `start config validate` does without: the editing commands (tomlkit, the editor's
+# subprocess and temp files) and `config show`'s renderer.
+OFF_CONFIG_VALIDATE = (
+    "start.cli.config_edit",
+    "start.config.edit",
+    "start.config.render",
+    "subprocess",
+    "tempfile",
+    "shutil",
+    "json",
+)
+
+
+def test_config_validate_loads_neither_the_editing_commands_nor_the_renderer(
+    isolated: Path, env: dict[str, str]
+) -> None:
+    proc = run_start("config", "validate", cwd=isolated, env=env)
+    names = imported(proc.stderr)
+    assert proc.returncode == 0, proc.stderr
+    assert "start.config.validate" in names, proc.stderr
+    assert heavy(names) == []
+    assert [name for name in names if name in OFF_CONFIG_VALIDATE] == []

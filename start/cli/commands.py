@@ -232,6 +232,10 @@ def command(
 
 
 def group(
-    name: str | None = None, *, examples: Sequence[Example] = (), **kwargs: Any
+    name: str | None = None,
+    *,
+    examples: Sequence[Example] = (),
+    cls: type[Group] = Group,
+    **kwargs: Any,
 ) -> Callable[[F], Group]:
-    return click.group(name, cls=Group, examples=examples, **kwargs)
+    return click.group(name, cls=cls, examples=examples, **kwargs)
