@@ -54,6 +54,7 @@ prompt = "Review: {instructions}"
 # (docs/performance.md, "What keeps the launch path fast").
 OFF_THE_LAUNCH_PATH = {
     "shutil": "paths.which finds programs; tempfiles imports it only to remove a directory",
+    "difflib": "click's parser no longer builds a NoSuchOption for each short option",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}
