@@ -192,3 +192,16 @@ def test_config_validate_loads_neither_the_editing_commands_nor_the_renderer(
     assert "start.config.validate" in names, proc.stderr
     assert heavy(names) == []
     assert [name for name in names if name in OFF_CONFIG_VALIDATE] == []
+
+
+def test_a_launch_served_from_the_config_cache_imports_no_toml_parser(
+    isolated: Path, env: dict[str, str]
+) -> None:
+    """The first launch parses the config and fills the cache; the next parses nothing."""
+    first = run_start("-q", "task", "t", "x", cwd=isolated, env=env)
+    second = run_start("-q", "task", "t", "x", cwd=isolated, env=env)
+    assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
+    assert "tomllib" in imported(first.stderr)
+    names = imported(second.stderr)
+    assert "start.launch" in names, second.stderr
+    assert [name for name in names if name.split(".")[0] == "tomllib"] == []
