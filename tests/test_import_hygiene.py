@@ -205,3 +205,26 @@ def test_a_launch_served_from_the_config_cache_imports_no_toml_parser(
     names = imported(second.stderr)
     assert "start.launch" in names, second.stderr
     assert [name for name in names if name.split(".")[0] == "tomllib"] == []
+
+
+# subprocess, with locale, and selectors: about 4 ms.
+COMMAND_RUNNER = ("subprocess", "selectors", "locale")
+
+
+def test_a_launch_that_runs_no_command_imports_no_command_runner(isolated: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(isolated, {"GUIDE.md": "The guide.\n", "STYLE.md": "The style.\n"})
+    config = isolated.parent / "config"
+    without_commands = CONFIG.replace('command = "echo hi"', 'prompt = "hi"')
+    write_tree(config, {"config.toml": without_commands})
+    env = {"START_CONFIG_DIR": str(config), "PYTHONPROFILEIMPORTTIME": "1"}
+    proc = run_start("-q", "task", "t", "x", cwd=isolated, env=env)
+    names = imported(proc.stderr)
+    assert proc.returncode == 0, proc.stderr
+    assert "start.launch" in names, proc.stderr
+    assert [name for name in names if name in COMMAND_RUNNER] == []
+    # The control: with its command context, the same launch does import them.
+    write_tree(config, {"config.toml": CONFIG})
+    proc = run_start("-q", "task", "t", "x", cwd=isolated, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert {"subprocess", "selectors"} <= set(imported(proc.stderr))
