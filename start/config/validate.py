@@ -183,10 +183,17 @@ def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
         )
 
 
+# Each source field, and the placeholders of a prompt that use it.
+_SOURCE_PLACEHOLDERS = (
+    ("file", ("file", "file_contents")),
+    ("command", ("command", "command_output")),
+)
+
+
 def _check_sources(
     kind: str, good: dict[str, Any], table: Mapping[str, Any], key: str, out: Collector
 ) -> None:
-    if not any(f in table for f in ("file", "command", "prompt")):
+    if "file" not in table and "command" not in table and "prompt" not in table:
         out.error(key, "needs at least one of 'file', 'command' or 'prompt'")
         return
     gate = good.get("if_no_output")
@@ -205,11 +212,8 @@ def _check_sources(
     where = f"{key}.prompt"
     used = template.names(prompt)
     _check_placeholders(used, allowed, where, out)
-    for source, wants in (
-        ("file", ("file", "file_contents")),
-        ("command", ("command", "command_output")),
-    ):
-        uses = [name for name in wants if name in used]
+    for source, wants in _SOURCE_PLACEHOLDERS:
+        uses = [name for name in wants if name in used] if used else []
         if source not in table:
             for name in uses:
                 out.warning(where, f"{{{name}}} is used but '{source}' is not set, so it is empty")
