@@ -206,7 +206,8 @@ def check_json(command: click.Command, ctx: click.Context) -> None:
 
 
 # A word that could be a command name; anything else typed there is probably a prompt.
-_COMMAND_WORD = re.compile(r"^[a-z][a-z0-9-]*$")
+# (A pattern that `re` compiles on this error path only.)
+_COMMAND_WORD = r"^[a-z][a-z0-9-]*$"
 
 
 class HintedUsageError(click.UsageError):
@@ -223,11 +224,11 @@ def no_such_command(
     from start.errors import suggest
 
     known = group.list_commands(ctx)
-    close = suggest(name, known) if _COMMAND_WORD.match(name) else None
+    close = suggest(name, known) if re.match(_COMMAND_WORD, name) else None
     if close:
         return click.UsageError(f"no such command '{name}'; did you mean '{close}'?", ctx)
     hints = []
-    if ctx.parent is None and (not _COMMAND_WORD.match(name) or rest):
+    if ctx.parent is None and (not re.match(_COMMAND_WORD, name) or rest):
         import shlex
 
         text = " ".join([name, *rest])

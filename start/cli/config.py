@@ -16,7 +16,6 @@ from start.config.validate import check_shells
 from start.console import Styled
 from start.errors import ExitCode, Problem, UnknownNameError, UsageError, suggest
 
-
 # The editing commands live in start.cli.config_edit, which imports tomlkit, the editor's
 # subprocess and temp files; it is loaded only when one of them runs (or help lists them).
 _EDITING = ("add", "edit", "remove", "set", "unset")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,8 @@ from start import paths, shellwords, template
 from start.config import schema
 from start.config.model import Agent, Config, Context, Item, Origin, Role, Settings, Task
 from start.errors import Problem, suggest
+
+_NAME = re.compile(schema.NAME_PATTERN)
 
 _BUILDERS: Mapping[str, type[Item]] = {
     "agents": Agent,
@@ -34,7 +37,7 @@ class Collector:
 
 
 def check_name(kind: str, name: str) -> str | None:
-    if schema.NAME_PATTERN.match(name):
+    if _NAME.match(name):
         return None
     return (
         f"invalid {kind} name '{name}': use lowercase letters and digits in words joined by "
