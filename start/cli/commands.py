@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 import click
 from click.parser import _OptionParser  # click 8.2+: the parser each command builds
 
+from start import console
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 # (what it does, the command line)
@@ -75,7 +77,7 @@ class _Parser(_OptionParser):
 
 def _show_help(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        click.echo(ctx.get_help(), color=ctx.color)
+        console.out(ctx.get_help())
         ctx.exit()
 
 
@@ -113,7 +115,7 @@ def version_option(version: str) -> Callable[[F], F]:
 
     def show(ctx: click.Context, param: click.Parameter, value: bool) -> None:
         if value and not ctx.resilient_parsing:
-            click.echo(f"start, version {version}", color=ctx.color)
+            console.out(f"start, version {version}")
             ctx.exit()
 
     return click.option(
