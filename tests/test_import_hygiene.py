@@ -1,5 +1,6 @@
 """The launch path (`start`, `start prompt`, `start task`, no --dry-run) avoids rich and tomlkit,
-and imports nothing of `start mcp` or its optional SDK.
+imports nothing of `start mcp` or its optional SDK, and none of the modules a launch does without
+(docs/performance.md, "What a launch imports, and why"): each test fails when one comes back.
 
 The process ends by exec'ing the agent, so its sys.modules cannot be read afterwards; instead each
 run has `-X importtime` (PYTHONPROFILEIMPORTTIME=1), which reports every import on stderr as it
