@@ -17,6 +17,7 @@ wall: a path inside the project that a symlink leads outside the root is refused
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -55,7 +56,8 @@ def pick(kind: str, word: str, workdir: Path, by_name: Callable[[str], T], make:
             return by_name(word)
         except UnknownNameError as error:
             path = location(word, workdir)
-            if error.candidates or (NAME_PATTERN.match(word) and not os.path.lexists(path)):
+            is_name = re.match(NAME_PATTERN, word) is not None
+            if error.candidates or (is_name and not os.path.lexists(path)):
                 raise
     return from_file(kind, word, workdir, make)
 

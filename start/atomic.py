@@ -21,12 +21,13 @@ def is_temp_name(name: str) -> bool:
     return _TEMP.match(name) is not None
 
 
-def replace(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def replace(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
     """Write `data` over `path` so that readers see the old bytes or the new, never a mix.
 
     The bytes go to a temp file beside `path`, which is fsynced, given `mode` (by default the
     mode `path` has now, else 0644 less the umask: never writable by group or others), and
-    renamed over `path`; then the directory is fsynced.
+    renamed over `path`; then the directory is fsynced. With `durable=False` (a cache, where a
+    file lost in a crash is only a miss) neither is fsynced: readers still never see a mix.
     """
     if mode is None:
         try:
@@ -49,12 +50,14 @@ def replace(path: Path, data: bytes, *, mode: int | None = None) -> None:
             handle.write(data)
             handle.flush()
             os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    sync_directory(path.parent)
+    if durable:
+        sync_directory(path.parent)
     sweep(path.parent, writing=path.name)
 
 

@@ -3,26 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from enum import IntEnum
 from pathlib import Path
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 
-class ExitCode(IntEnum):
-    """Documented exit codes: docs/usage.md and ``start --help`` show this table."""
+class ExitCode:
+    """Documented exit codes: docs/usage.md and ``start --help`` show this table.
 
-    OK = 0
-    ERROR = 1
-    USAGE = 2
-    CONFIG = 3
-    UNKNOWN_NAME = 4
-    UNTRUSTED = 5
-    SOFTWARE = 70  # EX_SOFTWARE: a bug in start
-    NOT_EXECUTABLE = 126
-    NOT_FOUND = 127
-    HANGUP = 129  # 128 + SIGHUP
-    INTERRUPTED = 130
-    TERMINATED = 143  # 128 + SIGTERM
+    Plain ints under one name; an IntEnum cost every launch about 0.4 ms to create.
+    """
+
+    OK: Final = 0
+    ERROR: Final = 1
+    USAGE: Final = 2
+    CONFIG: Final = 3
+    UNKNOWN_NAME: Final = 4
+    UNTRUSTED: Final = 5
+    SOFTWARE: Final = 70  # EX_SOFTWARE: a bug in start
+    NOT_EXECUTABLE: Final = 126
+    NOT_FOUND: Final = 127
+    HANGUP: Final = 129  # 128 + SIGHUP
+    INTERRUPTED: Final = 130
+    TERMINATED: Final = 143  # 128 + SIGTERM
 
 
 EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import sys
 from collections.abc import Mapping, Sequence
@@ -272,7 +271,7 @@ def resolve_binary(
                 f"(chmod +x) or fix agents.{agent.name}.bin in {user_file(agent)}"
             )
         return str(path)
-    found = shutil.which(name)
+    found = paths.which(name)
     if found is None:
         raise AgentNotFoundError(_missing(agent, name, "not found on PATH", agents))
     return os.path.abspath(found)
@@ -285,7 +284,7 @@ def _missing(agent: Agent, name: str, problem: str, agents: Mapping[str, Agent] 
     installed = [
         other.name
         for other in (agents or {}).values()
-        if other.name != agent.name and shutil.which(os.path.expanduser(other.bin))
+        if other.name != agent.name and paths.which(os.path.expanduser(other.bin))
     ]
     if installed:
         choose = (

@@ -1,4 +1,5 @@
-"""Where things live: the config, state and runtime directories, and the project's `.start/`."""
+"""Where things live: the config, state and runtime directories, the project's `.start/`, and
+programs on PATH."""
 
 from __future__ import annotations
 
@@ -137,3 +138,35 @@ def expand(path: str, base: Path) -> Path:
     """Expand `~` and resolve a relative path against `base` (the project root)."""
     expanded = Path(path).expanduser()
     return expanded if expanded.is_absolute() else base / expanded
+
+
+def which(name: str) -> str | None:
+    """The program `name` as `shutil.which` finds it, or None: the first executable file of that
+    name in a PATH directory, or `name` itself when it has a slash.
+
+    `shutil` imports zlib, bz2 and lzma for its archives: about 3 ms that every launch would pay
+    for this one function (docs/performance.md). tests/test_paths.py holds it to shutil's answers.
+    """
+    if os.path.dirname(name):
+        return name if _runnable(name) else None
+    search = os.environ.get("PATH")
+    if search is None:
+        try:
+            search = os.confstr("CS_PATH")
+        except (AttributeError, ValueError):
+            search = os.defpath
+    if not search:
+        return None
+    seen: set[str] = set()
+    for directory in search.split(os.pathsep):
+        if directory in seen:
+            continue
+        seen.add(directory)
+        candidate = os.path.join(directory, name)
+        if _runnable(candidate):
+            return candidate
+    return None
+
+
+def _runnable(path: str) -> bool:
+    return os.path.exists(path) and os.access(path, os.X_OK) and not os.path.isdir(path)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal, NamedTuple, TypeVar
@@ -133,7 +132,7 @@ def select_role(config: Config, request: Request, task: Task | None) -> tuple[Ro
 
 
 def select_agent(
-    config: Config, request: Request, task: Task | None, which: Which = shutil.which
+    config: Config, request: Request, task: Task | None, which: Which = paths.which
 ) -> tuple[Agent, str]:
     for name, reason in (
         (request.agent, "--agent"),
@@ -267,7 +266,7 @@ def select_contexts(config: Config, mode: Mode, extra: tuple[str, ...] = ()) -> 
     return (*chosen, *files.values())
 
 
-def plan(config: Config, request: Request, which: Which = shutil.which) -> Plan:
+def plan(config: Config, request: Request, which: Which = paths.which) -> Plan:
     task = find_task_or_file(config, request.task) if request.task is not None else None
     values: Mapping[str, str] = _NO_PARAMS
     if task is not None and (task.params or request.params):

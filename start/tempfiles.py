@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 import time
 from collections.abc import Sequence
@@ -93,17 +92,24 @@ class TempFiles:
     def remove(self) -> None:
         remove(self.created)
         if self.kept is not None:
-            shutil.rmtree(self.kept, ignore_errors=True)
+            _remove_tree(self.kept, ignore_errors=True)
 
 
 def remove(paths: Sequence[Path]) -> None:
     """Remove temp files and directories; those already gone are fine."""
     for path in paths:
         if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
+            _remove_tree(path, ignore_errors=True)
             continue
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+
+
+def _remove_tree(path: Path | str, *, ignore_errors: bool = False) -> None:
+    """shutil.rmtree; shutil is imported only when a directory goes (it costs a launch ~3 ms)."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=ignore_errors)
 
 
 def sweep_due(directory: Path, now: float | None = None) -> None:
@@ -144,12 +150,12 @@ def sweep(directory: Path, now: float | None = None) -> None:
             age = now - entry.stat(follow_symlinks=False).st_mtime
             if entry.name.startswith(KEPT_PREFIX):
                 if age > STALE_SECONDS and entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path)
+                    _remove_tree(entry.path)
                 continue
             pid_text = entry.name.split("-", 1)[0]
             stale = age > STALE_SECONDS or (pid_text.isdigit() and not _alive(int(pid_text)))
             if stale and entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
+                _remove_tree(entry.path)
             elif stale:
                 os.unlink(entry.path)
         except OSError:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final, NamedTuple
 
 # `{{name}}` is the literal text `{name}`; `{name}` is a placeholder; any other brace is plain text.
@@ -67,11 +67,8 @@ def scan(template: str) -> tuple[Segment, ...]:
 
 def names(template: str) -> list[str]:
     """The placeholder names a template uses, in order of first use."""
-    seen: dict[str, None] = {}
-    for segment in scan(template):
-        if isinstance(segment, Placeholder):
-            seen.setdefault(segment.name, None)
-    return list(seen)
+    # The names alone, without building the segments: validation asks this of every template.
+    return list(dict.fromkeys(name for _, name in _TOKEN.findall(template) if name))
 
 
 def render(segments: tuple[Segment, ...] | str, values: Mapping[str, str]) -> str:
@@ -105,15 +102,18 @@ def check(
 ) -> list[Finding]:
     """Placeholder problems of a template in the scope whose names are `allowed`; `extra` names
     are allowed too (a task's parameters)."""
-    import difflib  # validation only, not the launch path
+    return check_names(names(template), allowed, extra)
 
+
+def check_names(
+    used: Sequence[str], allowed: frozenset[str], extra: frozenset[str] = frozenset()
+) -> list[Finding]:
+    """`check` for a template whose placeholder names (`names`) are known already."""
     findings: list[Finding] = []
-    reported: set[str] = set()
     scope = SCOPE_NAMES.get(allowed, "this location")
-    for name in names(template):
-        if name in allowed or name in extra or name in reported:
+    for name in used:
+        if name in allowed or name in extra:
             continue
-        reported.add(name)
         if name in KNOWN:
             where = ", ".join(label for names_, label in SCOPE_NAMES.items() if name in names_)
             findings.append(
@@ -124,6 +124,8 @@ def check(
                 )
             )
             continue
+        import difflib  # only for an unknown name
+
         close = difflib.get_close_matches(name, sorted(allowed | extra), n=1, cutoff=0.8)
         if not close:
             close = difflib.get_close_matches(name, sorted(KNOWN), n=1, cutoff=0.8)

@@ -106,3 +106,23 @@ def test_a_writer_holds_the_lock_on_its_temp_file(
     atomic.replace(tmp_path / "config.toml", b"x = 1\n")
     assert seen[0] == []
     assert (tmp_path / "config.toml").read_bytes() == b"x = 1\n"
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_only_a_durable_write_is_fsynced(
+    durable: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    directory = tmp_path / "config"
+    directory.mkdir()
+    atomic.replace(directory / "config.toml", b"x = 1\n", durable=durable)
+    assert (directory / "config.toml").read_bytes() == b"x = 1\n"
+    assert [p.name for p in directory.iterdir()] == ["config.toml"]
+    assert len(synced) == (2 if durable else 0)  # the file, then its directory

@@ -1,5 +1,6 @@
 """The launch path (`start`, `start prompt`, `start task`, no --dry-run) avoids rich and tomlkit,
-and imports nothing of `start mcp` or its optional SDK.
+imports nothing of `start mcp` or its optional SDK, and none of the modules a launch does without
+(docs/performance.md, "What a launch imports, and why"): each test fails when one comes back.
 
 The process ends by exec'ing the agent, so its sys.modules cannot be read afterwards; instead each
 run has `-X importtime` (PYTHONPROFILEIMPORTTIME=1), which reports every import on stderr as it
@@ -49,6 +50,13 @@ command = "echo hi"
 role = "reviewer"
 prompt = "Review: {instructions}"
 """
+
+# Modules a launch does without, each a few milliseconds that every launch would pay
+# (docs/performance.md, "What keeps the launch path fast").
+OFF_THE_LAUNCH_PATH = {
+    "shutil": "paths.which finds programs; tempfiles imports it only to remove a directory",
+    "difflib": "click's parser no longer builds a NoSuchOption for each short option",
+}
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}
 
@@ -133,6 +141,7 @@ def test_launch_path_imports_neither_rich_nor_tomlkit(
     assert "start.launch" in names, stderr
     assert heavy(names) == []
     assert of_mcp(names) == []
+    assert [name for name in names if name.split(".")[0] in OFF_THE_LAUNCH_PATH] == []
     if output == "summary on a terminal":
         assert "\x1b[" in stderr, "the summary on a terminal was not coloured: " + stderr
 
@@ -160,3 +169,67 @@ def test_the_trace_shows_the_mcp_server_when_it_is_imported(env: dict[str, str])
     )
     found = set(of_mcp(imported(proc.stderr)))
     assert {"mcp", "mcp_types", "anyio", "pydantic", "start.mcp.server"} <= found
+
+
+# What `start config validate` does without: the editing commands (tomlkit, the editor's
+# subprocess and temp files) and `config show`'s renderer.
+OFF_CONFIG_VALIDATE = (
+    "start.cli.config_edit",
+    "start.config.edit",
+    "start.config.render",
+    "subprocess",
+    "tempfile",
+    "shutil",
+    "json",
+)
+
+
+def test_config_validate_loads_neither_the_editing_commands_nor_the_renderer(
+    isolated: Path, env: dict[str, str]
+) -> None:
+    proc = run_start("config", "validate", cwd=isolated, env=env)
+    names = imported(proc.stderr)
+    assert proc.returncode == 0, proc.stderr
+    assert "start.config.validate" in names, proc.stderr
+    assert heavy(names) == []
+    assert [name for name in names if name in OFF_CONFIG_VALIDATE] == []
+
+
+# What a launch served from the config cache does without: it parses and validates nothing.
+OFF_A_CACHE_HIT = ("tomllib", "start.config.validate")
+
+
+def test_a_launch_served_from_the_config_cache_neither_parses_nor_validates(
+    isolated: Path, env: dict[str, str]
+) -> None:
+    """The first launch parses the config and fills the cache; the next imports neither."""
+    first = run_start("-q", "task", "t", "x", cwd=isolated, env=env)
+    second = run_start("-q", "task", "t", "x", cwd=isolated, env=env)
+    assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
+    assert set(OFF_A_CACHE_HIT) <= set(imported(first.stderr))
+    names = imported(second.stderr)
+    assert "start.launch" in names, second.stderr
+    assert [name for name in names if name in OFF_A_CACHE_HIT] == []
+
+
+# subprocess, with locale, and selectors: about 4 ms.
+COMMAND_RUNNER = ("subprocess", "selectors", "locale")
+
+
+def test_a_launch_that_runs_no_command_imports_no_command_runner(isolated: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(isolated, {"GUIDE.md": "The guide.\n", "STYLE.md": "The style.\n"})
+    config = isolated.parent / "config"
+    without_commands = CONFIG.replace('command = "echo hi"', 'prompt = "hi"')
+    write_tree(config, {"config.toml": without_commands})
+    env = {"START_CONFIG_DIR": str(config), "PYTHONPROFILEIMPORTTIME": "1"}
+    proc = run_start("-q", "task", "t", "x", cwd=isolated, env=env)
+    names = imported(proc.stderr)
+    assert proc.returncode == 0, proc.stderr
+    assert "start.launch" in names, proc.stderr
+    assert [name for name in names if name in COMMAND_RUNNER] == []
+    # The control: with its command context, the same launch does import them.
+    write_tree(config, {"config.toml": CONFIG})
+    proc = run_start("-q", "task", "t", "x", cwd=isolated, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert {"subprocess", "selectors"} <= set(imported(proc.stderr))

@@ -1,4 +1,4 @@
-"""Finding the project's .start/ and the project root."""
+"""Finding the project's .start/ and the project root, and programs on PATH."""
 
 from __future__ import annotations
 
@@ -92,3 +92,46 @@ def test_a_deleted_working_directory_is_a_start_error(
         "the current directory no longer exists (it was deleted or moved); cd to an existing "
         "directory, or pass -d DIR"
     )
+
+
+def _program(path: Path, mode: int = 0o755) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(mode)
+    return path
+
+
+def test_which_finds_what_shutil_which_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """paths.which stands in for shutil.which on the launch path: same answer in every case."""
+    import shutil
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    _program(first / "plain", 0o644)  # not executable: skipped
+    _program(second / "plain")
+    (first / "tool").mkdir(parents=True)  # a directory of that name: skipped
+    _program(second / "tool")
+    _program(first / "both")
+    _program(second / "both")
+    _program(tmp_path / "here")
+    monkeypatch.chdir(tmp_path)
+    names = ["plain", "tool", "both", "missing", "here", "./here", str(tmp_path / "here")]
+    names += [str(first / "plain"), str(first / "tool"), str(tmp_path / "gone"), ""]
+    searches: list[str | None] = [
+        f"{first}{os.pathsep}{second}",
+        f"{second}{os.pathsep}{first}{os.pathsep}{second}",
+        f"{first}{os.pathsep}{os.pathsep}{second}",  # an empty entry: the working directory
+        "",
+        None,
+    ]
+    for search in searches:
+        if search is None:
+            monkeypatch.delenv("PATH", raising=False)
+        else:
+            monkeypatch.setenv("PATH", search)
+        for name in names:
+            assert paths.which(name) == shutil.which(name), (search, name)
+    monkeypatch.setenv("PATH", f"{first}{os.pathsep}{second}")
+    assert paths.which("plain") == str(second / "plain")
+    assert paths.which("both") == str(first / "both")

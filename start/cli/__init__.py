@@ -10,7 +10,7 @@ from typing import NoReturn
 import click
 
 from start import __version__, console
-from start.cli.commands import Group, usage_message
+from start.cli.commands import Group, usage_message, version_option
 from start.cli.options import Options, launch_options
 from start.errors import EXIT_CODE_TABLE, ExitCode, StartError
 
@@ -90,7 +90,7 @@ class _Root(Group):
         ("See what would run, without running it", "start --dry-run task gdr"),
     ],
 )
-@click.version_option(__version__, "-V", "--version", prog_name="start")
+@version_option(__version__)
 @launch_options
 @click.pass_context
 def cli(ctx: click.Context) -> int:

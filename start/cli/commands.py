@@ -13,6 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
+from click.parser import _OptionParser  # click 8.2+: the parser each command builds
+
+from start import console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,7 +58,78 @@ class Context(click.Context):
     formatter_class = HelpFormatter
 
 
-class Command(click.Command):
+class _Parser(_OptionParser):
+    """click's parser without a detour that cost every launch about 2 ms.
+
+    click tries each option as a long one first, so `-q` misses as a long option before it
+    matches as a short one, and the miss builds a NoSuchOption error that is thrown away: its
+    suggestions import difflib and its message goes through gettext, which imports locale. An
+    argument with one dash that names no long option goes straight to the short options, as it
+    would after that miss. (`start` sets no token_normalize_func, which click applies first.)
+    """
+
+    def _process_opts(self, arg: str, state: Any) -> None:
+        if arg[:2] not in self._opt_prefixes and arg.split("=", 1)[0] not in self._long_opt:
+            self._match_short_opt(arg, state)
+        else:
+            super()._process_opts(arg, state)
+
+
+def _show_help(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        console.out(ctx.get_help())
+        ctx.exit()
+
+
+class _Base(click.Command):
+    """What every `start` command and group shares: the parser, and a help option whose text
+    does not go through gettext (whose first call imports locale, about 1 ms a launch)."""
+
+    _start_help: click.Option | None = None
+
+    def make_parser(self, ctx: click.Context) -> _OptionParser:
+        parser = _Parser(ctx)
+        for param in self.get_params(ctx):
+            param.add_to_parser(parser, ctx)
+        return parser
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        names = self.get_help_option_names(ctx)
+        if not names or not self.add_help_option:
+            return None
+        # One object per command: click orders eager callbacks by identity.
+        if self._start_help is None:
+            self._start_help = click.Option(
+                names,
+                is_flag=True,
+                expose_value=False,
+                is_eager=True,
+                callback=_show_help,
+                help="Show this message and exit.",
+            )
+        return self._start_help
+
+
+def version_option(version: str) -> Callable[[F], F]:
+    """`-V/--version`: click.version_option's output, without its gettext lookups."""
+
+    def show(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+        if value and not ctx.resilient_parsing:
+            console.out(f"start, version {version}")
+            ctx.exit()
+
+    return click.option(
+        "-V",
+        "--version",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=show,
+        help="Show the version and exit.",
+    )
+
+
+class Command(_Base):
     """A `start` command: `examples` for its help, and `json=False` when it has no JSON result.
 
     `--json` on a command without one is a usage error (exit 2), never silently ignored.
@@ -81,7 +155,7 @@ class Command(click.Command):
         return super().invoke(ctx)
 
 
-class Group(click.Group):
+class Group(_Base, click.Group):
     """A `start` command group; unknown subcommands get a suggestion."""
 
     context_class = Context
@@ -134,7 +208,8 @@ def check_json(command: click.Command, ctx: click.Context) -> None:
 
 
 # A word that could be a command name; anything else typed there is probably a prompt.
-_COMMAND_WORD = re.compile(r"^[a-z][a-z0-9-]*$")
+# (A pattern that `re` compiles on this error path only.)
+_COMMAND_WORD = r"^[a-z][a-z0-9-]*$"
 
 
 class HintedUsageError(click.UsageError):
@@ -151,11 +226,11 @@ def no_such_command(
     from start.errors import suggest
 
     known = group.list_commands(ctx)
-    close = suggest(name, known) if _COMMAND_WORD.match(name) else None
+    close = suggest(name, known) if re.match(_COMMAND_WORD, name) else None
     if close:
         return click.UsageError(f"no such command '{name}'; did you mean '{close}'?", ctx)
     hints = []
-    if ctx.parent is None and (not _COMMAND_WORD.match(name) or rest):
+    if ctx.parent is None and (not re.match(_COMMAND_WORD, name) or rest):
         import shlex
 
         text = " ".join([name, *rest])
@@ -232,6 +307,10 @@ def command(
 
 
 def group(
-    name: str | None = None, *, examples: Sequence[Example] = (), **kwargs: Any
+    name: str | None = None,
+    *,
+    examples: Sequence[Example] = (),
+    cls: type[Group] = Group,
+    **kwargs: Any,
 ) -> Callable[[F], Group]:
-    return click.group(name, cls=Group, examples=examples, **kwargs)
+    return click.group(name, cls=cls, examples=examples, **kwargs)

@@ -7,18 +7,34 @@ from typing import Any
 import click
 
 from start import console
-from start.cli import config_edit
-from start.cli.commands import Choice, group
+from start.cli.commands import Choice, Group, group
 from start.cli.options import common_options, get_options, printer
 from start.config import load as config_load
-from start.config import render, schema
+from start.config import schema
 from start.config.model import LAYERS, Config
 from start.config.validate import check_shells, check_task_files
 from start.console import Styled
 from start.errors import ExitCode, Problem, UnknownNameError, UsageError, suggest
 
+# The editing commands live in start.cli.config_edit, which imports tomlkit, the editor's
+# subprocess and temp files; it is loaded only when one of them runs (or help lists them).
+_EDITING = ("add", "edit", "remove", "set", "unset")
+
+
+class _ConfigGroup(Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_EDITING})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in _EDITING and name not in self.commands:
+            from start.cli import config_edit
+
+            config_edit.register(self)
+        return self.commands.get(name)
+
 
 @group(
+    cls=_ConfigGroup,
     examples=[
         ("Check every layer", "start config validate"),
         ("The merged tasks, with the file each came from", "start config show tasks"),
@@ -123,6 +139,8 @@ def show(
     KIND is settings, agents, roles, contexts or tasks (singular works too); NAME narrows it to
     one item. On a terminal the TOML is paged with $START_PAGER, else $PAGER, else less.
     """
+    from start.config import render  # json and the TOML writer: for `show` only
+
     options = get_options()
     use_project = not options.no_project
     loaded = config_load.load(options.workdir, use_project=use_project, strict=True)
@@ -193,7 +211,3 @@ def _paths(loaded: Config) -> dict[str, Any]:
         names = [str(f.path) for f in loaded.files if f.layer == layer]
         layers[layer] = {"directory": str(directory) if directory else None, "files": names}
     return {"layers": layers, "project_root": str(loaded.root)}
-
-
-# The editing commands (set, unset, add, remove, edit) live in their own module.
-config_edit.register(config)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import shlex
 import sys
@@ -71,6 +72,8 @@ def mcp(client: str | None) -> int:
             f"start mcp: serving {options.workdir} over MCP on stdin and stdout; Ctrl-C stops it. "
             "Agents start it themselves: see start mcp --print-config AGENT"
         )
+    # A server runs for as long as its client: collect cycles again (start.__main__ turns it off).
+    gc.enable()
     stopped = server.serve(library.Scope(options.workdir, not options.no_project))
     return ExitCode.OK if stopped is None else 128 + stopped
 

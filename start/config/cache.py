@@ -177,7 +177,9 @@ def put(cache_key: str, config: Config) -> None:
         directory = _private_directory()
         if directory is None:
             return
-        atomic.replace(_path(cache_key), marshal.dumps(_encode(cache_key, config)), mode=0o600)
+        # No fsync: an entry lost in a crash is a miss, and every launch after an edit writes one.
+        data = marshal.dumps(_encode(cache_key, config))
+        atomic.replace(_path(cache_key), data, mode=0o600, durable=False)
         _prune(directory)
     except OSError:
         return

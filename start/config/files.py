@@ -6,12 +6,14 @@ import errno
 import os
 import re
 import stat
-import tomllib
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from start import fs
 from start.errors import Problem
+
+if TYPE_CHECKING:
+    import tomllib
 
 # The largest config file start reads; a config is text a person writes, far below this.
 CONFIG_LIMIT = 4 * 1_048_576
@@ -19,8 +21,9 @@ CONFIG_LIMIT = 4 * 1_048_576
 # The files a layer may hold, in the order their items are defined.
 LAYER_FILES = ("config.toml", "agents.toml", "roles.toml", "contexts.toml", "tasks.toml")
 
-_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
-_AT_END = re.compile(r"\s*\(at end of document\)$")
+# Parts of tomllib's error messages (re caches each pattern once it is used).
+_POSITION = r"\s*\(at line (\d+), column (\d+)\)$"
+_AT_END = r"\s*\(at end of document\)$"
 
 
 class ReadFile(NamedTuple):
@@ -121,11 +124,18 @@ def stray_toml(directory: Path | None) -> list[Path]:
     if directory is None or not _is_dir(directory):
         return []
     try:
-        return sorted(
-            p for p in directory.glob("*.toml") if p.name not in LAYER_FILES and p.is_file()
-        )
+        # os.scandir rather than Path.glob, whose pattern compiles a regex on every launch.
+        with os.scandir(directory) as entries:
+            names = [
+                entry.name
+                for entry in entries
+                if entry.name.endswith(".toml")
+                and entry.name not in LAYER_FILES
+                and entry.is_file()
+            ]
     except OSError:
         return []  # an unreadable directory is reported by layer_problem
+    return sorted(directory / name for name in names)
 
 
 def read_bytes(path: Path) -> tuple[bytes | None, Problem | None]:
@@ -171,6 +181,9 @@ def read(path: Path, data: bytes | None = None) -> ReadFile:
 
     With `data`, parse those bytes as the file's (to validate an edit before it is written).
     """
+    # Imported here: a launch served from the config cache parses nothing (tomllib ~4 ms).
+    import tomllib
+
     if data is None:
         data, problem = read_bytes(path)
         if data is None:
@@ -198,12 +211,12 @@ def syntax_problem(path: Path, text: str, error: tomllib.TOMLDecodeError) -> Pro
     message = str(error)
     line = getattr(error, "lineno", None)
     column = getattr(error, "colno", None)
-    found = _POSITION.search(message)
+    found = re.search(_POSITION, message)
     if found:
         line, column = int(found.group(1)), int(found.group(2))
         message = message[: found.start()]
-    elif _AT_END.search(message):
-        message = _AT_END.sub("", message)
+    elif re.search(_AT_END, message):
+        message = re.sub(_AT_END, "", message)
         lines = text.split("\n")
         line, column = len(lines), len(lines[-1]) + 1
     from start.config.positions import explain  # only on an error path

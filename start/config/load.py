@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from start import paths
 from start.config import cache, files, schema
@@ -20,14 +20,12 @@ from start.config.model import (
     Settings,
     Task,
 )
-from start.config.validate import (
-    Collector,
-    check_item,
-    check_merged,
-    check_settings,
-    drop_trust_keys,
-)
 from start.errors import ConfigError, Problem, suggest
+
+# start.config.validate is imported by the functions that parse and merge: a launch served from
+# the cache validates nothing.
+if TYPE_CHECKING:
+    from start.config.validate import Collector
 
 
 class _Layer:
@@ -117,6 +115,8 @@ def _read_layer(
     contents: Mapping[Path, bytes],
     unreadable: Mapping[Path, Problem],
 ) -> _Layer:
+    from start.config import validate
+
     layer = _Layer(name, directory)
     seen: dict[tuple[str, str], Path] = {}
     for stray in files.stray_toml(directory):
@@ -146,7 +146,9 @@ def _read_layer(
         assert read.table is not None
         table = read.table
         if name == "project":
-            table = drop_trust_keys(table, Collector(Origin(name, path), problems))
+            table = validate.drop_trust_keys(
+                table, validate.Collector(Origin(name, path), problems)
+            )
         _extract(layer, Origin(name, path), table, seen, problems)
     return layer
 
@@ -158,14 +160,16 @@ def _extract(
     seen: dict[tuple[str, str], Path],
     problems: list[Problem],
 ) -> None:
-    out = Collector(origin, problems)
+    from start.config import validate
+
+    out = validate.Collector(origin, problems)
     for section, body in table.items():
         kind = schema.SECTION_SYNONYMS.get(section, section)
         if section == "settings":
             if not isinstance(body, dict):
                 out.error("settings", "must be a table ([settings])")
                 continue
-            for key, value in check_settings(body, "settings", out).items():
+            for key, value in validate.check_settings(body, "settings", out).items():
                 layer.settings[key] = (value, origin)
             continue
         if kind not in schema.KINDS:
@@ -189,7 +193,7 @@ def _extract(
                 )
                 continue
             seen[(kind, name)] = origin.path
-            item = check_item(kind, name, item_table, key, out)
+            item = validate.check_item(kind, name, item_table, key, out)
             if item is not None:
                 layer.items[kind][name] = item
 
@@ -230,6 +234,8 @@ def merge(
     roles: dict[str, Role] = merged["roles"]  # type: ignore[assignment]
     contexts: dict[str, Context] = merged["contexts"]  # type: ignore[assignment]
     tasks: dict[str, Task] = merged["tasks"]  # type: ignore[assignment]
+    from start.config.validate import check_merged
+
     problems.extend(check_merged(settings, agents, roles, contexts, tasks))
     return Config(
         settings=settings,

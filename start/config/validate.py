@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from start import params, shellwords, template
+from start import params, paths, shellwords, template
 from start.config import schema
 from start.config.model import Agent, Config, Context, Item, Origin, Param, Role, Settings, Task
 from start.errors import Problem, suggest
+
+_NAME = re.compile(schema.NAME_PATTERN)
 
 _BUILDERS: Mapping[str, type[Item]] = {
     "agents": Agent,
@@ -34,7 +37,7 @@ class Collector:
 
 
 def check_name(kind: str, name: str) -> str | None:
-    if schema.NAME_PATTERN.match(name):
+    if _NAME.match(name):
         return None
     return (
         f"invalid {kind} name '{name}': use lowercase letters and digits in words joined by "
@@ -48,15 +51,14 @@ def fields(
     """The well-typed known fields of a table; unknown keys and type errors are reported."""
     good: dict[str, Any] = {}
     for field, value in table.items():
-        where = f"{key}.{field}"
         kind = known.get(field)
         if kind is None:
             close = suggest(field, known)
-            out.warning(where, f"unknown key '{field}'", close)
+            out.warning(f"{key}.{field}", f"unknown key '{field}'", close)
             continue
         wrong = schema.type_error(kind, value)
         if wrong:
-            out.error(where, wrong)
+            out.error(f"{key}.{field}", wrong)
             continue
         good[field] = value
     return good
@@ -143,12 +145,12 @@ def check_item(
 
 def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
     command = good.get("command")
+    used = template.names(command) if command is not None else []
     if command is not None:
         for message in shellwords.problems(command):
             out.error(f"{key}.command", message)
-        _check_placeholders(command, template.AGENT_COMMAND, f"{key}.command", out)
-        used = set(template.names(command))
-        if not used & {"prompt", "prompt_file"}:
+        _check_placeholders(used, template.AGENT_COMMAND, f"{key}.command", out)
+        if "prompt" not in used and "prompt_file" not in used:
             out.warning(
                 f"{key}.command",
                 "the command never uses {prompt} or {prompt_file}, so the composed prompt "
@@ -157,15 +159,16 @@ def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
     large = good.get("large_prompt")
     if large is not None:
         where = f"{key}.large_prompt"
-        _check_placeholders(large, template.LARGE_PROMPT, where, out)
-        if "prompt_file" not in template.names(large) and not good.get("large_prompt_stdin"):
+        large_used = template.names(large)
+        _check_placeholders(large_used, template.LARGE_PROMPT, where, out)
+        if "prompt_file" not in large_used and not good.get("large_prompt_stdin"):
             out.error(
                 where,
                 "large_prompt must name {prompt_file}: it replaces a prompt too large for the "
                 "command line, so it has to tell the agent where the prompt is (or set "
                 "large_prompt_stdin = true)",
             )
-        elif command is not None and "prompt" not in template.names(command):
+        elif command is not None and "prompt" not in used:
             out.warning(
                 where,
                 "the command never uses {prompt}, so large_prompt is never sent",
@@ -262,10 +265,17 @@ def _check_param_use(good: dict[str, Any], key: str, out: Collector) -> None:
         )
 
 
+# Each source field, and the placeholders of a prompt that use it.
+_SOURCE_PLACEHOLDERS = (
+    ("file", ("file", "file_contents")),
+    ("command", ("command", "command_output")),
+)
+
+
 def _check_sources(
     kind: str, good: dict[str, Any], table: Mapping[str, Any], key: str, out: Collector
 ) -> None:
-    if not any(f in table for f in ("file", "command", "prompt")):
+    if "file" not in table and "command" not in table and "prompt" not in table:
         out.error(key, "needs at least one of 'file', 'command' or 'prompt'")
         return
     gate = good.get("if_no_output")
@@ -283,13 +293,10 @@ def _check_sources(
     allowed = template.TASK_PROMPT if kind == "tasks" else template.ITEM_PROMPT
     where = f"{key}.prompt"
     extra = frozenset(p.name for p in good.get("params", ()))
-    _check_placeholders(prompt, allowed, where, out, extra)
-    used = set(template.names(prompt))
-    for source, wants in (
-        ("file", ("file", "file_contents")),
-        ("command", ("command", "command_output")),
-    ):
-        uses = [name for name in wants if name in used]
+    used = template.names(prompt)
+    _check_placeholders(used, allowed, where, out, extra)
+    for source, wants in _SOURCE_PLACEHOLDERS:
+        uses = [name for name in wants if name in used] if used else []
         if source not in table:
             for name in uses:
                 out.warning(where, f"{{{name}}} is used but '{source}' is not set, so it is empty")
@@ -302,13 +309,13 @@ def _check_sources(
 
 
 def _check_placeholders(
-    text: str,
+    used: list[str],
     allowed: frozenset[str],
     where: str,
     out: Collector,
     extra: frozenset[str] = frozenset(),
 ) -> None:
-    for finding in template.check(text, allowed, extra):
+    for finding in template.check_names(used, allowed, extra):
         if finding.severity == "error":
             out.error(where, finding.message, finding.suggestion)
         else:
@@ -433,9 +440,8 @@ def check_shells(config: Config, which: Callable[[str], str | None] | None = Non
     that loading found (which a cache may keep); a launch reports a missing shell when it runs.
     """
     import os
-    import shutil
 
-    find = which or shutil.which
+    find = which or paths.which
     problems: list[Problem] = []
     settings = config.settings
     users: list[tuple[str, Path | None, str]] = []

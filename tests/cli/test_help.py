@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
 
 from start.cli import cli
-from start.cli.commands import summary
+from start.cli.commands import summary, usage_message
 from start.cli.help import PAGES, docs_dir
 from tests.conftest import invoke, write_tree
 from tests.test_meta import all_commands
@@ -258,6 +259,65 @@ def test_one_error_format(args: tuple[str, ...], stderr: str) -> None:
     assert result.stderr == stderr
     assert result.stdout == ""
     assert result.exit_code in (2, 4)
+
+
+# --- the parser ------------------------------------------------------------------------------
+
+PARSED = [
+    ["-q"],
+    ["-qv", "task"],
+    ["-vq", "-v"],
+    ["-aclaude", "x"],
+    ["-a=claude"],
+    ["-a", "claude", "--role", "r"],
+    ["--role=r", "-q"],
+    ["-Q"],
+    ["-qZ"],
+    ["-x", "y"],
+    ["--quiett"],
+    ["--quiet=1"],
+    ["-1"],
+    ["-"],
+    ["--", "-q"],
+    ["-a"],
+    ["-h"],
+]
+
+
+def _parse(parser: Any, args: list[str]) -> tuple[Any, ...]:
+    try:
+        values, rest, order = parser.parse_args(list(args))
+    except click.ClickException as error:
+        return (type(error).__name__, usage_message(error)[0])
+    return (values, rest, [param.name for param in order])
+
+
+@pytest.mark.parametrize("path", [(), ("task",), ("prompt",)], ids=_name)
+@pytest.mark.parametrize("args", PARSED, ids=" ".join)
+def test_the_parser_reads_arguments_as_clicks_own_does(
+    path: tuple[str, ...], args: list[str]
+) -> None:
+    """start's parser skips click's long-option attempt for `-q` (and the difflib import of its
+    miss), and must read every command line exactly as click's parser does."""
+    from click.parser import _OptionParser
+
+    command = _command(path)
+    # The help option names of a real run (click keeps one help option per command).
+    with click.Context(command, help_option_names=["-h", "--help"]) as ctx:
+        ours = command.make_parser(ctx)
+        theirs = _OptionParser(ctx)
+        for param in command.get_params(ctx):
+            param.add_to_parser(theirs, ctx)
+        assert type(ours) is not _OptionParser
+        assert _parse(ours, args) == _parse(theirs, args)
+
+
+def test_help_and_version_options_read_as_clicks_own() -> None:
+    help_text = invoke("--help").stdout
+    assert "  -V, --version" in help_text and "Show the version and exit." in help_text
+    assert "  -h, --help" in help_text and "Show this message and exit." in help_text
+    assert invoke("-h").stdout == help_text
+    assert invoke("task", "-h").stdout.startswith("Usage: start task ")
 
 
 # --- flags mean the same everywhere ----------------------------------------------------------

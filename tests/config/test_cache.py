@@ -523,17 +523,18 @@ def test_an_entry_of_the_wrong_shape_crashes_no_command(
 def test_entries_are_written_through_atomic_replace_as_private_files(
     global_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    written: list[tuple[Path, int | None]] = []
+    written: list[tuple[Path, int | None, bool]] = []
     replace = atomic.replace
 
-    def recorded(path: Path, data: bytes, *, mode: int | None = None) -> None:
-        written.append((path, mode))
-        replace(path, data, mode=mode)
+    def recorded(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
+        written.append((path, mode, durable))
+        replace(path, data, mode=mode, durable=durable)
 
     monkeypatch.setattr(atomic, "replace", recorded)
     load()
 
-    assert written == [(entry(), 0o600)]
+    # Not durable: an entry lost in a crash is only a miss, so no launch waits for an fsync.
+    assert written == [(entry(), 0o600, False)]
     assert stat.S_IMODE(entry().stat().st_mode) == 0o600
     assert stat.S_IMODE(paths.cache_dir().stat().st_mode) == 0o700
 
