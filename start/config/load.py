@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from start import paths
+from start import interop, paths
 from start.config import cache, files, schema
 from start.config.model import (
     LAYERS,
@@ -132,7 +132,7 @@ def _discover(
     """The command files of the imported layer and of the project layer, when they are loaded."""
     user = IMPORTED in layers
     root = project.root if use_project and "project" in layers else None
-    if not user and root is None:
+    if not interop.anywhere(str(root) if root is not None else None, user=user):
         return None
     from start.interop.dirs import discover
 

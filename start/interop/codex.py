@@ -70,7 +70,7 @@ def parse(text: str) -> Parsed:
     if required:
         segments = _named(body, required)
         line = first + body.count("\n", 0, body.index("$" + required[0]))
-        flags = " ".join(f"-p {key.lower()}=VALUE" for key in required)
+        flags = " ".join(f"-p {key}=VALUE" for key in required)
         notes.append(
             Note(
                 line,
@@ -80,7 +80,8 @@ def parse(text: str) -> Parsed:
                 "$$NAME for a literal one",
             )
         )
-        params = tuple(Param(key.lower(), None, f"${key} of the prompt") for key in required)
+        # Named as Codex spells them: `-p TICKET_ID=...` is Codex's `TICKET_ID=...`.
+        params = tuple(Param(key, None, f"${key} of the prompt") for key in required)
     else:
         segments = _positional(body)
         params = ()
@@ -103,7 +104,7 @@ def _named(body: str, required: list[str]) -> tuple[Segment, ...]:
         if key not in required or (match.start() > 0 and body[match.start() - 1] == "$"):
             continue
         out.text(body[position : match.start()])
-        out.add(Arg(PARAM, name=key.lower(), literal=match.group()))
+        out.add(Arg(PARAM, name=key, literal=match.group()))
         position = match.end()
     out.text(body[position:])
     return out.done()

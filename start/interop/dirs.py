@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Final, NamedTuple
 
 from start import fs
+from start.interop import PROJECT_DIRS, user_dirs
 
 MAX_DEPTH: Final = 16
 MAX_ENTRIES: Final = 1000
@@ -61,31 +62,29 @@ class Discovery(NamedTuple):
         return parts
 
 
+# The files each source reads, by suffix; Codex reads only the top level of its directory.
+SUFFIXES: Final = {
+    "claude": (".md",),
+    "gemini": (".toml",),
+    "qwen": (".toml", ".md"),
+    "codex": (".md",),
+    "opencode": (".md",),
+}
+
+
 def user_places(environ: Mapping[str, str] | None = None) -> list[Place]:
     """The user-level command directories of every source."""
-    env = os.environ if environ is None else environ
-    home = Path(os.path.expanduser("~"))
-    codex = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
-    xdg = env.get("XDG_CONFIG_HOME", "").strip()
-    opencode = (Path(xdg) if xdg else home / ".config") / "opencode"
     return [
-        Place("claude", USER, home / ".claude" / "commands", (".md",), True),
-        Place("gemini", USER, home / ".gemini" / "commands", (".toml",), True),
-        Place("qwen", USER, home / ".qwen" / "commands", (".toml", ".md"), True),
-        Place("codex", USER, codex / "prompts", (".md",), False),
-        Place("opencode", USER, opencode / "command", (".md",), True),
-        Place("opencode", USER, opencode / "commands", (".md",), True),
+        Place(form, USER, Path(path), SUFFIXES[form], form != "codex")
+        for form, path in user_dirs(environ)
     ]
 
 
 def project_places(root: Path) -> list[Place]:
     """The project-level command directories under the project root (Codex has none)."""
     return [
-        Place("claude", PROJECT, root / ".claude" / "commands", (".md",), True),
-        Place("gemini", PROJECT, root / ".gemini" / "commands", (".toml",), True),
-        Place("qwen", PROJECT, root / ".qwen" / "commands", (".toml", ".md"), True),
-        Place("opencode", PROJECT, root / ".opencode" / "command", (".md",), True),
-        Place("opencode", PROJECT, root / ".opencode" / "commands", (".md",), True),
+        Place(form, PROJECT, root / relative, SUFFIXES[form], True)
+        for form, relative in PROJECT_DIRS
     ]
 
 

@@ -145,9 +145,9 @@ NAMED = ("ticket.md", "draftpr.md", "env-check.md")
 
 
 def codex_params(rest: str | None) -> tuple[tuple[str, str], ...]:
-    """`KEY=value` words, as Codex takes named arguments, as start's `-p key=value`."""
+    """`KEY=value` words, as Codex takes named arguments, as start's `-p KEY=value`."""
     pairs = [word.partition("=") for word in words.codex(rest or "")]
-    return tuple((key.lower(), value) for key, equals, value in pairs if equals and key)
+    return tuple((key, value) for key, equals, value in pairs if equals and key)
 
 
 @pytest.mark.parametrize("case", cases("codex"))
@@ -184,10 +184,10 @@ def test_codex_missing_named_arguments(layout: Layout) -> None:
     """codex-5: Codex refuses to send the prompt; start stops with the parameters to give."""
     workdir = layout("codex")
     with pytest.raises(UsageError) as raised:
-        compose(workdir, "codex:ticket", params=(("ticket_id", "PAY-231"),))
+        compose(workdir, "codex:ticket", params=(("TICKET_ID", "PAY-231"),))
     assert str(raised.value) == (
-        "task 'codex:ticket' needs the parameter 'title': pass -p title=VALUE\n"
-        "  title: $TITLE of the prompt"
+        "task 'codex:ticket' needs the parameter 'TITLE': pass -p TITLE=VALUE\n"
+        "  TITLE: $TITLE of the prompt"
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from start import pipeline, resolve
+from start import interop, pipeline, resolve
 from start.config.load import load
 from start.errors import ConfigError
 from start.interop import dirs
@@ -276,7 +276,7 @@ def test_a_directory_without_commands_costs_a_stat_each(
 
         monkeypatch.setattr(os, name, counted)
     monkeypatch.setattr(os.path, "realpath", lambda p, **kw: calls.append("realpath") or p)
-    dirs.discover(project, user=True)
+    assert not interop.anywhere(str(project), user=True)
     assert calls == ["stat"] * 11
 
 
@@ -427,7 +427,8 @@ def test_a_mistyped_imported_name_is_an_unknown_task(project: Path) -> None:
 
 
 def test_a_launch_without_command_directories_loads_no_parser(project: Path) -> None:
-    """Only the directory look-up is imported on a launch; parsers load when there are files."""
+    """A launch where no command directory is there imports no more of start.interop than its
+    stat of each; the walk and the parsers load only when there are directories and files."""
     import subprocess
     import sys
 
@@ -441,7 +442,7 @@ def test_a_launch_without_command_directories_loads_no_parser(project: Path) -> 
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=project, env=env, capture_output=True, text=True
     )
-    assert out.stdout.strip() == "['start.interop', 'start.interop.dirs']", out.stderr
+    assert out.stdout.strip() == "['start.interop']", out.stderr
 
 
 def test_the_summary_counts_only_the_running_task_file(layout: Layout) -> None:
@@ -459,3 +460,15 @@ def test_the_summary_counts_only_the_running_task_file(layout: Layout) -> None:
         f"  ⚠ {path} has 1 warning; run 'start config validate'\n\n"
     )
     assert "the config has" not in summary
+
+
+def test_config_path_and_doctor_count_the_command_files(layout: Layout) -> None:
+    workdir = layout("opencode")
+    result = invoke("config", "path")
+    assert result.exit_code == 0, result.stderr
+    user = Path.home() / ".config" / "opencode" / "command" / "standup.md"
+    assert f"imported: other agents' command directories\n  {user}\n" in result.stdout
+    assert f"  {workdir / '.opencode' / 'command' / 'test.md'}\n" in result.stdout
+    result = invoke("doctor")
+    assert "imported  1 command file of other agents read" in result.stdout
+    assert "project   5 command files of other agents read" in result.stdout
