@@ -56,10 +56,17 @@ def pick(kind: str, word: str, workdir: Path, by_name: Callable[[str], T], make:
             return by_name(word)
         except UnknownNameError as error:
             path = location(word, workdir)
-            is_name = re.match(NAME_PATTERN, word) is not None
-            if error.candidates or (is_name and not os.path.lexists(path)):
+            named = re.match(NAME_PATTERN, word) or (kind == "task" and _imported_name(word))
+            if error.candidates or (named and not os.path.lexists(path)):
                 raise
     return from_file(kind, word, workdir, make)
+
+
+def _imported_name(word: str) -> bool:
+    """Whether WORD is spelled like an imported command's task name (`claude:review`)."""
+    from start.interop.model import name_problem
+
+    return ":" in word and name_problem(word) is None
 
 
 def from_file(kind: str, word: str, workdir: Path, make: type[T]) -> T:

@@ -160,7 +160,7 @@ def replaced(config: Config, kind: str, item: Item) -> tuple[Place, ...]:
 def grant(config: Config) -> tuple[Grant | None, bool | None, str]:
     """The project's grant, whether the project is trusted (None: there is no project layer),
     and why; never asks."""
-    if config.layer_dirs.get("project") is None:
+    if not config.has_project:
         return None, None, "no project config"
     from start import trust
 
@@ -196,7 +196,10 @@ def describe(config: Config, kind: str, item: Item, *, run: bool = False) -> Det
                 if p.default is None
             )
         reader = Reader(config.root, granted, config.settings.file_size_limit)
-        text = _text(config, kind, item, reader, trusted, run, values, env, notes)
+        if isinstance(item, Task) and item.imported is not None:
+            text = _imported_text(config, item, reader, trusted, run, notes)
+        else:
+            text = _text(config, kind, item, reader, trusted, run, values, env, notes)
     return Details(
         kind,
         item,
@@ -285,6 +288,41 @@ def _text(
         else:
             output = _run(config, singular, item, env, notes)
     text, _ = sources.text_of(singular, item, file, file_text, output, values)
+    return text
+
+
+def _imported_text(
+    config: Config, task: Task, reader: Reader, trusted: bool | None, run: bool, notes: list[str]
+) -> str:
+    """An imported task's text without instructions: its files read and its shell commands run
+    as a launch would (start.interop.expand), when allowed."""
+    from start.errors import CommandError
+    from start.interop.expand import Expansion
+
+    untrusted = task.origin.layer == "project" and trusted is False
+    if untrusted and task.imported is not None and task.imported.includes():
+        notes.append("its files were not read: the project is not trusted; run 'start trust'")
+    # A parameter without a default is shown as the source wrote it (Codex's $KEY).
+    values = {
+        p.name: p.default if p.default is not None else f"${p.name.upper()}" for p in task.params
+    }
+    expansion = Expansion(task, None, values, config, None if untrusted else reader)
+    results = None
+    if expansion.specs:
+        if trusted is False:
+            notes.append("the commands were not run: commands never run in an untrusted project")
+        elif not run:
+            notes.append("the commands were not run: --run runs them")
+        else:
+            from start import shell
+
+            results = shell.run_all(expansion.specs)
+    try:
+        text = expansion.finish(results)
+    except CommandError as error:
+        notes.append(str(error))
+        text = expansion.finish(None)
+    notes.extend(dict.fromkeys(expansion.notes))
     return text
 
 

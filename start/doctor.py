@@ -155,6 +155,12 @@ def environment() -> Iterator[Check]:
             yield Check("environment", "info", subject, message, hint, directory)
 
 
+def _command_file(config: Config, path: Path) -> bool:
+    from start.interop.dirs import in_command_dir
+
+    return in_command_dir(path, config.root)
+
+
 def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iterator[Check]:
     """Each file of each layer, parsed or not, then every validator problem."""
     # A file's own problem (syntax, or why it cannot be read) is told on the file's line.
@@ -162,6 +168,14 @@ def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iter
     syntax = {p.file: p for p in config.problems if p.file in unparsed and not p.key}
     for layer, directory in config.layer_dirs.items():
         layer_files = [f for f in config.files if f.layer == layer]
+        # Other agents' command files (start.interop): one line, their findings below.
+        commands = [f for f in layer_files if _command_file(config, f.path)]
+        layer_files = [f for f in layer_files if f not in commands]
+        if commands:
+            many = "s" if len(commands) != 1 else ""
+            yield Check(
+                "config", "ok", layer, f"{len(commands)} command file{many} of other agents read"
+            )
         for read in layer_files:
             problem = syntax.get(read.path)
             if read.parsed:
@@ -178,7 +192,7 @@ def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iter
                 yield Check(
                     "config", "error", layer, f"{read.path} could not be parsed", path=read.path
                 )
-        if layer_files:
+        if layer_files or commands or layer == "imported":
             continue
         if layer == "project" and not use_project:
             yield Check("config", "info", layer, "ignored (--no-project or START_NO_PROJECT=1)")
@@ -444,7 +458,8 @@ def project(config: Config, use_project: bool) -> Iterator[Check]:
     else:
         how = f"working directory; no git repository or {paths.PROJECT_DIR_NAME}/ above it"
     yield Check("project", "ok", "root", f"{config.root} ({how})", path=config.root)
-    if location.start_dir is None:
+    # Other agents' project command files (start.interop) are project config too.
+    if location.start_dir is None and not config.has_project:
         yield Check(
             "project",
             "info",
@@ -457,15 +472,16 @@ def project(config: Config, use_project: bool) -> Iterator[Check]:
         return
     from start import trust
 
+    subject = location.start_dir or config.root
     trusted, reason = trust.describe(config)
     if trusted:
-        yield Check("project", "ok", "trust", reason, path=location.start_dir)
+        yield Check("project", "ok", "trust", reason, path=subject)
     else:
         yield Check(
             "project",
             "warning",
             "trust",
             reason,
-            f"review {location.start_dir}, then run 'start trust'",
-            location.start_dir,
+            f"review {subject}, then run 'start trust'",
+            subject,
         )

@@ -52,8 +52,9 @@ def now() -> str:
 
 
 def grant_for(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
-    """The project layer's grant; trust is loaded only when there is a project layer."""
-    if config.layer_dirs.get("project") is None:
+    """The project layer's grant; trust is loaded only when there is a project layer (a
+    `.start/`, or project command files of other agents)."""
+    if not config.has_project:
         return None, ()
     from start import trust
 

@@ -241,6 +241,16 @@ def select_model(agent: Agent, request: Request, task: Task | None) -> tuple[str
         except UnknownModelError as error:
             raise UnknownModelError(f"task '{task.name}': {error}") from None
         return model, f"task '{task.name}' ({how})"
+    if task is not None and task.imported is not None and task.imported.model is not None:
+        # A command file's `model` is for the agent it was written for (start.interop).
+        from start.interop.model import runs_on
+
+        if runs_on(agent, task.imported.format):
+            try:
+                model, how = resolve_model(agent, task.imported.model)
+            except UnknownModelError as error:
+                raise UnknownModelError(f"task '{task.name}': {error}") from None
+            return model, f"task '{task.name}' ({how}, from its front matter)"
     if agent.default_model is not None and agent.default_model in agent.models:
         return agent.models[agent.default_model], f"agent default_model '{agent.default_model}'"
     return None, "none chosen: the agent's own default applies"

@@ -189,8 +189,10 @@ def missing_program(words: Sequence[Word]) -> str | None:
     return None
 
 
-def lex_units(template: Iterable[Unit], *, groups: bool) -> Lexed:
-    lexer = _Lexer(tuple(template), groups)
+def lex_units(template: Iterable[Unit], *, groups: bool, variables: bool = False) -> Lexed:
+    """Lex units; with `variables`, the script refers to each placeholder as the environment
+    variable of its name (`${NAME}`, quoted for its context) instead of a positional parameter."""
+    lexer = _Lexer(tuple(template), groups, variables)
     return Lexed(
         lexer.units,
         tuple(lexer.words),
@@ -232,9 +234,10 @@ class _Frame:
 class _Lexer:
     """One pass over the units with POSIX quoting rules (see the module docstring)."""
 
-    def __init__(self, units: tuple[Unit, ...], groups: bool) -> None:
+    def __init__(self, units: tuple[Unit, ...], groups: bool, variables: bool = False) -> None:
         self.units = units
         self.with_groups = groups
+        self.variables = variables
         self.pos = 0
         self.words: list[Word] = []
         self.word: Word | None = None
@@ -266,7 +269,7 @@ class _Lexer:
 
     def _ref(self, placeholder: Placeholder, mode: str) -> str:
         number = self.params.setdefault(placeholder.name, len(self.params) + 1)
-        ref = f"${{{number}}}"
+        ref = f"${{{placeholder.name if self.variables else number}}}"
         if mode == _SINGLE:
             return f"'\"{ref}\"'"
         if mode == _DOUBLE:

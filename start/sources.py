@@ -42,6 +42,7 @@ class Composition(NamedTuple):
     contexts: tuple[Part, ...]
     task: Part | None
     prompt: str
+    notes: tuple[str, ...] = ()  # what the launch summary says about an imported task
 
 
 class _Pending:
@@ -200,7 +201,14 @@ def compose(
     role = _prepare("role", plan.role, config, reader, specs) if plan.role else None
     contexts = [_prepare("context", c, config, reader, specs) for c in plan.contexts]
     task = None
-    if plan.task is not None:
+    imported = None
+    if plan.task is not None and plan.task.imported is not None:
+        # Another agent's command file: its own rules, in start.interop.
+        from start.interop.expand import Expansion
+
+        imported = Expansion(plan.task, plan.instructions, plan.params, config, reader, plan.agent)
+        imported.queue(specs)
+    elif plan.task is not None:
         # Parameters and instructions reach the task's command as variables, never as its text.
         env = params.environment(plan.params, plan.instructions)
         task = _prepare("task", plan.task, config, reader, specs, env)
@@ -221,6 +229,14 @@ def compose(
             "instructions": plan.instructions if plan.instructions is not None else "None",
         }
         task_part = _finish_required(task, task_values, instructions=plan.instructions)
+    notes: tuple[str, ...] = ()
+    if imported is not None:
+        item = plan.task
+        assert item is not None
+        text = imported.finish(results)
+        source = f"{imported.format} command {item.origin.path}"
+        task_part = Part("task", item.name, text, "ok", "", source, None)
+        notes = tuple(imported.notes)
 
     pieces = [p.text for p in context_parts if p.status == "ok"]
     if task_part is not None:
@@ -228,7 +244,7 @@ def compose(
     if plan.text is not None:
         pieces.append(plan.text)
     prompt = "\n\n".join([*(p.rstrip("\n") for p in pieces[:-1]), *pieces[-1:]])
-    return Composition(role_part, context_parts, task_part, prompt)
+    return Composition(role_part, context_parts, task_part, prompt, notes)
 
 
 def _failed(pending: _Pending) -> CommandError:

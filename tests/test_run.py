@@ -309,6 +309,7 @@ def test_task_listing(repo: Path) -> None:
         "file": listed[1]["file"],
         "internal": False,
         "params": [],
+        "source": None,
     }
     names = [t["name"] for t in json.loads(invoke("task", "--all", "--json").stdout)]
     assert names == ["commit-message", "git-diff-review", "help", "secret"]

@@ -17,7 +17,7 @@ from start.cli.commands import Choice, command
 from start.cli.options import Options, common_options
 from start.config import edit, schema
 from start.config.load import load
-from start.config.model import Agent, Config, Item
+from start.config.model import Agent, Config, Item, Task
 from start.errors import StartError
 
 SHELLS = ("bash", "zsh", "fish")
@@ -124,7 +124,7 @@ def complete_tasks(
     if config is None:
         return []
     shown = [task for task in config.tasks.values() if not task.internal]
-    names = [(task.name, task.description) for task in shown]
+    names = [(task.name, _task_help(task)) for task in shown]
     aliases = [
         (
             task.alias,
@@ -134,6 +134,14 @@ def complete_tasks(
         if task.alias and task.alias not in config.tasks
     ]
     return _matching([*names, *aliases], incomplete)
+
+
+def _task_help(task: Task) -> str | None:
+    """A task's description; for another agent's command, with its source first."""
+    if task.imported is None:
+        return task.description
+    source = f"{task.imported.format} command"
+    return f"{source}: {task.description}" if task.description else source
 
 
 def complete_models(

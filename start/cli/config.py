@@ -195,7 +195,12 @@ def path() -> int:
     out = printer("stdout")
     for layer in LAYERS:
         entry = data["layers"][layer]
-        out.line(Styled(f"{layer}:", "bold"), f" {entry['directory'] or 'none'}")
+        if layer == "imported" and not entry["files"]:
+            continue  # no command files of other agents: nothing to say
+        directory = entry["directory"] or (
+            "other agents' command directories" if layer == "imported" else "none"
+        )
+        out.line(Styled(f"{layer}:", "bold"), f" {directory}")
         for name in entry["files"]:
             out.line(f"  {name}")
         if entry["directory"] and not entry["files"]:

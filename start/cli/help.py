@@ -17,6 +17,7 @@ PAGES = {
     "configuration": "configuration.md",
     "placeholders": "placeholders.md",
     "agents": "agents.md",
+    "interop": "interop.md",
     "setup": "setup.md",
     "editing": "editing.md",
     "shell-completion": "completion.md",
@@ -51,7 +52,7 @@ def help_(ctx: click.Context, words: tuple[str, ...], no_pager: bool) -> int:
     """Show help for a command, or a page of the docs.
 
     COMMAND is any command or subcommand (start help config show); TOPIC is a docs page, shown
-    offline: usage, configuration, placeholders, agents, setup, editing, shell-completion,
+    offline: usage, configuration, placeholders, agents, interop, setup, editing, shell-completion,
     security or performance.
     """
     root = ctx.find_root()

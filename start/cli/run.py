@@ -14,7 +14,7 @@ from start.cli.options import F, Options, completer, get_options, launch_options
 from start.config.load import load
 from start.config.model import Config
 from start.console import Line, Styled
-from start.errors import CommandError, ExitCode, UntrustedError, UsageError
+from start.errors import CommandError, ExitCode, Problem, UntrustedError, UsageError
 
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
 
@@ -38,7 +38,7 @@ def _prepare(
             raise
         if not answer:
             raise UntrustedError(
-                f"{error.scan.start_dir} was not approved; nothing was run"
+                f"{error.scan.subject} was not approved; nothing was run"
             ) from None
         trust.approve(error.scan)
     return pipeline.prepare(request, progress=progress)
@@ -232,6 +232,7 @@ def prompt(words: tuple[str, ...], text_option: str | None, text_file: str | Non
         ("Text that starts with a dash, exactly", 'start task gdr --instructions="$TEXT"'),
         ("A task's parameter", "start task review -p focus=performance"),
         ("A Markdown file as the task, with a file as a context", "start task ./t.md -c NOTES.md"),
+        ("A Claude Code command, run by Gemini", 'start task claude:review -a gemini "auth"'),
         ("Every task, internal ones too, as data", "start task --all --json"),
     ],
 )
@@ -309,6 +310,8 @@ def _list_tasks(options: Options, show_all: bool) -> int:
                         {"name": p.name, "default": p.default, "description": p.description}
                         for p in t.params
                     ],
+                    # The format of another agent's command file it comes from, else None.
+                    "source": t.imported.format if t.imported is not None else None,
                 }
                 for t in tasks
             ]
@@ -325,6 +328,10 @@ def _list_tasks(options: Options, show_all: bool) -> int:
         headers.insert(3, "params")
         for row, t in zip(rows, tasks, strict=True):
             row.insert(3, ", ".join(params.describe(p) for p in t.params))
+    if any(t.imported is not None for t in tasks):
+        headers.insert(-1, "source")
+        for row, t in zip(rows, tasks, strict=True):
+            row.insert(-1, t.imported.format if t.imported is not None else "start")
     if options.verbose:
         headers.append("file")
         for row, t in zip(rows, tasks, strict=True):
@@ -391,11 +398,21 @@ def _summary_lines(
             ]
         )
     lines.extend([Styled(f"  {text}", "yellow")] for text in _cut_warnings(config, composition))
-    warnings = [p for p in config.problems if not p.is_error]
+    lines.extend([Styled(f"  ⚠ {text}", "yellow")] for text in composition.notes)
+    # Other agents' command files are not start's config: their findings (front matter start
+    # does not import, ...) are counted only for the task that runs.
+    commands = _command_problems(config)
+    warnings = [p for p in config.problems if not p.is_error and p not in commands]
     if warnings:
         count = f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
         text = f"  ⚠ the config has {count}; run 'start config validate'"
         lines.append([Styled(text, "yellow")])
+    if plan.task is not None and plan.task.imported is not None:
+        own = [p for p in commands if p.file == plan.task.origin.path]
+        if own:
+            count = f"{len(own)} warning{'s' if len(own) != 1 else ''}"
+            text = f"  ⚠ {plan.task.origin.path} has {count}; run 'start config validate'"
+            lines.append([Styled(text, "yellow")])
     if options.verbose or options.debug:
         lines.append([f"  command       {command_line(launch)}"])
     if options.debug:
@@ -422,6 +439,15 @@ def _summary(
     printer.flush()
 
 
+def _command_problems(config: Config) -> list[Problem]:
+    """The findings about other agents' command files (start.interop)."""
+    if not any(task.imported is not None for task in config.tasks.values()):
+        return []
+    from start.interop.dirs import in_command_dir
+
+    return [p for p in config.problems if in_command_dir(p.file, config.root)]
+
+
 def _cut_warnings(config: Config, composition: sources.Composition) -> list[str]:
     """A warning for each file cut by settings.file_size_limit."""
     limit = config.settings.file_size_limit
@@ -444,6 +470,8 @@ def _warnings_only(
         printer.line(f"start: ⚠ task {composition.task.name}: {composition.task.detail}")
     for text in _cut_warnings(config, composition):
         printer.line(f"start: {text}")
+    for text in composition.notes:
+        printer.line(f"start: ⚠ {text}")
 
 
 def _show_dry_run(
@@ -465,6 +493,7 @@ def _show_dry_run(
             "task": plan.task.name if plan.task else None,
             "instructions": plan.instructions,
             "params": dict(plan.params),
+            "notes": list(composition.notes),
             "role_text": composition.role.text if composition.role else "",
             "prompt": composition.prompt,
             "argv": list(launch.argv),

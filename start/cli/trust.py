@@ -58,7 +58,7 @@ def review_lines(review: core.Review, *, full: bool = True) -> list[Line]:
     limit = None if full else SHORT_LINES
     hidden = 0
     lines: list[Line] = [
-        [Styled(f"{found.start_dir} comes with this project.", "bold")],
+        [Styled(f"{found.subject} comes with this project.", "bold")],
         [f"Trusting it lets start, in {found.root}:"],
     ]
     for title, mentions, cut in (
@@ -149,7 +149,7 @@ def confirm(review: core.Review, question: str, *, full: bool = False) -> bool |
 
 def ask(review: core.Review) -> bool | None:
     """The `ask` callback of trust.require for launches."""
-    return confirm(review, f"Trust {review.scan.start_dir} and continue?")
+    return confirm(review, f"Trust {review.scan.subject} and continue?")
 
 
 def warn(message: str) -> None:
@@ -164,6 +164,7 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
     return {
         "root": str(found.root),
         "start_dir": str(found.start_dir),
+        "command_dirs": [str(path) for path in found.commands],
         "trusted": verdict.trusted,
         "reason": verdict.reason,
         "fingerprint": found.fingerprint,
@@ -255,22 +256,22 @@ def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
         if options.json:
             _outcome(found, approved=False)
         else:
-            printer().note(f"start: {found.start_dir} is already trusted ({verdict.reason})")
+            printer().note(f"start: {found.subject} is already trusted ({verdict.reason})")
         return ExitCode.OK
     if not yes:
-        answer = confirm(review, f"Trust {found.start_dir}?")
+        answer = confirm(review, f"Trust {found.subject}?")
         if answer is None:
             raise UsageError(
                 "no terminal to ask on; review with 'start trust --show', "
                 "then approve with 'start trust --yes'"
             )
         if not answer:
-            raise UntrustedError(f"{found.start_dir} was not approved")
+            raise UntrustedError(f"{found.subject} was not approved")
     core.approve(found)
     if options.json:
         _outcome(found, approved=True)
         return ExitCode.OK
-    printer().note(f"start: trusted {found.start_dir} ({covered(found)})")
+    printer().note(f"start: trusted {found.subject} ({covered(found)})")
     return ExitCode.OK
 
 
@@ -279,6 +280,7 @@ def _outcome(found: core.Scan, *, approved: bool) -> None:
     console.print_json(
         {
             "start_dir": str(found.start_dir),
+            "command_dirs": [str(path) for path in found.commands],
             "trusted": True,
             "approved": approved,
             "fingerprint": found.fingerprint,

@@ -2,8 +2,9 @@
 
 Parsing TOML and validating a large config costs far more than a launch may spend, so the result
 is kept as plain data (marshal) and rebuilt into records on the next run with the same key. The
-key covers the bytes of every layer file, the stray files, the layer directories, the Python that
-runs and the code of the `start` package itself (`code_stamp`). An entry that cannot be read, is
+key covers the bytes of every layer file and of other agents' command files (start.interop), the
+stray files, the layer directories, the Python that runs and the code of the `start` package
+itself (`code_stamp`). An entry that cannot be read, is
 not a private regular file of ours, or does not have exactly the shape `_encode` writes is a miss,
 never an error: the load that follows parses from source and writes the entry again.
 """
@@ -35,7 +36,7 @@ from start.config.model import (
 )
 from start.errors import Problem
 
-FORMAT = 2
+FORMAT = 3
 KEEP = 32
 # A temp file this old belongs to a writer that was killed: a live one renames it within moments.
 STALE_TEMP_SECONDS = 60
@@ -58,9 +59,11 @@ _TYPES: Mapping[str, type] = {
     schema.MODELS: dict,
     schema.PATHS: tuple,
     schema.PARAMS: tuple,
+    schema.SOURCES: tuple,
 }
 _FIELDS: Mapping[str, Mapping[str, type]] = {
     kind: {name: _TYPES[kind_type] for name, kind_type in fields.items()}
+    | ({"imported": tuple} if kind == "tasks" else {})  # a task from a command file
     for kind, fields in schema.KINDS.items()
 }
 _SETTINGS: Mapping[str, type] = {name: _TYPES[kind] for name, kind in schema.SETTINGS.items()}
@@ -103,8 +106,12 @@ def key(
     dirs: Mapping[str, Path | None],
     contents: Mapping[Path, bytes],
     strays: Sequence[Path],
+    more: Sequence[str] = (),
 ) -> str | None:
-    """A digest of everything the loaded config depends on; None when it cannot be known."""
+    """A digest of everything the loaded config depends on; None when it cannot be known.
+
+    `more` names anything else it depends on, such as command files that were not read.
+    """
     stamp = code_stamp()
     if stamp is None:
         return None
@@ -135,6 +142,8 @@ def key(
         digest.update(data)
     for path in strays:
         part(f"stray:{path}")
+    for text in more:
+        part(f"more:{text}")
     result: str = digest.hexdigest()
     return result
 
@@ -283,6 +292,10 @@ def _fields(record: Item | Settings) -> dict[str, Any]:
             value = dict(value)
         elif name == "params":  # marshal writes plain tuples only
             value = tuple((p.name, p.default, p.description) for p in value)
+        elif name == "imported":
+            from start.interop.model import encode
+
+            value = encode(value)
         fields[name] = value
     return fields
 
@@ -328,6 +341,10 @@ def _decode(
             checked = _checked(fields, types)
             if "params" in checked:
                 checked["params"] = _params(checked["params"])
+            if "imported" in checked:
+                from start.interop.model import decode
+
+                checked["imported"] = decode(checked["imported"])
             built[_str(name)] = cls(name, at(index), **checked)
         kinds[kind] = built
     setting_origins = data["setting_origins"]
@@ -370,8 +387,8 @@ def _checked(fields: object, types: Mapping[str, type]) -> dict[str, Any]:
         raise _BadEntryError("fields are not a table")
     for name, value in fields.items():
         expected = types.get(name)
-        if name == "params" and type(value) is expected:
-            continue  # checked entry by entry by _params
+        if name in ("params", "imported") and type(value) is expected:
+            continue  # checked entry by entry by _params, and start.interop.model.decode
         if type(value) is not expected or (expected is not str and not _sound(value)):
             raise _BadEntryError(f"{name!r} is not a {expected}")
     return fields

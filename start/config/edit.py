@@ -102,6 +102,8 @@ def parse_setting(key: str, text: str) -> Any:
         value = {"true": True, "false": False}.get(text.lower(), text)
     elif field == schema.PATHS:
         value = [part for part in text.split(os.pathsep) if part]  # like START_TRUSTED_PATHS
+    elif field == schema.SOURCES:
+        value = [part.strip() for part in text.split(",") if part.strip()]  # "claude,gemini"
     wrong = schema.type_error(field, value)
     if wrong:
         raise UsageError(f"{key} {wrong}")

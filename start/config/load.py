@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from start import paths
+from start import interop, paths
 from start.config import cache, files, schema
 from start.config.model import (
     LAYERS,
@@ -26,6 +26,9 @@ from start.errors import ConfigError, Problem, suggest
 # the cache validates nothing.
 if TYPE_CHECKING:
     from start.config.validate import Collector
+    from start.interop.dirs import Discovery
+
+IMPORTED = "imported"
 
 
 class _Layer:
@@ -42,8 +45,10 @@ class _Layer:
 
 
 def layer_dirs(project: paths.ProjectLocation, use_project: bool = True) -> dict[str, Path | None]:
+    # The imported layer has no directory of its own: it is other agents' (start.interop.dirs).
     return {
         "built-in": paths.builtin_config_dir(),
+        "imported": None,
         "global": paths.global_config_dir(),
         "project": project.start_dir if use_project else None,
     }
@@ -83,19 +88,28 @@ def load(
                 unreadable[path] = problem
             else:
                 contents[path] = data
+    # Other agents' command files: one stat per directory when there are none. Every source's
+    # files are read, so the cache key is known before the settings that choose among them.
+    commands = _discover(project, layers, use_project)
     config: Config | None = None
     cache_key = None
     if use_cache and replaced is None and not unreadable:
         strays = [path for name in layers for path in files.stray_toml(dirs[name])]
-        cache_key = cache.key(layers, dirs, contents, strays)
+        keyed = contents if commands is None else {**contents, **commands.contents}
+        more = commands.keyed() if commands is not None else ()
+        cache_key = cache.key(layers, dirs, keyed, strays, more)
         if cache_key is not None:
             config = cache.get(cache_key, project, dirs)
     if config is None:
         contents.update(replaced or {})
         problems = list(unreadable.values())
         read_layers = [
-            _read_layer(name, dirs[name], problems, contents, unreadable) for name in layers
+            _read_layer(name, dirs[name], problems, contents, unreadable)
+            for name in layers
+            if name != IMPORTED
         ]
+        if commands is not None and (commands.files or commands.problems):
+            read_layers = _with_commands(read_layers, commands, problems)
         config = merge(read_layers, project, dirs, problems)
         if config.problems:
             from start.config.positions import locate  # only when there are problems
@@ -106,6 +120,52 @@ def load(
     if strict and config.errors:
         raise ConfigError(config.problems)
     return config
+
+
+def _discover(
+    project: paths.ProjectLocation, layers: Sequence[str], use_project: bool
+) -> Discovery | None:
+    """The command files of the imported layer and of the project layer, when they are loaded."""
+    user = IMPORTED in layers
+    root = project.root if use_project and "project" in layers else None
+    if not interop.anywhere(str(root) if root is not None else None, user=user):
+        return None
+    from start.interop.dirs import discover
+
+    return discover(root, user=user)
+
+
+def _with_commands(
+    layers: list[_Layer], commands: Discovery, problems: list[Problem]
+) -> list[_Layer]:
+    """The layers with the imported one after built-in, and the project's command files just
+    below its `.start/` (whose tasks replace an imported one of the same name)."""
+    from start.interop import library
+
+    enabled: Any = Settings().import_commands
+    for layer in layers:
+        if "import_commands" in layer.settings:
+            enabled = layer.settings["import_commands"][0]
+    built = library.build(commands, enabled)
+    problems.extend(built.problems)
+    user = _Layer(IMPORTED, None)
+    user.items["tasks"].update(built.user.tasks)
+    user.files.extend(built.user.files)
+    project = _Layer("project", None)
+    project.items["tasks"].update(built.project.tasks)
+    project.files.extend(built.project.files)
+    ordered: list[_Layer] = []
+    for layer in layers:
+        if layer.name == "project":
+            ordered.append(project)
+        ordered.append(layer)
+        if layer.name == "built-in":
+            ordered.append(user)
+    if user not in ordered:
+        ordered.insert(0, user)
+    if project not in ordered:
+        ordered.append(project)
+    return ordered
 
 
 def _read_layer(
@@ -227,8 +287,9 @@ def merge(
         for kind, items in layer.items.items():
             # Assigning to an existing key keeps its slot; new names are appended.
             merged[kind].update(items)
-    if "trusted_paths" in setting_values:
-        setting_values["trusted_paths"] = tuple(setting_values["trusted_paths"])
+    for key in ("trusted_paths", "import_commands"):
+        if key in setting_values:
+            setting_values[key] = tuple(setting_values[key])
     settings = Settings(**setting_values, origins=origins)
     agents: dict[str, Agent] = merged["agents"]  # type: ignore[assignment]
     roles: dict[str, Role] = merged["roles"]  # type: ignore[assignment]

@@ -9,13 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from start.errors import Problem
 from start.fs import DEFAULT_FILE_LIMIT
+from start.interop import FORMATS
 from start.paths import ProjectLocation
 
-LAYERS = ("built-in", "global", "project")
+if TYPE_CHECKING:
+    from start.interop.model import Imported
+
+# `imported` holds the tasks of other agents' user-level command directories (start.interop);
+# their project-level directories belong to the project layer.
+LAYERS = ("built-in", "imported", "global", "project")
 # The origin layer of a role, context or task named by path on the command line (start.adhoc).
 COMMAND_LINE = "command line"
 _NO_MODELS: Mapping[str, str] = {}
@@ -104,6 +110,9 @@ class Task(NamedTuple):
     internal: bool = False
     if_no_output: str | None = None  # when the command prints nothing: stop with this message
     params: tuple[Param, ...] = ()  # in declaration order
+    # A task read from another agent's command file (start.interop): its template, instead of
+    # `file`, `command` and `prompt`; `origin.path` is the command file.
+    imported: Imported | None = None
 
 
 # Roles, contexts and tasks share the source fields (`file`, `command`, `prompt`, `shell`,
@@ -125,6 +134,7 @@ class Settings(NamedTuple):
     command_output_limit: int = DEFAULT_OUTPUT_LIMIT
     file_size_limit: int = DEFAULT_FILE_LIMIT
     trusted_paths: tuple[str, ...] = ()
+    import_commands: tuple[str, ...] = FORMATS  # the sources whose command files are tasks
     origins: Mapping[str, Origin] = {}
 
 
@@ -157,3 +167,10 @@ class Config(NamedTuple):
     @property
     def root(self) -> Path:
         return self.project.root
+
+    @property
+    def has_project(self) -> bool:
+        """Whether there is project config to trust: a `.start/`, or project command files."""
+        return self.layer_dirs.get("project") is not None or any(
+            f.layer == "project" for f in self.files
+        )

@@ -27,8 +27,23 @@ def item_fields(item: Item) -> dict[str, Any]:
             value = dict(value)
         elif name == "params":
             value = {param.name: param_fields(param) for param in value}
+        elif name == "imported":
+            values.update(imported_fields(value))
+            continue
         values[name] = value
     return values
+
+
+def imported_fields(imported: Any) -> dict[str, str]:
+    """What a task from another agent's command file carries (start.interop.model.Imported),
+    as fields to show: the source, how that CLI calls it, its hint and model, its template."""
+    fields = {"source": imported.format, "source_command": imported.command}
+    if imported.hint is not None:
+        fields["argument_hint"] = imported.hint
+    if imported.model is not None:
+        fields["source_model"] = imported.model
+    fields["template"] = imported.body
+    return fields
 
 
 def param_fields(param: Param) -> dict[str, str]:

@@ -15,6 +15,7 @@ SHELL = "shell"  # one program: a name on PATH or a path, without arguments
 MAX_TIMEOUT: Final = 86_400  # a day: validate and the launch agree on this range
 PATHS = "paths"  # an array of absolute directory paths (`~` allowed)
 PARAMS = "params"  # a table of parameter name = { default = "...", description = "..." }
+SOURCES = "sources"  # an array of the names of other agents whose commands are imported
 
 _SOURCE: Final = {
     "file": STR,
@@ -62,6 +63,7 @@ SETTINGS: Final[Mapping[str, str]] = {
     "file_size_limit": SIZE,
     # Trusted by the user's own layers only: a project's trust keys are dropped with a warning.
     "trusted_paths": PATHS,
+    "import_commands": SOURCES,
 }
 
 SECTIONS: Final = ("settings", *KINDS)
@@ -121,6 +123,16 @@ def type_error(kind: str, value: object) -> str | None:
                 "must be a table of parameters, such as [tasks.NAME.params] focus = "
                 f'{{ default = "security", description = "..." }}, not {_describe(value)}'
             )
+        return None
+    if kind == SOURCES:
+        from start.interop import FORMATS
+
+        if not isinstance(value, list):
+            return f"must be an array of sources ({', '.join(FORMATS)}), not {_describe(value)}"
+        for entry in value:
+            if entry not in FORMATS:
+                shown = repr(entry) if not isinstance(entry, str) else f"'{entry}'"
+                return f"must be an array of sources; {shown} is not one of {', '.join(FORMATS)}"
         return None
     if kind == MODELS:
         if not isinstance(value, dict):

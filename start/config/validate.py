@@ -39,6 +39,11 @@ class Collector:
 def check_name(kind: str, name: str) -> str | None:
     if _NAME.match(name):
         return None
+    if kind == "task" and ":" in name:
+        # An imported command's name, `claude:review`: config may replace that task.
+        from start.interop.model import name_problem
+
+        return name_problem(name)
     return (
         f"invalid {kind} name '{name}': use lowercase letters and digits in words joined by "
         "single hyphens, such as 'code-review'"

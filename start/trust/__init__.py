@@ -93,8 +93,8 @@ class TrustRequired(UntrustedError):
         self.verdict = verdict
         self.scan = verdict.scan
         super().__init__(
-            f"{self.scan.start_dir} is not trusted ({verdict.reason.removeprefix('not trusted: ')})"
-            "; run 'start trust' to review it"
+            f"{self.scan.subject} is not trusted "
+            f"({verdict.reason.removeprefix('not trusted: ')}); run 'start trust' to review it"
         )
 
     def review(self) -> Review:
@@ -177,7 +177,7 @@ def grant(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
     (the caller may ask, `approve(error.scan)` and try again), or UntrustedError when its files
     are unsafe.
     """
-    if config.layer_dirs.get("project") is None:
+    if not config.has_project:
         return None, ()
     verdict = check(config)
     found = verdict.scan
@@ -195,11 +195,13 @@ def self_edit(root: Path) -> Iterator[None]:
     """Wrap a write by `start` to a project config file: keep it approved if it was before."""
     start_dir = Path(root).resolve() / paths.PROJECT_DIR_NAME
     try:
-        if not os.path.lexists(start_dir) or (start_dir.is_dir() and not any(start_dir.iterdir())):
-            approved = True
-        else:
-            before = _scan_at(root)
-            approved = before is not None and not before.unsafe and lookup(before)[0] is not None
+        empty = not os.path.lexists(start_dir) or (
+            start_dir.is_dir() and not any(start_dir.iterdir())
+        )
+        # Without project config the user's own edit makes the first; other agents' command
+        # files in the project are project config too, never approved unseen by an edit.
+        before = _scan_at(root)
+        approved = empty if before is None else not before.unsafe and lookup(before)[0] is not None
     except (StartError, OSError):
         approved = False
     yield
@@ -214,12 +216,13 @@ def self_edit(root: Path) -> Iterator[None]:
 
 
 def _scan_at(root: Path) -> Scan | None:
+    """What an approval of the project at `root` covers now, as a launch there would see it."""
     from start.config.load import load
 
-    start_dir = Path(root).resolve() / paths.PROJECT_DIR_NAME
-    if not start_dir.is_dir():
-        return None
-    config = load(start_dir.parent, layers=("project",))
-    if config.project.start_dir != start_dir:
+    resolved = Path(root).resolve()
+    start_dir = resolved / paths.PROJECT_DIR_NAME
+    # All layers: the settings that choose which command files are imported are in any of them.
+    config = load(resolved)
+    if config.project.start_dir not in (None, start_dir) or config.root != resolved:
         return None
     return scan(config)

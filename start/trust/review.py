@@ -126,6 +126,12 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
                 if item.large_prompt is not None:
                     texts.append(Mention(f"{key}.large_prompt", item.large_prompt))
                 continue
+            imported = getattr(item, "imported", None)
+            if imported is not None:
+                # Another agent's command file: its shell commands, as they run, and its text.
+                for snippet in imported.snippets():
+                    commands.append(Mention(f"{key}: line {snippet.line}", snippet.command))
+                texts.append(Mention(f"{key}: {item.origin.path.name}", imported.body))
             if item.command is not None:
                 commands.append(Mention(f"{key}.command", item.command))
             if item.shell is not None:

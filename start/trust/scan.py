@@ -57,11 +57,24 @@ class Scan(NamedTuple):
     """The project layer as it is now: what an approval would cover, and unsafe permissions."""
 
     root: Path
-    start_dir: Path
+    start_dir: Path  # the project's `.start/`, or where it would be when there is none
     entries: tuple[Entry, ...]
     fingerprint: str
     unsafe: tuple[str, ...]
     named: tuple[Named, ...] = ()
+    commands: tuple[Path, ...] = ()  # other agents' command directories with files covered
+
+    @property
+    def subject(self) -> str:
+        """What is trusted, for messages: `.start/`, or the command directories without it."""
+        has_start = os.path.isdir(self.start_dir)
+        if not self.commands:
+            return str(self.start_dir)
+        if len(self.commands) == 1 and not has_start:
+            return str(self.commands[0])
+        names = [self.start_dir.name] if has_start else []
+        names.extend(str(path.relative_to(self.root)) for path in self.commands)
+        return f"the project config of {self.root} ({', '.join(names)})"
 
     def grant(self, reason: str, *, everything: bool = False) -> Grant:
         """The launch's permission to read: these approved bytes, and these outside paths."""
@@ -129,7 +142,9 @@ class _Scanner:
 
     def tree(self) -> None:
         start_dir = self.start_dir
-        if not self.inside(start_dir):
+        if not os.path.lexists(start_dir):
+            pass  # only other agents' command files (their bytes are covered below)
+        elif not self.inside(start_dir):
             # `.start` links outside the project: its config files are covered, nothing else.
             self.symlink(start_dir)
         else:
@@ -232,11 +247,15 @@ def fingerprint(entries: tuple[Entry, ...] | tuple[Copy, ...]) -> str:
 
 
 def scan(config: Config) -> Scan | None:
-    """What approving this config's project layer covers; None when it has no config files."""
-    start_dir = config.layer_dirs.get("project")
+    """What approving this config's project layer covers; None when it has no config files.
+
+    The project layer's files are its `.start/` config files and other agents' project command
+    files (start.interop), whose bytes load read; a command file's includes are named files.
+    """
     layer = {f.path: f.digest for f in config.files if f.layer == "project"}
-    if start_dir is None or not layer:
+    if not layer:
         return None
+    start_dir = config.layer_dirs.get("project") or config.root / paths.PROJECT_DIR_NAME
     scanner = _Scanner(config.root, start_dir, layer)
     named: list[Named] = []
     try:
@@ -247,6 +266,12 @@ def scan(config: Config) -> Scan | None:
                     path = paths.expand(item.file, config.root)
                     key = f"{kind}.{item.name}.file"
                     named.append(scanner.named(key, path, role=kind == "roles"))
+        for task in config.tasks.values():
+            if task.origin.layer != "project" or task.imported is None:
+                continue
+            for include in dict.fromkeys(i.path for i in task.imported.includes()):
+                path = paths.expand(include, config.root)
+                named.append(scanner.named(f"tasks.{task.name}: @{include}", path, role=False))
     except UntrustedError:
         raise
     except RecursionError:
@@ -261,7 +286,20 @@ def scan(config: Config) -> Scan | None:
         fingerprint(entries),
         tuple(scanner.unsafe),
         tuple(named),
+        _command_dirs(config, layer),
     )
+
+
+def _command_dirs(config: Config, layer: dict[Path, str]) -> tuple[Path, ...]:
+    """The project's command directories of other agents that hold files the approval covers."""
+    from start.interop.dirs import project_places
+
+    found = [
+        place.directory
+        for place in project_places(config.root)
+        if any(within(os.path.normpath(path), os.path.normpath(place.directory)) for path in layer)
+    ]
+    return tuple(dict.fromkeys(found))
 
 
 def current_bytes(entry: Entry) -> bytes:
@@ -280,6 +318,6 @@ def current_bytes(entry: Entry) -> bytes:
 
 
 def unsafe_message(found: Scan) -> str:
-    lines = [f"{found.start_dir} is not safe to use; fix its permissions:"]
+    lines = [f"{found.subject} is not safe to use; fix its permissions:"]
     lines.extend(f"  {problem}" for problem in found.unsafe)
     return "\n".join(lines)

@@ -130,7 +130,8 @@ def test_every_docs_page_has_a_topic() -> None:
         (
             ("help", "zzz"),
             "start: no such command or help topic 'zzz'; topics: usage, configuration, "
-            "placeholders, agents, setup, editing, shell-completion, security, performance, "
+            "placeholders, agents, interop, setup, editing, shell-completion, security, "
+            "performance, "
             "benchmarks, mcp-server\n",
         ),
         (

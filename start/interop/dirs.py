@@ -1,0 +1,204 @@
+"""Where each source keeps its commands, and the bounded walk that finds and reads their files.
+
+User-level directories form the imported layer (between built-in and global); project-level ones,
+under the project root, belong to the project layer (same trust, same precedence). Without any of
+them a load costs one stat per directory. The walk is bounded like the trust scan of `.start/`:
+at most MAX_DEPTH levels, MAX_ENTRIES entries and FILE_LIMIT bytes a file. Directory symlinks are
+not followed, nor hidden names (`.x`); in a project directory, a file whose real path a symlink
+leads outside the project root is not read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final, NamedTuple
+
+from start import fs
+from start.interop import PROJECT_DIRS, user_dirs
+
+MAX_DEPTH: Final = 16
+MAX_ENTRIES: Final = 1000
+FILE_LIMIT: Final = 1_048_576
+
+USER, PROJECT = "user", "project"
+
+
+class Place(NamedTuple):
+    """One command directory of a source."""
+
+    format: str
+    scope: str  # USER or PROJECT
+    directory: Path
+    suffixes: tuple[str, ...]  # the file names it reads, by suffix (any case for Codex)
+    nested: bool  # whether subdirectories are read (Codex reads only the top level)
+
+
+class Found(NamedTuple):
+    """A command file as read: its bytes, or why it was not read (then `data` is None)."""
+
+    place: Place
+    path: Path
+    parts: tuple[str, ...]  # the path below the directory: ("git", "commit.md")
+    data: bytes | None
+    problem: str | None = None
+
+
+class Discovery(NamedTuple):
+    files: tuple[Found, ...]
+    problems: tuple[tuple[Place, str], ...]  # a directory that was not read (whole), and why
+
+    @property
+    def contents(self) -> dict[Path, bytes]:
+        """The bytes of every file read, for the config cache's key."""
+        return {found.path: found.data for found in self.files if found.data is not None}
+
+    def keyed(self) -> list[str]:
+        """What else the loaded config depends on: files not read and directories refused."""
+        parts = [f"skip:{f.path}:{f.problem}" for f in self.files if f.data is None]
+        parts.extend(f"refused:{p.directory}:{why}" for p, why in self.problems)
+        return parts
+
+
+# The files each source reads, by suffix; Codex reads only the top level of its directory.
+SUFFIXES: Final = {
+    "claude": (".md",),
+    "gemini": (".toml",),
+    "qwen": (".toml", ".md"),
+    "codex": (".md",),
+    "opencode": (".md",),
+}
+
+
+def user_places(environ: Mapping[str, str] | None = None) -> list[Place]:
+    """The user-level command directories of every source."""
+    return [
+        Place(form, USER, Path(path), SUFFIXES[form], form != "codex")
+        for form, path in user_dirs(environ)
+    ]
+
+
+def project_places(root: Path) -> list[Place]:
+    """The project-level command directories under the project root (Codex has none)."""
+    return [
+        Place(form, PROJECT, root / relative, SUFFIXES[form], True)
+        for form, relative in PROJECT_DIRS
+    ]
+
+
+def in_command_dir(path: Path | None, root: Path) -> bool:
+    """Whether `path` is in (or is) a command directory of a source, user- or project-level."""
+    if path is None:
+        return False
+    text = os.path.normpath(path)
+    return any(
+        fs.within(text, os.path.normpath(place.directory))
+        for place in (*user_places(), *project_places(root))
+    )
+
+
+def discover(root: Path | None, *, user: bool) -> Discovery:
+    """Every command file of the user-level directories (with `user`) and of the project-level
+    ones under `root` (when not None), read. One stat for each directory that is not there.
+
+    A project directory that is a user-level one too (the project root is the home directory)
+    is read once, as the user's.
+    """
+    users = [place for place in user_places() if _is_dir(place.directory)]
+    places = users if user else []
+    real_root = ""
+    if root is not None:
+        found = [place for place in project_places(root) if _is_dir(place.directory)]
+        if found:
+            real_root = os.path.realpath(root)
+            mine = {os.path.realpath(place.directory) for place in users}
+            places = places + [p for p in found if os.path.realpath(p.directory) not in mine]
+    files: list[Found] = []
+    problems: list[tuple[Place, str]] = []
+    for place in places:
+        walk = _Walk(place, real_root)
+        try:
+            walk.directory(place.directory, (), 0)
+        except _RefusedError as error:
+            problems.append((place, str(error)))
+            continue
+        except OSError as error:
+            problems.append((place, f"cannot be read: {error.strerror or error}"))
+            continue
+        files.extend(walk.found)
+    return Discovery(tuple(files), tuple(problems))
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+class _RefusedError(Exception):
+    """A directory over the walk's bounds: none of it is read."""
+
+
+class _Walk:
+    def __init__(self, place: Place, real_root: str) -> None:
+        self.place = place
+        self.real_root = real_root
+        self.count = 0
+        self.found: list[Found] = []
+
+    def directory(self, path: Path, parts: tuple[str, ...], depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise _RefusedError(
+                f"is nested more than {MAX_DEPTH} directories deep ({path}); start does not read it"
+            )
+        with os.scandir(path) as entries:
+            names = sorted(entry.name for entry in entries)
+        for name in names:
+            self.count += 1
+            if self.count > MAX_ENTRIES:
+                raise _RefusedError(
+                    f"holds more than {MAX_ENTRIES} files and directories; start does not read it"
+                )
+            self.entry(path / name, (*parts, name), depth)
+
+    def entry(self, path: Path, parts: tuple[str, ...], depth: int) -> None:
+        info = os.lstat(path)
+        if stat.S_ISDIR(info.st_mode):
+            if self.place.nested and not path.name.startswith("."):
+                self.directory(path, parts, depth + 1)
+            return
+        if path.name.startswith("."):
+            return  # hidden: an editor's lock or backup file, never a command
+        name = path.name.lower() if self.place.format == "codex" else path.name
+        if not name.endswith(self.place.suffixes):
+            return
+        if stat.S_ISLNK(info.st_mode) and _is_dir(path):
+            if self.place.nested:
+                self.skip(path, parts, "is a symlink to a directory, which start does not follow")
+            return
+        try:
+            read = fs.read(path, FILE_LIMIT)
+        except fs.FileError as error:
+            self.skip(path, parts, error.reason)
+            return
+        if self.place.scope == PROJECT and not fs.within(read.real, self.real_root):
+            self.skip(
+                path,
+                parts,
+                f"leads outside the project root (to {read.real}) through a symlink; "
+                "start does not read it",
+            )
+            return
+        if read.truncated:
+            self.skip(
+                path, parts, f"is {read.size:,} bytes; start reads command files of at most "
+                f"{FILE_LIMIT:,} bytes"
+            )  # fmt: skip
+            return
+        self.found.append(Found(self.place, path, parts, read.data))
+
+    def skip(self, path: Path, parts: tuple[str, ...], why: str) -> None:
+        self.found.append(Found(self.place, path, parts, None, why))

@@ -1,0 +1,165 @@
+"""Gemini CLI's custom commands (`.gemini/commands/**/*.toml`), and Qwen Code's (`.qwen/commands`,
+the same TOML form and a Markdown form), as templates.
+
+The rules, read in google-gemini/gemini-cli@5411f113 (docs/cli/custom-commands.md and
+packages/cli/src/services/):
+
+- TOML with `prompt` (a string, required) and `description` (default: "Custom command from
+  FILE"); other keys are ignored (FileCommandLoader.ts).
+- `{{args}}` is the arguments; outside `!{...}` as typed, inside it escaped for the shell
+  (prompt-processors/shellProcessor.ts). Without `{{args}}` anywhere, arguments append the
+  typed line `/name args` after a blank line (argumentProcessor.ts, partUtils.ts).
+- `!{cmd}` runs a command (braces must balance; the content is trimmed; an empty one is dropped);
+  its output (stdout and stderr) replaces it (injectionParser.ts, shellProcessor.ts).
+- `@{path}` inlines a file (prompt-processors/atFileProcessor.ts).
+
+Qwen Code (QwenLM/qwen-code, a Gemini CLI fork) reads both `*.toml` and `*.md` (front matter with
+`description` and `argument-hint`, then the body, trimmed), with the same syntax
+(packages/cli/src/services/markdown-command-parser.ts).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from typing import Final
+
+from start.interop import frontmatter
+from start.interop.common import Note, Parsed, Segments, UnusableError, snippet
+from start.interop.model import ALL, Arg, Include, Segment
+
+ARGS: Final = "{{args}}"
+QWEN_MARKDOWN: Final = ("description", "argument-hint")
+QWEN_RUNTIME: Final = {
+    "when_to_use": "start does not offer commands to the model",
+    "disable-model-invocation": "it only keeps the model from running the command by itself; "
+    "start runs a task only when you name it",
+}
+
+
+def parse_toml(text: str, filename: str, *, qwen: bool = False) -> Parsed:
+    """A TOML command file as a template; UnusableError when it cannot be one."""
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        at = re.search(r"\(at line (\d+), column \d+\)", str(error))
+        line = int(at.group(1)) if at else None
+        raise UnusableError(line, f"not valid TOML: {error}") from None
+    notes: list[Note] = []
+    prompt = table.get("prompt")
+    if not isinstance(prompt, str):
+        what = "missing" if prompt is None else "not a string"
+        raise UnusableError(None, f"'prompt' is {what}; Gemini CLI needs it as a string")
+    description = table.get("description")
+    for key in table:
+        if key == "description" and not isinstance(description, str):
+            notes.append(Note(_line(text, key), key, "not a string; not imported"))
+        elif key not in ("prompt", "description"):
+            notes.append(Note(_line(text, key), key, "not used by Gemini CLI; not imported"))
+    first = _line(text, "prompt") or 1
+    if re.search(r"(?m)^\s*prompt\s*=\s*(\"\"\"|''')[ \t]*$", text):
+        first += 1
+    segments = _segments(prompt, first, notes, qwen=qwen)
+    default = f"Custom command from {filename}"
+    return Parsed(
+        segments,
+        prompt,
+        description if isinstance(description, str) and description else default,
+        notes=tuple(notes),
+    )
+
+
+def parse_markdown(text: str) -> Parsed:
+    """A Qwen Code Markdown command file as a template."""
+    split = frontmatter.split(text)
+    notes = [Note(line, "", message) for line, message in split.problems]
+    for key, field in split.fields.items():
+        if key in QWEN_MARKDOWN:
+            continue
+        why = QWEN_RUNTIME.get(key, "start has no equivalent")
+        notes.append(Note(field.line, key, f"not imported: {why}"))
+    segments = _segments(split.body, split.body_line, notes, qwen=True)
+    fields = split.fields
+    description = fields["description"].text() if "description" in fields else None
+    hint = fields["argument-hint"].written() if "argument-hint" in fields else None
+    return Parsed(segments, split.body, description or None, hint or None, notes=tuple(notes))
+
+
+def _line(text: str, key: str) -> int | None:
+    found = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text)
+    return text.count("\n", 0, found.start()) + 1 if found else None
+
+
+def _segments(prompt: str, first: int, notes: list[Note], *, qwen: bool) -> tuple[Segment, ...]:
+    """`{{args}}`, `!{...}` and `@{...}`; for Qwen Code without `{{args}}`, `$ARGUMENTS` too
+    (one revision of its shellProcessor.ts replaces it, decision D-Q1)."""
+    dollar = qwen and ARGS not in prompt and "$ARGUMENTS" in prompt
+    if dollar:
+        line = first + prompt.count("\n", 0, prompt.index("$ARGUMENTS"))
+        notes.append(
+            Note(
+                line,
+                "",
+                "$ARGUMENTS is taken for {{args}}, as newer Qwen Code builds do (older ones "
+                "leave it as written); write {{args}} to be sure",
+            )
+        )
+    refs = ("{{args}}", "$ARGUMENTS") if dollar else ("{{args}}",)
+    out = Segments()
+    position = 0
+    while True:
+        found = [
+            (index, token)
+            for token in (*refs, "!{", "@{")
+            if (index := prompt.find(token, position)) >= 0
+        ]
+        if not found:
+            break
+        index, token = min(found)
+        out.text(prompt[position:index])
+        line = first + prompt.count("\n", 0, index)
+        if token in refs:
+            out.add(Arg(ALL, literal=token))
+            position = index + len(token)
+            continue
+        end = _closing(prompt, index + 2)
+        if end < 0:
+            raise UnusableError(
+                line,
+                f"'{token}' is not closed with a matching '}}'; Gemini CLI refuses to run the "
+                "command (Invalid syntax)",
+            )
+        content = prompt[index + 2 : end].strip()
+        literal = prompt[index : end + 1]
+        position = end + 1
+        if token == "@{":
+            out.add(Include(content, literal, line))
+        elif content:
+            out.add(_snippet(content, literal, line, refs))
+    out.text(prompt[position:])
+    return out.done()
+
+
+def _closing(text: str, start: int) -> int:
+    """The index of the `}` that balances an opening brace just before `start`, or -1."""
+    depth = 1
+    for index in range(start, len(text)):
+        if text[index] == "{":
+            depth += 1
+        elif text[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return -1
+
+
+def _snippet(content: str, literal: str, line: int, refs: tuple[str, ...]) -> Segment:
+    parts: list[str | Arg] = []
+    pattern = "|".join(re.escape(r) for r in refs)
+    position = 0
+    for match in re.finditer(pattern, content):
+        parts.append(content[position : match.start()])
+        parts.append(Arg(ALL, literal=match.group()))
+        position = match.end()
+    parts.append(content[position:])
+    return snippet(parts, literal, line)
