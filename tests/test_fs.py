@@ -129,3 +129,10 @@ def test_a_cut_never_yields_a_broken_character(text: str, cut: int) -> None:
 )
 def test_within(real: str, root: str, inside: bool) -> None:
     assert fs.within(real, root) is inside
+
+
+@given(st.binary(max_size=256))
+def test_sha256_is_hashlibs_digest(data: bytes) -> None:
+    import hashlib
+
+    assert fs.sha256(data) == hashlib.sha256(data).hexdigest()

@@ -56,6 +56,7 @@ prompt = "Review: {instructions}"
 OFF_THE_LAUNCH_PATH = {
     "shutil": "paths.which finds programs; tempfiles imports it only to remove a directory",
     "difflib": "click's parser no longer builds a NoSuchOption for each short option",
+    "hashlib": "fs.sha256 takes CPython's own SHA-256; hashlib loads the OpenSSL binding",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}

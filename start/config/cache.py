@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from start import paths
-from start.config import files, schema
+from start import fs, paths
+from start.config import schema
 from start.config.model import (
     LAYERS,
     Agent,
@@ -117,12 +117,12 @@ def key(
         return None
     from start import __version__
 
-    digest = files.new_sha256()
+    chunks: list[bytes] = []
 
     def part(text: str) -> None:
         data = text.encode("utf-8", "surrogateescape")
-        digest.update(b"%d|" % len(data))
-        digest.update(data)
+        chunks.append(b"%d|" % len(data))
+        chunks.append(data)
 
     for text in (
         str(FORMAT),
@@ -138,14 +138,13 @@ def key(
         part(f"{name}={dirs.get(name)}")
     for path, data in contents.items():
         part(str(path))
-        digest.update(b"%d|" % len(data))
-        digest.update(data)
+        chunks.append(b"%d|" % len(data))
+        chunks.append(data)
     for path in strays:
         part(f"stray:{path}")
     for text in more:
         part(f"more:{text}")
-    result: str = digest.hexdigest()
-    return result
+    return fs.sha256(b"".join(chunks))
 
 
 def _path(cache_key: str) -> Path:

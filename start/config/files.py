@@ -35,27 +35,6 @@ class ReadFile(NamedTuple):
     problem: Problem | None
 
 
-def new_sha256() -> Any:
-    """A SHA-256 hasher, without loading OpenSSL when CPython's own will do."""
-    try:
-        # hashlib imports the OpenSSL binding, about 5 ms that every launch would pay.
-        from _sha256 import sha256 as new  # type: ignore[import-not-found] # CPython 3.11
-    except ImportError:
-        try:
-            from _sha2 import sha256 as new  # type: ignore[import-not-found] # CPython 3.12+
-        except ImportError:
-            from hashlib import sha256 as new
-    return new()
-
-
-def sha256(data: bytes) -> str:
-    """The SHA-256 of `data` as hex."""
-    hasher = new_sha256()
-    hasher.update(data)
-    digest: str = hasher.hexdigest()
-    return digest
-
-
 def layer_paths(directory: Path | None) -> list[Path]:
     """The known config files present in a layer directory, in definition order.
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from start import interop, paths
+from start import fs, interop, paths
 from start.config import cache, files, schema
 from start.config.model import (
     LAYERS,
@@ -198,7 +198,7 @@ def _read_layer(
             continue
         read = files.read(path, contents[path])
         # Only project files need a digest: trust approves their exact bytes.
-        digest = files.sha256(read.data) if name == "project" else ""
+        digest = fs.sha256(read.data) if name == "project" else ""
         layer.files.append(LayerFile(name, path, digest, read.table is not None))
         if read.problem is not None:
             problems.append(read.problem)

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from start import fs
-from start.config.files import sha256
 from start.config.model import LayerFile, Origin, Task
 from start.errors import Problem
 from start.interop import frontmatter
@@ -55,7 +54,7 @@ def build(found: Discovery, enabled: Iterable[str]) -> Library:
         scope = file.place.scope
         layer = layers[scope]
         if file.data is not None:
-            digest = sha256(file.data) if scope == PROJECT else ""
+            digest = fs.sha256(file.data) if scope == PROJECT else ""
             layer.files.append(
                 LayerFile(PROJECT if scope == PROJECT else IMPORTED, file.path, digest, bool(task))
             )

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from start import atomic, fs, paths
-from start.config import files
 from start.config.model import Config
 from start.errors import UntrustedError
 from start.wall import Grant, classify
@@ -95,10 +94,6 @@ class Scan(NamedTuple):
             reason=reason,
             everything=everything,
         )
-
-
-def sha(data: bytes) -> str:
-    return files.sha256(data)
 
 
 within = fs.within
@@ -195,12 +190,12 @@ class _Scanner:
             else:
                 self.file(path, follow=False)
         else:
-            self.add(Entry(self.label(path), OTHER, sha(b""), path))
+            self.add(Entry(self.label(path), OTHER, fs.sha256(b""), path))
 
     def symlink(self, path: Path) -> bool:
         target = os.readlink(path)
         inside = self.inside(path)
-        digest = sha(os.fsencode(target))
+        digest = fs.sha256(os.fsencode(target))
         self.add(Entry(self.label(path), SYMLINK, digest, path, target=target, outside=not inside))
         return inside
 
@@ -211,10 +206,10 @@ class _Scanner:
         except fs.FileError as error:
             if error.missing:
                 real = os.path.realpath(path)
-                self.add(Entry(label or self.label(path), MISSING, sha(b""), path, real=real))
+                self.add(Entry(label or self.label(path), MISSING, fs.sha256(b""), path, real=real))
                 return
             if "not a regular file" in error.reason:
-                self.add(Entry(label or self.label(path), OTHER, sha(b""), path))
+                self.add(Entry(label or self.label(path), OTHER, fs.sha256(b""), path))
                 return
             raise UntrustedError(f"cannot read {path}: {error.reason}") from None
         if read.size > FILE_LIMIT:
@@ -224,7 +219,8 @@ class _Scanner:
             )
         self.check(path, os.stat(read.real))
         entry_label = label or self.label(path)
-        self.add(Entry(entry_label, FILE, sha(read.data), path, data=read.data, real=read.real))
+        digest = fs.sha256(read.data)
+        self.add(Entry(entry_label, FILE, digest, path, data=read.data, real=read.real))
 
     def named(self, key: str, path: Path, *, role: bool) -> Named:
         """A file a project item names: covered by bytes, by real path, or (a repository file that
@@ -233,7 +229,7 @@ class _Scanner:
         where = classify(path, real, self.real_root, self.start_dir)
         if where == "outside":
             # Never read before approval; the approval covers the real path, not the bytes.
-            self.add(Entry(real, OUTSIDE, sha(os.fsencode(real)), path, target=real))
+            self.add(Entry(real, OUTSIDE, fs.sha256(os.fsencode(real)), path, target=real))
         elif where == "start" or role:
             label = self.label(real)
             if not any((label, kind) in self.entries for kind in (FILE, MISSING, OTHER)):
@@ -243,7 +239,7 @@ class _Scanner:
 
 def fingerprint(entries: tuple[Entry, ...] | tuple[Copy, ...]) -> str:
     rows = sorted([e.kind, e.label, e.digest] for e in entries)
-    return sha(json.dumps(rows, separators=(",", ":")).encode("ascii"))
+    return fs.sha256(json.dumps(rows, separators=(",", ":")).encode("ascii"))
 
 
 def scan(config: Config) -> Scan | None:
@@ -310,7 +306,7 @@ def current_bytes(entry: Entry) -> bytes:
         data = fs.read(entry.path, FILE_LIMIT * 4).data
     except fs.FileError as error:
         raise UntrustedError(f"cannot read {entry.path}: {error.reason}") from None
-    if sha(data) != entry.digest:
+    if fs.sha256(data) != entry.digest:
         raise UntrustedError(
             f"{entry.path} changed while start was reading it; run the command again"
         )

@@ -9,14 +9,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from start import atomic, paths
+from start import atomic, fs, paths
 from start.errors import StartError, UntrustedError
 from start.trust.scan import (
     FILE,
     Scan,
     current_bytes,
     fingerprint,
-    sha,
     unsafe_message,
 )
 
@@ -50,7 +49,7 @@ def store_dir() -> Path:
 
 
 def _root_key(root: str) -> str:
-    return sha(os.fsencode(root))[:16]
+    return fs.sha256(os.fsencode(root))[:16]
 
 
 def _record_name(root: str, digest: str) -> str:
@@ -104,7 +103,8 @@ def _load_record(path: Path) -> Record:
         if copy.text is None:
             continue
         try:
-            same = isinstance(copy.text, str) and sha(copy.text.encode("utf-8")) == copy.digest
+            text = copy.text
+            same = isinstance(text, str) and fs.sha256(text.encode("utf-8")) == copy.digest
         except UnicodeError:
             same = False
         if not same:
