@@ -4,6 +4,7 @@ programs on PATH."""
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -70,6 +71,21 @@ def runtime_dir() -> Path:
     import tempfile
 
     return Path(tempfile.gettempdir()) / f"{APP}-{os.getuid()}"
+
+
+def private_directory(directory: Path) -> bool:
+    """Make `directory` (and its parents) if missing, mode 0700, and keep it 0700.
+
+    False when it is not a directory owned by this user (a symlink included): then it is left
+    as it is. OSError when it cannot be made or looked at.
+    """
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        return False
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(directory, 0o700)
+    return True
 
 
 class WorkdirGoneError(StartError):

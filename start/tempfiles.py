@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,20 +40,17 @@ class TempFiles:
             return
         directory = self.directory
         try:
-            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            info = os.lstat(directory)
+            ours = paths.private_directory(directory)
         except OSError as error:
             raise StartError(
                 f"cannot create the runtime directory {directory}: {error.strerror or error}; "
                 "set XDG_RUNTIME_DIR to a private directory you can write"
             ) from None
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        if not ours:
             raise StartError(
                 f"runtime directory {directory} is not a directory owned by you; remove it "
                 "or set XDG_RUNTIME_DIR to a private directory"
             )
-        if stat.S_IMODE(info.st_mode) != 0o700:
-            os.chmod(directory, 0o700)
         sweep(directory)
         if self.keep:
             name = f"{KEPT_PREFIX}{int(time.time())}-{os.urandom(4).hex()}"

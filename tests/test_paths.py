@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -135,3 +136,21 @@ def test_which_finds_what_shutil_which_finds(
     monkeypatch.setenv("PATH", f"{first}{os.pathsep}{second}")
     assert paths.which("plain") == str(second / "plain")
     assert paths.which("both") == str(first / "both")
+
+
+def test_private_directory_is_made_0700_and_kept_so(tmp_path: Path) -> None:
+    made = tmp_path / "a" / "b"
+    assert paths.private_directory(made) is True
+    assert stat.S_IMODE(made.stat().st_mode) == 0o700
+    made.chmod(0o755)
+    assert paths.private_directory(made) is True
+    assert stat.S_IMODE(made.stat().st_mode) == 0o700
+
+
+def test_private_directory_refuses_a_symlink_and_leaves_it(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.mkdir(mode=0o755)
+    target.chmod(0o755)
+    (tmp_path / "link").symlink_to(target)
+    assert paths.private_directory(tmp_path / "link") is False
+    assert stat.S_IMODE(target.stat().st_mode) == 0o755

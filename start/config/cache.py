@@ -182,8 +182,8 @@ def put(cache_key: str, config: Config) -> None:
     from start import atomic
 
     try:
-        directory = _private_directory()
-        if directory is None:
+        directory = paths.cache_dir()
+        if not paths.private_directory(directory):
             return
         # No fsync: an entry lost in a crash is a miss, and every launch after an edit writes one.
         data = marshal.dumps(_encode(cache_key, config))
@@ -191,18 +191,6 @@ def put(cache_key: str, config: Config) -> None:
         _prune(directory)
     except OSError:
         return
-
-
-def _private_directory() -> Path | None:
-    """The cache directory, created 0700; None when it is not a directory of ours."""
-    directory = paths.cache_dir()
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = os.lstat(directory)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        return None
-    if stat.S_IMODE(info.st_mode) != 0o700:
-        os.chmod(directory, 0o700)
-    return directory
 
 
 def _prune(directory: Path) -> None:

@@ -193,12 +193,8 @@ def approve(found: Scan) -> Record:
 
 
 def _write_private(directory: Path, path: Path, data: bytes) -> None:
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = os.lstat(directory)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+    if not paths.private_directory(directory):
         raise StartError(f"{directory} is not a directory owned by you; remove it")
-    if stat.S_IMODE(info.st_mode) != 0o700:
-        os.chmod(directory, 0o700)
     atomic.replace(path, data, mode=0o600)
 
 
