@@ -23,16 +23,14 @@ from start import fs, paths
 from start.config import schema
 from start.config.model import (
     LAYERS,
-    Agent,
+    RECORDS,
     Config,
-    Context,
     Item,
     LayerFile,
     Origin,
     Param,
-    Role,
     Settings,
-    Task,
+    non_defaults,
 )
 from start.errors import Problem
 
@@ -43,12 +41,6 @@ STALE_TEMP_SECONDS = 60
 # The installed `start` package, whose code decides what a config means.
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-_KINDS: Mapping[str, type[Item]] = {
-    "agents": Agent,
-    "roles": Role,
-    "contexts": Context,
-    "tasks": Task,
-}
 # The Python type of each schema field type, as validation leaves it in a record.
 _TYPES: Mapping[str, type] = {
     schema.STR: str,
@@ -234,7 +226,7 @@ def _encode(cache_key: str, config: Config) -> dict[str, Any]:
         return origins.setdefault(value, len(origins))
 
     items: dict[str, list[Any]] = {}
-    for kind in _KINDS:
+    for kind in RECORDS:
         mapping: Mapping[str, Item] = getattr(config, kind)
         rows = []
         for item in mapping.values():
@@ -267,23 +259,15 @@ def _encode(cache_key: str, config: Config) -> dict[str, Any]:
 
 def _fields(record: Item | Settings) -> dict[str, Any]:
     """A record's fields that differ from their defaults, as plain data."""
-    defaults = record._field_defaults
-    fields: dict[str, Any] = {}
-    for name in record._fields:
-        if name in ("name", "origin", "origins"):  # kept beside the fields
-            continue
-        value = getattr(record, name)
-        if name in defaults and value == defaults[name]:
-            continue
-        if name == "models":
-            value = dict(value)
-        elif name == "params":  # marshal writes plain tuples only
-            value = tuple((p.name, p.default, p.description) for p in value)
-        elif name == "imported":
-            from start.interop.model import encode
+    fields = non_defaults(record)
+    if "models" in fields:
+        fields["models"] = dict(fields["models"])
+    if "params" in fields:  # marshal writes plain tuples only
+        fields["params"] = tuple((p.name, p.default, p.description) for p in fields["params"])
+    if "imported" in fields:
+        from start.interop.model import encode
 
-            value = encode(value)
-        fields[name] = value
+        fields["imported"] = encode(fields["imported"])
     return fields
 
 
@@ -318,10 +302,10 @@ def _decode(
         return origins[index]
 
     items = data["items"]
-    if type(items) is not dict or items.keys() != _KINDS.keys():
+    if type(items) is not dict or items.keys() != RECORDS.keys():
         raise _BadEntryError("not the four kinds")
     kinds: dict[str, dict[str, Item]] = {}
-    for kind, cls in _KINDS.items():
+    for kind, cls in RECORDS.items():
         types = _FIELDS[kind]
         built: dict[str, Item] = {}
         for name, index, fields in items[kind]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from start.errors import Problem
 from start.fs import DEFAULT_FILE_LIMIT
@@ -119,6 +119,13 @@ class Task(NamedTuple):
 # `command_timeout`); every kind has `name`, `origin` and `description`.
 SourceItem = Role | Context | Task
 Item = Agent | Role | Context | Task
+# The record of each item kind, in the order of schema.KINDS.
+RECORDS: Mapping[str, type[Item]] = {
+    "agents": Agent,
+    "roles": Role,
+    "contexts": Context,
+    "tasks": Task,
+}
 
 DEFAULT_COMMAND_TIMEOUT = 30
 DEFAULT_OUTPUT_LIMIT = 1_048_576
@@ -174,3 +181,20 @@ class Config(NamedTuple):
         return self.layer_dirs.get("project") is not None or any(
             f.layer == "project" for f in self.files
         )
+
+
+def non_defaults(record: Item | Settings) -> dict[str, Any]:
+    """A record's fields whose values differ from their defaults, in definition order.
+
+    `name`, `origin` and `origins` are left out: whoever shows or stores a record keeps them
+    beside its fields.
+    """
+    defaults = record._field_defaults
+    fields: dict[str, Any] = {}
+    for name in record._fields:
+        if name in ("name", "origin", "origins"):
+            continue
+        value = getattr(record, name)
+        if name not in defaults or value != defaults[name]:
+            fields[name] = value
+    return fields

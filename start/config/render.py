@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from start.config import schema
-from start.config.model import Config, Item, Origin, Param
+from start.config.model import Config, Item, Origin, Param, non_defaults
 
 
 def _origin(origin: Origin) -> dict[str, str]:
@@ -16,13 +16,7 @@ def _origin(origin: Origin) -> dict[str, str]:
 def item_fields(item: Item) -> dict[str, Any]:
     """The fields that differ from their defaults, in definition order."""
     values: dict[str, Any] = {}
-    defaults = item._field_defaults
-    for name in item._fields:
-        if name in ("name", "origin"):
-            continue
-        value = getattr(item, name)
-        if value is None or (name in defaults and value == defaults[name]) or value == {}:
-            continue
+    for name, value in non_defaults(item).items():
         if name == "models":
             value = dict(value)
         elif name == "params":

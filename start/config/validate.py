@@ -9,17 +9,21 @@ from typing import Any
 
 from start import params, paths, shellwords, template
 from start.config import schema
-from start.config.model import Agent, Config, Context, Item, Origin, Param, Role, Settings, Task
+from start.config.model import (
+    RECORDS,
+    Agent,
+    Config,
+    Context,
+    Item,
+    Origin,
+    Param,
+    Role,
+    Settings,
+    Task,
+)
 from start.errors import Problem, suggest
 
 _NAME = re.compile(schema.NAME_PATTERN)
-
-_BUILDERS: Mapping[str, type[Item]] = {
-    "agents": Agent,
-    "roles": Role,
-    "contexts": Context,
-    "tasks": Task,
-}
 
 
 class Collector:
@@ -144,8 +148,7 @@ def check_item(
         bad_alias = check_name("alias", good["alias"])
         if bad_alias:
             out.error(f"{key}.alias", bad_alias)
-    builder = _BUILDERS[kind]
-    return builder(name=name, origin=out.origin, **good)
+    return RECORDS[kind](name=name, origin=out.origin, **good)
 
 
 def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:

@@ -664,3 +664,20 @@ def test_the_code_stamp_changes_with_any_python_file_and_only_with_those(tmp_pat
 
 def test_the_code_stamp_of_a_missing_package_is_none(tmp_path: Path) -> None:
     assert cache.code_stamp(str(tmp_path / "nowhere")) is None
+
+
+def test_records_has_one_record_for_each_kind_of_the_schema() -> None:
+    from start.config import schema
+    from start.config.model import RECORDS
+
+    assert list(RECORDS) == list(schema.KINDS)
+
+
+def test_non_defaults_leaves_out_defaults_and_the_fields_kept_beside() -> None:
+    from start.config.model import Agent, Origin, Settings, non_defaults
+
+    origin = Origin("global", Path("config.toml"))
+    agent = Agent("a", origin, "bin", "{bin}", models={}, large_prompt_stdin=True)
+    assert non_defaults(agent) == {"bin": "bin", "command": "{bin}", "large_prompt_stdin": True}
+    settings = Settings(command_timeout=5, origins={"command_timeout": origin})
+    assert non_defaults(settings) == {"command_timeout": 5}
