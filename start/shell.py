@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn
 
 from start import fs, paths
+from start.config.model import DEFAULT_OUTPUT_LIMIT
 from start.errors import StartError
 
 if TYPE_CHECKING:
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
 
 # subprocess (with locale), selectors and fcntl are imported when a command runs: a launch
 # without commands does without them (about 4 ms).
-
-DEFAULT_OUTPUT_LIMIT: Final = 1_048_576
 
 # The flag that makes each interpreter run its next argument as a program.
 _FLAGS: Final[dict[str, str]] = {
