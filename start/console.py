@@ -346,14 +346,14 @@ def print_table(
 
 def pager_command() -> str | None:
     """`$START_PAGER`, else `$PAGER`, else `less` if installed; None when it is empty or `cat`."""
-    import shutil
+    from start import paths
 
     for variable in ("START_PAGER", "PAGER"):
         value = os.environ.get(variable)
         if value is not None:
             value = value.strip()
             return None if value in ("", "cat") else value
-    return "less" if shutil.which("less") else None
+    return "less" if paths.which("less") else None
 
 
 def run_pager(command: str, text: str) -> None:

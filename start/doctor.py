@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +78,7 @@ class Report:
         }
 
 
-def find_binary(binary: str, workdir: Path, which: Which = shutil.which) -> str | None:
+def find_binary(binary: str, workdir: Path, which: Which = paths.which) -> str | None:
     """An agent binary's absolute path: a name is looked up on PATH, a path against `workdir`."""
     name = os.path.expanduser(binary)
     if os.sep in name:
@@ -89,7 +88,7 @@ def find_binary(binary: str, workdir: Path, which: Which = shutil.which) -> str 
     return os.path.abspath(found) if found else None
 
 
-def diagnose(workdir: Path, *, use_project: bool = True, which: Which = shutil.which) -> Report:
+def diagnose(workdir: Path, *, use_project: bool = True, which: Which = paths.which) -> Report:
     """Every check, offline: nothing is fetched and no configured command is run."""
     from start.config.load import load
 

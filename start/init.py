@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat
 import textwrap
 from collections.abc import Collection, Iterable, Mapping
@@ -52,7 +51,7 @@ class Written:
     backup: Path | None
 
 
-def detect(workdir: Path, which: Which = shutil.which) -> Detection:
+def detect(workdir: Path, which: Which = paths.which) -> Detection:
     """Which agents of the shipped catalog (the built-in layer) are on PATH."""
     from start.config.load import load
 
