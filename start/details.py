@@ -340,15 +340,7 @@ def _run(
 ) -> str:
     from start import shell
 
-    spec = shell.CommandSpec(
-        command=item.command,
-        shell=item.shell or config.settings.shell,
-        timeout=float(item.command_timeout or config.settings.command_timeout),
-        cwd=config.root,
-        output_limit=config.settings.command_output_limit,
-        label=f"{singular} {item.name}",
-        env=env,
-    )
+    spec = sources.command_spec(config, item, f"{singular} {item.name}", env)
     result = shell.run_all([spec])[0]
     if not result.ok:
         notes.append(f"the command {result.status}")

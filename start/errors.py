@@ -217,7 +217,7 @@ class CommandError(StartError):
         if self.timeout is not None:
             status = f"timed out after {self.timeout:g} s"
         elif self.returncode is not None and self.returncode < 0:
-            status = f"was killed by {_signal_name(-self.returncode)}"
+            status = f"was killed by {signal_name(-self.returncode)}"
         else:
             status = f"failed with exit code {self.returncode}"
             if len(said) == 1 and not self.full:
@@ -252,7 +252,8 @@ def _clip(line: str) -> str:
     return f"{line[:_LINE_WIDTH]} [... {len(line) - _LINE_WIDTH:,} more characters]"
 
 
-def _signal_name(number: int) -> str:
+def signal_name(number: int) -> str:
+    """SIGKILL for 9; `signal 99` for a number the OS has no name for."""
     import signal  # an error path only
 
     try:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn
 
 from start import fs, paths
 from start.config.model import DEFAULT_OUTPUT_LIMIT
-from start.errors import StartError
+from start.errors import StartError, signal_name
 
 if TYPE_CHECKING:
     import subprocess
@@ -76,14 +76,6 @@ class StoppedError(StartError):
         self.signum = signum
         self.exit_code = 128 + signum
         super().__init__(f"stopped by {signal_name(signum)}; the running commands were killed")
-
-
-def signal_name(signum: int) -> str:
-    """SIGKILL for 9; `signal 99` for a number the OS has no name for."""
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
 
 
 class CommandSpec(NamedTuple):

@@ -105,18 +105,24 @@ def _prepare(
     if item.command is not None and (_uses(item, "command_output") or _stops_when_silent(item)):
         pending.shell_fix = _shell_fix(kind, item, config)
         pending.command_index = len(specs)
-        specs.append(
-            CommandSpec(
-                command=item.command,
-                shell=item.shell or config.settings.shell,
-                timeout=float(item.command_timeout or config.settings.command_timeout),
-                cwd=config.root,
-                output_limit=config.settings.command_output_limit,
-                label=f"{kind} {item.name}",
-                env=env,
-            )
-        )
+        specs.append(command_spec(config, item, f"{kind} {item.name}", env))
     return pending
+
+
+def command_spec(
+    config: Config, item: SourceItem, label: str, env: Mapping[str, str] | None
+) -> CommandSpec:
+    """How to run an item's `command`: its shell and timeout, else the settings'."""
+    assert item.command is not None
+    return CommandSpec(
+        command=item.command,
+        shell=item.shell or config.settings.shell,
+        timeout=float(item.command_timeout or config.settings.command_timeout),
+        cwd=config.root,
+        output_limit=config.settings.command_output_limit,
+        label=label,
+        env=env,
+    )
 
 
 def _stops_when_silent(item: SourceItem) -> bool:

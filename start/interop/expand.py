@@ -16,7 +16,7 @@ from typing import Final
 
 from start import fs
 from start.config.model import Agent, Config, Task
-from start.errors import CommandError
+from start.errors import CommandError, signal_name
 from start.interop import words
 from start.interop.model import (
     ALL,
@@ -30,7 +30,7 @@ from start.interop.model import (
     runs_on,
 )
 from start.paths import expand
-from start.shell import CommandResult, CommandSpec, signal_name
+from start.shell import CommandResult, CommandSpec
 from start.wall import Reader
 
 # Files are cut at this many lines: Claude Code (CHANGELOG 1.0.53) and Gemini CLI

@@ -8,7 +8,6 @@ the MCP SDK, prints or asks: an untrusted project's `.start/` is left out, with 
 from __future__ import annotations
 
 import json
-import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, cast
@@ -23,6 +22,7 @@ from start.errors import (
     StartError,
     UnknownNameError,
     UntrustedError,
+    signal_name,
     suggest,
 )
 from start.shell import CommandResult, CommandSpec
@@ -295,17 +295,10 @@ def _failure(task: Task, result: CommandResult) -> str:
     elif result.timed_out:
         how = f"timed out after {result.spec.timeout:g} s"
     elif result.returncode is not None and result.returncode < 0:
-        how = f"was killed by {_signal_name(-result.returncode)}"
+        how = f"was killed by {signal_name(-result.returncode)}"
     else:
         how = f"failed with exit code {result.returncode}"
     return f"the command of task '{task.name}' {how}"
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def _prepare(
