@@ -1,4 +1,7 @@
-"""Terminal output: the one door for everything `start` prints, and the only importer of rich.
+"""Terminal output: the door for what `start` prints, and the only importer of rich.
+
+Two things reach the terminal another way: the questions of `click.prompt` and `click.confirm`
+(`start init`, `start config`), and the log lines of `start mcp` (logging, on stderr).
 
 Human output is built from text segments and style names, never from pre-styled strings. Each
 segment is escaped with `printable()` before its style is applied, so text from a config file can

@@ -1,4 +1,5 @@
-"""Reads config files: the one place that opens them. Each file is read once per run."""
+"""Config files as a load reads them: which a layer holds, their bytes (bounded, through `fs`), and
+their TOML, with each file's problems located at PATH:LINE:COL."""
 
 from __future__ import annotations
 

@@ -1,14 +1,17 @@
-"""Immutable records of a validated and merged configuration.
+"""Records of a validated and merged configuration.
 
-Records on the launch path are NamedTuples rather than frozen dataclasses: they are just as
-immutable, and creating a dataclass costs about a millisecond at import, which every launch
-would pay (see docs/performance.md).
+Records on the launch path are NamedTuples rather than frozen dataclasses, because creating a
+dataclass costs about a millisecond at import, which every launch would pay (see
+docs/performance.md). Like a frozen dataclass, a record's fields cannot be reassigned. A mapping
+field (`models`, `origins`, a config's item tables) is typed read-only but holds a plain dict that
+nothing changes once the record is built; the shared empty default is a read-only proxy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from start.errors import Problem
@@ -24,7 +27,8 @@ if TYPE_CHECKING:
 LAYERS = ("built-in", "imported", "global", "project")
 # The origin layer of a role, context or task named by path on the command line (start.adhoc).
 COMMAND_LINE = "command line"
-_NO_MODELS: Mapping[str, str] = {}
+# The default of an empty mapping field: one object shared by every record, so it cannot change.
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 class Origin(NamedTuple):
@@ -48,7 +52,7 @@ class Agent(NamedTuple):
     url: str | None = None
     models_url: str | None = None
     default_model: str | None = None
-    models: Mapping[str, str] = _NO_MODELS
+    models: Mapping[str, str] = _EMPTY
     large_prompt: str | None = None  # sent instead of a prompt too large for the command line
     large_prompt_stdin: bool = False  # and that prompt goes to the agent's stdin
 
@@ -142,7 +146,7 @@ class Settings(NamedTuple):
     file_size_limit: int = DEFAULT_FILE_LIMIT
     trusted_paths: tuple[str, ...] = ()
     import_commands: tuple[str, ...] = FORMATS  # the sources whose command files are tasks
-    origins: Mapping[str, Origin] = {}
+    origins: Mapping[str, Origin] = _EMPTY
 
 
 class LayerFile(NamedTuple):

@@ -681,3 +681,14 @@ def test_non_defaults_leaves_out_defaults_and_the_fields_kept_beside() -> None:
     assert non_defaults(agent) == {"bin": "bin", "command": "{bin}", "large_prompt_stdin": True}
     settings = Settings(command_timeout=5, origins={"command_timeout": origin})
     assert non_defaults(settings) == {"command_timeout": 5}
+
+
+def test_the_shared_empty_mapping_default_of_a_record_cannot_change() -> None:
+    from start.config.model import Agent, Origin, Settings
+
+    agent = Agent("a", Origin("global", Path("config.toml")), "bin", "{bin}")
+    with pytest.raises(TypeError):
+        agent.models["fast"] = "model-1"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        Settings().origins["shell"] = agent.origin  # type: ignore[index]
+    assert (dict(Agent._field_defaults["models"]), dict(Settings().origins)) == ({}, {})
