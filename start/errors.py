@@ -19,6 +19,7 @@ class ExitCode:
     CONFIG: Final = 3
     UNKNOWN_NAME: Final = 4
     UNTRUSTED: Final = 5
+    UNSUPPORTED: Final = 69  # EX_UNAVAILABLE: not a POSIX system
     SOFTWARE: Final = 70  # EX_SOFTWARE: a bug in start
     NOT_EXECUTABLE: Final = 126
     NOT_FOUND: Final = 127
@@ -34,6 +35,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (ExitCode.CONFIG, "config invalid"),
     (ExitCode.UNKNOWN_NAME, "unknown or ambiguous agent, role, context, task or model name"),
     (ExitCode.UNTRUSTED, "project config not trusted"),
+    (ExitCode.UNSUPPORTED, "not a POSIX system (start runs on Linux and macOS)"),
     (ExitCode.SOFTWARE, "internal error (a bug; START_DEBUG=1 shows the traceback)"),
     (ExitCode.NOT_EXECUTABLE, "agent binary not executable"),
     (ExitCode.NOT_FOUND, "agent binary not found"),
@@ -264,6 +266,19 @@ def signal_name(number: int) -> str:
 
 class NothingToDoError(StartError):
     """A task's command printed nothing and the task says what that means (`if_no_output`)."""
+
+
+class UnsupportedSystemError(StartError):
+    """`start` runs on POSIX systems only: it needs `fcntl`, process groups and POSIX signals."""
+
+    exit_code = ExitCode.UNSUPPORTED
+
+    def __init__(self, missing: str) -> None:
+        super().__init__(f"needs a POSIX system (Linux, macOS); {missing}")
+
+
+# The POSIX-only standard modules `start` imports: without one, this is not a system it runs on.
+POSIX_MODULES = frozenset({"fcntl", "termios", "pty", "_posixsubprocess"})
 
 
 class AgentNotFoundError(StartError):

@@ -23,16 +23,12 @@ def global_config_dir() -> Path:
     xdg = os.environ.get("XDG_CONFIG_HOME")
     if xdg:
         return Path(xdg).expanduser() / APP
-    if sys.platform == "win32":
-        import platformdirs
-
-        return Path(platformdirs.user_config_dir(APP, appauthor=False, roaming=True))
     return Path.home() / ".config" / APP
 
 
 def _xdg(variable: str, fallback: str, kind: str) -> Path:
-    """An XDG base directory for `start`; platformdirs decides on macOS and Windows."""
-    if sys.platform in ("win32", "darwin"):
+    """An XDG base directory for `start`; platformdirs decides on macOS."""
+    if sys.platform == "darwin":
         import platformdirs
 
         found: str = getattr(platformdirs, f"user_{kind}_dir")(APP, appauthor=False)
@@ -64,7 +60,7 @@ def runtime_dir() -> Path:
         ours = Path(xdg) / APP
         if os.access(ours if ours.is_dir() else xdg, os.W_OK | os.X_OK):
             return ours
-    if sys.platform == "win32" or sys.platform == "darwin":
+    if sys.platform == "darwin":
         import platformdirs
 
         return Path(platformdirs.user_runtime_dir(APP, appauthor=False))

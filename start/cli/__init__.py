@@ -12,7 +12,13 @@ import click
 from start import __version__, console
 from start.cli.commands import Group, usage_message, version_option
 from start.cli.options import Options, launch_options
-from start.errors import EXIT_CODE_TABLE, ExitCode, StartError
+from start.errors import (
+    EXIT_CODE_TABLE,
+    POSIX_MODULES,
+    ExitCode,
+    StartError,
+    UnsupportedSystemError,
+)
 
 # Help topics: `start help NAME` shows the docs page (see start.cli.help).
 TOPICS = (
@@ -121,6 +127,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
         options.no_project = True
     code: int
     try:
+        if os.name != "posix":
+            raise UnsupportedSystemError(f"this is {sys.platform}")
         instruction = os.environ.get("_START_COMPLETE")
         if instruction:
             from start.cli.completion import respond
@@ -147,15 +155,26 @@ def main(argv: list[str] | None = None) -> NoReturn:
         code = ExitCode.ERROR
     except Exception as error:
         _traceback(options)
-        console.error(
-            f"internal error: {type(error).__name__}: {error}",
-            [] if options.debug else ["set START_DEBUG=1 (or pass --debug) to see the traceback"],
-            no_color=options.no_color,
-        )
-        code = ExitCode.SOFTWARE
+        code = _unexpected(error, options)
     with contextlib.suppress(BrokenPipeError):
         sys.stdout.flush()
     sys.exit(int(code))
+
+
+def _unexpected(error: Exception, options: Options) -> int:
+    """An exception that is no StartError: a system `start` does not run on, or a bug."""
+    if isinstance(error, ImportError) and error.name in POSIX_MODULES:
+        # Found when a POSIX-only module is first needed rather than checked up front: a launch
+        # that runs no command imports none of them, and pays for no check.
+        unsupported = UnsupportedSystemError(f"this Python has no {error.name} module")
+        console.error(str(unsupported), no_color=options.no_color)
+        return unsupported.exit_code
+    console.error(
+        f"internal error: {type(error).__name__}: {error}",
+        [] if options.debug else ["set START_DEBUG=1 (or pass --debug) to see the traceback"],
+        no_color=options.no_color,
+    )
+    return ExitCode.SOFTWARE
 
 
 def _click_error(error: click.ClickException, options: Options) -> int:

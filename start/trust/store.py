@@ -74,7 +74,7 @@ def _store_problem(directory: Path) -> str | None:
 
 def _load_record(path: Path) -> Record:
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as error:
         raise _CorruptError(error.strerror) from error
     with os.fdopen(fd, "rb") as handle:

@@ -78,10 +78,54 @@ def test_debug_shows_the_traceback_of_any_error(monkeypatch: pytest.MonkeyPatch)
 
 def test_the_exit_code_table_has_the_documented_rows() -> None:
     codes = [code for code, _ in EXIT_CODE_TABLE]
-    assert codes == [0, 1, 2, 3, 4, 5, 70, 126, 127, 129, 130, 143]
+    assert codes == [0, 1, 2, 3, 4, 5, 69, 70, 126, 127, 129, 130, 143]
     usage = (REPO / "docs" / "usage.md").read_text(encoding="utf-8")
     for code in codes:
         assert f"\n| {code} | " in usage
+
+
+# `python -m start` on a Python without fcntl, as on a system that is not POSIX.
+_NO_FCNTL = """
+import runpy, sys
+sys.modules["fcntl"] = None
+sys.argv = ["start", *sys.argv[1:]]
+runpy.run_module("start", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.parametrize("args", [(), ("init",), ("config", "path")])
+def test_without_fcntl_start_says_it_needs_posix_in_one_line(
+    args: tuple[str, ...], isolated: Path
+) -> None:
+    config = '[agents.a]\nbin = "true"\ncommand = "{bin} {prompt}"\n'
+    config += '[contexts.c]\nrequired = true\ncommand = "echo hi"\n'
+    proc = subprocess.run(
+        [sys.executable, "-c", _NO_FCNTL, *args],
+        cwd=isolated,
+        env=_environment(isolated, config),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        69,
+        "",
+        "start: needs a POSIX system (Linux, macOS); this Python has no fcntl module\n",
+    )
+
+
+def test_on_a_system_that_is_not_posix_start_says_so_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "name", "nt")
+    monkeypatch.setattr(sys, "platform", "win32")
+    result = run_main("--version")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        69,
+        "",
+        "start: needs a POSIX system (Linux, macOS); this is win32\n",
+    )
 
 
 def _environment(isolated: Path, config: str) -> dict[str, str]:
