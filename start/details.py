@@ -357,12 +357,12 @@ def _run(
 
 def as_data(details: Details) -> dict[str, Any]:
     """The details as JSON data."""
-    from start.config import render
+    from start.config import show
 
     def where(found: Place) -> dict[str, Any]:
         return {"layer": found.layer, "file": str(found.path), "line": found.line}
 
-    fields = render.item_fields(details.item)
+    fields = show.item_fields(details.item)
     fields.pop("params", None)
     data: dict[str, Any] = {
         "kind": details.singular,

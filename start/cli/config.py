@@ -139,7 +139,7 @@ def show(
     KIND is settings, agents, roles, contexts or tasks (singular works too); NAME narrows it to
     one item. On a terminal the TOML is paged with $START_PAGER, else $PAGER, else less.
     """
-    from start.config import render  # json and the TOML writer: for `show` only
+    from start.config import show  # json and the TOML writer: for `show` only
 
     options = get_options()
     use_project = not options.no_project
@@ -155,10 +155,10 @@ def show(
         if name not in items:
             raise UnknownNameError(schema.KIND_SINGULAR[section], name, items)
     if options.json:
-        console.print_json(render.as_data(shown, section, name))
+        console.print_json(show.data_with_origins(shown, section, name))
         return ExitCode.OK
     page = console.Page()
-    page.syntax(render.as_toml(shown, section, name), "toml")
+    page.syntax(show.annotated_toml(shown, section, name), "toml")
     page.show(no_color=options.no_color, pager=not no_pager)
     return ExitCode.OK
 

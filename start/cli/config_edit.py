@@ -17,7 +17,7 @@ from start import console
 from start.cli.commands import Choice, command
 from start.cli.options import common_options, completer, get_options, printer
 from start.config import edit, files, schema
-from start.config.render import toml_value
+from start.config.show import toml_value
 from start.errors import ExitCode, Problem, StartError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -63,7 +63,7 @@ def show(first: str, second: str | None, run_commands: bool, no_pager: bool) -> 
 
 def _page(page: console.Page, found: details.Details) -> None:
     from start import params
-    from start.config import render
+    from start.config import show
 
     item = found.item
     page.line(Styled(f"{found.singular} {item.name}", "bold"))
@@ -74,18 +74,16 @@ def _page(page: console.Page, found: details.Details) -> None:
     if found.trust != "no project config":
         _row(page, "project", found.trust)
 
-    fields = render.item_fields(item)
+    fields = show.item_fields(item)
     fields.pop("params", None)
     if fields:
         page.blank()
         page.line(Styled("fields", "bold"))
         models = fields.pop("models", {})
-        lines = [f"{key} = {render.toml_value(value)}" for key, value in fields.items()]
+        lines = [f"{key} = {show.toml_value(value)}" for key, value in fields.items()]
         if models:
             lines.append(f"[{found.kind}.{item.name}.models]")
-            lines.extend(
-                f"{render.toml_key(k)} = {render.toml_value(v)}" for k, v in models.items()
-            )
+            lines.extend(f"{show.toml_key(k)} = {show.toml_value(v)}" for k, v in models.items())
         page.syntax("\n".join(lines), "toml")
 
     if found.params:
@@ -94,7 +92,7 @@ def _page(page: console.Page, found: details.Details) -> None:
         rows = [
             (
                 p.name,
-                "required" if p.default is None else f"default {render.toml_value(p.default)}",
+                "required" if p.default is None else f"default {show.toml_value(p.default)}",
                 p.description or "",
             )
             for p in found.params

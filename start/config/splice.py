@@ -2,7 +2,7 @@
 
 New tables and keys are spliced in as whole lines; a removed item is cut out as whole lines with its
 own comments (the comment block directly above it and the comments directly below it). New values
-are rendered by tomlkit. Each result is re-parsed and compared with the data it should hold; a
+are written by tomlkit. Each result is re-parsed and compared with the data it should hold; a
 splice that does not match falls back to tomlkit's own edit, and an edit that cannot be made safely
 is refused.
 """
@@ -202,9 +202,9 @@ def with_setting(source: str, key: str, value: Any) -> str:
     if isinstance(settings, dict) and key in settings:
         ways.append(lambda: _tomlkit_change(source, ("settings", key), value))
     elif end is not None:
-        ways.append(lambda: _splice(layout, end, end, _render_pair(key, value)))
+        ways.append(lambda: _splice(layout, end, end, _toml_pair(key, value)))
     elif "settings" not in table:
-        ways.append(lambda: _append(source, _render_table(("settings",), {key: value})))
+        ways.append(lambda: _append(source, _toml_table(("settings",), {key: value})))
     ways.append(lambda: _tomlkit_change(source, ("settings", key), value))
     return _first_matching(ways, expected)
 
@@ -228,11 +228,11 @@ def with_item(source: str, section: str, name: str, fields: Mapping[str, Any]) -
     body[name] = dict(fields)
     layout = Layout(source)
     end = layout.section_end(section)
-    rendered = _render_table((section, name), fields)
+    text = _toml_table((section, name), fields)
     ways: list[Callable[[], str]] = []
     if end is not None:
-        ways.append(lambda: _splice(layout, end, end, "\n" + rendered))
-    ways.append(lambda: _append(source, rendered))
+        ways.append(lambda: _splice(layout, end, end, "\n" + text))
+    ways.append(lambda: _append(source, text))
     ways.append(lambda: _tomlkit_change(source, (section, name), fields))
     return _first_matching(ways, expected)
 
@@ -290,7 +290,7 @@ def _tomlkit_value(value: Any) -> Any:
     return tomlkit.item(value)
 
 
-def _render_pair(key: str, value: Any) -> str:
+def _toml_pair(key: str, value: Any) -> str:
     import tomlkit
 
     document = tomlkit.document()
@@ -298,7 +298,7 @@ def _render_pair(key: str, value: Any) -> str:
     return document.as_string()
 
 
-def _render_table(key: tuple[str, ...], fields: Mapping[str, Any]) -> str:
+def _toml_table(key: tuple[str, ...], fields: Mapping[str, Any]) -> str:
     """`[a.b]` and its fields (sub-tables such as models follow as `[a.b.models]`)."""
     import tomlkit
 

@@ -1,4 +1,4 @@
-"""The merged configuration as data (for --json) and as annotated TOML (for people)."""
+"""`config show`: the merged configuration as data (--json) and as annotated TOML."""
 
 from __future__ import annotations
 
@@ -62,7 +62,9 @@ def _items(config: Config, kind: str, name: str | None) -> dict[str, Item]:
     return items if name is None else {name: items[name]}
 
 
-def as_data(config: Config, kind: str | None = None, name: str | None = None) -> dict[str, Any]:
+def data_with_origins(
+    config: Config, kind: str | None = None, name: str | None = None
+) -> dict[str, Any]:
     """Every setting and item with its provenance, ready for JSON; or one kind, or one item."""
     data: dict[str, Any] = {}
     for section in _sections(kind):
@@ -131,7 +133,7 @@ def toml_key(name: str) -> str:
     return _basic_string(name)
 
 
-def as_toml(config: Config, kind: str | None = None, name: str | None = None) -> str:
+def annotated_toml(config: Config, kind: str | None = None, name: str | None = None) -> str:
     """Annotated TOML: each section says which layer and file it came from. With `kind` (and
     `name`), only that section (or item)."""
     lines: list[str] = []
