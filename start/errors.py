@@ -34,7 +34,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (ExitCode.CONFIG, "config invalid"),
     (ExitCode.UNKNOWN_NAME, "unknown or ambiguous agent, role, context, task or model name"),
     (ExitCode.UNTRUSTED, "project config not trusted"),
-    (ExitCode.SOFTWARE, "internal error (a bug; START_DEBUG=1 shows the traceback)"),
+    (ExitCode.SOFTWARE, "internal error (a bug; --debug or START_DEBUG=1 shows the traceback)"),
     (ExitCode.NOT_EXECUTABLE, "agent binary not executable"),
     (ExitCode.NOT_FOUND, "agent binary not found"),
     (ExitCode.HANGUP, "terminated by a signal (SIGHUP)"),
