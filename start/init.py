@@ -88,7 +88,7 @@ def project_root(workdir: Path) -> Path:
     return paths.find_project(workdir).root
 
 
-def local_path(root: Path) -> Path:
+def project_path(root: Path) -> Path:
     return root / paths.PROJECT_DIR_NAME / CONFIG_NAME
 
 
@@ -192,7 +192,7 @@ def global_text(
     return tomlkit.dumps(document)
 
 
-def local_text(root: Path, agent: str | None, skip: Collection[_Key] = frozenset()) -> str:
+def project_text(root: Path, agent: str | None, skip: Collection[_Key] = frozenset()) -> str:
     """The starter project config: a context for the project's guide and an example task."""
     import tomlkit
 

@@ -196,7 +196,7 @@ def complete_kind_names(
     config = _config(ctx) if kind else None
     if config is None or kind is None:
         return []
-    layer = "project" if ctx.params.get("local") else "global"
+    layer = "project" if ctx.params.get("project") else "global"
     removing = ctx.command.name == "remove"
     items: Mapping[str, Item] = getattr(config, kind)
     kept = {n: i for n, i in items.items() if (i.origin.layer == layer) == removing}

@@ -128,7 +128,8 @@ _SHOWN = ("settings", *schema.KINDS)
     help="Only the items of LAYER: built-in, global or project.",
 )
 @click.option("--global", "only", flag_value="global", help="Same as --layer global.")
-@click.option("--local", "only", flag_value="project", help="Same as --layer project.")
+@click.option("--project", "only", flag_value="project", help="Same as --layer project.")
+@click.option("--local", "only", flag_value="project", hidden=True)  # --project's old name
 @click.option("--no-pager", is_flag=True, help="Print instead of paging on a terminal.")
 @common_options
 def show(

@@ -115,7 +115,7 @@ def set_setting(scope: Scope, key: str, text: str) -> Outcome:
     if scope.layer == "project" and key == "trusted_paths":
         raise UsageError(
             "trusted_paths cannot be set in project config: a repository must not vouch for "
-            "itself. Set it in your global config (without --local)."
+            "itself. Set it in your global config (without --project)."
         )
     target = _setting_target(scope, key)
     return apply(target, lambda source: with_setting(source, key, value))
@@ -266,8 +266,8 @@ def _missing(scope: Scope, kind: str, name: str) -> StartError:
             message += f"; it defines: {', '.join(here)}"
         return NotInLayerError(message)
     hints = {
-        "project": "; use --local to edit the project's config",
-        "global": "; drop --local to edit the global config",
+        "project": "; use --project to edit the project's config",
+        "global": "; drop --project to edit the global config",
         "built-in": "; a built-in one cannot be removed, but one you add with its name wins",
     }
     where = f"{item.origin.layer} layer ({item.origin.path})"
