@@ -142,28 +142,28 @@ class UnknownNameError(StartError):
 
     def __init__(
         self,
-        kind: str,
+        what: str,
         name: str,
         known: Iterable[str],
         *,
         candidates: Sequence[str] = (),
     ) -> None:
-        self.kind = kind
+        self.what = what
         self.name = name
         self.candidates = tuple(candidates)
         known = list(known)
         if candidates:
             listed = ", ".join(candidates)
-            message = f"{kind} '{name}' is ambiguous; it matches: {listed}"
+            message = f"{what} '{name}' is ambiguous; it matches: {listed}"
         else:
-            message = f"unknown {kind} '{name}'"
+            message = f"unknown {what} '{name}'"
             close = suggest(name, known)
             if close:
                 message += f"; did you mean '{close}'?"
             elif known:
-                message += f"; known {kind}s: {', '.join(sorted(known))}"
+                message += f"; known {what}s: {', '.join(sorted(known))}"
             else:
-                message += f"; no {kind}s are defined"
+                message += f"; no {what}s are defined"
         super().__init__(message)
 
 

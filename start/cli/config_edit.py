@@ -65,9 +65,9 @@ _FIELD_COMPLETION = {
 def _fields() -> dict[str, str]:
     """Every item field, in schema order, with its type."""
     found: dict[str, str] = {}
-    for fields in schema.KINDS.values():
-        for field, kind in fields.items():
-            found.setdefault(field, kind)
+    for fields in schema.ITEM_SECTIONS.values():
+        for field, field_type in fields.items():
+            found.setdefault(field, field_type)
     return found
 
 
@@ -77,15 +77,15 @@ def _flag(field: str) -> str:
 
 
 def _field_options(function: F) -> F:
-    for field, kind in reversed(_fields().items()):
+    for field, field_type in reversed(_fields().items()):
         metavar, text = _FIELD_HELP[field]
-        users = [s for k, s in schema.KIND_SINGULAR.items() if field in schema.KINDS[k]]
+        users = [s for k, s in schema.KIND_OF.items() if field in schema.ITEM_SECTIONS[k]]
         options: dict[str, Any] = {"help": f"{text} ({', '.join(users)})"}
-        if kind == schema.BOOL:
+        if field_type == schema.BOOL:
             options["is_flag"] = True
-        elif kind in (schema.MODELS, schema.PARAMS):
+        elif field_type in (schema.MODELS, schema.PARAMS):
             options.update(multiple=True, metavar=metavar)
-        elif kind in (schema.TIMEOUT, schema.SIZE):
+        elif field_type in (schema.TIMEOUT, schema.SIZE):
             options.update(type=click.IntRange(min=1), metavar=metavar)
         else:
             options["metavar"] = metavar
@@ -186,7 +186,7 @@ def unset(key: str, project: bool) -> int:
         ),
     ]
 )
-@click.argument("kind", type=Choice(list(edit.KIND_OF)), metavar="KIND")
+@click.argument("kind", type=Choice(list(schema.SECTION_OF)), metavar="KIND")
 @click.argument("name", shell_complete=completer("complete_kind_names"))
 @_field_options
 @_project
@@ -198,8 +198,8 @@ def add(kind: str, name: str, project: bool, **values: Any) -> int:
     which kinds take it. On a terminal, a missing required field is asked for; --prompt - reads
     the prompt from stdin.
     """
-    plural = edit.KIND_OF[kind]
-    known = schema.KINDS[plural]
+    section = schema.SECTION_OF[kind]
+    known = schema.ITEM_SECTIONS[section]
     given = {f: v for f, v in values.items() if v not in (None, False, ())}
     foreign = [_flag(f) for f in given if f not in known]
     if foreign:
@@ -211,9 +211,9 @@ def add(kind: str, name: str, project: bool, **values: Any) -> int:
         given["models"] = _models(given["models"])
     if "params" in given:
         given["params"] = _params(given["params"])
-    given.update(_missing_fields(plural, kind, given))
+    given.update(_missing_fields(section, kind, given))
     fields = {f: given[f] for f in known if f in given}
-    outcome = edit.add_item(_scope(project), plural, name, fields)
+    outcome = edit.add_item(_scope(project), section, name, fields)
     return _report(outcome, f"Added {kind} '{name}'", f"{kind} '{name}' is unchanged")
 
 
@@ -236,9 +236,9 @@ def _params(words: tuple[str, ...]) -> dict[str, dict[str, str]]:
     return found
 
 
-def _missing_fields(plural: str, kind: str, given: dict[str, Any]) -> dict[str, Any]:
+def _missing_fields(section: str, kind: str, given: dict[str, Any]) -> dict[str, Any]:
     """Ask for the fields an item needs on a terminal; otherwise say which flags are missing."""
-    if plural == "agents":
+    if section == "agents":
         needed = [f for f in schema.REQUIRED_FIELDS["agents"] if f not in given]
     elif not any(f in given for f in ("file", "command", "prompt")):
         needed = ["prompt"]
@@ -247,7 +247,7 @@ def _missing_fields(plural: str, kind: str, given: dict[str, Any]) -> dict[str, 
     if not needed:
         return {}
     if not _interactive():
-        if plural == "agents":
+        if section == "agents":
             flags = " and ".join(_flag(f) for f in needed)
             raise UsageError(f"an agent needs {flags}")
         raise UsageError(f"a {kind} needs at least one of --file, --command or --prompt")
@@ -260,7 +260,7 @@ def _missing_fields(plural: str, kind: str, given: dict[str, Any]) -> dict[str, 
         ("The same in a script", "start config remove task review --yes"),
     ]
 )
-@click.argument("kind", type=Choice(list(edit.KIND_OF)), metavar="KIND")
+@click.argument("kind", type=Choice(list(schema.SECTION_OF)), metavar="KIND")
 @click.argument("name", shell_complete=completer("complete_kind_names"))
 @_project
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
@@ -271,15 +271,15 @@ def remove(kind: str, name: str, project: bool, yes: bool) -> int:
     KIND is agent, role, context or task. Asks first on a terminal; without one, --yes is required.
     """
     scope = _scope(project)
-    plural = edit.KIND_OF[kind]
+    section = schema.SECTION_OF[kind]
     if not yes:
-        path = edit.find_item(scope, plural, name)
+        path = edit.find_item(scope, section, name)
         if not _interactive():
             raise UsageError(f"not removing {kind} '{name}' without confirmation; pass --yes")
         if not _confirm(f"Remove {kind} '{name}' from {path}?", default=False):
             printer().line("Nothing was removed.")
             return ExitCode.ERROR
-    outcome = edit.remove_item(scope, plural, name)
+    outcome = edit.remove_item(scope, section, name)
     return _report(outcome, f"Removed {kind} '{name}'", f"{kind} '{name}' is already gone")
 
 

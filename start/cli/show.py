@@ -46,12 +46,12 @@ def show(first: str, second: str | None, run_commands: bool, no_pager: bool) -> 
     kind_word, name = (first, second) if second is not None else (None, first)
     config = load(options.workdir, use_project=not options.no_project, strict=True)
     try:
-        kind, item = details.find(config, kind_word, name)
+        section, item = details.find(config, kind_word, name)
     except UnknownNameError:
-        if kind_word is None and name in details.KIND_WORDS:
+        if kind_word is None and name in details.SECTION_OF_WORD:
             raise UsageError(f"'start show {name}' needs NAME: start show {name} NAME") from None
         raise
-    found = details.describe(config, kind, item, run=run_commands)
+    found = details.describe(config, section, item, run=run_commands)
     if options.json:
         console.print_json(details.as_data(found))
         return ExitCode.OK
@@ -66,7 +66,7 @@ def _page(page: console.Page, found: details.Details) -> None:
     from start.config import show
 
     item = found.item
-    page.line(Styled(f"{found.singular} {item.name}", "bold"))
+    page.line(Styled(f"{found.kind} {item.name}", "bold"))
     _row(page, "defined in", str(found.place))
     replaces = [str(place) for place in found.replaces] or ["nothing"]
     for index, text in enumerate(replaces):
@@ -82,7 +82,7 @@ def _page(page: console.Page, found: details.Details) -> None:
         models = fields.pop("models", {})
         lines = [f"{key} = {show.toml_value(value)}" for key, value in fields.items()]
         if models:
-            lines.append(f"[{found.kind}.{item.name}.models]")
+            lines.append(f"[{found.section}.{item.name}.models]")
             lines.extend(f"{show.toml_key(k)} = {show.toml_value(v)}" for k, v in models.items())
         page.syntax("\n".join(lines), "toml")
 

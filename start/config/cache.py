@@ -43,7 +43,7 @@ STALE_TEMP_SECONDS = 60
 # The installed `start` package, whose code decides what a config means.
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-_KINDS: Mapping[str, type[Item]] = {
+_CLASSES: Mapping[str, type[Item]] = {
     "agents": Agent,
     "roles": Role,
     "contexts": Context,
@@ -62,11 +62,11 @@ _TYPES: Mapping[str, type] = {
     schema.SOURCES: tuple,
 }
 _FIELDS: Mapping[str, Mapping[str, type]] = {
-    kind: {name: _TYPES[kind_type] for name, kind_type in fields.items()}
-    | ({"imported": tuple} if kind == "tasks" else {})  # a task from a command file
-    for kind, fields in schema.KINDS.items()
+    section: {name: _TYPES[field_type] for name, field_type in fields.items()}
+    | ({"imported": tuple} if section == "tasks" else {})  # a task from a command file
+    for section, fields in schema.ITEM_SECTIONS.items()
 }
-_SETTINGS: Mapping[str, type] = {name: _TYPES[kind] for name, kind in schema.SETTINGS.items()}
+_SETTINGS: Mapping[str, type] = {name: _TYPES[t] for name, t in schema.SETTINGS.items()}
 _SEVERITIES = ("error", "warning")
 
 
@@ -247,12 +247,12 @@ def _encode(cache_key: str, config: Config) -> dict[str, Any]:
         return origins.setdefault(value, len(origins))
 
     items: dict[str, list[Any]] = {}
-    for kind in _KINDS:
-        mapping: Mapping[str, Item] = getattr(config, kind)
+    for section in _CLASSES:
+        mapping: Mapping[str, Item] = getattr(config, section)
         rows = []
         for item in mapping.values():
             rows.append((item.name, origin(item.origin), _fields(item)))
-        items[kind] = rows
+        items[section] = rows
     settings = config.settings
     setting_origins = {name: origin(o) for name, o in settings.origins.items()}
     return {
@@ -331,13 +331,13 @@ def _decode(
         return origins[index]
 
     items = data["items"]
-    if type(items) is not dict or items.keys() != _KINDS.keys():
-        raise _BadEntryError("not the four kinds")
-    kinds: dict[str, dict[str, Item]] = {}
-    for kind, cls in _KINDS.items():
-        types = _FIELDS[kind]
+    if type(items) is not dict or items.keys() != _CLASSES.keys():
+        raise _BadEntryError("not the four item sections")
+    sections: dict[str, dict[str, Item]] = {}
+    for section, cls in _CLASSES.items():
+        types = _FIELDS[section]
         built: dict[str, Item] = {}
-        for name, index, fields in items[kind]:
+        for name, index, fields in items[section]:
             checked = _checked(fields, types)
             if "params" in checked:
                 checked["params"] = _params(checked["params"])
@@ -346,7 +346,7 @@ def _decode(
 
                 checked["imported"] = decode(checked["imported"])
             built[_str(name)] = cls(name, at(index), **checked)
-        kinds[kind] = built
+        sections[section] = built
     setting_origins = data["setting_origins"]
     if type(setting_origins) is not dict:
         raise _BadEntryError("setting origins are not a table")
@@ -356,10 +356,10 @@ def _decode(
     )
     return Config(
         settings=settings,
-        agents=kinds["agents"],  # type: ignore[arg-type]
-        roles=kinds["roles"],  # type: ignore[arg-type]
-        contexts=kinds["contexts"],  # type: ignore[arg-type]
-        tasks=kinds["tasks"],  # type: ignore[arg-type]
+        agents=sections["agents"],  # type: ignore[arg-type]
+        roles=sections["roles"],  # type: ignore[arg-type]
+        contexts=sections["contexts"],  # type: ignore[arg-type]
+        tasks=sections["tasks"],  # type: ignore[arg-type]
         project=project,
         files=tuple(
             LayerFile(_layer(layer), path(where), _str(digest), _bool(parsed))

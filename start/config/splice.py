@@ -22,7 +22,7 @@ class EditError(StartError):
     """An edit that cannot be made, or a file that changed under it."""
 
 
-LineKind = Literal["blank", "comment", "header", "key", "more"]
+LineType = Literal["blank", "comment", "header", "key", "more"]
 
 
 def split_lines(text: str) -> list[str]:
@@ -56,27 +56,27 @@ def _string_end(text: str, start: int) -> int:
     return min(index + 1, len(text))
 
 
-def line_kinds(text: str) -> list[LineKind]:
+def line_types(text: str) -> list[LineType]:
     """What each line starts with, judged outside strings, arrays and inline tables.
 
     A line that starts inside a multi-line string or array is "more" (it continues a key).
     """
-    kinds: list[LineKind] = []
+    types: list[LineType] = []
     index, depth = 0, 0
     while index < len(text):
         while index < len(text) and text[index] in " \t\r":
             index += 1
         first = text[index] if index < len(text) else "\n"
         if depth > 0:
-            kinds.append("more")
+            types.append("more")
         elif first == "\n":
-            kinds.append("blank")
+            types.append("blank")
         elif first == "#":
-            kinds.append("comment")
+            types.append("comment")
         elif first == "[":
-            kinds.append("header")
+            types.append("header")
         else:
-            kinds.append("key")
+            types.append("key")
         while index < len(text) and text[index] != "\n":
             char = text[index]
             if char == "#":
@@ -84,13 +84,13 @@ def line_kinds(text: str) -> list[LineKind]:
                 index = len(text) if end < 0 else end
             elif char in "\"'":
                 end = _string_end(text, index)
-                kinds.extend(["more"] * text.count("\n", index, end))
+                types.extend(["more"] * text.count("\n", index, end))
                 index = end
             else:
                 depth += (char in "[{") - (char in "]}")
                 index += 1
         index += 1
-    return kinds
+    return types
 
 
 def _header_key(line: str) -> tuple[str, ...] | None:
@@ -110,21 +110,21 @@ class Header:
 
 
 class Layout:
-    """The lines of a document, their kinds and its table headers."""
+    """The lines of a document, their types and its table headers."""
 
     def __init__(self, text: str) -> None:
         self.lines = split_lines(text)
-        self.kinds = line_kinds(text)
-        assert len(self.lines) == len(self.kinds)
+        self.types = line_types(text)
+        assert len(self.lines) == len(self.types)
         self.headers = [
             Header(number, _header_key(self.lines[number]))
-            for number, kind in enumerate(self.kinds)
-            if kind == "header"
+            for number, line_type in enumerate(self.types)
+            if line_type == "header"
         ]
 
     def lead(self, line: int) -> int:
         """The first line of the comment block directly above `line` (no blank line between)."""
-        while line > 0 and self.kinds[line - 1] == "comment":
+        while line > 0 and self.types[line - 1] == "comment":
             line -= 1
         return line
 
@@ -138,7 +138,7 @@ class Layout:
         end = self._block_end(index)
         last = start
         for number in range(start + 1, end):
-            if self.kinds[number] in ("key", "more"):
+            if self.types[number] in ("key", "more"):
                 last = number
         return last + 1
 
@@ -151,7 +151,7 @@ class Layout:
         limit = self._block_end(index)
         if index + 1 < len(self.headers):
             limit = self.lead(limit)
-        while end < limit and self.kinds[end] == "comment":
+        while end < limit and self.types[end] == "comment":
             end += 1
         return end
 
@@ -165,10 +165,10 @@ class Layout:
             return None
         start = self.lead(self.headers[own[0]].line)
         end = self.attached_end(own[-1])
-        while end < len(self.lines) and self.kinds[end] == "blank":
+        while end < len(self.lines) and self.types[end] == "blank":
             end += 1
         if end == len(self.lines):
-            while start > 0 and self.kinds[start - 1] == "blank":
+            while start > 0 and self.types[start - 1] == "blank":
                 start -= 1
         return start, end
 
