@@ -207,20 +207,20 @@ def large(world: World) -> None:
             slot = i // 20
             required = "required = true\n"
             if slot < 5:
-                kind = "file"
+                source = "file"
             elif slot == 5:
-                kind = "command"
+                source = "command"
             else:
-                kind = "prompt"
+                source = "prompt"
         else:
             required = ""
-            kind = ("file", "command", "prompt")[i % 3]
-        if kind == "file":
+            source = ("file", "command", "prompt")[i % 3]
+        if source == "file":
             write(world.repo, {f"docs/contexts/{name}.md": document(f"Context {i}", 4)})
             body = f'file = "docs/contexts/{name}.md"\n'
             if i % 2 == 0:
                 body += 'prompt = "From {file}:\\n\\n{file_contents}"\n'
-        elif kind == "command":
+        elif source == "command":
             command = "echo hi" if required else "git log -5 --oneline"
             body = f"command = {toml_str(command)}\n"
         else:

@@ -9,7 +9,7 @@ from typing import Final, NamedTuple
 from start import shellwords
 from start.errors import StartError, UsageError
 from start.shellwords import ARGS, Lexed, Word
-from start.template import names, render
+from start.template import fill, names
 
 SHELL: Final = "/bin/sh"
 SHELL_NAME: Final = "start"  # $0 of the script: sh names it in its own error messages
@@ -57,7 +57,7 @@ def assignments(template: str) -> list[tuple[str, str]]:
         name = word.assignment()
         if name is None:
             break
-        found.append((name, render(tuple(word.parts), {})[len(name) + 1 :]))
+        found.append((name, fill(tuple(word.parts), {})[len(name) + 1 :]))
     return found
 
 
@@ -135,7 +135,7 @@ def _expand(
         if word.is_args:
             slot, has_slot = len(argv), True
             continue
-        text = render(tuple(word.parts), values)
+        text = fill(tuple(word.parts), values)
         name = None if command_seen else word.assignment()
         if name is not None:
             skip = len(name) + 1

@@ -20,10 +20,11 @@ from start.errors import StartError, UnknownNameError, UntrustedError, UsageErro
 from start.paths import expand
 from start.wall import Grant, Reader
 
-# The words for a kind on the command line: singular or plural, as `config show` takes them.
-KIND_WORDS: Mapping[str, str] = {
-    **{kind: kind for kind in schema.KINDS},
-    **{singular: kind for kind, singular in schema.KIND_SINGULAR.items()},
+# The words for a kind on the command line, singular or plural (as `config show` takes them),
+# and the section each one names.
+SECTION_OF_WORD: Mapping[str, str] = {
+    **{section: section for section in schema.ITEM_SECTIONS},
+    **schema.SECTION_OF,
 }
 
 
@@ -48,7 +49,7 @@ class Choice(NamedTuple):
 
 
 class Details(NamedTuple):
-    kind: str  # the section: agents, roles, contexts or tasks
+    section: str  # agents, roles, contexts or tasks
     item: Item
     place: Place
     replaces: tuple[Place, ...]  # the same name in lower layers, nearest first
@@ -58,8 +59,8 @@ class Details(NamedTuple):
     trust: str  # the project's trust, in a few words
 
     @property
-    def singular(self) -> str:
-        return schema.KIND_SINGULAR[self.kind]
+    def kind(self) -> str:
+        return schema.KIND_OF[self.section]
 
     @property
     def params(self) -> tuple[Param, ...]:
@@ -76,36 +77,40 @@ def find(config: Config, kind_word: str | None, name: str) -> tuple[str, Item]:
     for an unknown KIND, UnknownNameError (exit 4) for an unknown or ambiguous name.
     """
     if kind_word is not None:
-        kind = KIND_WORDS.get(kind_word)
-        if kind is None:
-            close = suggest(kind_word, KIND_WORDS)
-            hint = f"did you mean '{close}'?" if close else f"choose from {', '.join(schema.KINDS)}"
+        section = SECTION_OF_WORD.get(kind_word)
+        if section is None:
+            close = suggest(kind_word, SECTION_OF_WORD)
+            hint = (
+                f"did you mean '{close}'?"
+                if close
+                else f"choose from {', '.join(schema.ITEM_SECTIONS)}"
+            )
             raise UsageError(f"unknown kind '{kind_word}'; {hint}")
-        if kind == "tasks":
-            return kind, resolve.find_task(config.tasks, name)
-        items: Mapping[str, Item] = getattr(config, kind)
+        if section == "tasks":
+            return section, resolve.find_task(config.tasks, name)
+        items: Mapping[str, Item] = getattr(config, section)
         if name not in items:
-            raise UnknownNameError(schema.KIND_SINGULAR[kind], name, items)
-        return kind, items[name]
+            raise UnknownNameError(schema.KIND_OF[section], name, items)
+        return section, items[name]
     exact: list[tuple[str, Item]] = []
-    for kind in schema.KINDS:
-        items = getattr(config, kind)
+    for section in schema.ITEM_SECTIONS:
+        items = getattr(config, section)
         if name in items:
-            exact.append((kind, items[name]))
-    if not any(kind == "tasks" for kind, _ in exact):
+            exact.append((section, items[name]))
+    if not any(section == "tasks" for section, _ in exact):
         aliased = next((t for t in config.tasks.values() if t.alias == name), None)
         if aliased is not None:
             exact.append(("tasks", aliased))
     if len(exact) == 1:
         return exact[0]
     if exact:
-        raise AmbiguousNameError(name, [(schema.KIND_SINGULAR[k], i.name) for k, i in exact])
+        raise AmbiguousNameError(name, [(schema.KIND_OF[k], i.name) for k, i in exact])
     try:
         return "tasks", resolve.find_task(config.tasks, name)
     except UnknownNameError as error:
         if error.candidates:
             raise
-    everything = [n for kind in schema.KINDS for n in getattr(config, kind)]
+    everything = [n for section in schema.ITEM_SECTIONS for n in getattr(config, section)]
     raise UnknownNameError("name", name, everything)
 
 
@@ -120,22 +125,22 @@ class AmbiguousNameError(UnknownNameError):
 # --- where it is defined -------------------------------------------------------------------
 
 
-def place(kind: str, item: Item) -> Place:
+def place(section: str, item: Item) -> Place:
     """The item's layer, file and the line of its table (or first key)."""
     line = None
     data, _ = files.read_bytes(item.origin.path)
     if data is not None:
         entries = positions.scan(data.decode("utf-8", "replace"))
-        sections = [kind, *(s for s, k in schema.SECTION_SYNONYMS.items() if k == kind)]
-        for section in sections:
-            entry = entries.get(f"{section}.{item.name}")
+        spellings = [section, *(s for s, c in schema.SECTION_SYNONYMS.items() if c == section)]
+        for spelling in spellings:
+            entry = entries.get(f"{spelling}.{item.name}")
             if entry is not None:
                 line = entry.line
                 break
     return Place(item.origin.layer, item.origin.path, line)
 
 
-def replaced(config: Config, kind: str, item: Item) -> tuple[Place, ...]:
+def replaced(config: Config, section: str, item: Item) -> tuple[Place, ...]:
     """The items of the same kind and name in the layers below the item's own, nearest first.
 
     Each layer is loaded on its own (as `config show --layer` does), off the launch path.
@@ -148,9 +153,9 @@ def replaced(config: Config, kind: str, item: Item) -> tuple[Place, ...]:
         if config.layer_dirs.get(layer) is None:
             continue
         alone = load(config.project.workdir, use_project=False, layers=(layer,))
-        items: Mapping[str, Item] = getattr(alone, kind)
+        items: Mapping[str, Item] = getattr(alone, section)
         if item.name in items:
-            found.append(place(kind, items[item.name]))
+            found.append(place(section, items[item.name]))
     return tuple(found)
 
 
@@ -173,14 +178,14 @@ def grant(config: Config) -> tuple[Grant | None, bool | None, str]:
     return found, True, f"trusted ({found.reason})"
 
 
-def describe(config: Config, kind: str, item: Item, *, run: bool = False) -> Details:
+def describe(config: Config, section: str, item: Item, *, run: bool = False) -> Details:
     """Everything `start show` says about one item. Runs the item's command only with `run`,
     and never in an untrusted project."""
     granted, trusted, trust_note = grant(config)
     choices: tuple[Choice, ...] = ()
     text: str | None = None
     notes: list[str] = []
-    if kind != "agents":
+    if section != "agents":
         values: dict[str, str] = {"date": _now()}
         env: dict[str, str] | None = None
         if isinstance(item, Task):
@@ -199,12 +204,12 @@ def describe(config: Config, kind: str, item: Item, *, run: bool = False) -> Det
         if isinstance(item, Task) and item.imported is not None:
             text = _imported_text(config, item, reader, trusted, run, notes)
         else:
-            text = _text(config, kind, item, reader, trusted, run, values, env, notes)
+            text = _text(config, section, item, reader, trusted, run, values, env, notes)
     return Details(
-        kind,
+        section,
         item,
-        place(kind, item),
-        replaced(config, kind, item),
+        place(section, item),
+        replaced(config, section, item),
         text,
         tuple(notes),
         choices,
@@ -244,7 +249,7 @@ def _choices(config: Config, task: Task) -> tuple[tuple[Choice, ...], str | None
 
 def _text(
     config: Config,
-    kind: str,
+    section: str,
     item: Any,
     reader: Reader,
     trusted: bool | None,
@@ -255,7 +260,7 @@ def _text(
 ) -> str:
     from start.wall import WallError
 
-    singular = schema.KIND_SINGULAR[kind]
+    kind = schema.KIND_OF[section]
     used = template.names(item.prompt) if item.prompt is not None else None
     file = expand(item.file, config.root) if item.file is not None else None
     file_text = ""
@@ -286,8 +291,8 @@ def _text(
             output = "[command output: not run]"
             notes.append("the command was not run: --run runs it")
         else:
-            output = _run(config, singular, item, env, notes)
-    text, _ = sources.text_of(singular, item, file, file_text, output, values)
+            output = _run(config, kind, item, env, notes)
+    text, _ = sources.text_of(kind, item, file, file_text, output, values)
     return text
 
 
@@ -335,12 +340,10 @@ def _reason(error: Exception) -> str:
     return str(error)
 
 
-def _run(
-    config: Config, singular: str, item: Any, env: dict[str, str] | None, notes: list[str]
-) -> str:
+def _run(config: Config, kind: str, item: Any, env: dict[str, str] | None, notes: list[str]) -> str:
     from start import shell
 
-    spec = sources.command_spec(config, item, f"{singular} {item.name}", env)
+    spec = sources.command_spec(config, item, f"{kind} {item.name}", env)
     result = shell.run_all([spec])[0]
     if not result.ok:
         notes.append(f"the command {result.status}")
@@ -349,15 +352,15 @@ def _run(
 
 def as_data(details: Details) -> dict[str, Any]:
     """The details as JSON data."""
-    from start.config import render
+    from start.config import show
 
     def where(found: Place) -> dict[str, Any]:
         return {"layer": found.layer, "file": str(found.path), "line": found.line}
 
-    fields = render.item_fields(details.item)
+    fields = show.item_fields(details.item)
     fields.pop("params", None)
     data: dict[str, Any] = {
-        "kind": details.singular,
+        "kind": details.kind,
         "name": details.item.name,
         **where(details.place),
         "replaces": [where(found) for found in details.replaces],

@@ -201,7 +201,7 @@ def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iter
                 "info",
                 layer,
                 f"no {paths.PROJECT_DIR_NAME}/ directory in {config.root}",
-                "run 'start init --local' to add project config",
+                "run 'start init --project' to add project config",
             )
         elif layer == "global":
             yield Check(

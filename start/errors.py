@@ -36,7 +36,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (ExitCode.UNKNOWN_NAME, "unknown or ambiguous agent, role, context, task or model name"),
     (ExitCode.UNTRUSTED, "project config not trusted"),
     (ExitCode.UNSUPPORTED, "not a POSIX system (start runs on Linux and macOS)"),
-    (ExitCode.SOFTWARE, "internal error (a bug; START_DEBUG=1 shows the traceback)"),
+    (ExitCode.SOFTWARE, "internal error (a bug; --debug or START_DEBUG=1 shows the traceback)"),
     (ExitCode.NOT_EXECUTABLE, "agent binary not executable"),
     (ExitCode.NOT_FOUND, "agent binary not found"),
     (ExitCode.HANGUP, "terminated by a signal (SIGHUP)"),
@@ -144,28 +144,28 @@ class UnknownNameError(StartError):
 
     def __init__(
         self,
-        kind: str,
+        what: str,
         name: str,
         known: Iterable[str],
         *,
         candidates: Sequence[str] = (),
     ) -> None:
-        self.kind = kind
+        self.what = what
         self.name = name
         self.candidates = tuple(candidates)
         known = list(known)
         if candidates:
             listed = ", ".join(candidates)
-            message = f"{kind} '{name}' is ambiguous; it matches: {listed}"
+            message = f"{what} '{name}' is ambiguous; it matches: {listed}"
         else:
-            message = f"unknown {kind} '{name}'"
+            message = f"unknown {what} '{name}'"
             close = suggest(name, known)
             if close:
                 message += f"; did you mean '{close}'?"
             elif known:
-                message += f"; known {kind}s: {', '.join(sorted(known))}"
+                message += f"; known {what}s: {', '.join(sorted(known))}"
             else:
-                message += f"; no {kind}s are defined"
+                message += f"; no {what}s are defined"
         super().__init__(message)
 
 

@@ -45,7 +45,7 @@ class Read(NamedTuple):
         return max(0, self.size - len(self.data))
 
 
-_KINDS = (
+_FILE_TYPES = (
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISFIFO, "a FIFO (named pipe)"),
     (stat.S_ISSOCK, "a socket"),
@@ -56,7 +56,7 @@ _KINDS = (
 
 def describe(mode: int) -> str:
     """What a non-regular file is, in words."""
-    for test, words in _KINDS:
+    for test, words in _FILE_TYPES:
         if test(mode):
             return words
     return "not a regular file"

@@ -21,7 +21,7 @@ CONFIG_NAME = "config.toml"
 # The project's own guide for agents, in order of preference.
 GUIDES = ("AGENTS.md", "README.md")
 
-_Key = tuple[str, str]  # (kind, name), such as ("tasks", "explain")
+_Key = tuple[str, str]  # (section, name), such as ("tasks", "explain")
 
 
 class ConfigExistsError(StartError):
@@ -87,7 +87,7 @@ def project_root(workdir: Path) -> Path:
     return paths.find_project(workdir).root
 
 
-def local_path(root: Path) -> Path:
+def project_path(root: Path) -> Path:
     return root / paths.PROJECT_DIR_NAME / CONFIG_NAME
 
 
@@ -107,15 +107,15 @@ def taken(directory: Path, replacing: Path) -> frozenset[_Key]:
             continue
         table = files.read(path).table or {}
         for section, body in table.items():
-            kind = schema.SECTION_SYNONYMS.get(section, section)
-            if kind in schema.KINDS and isinstance(body, dict):
-                found.update((kind, name) for name in body)
+            canonical = schema.SECTION_SYNONYMS.get(section, section)
+            if canonical in schema.ITEM_SECTIONS and isinstance(body, dict):
+                found.update((canonical, name) for name in body)
     return frozenset(found)
 
 
 # --- the documents --------------------------------------------------------------------------
 # The starter documents live in start/starter/*.toml, cut into named snippets at `#== NAME` lines.
-# A snippet named KIND.NAME defines that item; it is left out, with a note, when another file of
+# A snippet named SECTION.NAME defines that item; it is left out, with a note, when another file of
 # the layer defines the item already. Values chosen at run time are set through tomlkit.
 
 _STARTER = Path(__file__).resolve().parent / "starter"
@@ -138,8 +138,8 @@ def snippets(document: str) -> dict[str, str]:
 
 def _key(name: str) -> _Key | None:
     """The item a snippet defines, from its name (`roles.engineer`), or None."""
-    kind, dot, item = name.partition(".")
-    return (kind, item) if dot and kind in schema.KINDS else None
+    section, dot, item = name.partition(".")
+    return (section, item) if dot and section in schema.ITEM_SECTIONS else None
 
 
 def _comment(text: str) -> str:
@@ -151,9 +151,9 @@ def _assemble(parts: Mapping[str, str], names: Iterable[str], skip: Collection[_
     for name in names:
         key = _key(name)
         if key is not None and key in skip:
-            kind, item = key
+            section, item = key
             out.append(
-                f"\n# [{kind}.{item}] is not written here: another file in this directory "
+                f"\n# [{section}.{item}] is not written here: another file in this directory "
                 "defines it.\n"
             )
         else:
@@ -191,7 +191,7 @@ def global_text(
     return tomlkit.dumps(document)
 
 
-def local_text(root: Path, agent: str | None, skip: Collection[_Key] = frozenset()) -> str:
+def project_text(root: Path, agent: str | None, skip: Collection[_Key] = frozenset()) -> str:
     """The starter project config: a context for the project's guide and an example task."""
     import tomlkit
 

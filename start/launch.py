@@ -17,7 +17,7 @@ from start.errors import AgentNotExecutableError, AgentNotFoundError, StartError
 from start.resolve import Plan
 from start.sources import Composition
 from start.tempfiles import TempFiles, remove, sweep_due
-from start.template import render
+from start.template import fill
 
 # Linux limits one argument or environment string to 32 pages (MAX_ARG_STRLEN), NUL included.
 MAX_ARG_STRLEN = 131072
@@ -143,7 +143,7 @@ def build(
                 raise OversizeError(f"{error}\n{_oversize_fix(agent)}") from None
             write_prompt()
             large = Path(values["prompt_file"])
-            values["prompt"] = render(agent.large_prompt, values)
+            values["prompt"] = fill(agent.large_prompt, values)
             parts = _assemble(agent, values, agent_args, cwd, agents)
             try:
                 check_sizes(parts.argv, {**os.environ, **parts.env}, parts.env)

@@ -26,12 +26,12 @@ def global_config_dir() -> Path:
     return Path.home() / ".config" / APP
 
 
-def _xdg(variable: str, fallback: str, kind: str) -> Path:
+def _xdg(variable: str, fallback: str, which: str) -> Path:
     """An XDG base directory for `start`; platformdirs decides on macOS."""
     if sys.platform == "darwin":
         import platformdirs
 
-        found: str = getattr(platformdirs, f"user_{kind}_dir")(APP, appauthor=False)
+        found: str = getattr(platformdirs, f"user_{which}_dir")(APP, appauthor=False)
         return Path(found)
     # The XDG rule platformdirs applies on Linux, without its import on every launch.
     value = os.environ.get(variable, "").strip()

@@ -57,7 +57,7 @@ class Word:
 
     def __init__(self) -> None:
         self.parts: list[Unit] = []
-        self.quoted = False  # any quote or backslash: the word survives even if it renders empty
+        self.quoted = False  # any quote or backslash: the word survives even if it fills empty
         self.prefix = ""  # the leading unquoted literal text, for assignments and tilde expansion
         self.open = True  # the prefix is still the whole word
 

@@ -151,7 +151,7 @@ def _source(item: SourceItem, file: Path | None) -> str:
     return ", ".join(parts)
 
 
-def _render(pending: _Pending, values: dict[str, str]) -> tuple[str, bool]:
+def _fill(pending: _Pending, values: dict[str, str]) -> tuple[str, bool]:
     """The item's text, and whether its template used {instructions}."""
     output = pending.result.output if pending.result is not None else ""
     return text_of(
@@ -187,7 +187,7 @@ def text_of(
         return output, False
     segments = template.scan(body)
     used = any(isinstance(s, template.Placeholder) and s.name == "instructions" for s in segments)
-    return template.render(segments, values), used
+    return template.fill(segments, values), used
 
 
 def compose(
@@ -287,7 +287,7 @@ def _finish_required(
             f"Fix roles.{item.name}.file in {item.origin.path}, or pick another role with "
             "--role NAME or --no-role"
         )
-    text, used_instructions = _render(pending, values)
+    text, used_instructions = _fill(pending, values)
     if instructions is not None and not used_instructions:
         text = text.rstrip("\n") + "\n\n" + instructions if text.strip() else instructions
     status: Status = "ok"
@@ -324,7 +324,7 @@ def _finish_context(pending: _Pending, values: dict[str, str]) -> Part:
     if result is not None and not result.ok:
         why = result.error or f"command {result.status}"
         return Part("context", item.name, "", "failed", why, source, pending.file)
-    text, _ = _render(pending, values)
+    text, _ = _fill(pending, values)
     if not text.strip():
         return Part("context", item.name, "", "empty", "empty, left out", source, pending.file)
     return Part("context", item.name, text, "ok", "", source, pending.file, pending.cut)

@@ -58,20 +58,20 @@ class TempFiles:
             self.kept.mkdir(mode=0o700)
         self._ready = True
 
-    def write(self, kind: str, text: str, *, own_directory: bool = False) -> Path:
-        """A new file `kind` holding `text`; with `own_directory`, alone in a new directory."""
+    def write(self, name: str, text: str, *, own_directory: bool = False) -> Path:
+        """A new file `name` holding `text`; with `own_directory`, alone in a new directory."""
         self._prepare()
         if self.kept is not None:
-            earlier = self._kept_files.get(kind)
+            earlier = self._kept_files.get(name)
             if earlier is not None and earlier[0] == text:
                 return earlier[1]
-            path = self.kept / (f"{kind}-2.md" if earlier is not None else f"{kind}.md")
+            path = self.kept / (f"{name}-2.md" if earlier is not None else f"{name}.md")
         else:
-            path = self.directory / f"{os.getpid()}-{kind}-{os.urandom(4).hex()}"
+            path = self.directory / f"{os.getpid()}-{name}-{os.urandom(4).hex()}"
             if own_directory:
                 path.mkdir(mode=0o700)
                 self.created.append(path)
-                path = path / f"{kind}.md"
+                path = path / f"{name}.md"
             else:
                 path = path.with_name(path.name + ".md")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -80,7 +80,7 @@ class TempFiles:
         finally:
             os.close(fd)
         if self.kept is not None:
-            self._kept_files.setdefault(kind, (text, path))
+            self._kept_files.setdefault(name, (text, path))
         elif not own_directory:
             self.created.append(path)
         return path

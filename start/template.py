@@ -1,4 +1,4 @@
-"""Placeholder scanning and single-pass rendering, with the allowed placeholders of each scope."""
+"""Placeholder scanning and single-pass filling, with the allowed placeholders of each scope."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def names(template: str) -> list[str]:
     return list(dict.fromkeys(name for _, name in _TOKEN.findall(template) if name))
 
 
-def render(segments: tuple[Segment, ...] | str, values: Mapping[str, str]) -> str:
+def fill(segments: tuple[Segment, ...] | str, values: Mapping[str, str]) -> str:
     """Fill placeholders in one pass. Inserted values are never scanned again.
 
     A placeholder without a value stays as its literal `{name}` text.

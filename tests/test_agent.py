@@ -177,7 +177,7 @@ def test_hostile_values_reach_the_agent_byte_exact(
     given_values = values(fake_agent, role=value, prompt=value, model=value, role_file=value)
     command = build(template, given_values)
     record = recorded(command, tmp_path)
-    model = [value] if value else []  # an unquoted word that renders empty vanishes
+    model = [value] if value else []  # an unquoted word that is empty once filled vanishes
     expected = {
         CLAUDE: ["--model", *model, "--append-system-prompt", value, value],
         DOUBLE: [value],
@@ -235,13 +235,13 @@ def test_posix_word_rules(template: str, argv: list[str]) -> None:
     assert list(build(template, {}).argv) == argv
 
 
-def test_unquoted_words_that_render_empty_are_dropped() -> None:
+def test_unquoted_words_that_fill_empty_are_dropped() -> None:
     given_values = {"bin": "b", "model": "", "role": "", "prompt": ""}
     command = build("{bin} {model} --x {role}{prompt} y{model} '{prompt}' \"{role}\"", given_values)
     assert command.argv == ("b", "--x", "y", "", "")
 
 
-def test_a_program_that_renders_empty_is_dropped_too() -> None:
+def test_a_program_that_fills_empty_is_dropped_too() -> None:
     assert build("{model} {bin} x", {"bin": "b", "model": ""}).argv == ("b", "x")
 
 
@@ -595,7 +595,7 @@ def test_sh_agrees_with_the_direct_path(
 @given(role=TEXT, prompt=TEXT, model=TEXT)
 def test_direct_argv_is_the_values_verbatim(role: str, prompt: str, model: str) -> None:
     given_values = {"bin": "/b", "model": model, "role": role, "prompt": prompt, "role_file": role}
-    models = (model,) if model else ()  # an unquoted word that renders empty vanishes
+    models = (model,) if model else ()  # an unquoted word that is empty once filled vanishes
     assert build(CLAUDE, given_values) == AgentCommand(
         ("/b", "--model", *models, "--append-system-prompt", role, prompt), {}, False
     )

@@ -28,7 +28,7 @@ def test_each_page_has_a_parameter_example_that_validates(page: str, isolated: P
         assert [str(p) for p in load().problems] == []
 
 
-def test_the_placeholders_example_renders_as_documented(isolated: Path) -> None:
+def test_the_placeholders_example_fills_as_documented(isolated: Path) -> None:
     (block,) = [b for b in toml_blocks("placeholders.md") if "tasks.explain" in b]
     agent = '[agents.stand-in]\nbin = "true"\ncommand = "{bin} {prompt}"\n'
     write_tree(isolated.parent / "home/.config/start", {"config.toml": block + agent})

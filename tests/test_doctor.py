@@ -197,7 +197,7 @@ def test_a_clean_config_says_so(bin_dir: Path, isolated: Path) -> None:
         "info",
         "project",
         f"no .start/ directory in {isolated}",
-        "run 'start init --local' to add project config",
+        "run 'start init --project' to add project config",
     ) in rows(report, "config")
 
 

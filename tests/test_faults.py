@@ -616,7 +616,7 @@ def test_a_command_killed_by_a_signal_says_so(repo: Path) -> None:
         ("doctor",),
         ("--dry-run", "prompt", "hi"),
         ("task",),
-        ("init", "--local"),
+        ("init", "--project"),
         ("trust",),
         ("config", "set", "command_timeout", "5"),
     ],
@@ -705,8 +705,8 @@ def test_temp_files_of_killed_writes_are_removed_by_the_next_write(repo: Path) -
     holder = os.open(live, os.O_RDONLY)
     try:
         fcntl.flock(holder, fcntl.LOCK_EX)
-        for local in ("--local",), ():
-            result = invoke("config", "set", *local, "default_role", "code-reviewer")
+        for project in ("--project",), ():
+            result = invoke("config", "set", *project, "default_role", "code-reviewer")
             assert result.exit_code == 0, result.stderr
     finally:
         os.close(holder)

@@ -61,7 +61,17 @@ FILES = [
     "/dev/zero",
     "missing.md",
 ]
-KINDS = ["regular", "regular", "regular", "fifo", "dir", "loop", "dangling", "devnull", "sparse"]
+FILE_TYPES = [
+    "regular",
+    "regular",
+    "regular",
+    "fifo",
+    "dir",
+    "loop",
+    "dangling",
+    "devnull",
+    "sparse",
+]
 AGENT = (
     f'[settings]\ndefault_agent = "fake"\n'
     f'[agents.fake]\nbin = "{FAKE_AGENT}"\ncommand = "{{bin}} {{prompt_file}}"\n'
@@ -69,7 +79,9 @@ AGENT = (
 # Deeper than Python's stack allows, even with the frames hypothesis adds while it runs a test.
 DEEP = "\nx = " + "[" * 5000 + "]" * 5000 + "\n"
 SECTIONS = ["settings", "agents", "roles", "contexts", "context", "tasks"]
-FIELDS = sorted({field for kind in schema.KINDS.values() for field in kind} | set(schema.SETTINGS))
+FIELDS = sorted(
+    {field for fields in schema.ITEM_SECTIONS.values() for field in fields} | set(schema.SETTINGS)
+)
 
 NAME = st.one_of(
     st.from_regex(r"[a-z][a-z0-9]{0,6}(-[a-z0-9]{1,4})?", fullmatch=True),
@@ -134,22 +146,22 @@ class Hang(BaseException):
     """An example took too long: a hang, which is a failure."""
 
 
-def place(kind: str, path: Path, data: bytes) -> None:
-    """Put a `kind` of file holding `data` (if regular) at `path`."""
-    if kind == "regular":
+def place(file_type: str, path: Path, data: bytes) -> None:
+    """Put a file of type `file_type` holding `data` (if regular) at `path`."""
+    if file_type == "regular":
         path.write_bytes(data)
-    elif kind == "fifo":
+    elif file_type == "fifo":
         os.mkfifo(path)
-    elif kind == "dir":
+    elif file_type == "dir":
         path.mkdir()
-    elif kind == "loop":
+    elif file_type == "loop":
         path.symlink_to(path.name)
-    elif kind == "dangling":
+    elif file_type == "dangling":
         path.symlink_to(path.parent / "gone.toml")
-    elif kind == "devnull":
+    elif file_type == "devnull":
         path.symlink_to("/dev/null")
     else:
-        assert kind == "sparse"
+        assert file_type == "sparse"
         with open(path, "wb") as handle:
             handle.write(data)
             handle.truncate(10_000_000)  # over the 4 MiB a config file may be
@@ -186,18 +198,18 @@ def check(*args: str) -> None:
 )
 @given(
     data=config_bytes(),
-    kind=st.sampled_from(KINDS),
+    file_type=st.sampled_from(FILE_TYPES),
     extra=st.sampled_from(["agents.toml", "tasks.toml", "contexts.toml"]),
     extra_data=config_bytes(),
 )
 # Faults seen before, always tried: init --force blocked on a FIFO; deep nesting crashed.
-@example(data=b"", kind="fifo", extra="tasks.toml", extra_data=b"")
-@example(data=DEEP.encode(), kind="regular", extra="tasks.toml", extra_data=b"")
+@example(data=b"", file_type="fifo", extra="tasks.toml", extra_data=b"")
+@example(data=DEEP.encode(), file_type="regular", extra="tasks.toml", extra_data=b"")
 def test_any_config_loads_validates_shows_and_launches_or_says_why(
-    bounded: None, data: bytes, kind: str, extra: str, extra_data: bytes
+    bounded: None, data: bytes, file_type: str, extra: str, extra_data: bytes
 ) -> None:
     directory = fresh_global_dir()
-    place(kind, directory / "config.toml", data)
+    place(file_type, directory / "config.toml", data)
     (directory / extra).write_bytes(extra_data)
     # A working agent, so that launches get as far as the rest of the config lets them.
     (directory / "roles.toml").write_text(AGENT)

@@ -173,11 +173,11 @@ def test_the_trace_shows_the_mcp_server_when_it_is_imported(env: dict[str, str])
 
 
 # What `start config validate` does without: the editing commands (tomlkit, the editor's
-# subprocess and temp files) and `config show`'s renderer.
+# subprocess and temp files) and `config show`'s module (json and the TOML writer).
 OFF_CONFIG_VALIDATE = (
     "start.cli.config_edit",
     "start.config.edit",
-    "start.config.render",
+    "start.config.show",
     "subprocess",
     "tempfile",
     "shutil",
@@ -185,7 +185,7 @@ OFF_CONFIG_VALIDATE = (
 )
 
 
-def test_config_validate_loads_neither_the_editing_commands_nor_the_renderer(
+def test_config_validate_loads_neither_the_editing_commands_nor_config_show(
     isolated: Path, env: dict[str, str]
 ) -> None:
     proc = run_start("config", "validate", cwd=isolated, env=env)

@@ -206,14 +206,14 @@ def test_the_documents_are_tomlkit_round_trips() -> None:
     for text in (
         init.global_text("alpha", DETECTION),
         init.global_text(None, DETECTION),
-        init.local_text(Path("/nowhere"), "alpha"),
+        init.project_text(Path("/nowhere"), "alpha"),
     ):
         assert tomlkit.dumps(tomlkit.parse(text)) == text
 
 
 def test_the_starter_never_copies_a_shipped_task() -> None:
     shipped = tomllib.loads((REPO / "config" / "tasks.toml").read_text())["tasks"]
-    for text in (init.global_text(None, DETECTION), init.local_text(Path("/nowhere"), None)):
+    for text in (init.global_text(None, DETECTION), init.project_text(Path("/nowhere"), None)):
         assert not set(tomllib.loads(text).get("tasks", {})) & set(shipped)
 
 
@@ -278,7 +278,7 @@ def test_taken_ignores_the_file_being_replaced(isolated: Path) -> None:
     ],
 )
 @pytest.mark.parametrize("agent", ["beta", None])
-def test_local_config_passes_validation_without_a_warning(
+def test_project_config_passes_validation_without_a_warning(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     isolated: Path,
@@ -290,7 +290,7 @@ def test_local_config_passes_validation_without_a_warning(
     write_tree(isolated, files)
     root = init.project_root(isolated)
     written = init.create(
-        init.local_path(root), init.local_text(root, agent), force=False, project_root=root
+        init.project_path(root), init.project_text(root, agent), force=False, project_root=root
     )
     assert written.target == isolated / ".start" / "config.toml"
     config = validated(isolated, written.target)
@@ -305,15 +305,15 @@ def test_local_config_passes_validation_without_a_warning(
         assert context.description == f"Points the agent at {guide}"
 
 
-def test_local_config_is_written_at_the_project_root(isolated: Path) -> None:
+def test_project_config_is_written_at_the_project_root(isolated: Path) -> None:
     write_tree(isolated, {".git/HEAD": "ref: refs/heads/main\n", "src/app/x.py": ""})
-    assert init.local_path(init.project_root(isolated / "src" / "app")) == (
+    assert init.project_path(init.project_root(isolated / "src" / "app")) == (
         isolated / ".start" / "config.toml"
     )
 
 
-def test_local_config_explains_trust() -> None:
-    text = init.local_text(Path("/nowhere"), None)
+def test_project_config_explains_trust() -> None:
+    text = init.project_text(Path("/nowhere"), None)
     assert "# Nothing in .start/ runs until it is trusted" in text
     assert '# default_agent = "claude"\n' in text
 
@@ -406,7 +406,9 @@ def test_a_fresh_project_config_is_trusted(isolated: Path) -> None:
     from start import trust
 
     root = init.project_root(isolated)
-    init.create(init.local_path(root), init.local_text(root, None), force=False, project_root=root)
+    init.create(
+        init.project_path(root), init.project_text(root, None), force=False, project_root=root
+    )
     assert trust.describe(load(isolated))[0] is True
 
 
@@ -415,7 +417,9 @@ def test_replacing_an_untrusted_project_config_does_not_trust_it(isolated: Path)
 
     write_tree(isolated, {".start/config.toml": '[tasks.x]\nprompt = "p"\n'})
     root = init.project_root(isolated)
-    init.create(init.local_path(root), init.local_text(root, None), force=True, project_root=root)
+    init.create(
+        init.project_path(root), init.project_text(root, None), force=True, project_root=root
+    )
     assert trust.describe(load(isolated)) == (False, "not trusted: never approved")
 
 
@@ -446,10 +450,10 @@ def test_with_the_shipped_catalog_both_documents_validate(
     assert validated(isolated, written.target).settings.default_agent == chosen
     write_tree(isolated, {"AGENTS.md": "guide"})
     root = init.project_root(isolated)
-    local = init.create(
-        init.local_path(root), init.local_text(root, chosen), force=False, project_root=root
+    written = init.create(
+        init.project_path(root), init.project_text(root, chosen), force=False, project_root=root
     )
-    validated(isolated, local.target)
+    validated(isolated, written.target)
 
 
 def test_a_failed_backup_leaves_nothing_behind(

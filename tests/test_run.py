@@ -168,7 +168,7 @@ def test_file_only_task_is_a_template(repo: Path) -> None:
     assert dry("task", "plain", "go")["prompt"] == f"Review {repo / 'plain.md'}.\n\ngo"
 
 
-def test_single_pass_rendering_with_hostile_values(repo: Path) -> None:
+def test_single_pass_filling_with_hostile_values(repo: Path) -> None:
     write_tree(
         repo,
         {

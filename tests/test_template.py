@@ -1,4 +1,4 @@
-"""The placeholder scanner: scanning, single-pass rendering, escapes and scope checks."""
+"""The placeholder scanner: scanning, single-pass filling, escapes and scope checks."""
 
 from __future__ import annotations
 
@@ -18,26 +18,24 @@ def test_scan_splits_text_and_placeholders() -> None:
 
 
 def test_double_braces_are_literal_text() -> None:
-    assert (
-        template.render("{{prompt}} and {date}", {"date": "D", "prompt": "P"}) == "{prompt} and D"
-    )
+    assert template.fill("{{prompt}} and {date}", {"date": "D", "prompt": "P"}) == "{prompt} and D"
 
 
 def test_other_braces_are_plain_text() -> None:
     text = 'json {"a": {"b": 1}} code { x } {Upper} {1abc} {}'
     assert template.scan(text) == (text,)
-    assert template.render(text, {}) == text
+    assert template.fill(text, {}) == text
 
 
 def test_inserted_values_are_never_scanned_again() -> None:
     values = {"instructions": "{command_output} {{date}}", "command_output": "OUT"}
-    assert template.render("{instructions}|{command_output}", values) == (
+    assert template.fill("{instructions}|{command_output}", values) == (
         "{command_output} {{date}}|OUT"
     )
 
 
 def test_missing_values_stay_literal() -> None:
-    assert template.render("a {unknown} b", {}) == "a {unknown} b"
+    assert template.fill("a {unknown} b", {}) == "a {unknown} b"
 
 
 def test_names_in_order_of_first_use() -> None:
@@ -86,14 +84,14 @@ def test_each_problem_is_reported_once() -> None:
 
 
 @given(st.text())
-def test_text_without_placeholders_renders_unchanged(text: str) -> None:
-    # Oracle: with no values at all, rendering changes only `{{x}}` escapes.
-    rendered = template.render(text, {})
+def test_text_without_placeholders_is_filled_unchanged(text: str) -> None:
+    # Oracle: with no values at all, filling changes only `{{x}}` escapes.
+    filled = template.fill(text, {})
     if "{{" not in text:
-        assert rendered == text
+        assert filled == text
 
 
 @given(st.text(), st.text())
 def test_values_arrive_verbatim(before: str, value: str) -> None:
     safe = before.replace("{", "(").replace("}", ")")
-    assert template.render(safe + "{prompt}", {"prompt": value}) == safe + value
+    assert template.fill(safe + "{prompt}", {"prompt": value}) == safe + value

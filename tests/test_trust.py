@@ -29,7 +29,7 @@ def project(isolated: Path) -> Path:
 
 def labels(found: trust.Scan | None) -> list[tuple[str, str]]:
     assert found is not None
-    return [(e.label, e.kind) for e in found.entries]
+    return [(e.label, e.what) for e in found.entries]
 
 
 def approve_here() -> trust.Record:
@@ -114,7 +114,7 @@ def test_symlinks_inside_the_project_cover_target_and_bytes(project: Path) -> No
     found = trust.scan(load())
     assert found is not None
     assert (".start/role.md", "symlink") in labels(found)
-    [entry] = [e for e in found.entries if e.label == ".start/role.md" and e.kind == "file"]
+    [entry] = [e for e in found.entries if e.label == ".start/role.md" and e.what == "file"]
     assert entry.data == b"ROLE v1\n"
 
 

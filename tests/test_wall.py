@@ -103,7 +103,7 @@ def test_a_pulled_symlink_to_a_secret_never_reaches_the_prompt(world: World) -> 
     world.publish({"AGENTS.md": "Use tabs.\n", "README.md": "hi\n"})
     git(world.upstream.parent, "clone", "-q", str(world.upstream), str(world.clone))
     added = world.start(
-        "config", "add", "context", "guide", "--local", "--file", "AGENTS.md", "--required"
+        "config", "add", "context", "guide", "--project", "--file", "AGENTS.md", "--required"
     )
     assert added.returncode == 0, added.stderr
     assert world.start("trust", "--yes").returncode == 0
@@ -347,7 +347,7 @@ def test_a_config_edit_never_writes_through_a_link_outside(isolated: Path, tmp_p
     outside.write_text("[package]\nname = 'x'\n")
     (isolated / ".start").mkdir()
     (isolated / ".start/config.toml").symlink_to(outside)
-    result = run_start("config", "set", "--local", "default_role", "x", cwd=isolated)
+    result = run_start("config", "set", "--project", "default_role", "x", cwd=isolated)
     assert result.returncode == 1
     assert result.stderr == (
         f"start: refused to write {isolated}/.start/config.toml: it leads to {outside}, outside "
@@ -361,7 +361,7 @@ def test_a_dangling_link_never_creates_a_file_outside(isolated: Path, tmp_path: 
     outside = tmp_path / "outside" / "new.toml"
     (isolated / ".start").mkdir()
     (isolated / ".start/config.toml").symlink_to(outside)
-    result = run_start("config", "add", "task", "x", "--local", "--prompt", "hello", cwd=isolated)
+    result = run_start("config", "add", "task", "x", "--project", "--prompt", "hello", cwd=isolated)
     assert result.returncode == 1
     assert f"it leads to {outside}, outside the project root" in result.stderr
     assert not outside.exists() and not outside.parent.exists()
@@ -373,8 +373,8 @@ def test_a_start_dir_linked_outside_is_not_written(isolated: Path, tmp_path: Pat
     (isolated / ".start").symlink_to(elsewhere)
     (isolated / ".git").mkdir()
     for args in (
-        ("init", "--local", "--force"),
-        ("config", "set", "--local", "default_role", "x"),
+        ("init", "--project", "--force"),
+        ("config", "set", "--project", "default_role", "x"),
     ):
         result = run_start(*args, cwd=isolated)
         assert result.returncode == 1, result.stderr

@@ -271,8 +271,8 @@ def usage_message(error: click.ClickException) -> tuple[str, list[str]]:
             message += f"; did you mean '{sorted(error.possibilities)[0]}'?"
     elif isinstance(error, click.MissingParameter) and error.param is not None:
         param = error.param
-        kind = error.param_type or ("option" if isinstance(param, click.Option) else "argument")
-        message = f"missing {kind} {_param_name(param)}"
+        what = error.param_type or ("option" if isinstance(param, click.Option) else "argument")
+        message = f"missing {what} {_param_name(param)}"
         if isinstance(param.type, click.Choice):
             message += f" ({', '.join(str(c) for c in param.type.choices)})"
     elif isinstance(error, click.BadParameter) and error.param is not None:

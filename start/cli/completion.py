@@ -15,7 +15,7 @@ from click.shell_completion import CompletionItem, get_completion_class
 from start import console, resolve
 from start.cli.commands import Choice, command
 from start.cli.options import Options, common_options
-from start.config import edit, schema
+from start.config import schema
 from start.config.load import load
 from start.config.model import Agent, Config, Item, Task
 from start.errors import StartError
@@ -182,9 +182,9 @@ def complete_settings(
 def complete_setting_values(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
-    kind = {"default_agent": "agents", "default_role": "roles"}.get(ctx.params.get("key") or "")
-    config = _config(ctx) if kind else None
-    return _named(getattr(config, kind), incomplete) if config and kind else []
+    section = {"default_agent": "agents", "default_role": "roles"}.get(ctx.params.get("key") or "")
+    config = _config(ctx) if section else None
+    return _named(getattr(config, section), incomplete) if config and section else []
 
 
 def complete_kind_names(
@@ -192,13 +192,13 @@ def complete_kind_names(
 ) -> list[CompletionItem]:
     """For `config remove KIND NAME`, the names in the layer being edited; for `config add`, the
     names from other layers (a new item of the same name overrides them)."""
-    kind = edit.KIND_OF.get(ctx.params.get("kind") or "")
-    config = _config(ctx) if kind else None
-    if config is None or kind is None:
+    section = schema.SECTION_OF.get(ctx.params.get("kind") or "")
+    config = _config(ctx) if section else None
+    if config is None or section is None:
         return []
-    layer = "project" if ctx.params.get("local") else "global"
+    layer = "project" if ctx.params.get("project") else "global"
     removing = ctx.command.name == "remove"
-    items: Mapping[str, Item] = getattr(config, kind)
+    items: Mapping[str, Item] = getattr(config, section)
     kept = {n: i for n, i in items.items() if (i.origin.layer == layer) == removing}
     return _named(kept, incomplete)
 
@@ -267,12 +267,12 @@ def complete_show_first(
 ) -> list[CompletionItem]:
     """A kind, or a name of any kind."""
     config = _config(ctx)
-    kinds = [(singular, f"then a {singular} name") for singular in schema.KIND_SINGULAR.values()]
+    kinds = [(kind, f"then a {kind} name") for kind in schema.KIND_OF.values()]
     found = _matching(kinds, incomplete)
     if config is None:
         return found
-    for kind in schema.KINDS:
-        items: Mapping[str, Item] = getattr(config, kind)
+    for section in schema.ITEM_SECTIONS:
+        items: Mapping[str, Item] = getattr(config, section)
         found.extend(_named(items, incomplete))
     return found
 
@@ -285,8 +285,8 @@ def complete_show_name(
 
     config = _config(ctx)
     first = ctx.params.get("first") or ""
-    kind = details.KIND_WORDS.get(first)
-    if config is None or kind is None:
+    section = details.SECTION_OF_WORD.get(first)
+    if config is None or section is None:
         return []
-    items: Mapping[str, Item] = getattr(config, kind)
+    items: Mapping[str, Item] = getattr(config, section)
     return _named(items, incomplete)

@@ -108,7 +108,7 @@ def _at(problem: Problem) -> str:
     return f"{problem.line}:{problem.column or 1}" if problem.line is not None else "-"
 
 
-_SHOWN = ("settings", *schema.KINDS)
+_SHOWN = ("settings", *schema.ITEM_SECTIONS)
 
 
 @config.command(
@@ -119,7 +119,7 @@ _SHOWN = ("settings", *schema.KINDS)
         ("Only what your global config sets", "start config show --layer global"),
     ]
 )
-@click.argument("kind", required=False, metavar="[KIND]")
+@click.argument("section", required=False, metavar="[SECTION]")
 @click.argument("name", required=False, metavar="[NAME]")
 @click.option(
     "--layer",
@@ -128,18 +128,20 @@ _SHOWN = ("settings", *schema.KINDS)
     help="Only the items of LAYER: built-in, global or project.",
 )
 @click.option("--global", "only", flag_value="global", help="Same as --layer global.")
-@click.option("--local", "only", flag_value="project", help="Same as --layer project.")
+@click.option("--project", "only", flag_value="project", help="Same as --layer project.")
+@click.option("--local", "only", flag_value="project", hidden=True)  # --project's old name
 @click.option("--no-pager", is_flag=True, help="Print instead of paging on a terminal.")
 @common_options
 def show(
-    kind: str | None, name: str | None, layer: str | None, only: str | None, no_pager: bool
+    section: str | None, name: str | None, layer: str | None, only: str | None, no_pager: bool
 ) -> int:
     """Show the merged configuration and where each item came from.
 
-    KIND is settings, agents, roles, contexts or tasks (singular works too); NAME narrows it to
+    SECTION is settings, agents, roles, contexts or tasks (singular works too); NAME narrows it to
     one item. On a terminal the TOML is paged with $START_PAGER, else $PAGER, else less.
     """
-    from start.config import render  # json and the TOML writer: for `show` only
+    # json and the TOML writer: for `show` only
+    from start.config.show import annotated_toml, data_with_origins
 
     options = get_options()
     use_project = not options.no_project
@@ -148,30 +150,30 @@ def show(
     shown = loaded
     if layer is not None:
         shown = config_load.load(options.workdir, use_project=use_project, layers=(layer,))
-    section = _section(kind, name)
+    section = _section(section, name)
     if name is not None:
         assert section is not None
         items: dict[str, Any] = getattr(shown, section)
         if name not in items:
-            raise UnknownNameError(schema.KIND_SINGULAR[section], name, items)
+            raise UnknownNameError(schema.KIND_OF[section], name, items)
     if options.json:
-        console.print_json(render.as_data(shown, section, name))
+        console.print_json(data_with_origins(shown, section, name))
         return ExitCode.OK
     page = console.Page()
-    page.syntax(render.as_toml(shown, section, name), "toml")
+    page.syntax(annotated_toml(shown, section, name), "toml")
     page.show(no_color=options.no_color, pager=not no_pager)
     return ExitCode.OK
 
 
-def _section(kind: str | None, name: str | None) -> str | None:
-    if kind is None:
+def _section(word: str | None, name: str | None) -> str | None:
+    """The section a word names: settings, or the items of a kind (singular or plural)."""
+    if word is None:
         return None
-    singular = {s: k for k, s in schema.KIND_SINGULAR.items()}
-    section = singular.get(kind, kind)
+    section = schema.SECTION_OF.get(word, word)
     if section not in _SHOWN:
-        close = suggest(kind, [*_SHOWN, *singular])
+        close = suggest(word, [*_SHOWN, *schema.SECTION_OF])
         hint = f"; did you mean '{close}'?" if close else f"; choose from {', '.join(_SHOWN)}"
-        raise UsageError(f"unknown kind '{kind}'{hint}")
+        raise UsageError(f"unknown section '{word}'{hint}")
     if section == "settings" and name is not None:
         raise UsageError("settings has no NAME; 'start config show settings' shows them all")
     return section

@@ -17,14 +17,19 @@ from start import console
 from start.cli.commands import Choice, command
 from start.cli.options import common_options, completer, get_options, printer
 from start.config import edit, files, schema
-from start.config.render import toml_value
+from start.config.show import toml_value
 from start.errors import ExitCode, Problem, StartError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_LOCAL = click.option(
-    "--local", is_flag=True, help="Edit the project's .start/ instead of the global config."
-)
+
+def _project(function: F) -> F:
+    """--project; --local, its old name, still works but is not listed."""
+    function = click.option("--local", "project", is_flag=True, hidden=True)(function)
+    return click.option(
+        "--project", is_flag=True, help="Edit the project's .start/ instead of the global config."
+    )(function)
+
 
 # Help for each item field's flag of `config add`; the kinds it applies to come from the schema.
 _FIELD_HELP = {
@@ -60,9 +65,9 @@ _FIELD_COMPLETION = {
 def _fields() -> dict[str, str]:
     """Every item field, in schema order, with its type."""
     found: dict[str, str] = {}
-    for fields in schema.KINDS.values():
-        for field, kind in fields.items():
-            found.setdefault(field, kind)
+    for fields in schema.ITEM_SECTIONS.values():
+        for field, field_type in fields.items():
+            found.setdefault(field, field_type)
     return found
 
 
@@ -72,15 +77,15 @@ def _flag(field: str) -> str:
 
 
 def _field_options(function: F) -> F:
-    for field, kind in reversed(_fields().items()):
+    for field, field_type in reversed(_fields().items()):
         metavar, text = _FIELD_HELP[field]
-        users = [s for k, s in schema.KIND_SINGULAR.items() if field in schema.KINDS[k]]
+        users = [s for k, s in schema.KIND_OF.items() if field in schema.ITEM_SECTIONS[k]]
         options: dict[str, Any] = {"help": f"{text} ({', '.join(users)})"}
-        if kind == schema.BOOL:
+        if field_type == schema.BOOL:
             options["is_flag"] = True
-        elif kind in (schema.MODELS, schema.PARAMS):
+        elif field_type in (schema.MODELS, schema.PARAMS):
             options.update(multiple=True, metavar=metavar)
-        elif kind in (schema.TIMEOUT, schema.SIZE):
+        elif field_type in (schema.TIMEOUT, schema.SIZE):
             options.update(type=click.IntRange(min=1), metavar=metavar)
         else:
             options["metavar"] = metavar
@@ -90,13 +95,13 @@ def _field_options(function: F) -> F:
     return function
 
 
-def _scope(local: bool) -> edit.Scope:
+def _scope(project: bool) -> edit.Scope:
     options = get_options()
-    if local and options.no_project:
+    if project and options.no_project:
         raise UsageError(
-            "--local edits the project's config, so it cannot be used with --no-project"
+            "--project edits the project's config, so it cannot be used with --no-project"
         )
-    layer: edit.Layer = "project" if local else "global"
+    layer: edit.Layer = "project" if project else "global"
     return edit.Scope(layer, options.workdir, use_project=not options.no_project)
 
 
@@ -128,19 +133,19 @@ def _report(outcome: edit.Outcome, done: str, unchanged: str) -> int:
 
 @command(
     "set",
-    help="Set a setting in your global config (or the project's, with --local)."
+    help="Set a setting in your global config (or the project's, with --project)."
     "\n\nKEY is one of: " + ", ".join(schema.SETTINGS) + ".",
     examples=[
         ("Launch gemini unless told otherwise", "start config set default_agent gemini"),
-        ("Give commands a minute in this project", "start config set --local command_timeout 60"),
+        ("Give commands a minute in this project", "start config set --project command_timeout 60"),
     ],
 )
 @click.argument("key", shell_complete=completer("complete_settings"))
 @click.argument("value", shell_complete=completer("complete_setting_values"))
-@_LOCAL
+@_project
 @common_options
-def set_(key: str, value: str, local: bool) -> int:
-    outcome = edit.set_setting(_scope(local), key, value)
+def set_(key: str, value: str, project: bool) -> int:
+    outcome = edit.set_setting(_scope(project), key, value)
     shown = f"{key} = {toml_value(edit.parse_setting(key, value))}"
     return _report(outcome, f"Set {shown}", f"Already set: {shown}")
 
@@ -151,14 +156,14 @@ def set_(key: str, value: str, local: bool) -> int:
     ]
 )
 @click.argument("key", shell_complete=completer("complete_settings"))
-@_LOCAL
+@_project
 @common_options
-def unset(key: str, local: bool) -> int:
+def unset(key: str, project: bool) -> int:
     """Remove a setting, so the next layer's value or the default applies.
 
     KEY is one of the settings that 'start config set' takes.
     """
-    scope = _scope(local)
+    scope = _scope(project)
     outcome = edit.unset_setting(scope, key)
     return _report(outcome, f"Unset {key}", f"{key} is not set in the {scope.layer} config")
 
@@ -172,7 +177,7 @@ def unset(key: str, local: bool) -> int:
         ),
         (
             "A context in every prompt of this project",
-            "start config add --local context docs --file docs/README.md --required",
+            "start config add --project context docs --file docs/README.md --required",
         ),
         (
             "An agent of your own",
@@ -181,20 +186,20 @@ def unset(key: str, local: bool) -> int:
         ),
     ]
 )
-@click.argument("kind", type=Choice(list(edit.KIND_OF)), metavar="KIND")
+@click.argument("kind", type=Choice(list(schema.SECTION_OF)), metavar="KIND")
 @click.argument("name", shell_complete=completer("complete_kind_names"))
 @_field_options
-@_LOCAL
+@_project
 @common_options
-def add(kind: str, name: str, local: bool, **values: Any) -> int:
+def add(kind: str, name: str, project: bool, **values: Any) -> int:
     """Add an agent, role, context or task, with fields given as flags.
 
     KIND is agent, role, context or task; NAME is the new item's name. Each flag below says
     which kinds take it. On a terminal, a missing required field is asked for; --prompt - reads
     the prompt from stdin.
     """
-    plural = edit.KIND_OF[kind]
-    known = schema.KINDS[plural]
+    section = schema.SECTION_OF[kind]
+    known = schema.ITEM_SECTIONS[section]
     given = {f: v for f, v in values.items() if v not in (None, False, ())}
     foreign = [_flag(f) for f in given if f not in known]
     if foreign:
@@ -206,9 +211,9 @@ def add(kind: str, name: str, local: bool, **values: Any) -> int:
         given["models"] = _models(given["models"])
     if "params" in given:
         given["params"] = _params(given["params"])
-    given.update(_missing_fields(plural, kind, given))
+    given.update(_missing_fields(section, kind, given))
     fields = {f: given[f] for f in known if f in given}
-    outcome = edit.add_item(_scope(local), plural, name, fields)
+    outcome = edit.add_item(_scope(project), section, name, fields)
     return _report(outcome, f"Added {kind} '{name}'", f"{kind} '{name}' is unchanged")
 
 
@@ -231,9 +236,9 @@ def _params(words: tuple[str, ...]) -> dict[str, dict[str, str]]:
     return found
 
 
-def _missing_fields(plural: str, kind: str, given: dict[str, Any]) -> dict[str, Any]:
+def _missing_fields(section: str, kind: str, given: dict[str, Any]) -> dict[str, Any]:
     """Ask for the fields an item needs on a terminal; otherwise say which flags are missing."""
-    if plural == "agents":
+    if section == "agents":
         needed = [f for f in schema.REQUIRED_FIELDS["agents"] if f not in given]
     elif not any(f in given for f in ("file", "command", "prompt")):
         needed = ["prompt"]
@@ -242,7 +247,7 @@ def _missing_fields(plural: str, kind: str, given: dict[str, Any]) -> dict[str, 
     if not needed:
         return {}
     if not _interactive():
-        if plural == "agents":
+        if section == "agents":
             flags = " and ".join(_flag(f) for f in needed)
             raise UsageError(f"an agent needs {flags}")
         raise UsageError(f"a {kind} needs at least one of --file, --command or --prompt")
@@ -255,26 +260,26 @@ def _missing_fields(plural: str, kind: str, given: dict[str, Any]) -> dict[str, 
         ("The same in a script", "start config remove task review --yes"),
     ]
 )
-@click.argument("kind", type=Choice(list(edit.KIND_OF)), metavar="KIND")
+@click.argument("kind", type=Choice(list(schema.SECTION_OF)), metavar="KIND")
 @click.argument("name", shell_complete=completer("complete_kind_names"))
-@_LOCAL
+@_project
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @common_options
-def remove(kind: str, name: str, local: bool, yes: bool) -> int:
+def remove(kind: str, name: str, project: bool, yes: bool) -> int:
     """Remove an agent, role, context or task, with its own comments.
 
     KIND is agent, role, context or task. Asks first on a terminal; without one, --yes is required.
     """
-    scope = _scope(local)
-    plural = edit.KIND_OF[kind]
+    scope = _scope(project)
+    section = schema.SECTION_OF[kind]
     if not yes:
-        path = edit.find_item(scope, plural, name)
+        path = edit.find_item(scope, section, name)
         if not _interactive():
             raise UsageError(f"not removing {kind} '{name}' without confirmation; pass --yes")
         if not _confirm(f"Remove {kind} '{name}' from {path}?", default=False):
             printer().line("Nothing was removed.")
             return ExitCode.ERROR
-    outcome = edit.remove_item(scope, plural, name)
+    outcome = edit.remove_item(scope, section, name)
     return _report(outcome, f"Removed {kind} '{name}'", f"{kind} '{name}' is already gone")
 
 
@@ -282,13 +287,13 @@ def remove(kind: str, name: str, local: bool, yes: bool) -> int:
     "edit",
     examples=[
         ("Your global config.toml", "start config edit"),
-        ("The project's tasks.toml", "start config edit --local tasks.toml"),
+        ("The project's tasks.toml", "start config edit --project tasks.toml"),
     ],
 )
 @click.argument("file", default=edit.MAIN_FILE, type=Choice(files.LAYER_FILES), metavar="[FILE]")
-@_LOCAL
+@_project
 @common_options
-def edit_(file: str, local: bool) -> int:
+def edit_(file: str, project: bool) -> int:
     """Open a config file in $VISUAL, $EDITOR or vi, then validate it.
 
     FILE is config.toml (the default), agents.toml, roles.toml, contexts.toml or tasks.toml. An
@@ -296,7 +301,7 @@ def edit_(file: str, local: bool) -> int:
     offered to re-open it first. A missing global config.toml can start as the commented starter
     that 'start init' writes.
     """
-    scope = _scope(local)
+    scope = _scope(project)
     target = edit.file_target(scope, file)
     if scope.layer == "global" and file == edit.MAIN_FILE and not target.path.exists():
         _offer_starter(target.path)

@@ -1,4 +1,4 @@
-"""`start init [--local] [--force] [--agent NAME]`: write a commented starter config."""
+"""`start init [--project] [--force] [--agent NAME]`: write a commented starter config."""
 
 from __future__ import annotations
 
@@ -20,17 +20,18 @@ from start.errors import ExitCode, Problem, UnknownNameError
         ("Your global config, with the installed agent as the default", "start init"),
         (
             "A project config with a context for its README and an example task",
-            "start init --local",
+            "start init --project",
         ),
         ("Start over, keeping the old file as a backup", "start init --force --agent claude"),
     ],
     epilog="Docs: start help setup",
 )
 @click.option(
-    "--local",
+    "--project",
     is_flag=True,
     help="Write the project's .start/config.toml instead of the global one.",
 )
+@click.option("--local", "project", is_flag=True, hidden=True)  # --project's old name
 @click.option(
     "--force", is_flag=True, help="Replace an existing file, after a timestamped backup of it."
 )
@@ -42,17 +43,17 @@ from start.errors import ExitCode, Problem, UnknownNameError
     shell_complete=completer("complete_agents"),
 )
 @common_options
-def init(local: bool, force: bool, agent_name: str | None) -> int:
-    """Write a commented starter config (the project's, with --local).
+def init(project: bool, force: bool, agent_name: str | None) -> int:
+    """Write a commented starter config (the project's, with --project).
 
-    Without --local: the global config, with an installed agent as the default. With --local:
+    Without --project: the global config, with an installed agent as the default. With --project:
     the project's .start/config.toml, with a context for its AGENTS.md or README.md and an
     example task. An existing file is replaced only with --force, after a backup.
     """
     options = get_options()
     requested = agent_name or options.agent
-    if local:
-        return _local(options, requested, force)
+    if project:
+        return _project(options, requested, force)
     return _global(options, requested, force)
 
 
@@ -95,7 +96,7 @@ def _global(options: Options, requested: str | None, force: bool) -> int:
     return ExitCode.OK
 
 
-def _local(options: Options, requested: str | None, force: bool) -> int:
+def _project(options: Options, requested: str | None, force: bool) -> int:
     from start import trust
 
     root = starter.project_root(options.workdir)
@@ -103,9 +104,9 @@ def _local(options: Options, requested: str | None, force: bool) -> int:
         known = _load(options, use_project=not options.no_project).agents
         if requested not in known:
             raise UnknownNameError("agent", requested, known)
-    path = starter.local_path(root)
+    path = starter.project_path(root)
     skip = starter.taken(path.parent, path)
-    text = starter.local_text(root, requested, skip)
+    text = starter.project_text(root, requested, skip)
     written = starter.create(path, text, force=force, project_root=root)
     config = _load(options, use_project=True)
     problems = _problems(config, written)

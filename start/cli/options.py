@@ -108,7 +108,10 @@ _COMMON = (
     _option(
         "--debug",
         is_flag=True,
-        help="Show internals: selection reasoning, timings, tracebacks (or START_DEBUG=1).",
+        help=(
+            "Show internals: selection reasoning, timings, full command output, tracebacks"
+            " (or START_DEBUG=1)."
+        ),
     ),
     _option("--json", is_flag=True, help="Print the result as JSON on stdout."),
     _option("--no-color", is_flag=True, help="No colour or bold (or NO_COLOR=1)."),

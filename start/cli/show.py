@@ -46,12 +46,12 @@ def show(first: str, second: str | None, run_commands: bool, no_pager: bool) -> 
     kind_word, name = (first, second) if second is not None else (None, first)
     config = load(options.workdir, use_project=not options.no_project, strict=True)
     try:
-        kind, item = details.find(config, kind_word, name)
+        section, item = details.find(config, kind_word, name)
     except UnknownNameError:
-        if kind_word is None and name in details.KIND_WORDS:
+        if kind_word is None and name in details.SECTION_OF_WORD:
             raise UsageError(f"'start show {name}' needs NAME: start show {name} NAME") from None
         raise
-    found = details.describe(config, kind, item, run=run_commands)
+    found = details.describe(config, section, item, run=run_commands)
     if options.json:
         console.print_json(details.as_data(found))
         return ExitCode.OK
@@ -63,10 +63,10 @@ def show(first: str, second: str | None, run_commands: bool, no_pager: bool) -> 
 
 def _page(page: console.Page, found: details.Details) -> None:
     from start import params
-    from start.config import render
+    from start.config import show
 
     item = found.item
-    page.line(Styled(f"{found.singular} {item.name}", "bold"))
+    page.line(Styled(f"{found.kind} {item.name}", "bold"))
     _row(page, "defined in", str(found.place))
     replaces = [str(place) for place in found.replaces] or ["nothing"]
     for index, text in enumerate(replaces):
@@ -74,18 +74,16 @@ def _page(page: console.Page, found: details.Details) -> None:
     if found.trust != "no project config":
         _row(page, "project", found.trust)
 
-    fields = render.item_fields(item)
+    fields = show.item_fields(item)
     fields.pop("params", None)
     if fields:
         page.blank()
         page.line(Styled("fields", "bold"))
         models = fields.pop("models", {})
-        lines = [f"{key} = {render.toml_value(value)}" for key, value in fields.items()]
+        lines = [f"{key} = {show.toml_value(value)}" for key, value in fields.items()]
         if models:
-            lines.append(f"[{found.kind}.{item.name}.models]")
-            lines.extend(
-                f"{render.toml_key(k)} = {render.toml_value(v)}" for k, v in models.items()
-            )
+            lines.append(f"[{found.section}.{item.name}.models]")
+            lines.extend(f"{show.toml_key(k)} = {show.toml_value(v)}" for k, v in models.items())
         page.syntax("\n".join(lines), "toml")
 
     if found.params:
@@ -94,7 +92,7 @@ def _page(page: console.Page, found: details.Details) -> None:
         rows = [
             (
                 p.name,
-                "required" if p.default is None else f"default {render.toml_value(p.default)}",
+                "required" if p.default is None else f"default {show.toml_value(p.default)}",
                 p.description or "",
             )
             for p in found.params

@@ -74,16 +74,16 @@ def review_lines(review: core.Review, *, full: bool = True) -> list[Line]:
         hidden += left
     lines.append(["  The approval covers exactly these files; any change asks again:"])
     for entry in found.entries:
-        if entry.kind == core.SYMLINK:
+        if entry.what == core.SYMLINK:
             line: list[Part] = [f"    {entry.label} -> {entry.target or ''}"]
             if entry.outside:
                 line += ["  ", Styled("(outside project root, not followed)", "red bold")]
             lines.append(line)
-        elif entry.kind == core.MISSING:
+        elif entry.what == core.MISSING:
             lines.append([f"    {entry.label}  (does not exist)"])
-        elif entry.kind == core.OTHER:
+        elif entry.what == core.OTHER:
             lines.append([f"    {entry.label}  (not a regular file)"])
-        elif entry.kind == core.OUTSIDE:
+        elif entry.what == core.OUTSIDE:
             note = Styled("(outside project root: its path, not its bytes)", "dim")
             lines.append([f"    {entry.label}  ", note])
         else:
@@ -171,7 +171,7 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
         "files": [
             {
                 "path": e.label,
-                "kind": e.kind,
+                "kind": e.what,
                 "sha256": e.digest,
                 "target": e.target,
                 "outside": e.outside,
@@ -306,7 +306,7 @@ def _unreadable(config: Config) -> list[Problem]:
 
 def covered(found: core.Scan) -> str:
     """What an approval of `found` covers, in a few words: "3 files, 1 path outside the root"."""
-    outside = sum(1 for e in found.entries if e.kind == core.OUTSIDE)
+    outside = sum(1 for e in found.entries if e.what == core.OUTSIDE)
     count = len(found.entries) - outside
     text = f"{count} file{'s' if count != 1 else ''}"
     if outside:

@@ -54,11 +54,11 @@ _TYPES: Mapping[str, type] = {
     schema.SOURCES: tuple,
 }
 _FIELDS: Mapping[str, Mapping[str, type]] = {
-    kind: {name: _TYPES[kind_type] for name, kind_type in fields.items()}
-    | ({"imported": tuple} if kind == "tasks" else {})  # a task from a command file
-    for kind, fields in schema.KINDS.items()
+    section: {name: _TYPES[field_type] for name, field_type in fields.items()}
+    | ({"imported": tuple} if section == "tasks" else {})  # a task from a command file
+    for section, fields in schema.ITEM_SECTIONS.items()
 }
-_SETTINGS: Mapping[str, type] = {name: _TYPES[kind] for name, kind in schema.SETTINGS.items()}
+_SETTINGS: Mapping[str, type] = {name: _TYPES[t] for name, t in schema.SETTINGS.items()}
 _SEVERITIES = ("error", "warning")
 
 
@@ -226,12 +226,12 @@ def _encode(cache_key: str, config: Config) -> dict[str, Any]:
         return origins.setdefault(value, len(origins))
 
     items: dict[str, list[Any]] = {}
-    for kind in RECORDS:
-        mapping: Mapping[str, Item] = getattr(config, kind)
+    for section in RECORDS:
+        mapping: Mapping[str, Item] = getattr(config, section)
         rows = []
         for item in mapping.values():
             rows.append((item.name, origin(item.origin), _fields(item)))
-        items[kind] = rows
+        items[section] = rows
     settings = config.settings
     setting_origins = {name: origin(o) for name, o in settings.origins.items()}
     return {
@@ -303,12 +303,12 @@ def _decode(
 
     items = data["items"]
     if type(items) is not dict or items.keys() != RECORDS.keys():
-        raise _BadEntryError("not the four kinds")
-    kinds: dict[str, dict[str, Item]] = {}
-    for kind, cls in RECORDS.items():
-        types = _FIELDS[kind]
+        raise _BadEntryError("not the four item sections")
+    sections: dict[str, dict[str, Item]] = {}
+    for section, cls in RECORDS.items():
+        types = _FIELDS[section]
         built: dict[str, Item] = {}
-        for name, index, fields in items[kind]:
+        for name, index, fields in items[section]:
             checked = _checked(fields, types)
             if "params" in checked:
                 checked["params"] = _params(checked["params"])
@@ -317,7 +317,7 @@ def _decode(
 
                 checked["imported"] = decode(checked["imported"])
             built[_str(name)] = cls(name, at(index), **checked)
-        kinds[kind] = built
+        sections[section] = built
     setting_origins = data["setting_origins"]
     if type(setting_origins) is not dict:
         raise _BadEntryError("setting origins are not a table")
@@ -327,10 +327,10 @@ def _decode(
     )
     return Config(
         settings=settings,
-        agents=kinds["agents"],  # type: ignore[arg-type]
-        roles=kinds["roles"],  # type: ignore[arg-type]
-        contexts=kinds["contexts"],  # type: ignore[arg-type]
-        tasks=kinds["tasks"],  # type: ignore[arg-type]
+        agents=sections["agents"],  # type: ignore[arg-type]
+        roles=sections["roles"],  # type: ignore[arg-type]
+        contexts=sections["contexts"],  # type: ignore[arg-type]
+        tasks=sections["tasks"],  # type: ignore[arg-type]
         project=project,
         files=tuple(
             LayerFile(_layer(layer), path(where), _str(digest), _bool(parsed))

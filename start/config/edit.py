@@ -32,8 +32,6 @@ from start.wall import write_target
 Layer = Literal["global", "project"]
 MAIN_FILE = "config.toml"
 CONFIG_LIMIT = files.CONFIG_LIMIT
-# The kind of each word the command line takes: "task" -> "tasks".
-KIND_OF: Mapping[str, str] = {singular: kind for kind, singular in schema.KIND_SINGULAR.items()}
 
 
 class NotInLayerError(StartError):
@@ -115,7 +113,7 @@ def set_setting(scope: Scope, key: str, text: str) -> Outcome:
     if scope.layer == "project" and key == "trusted_paths":
         raise UsageError(
             "trusted_paths cannot be set in project config: a repository must not vouch for "
-            "itself. Set it in your global config (without --local)."
+            "itself. Set it in your global config (without --project)."
         )
     target = _setting_target(scope, key)
     return apply(target, lambda source: with_setting(source, key, value))
@@ -128,31 +126,31 @@ def unset_setting(scope: Scope, key: str) -> Outcome:
     return apply(target, lambda source: without_setting(source, key))
 
 
-def add_item(scope: Scope, kind: str, name: str, fields: Mapping[str, Any]) -> Outcome:
+def add_item(scope: Scope, section: str, name: str, fields: Mapping[str, Any]) -> Outcome:
     """Define a new agent, role, context or task in the layer; refused if the layer has it."""
-    target, section, exists = _item_target(scope, kind, name)
+    target, spelling, exists = _item_target(scope, section, name)
     if exists:
-        singular = schema.KIND_SINGULAR[kind]
+        kind = schema.KIND_OF[section]
         raise EditError(
-            f"{singular} '{name}' already exists in {target.path}; remove it first "
-            f"('start config remove {singular} {name}') or change it with 'start config edit'"
+            f"{kind} '{name}' already exists in {target.path}; remove it first "
+            f"('start config remove {kind} {name}') or change it with 'start config edit'"
         )
-    return apply(target, lambda source: with_item(source, section, name, fields))
+    return apply(target, lambda source: with_item(source, spelling, name, fields))
 
 
-def find_item(scope: Scope, kind: str, name: str) -> Path:
+def find_item(scope: Scope, section: str, name: str) -> Path:
     """The layer file defining the item, else an error that names the layer that has it."""
-    target, _, exists = _item_target(scope, kind, name)
+    target, _, exists = _item_target(scope, section, name)
     if not exists:
-        raise _missing(scope, kind, name)
+        raise _missing(scope, section, name)
     return target.path
 
 
-def remove_item(scope: Scope, kind: str, name: str) -> Outcome:
-    target, section, exists = _item_target(scope, kind, name)
+def remove_item(scope: Scope, section: str, name: str) -> Outcome:
+    target, spelling, exists = _item_target(scope, section, name)
     if not exists:
-        raise _missing(scope, kind, name)
-    return apply(target, lambda source: without_item(source, section, name))
+        raise _missing(scope, section, name)
+    return apply(target, lambda source: without_item(source, spelling, name))
 
 
 def file_target(scope: Scope, name: str = MAIN_FILE) -> Target:
@@ -233,28 +231,28 @@ def _setting_target(scope: Scope, key: str) -> Target:
     return Target(scope, directory / MAIN_FILE)
 
 
-def _item_target(scope: Scope, kind: str, name: str) -> tuple[Target, str, bool]:
+def _item_target(scope: Scope, section: str, name: str) -> tuple[Target, str, bool]:
     """The file and section spelling holding the item (True), else where a new one goes."""
     directory = scope.directory()
     tables = _layer_tables(directory)
-    sections = [kind, *(s for s, k in schema.SECTION_SYNONYMS.items() if k == kind)]
+    spellings = [section, *(s for s, c in schema.SECTION_SYNONYMS.items() if c == section)]
     for has_item in (True, False):
         for path, table in tables:
-            for section in sections:
-                body = table.get(section)
+            for spelling in spellings:
+                body = table.get(spelling)
                 if isinstance(body, dict) and (name in body or not has_item):
-                    return Target(scope, path), section, has_item
-    return Target(scope, directory / MAIN_FILE), kind, False
+                    return Target(scope, path), spelling, has_item
+    return Target(scope, directory / MAIN_FILE), section, False
 
 
-def _missing(scope: Scope, kind: str, name: str) -> StartError:
+def _missing(scope: Scope, section: str, name: str) -> StartError:
     config = load(scope.workdir, use_project=scope.use_project)
-    items: Mapping[str, Item] = getattr(config, kind)
-    singular = schema.KIND_SINGULAR[kind]
-    message = f"{singular} '{name}' is not defined in the {scope.layer} config"
+    items: Mapping[str, Item] = getattr(config, section)
+    kind = schema.KIND_OF[section]
+    message = f"{kind} '{name}' is not defined in the {scope.layer} config"
     item = items.get(name)
     owner = next((t for t in config.tasks.values() if t.alias == name), None)
-    if item is None and kind == "tasks" and owner is not None:
+    if item is None and section == "tasks" and owner is not None:
         where = owner.origin.layer
         return NotInLayerError(f"{message}; it is the alias of task '{owner.name}' ({where})")
     if item is None:
@@ -266,8 +264,8 @@ def _missing(scope: Scope, kind: str, name: str) -> StartError:
             message += f"; it defines: {', '.join(here)}"
         return NotInLayerError(message)
     hints = {
-        "project": "; use --local to edit the project's config",
-        "global": "; drop --local to edit the global config",
+        "project": "; use --project to edit the project's config",
+        "global": "; drop --project to edit the global config",
         "built-in": "; a built-in one cannot be removed, but one you add with its name wins",
     }
     where = f"{item.origin.layer} layer ({item.origin.path})"

@@ -32,14 +32,14 @@ IMPORTED = "imported"
 
 
 class _Layer:
-    """One layer's items by kind, in definition order, before merging."""
+    """One layer's items by section, in definition order, before merging."""
 
     __slots__ = ("directory", "files", "items", "name", "settings")
 
     def __init__(self, name: str, directory: Path | None) -> None:
         self.name = name
         self.directory = directory
-        self.items: dict[str, dict[str, Item]] = {kind: {} for kind in schema.KINDS}
+        self.items: dict[str, dict[str, Item]] = {s: {} for s in schema.ITEM_SECTIONS}
         self.settings: dict[str, tuple[Any, Origin]] = {}
         self.files: list[LayerFile] = []
 
@@ -224,7 +224,7 @@ def _extract(
 
     out = validate.Collector(origin, problems)
     for section, body in table.items():
-        kind = schema.SECTION_SYNONYMS.get(section, section)
+        canonical = schema.SECTION_SYNONYMS.get(section, section)
         if section == "settings":
             if not isinstance(body, dict):
                 out.error("settings", "must be a table ([settings])")
@@ -232,30 +232,30 @@ def _extract(
             for key, value in validate.check_settings(body, "settings", out).items():
                 layer.settings[key] = (value, origin)
             continue
-        if kind not in schema.KINDS:
+        if canonical not in schema.ITEM_SECTIONS:
             _unknown_top_level(section, body, out)
             continue
         if not isinstance(body, dict):
-            out.error(section, f"must be a table of {kind}, such as [{section}.example]")
+            out.error(section, f"must be a table of {canonical}, such as [{section}.example]")
             continue
         for name, item_table in body.items():
             key = f"{section}.{name}"
             if not isinstance(item_table, dict):
                 out.error(key, f"must be a table ([{key}])")
                 continue
-            earlier = seen.get((kind, name))
+            earlier = seen.get((canonical, name))
             if earlier is not None:
                 where = "earlier in this file" if earlier == origin.path else f"also in {earlier}"
                 out.error(
                     key,
-                    f"{schema.KIND_SINGULAR[kind]} '{name}' is defined twice in the "
+                    f"{schema.KIND_OF[canonical]} '{name}' is defined twice in the "
                     f"{layer.name} layer ({where})",
                 )
                 continue
-            seen[(kind, name)] = origin.path
-            item = validate.check_item(kind, name, item_table, key, out)
+            seen[(canonical, name)] = origin.path
+            item = validate.check_item(canonical, name, item_table, key, out)
             if item is not None:
-                layer.items[kind][name] = item
+                layer.items[canonical][name] = item
 
 
 def _unknown_top_level(section: str, body: object, out: Collector) -> None:
@@ -275,7 +275,7 @@ def merge(
     problems: list[Problem],
 ) -> Config:
     """Merge layers in order: settings per field, items by name (later replaces whole)."""
-    merged: dict[str, dict[str, Item]] = {kind: {} for kind in schema.KINDS}
+    merged: dict[str, dict[str, Item]] = {section: {} for section in schema.ITEM_SECTIONS}
     setting_values: dict[str, Any] = {}
     origins: dict[str, Origin] = {}
     layer_files: list[LayerFile] = []
@@ -284,9 +284,9 @@ def merge(
         for key, (value, origin) in layer.settings.items():
             setting_values[key] = value
             origins[key] = origin
-        for kind, items in layer.items.items():
+        for section, items in layer.items.items():
             # Assigning to an existing key keeps its slot; new names are appended.
-            merged[kind].update(items)
+            merged[section].update(items)
     for key in ("trusted_paths", "import_commands"):
         if key in setting_values:
             setting_values[key] = tuple(setting_values[key])

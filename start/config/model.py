@@ -123,7 +123,7 @@ class Task(NamedTuple):
 # `command_timeout`); every kind has `name`, `origin` and `description`.
 SourceItem = Role | Context | Task
 Item = Agent | Role | Context | Task
-# The record of each item kind, in the order of schema.KINDS.
+# The record of the items of each section, in the order of schema.ITEM_SECTIONS.
 RECORDS: Mapping[str, type[Item]] = {
     "agents": Agent,
     "roles": Role,

@@ -25,7 +25,8 @@ _SOURCE: Final = {
     "command_timeout": TIMEOUT,
 }
 
-KINDS: Final[Mapping[str, Mapping[str, str]]] = {
+# The fields of each item section.
+ITEM_SECTIONS: Final[Mapping[str, Mapping[str, str]]] = {
     "agents": {
         "bin": STR,
         "command": STR,
@@ -66,38 +67,40 @@ SETTINGS: Final[Mapping[str, str]] = {
     "import_commands": SOURCES,
 }
 
-SECTIONS: Final = ("settings", *KINDS)
+SECTIONS: Final = ("settings", *ITEM_SECTIONS)
 # The seed spells the contexts section `[context.<name>]`; both spellings are accepted.
 SECTION_SYNONYMS: Final[Mapping[str, str]] = {"context": "contexts"}
 
-KIND_SINGULAR: Final[Mapping[str, str]] = {
+# An item's kind is the singular of its section's name.
+KIND_OF: Final[Mapping[str, str]] = {
     "agents": "agent",
     "roles": "role",
     "contexts": "context",
     "tasks": "task",
 }
+SECTION_OF: Final[Mapping[str, str]] = {kind: section for section, kind in KIND_OF.items()}
 
 
-def expected(kind: str) -> str:
+def expected(field_type: str) -> str:
     """What a value of a number type must be, in words."""
-    if kind == TIMEOUT:
+    if field_type == TIMEOUT:
         return f"a whole number of seconds from 1 to {MAX_TIMEOUT} (a day)"
     return "a positive integer"
 
 
-def type_error(kind: str, value: object) -> str | None:
-    """Why `value` is not of field type `kind`, or None when it is."""
-    if kind == STR:
+def type_error(field_type: str, value: object) -> str | None:
+    """Why `value` is not of field type `field_type`, or None when it is."""
+    if field_type == STR:
         return None if isinstance(value, str) else f"must be a string, not {_describe(value)}"
-    if kind == BOOL:
+    if field_type == BOOL:
         return None if isinstance(value, bool) else f"must be true or false, not {_describe(value)}"
-    if kind in (TIMEOUT, SIZE):
+    if field_type in (TIMEOUT, SIZE):
         if isinstance(value, bool) or not isinstance(value, int):
-            return f"must be {expected(kind)}, not {_describe(value)}"
-        top = MAX_TIMEOUT if kind == TIMEOUT else None
+            return f"must be {expected(field_type)}, not {_describe(value)}"
+        top = MAX_TIMEOUT if field_type == TIMEOUT else None
         fits = value >= 1 and (top is None or value <= top)
-        return None if fits else f"must be {expected(kind)}, not {value}"
-    if kind == SHELL:
+        return None if fits else f"must be {expected(field_type)}, not {value}"
+    if field_type == SHELL:
         if not isinstance(value, str):
             return f"must be a string, not {_describe(value)}"
         if not value.strip():
@@ -108,7 +111,7 @@ def type_error(kind: str, value: object) -> str | None:
                 'arguments; put options in the command instead (e.g. "set -e; ...")'
             )
         return None
-    if kind == PATHS:
+    if field_type == PATHS:
         if not isinstance(value, list):
             return f"must be an array of absolute paths, not {_describe(value)}"
         for entry in value:
@@ -117,14 +120,14 @@ def type_error(kind: str, value: object) -> str | None:
             if not entry.startswith(("/", "~")):
                 return f"must be an array of absolute paths; '{entry}' is relative"
         return None
-    if kind == PARAMS:
+    if field_type == PARAMS:
         if not isinstance(value, dict):
             return (
                 "must be a table of parameters, such as [tasks.NAME.params] focus = "
                 f'{{ default = "security", description = "..." }}, not {_describe(value)}'
             )
         return None
-    if kind == SOURCES:
+    if field_type == SOURCES:
         from start.interop import FORMATS
 
         if not isinstance(value, list):
@@ -134,14 +137,14 @@ def type_error(kind: str, value: object) -> str | None:
                 shown = repr(entry) if not isinstance(entry, str) else f"'{entry}'"
                 return f"must be an array of sources; {shown} is not one of {', '.join(FORMATS)}"
         return None
-    if kind == MODELS:
+    if field_type == MODELS:
         if not isinstance(value, dict):
             return f'must be a table of alias = "model id", not {_describe(value)}'
         for alias, model in value.items():
             if not isinstance(model, str):
                 return f"model '{alias}' must be a string, not {_describe(model)}"
         return None
-    raise AssertionError(f"unknown field type {kind}")
+    raise AssertionError(f"unknown field type {field_type}")
 
 
 def describe_value(value: object) -> str:

@@ -2,7 +2,7 @@
 
 New tables and keys are spliced in as whole lines; a removed item is cut out as whole lines with its
 own comments (the comment block directly above it and the comments directly below it). New values
-are rendered by tomlkit. Each result is re-parsed and compared with the data it should hold; a
+are written by tomlkit. Each result is re-parsed and compared with the data it should hold; a
 splice that does not match falls back to tomlkit's own edit, and an edit that cannot be made safely
 is refused.
 """
@@ -22,7 +22,7 @@ class EditError(StartError):
     """An edit that cannot be made, or a file that changed under it."""
 
 
-LineKind = Literal["blank", "comment", "header", "key", "more"]
+LineType = Literal["blank", "comment", "header", "key", "more"]
 
 
 def split_lines(text: str) -> list[str]:
@@ -56,27 +56,27 @@ def _string_end(text: str, start: int) -> int:
     return min(index + 1, len(text))
 
 
-def line_kinds(text: str) -> list[LineKind]:
+def line_types(text: str) -> list[LineType]:
     """What each line starts with, judged outside strings, arrays and inline tables.
 
     A line that starts inside a multi-line string or array is "more" (it continues a key).
     """
-    kinds: list[LineKind] = []
+    types: list[LineType] = []
     index, depth = 0, 0
     while index < len(text):
         while index < len(text) and text[index] in " \t\r":
             index += 1
         first = text[index] if index < len(text) else "\n"
         if depth > 0:
-            kinds.append("more")
+            types.append("more")
         elif first == "\n":
-            kinds.append("blank")
+            types.append("blank")
         elif first == "#":
-            kinds.append("comment")
+            types.append("comment")
         elif first == "[":
-            kinds.append("header")
+            types.append("header")
         else:
-            kinds.append("key")
+            types.append("key")
         while index < len(text) and text[index] != "\n":
             char = text[index]
             if char == "#":
@@ -84,13 +84,13 @@ def line_kinds(text: str) -> list[LineKind]:
                 index = len(text) if end < 0 else end
             elif char in "\"'":
                 end = _string_end(text, index)
-                kinds.extend(["more"] * text.count("\n", index, end))
+                types.extend(["more"] * text.count("\n", index, end))
                 index = end
             else:
                 depth += (char in "[{") - (char in "]}")
                 index += 1
         index += 1
-    return kinds
+    return types
 
 
 def _header_key(line: str) -> tuple[str, ...] | None:
@@ -110,21 +110,21 @@ class Header:
 
 
 class Layout:
-    """The lines of a document, their kinds and its table headers."""
+    """The lines of a document, their types and its table headers."""
 
     def __init__(self, text: str) -> None:
         self.lines = split_lines(text)
-        self.kinds = line_kinds(text)
-        assert len(self.lines) == len(self.kinds)
+        self.types = line_types(text)
+        assert len(self.lines) == len(self.types)
         self.headers = [
             Header(number, _header_key(self.lines[number]))
-            for number, kind in enumerate(self.kinds)
-            if kind == "header"
+            for number, line_type in enumerate(self.types)
+            if line_type == "header"
         ]
 
     def lead(self, line: int) -> int:
         """The first line of the comment block directly above `line` (no blank line between)."""
-        while line > 0 and self.kinds[line - 1] == "comment":
+        while line > 0 and self.types[line - 1] == "comment":
             line -= 1
         return line
 
@@ -138,7 +138,7 @@ class Layout:
         end = self._block_end(index)
         last = start
         for number in range(start + 1, end):
-            if self.kinds[number] in ("key", "more"):
+            if self.types[number] in ("key", "more"):
                 last = number
         return last + 1
 
@@ -151,7 +151,7 @@ class Layout:
         limit = self._block_end(index)
         if index + 1 < len(self.headers):
             limit = self.lead(limit)
-        while end < limit and self.kinds[end] == "comment":
+        while end < limit and self.types[end] == "comment":
             end += 1
         return end
 
@@ -165,10 +165,10 @@ class Layout:
             return None
         start = self.lead(self.headers[own[0]].line)
         end = self.attached_end(own[-1])
-        while end < len(self.lines) and self.kinds[end] == "blank":
+        while end < len(self.lines) and self.types[end] == "blank":
             end += 1
         if end == len(self.lines):
-            while start > 0 and self.kinds[start - 1] == "blank":
+            while start > 0 and self.types[start - 1] == "blank":
                 start -= 1
         return start, end
 
@@ -202,9 +202,9 @@ def with_setting(source: str, key: str, value: Any) -> str:
     if isinstance(settings, dict) and key in settings:
         ways.append(lambda: _tomlkit_change(source, ("settings", key), value))
     elif end is not None:
-        ways.append(lambda: _splice(layout, end, end, _render_pair(key, value)))
+        ways.append(lambda: _splice(layout, end, end, _toml_pair(key, value)))
     elif "settings" not in table:
-        ways.append(lambda: _append(source, _render_table(("settings",), {key: value})))
+        ways.append(lambda: _append(source, _toml_table(("settings",), {key: value})))
     ways.append(lambda: _tomlkit_change(source, ("settings", key), value))
     return _first_matching(ways, expected)
 
@@ -228,11 +228,11 @@ def with_item(source: str, section: str, name: str, fields: Mapping[str, Any]) -
     body[name] = dict(fields)
     layout = Layout(source)
     end = layout.section_end(section)
-    rendered = _render_table((section, name), fields)
+    text = _toml_table((section, name), fields)
     ways: list[Callable[[], str]] = []
     if end is not None:
-        ways.append(lambda: _splice(layout, end, end, "\n" + rendered))
-    ways.append(lambda: _append(source, rendered))
+        ways.append(lambda: _splice(layout, end, end, "\n" + text))
+    ways.append(lambda: _append(source, text))
     ways.append(lambda: _tomlkit_change(source, (section, name), fields))
     return _first_matching(ways, expected)
 
@@ -290,7 +290,7 @@ def _tomlkit_value(value: Any) -> Any:
     return tomlkit.item(value)
 
 
-def _render_pair(key: str, value: Any) -> str:
+def _toml_pair(key: str, value: Any) -> str:
     import tomlkit
 
     document = tomlkit.document()
@@ -298,7 +298,7 @@ def _render_pair(key: str, value: Any) -> str:
     return document.as_string()
 
 
-def _render_table(key: tuple[str, ...], fields: Mapping[str, Any]) -> str:
+def _toml_table(key: tuple[str, ...], fields: Mapping[str, Any]) -> str:
     """`[a.b]` and its fields (sub-tables such as models follow as `[a.b.models]`)."""
     import tomlkit
 

@@ -40,16 +40,17 @@ class Collector:
         self.problems.append(Problem("warning", self.origin.path, key, message, suggestion))
 
 
-def check_name(kind: str, name: str) -> str | None:
+def check_name(what: str, name: str) -> str | None:
+    """Why `name` is not a valid name for `what` (an item kind, or \"alias\"), or None."""
     if _NAME.match(name):
         return None
-    if kind == "task" and ":" in name:
+    if what == "task" and ":" in name:
         # An imported command's name, `claude:review`: config may replace that task.
         from start.interop.model import name_problem
 
         return name_problem(name)
     return (
-        f"invalid {kind} name '{name}': use lowercase letters and digits in words joined by "
+        f"invalid {what} name '{name}': use lowercase letters and digits in words joined by "
         "single hyphens, such as 'code-review'"
     )
 
@@ -60,12 +61,12 @@ def fields(
     """The well-typed known fields of a table; unknown keys and type errors are reported."""
     good: dict[str, Any] = {}
     for field, value in table.items():
-        kind = known.get(field)
-        if kind is None:
+        field_type = known.get(field)
+        if field_type is None:
             close = suggest(field, known)
             out.warning(f"{key}.{field}", f"unknown key '{field}'", close)
             continue
-        wrong = schema.type_error(kind, value)
+        wrong = schema.type_error(field_type, value)
         if wrong:
             out.error(f"{key}.{field}", wrong)
             continue
@@ -106,8 +107,8 @@ def drop_trust_keys(table: Mapping[str, Any], out: Collector) -> dict[str, Any]:
         if is_trust_key(section):
             ignored(section, section)
             continue
-        kind = schema.SECTION_SYNONYMS.get(section, section)
-        if kind in schema.KINDS and isinstance(body, dict):
+        canonical = schema.SECTION_SYNONYMS.get(section, section)
+        if canonical in schema.ITEM_SECTIONS and isinstance(body, dict):
             body = {
                 name: clean(item, f"{section}.{name}.") if isinstance(item, dict) else item
                 for name, item in body.items()
@@ -123,32 +124,31 @@ def check_settings(table: Mapping[str, Any], key: str, out: Collector) -> dict[s
 
 
 def check_item(
-    kind: str, name: str, table: Mapping[str, Any], key: str, out: Collector
+    section: str, name: str, table: Mapping[str, Any], key: str, out: Collector
 ) -> Item | None:
     """Validate one agent, role, context or task table and build its record."""
-    singular = schema.KIND_SINGULAR[kind]
-    bad_name = check_name(singular, name)
+    bad_name = check_name(schema.KIND_OF[section], name)
     if bad_name:
         out.error(key, bad_name)
-    good = fields(table, schema.KINDS[kind], key, out)
-    missing = [f for f in schema.REQUIRED_FIELDS.get(kind, ()) if f not in table]
+    good = fields(table, schema.ITEM_SECTIONS[section], key, out)
+    missing = [f for f in schema.REQUIRED_FIELDS.get(section, ()) if f not in table]
     for field in missing:
         out.error(key, f"missing required field '{field}'")
-    if kind == "tasks" and "params" in good:
+    if section == "tasks" and "params" in good:
         good["params"] = _check_params(good["params"], f"{key}.params", out)
-    if kind == "agents":
+    if section == "agents":
         _check_agent(good, key, out)
         if missing:
             return None
     else:
-        _check_sources(kind, good, table, key, out)
-        if kind == "tasks":
+        _check_sources(section, good, table, key, out)
+        if section == "tasks":
             _check_param_use(good, key, out)
-    if kind == "tasks" and "alias" in good:
+    if section == "tasks" and "alias" in good:
         bad_alias = check_name("alias", good["alias"])
         if bad_alias:
             out.error(f"{key}.alias", bad_alias)
-    return RECORDS[kind](name=name, origin=out.origin, **good)
+    return RECORDS[section](name=name, origin=out.origin, **good)
 
 
 def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
@@ -281,7 +281,7 @@ _SOURCE_PLACEHOLDERS = (
 
 
 def _check_sources(
-    kind: str, good: dict[str, Any], table: Mapping[str, Any], key: str, out: Collector
+    section: str, good: dict[str, Any], table: Mapping[str, Any], key: str, out: Collector
 ) -> None:
     if "file" not in table and "command" not in table and "prompt" not in table:
         out.error(key, "needs at least one of 'file', 'command' or 'prompt'")
@@ -298,7 +298,7 @@ def _check_sources(
     prompt = good.get("prompt")
     if prompt is None:
         return
-    allowed = template.TASK_PROMPT if kind == "tasks" else template.ITEM_PROMPT
+    allowed = template.TASK_PROMPT if section == "tasks" else template.ITEM_PROMPT
     where = f"{key}.prompt"
     extra = frozenset(p.name for p in good.get("params", ()))
     used = template.names(prompt)
@@ -456,11 +456,11 @@ def check_shells(config: Config, which: Callable[[str], str | None] | None = Non
     if settings.shell is not None:
         origin = settings.origins.get("shell")
         users.append((settings.shell, origin.path if origin else None, "settings.shell"))
-    for kind in ("roles", "contexts", "tasks"):
-        items: Mapping[str, Role | Context | Task] = getattr(config, kind)
+    for section in ("roles", "contexts", "tasks"):
+        items: Mapping[str, Role | Context | Task] = getattr(config, section)
         for item in items.values():
             if item.shell is not None:
-                users.append((item.shell, item.origin.path, f"{kind}.{item.name}.shell"))
+                users.append((item.shell, item.origin.path, f"{section}.{item.name}.shell"))
     for shell, path, key in users:
         if find(os.path.expanduser(shell)) is None:
             message = f"shell '{shell}' is not on PATH, so the commands that use it cannot run"

@@ -110,12 +110,12 @@ class Expansion:
         return self.raw
 
     def value(self, arg: Arg) -> str:
-        if arg.kind == ALL:
+        if arg.form == ALL:
             return self.all
-        if arg.kind == PARAM:
+        if arg.form == PARAM:
             return self.values.get(arg.name, "")
         if arg.position < len(self.words):
-            if arg.kind == REST:
+            if arg.form == REST:
                 return " ".join(self.words[arg.position :])
             return self.words[arg.position]
         return ""
@@ -200,7 +200,7 @@ class Expansion:
             if isinstance(segment, Text):
                 pieces.append(segment.text)
             elif isinstance(segment, Arg):
-                given = segment.kind in (ALL, PARAM) or segment.position < len(self.words)
+                given = segment.form in (ALL, PARAM) or segment.position < len(self.words)
                 if self.format == "claude" and not given:
                     # Claude Code keeps a reference to a word not given (CHANGELOG 2.1.210).
                     missing.append(segment.literal)
@@ -243,7 +243,7 @@ class Expansion:
                 return text
             return f"{text}\n\nARGUMENTS: {self.raw}"
         if self.format in ("gemini", "qwen"):
-            if any(ref.kind == ALL for ref in refs):
+            if any(ref.form == ALL for ref in refs):
                 return text
             return f"{text}\n\n{self.imported.command} {self.raw}".rstrip()
         if self.format == "opencode":
@@ -251,7 +251,7 @@ class Expansion:
                 return text
             return f"{text}\n\n{self.raw}"
         # Codex drops words it has no place for; start never does (decision D-X4).
-        if refs and not any(ref.kind == PARAM for ref in refs):
+        if refs and not any(ref.form == PARAM for ref in refs):
             return text
         self.notes.append(
             f"{name}: Codex would drop your words here (the prompt has no place for them); "

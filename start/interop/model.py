@@ -17,7 +17,7 @@ ALL: Final = "all"  # every argument: $ARGUMENTS, {{args}}
 WORD: Final = "word"  # one word of the arguments, counted from 0
 REST: Final = "rest"  # the words from `index` on, joined by spaces (opencode's last $N)
 PARAM: Final = "param"  # a named argument: a task parameter (Codex's $KEY)
-KINDS: Final = (ALL, WORD, REST, PARAM)
+FORMS: Final = (ALL, WORD, REST, PARAM)
 
 # The environment variables a snippet reads the arguments from (documented in docs/interop.md).
 INSTRUCTIONS_ENV: Final = "START_INSTRUCTIONS"
@@ -38,7 +38,7 @@ class Text(NamedTuple):
 class Arg(NamedTuple):
     """A reference to the arguments; `literal` is how the file wrote it."""
 
-    kind: str
+    form: str  # ALL, WORD, REST or PARAM
     position: int = 0
     name: str = ""
     literal: str = ""
@@ -46,11 +46,11 @@ class Arg(NamedTuple):
     @property
     def variable(self) -> str:
         """The environment variable that holds its value for a shell snippet."""
-        if self.kind == ALL:
+        if self.form == ALL:
             return INSTRUCTIONS_ENV
-        if self.kind == WORD:
+        if self.form == WORD:
             return f"{WORD_ENV}{self.position + 1}"
-        if self.kind == REST:
+        if self.form == REST:
             return f"{REST_ENV}{self.position + 1}"
         return PARAM_ENV + self.name.upper()
 
@@ -208,10 +208,10 @@ def decode(data: object) -> Imported:
 
 
 def _arg(data: object) -> Arg:
-    if type(data) is not tuple or len(data) != 4 or data[0] not in KINDS:
+    if type(data) is not tuple or len(data) != 4 or data[0] not in FORMS:
         raise BadDataError(f"{data!r} is not an argument reference")
-    kind, index, name, literal = data
-    return Arg(_str(kind), _int(index), _str(name), _str(literal))
+    form, index, name, literal = data
+    return Arg(_str(form), _int(index), _str(name), _str(literal))
 
 
 def _str(value: object) -> str:

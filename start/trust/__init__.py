@@ -148,13 +148,13 @@ def check(config: Config) -> Verdict:
     if not earlier:
         return Verdict(False, "not trusted: never approved", found, None, tuple(warnings))
     found_changes = changes(found, earlier[-1], diff=False)
-    statuses = [c.status for c in found_changes if c.kind != OUTSIDE]
+    statuses = [c.status for c in found_changes if c.what != OUTSIDE]
     counts = [(s, statuses.count(s)) for s in ("changed", "added", "removed") if s in statuses]
     parts = [
         f"{n} file{'s' if n != 1 else ''} {status}" if i == 0 else f"{n} {status}"
         for i, (status, n) in enumerate(counts)
     ]
-    leaving = sum(1 for c in found_changes if c.kind == OUTSIDE and c.status == "added")
+    leaving = sum(1 for c in found_changes if c.what == OUTSIDE and c.status == "added")
     if leaving:
         parts.append(f"{leaving} more file{'s' if leaving != 1 else ''} outside the project root")
     reason = f"not trusted: {', '.join(parts) or 'files changed'} since approval"

@@ -26,7 +26,7 @@ class Change(NamedTuple):
     label: str
     status: str  # "added", "changed", "removed" or "same"
     diff: tuple[str, ...] = ()
-    kind: str = FILE  # the entry's kind (scan.FILE, SYMLINK, OUTSIDE, ...)
+    what: str = FILE  # what the entry is (scan.FILE, SYMLINK, OUTSIDE, ...)
 
 
 class Review(NamedTuple):
@@ -52,21 +52,21 @@ def changes(found: Scan, previous: Record, *, diff: bool = True) -> list[Change]
     """How the files now differ from an earlier approval, with a unified diff of text files."""
     import difflib
 
-    old = {(c.label, c.kind): c for c in previous.copies}
-    new = {(e.label, e.kind): e for e in found.entries}
+    old = {(c.label, c.what): c for c in previous.copies}
+    new = {(e.label, e.what): e for e in found.entries}
     result: list[Change] = []
     for key in sorted(old.keys() | new.keys()):
-        label, kind = key
+        label, what = key
         before, after = old.get(key), new.get(key)
         if after is None:
-            result.append(Change(label, "removed", kind=kind))
+            result.append(Change(label, "removed", what=what))
             continue
         if before is not None and before.digest == after.digest:
-            result.append(Change(label, "same", kind=kind))
+            result.append(Change(label, "same", what=what))
             continue
         status = "added" if before is None else "changed"
         lines: tuple[str, ...] = ()
-        if diff and kind == FILE:
+        if diff and what == FILE:
             old_text = before.text if before is not None else ""
             new_text = _text(current_bytes(after))
             if old_text is not None and new_text is not None:
@@ -79,9 +79,9 @@ def changes(found: Scan, previous: Record, *, diff: bool = True) -> list[Change]
                         f"b/{label}",
                     )
                 )
-        elif diff and kind == SYMLINK and before is not None:
+        elif diff and what == SYMLINK and before is not None:
             lines = (f"symlink now points to {after.target}",)
-        result.append(Change(label, status, lines, kind))
+        result.append(Change(label, status, lines, what))
     return result
 
 
@@ -108,13 +108,13 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
         real = os.path.realpath(path)
         return "inside the project" if within(real, real_root) else "outside project root"
 
-    for kind in ("agents", "roles", "contexts", "tasks"):
-        items: Mapping[str, Any] = getattr(config, kind)
+    for section in ("agents", "roles", "contexts", "tasks"):
+        items: Mapping[str, Any] = getattr(config, section)
         for name, item in items.items():
             if item.origin.layer != "project":
                 continue
-            key = f"{kind}.{name}"
-            if kind == "agents":
+            key = f"{section}.{name}"
+            if section == "agents":
                 bin_ = item.bin
                 place = "on PATH"
                 if os.sep in bin_:

@@ -34,7 +34,7 @@ class Entry(NamedTuple):
     real path of a file outside the project root."""
 
     label: str  # the path relative to the project root, or absolute when outside it
-    kind: str
+    what: str  # FILE, SYMLINK, MISSING, OTHER or OUTSIDE
     digest: str
     path: Path  # the path as named or found
     data: bytes | None = None  # the bytes read for this run; None for config files (load read them)
@@ -80,11 +80,11 @@ class Scan(NamedTuple):
         pinned: dict[str, bytes | None] = {}
         outside: set[str] = set()
         for entry in self.entries:
-            if entry.kind == FILE and entry.data is not None and entry.real is not None:
+            if entry.what == FILE and entry.data is not None and entry.real is not None:
                 pinned[entry.real] = entry.data
-            elif entry.kind == MISSING and entry.real is not None:
+            elif entry.what == MISSING and entry.real is not None:
                 pinned[entry.real] = None
-            elif entry.kind == OUTSIDE and entry.target is not None:
+            elif entry.what == OUTSIDE and entry.target is not None:
                 outside.add(entry.target)
         return Grant(
             root=os.path.realpath(self.root),
@@ -126,7 +126,7 @@ class _Scanner:
         return within(os.path.realpath(path), self.real_root)
 
     def add(self, entry: Entry) -> None:
-        self.entries[(entry.label, entry.kind)] = entry
+        self.entries[(entry.label, entry.what)] = entry
 
     def check(self, path: Path, info: os.stat_result) -> None:
         # Root can change any file anyway, so a root-owned file adds no risk.
@@ -232,13 +232,13 @@ class _Scanner:
             self.add(Entry(real, OUTSIDE, fs.sha256(os.fsencode(real)), path, target=real))
         elif where == "start" or role:
             label = self.label(real)
-            if not any((label, kind) in self.entries for kind in (FILE, MISSING, OTHER)):
+            if not any((label, what) in self.entries for what in (FILE, MISSING, OTHER)):
                 self.file(path, follow=True, label=label)
         return Named(key, path, real, where)
 
 
 def fingerprint(entries: tuple[Entry, ...] | tuple[Copy, ...]) -> str:
-    rows = sorted([e.kind, e.label, e.digest] for e in entries)
+    rows = sorted([e.what, e.label, e.digest] for e in entries)
     return fs.sha256(json.dumps(rows, separators=(",", ":")).encode("ascii"))
 
 
@@ -256,12 +256,12 @@ def scan(config: Config) -> Scan | None:
     named: list[Named] = []
     try:
         scanner.tree()
-        for kind in ("roles", "contexts", "tasks"):
-            for item in getattr(config, kind).values():
+        for section in ("roles", "contexts", "tasks"):
+            for item in getattr(config, section).values():
                 if item.origin.layer == "project" and item.file is not None:
                     path = paths.expand(item.file, config.root)
-                    key = f"{kind}.{item.name}.file"
-                    named.append(scanner.named(key, path, role=kind == "roles"))
+                    key = f"{section}.{item.name}.file"
+                    named.append(scanner.named(key, path, role=section == "roles"))
         for task in config.tasks.values():
             if task.origin.layer != "project" or task.imported is None:
                 continue
@@ -274,7 +274,7 @@ def scan(config: Config) -> Scan | None:
         raise UntrustedError(f"{start_dir} is nested too deeply to scan") from None
     except OSError as error:
         raise UntrustedError(f"cannot read {start_dir}: {error}") from error
-    entries = tuple(sorted(scanner.entries.values(), key=lambda e: (e.label, e.kind)))
+    entries = tuple(sorted(scanner.entries.values(), key=lambda e: (e.label, e.what)))
     return Scan(
         config.root,
         start_dir,

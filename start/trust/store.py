@@ -25,7 +25,7 @@ COPY_LIMIT = 1 << 20
 
 
 class Copy(NamedTuple):
-    kind: str
+    what: str  # the entry's scan.FILE, SYMLINK, ...; stored as "kind"
     label: str
     digest: str
     text: str | None
@@ -96,7 +96,7 @@ def _load_record(path: Path) -> Record:
         raise _CorruptError(f"unknown version {data.get('version')!r}")
     strings = [record.root, record.fingerprint, record.approved]
     for copy in copies:
-        strings.extend((copy.kind, copy.label, copy.digest))
+        strings.extend((copy.what, copy.label, copy.digest))
     if not all(isinstance(s, str) for s in strings):
         raise _CorruptError("not a trust record")
     for copy in copies:
@@ -163,7 +163,7 @@ def approve(found: Scan) -> Record:
     copies: list[dict[str, Any]] = []
     for entry in found.entries:
         text = None
-        if entry.kind == FILE:
+        if entry.what == FILE:
             data = current_bytes(entry)
             if len(data) <= COPY_LIMIT:
                 try:
@@ -171,7 +171,7 @@ def approve(found: Scan) -> Record:
                 except UnicodeDecodeError:
                     text = None
         copies.append(
-            {"kind": entry.kind, "label": entry.label, "digest": entry.digest, "text": text}
+            {"kind": entry.what, "label": entry.label, "digest": entry.digest, "text": text}
         )
     real = os.path.realpath(found.root)
     approved = datetime.now().astimezone().isoformat(timespec="seconds")

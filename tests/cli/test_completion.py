@@ -124,7 +124,7 @@ def test_names_to_remove_come_from_the_layer_being_edited(isolated: Path) -> Non
     )
     write_tree(isolated, {".start/config.toml": '[tasks.ours]\nprompt = "p"\n'})
     assert values("start config remove task ") == ["mine"]
-    assert values("start config remove --local task ") == ["ours"]
+    assert values("start config remove --project task ") == ["ours"]
     assert "git-diff-review" in values("start config add task ")
     assert "mine" not in values("start config add task ")
 
@@ -164,7 +164,7 @@ def test_completion_is_safe_in_an_untrusted_project(isolated: Path, tmp_path: Pa
         "start -r ",
         "start -a evil -m ",
         "start config edit ",
-        "start config remove --local context ",
+        "start config remove --project context ",
         "start config set default_agent ",
     ):
         words = line.split()

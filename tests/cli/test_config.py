@@ -180,9 +180,9 @@ def test_show_text_is_annotated_toml(isolated: Path) -> None:
     assert parsed["roles"]["mine"]["prompt"] == "line one\nline two\n"
 
 
-def test_show_local_shows_only_the_project_layer(isolated: Path) -> None:
+def test_show_project_shows_only_the_project_layer(isolated: Path) -> None:
     write_tree(isolated, {".start/config.toml": '[roles.mine]\nprompt = "p"\n'})
-    data = json.loads(invoke("config", "show", "--local", "--json").stdout)
+    data = json.loads(invoke("config", "show", "--project", "--json").stdout)
     assert list(data["roles"]) == ["mine"]
     assert data["tasks"] == {}
     data = json.loads(invoke("config", "show", "--global", "--json").stdout)

@@ -98,20 +98,36 @@ def test_set_refuses_a_reference_to_nothing(config_file: Path) -> None:
     assert config_file.read_text() == MINE
 
 
-def test_set_local_writes_the_projects_config(isolated: Path, config_file: Path) -> None:
-    result = invoke("config", "set", "--local", "command_timeout", "5")
+def test_set_project_writes_the_projects_config(isolated: Path, config_file: Path) -> None:
+    result = invoke("config", "set", "--project", "command_timeout", "5")
     path = isolated / ".start" / "config.toml"
     assert (result.exit_code, result.stderr) == (0, f"Set command_timeout = 5 ({path})\n")
     assert path.read_text() == "[settings]\ncommand_timeout = 5\n"
     assert config_file.read_text() == MINE
 
 
-def test_local_and_no_project_contradict(isolated: Path) -> None:
-    result = invoke("config", "set", "--local", "--no-project", "shell", "sh")
+def test_project_and_no_project_contradict(isolated: Path) -> None:
+    result = invoke("config", "set", "--project", "--no-project", "shell", "sh")
     assert (result.exit_code, result.stderr) == (
         2,
-        "start: --local edits the project's config, so it cannot be used with --no-project\n",
+        "start: --project edits the project's config, so it cannot be used with --no-project\n",
     )
+
+
+def test_local_is_the_unlisted_old_name_of_project(isolated: Path, config_file: Path) -> None:
+    result = invoke("config", "set", "--local", "command_timeout", "5")
+    path = isolated / ".start" / "config.toml"
+    assert (result.exit_code, result.stderr) == (0, f"Set command_timeout = 5 ({path})\n")
+    assert path.read_text() == "[settings]\ncommand_timeout = 5\n"
+    assert config_file.read_text() == MINE
+    shown = invoke("config", "show", "--local", "--json")
+    assert shown.stdout == invoke("config", "show", "--project", "--json").stdout
+    assert json.loads(shown.stdout)["settings"]["command_timeout"]["value"] == 5
+    for command in ("set", "unset", "add", "remove", "edit", "show"):
+        listed = invoke("config", command, "--help").stdout
+        assert ("--project" in listed, "--local" in listed) == (True, False), command
+    listed = invoke("init", "--help").stdout
+    assert ("--project" in listed, "--local" in listed) == (True, False)
 
 
 def test_unset_removes_the_key_only(config_file: Path) -> None:
@@ -371,7 +387,7 @@ def test_edit_creates_a_missing_file(global_dir: Path, editor: Callable[..., Non
 
 def test_edit_a_split_file_of_the_project(isolated: Path, editor: Callable[..., None]) -> None:
     editor('[tasks.t]\nprompt = "p"\n')
-    result = invoke("config", "edit", "--local", "tasks.toml")
+    result = invoke("config", "edit", "--project", "tasks.toml")
     path = isolated / ".start" / "tasks.toml"
     assert (result.exit_code, result.stderr) == (0, f"Saved {path}\n")
 
@@ -448,7 +464,7 @@ def test_trusted_paths_set_globally_and_refused_locally(isolated: Path) -> None:
     assert result.exit_code == 0, result.stderr
     text = (isolated.parent / "home" / ".config" / "start" / "config.toml").read_text()
     assert 'trusted_paths = ["/srv/a", "~/work"]' in text
-    result = invoke("config", "set", "--local", "trusted_paths", "/srv/a")
+    result = invoke("config", "set", "--project", "trusted_paths", "/srv/a")
     assert result.exit_code == 2
     assert "trusted_paths cannot be set in project config" in result.stderr
 

@@ -50,7 +50,7 @@ def test_a_healthy_setup(bin_dir: Path, isolated: Path, tmp_path: Path) -> None:
             f"  · global    no config files in {config_dir}",
             "      → run 'start init' to write a starter config",
             f"  · project   no .start/ directory in {isolated}",
-            "      → run 'start init --local' to add project config",
+            "      → run 'start init --project' to add project config",
             "  ✓ validate  no problems in 4 files",
             "",
             "Agents",

@@ -219,8 +219,8 @@ def test_help_for_nothing(args: tuple[str, ...], message: str) -> None:
         ),
         pytest.param(
             ("config", "show", "tsks"),
-            "start: unknown kind 'tsks'; did you mean 'tasks'?\n",
-            id="kind",
+            "start: unknown section 'tsks'; did you mean 'tasks'?\n",
+            id="section",
         ),
         pytest.param(
             ("config", "show", "task", "git-diff-reveiw"),

@@ -1,4 +1,4 @@
-"""`start init` through the command line: choosing the agent, --local, --force, --json."""
+"""`start init` through the command line: choosing the agent, --project, --force, --json."""
 
 from __future__ import annotations
 
@@ -153,14 +153,14 @@ def test_json(catalog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     }
 
 
-def test_local_writes_the_project_file_from_a_subdirectory(
+def test_project_writes_the_project_file_from_a_subdirectory(
     catalog: Path, isolated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     use_path(tmp_path, monkeypatch)
     write_tree(
         isolated, {".git/HEAD": "ref: refs/heads/main\n", "AGENTS.md": "# guide\n", "src/x.py": ""}
     )
-    result = invoke("-d", str(isolated / "src"), "init", "--local")
+    result = invoke("-d", str(isolated / "src"), "init", "--project")
     path = isolated / ".start" / "config.toml"
     assert (result.exit_code, result.stdout) == (0, "")
     assert result.stderr == (
@@ -172,31 +172,31 @@ def test_local_writes_the_project_file_from_a_subdirectory(
     assert not config_path().exists()
 
 
-def test_local_without_a_guide_says_so(catalog: Path, isolated: Path) -> None:
-    result = invoke("init", "--local")
+def test_project_without_a_guide_says_so(catalog: Path, isolated: Path) -> None:
+    result = invoke("init", "--project")
     assert result.stderr.splitlines()[1] == (
         "  no AGENTS.md or README.md found: the project-guide context is commented out"
     )
 
 
-def test_local_agent_must_be_defined_somewhere(catalog: Path, isolated: Path) -> None:
+def test_project_agent_must_be_defined_somewhere(catalog: Path, isolated: Path) -> None:
     write_tree(
         paths.global_config_dir(),
         {"agents.toml": '[agents.mine]\nbin = "m"\ncommand = "m {prompt}"\n'},
     )
-    assert invoke("init", "--local", "--agent", "mine").exit_code == 0
+    assert invoke("init", "--project", "--agent", "mine").exit_code == 0
     data = tomllib.loads((isolated / ".start" / "config.toml").read_text())
     assert data["settings"] == {"default_agent": "mine"}
-    result = invoke("init", "--local", "--force", "--agent", "nope")
+    result = invoke("init", "--project", "--force", "--agent", "nope")
     assert (result.exit_code, result.stderr) == (
         4,
         "start: unknown agent 'nope'; known agents: alpha, beta, mine\n",
     )
 
 
-def test_local_never_overwrites_without_force(catalog: Path, isolated: Path) -> None:
+def test_project_never_overwrites_without_force(catalog: Path, isolated: Path) -> None:
     write_tree(isolated, {".start/config.toml": "# ours\n"})
-    result = invoke("init", "--local")
+    result = invoke("init", "--project")
     assert result.exit_code == 1
     assert (isolated / ".start" / "config.toml").read_text() == "# ours\n"
 
@@ -211,7 +211,7 @@ def test_from_zero_to_a_healthy_setup(
     assert doctor.exit_code == 0, doctor.stdout
     assert doctor.stdout.endswith("✓ healthy: no errors or warnings\n")
     write_tree(isolated, {"README.md": "# readme\n"})
-    assert invoke("init", "--local").exit_code == 0
+    assert invoke("init", "--project").exit_code == 0
     doctor = invoke("doctor")
     assert doctor.exit_code == 0, doctor.stdout
     validate = invoke("config", "validate")
@@ -231,7 +231,7 @@ def test_shipped_catalog_init_passes_config_validate(
     use_path(tmp_path, monkeypatch, *([agent.bin] if installed else []))
     write_tree(isolated, {"AGENTS.md": "# guide\n"})
     assert invoke("init").exit_code == 0
-    assert invoke("init", "--local").exit_code == 0
+    assert invoke("init", "--project").exit_code == 0
     validate = invoke("config", "validate")
     assert (validate.exit_code, validate.stdout.splitlines()[0]) == (
         0,
@@ -241,24 +241,24 @@ def test_shipped_catalog_init_passes_config_validate(
     assert doctor.exit_code == (0 if installed else 1), doctor.stdout
 
 
-def test_local_into_an_untrusted_start_dir_says_how_to_trust_it(
+def test_project_into_an_untrusted_start_dir_says_how_to_trust_it(
     catalog: Path, isolated: Path
 ) -> None:
     write_tree(isolated, {".start/tasks.toml": '[tasks.mine]\nprompt = "p"\n'})
-    result = invoke("init", "--local")
+    result = invoke("init", "--project")
     assert result.exit_code == 0
     assert (
         "  not trusted: never approved: run 'start trust' to review .start/ and approve it\n"
         in result.stderr
     )
-    data = json.loads(invoke("init", "--local", "--force", "--json").stdout)
+    data = json.loads(invoke("init", "--project", "--force", "--json").stdout)
     assert (data["trusted"], data["problems"]) == (False, [])
 
 
-def test_a_fresh_local_config_is_trusted(catalog: Path, isolated: Path) -> None:
-    data = json.loads(invoke("init", "--local", "--json").stdout)
+def test_a_fresh_project_config_is_trusted(catalog: Path, isolated: Path) -> None:
+    data = json.loads(invoke("init", "--project", "--json").stdout)
     assert data["trusted"] is True
-    assert "not trusted" not in invoke("init", "--local", "--force").stderr
+    assert "not trusted" not in invoke("init", "--project", "--force").stderr
 
 
 def test_the_root_agent_option_works_too(catalog: Path) -> None:

@@ -183,7 +183,7 @@ def test_no_project_ignores_the_project_layer(
 SAFE = [
     ("config", "show"),
     ("config", "show", "--json"),
-    ("config", "show", "--local"),
+    ("config", "show", "--project"),
     ("config", "validate"),
     ("config", "validate", "--json"),
     ("config", "path"),

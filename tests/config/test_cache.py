@@ -666,11 +666,11 @@ def test_the_code_stamp_of_a_missing_package_is_none(tmp_path: Path) -> None:
     assert cache.code_stamp(str(tmp_path / "nowhere")) is None
 
 
-def test_records_has_one_record_for_each_kind_of_the_schema() -> None:
+def test_records_has_one_record_for_each_item_section_of_the_schema() -> None:
     from start.config import schema
     from start.config.model import RECORDS
 
-    assert list(RECORDS) == list(schema.KINDS)
+    assert list(RECORDS) == list(schema.ITEM_SECTIONS)
 
 
 def test_non_defaults_leaves_out_defaults_and_the_fields_kept_beside() -> None:

@@ -402,7 +402,7 @@ def test_removing_an_item_of_another_layer_says_where_it_is(isolated: Path) -> N
         edit.remove_item(scope(), "tasks", "mine")
     assert str(caught.value) == (
         "task 'mine' is not defined in the global config; it is defined in the project layer "
-        f"({isolated / '.start/config.toml'}); use --local to edit the project's config"
+        f"({isolated / '.start/config.toml'}); use --project to edit the project's config"
     )
     assert caught.value.exit_code == 4
     with pytest.raises(edit.NotInLayerError) as caught:
@@ -456,7 +456,7 @@ def test_concurrent_edits_lose_nothing(global_dir: Path) -> None:
 # --- project files --------------------------------------------------------------------------------
 
 
-def test_local_creates_start_dir_at_the_project_root(isolated: Path) -> None:
+def test_project_creates_start_dir_at_the_project_root(isolated: Path) -> None:
     (isolated / ".git").mkdir()
     (isolated / "src").mkdir()
     os.chdir(isolated / "src")
@@ -466,7 +466,7 @@ def test_local_creates_start_dir_at_the_project_root(isolated: Path) -> None:
     assert stat.S_IMODE((isolated / ".start").stat().st_mode) & 0o022 == 0
 
 
-def test_a_refused_local_edit_leaves_no_start_dir(isolated: Path) -> None:
+def test_a_refused_project_edit_leaves_no_start_dir(isolated: Path) -> None:
     with pytest.raises(ConfigError):
         edit.set_setting(scope("project"), "default_agent", "nobody")
     assert not (isolated / ".start").exists()

@@ -224,9 +224,9 @@ def test_no_project_ignores_the_command_directories(repo: Repo) -> None:
 
 
 def test_a_config_edit_does_not_approve_command_files(repo: Repo) -> None:
-    """`start config set --local` approves the project after its own edit only when it was
+    """`start config set --project` approves the project after its own edit only when it was
     approved before: the repository's command files are never approved unseen."""
-    result = repo.start("config", "set", "--local", "default_agent", "fake")
+    result = repo.start("config", "set", "--project", "default_agent", "fake")
     assert result.returncode == 0, result.stderr
     result = repo.start("task", "claude:pwn")
     assert result.returncode == 5

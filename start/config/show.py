@@ -1,4 +1,4 @@
-"""The merged configuration as data (for --json) and as annotated TOML (for people)."""
+"""`config show`: the merged configuration as data (--json) and as annotated TOML."""
 
 from __future__ import annotations
 
@@ -46,21 +46,23 @@ def param_fields(param: Param) -> dict[str, str]:
     return {key: value for key, value in fields.items() if value is not None}
 
 
-def _sections(kind: str | None) -> tuple[str, ...]:
-    """The sections to show: "settings" and the item kinds, or just `kind`."""
-    return ("settings", *schema.KINDS) if kind is None else (kind,)
+def _sections(section: str | None) -> tuple[str, ...]:
+    """The sections to show: "settings" and the item sections, or just `section`."""
+    return ("settings", *schema.ITEM_SECTIONS) if section is None else (section,)
 
 
-def _items(config: Config, kind: str, name: str | None) -> dict[str, Item]:
-    items: dict[str, Item] = getattr(config, kind)
+def _items(config: Config, section: str, name: str | None) -> dict[str, Item]:
+    items: dict[str, Item] = getattr(config, section)
     return items if name is None else {name: items[name]}
 
 
-def as_data(config: Config, kind: str | None = None, name: str | None = None) -> dict[str, Any]:
-    """Every setting and item with its provenance, ready for JSON; or one kind, or one item."""
+def data_with_origins(
+    config: Config, section: str | None = None, name: str | None = None
+) -> dict[str, Any]:
+    """Every setting and item with its provenance, ready for JSON; or one section, or one item."""
     data: dict[str, Any] = {}
-    for section in _sections(kind):
-        if section == "settings":
+    for table in _sections(section):
+        if table == "settings":
             settings: dict[str, Any] = {}
             for setting in schema.SETTINGS:
                 origin = config.settings.origins.get(setting)
@@ -70,9 +72,9 @@ def as_data(config: Config, kind: str | None = None, name: str | None = None) ->
                 }
             data["settings"] = settings
             continue
-        data[section] = {
+        data[table] = {
             item_name: {**item_fields(item), "origin": _origin(item.origin)}
-            for item_name, item in _items(config, section, name).items()
+            for item_name, item in _items(config, table, name).items()
         }
     return data
 
@@ -125,11 +127,11 @@ def toml_key(name: str) -> str:
     return _basic_string(name)
 
 
-def as_toml(config: Config, kind: str | None = None, name: str | None = None) -> str:
-    """Annotated TOML: each section says which layer and file it came from. With `kind` (and
+def annotated_toml(config: Config, section: str | None = None, name: str | None = None) -> str:
+    """Annotated TOML: each section says which layer and file it came from. With `section` (and
     `name`), only that section (or item)."""
     lines: list[str] = []
-    if "settings" in _sections(kind):
+    if "settings" in _sections(section):
         lines.append("[settings]")
         for setting in schema.SETTINGS:
             origin = config.settings.origins.get(setting)
@@ -139,14 +141,14 @@ def as_toml(config: Config, kind: str | None = None, name: str | None = None) ->
                 lines.append(f"# {setting} is not set")
             else:
                 lines.append(f"{setting} = {toml_value(value)}  {where}")
-    for section in _sections(kind):
-        if section == "settings":
+    for table in _sections(section):
+        if table == "settings":
             continue
-        for item_name, item in _items(config, section, name).items():
+        for item_name, item in _items(config, table, name).items():
             if lines:
                 lines.append("")
             lines.append(f"# from {item.origin}")
-            lines.append(f"[{section}.{toml_key(item_name)}]")
+            lines.append(f"[{table}.{toml_key(item_name)}]")
             models: dict[str, str] = {}
             params: dict[str, dict[str, str]] = {}
             for field, value in item_fields(item).items():
@@ -158,9 +160,9 @@ def as_toml(config: Config, kind: str | None = None, name: str | None = None) ->
                     continue
                 lines.append(f"{field} = {toml_value(value)}")
             if models:
-                lines.append(f"[{section}.{toml_key(item_name)}.models]")
+                lines.append(f"[{table}.{toml_key(item_name)}.models]")
                 lines.extend(f"{_basic_string(k)} = {toml_value(v)}" for k, v in models.items())
             if params:
-                lines.append(f"[{section}.{toml_key(item_name)}.params]")
+                lines.append(f"[{table}.{toml_key(item_name)}.params]")
                 lines.extend(f"{toml_key(k)} = {inline_table(v)}" for k, v in params.items())
     return "\n".join(lines) + "\n" if lines else ""
