@@ -21,7 +21,14 @@ import re
 from typing import Final
 
 from start.interop import frontmatter
-from start.interop.common import Note, Parsed, Segments, first_line, snippet
+from start.interop.common import (
+    Note,
+    Parsed,
+    Segments,
+    first_line,
+    front_matter_notes,
+    snippet,
+)
 from start.interop.model import ALL, WORD, Arg, Include, Segment, Snippet
 
 TRANSLATED: Final = ("description", "argument-hint", "model", "arguments")
@@ -48,21 +55,13 @@ _RUNTIME_VALUE: Final = re.compile(r"\$\{CLAUDE_[A-Z_]+\}")
 def parse(text: str) -> Parsed:
     """A command file's text (BOM and CRLF already gone) as a template."""
     split = frontmatter.split(text)
-    notes = [Note(line, "", message) for line, message in split.problems]
+    notes = front_matter_notes(split, TRANSLATED, RUNTIME)
     fields = split.fields
     names: list[str] = []
     if "arguments" in fields:
         value = fields["arguments"].value
         names = value if isinstance(value, list) else value.split()
         names = [name for name in names if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)]
-    for key, field in fields.items():
-        if key in TRANSLATED:
-            continue
-        why = RUNTIME.get(key)
-        if why is None:
-            notes.append(Note(field.line, key, "unknown front matter key; not imported"))
-        else:
-            notes.append(Note(field.line, key, f"not imported: {why}"))
     segments = _segments(split.body, split.body_line, names, notes)
     description = fields["description"].text() if "description" in fields else None
     hint = fields["argument-hint"].written() if "argument-hint" in fields else None

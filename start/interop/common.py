@@ -4,10 +4,16 @@ shell context by start's command lexer)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, NamedTuple
 
 from start.config.model import Param
 from start.interop.model import Arg, Segment, Snippet, Text
+
+if TYPE_CHECKING:
+    from start.interop.frontmatter import Split
+
+UNKNOWN_KEY = "unknown front matter key; not imported"
 
 
 class Note(NamedTuple):
@@ -16,6 +22,20 @@ class Note(NamedTuple):
     line: int | None
     key: str
     message: str
+
+
+def front_matter_notes(
+    split: Split, used: Collection[str], runtime: Mapping[str, str], unknown: str = UNKNOWN_KEY
+) -> list[Note]:
+    """The lines of front matter that are not fields, and each key that start does not use: why
+    (from `runtime`, the keys the agent acts on when it runs), or `unknown`."""
+    notes = [Note(line, "", message) for line, message in split.problems]
+    for key, field in split.fields.items():
+        if key in used:
+            continue
+        why = runtime.get(key)
+        notes.append(Note(field.line, key, unknown if why is None else f"not imported: {why}"))
+    return notes
 
 
 class Parsed(NamedTuple):

@@ -25,7 +25,14 @@ import tomllib
 from typing import Final
 
 from start.interop import frontmatter
-from start.interop.common import Note, Parsed, Segments, UnusableError, snippet
+from start.interop.common import (
+    Note,
+    Parsed,
+    Segments,
+    UnusableError,
+    front_matter_notes,
+    snippet,
+)
 from start.interop.model import ALL, Arg, Include, Segment
 
 ARGS: Final = "{{args}}"
@@ -72,12 +79,8 @@ def parse_toml(text: str, filename: str, *, qwen: bool = False) -> Parsed:
 def parse_markdown(text: str) -> Parsed:
     """A Qwen Code Markdown command file as a template."""
     split = frontmatter.split(text)
-    notes = [Note(line, "", message) for line, message in split.problems]
-    for key, field in split.fields.items():
-        if key in QWEN_MARKDOWN:
-            continue
-        why = QWEN_RUNTIME.get(key, "start has no equivalent")
-        notes.append(Note(field.line, key, f"not imported: {why}"))
+    unknown = "not imported: start has no equivalent"
+    notes = front_matter_notes(split, QWEN_MARKDOWN, QWEN_RUNTIME, unknown)
     segments = _segments(split.body, split.body_line, notes, qwen=True)
     fields = split.fields
     description = fields["description"].text() if "description" in fields else None

@@ -21,7 +21,7 @@ import re
 from typing import Final
 
 from start.interop import frontmatter
-from start.interop.common import Note, Parsed, Segments, snippet
+from start.interop.common import Note, Parsed, Segments, front_matter_notes, snippet
 from start.interop.model import ALL, REST, WORD, Arg, Include, Segment
 
 TRANSLATED: Final = ("description", "model")
@@ -35,13 +35,7 @@ _FILE: Final = r"(?<![\w`])@(?P<path>\.?[^\s`,.]*(?:\.[^\s`,.]+)*)"
 
 def parse(text: str) -> Parsed:
     split = frontmatter.split(text)
-    notes = [Note(line, "", message) for line, message in split.problems]
-    for key, field in split.fields.items():
-        if key in TRANSLATED:
-            continue
-        why = RUNTIME.get(key)
-        message = f"not imported: {why}" if why else "unknown front matter key; not imported"
-        notes.append(Note(field.line, key, message))
+    notes = front_matter_notes(split, TRANSLATED, RUNTIME)
     body, first = split.body, split.body_line
     numbers = [int(n) for n in re.findall(r"\$(\d+)", body)]
     last = max(numbers, default=0)
