@@ -1,4 +1,8 @@
-"""Atomic file replacement: the one way `start` writes config and state files."""
+"""Atomic file replacement: how `start` writes config files, the config cache and trust records.
+
+Files that are new and never replaced are written directly: a config backup and the agent's temp
+files with O_EXCL, the editor's working copy in a new private directory (mkdtemp).
+"""
 
 from __future__ import annotations
 
