@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.cli.test_run import FAKE, launch
 from tests.conftest import FAKE_AGENT, REPO, invoke, write_tree
-from tests.test_run import FAKE, launch
 
 TASKS = '[tasks.echo]\nprompt = "{instructions}"\n'
 OPTION_WORDS = [

@@ -667,7 +667,7 @@ def test_the_review_shows_every_prompt_text_and_agent_variable(scene: Scene) -> 
 
 
 def test_trust_explains_an_unreadable_start_dir(isolated: Path) -> None:
-    from tests.test_faults import unprivileged
+    from tests.e2e.test_faults import unprivileged
 
     write_tree(isolated, {".start/config.toml": '[tasks.t]\nprompt = "x"\n'})
     (isolated / ".start").chmod(0o000)
