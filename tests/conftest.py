@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The hostile project of the trust tests (`scene`), shared by tests/cli and tests/e2e.
+pytest_plugins = ["tests.hostile"]
 
 
 def _fast_fake_agent() -> Path:
@@ -126,3 +131,54 @@ def run_start(
         text=True,
         timeout=timeout,
     )
+
+
+# --- a launch in a scratch repository ----------------------------------------------------------
+
+FAKE = f'''
+[settings]
+default_agent = "fake"
+
+[agents.fake]
+bin = "{FAKE_AGENT}"
+command = "{{bin}} --model {{model}} --append-system-prompt '{{role}}' '{{prompt}}'"
+default_model = "s"
+
+[agents.fake.models]
+s = "sonnet-x"
+o = "opus-x"
+'''
+
+
+@pytest.fixture
+def repo(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository (the working directory) and a global config whose agent is the fake.
+
+    The scratch project is trusted through the environment: trust has tests of its own.
+    """
+    monkeypatch.setenv("START_TRUSTED_PATHS", str(isolated))
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": FAKE})
+    return isolated
+
+
+def stage(repo: Path, name: str = "a.py", text: str = "x = 1\n") -> None:
+    (repo / name).write_text(text)
+    subprocess.run(["git", "add", name], cwd=repo, check=True)
+
+
+def dry(*args: str) -> dict[str, Any]:
+    result = invoke(*args, "--dry-run", "--json")
+    assert result.exit_code == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def launch(
+    repo: Path, *args: str, stdin: str | None = None, **env: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
+    record = repo.parent / "record.json"
+    record.unlink(missing_ok=True)
+    proc = run_start(*args, cwd=repo, env={"FAKE_AGENT_RECORD": str(record), **env}, stdin=stdin)
+    data = json.loads(record.read_text()) if record.exists() else None
+    return proc, data

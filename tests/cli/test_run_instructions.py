@@ -14,8 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.cli.test_run import FAKE, launch
-from tests.conftest import FAKE_AGENT, REPO, invoke, write_tree
+from tests.conftest import FAKE, FAKE_AGENT, REPO, invoke, launch, write_tree
 
 TASKS = '[tasks.echo]\nprompt = "{instructions}"\n'
 OPTION_WORDS = [

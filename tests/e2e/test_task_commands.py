@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_run import FAKE, dry, launch, stage
-from tests.conftest import invoke, write_tree
+from tests.conftest import FAKE, dry, invoke, launch, stage, write_tree
 
 NOT_A_REPO = (
     "start: task 'git-diff-review' failed: not a git repository: run this task inside one\n"
