@@ -12,15 +12,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 REPO = Path(__file__).resolve().parents[1]
+
+# One example database at the repository root, whatever the working directory (each test runs in
+# its own): a directory database is safe for the pytest-xdist workers to share.
+settings.register_profile(
+    "start", database=DirectoryBasedExampleDatabase(REPO / ".hypothesis" / "examples")
+)
+settings.load_profile("start")
 
 # The hostile project of the trust tests (`scene`), shared by tests/cli and tests/e2e.
 pytest_plugins = ["tests.hostile"]
 
 
 def _fast_fake_agent() -> Path:
-    """tests/fake_agent.py with this interpreter in its shebang (a pyenv shim adds ~0.5 s a run)."""
+    """tests/fake_agent.py with this interpreter in its shebang (a pyenv shim adds ~0.5 s a run).
+
+    -S: the agent needs only the standard library, and skipping site halves its startup.
+    """
     import atexit
     import shutil
     import tempfile
@@ -30,7 +42,7 @@ def _fast_fake_agent() -> Path:
     atexit.register(shutil.rmtree, directory, True)
     path = directory / "fake_agent.py"
     body = source.read_text(encoding="utf-8").split("\n", 1)[1]
-    path.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
+    path.write_text(f"#!{sys.executable} -S\n{body}", encoding="utf-8")
     path.chmod(0o755)
     return path
 

@@ -57,6 +57,8 @@ hostile = st.one_of(
 ).filter(lambda text: text.strip() != "" and "\x00" not in text)
 
 
+# 150 examples of two dry runs each (make check); the fixed forms below run always.
+@pytest.mark.slow
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -11,6 +11,9 @@ import pytest
 
 from tests.conftest import FAKE_AGENT, dry, launch, run_start, write_tree
 
+# End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
+pytestmark = pytest.mark.slow
+
 # --- exec, through a real subprocess ------------------------------------------------------
 
 

@@ -23,6 +23,9 @@ import pytest
 from tests.conftest import REPO, write_tree
 from tests.hostile import SENTINEL, Scene, approve, edit, run_task
 
+# End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
+pytestmark = pytest.mark.slow
+
 LAUNCHES = [
     (),
     ("--dry-run",),
