@@ -1,9 +1,11 @@
 # The same verbs locally and in CI: make test, make check, make run, make bench; make agents.
+# make test: the suite without the tests marked slow, on every core (pytest-xdist).
+# make check: ruff (lint and format), mypy --strict and the whole suite, slow tests included (CI).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: test check lint types run bench agents mcp-check clean
+.PHONY: test test-all check lint types run bench agents mcp-check clean
 
 # The virtual environment, refreshed whenever pyproject.toml changes.
 $(VENV)/.test-installed: pyproject.toml
@@ -15,8 +17,14 @@ $(VENV)/.dev-installed: $(VENV)/.test-installed
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
 
+PYTEST := $(BIN)/python -m pytest -n auto
+
 test: $(VENV)/.test-installed
-	$(BIN)/python -m pytest
+	$(PYTEST) -m "not slow"
+
+# Every test, the slow ones included.
+test-all: $(VENV)/.test-installed
+	$(PYTEST)
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check start tests benchmarks
@@ -25,7 +33,7 @@ lint: $(VENV)/.dev-installed
 types: $(VENV)/.dev-installed
 	$(BIN)/mypy
 
-check: lint types test
+check: lint types test-all
 
 # The main job on the shipped defaults, in a scratch repository with a staged change.
 run: $(VENV)/.test-installed

@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 REPO = Path(__file__).resolve().parents[1]
 
+# One example database at the repository root, whatever the working directory (each test runs in
+# its own): a directory database is safe for the pytest-xdist workers to share.
+settings.register_profile(
+    "start", database=DirectoryBasedExampleDatabase(REPO / ".hypothesis" / "examples")
+)
+settings.load_profile("start")
+
+# The hostile project of the trust tests (`scene`), shared by tests/cli and tests/e2e.
+pytest_plugins = ["tests.hostile"]
+
 
 def _fast_fake_agent() -> Path:
-    """tests/fake_agent.py with this interpreter in its shebang (a pyenv shim adds ~0.5 s a run)."""
+    """tests/fake_agent.py with this interpreter in its shebang (a pyenv shim adds ~0.5 s a run).
+
+    -S: the agent needs only the standard library, and skipping site halves its startup.
+    """
     import atexit
     import shutil
     import tempfile
@@ -25,7 +42,7 @@ def _fast_fake_agent() -> Path:
     atexit.register(shutil.rmtree, directory, True)
     path = directory / "fake_agent.py"
     body = source.read_text(encoding="utf-8").split("\n", 1)[1]
-    path.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
+    path.write_text(f"#!{sys.executable} -S\n{body}", encoding="utf-8")
     path.chmod(0o755)
     return path
 
@@ -126,3 +143,54 @@ def run_start(
         text=True,
         timeout=timeout,
     )
+
+
+# --- a launch in a scratch repository ----------------------------------------------------------
+
+FAKE = f'''
+[settings]
+default_agent = "fake"
+
+[agents.fake]
+bin = "{FAKE_AGENT}"
+command = "{{bin}} --model {{model}} --append-system-prompt '{{role}}' '{{prompt}}'"
+default_model = "s"
+
+[agents.fake.models]
+s = "sonnet-x"
+o = "opus-x"
+'''
+
+
+@pytest.fixture
+def repo(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository (the working directory) and a global config whose agent is the fake.
+
+    The scratch project is trusted through the environment: trust has tests of its own.
+    """
+    monkeypatch.setenv("START_TRUSTED_PATHS", str(isolated))
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": FAKE})
+    return isolated
+
+
+def stage(repo: Path, name: str = "a.py", text: str = "x = 1\n") -> None:
+    (repo / name).write_text(text)
+    subprocess.run(["git", "add", name], cwd=repo, check=True)
+
+
+def dry(*args: str) -> dict[str, Any]:
+    result = invoke(*args, "--dry-run", "--json")
+    assert result.exit_code == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def launch(
+    repo: Path, *args: str, stdin: str | None = None, **env: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
+    record = repo.parent / "record.json"
+    record.unlink(missing_ok=True)
+    proc = run_start(*args, cwd=repo, env={"FAKE_AGENT_RECORD": str(record), **env}, stdin=stdin)
+    data = json.loads(record.read_text()) if record.exists() else None
+    return proc, data

@@ -7,7 +7,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from start.agent import (
     placeholders,
 )
 from start.shellwords import problems as validate
+from tests import conftest
 
 FAKE_AGENT = Path(__file__).with_name("fake_agent.py")
 
@@ -61,13 +61,9 @@ TEXT = st.text(alphabet=st.characters(exclude_characters="\x00", exclude_categor
 
 
 @pytest.fixture(scope="session")
-def fake_agent(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A copy of the fake agent whose shebang names this interpreter: no PATH lookup, no shims."""
-    copy = tmp_path_factory.mktemp("agent") / "fake_agent.py"
-    _, body = FAKE_AGENT.read_text(encoding="utf-8").split("\n", 1)
-    copy.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
-    copy.chmod(0o755)
-    return str(copy)
+def fake_agent() -> str:
+    """The fake agent whose shebang names this interpreter (tests/conftest.py): no PATH lookup."""
+    return str(conftest.FAKE_AGENT)
 
 
 def hostile(value: str, tmp_path: Path) -> str:
@@ -564,6 +560,8 @@ FORMS: Mapping[str, Any] = {
 }
 
 
+# A real /bin/sh and the fake agent per example (make check); the fixed cases above run always.
+@pytest.mark.slow
 @pytest.mark.parametrize("template", list(FORMS))
 @SUBPROCESS
 @given(role=TEXT, prompt=TEXT)
@@ -575,6 +573,8 @@ def test_any_text_arrives_byte_exact(
     assert recorded(command, tmp_path)["argv"] == FORMS[template](role, prompt)
 
 
+# A real /bin/sh and the fake agent per example (make check); the fixed cases above run always.
+@pytest.mark.slow
 @SUBPROCESS
 @given(role=TEXT.filter(bool), prompt=TEXT.filter(bool))
 def test_sh_agrees_with_the_direct_path(
@@ -651,6 +651,8 @@ def _pieces(placeholders: bool) -> st.SearchStrategy[str]:
     return st.lists(st.one_of([*unquoted, single, double, blank])).map("".join)
 
 
+# A real /bin/sh and the fake agent per example (make check); the fixed cases above run always.
+@pytest.mark.slow
 @SUBPROCESS
 @given(rest=_pieces(placeholders=False))
 def test_the_lexer_splits_words_as_sh_does(rest: str, fake_agent: str, tmp_path: Path) -> None:
@@ -661,6 +663,8 @@ def test_the_lexer_splits_words_as_sh_does(rest: str, fake_agent: str, tmp_path:
     assert recorded(command, tmp_path)["argv"] == recorded(sh, tmp_path)["argv"]
 
 
+# A real /bin/sh and the fake agent per example (make check); the fixed cases above run always.
+@pytest.mark.slow
 @SUBPROCESS
 @given(rest=_pieces(placeholders=True), role=TEXT.filter(bool), prompt=TEXT.filter(bool))
 def test_the_shell_script_quotes_placeholders_as_the_words_do(

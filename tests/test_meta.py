@@ -88,3 +88,13 @@ def test_unknown_command_suggests() -> None:
     assert result.stderr == (
         "start: no such command 'tsak'; did you mean 'task'?\nhint: run 'start --help' for usage\n"
     )
+
+
+def test_every_end_to_end_module_is_marked_slow() -> None:
+    """`make test` skips tests/e2e/ by the slow marker; `make check` (CI) runs it."""
+    unmarked = [
+        path.name
+        for path in sorted((REPO / "tests" / "e2e").glob("test_*.py"))
+        if "\npytestmark = pytest.mark.slow\n" not in path.read_text(encoding="utf-8")
+    ]
+    assert unmarked == []

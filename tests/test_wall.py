@@ -258,6 +258,8 @@ def test_a_file_added_under_start_after_approval_is_refused(isolated: Path) -> N
     assert caught.value.missing
 
 
+# Races a writer against many real launches for seconds (make check).
+@pytest.mark.slow
 def test_a_concurrent_writer_never_gets_unapproved_bytes_to_the_agent(
     isolated: Path, tmp_path: Path
 ) -> None:

@@ -191,6 +191,8 @@ def test_an_untrusted_project_is_served_without_a_question(spawn: Any, isolated:
     assert "mine" not in names and "greet" in names
 
 
+# Waits for a real server to start a command and for the signal to stop both (make check).
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_stops_the_server_and_no_command_outlives_it(
     spawn: Any, isolated: Path, signum: int

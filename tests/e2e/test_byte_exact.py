@@ -9,10 +9,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import FAKE_AGENT, REPO
+
+# End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
+pytestmark = pytest.mark.slow
+
 
 # Arbitrary text without NUL (no argv can hold one) and without lone surrogates (not UTF-8).
 TEXT = st.text(

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import invoke, write_tree
-from tests.test_run import FAKE, dry, launch, stage
+from tests.conftest import FAKE, dry, invoke, launch, stage, write_tree
+
+# End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
+pytestmark = pytest.mark.slow
 
 NOT_A_REPO = (
     "start: task 'git-diff-review' failed: not a git repository: run this task inside one\n"

@@ -14,8 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import FAKE_AGENT, REPO, invoke, write_tree
-from tests.test_run import FAKE, launch
+from tests.conftest import FAKE, FAKE_AGENT, REPO, invoke, launch, write_tree
 
 TASKS = '[tasks.echo]\nprompt = "{instructions}"\n'
 OPTION_WORDS = [
@@ -58,6 +57,8 @@ hostile = st.one_of(
 ).filter(lambda text: text.strip() != "" and "\x00" not in text)
 
 
+# 150 examples of two dry runs each (make check); the fixed forms below run always.
+@pytest.mark.slow
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -22,6 +22,10 @@ from start.config.load import load
 from start.errors import StartError
 from tests.conftest import FAKE_AGENT, invoke
 
+# End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
+pytestmark = pytest.mark.slow
+
+
 # Exit codes a user can see for bad input; 70 (an internal error) is not one of them.
 EXPECTED_CODES = {0, 1, 2, 3, 4, 5, 126, 127}
 # Commands are never random: a fuzzer must not run arbitrary shell text. These end quickly.

@@ -13,6 +13,10 @@ import pytest
 
 from tests.conftest import run_start, write_tree
 
+# End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
+pytestmark = pytest.mark.slow
+
+
 LLM = shutil.which("llm", path=str(Path(sys.executable).parent)) or shutil.which("llm")
 
 

@@ -20,6 +20,9 @@ import pytest
 
 from tests.conftest import FAKE_AGENT, REPO, invoke, run_start, write_tree
 
+# End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
+pytestmark = pytest.mark.slow
+
 AGENT = f'[agents.fake]\nbin = "{FAKE_AGENT}"\ncommand = "{{bin}} {{prompt}}"\n'
 FAKE = f'[settings]\ndefault_agent = "fake"\n\n{AGENT}'
 PROMPT_FILE_AGENT = f'[agents.pf]\nbin = "{FAKE_AGENT}"\ncommand = "{{bin}} {{prompt_file}}"\n'

@@ -1,0 +1,135 @@
+"""`start`, `start prompt` and `start task` on the command line: task lookup, flags, listings and
+the agent command's errors (dry runs in-process)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import FAKE_AGENT, dry, invoke, launch, stage, write_tree
+
+# --- task lookup ---------------------------------------------------------------------------
+
+
+def test_task_by_alias_and_prefix(repo: Path) -> None:
+    stage(repo)
+    assert dry("task", "gdr")["task"] == "git-diff-review"
+    assert dry("task", "git-d")["task"] == "git-diff-review"
+
+
+def test_ambiguous_and_unknown_tasks_exit_4(repo: Path) -> None:
+    write_tree(repo, {".start/tasks.toml": '[tasks.git-log]\nprompt = "p"\n'})
+    result = invoke("task", "git", "--dry-run")
+    assert result.exit_code == 4
+    assert result.stderr == "start: task 'git' is ambiguous; it matches: git-diff-review, git-log\n"
+    result = invoke("task", "git-lgo", "--dry-run")
+    assert result.exit_code == 4
+    assert result.stderr == "start: unknown task 'git-lgo'; did you mean 'git-log'?\n"
+
+
+def test_unknown_agent_and_role_exit_4(repo: Path) -> None:
+    result = invoke("prompt", "x", "--agent", "fak", "--dry-run")
+    assert (result.exit_code, result.stderr) == (
+        4,
+        "start: unknown agent 'fak'; did you mean 'fake'?\n",
+    )
+    result = invoke("prompt", "x", "-r", "code-reviwer", "--dry-run")
+    assert result.exit_code == 4
+    assert result.stderr == "start: unknown role 'code-reviwer'; did you mean 'code-reviewer'?\n"
+
+
+def test_flags_anywhere(repo: Path) -> None:
+    stage(repo)
+    a = dry("--role", "code-reviewer", "task", "gdr", "x")
+    b = dry("task", "gdr", "--role", "code-reviewer", "x")
+    c = dry("task", "--role", "code-reviewer", "gdr", "x")
+    assert a["role"] == b["role"] == c["role"] == "code-reviewer"
+    assert a["prompt"] == b["prompt"] == c["prompt"]
+
+
+def test_task_listing(repo: Path) -> None:
+    write_tree(repo, {".start/tasks.toml": '[tasks.secret]\nprompt = "p"\ninternal = true\n'})
+    listed = json.loads(invoke("task", "--json").stdout)
+    assert [t["name"] for t in listed] == ["commit-message", "git-diff-review", "help"]
+    assert listed[1] == {
+        "name": "git-diff-review",
+        "alias": "gdr",
+        "description": "Review the staged git diff",
+        "layer": "built-in",
+        "file": listed[1]["file"],
+        "internal": False,
+        "params": [],
+        "source": None,
+    }
+    names = [t["name"] for t in json.loads(invoke("task", "--all", "--json").stdout)]
+    assert names == ["commit-message", "git-diff-review", "help", "secret"]
+    text = invoke("task").stdout
+    assert text.splitlines()[0].split() == ["TASK", "ALIAS", "DESCRIPTION", "LAYER"]
+    assert "secret" not in text
+
+
+# --- the agent command ---------------------------------------------------------------------
+
+
+def test_model_placeholder_without_model_is_an_error(repo: Path) -> None:
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": '[agents.nomodel]\nbin = "true"\ncommand = "{bin} -m {model} {prompt}"\n'
+        },
+    )
+    result = invoke("prompt", "x", "-a", "nomodel", "--dry-run")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "start: agent 'nomodel' uses {model} in its command, but no model was chosen.\n"
+        "Pass --model MODEL, set 'model' in the task, set default_model in [agents.nomodel] in "
+        f"{repo / '.start' / 'agents.toml'}, or write [--model {{model}}] in its command so "
+        "that no model option is passed when none is chosen\n"
+    )
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": (
+                '[agents.nomodel]\nbin = "true"\ncommand = "{bin} [-m {model}] {prompt}"\n'
+            )
+        },
+    )
+    assert dry("prompt", "x", "-a", "nomodel")["argv"][1:] == ["x"]
+
+
+def test_prompt_file_carries_large_prompts(repo: Path) -> None:
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": f'[agents.big]\nbin = "{FAKE_AGENT}"\ncommand = "{{bin}} --file {{prompt_file}}"\n'
+        },
+    )
+    text = "y" * 300_000
+    proc, record = launch(repo, "prompt", "-a", "big", "-q", "-", stdin=text)
+    assert proc.returncode == 0, proc.stderr
+    assert record is not None
+    path = Path(record["argv"][1])
+    assert path.read_text() == text
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
+    assert not path.is_relative_to(repo)
+
+
+def test_agent_binary_not_executable_exits_126(repo: Path) -> None:
+    (repo / "agent.sh").write_text("#!/bin/sh\n")
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": f'[agents.noexec]\nbin = "{repo / "agent.sh"}"\ncommand = "{{bin}} {{prompt}}"\n'
+        },
+    )
+    result = invoke("prompt", "x", "-a", "noexec", "--dry-run")
+    assert result.exit_code == 126
+
+
+def test_json_without_dry_run_is_a_usage_error(repo: Path) -> None:
+    result = invoke("prompt", "x", "--json")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "start: --json prints a launch only with --dry-run (or a listing: start task --json)\n"
+    )

@@ -1,0 +1,100 @@
+"""The approval store (start.trust.store): private records, several per root, corrupt or foreign
+records ignored, revoke."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from start import trust
+from start.config.load import load
+from tests.trust.conftest import CONFIG, approve_here
+
+# --- the store ------------------------------------------------------------------------------
+
+
+def test_approval_is_a_private_file_under_the_state_dir(project: Path, isolated: Path) -> None:
+    record = approve_here()
+    directory = isolated.parent / "home" / ".local" / "state" / "start" / "trust"
+    assert record.path.parent == directory
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert stat.S_IMODE(record.path.stat().st_mode) == 0o600
+    data = json.loads(record.path.read_text())
+    assert data["root"] == str(project)
+    assert [(e["label"], e["text"]) for e in data["entries"]] == [
+        (".start/config.toml", CONFIG),
+        ("roles/r.md", "ROLE v1\n"),
+    ]
+    assert trust.describe(load())[0] is True
+
+
+def test_several_approvals_per_root_are_kept(project: Path) -> None:
+    approve_here()
+    (project / "roles/r.md").write_text("ROLE v2\n")
+    approve_here()
+    found, warnings = trust.records(project)
+    assert (len(found), warnings) == (2, [])
+    (project / "roles/r.md").write_text("ROLE v1\n")
+    assert trust.describe(load())[0] is True
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (lambda p: p.write_text("{not json"), "not a trust record"),
+        (lambda p: p.write_text('{"version": 1}'), "not a trust record"),
+        (
+            lambda p: p.write_text(p.read_text().replace('"version": 1', '"version": 9')),
+            "unknown version 9",
+        ),
+        (
+            lambda p: p.write_text(p.read_text().replace("ROLE v1", "ROLE v9")),
+            "the copy of roles/r.md does not match its digest",
+        ),
+        (lambda p: p.chmod(0o666), "writable by another user"),
+    ],
+)
+def test_a_corrupt_record_is_ignored_with_a_warning(
+    project: Path, damage: object, why: str
+) -> None:
+    record = approve_here()
+    damage(record.path)  # type: ignore[operator]
+    verdict = trust.check(load())
+    assert verdict.trusted is False
+    assert verdict.warnings[0] == f"ignoring corrupt trust record {record.path}: {why}"
+    with pytest.raises(trust.TrustRequired) as caught:
+        trust.grant(load())
+    assert caught.value.verdict.warnings[0] == (
+        f"ignoring corrupt trust record {record.path}: {why}"
+    )
+
+
+def test_a_record_whose_digest_disagrees_with_its_files_is_ignored(project: Path) -> None:
+    record = approve_here()
+    data = json.loads(record.path.read_text())
+    data["entries"] = data["entries"][:1]
+    record.path.write_text(json.dumps(data))
+    assert trust.check(load()).warnings == (
+        f"ignoring corrupt trust record {record.path}: its digest does not match its files",
+    )
+
+
+def test_a_store_writable_by_others_grants_nothing(project: Path) -> None:
+    record = approve_here()
+    record.path.parent.chmod(0o777)
+    verdict = trust.check(load())
+    assert (verdict.trusted, verdict.warnings) == (
+        False,
+        (f"ignoring trust records: {record.path.parent} is writable by another user",),
+    )
+
+
+def test_revoke_removes_every_approval_of_the_root(project: Path) -> None:
+    approve_here()
+    (project / "roles/r.md").write_text("ROLE v2\n")
+    approve_here()
+    assert trust.revoke(project) == 2
+    assert trust.records() == ([], [])
