@@ -1,11 +1,11 @@
 # The same verbs locally and in CI: make test, make check, make run, make bench; make agents.
 # make test: the suite without the tests marked slow, on every core (pytest-xdist).
-# make check: ruff (lint and format), mypy --strict and the whole suite, slow tests included (CI).
+# make check: ruff (lint and format), mypy --strict, make test, then make test-slow (CI: .ci/run).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: test test-all check lint types run bench agents mcp-check clean
+.PHONY: test test-slow test-all check lint types run bench agents mcp-check clean
 
 # The virtual environment, refreshed whenever pyproject.toml changes.
 $(VENV)/.test-installed: pyproject.toml
@@ -17,12 +17,18 @@ $(VENV)/.dev-installed: $(VENV)/.test-installed
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
 
-PYTEST := $(BIN)/python -m pytest -n auto
+# Bytecode caches on, whatever the environment says: every test that starts `python -m start`
+# would otherwise compile the package again (and pytest rewrite every test module again).
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n auto
 
 test: $(VENV)/.test-installed
 	$(PYTEST) -m "not slow"
 
-# Every test, the slow ones included.
+# The tests marked slow (end to end, real processes per example); CI runs them after `make test`.
+test-slow: $(VENV)/.test-installed
+	$(PYTEST) -m slow
+
+# Every test in one run, the slow ones included.
 test-all: $(VENV)/.test-installed
 	$(PYTEST)
 
@@ -33,7 +39,7 @@ lint: $(VENV)/.dev-installed
 types: $(VENV)/.dev-installed
 	$(BIN)/mypy
 
-check: lint types test-all
+check: lint types test test-slow
 
 # The main job on the shipped defaults, in a scratch repository with a staged change.
 run: $(VENV)/.test-installed
