@@ -197,7 +197,7 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
 
 @command(
     examples=[
-        ("Review this project's .start/ and approve it", "start trust"),
+        ("Review this project's config and approve it", "start trust"),
         ("See what approval would allow, without approving", "start trust --show"),
         ("Approve in CI, after a person reviewed it", "start trust --yes"),
         ("Every approval you have given", "start trust --list"),
@@ -217,10 +217,12 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
 @click.option("--show", is_flag=True, help="Print what approval covers, without approving.")
 @common_options
 def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
-    """Review the project's .start/ and approve its exact bytes.
+    """Review the project's config and approve its exact bytes.
 
-    DIR is the project (default: here). Until approved, a project's .start/ can be shown and
-    validated, but start runs nothing from it. --json prints the review (--show), the approvals
+    The project's config is its .start/ and the command directories of other agents in it
+    (.claude/commands, .gemini/commands, .qwen/commands, .opencode/command). DIR is the project
+    (default: here). Until approved, it can be shown and validated, but start runs nothing from
+    it. --json prints the review (--show), the approvals
     (--list) or the outcome.
     """
     options = get_options()
