@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,6 +174,59 @@ def repo(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
     write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": FAKE})
     return isolated
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in CWD as a fixed author, without the system's config; its stdout."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    result = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    return result.stdout
+
+
+def drain_terminal(
+    process: subprocess.Popen[bytes],
+    master: int,
+    timeout: float,
+    answer: Callable[[bytes], bytes | None] | None = None,
+) -> tuple[int, bytes]:
+    """Read a pty's master end until PROCESS is done; its exit status and everything it wrote.
+
+    `answer` sees the output so far after each read and may return bytes to type. Closes the
+    master end; kills PROCESS (started by the test) if it outlives TIMEOUT.
+    """
+    output = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: every slave end is closed
+                    break
+                if not chunk:
+                    break
+                output += chunk
+                typed = answer(output) if answer is not None else None
+                if typed:
+                    os.write(master, typed)
+            elif process.poll() is not None:
+                break
+        else:
+            process.kill()
+            raise AssertionError(f"start did not finish: {output!r}")
+        return process.wait(timeout=10), output
+    finally:
+        os.close(master)
 
 
 def stage(repo: Path, name: str = "a.py", text: str = "x = 1\n") -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import pty
-import select
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FAKE_AGENT, REPO, invoke, run_start, write_tree
+from tests.conftest import FAKE_AGENT, REPO, drain_terminal, invoke, run_start, write_tree
 
 FAKE = f'''
 [settings]
@@ -298,27 +297,7 @@ def run_on_terminal(
     assert process.stdin is not None
     process.stdin.write(piped.encode())
     process.stdin.close()
-    output = b""
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:  # EIO: every slave end is closed
-                    break
-                if not chunk:
-                    break
-                output += chunk
-            elif process.poll() is not None:
-                break
-        else:
-            process.kill()
-            raise AssertionError(f"start did not finish: {output!r}")
-        code = process.wait(timeout=10)
-    finally:
-        os.close(master)
+    code, output = drain_terminal(process, master, 60)
     assert code == 0, output
     return code
 

@@ -4,7 +4,6 @@ prompt, and project config edits never write outside the project (issue 9)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import threading
 from pathlib import Path
@@ -16,7 +15,7 @@ from start import fs, resolve, sources, trust
 from start.config.load import load
 from start.trust.scan import FILE_LIMIT, MAX_DEPTH, MAX_ENTRIES
 from start.wall import Reader, WallError, classify
-from tests.conftest import FAKE_AGENT, run_start, write_tree
+from tests.conftest import FAKE_AGENT, git, run_start, write_tree
 
 CANARY = "CANARY-aws-secret-7f3e"
 
@@ -32,21 +31,6 @@ command = "{{bin}} {{prompt}}"
 [roles.plain]
 prompt = "be plain"
 """
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    result = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
-    )
-    return result.stdout
 
 
 class World:

@@ -10,17 +10,15 @@ import json
 import os
 import pty
 import re
-import select
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, write_tree
+from tests.conftest import REPO, drain_terminal, write_tree
 from tests.hostile import SENTINEL, Scene, approve, edit, run_task
 
 # End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
@@ -299,32 +297,12 @@ def run_on_terminal(
         assert process.stdin is not None
         process.stdin.write(piped.encode())
         process.stdin.close()
-    output = b""
-    answered = answer is None
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:  # EIO: every slave end is closed
-                    break
-                if not chunk:
-                    break
-                output += chunk
-                if not answered and b"[y/N] " in output:
-                    assert answer is not None
-                    os.write(master, answer.encode())
-                    answered = True
-            elif process.poll() is not None:
-                break
-        else:
-            process.kill()
-            raise AssertionError(f"start did not finish: {output!r}")
-        code = process.wait(timeout=10)
-    finally:
-        os.close(master)
+    pending = [answer.encode()] if answer is not None else []
+
+    def type_answer(output: bytes) -> bytes | None:
+        return pending.pop() if pending and b"[y/N] " in output else None
+
+    code, output = drain_terminal(process, master, timeout, type_answer)
     return code, output.decode("utf-8", "replace").replace("\r\n", "\n")
 
 

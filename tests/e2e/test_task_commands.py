@@ -3,12 +3,11 @@ failing command is shown (head and tail; everything with --debug)."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FAKE, dry, invoke, launch, stage, write_tree
+from tests.conftest import FAKE, dry, git, invoke, launch, stage, write_tree
 
 # End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
 pytestmark = pytest.mark.slow
@@ -26,16 +25,6 @@ def work(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(isolated.parent))
     write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": FAKE})
     return isolated
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
 
 
 # --- the shipped tasks in real repositories -------------------------------------------------

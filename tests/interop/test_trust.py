@@ -8,7 +8,6 @@ files would touch $CANARY and read ~/secret.txt (a sentinel) into the prompt.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import pytest
 
 from start import trust
 from start.config.load import load
-from tests.conftest import FAKE_AGENT, run_start, write_tree
+from tests.conftest import FAKE_AGENT, git, run_start, write_tree
 
 SENTINEL = "SENTINEL-5c1d9e"
 
@@ -84,18 +83,6 @@ class Repo:
         assert not self.record.exists(), "an agent was launched"
         for output in outputs:
             assert SENTINEL not in output
-
-
-def git(cwd: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, check=True)
 
 
 @pytest.fixture
