@@ -22,6 +22,9 @@ NAME_RULE: Final = r"[a-z][a-z0-9_]*"
 FIELDS: Final = ("default", "description")
 ENV_PREFIX: Final = "START_PARAM_"
 INSTRUCTIONS_ENV: Final = "START_INSTRUCTIONS"
+# The argument of `start mcp`'s run_task tool that names the task; the task's parameters are its
+# other arguments, so no parameter can have this name.
+TASK_NAME_ARGUMENT: Final = "task_name"
 
 
 class ParamError(ValueError):
@@ -43,6 +46,11 @@ def name_problem(name: str) -> str | None:
     if name in template.KNOWN:
         return (
             f"parameter '{name}' would shadow the built-in placeholder {{{name}}}; "
+            "choose another name"
+        )
+    if name == TASK_NAME_ARGUMENT:
+        return (
+            f"parameter '{name}' is reserved: start mcp's run_task tool names the task with it; "
             "choose another name"
         )
     return None

@@ -97,6 +97,13 @@ PARAM_CASES = [
         id="shadows-instructions",
     ),
     pytest.param(
+        '[tasks.t]\nprompt = "p"\n[tasks.t.params]\ntask_name = {}\n',
+        [
+            "error: 4:1: tasks.t.params.task_name: parameter 'task_name' is reserved: start mcp's run_task tool names the task with it; choose another name"
+        ],
+        id="reserved-for-run-task",
+    ),
+    pytest.param(
         '[tasks.t]\nprompt = "{focus}"\n[tasks.t.params]\nfocus = "security"\n',
         [
             'error: 4:1: tasks.t.params.focus: must be a table, such as focus = { default = "...", description = "..." } (or focus = {} for a parameter that must be given), not a string'

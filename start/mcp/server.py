@@ -32,6 +32,7 @@ from start.config.model import Task
 from start.errors import StartError
 from start.mcp import library, report
 from start.mcp.library import RequestError, Scope
+from start.params import TASK_NAME_ARGUMENT
 
 LIST_TASKS: Final = "list_tasks"
 RUN_TASK: Final = "run_task"
@@ -95,7 +96,7 @@ def _prompt(task: Task) -> types.Prompt:
 def _tools(tasks: list[Task]) -> list[types.Tool]:
     """The task tools; their schemas are rebuilt on every request from the offered tasks."""
     properties: dict[str, Any] = {
-        "task_name": {
+        TASK_NAME_ARGUMENT: {
             "type": "string",
             "enum": [task.name for task in tasks],
             "description": "The task to run: one of the names list_tasks returns.",
@@ -130,7 +131,7 @@ def _tools(tasks: list[Task]) -> list[types.Tool]:
             input_schema={
                 "type": "object",
                 "properties": properties,
-                "required": ["task_name"],
+                "required": [TASK_NAME_ARGUMENT],
                 "additionalProperties": False,
             },
             output_schema=report.RUN_SCHEMA,
@@ -239,10 +240,10 @@ def build(scope: Scope) -> Server[Any]:
 
 
 async def _run_task(scope: Scope, arguments: Mapping[str, Any]) -> types.CallToolResult:
-    name = arguments.get("task_name")
+    name = arguments.get(TASK_NAME_ARGUMENT)
     if not isinstance(name, str):
         return _failed("run_task needs task_name: a string, one of the names list_tasks returns")
-    values = {key: value for key, value in arguments.items() if key != "task_name"}
+    values = {key: value for key, value in arguments.items() if key != TASK_NAME_ARGUMENT}
     try:
         run = await _off_loop(library.run, scope, name, values)
     except StartError as error:
