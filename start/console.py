@@ -154,13 +154,29 @@ class Printer:
 
 
 def error(message: str, hints: Sequence[str] = (), *, no_color: bool = False) -> None:
-    """`start: MESSAGE` on stderr, then a `hint:` line for each hint; the one error format."""
+    """`start: MESSAGE` on stderr, then a `hint:` line for each hint; the one error format.
+
+    When stderr cannot take it (its terminal hung up), the message is dropped: the exit status
+    still says what happened, and a failed write must not turn into another error.
+    """
     printer = Printer("stderr", no_color=no_color)
     first, *rest = message.split("\n")
-    printer.line("start: ", first)
-    printer.lines([line] for line in rest)
-    for hint in hints:
-        printer.line(Styled("hint:", "bold"), " ", hint)
+    try:
+        printer.line("start: ", first)
+        printer.lines([line] for line in rest)
+        for hint in hints:
+            printer.line(Styled("hint:", "bold"), " ", hint)
+        printer.flush()
+    except OSError:
+        gone(sys.stderr)
+
+
+def gone(stream: IO[str]) -> None:
+    """Point a stream whose reader or terminal went away at /dev/null, so that what is still
+    buffered for it, flushed at exit, cannot fail and change the exit status."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, stream.fileno())
+    os.close(devnull)
 
 
 def warning(message: str, *, no_color: bool = False) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from typing import NoReturn
@@ -150,14 +149,15 @@ def main(argv: list[str] | None = None) -> NoReturn:
         code = error.exit_code
     except BrokenPipeError:
         # The reader went away (`start task | head -1`): say nothing more.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        console.gone(sys.stdout)
         code = ExitCode.ERROR
     except Exception as error:
         _traceback(options)
         code = _unexpected(error, options)
-    with contextlib.suppress(BrokenPipeError):
+    try:
         sys.stdout.flush()
+    except OSError:  # the reader went away, or the terminal hung up
+        console.gone(sys.stdout)
     sys.exit(int(code))
 
 

@@ -171,6 +171,52 @@ def test_a_signal_kills_the_running_commands_and_exits_128_plus_n(
     assert not runtime().exists() or [p.name for p in runtime().iterdir()] == []
 
 
+def test_a_terminal_that_hangs_up_under_a_running_command_exits_129(repo: Path) -> None:
+    """A real hang-up, not a signal sent by hand: the terminal's master end closes while a
+    command runs. `start` cannot print its message to the dead terminal, and that must not
+    change its exit status (it was 1, from the failed write)."""
+    import pty
+
+    leader = repo.parent / "leader.pid"
+    write_tree(
+        repo,
+        {
+            ".start/tasks.toml": (
+                f'[tasks.slow]\ncommand = "echo $$ > {leader}; exec sleep 20"\n'
+                'prompt = "{command_output}"\n'
+            )
+        },
+    )
+    main, secondary = pty.openpty()
+    name = os.ttyname(secondary)
+
+    def controlling_terminal() -> None:
+        os.setsid()
+        os.close(os.open(name, os.O_RDWR))  # a session leader's first tty becomes its terminal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "start", "task", "slow"],
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        preexec_fn=controlling_terminal,
+    )
+    os.close(secondary)
+    pid = 0
+    try:
+        pid = wait_for(leader)
+        os.close(main)  # hang up: the kernel sends SIGHUP to the session
+        code = proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 129
+    assert not alive(pid)
+
+
 # --- config.toml that is a FIFO, /dev/zero, a symlink loop, a dangling link, a directory ----
 
 
