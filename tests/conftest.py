@@ -176,6 +176,27 @@ def repo(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return isolated
 
 
+@pytest.fixture
+def conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The global config file; the built-in layer is empty so only these problems appear."""
+    from start import paths
+
+    builtin = tmp_path / "builtin"
+    builtin.mkdir()
+    monkeypatch.setattr(paths, "builtin_config_dir", lambda: builtin)
+    directory = tmp_path / "home" / ".config" / "start"
+    directory.mkdir(parents=True)
+    return directory / "config.toml"
+
+
+def problems(conf: Path, text: str) -> list[str]:
+    """`severity: LINE:COLUMN: key: message`, each problem placed in the file."""
+    from start.config.load import load
+
+    conf.write_text(text, encoding="utf-8")
+    return [f"{p.severity}: {p}".replace(f"{conf}:", "") for p in load().problems]
+
+
 def git(cwd: Path, *args: str) -> str:
     """Run git in CWD as a fixed author, without the system's config; its stdout."""
     env = {

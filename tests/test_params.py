@@ -12,30 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from start import params, paths
+from start import params
 from start.config.load import load
 from start.config.model import Origin, Param, Task
 from start.errors import UsageError
 from start.shell import CommandSpec, run
-from tests.conftest import FAKE_AGENT, invoke, run_start, write_tree
+from tests.conftest import FAKE_AGENT, invoke, problems, run_start, write_tree
 
 # --- declaring parameters in TOML ----------------------------------------------------------
-
-
-@pytest.fixture
-def conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The global config file; the built-in layer is empty so only these problems appear."""
-    builtin = tmp_path / "builtin"
-    builtin.mkdir()
-    monkeypatch.setattr(paths, "builtin_config_dir", lambda: builtin)
-    directory = tmp_path / "home" / ".config" / "start"
-    directory.mkdir(parents=True)
-    return directory / "config.toml"
-
-
-def problems(conf: Path, text: str) -> list[str]:
-    conf.write_text(text, encoding="utf-8")
-    return [f"{p.severity}: {p}".replace(f"{conf}:", "") for p in load().problems]
 
 
 def test_a_task_declares_parameters_with_defaults_and_descriptions(conf: Path) -> None:

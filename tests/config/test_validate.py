@@ -6,27 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from start import paths
-from start.config.load import load
+from tests.conftest import problems
 
 AGENT = '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\n'
-
-
-@pytest.fixture
-def conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The global config file; the built-in layer is empty so only these problems appear."""
-    builtin = tmp_path / "builtin"
-    builtin.mkdir()
-    monkeypatch.setattr(paths, "builtin_config_dir", lambda: builtin)
-    directory = tmp_path / "home" / ".config" / "start"
-    directory.mkdir(parents=True)
-    return directory / "config.toml"
-
-
-def problems(conf: Path, text: str) -> list[str]:
-    """`severity: LINE:COLUMN: key: message`, each problem placed in the file."""
-    conf.write_text(text, encoding="utf-8")
-    return [f"{p.severity}: {p}".replace(f"{conf}:", "") for p in load().problems]
 
 
 CASES = [
