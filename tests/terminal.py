@@ -23,8 +23,10 @@ def run_on_terminal(
     env: Mapping[str, str] | None = None,
     columns: int = 100,
     timeout: float = 60,
+    stdin: int | None = None,
 ) -> tuple[int, str]:
-    """`start ARGS` with stdin, stdout and stderr on a terminal `columns` wide.
+    """`start ARGS` with stdout and stderr on a terminal `columns` wide, and stdin too unless
+    `stdin` names another (such as subprocess.DEVNULL).
 
     Returns the exit code and everything written to the terminal (\\r\\n turned into \\n).
     """
@@ -41,7 +43,7 @@ def run_on_terminal(
         [sys.executable, "-m", "start", *args],
         cwd=cwd,
         env=full_env,
-        stdin=follower,
+        stdin=follower if stdin is None else stdin,
         stdout=follower,
         stderr=follower,
         start_new_session=True,

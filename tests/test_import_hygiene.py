@@ -10,7 +10,6 @@ happens, before the exec. This is a plain test: nothing here is timed.
 from __future__ import annotations
 
 import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, run_start, write_tree
+from tests.terminal import run_on_terminal
 
 HEAVY = ("rich", "tomlkit")
 # `start mcp` and the MCP SDK with what it pulls in: ~1.5 s of CPU to import (docs/mcp.md).
@@ -92,39 +92,6 @@ def of_mcp(names: list[str]) -> list[str]:
     return [n for n in names if n.split(".")[0] in MCP or n.startswith(ours)]
 
 
-def run_on_terminal(args: tuple[str, ...], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
-    """Run `start` with stdout and stderr on a pseudo-terminal, so the summary is coloured."""
-    try:
-        leader, follower = pty.openpty()
-    except OSError as error:  # pragma: no cover - depends on the sandbox
-        pytest.skip(f"no pseudo-terminal: {error}")
-    full_env = {**os.environ, **env, "TERM": "xterm-256color"}
-    full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "start", *args],
-        cwd=cwd,
-        env=full_env,
-        stdin=subprocess.DEVNULL,
-        stdout=follower,
-        stderr=follower,
-    )
-    os.close(follower)
-    chunks = []
-    try:
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: every holder of the terminal has closed it
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(leader)
-    code = proc.wait(timeout=60)
-    return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
-
-
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("output", ["quiet", "summary", "summary on a terminal"])
 def test_launch_path_imports_neither_rich_nor_tomlkit(
@@ -132,7 +99,7 @@ def test_launch_path_imports_neither_rich_nor_tomlkit(
 ) -> None:
     args = COMMANDS[command] if output != "quiet" else ("-q", *COMMANDS[command])
     if output == "summary on a terminal":
-        code, stderr = run_on_terminal(args, isolated, env)
+        code, stderr = run_on_terminal(*args, cwd=isolated, env=env, stdin=subprocess.DEVNULL)
     else:
         proc = run_start(*args, cwd=isolated, env=env)
         code, stderr = proc.returncode, proc.stderr

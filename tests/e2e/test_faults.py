@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import FAKE_AGENT, REPO, invoke, run_start, write_tree
+from tests.terminal import run_on_terminal
 
 # End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
 pytestmark = pytest.mark.slow
@@ -823,34 +824,11 @@ def test_every_launch_sweeps_temp_files_of_finished_agents_once_a_minute(repo: P
 
 
 def on_a_terminal(args: Sequence[str], cwd: Path) -> str:
-    """Everything `start` writes to a pty (stdout and stderr)."""
-    import pty
-
-    main, secondary = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "100", "NO_COLOR": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "start", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=secondary,
-        stderr=secondary,
+    """Everything `start` writes to a pty (stdout and stderr), 100 columns wide."""
+    _code, shown = run_on_terminal(
+        *args, cwd=cwd, env={"NO_COLOR": "1"}, stdin=subprocess.DEVNULL, timeout=30
     )
-    os.close(secondary)
-    chunks = []
-    try:
-        while True:
-            try:
-                chunk = os.read(main, 65536)
-            except OSError:  # EIO: the other side closed
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(main)
-        proc.wait(timeout=30)
-    return b"".join(chunks).decode()
+    return shown
 
 
 def test_slow_commands_show_a_status_line_that_is_cleared_before_the_summary(repo: Path) -> None:
