@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Final, NamedTuple
+from typing import Final
 
 from start import shellwords
 from start.errors import StartError, UsageError
+from start.record import Record
 from start.shellwords import ARGS, Lexed, Word
 from start.template import fill, names
 
@@ -27,7 +28,7 @@ class AgentValueError(StartError):
     """A placeholder value that no command argument can carry."""
 
 
-class AgentCommand(NamedTuple):
+class AgentCommand(Record):
     """What to exec: argv, the variables the template sets, and whether argv runs /bin/sh."""
 
     argv: tuple[str, ...]

@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from typing import IO, TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+from start.record import Record
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 Stream = Literal["stdout", "stderr"]
 
 
-class Styled(NamedTuple):
+class Styled(Record):
     """A text segment and its style: style names joined by spaces, such as "bold red"."""
 
     text: str

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from start import fs, params, resolve, sources, template
 from start.config import files, positions, schema
@@ -18,6 +18,7 @@ from start.config.load import load
 from start.config.model import LAYERS, Config, Item, Param, Task
 from start.errors import StartError, UnknownNameError, UntrustedError, UsageError, suggest
 from start.paths import expand
+from start.record import Record
 from start.wall import Grant, Reader
 
 # The words for a kind on the command line, singular or plural (as `config show` takes them),
@@ -28,7 +29,7 @@ SECTION_OF_WORD: Mapping[str, str] = {
 }
 
 
-class Place(NamedTuple):
+class Place(Record):
     """Where an item is defined: its layer, file and line (None when it cannot be found)."""
 
     layer: str
@@ -40,7 +41,7 @@ class Place(NamedTuple):
         return f"{self.layer}: {self.path}{at}"
 
 
-class Choice(NamedTuple):
+class Choice(Record):
     """What a task would select (`role`, `agent` or `model`), and why."""
 
     what: str
@@ -48,7 +49,7 @@ class Choice(NamedTuple):
     reason: str
 
 
-class Details(NamedTuple):
+class Details(Record):
     section: str  # agents, roles, contexts or tasks
     item: Item
     place: Place

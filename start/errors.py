@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final
+
+from start.record import Record
 
 
 class ExitCode:
@@ -45,7 +47,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
 )
 
 
-class Problem(NamedTuple):
+class Problem(Record):
     """One validation finding, located in a file and a dotted key path."""
 
     severity: str  # "error" or "warning"

@@ -14,9 +14,9 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import NamedTuple
 
 from start.errors import StartError
+from start.record import Record
 
 # Per-file cap for files read into prompts; `settings.file_size_limit` changes it.
 DEFAULT_FILE_LIMIT = 1_048_576
@@ -32,7 +32,7 @@ class FileError(StartError):
         super().__init__(f"{path}: {reason}")
 
 
-class Read(NamedTuple):
+class Read(Record):
     """A file's bytes (at most the limit), where it really is, and its full size."""
 
     data: bytes

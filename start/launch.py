@@ -8,12 +8,13 @@ import signal
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple, NoReturn
+from typing import NoReturn
 
 from start import agent as agent_template
 from start import paths
 from start.config.model import Agent
 from start.errors import AgentNotExecutableError, AgentNotFoundError, StartError, UsageError
+from start.record import Record
 from start.resolve import Plan
 from start.sources import Composition
 from start.tempfiles import TempFiles, remove, sweep_due
@@ -28,7 +29,7 @@ class OversizeError(StartError):
     """An argument or environment entry is larger than the OS accepts for exec."""
 
 
-class Launch(NamedTuple):
+class Launch(Record):
     """The exact process to start."""
 
     binary: str
@@ -181,7 +182,7 @@ def _quote(text: str) -> str:
     return shlex.quote(text)
 
 
-class _Parts(NamedTuple):
+class _Parts(Record):
     binary: str
     argv: tuple[str, ...]
     env: dict[str, str]

@@ -7,9 +7,9 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import NamedTuple
 
 from start.errors import StartError
+from start.record import Record
 
 APP = "start"
 PROJECT_DIR_NAME = ".start"
@@ -111,7 +111,7 @@ def builtin_config_dir() -> Path:
     return here.parent / "config"
 
 
-class ProjectLocation(NamedTuple):
+class ProjectLocation(Record):
     """The working directory, the project's `.start/` if any, and the project root."""
 
     workdir: Path

@@ -14,16 +14,16 @@ import functools
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
 
 from start import launch as launcher
 from start import resolve, shell, sources
 from start.config.load import load
 from start.config.model import Config
+from start.record import Record
 from start.wall import Grant, Reader
 
 
-class LaunchRequest(NamedTuple):
+class LaunchRequest(Record):
     """Everything the command line asks of one launch."""
 
     workdir: Path
@@ -33,7 +33,7 @@ class LaunchRequest(NamedTuple):
     dry_run: bool = False  # the launch keeps the files it names, for a command line to paste
 
 
-class Prepared(NamedTuple):
+class Prepared(Record):
     """Everything the CLI needs to show or exec a launch."""
 
     config: Config

@@ -5,18 +5,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Literal, NamedTuple, TypeVar
+from typing import Literal, TypeVar
 
 from start import paths
 from start.config.model import COMMAND_LINE, Agent, Config, Context, Role, Task
 from start.errors import AgentNotFoundError, ExitCode, StartError, UnknownNameError, UsageError
+from start.record import Record
 
 Mode = Literal["session", "prompt", "task"]
 Which = Callable[[str], str | None]
 Named = TypeVar("Named", Role, Context)
 
 
-class Request(NamedTuple):
+class Request(Record):
     """What the user asked for on the command line."""
 
     mode: Mode
@@ -34,7 +35,7 @@ class Request(NamedTuple):
 _NO_PARAMS: Mapping[str, str] = {}
 
 
-class Plan(NamedTuple):
+class Plan(Record):
     """Everything chosen for one launch, with the reason for each choice."""
 
     mode: Mode

@@ -9,11 +9,12 @@ import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from start import fs, paths
 from start.config.model import DEFAULT_OUTPUT_LIMIT
 from start.errors import StartError, signal_name
+from start.record import Record
 
 if TYPE_CHECKING:
     import subprocess
@@ -78,7 +79,7 @@ class StoppedError(StartError):
         super().__init__(f"stopped by {signal_name(signum)}; the running commands were killed")
 
 
-class CommandSpec(NamedTuple):
+class CommandSpec(Record):
     command: str
     shell: str | None  # None: bash if it is on PATH, else sh
     timeout: float  # seconds
@@ -92,7 +93,7 @@ class CommandSpec(NamedTuple):
     env: Mapping[str, str] | None = None
 
 
-class CommandResult(NamedTuple):
+class CommandResult(Record):
     spec: CommandSpec
     argv: tuple[str, ...]  # what was executed; empty if nothing was
     returncode: int | None  # None if it never started or timed out; -N if killed by signal N

@@ -17,8 +17,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Final, NamedTuple
+from typing import Final
 
+from start.record import Record
 from start.template import Placeholder, scan
 
 ARGS: Final = "args"
@@ -93,7 +94,7 @@ class Word:
         return match.group() if match else None
 
 
-class Group(NamedTuple):
+class Group(Record):
     """An optional group: the units of its brackets and the placeholders inside."""
 
     start: int
@@ -101,7 +102,7 @@ class Group(NamedTuple):
     names: frozenset[str]
 
 
-class Lexed(NamedTuple):
+class Lexed(Record):
     """A template split into words and a shell script, with its groups and problems."""
 
     units: tuple[Unit, ...]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from start import fs, params, template
 from start.config.model import COMMAND_LINE, Config, SourceItem, Task
 from start.errors import CommandError, NothingToDoError, StartError, UsageError
 from start.paths import expand
+from start.record import Record
 from start.resolve import Plan
 from start.shell import CommandResult, CommandSpec, run_all
 from start.wall import Reader
@@ -24,7 +25,7 @@ Status = Literal["ok", "missing", "failed", "empty"]
 Runner = Callable[[Sequence[CommandSpec]], list[CommandResult]]
 
 
-class Part(NamedTuple):
+class Part(Record):
     """One materialised role, context or task."""
 
     kind: str
@@ -37,7 +38,7 @@ class Part(NamedTuple):
     cut: int = 0  # bytes of the file left out by settings.file_size_limit
 
 
-class Composition(NamedTuple):
+class Composition(Record):
     role: Part | None
     contexts: tuple[Part, ...]
     task: Part | None

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final, NamedTuple
+from typing import Final
+
+from start.record import Record
 
 # `{{name}}` is the literal text `{name}`; `{name}` is a placeholder; any other brace is plain text.
 _TOKEN: Final = re.compile(r"\{\{([a-z][a-z0-9_]*)\}\}|\{([a-z][a-z0-9_]*)\}")
@@ -30,7 +32,7 @@ SCOPE_NAMES: Final[Mapping[frozenset[str], str]] = {
 }
 
 
-class Placeholder(NamedTuple):
+class Placeholder(Record):
     """A `{name}` found in a template, at character offset `start`."""
 
     name: str
@@ -88,7 +90,7 @@ def fill(segments: tuple[Segment, ...] | str, values: Mapping[str, str]) -> str:
     return "".join(out)
 
 
-class Finding(NamedTuple):
+class Finding(Record):
     """A placeholder problem: severity, the placeholder and what is wrong."""
 
     severity: str

@@ -18,10 +18,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from start import fs
 from start.errors import ExitCode, StartError
+from start.record import Record
 
 Where = Literal["start", "inside", "outside"]
 
@@ -32,7 +33,7 @@ class WallError(StartError):
     exit_code = ExitCode.UNTRUSTED
 
 
-class Grant(NamedTuple):
+class Grant(Record):
     """What an approval lets a launch read: approved bytes by canonical path, outside paths."""
 
     root: str  # the real project root

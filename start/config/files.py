@@ -8,10 +8,11 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from start import fs
 from start.errors import Problem
+from start.record import Record
 
 if TYPE_CHECKING:
     import tomllib
@@ -27,7 +28,7 @@ _POSITION = r"\s*\(at line (\d+), column (\d+)\)$"
 _AT_END = r"\s*\(at end of document\)$"
 
 
-class ReadFile(NamedTuple):
+class ReadFile(Record):
     """A config file's exact bytes, and the parsed table or the syntax problem."""
 
     path: Path

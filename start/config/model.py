@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from start.errors import Problem
 from start.fs import DEFAULT_FILE_LIMIT
 from start.interop import FORMATS
 from start.paths import ProjectLocation
+from start.record import Record
 
 if TYPE_CHECKING:
     from start.interop.model import Imported
@@ -31,7 +32,7 @@ COMMAND_LINE = "command line"
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-class Origin(NamedTuple):
+class Origin(Record):
     """Where an item or setting was defined: its layer and file."""
 
     layer: str
@@ -41,7 +42,7 @@ class Origin(NamedTuple):
         return f"{self.layer} ({self.path})"
 
 
-class Agent(NamedTuple):
+class Agent(Record):
     """How to call an agent CLI."""
 
     name: str
@@ -57,7 +58,7 @@ class Agent(NamedTuple):
     large_prompt_stdin: bool = False  # and that prompt goes to the agent's stdin
 
 
-class Role(NamedTuple):
+class Role(Record):
     """A system prompt, built from `file`, `command` and `prompt` (the seed's UTD pattern)."""
 
     name: str
@@ -70,7 +71,7 @@ class Role(NamedTuple):
     command_timeout: int | None = None
 
 
-class Context(NamedTuple):
+class Context(Record):
     """A document for prompts; `required` ones go into every prompt."""
 
     name: str
@@ -84,7 +85,7 @@ class Context(NamedTuple):
     required: bool = False
 
 
-class Param(NamedTuple):
+class Param(Record):
     """A task parameter: `{name}` in the task's template, START_PARAM_NAME for its command.
 
     `default` None means the parameter must be given (`-p name=VALUE`). Records are plain so a
@@ -96,7 +97,7 @@ class Param(NamedTuple):
     description: str | None = None
 
 
-class Task(NamedTuple):
+class Task(Record):
     """A reusable prompt template with its own role, agent and model choices."""
 
     name: str
@@ -135,7 +136,7 @@ DEFAULT_COMMAND_TIMEOUT = 30
 DEFAULT_OUTPUT_LIMIT = 1_048_576
 
 
-class Settings(NamedTuple):
+class Settings(Record):
     """`[settings]` after merging, with the origin of every field that was set."""
 
     default_agent: str | None = None
@@ -149,7 +150,7 @@ class Settings(NamedTuple):
     origins: Mapping[str, Origin] = _EMPTY
 
 
-class LayerFile(NamedTuple):
+class LayerFile(Record):
     """One config file as read: its bytes' SHA-256 (project files only) and whether it parsed."""
 
     layer: str
@@ -158,7 +159,7 @@ class LayerFile(NamedTuple):
     parsed: bool
 
 
-class Config(NamedTuple):
+class Config(Record):
     """The merged configuration, every problem found, and where it was found."""
 
     settings: Settings

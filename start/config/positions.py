@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from start.errors import Problem
+from start.record import Record
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 
 
-class Entry(NamedTuple):
+class Entry(Record):
     """A header or key: its 1-based line and column, and the offset where its value starts."""
 
     line: int
@@ -26,7 +26,7 @@ class Entry(NamedTuple):
     value: int
 
 
-class _Line(NamedTuple):
+class _Line(Record):
     number: int
     offset: int  # of the line's first character in the text
     text: str

@@ -5,10 +5,11 @@ shell context by start's command lexer)."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from start.config.model import Param
 from start.interop.model import Arg, Segment, Snippet, Text
+from start.record import Record
 
 if TYPE_CHECKING:
     from start.interop.frontmatter import Split
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 UNKNOWN_KEY = "unknown front matter key; not imported"
 
 
-class Note(NamedTuple):
+class Note(Record):
     """A finding about a command file, for `start config validate`: always a warning."""
 
     line: int | None
@@ -38,7 +39,7 @@ def front_matter_notes(
     return notes
 
 
-class Parsed(NamedTuple):
+class Parsed(Record):
     """A command file's text as a template, with its metadata and the findings on the way."""
 
     segments: tuple[Segment, ...]

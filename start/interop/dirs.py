@@ -14,10 +14,11 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final
 
 from start import fs
 from start.interop import PROJECT_DIRS, user_dirs
+from start.record import Record
 
 MAX_DEPTH: Final = 16
 MAX_ENTRIES: Final = 1000
@@ -26,7 +27,7 @@ FILE_LIMIT: Final = 1_048_576
 USER, PROJECT = "user", "project"
 
 
-class Place(NamedTuple):
+class Place(Record):
     """One command directory of a source."""
 
     format: str
@@ -36,7 +37,7 @@ class Place(NamedTuple):
     nested: bool  # whether subdirectories are read (Codex reads only the top level)
 
 
-class Found(NamedTuple):
+class Found(Record):
     """A command file as read: its bytes, or why it was not read (then `data` is None)."""
 
     place: Place
@@ -46,7 +47,7 @@ class Found(NamedTuple):
     problem: str | None = None
 
 
-class Discovery(NamedTuple):
+class Discovery(Record):
     files: tuple[Found, ...]
     problems: tuple[tuple[Place, str], ...]  # a directory that was not read (whole), and why
 

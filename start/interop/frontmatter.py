@@ -11,12 +11,14 @@ accept them. Anything else is reported, never guessed at.
 from __future__ import annotations
 
 import re
-from typing import Final, NamedTuple
+from typing import Final
+
+from start.record import Record
 
 _KEY: Final = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*)|[ \t]*)$")
 
 
-class Field(NamedTuple):
+class Field(Record):
     """One front matter value and the line (1-based, in the file) of its key."""
 
     value: str | list[str]
@@ -34,7 +36,7 @@ class Field(NamedTuple):
         return " ".join(self.value) if isinstance(self.value, list) else self.value
 
 
-class Split(NamedTuple):
+class Split(Record):
     fields: dict[str, Field]
     body: str
     body_line: int  # the line (1-based, in the file) where the body starts

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
 
 from start import fs
 from start.config.model import LayerFile, Origin, Task
@@ -19,18 +18,19 @@ from start.interop import frontmatter
 from start.interop.common import Parsed, UnusableError
 from start.interop.dirs import PROJECT, Discovery, Found
 from start.interop.model import Imported, segment_ok
+from start.record import Record
 
 IMPORTED = "imported"  # the layer of user-level command directories
 
 
-class Layer(NamedTuple):
+class Layer(Record):
     """The tasks of one layer's command files, and the files as read."""
 
     tasks: dict[str, Task]
     files: list[LayerFile]
 
 
-class Library(NamedTuple):
+class Library(Record):
     user: Layer
     project: Layer
     problems: list[Problem]

@@ -5,9 +5,10 @@ and file includes; the name rule of imported tasks; and the plain-data form the 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from start.interop import FORMATS
+from start.record import Record
 
 if TYPE_CHECKING:
     from start.config.model import Agent
@@ -29,13 +30,13 @@ PARAM_ENV: Final = "START_PARAM_"
 SEGMENT: Final = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
 
 
-class Text(NamedTuple):
+class Text(Record):
     """Literal text of the template."""
 
     text: str
 
 
-class Arg(NamedTuple):
+class Arg(Record):
     """A reference to the arguments; `literal` is how the file wrote it."""
 
     form: str  # ALL, WORD, REST or PARAM
@@ -55,7 +56,7 @@ class Arg(NamedTuple):
         return PARAM_ENV + self.name.upper()
 
 
-class Snippet(NamedTuple):
+class Snippet(Record):
     """A shell command whose output takes its place.
 
     `parts` is the command as written, with its argument references; `command` is the script
@@ -69,7 +70,7 @@ class Snippet(NamedTuple):
     line: int
 
 
-class Include(NamedTuple):
+class Include(Record):
     """A file named in the template (`@path`, `@{path}`)."""
 
     path: str
@@ -80,7 +81,7 @@ class Include(NamedTuple):
 Segment = Text | Arg | Snippet | Include
 
 
-class Imported(NamedTuple):
+class Imported(Record):
     """What a task imported from another agent's command file carries instead of a `prompt`.
 
     `command` is how the source CLI invokes it (`/review:pr`, `/prompts:ticket`); `body` is the

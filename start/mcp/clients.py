@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Sequence
-from typing import NamedTuple
+
+from start.record import Record
 
 NAME = "start"
 
 
-class Registration(NamedTuple):
+class Registration(Record):
     """What to run or paste (data, for stdout), and where it goes (a hint, for stderr)."""
 
     text: str

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, Literal, cast
 from urllib.parse import quote, unquote
 
 from start import pipeline, resolve, shell, sources
@@ -25,6 +25,7 @@ from start.errors import (
     signal_name,
     suggest,
 )
+from start.record import Record
 from start.shell import CommandResult, CommandSpec
 from start.wall import Reader
 
@@ -38,14 +39,14 @@ class RequestError(StartError):
     exit_code = ExitCode.USAGE
 
 
-class Scope(NamedTuple):
+class Scope(Record):
     """Where the server works (`start mcp -d DIR`), and whether a project's `.start/` may count."""
 
     workdir: Path
     use_project: bool = True
 
 
-class View(NamedTuple):
+class View(Record):
     """The configuration one request sees."""
 
     config: Config
@@ -53,7 +54,7 @@ class View(NamedTuple):
     note: str | None = None  # why the project's `.start/` is left out, when it is
 
 
-class Argument(NamedTuple):
+class Argument(Record):
     """One argument of a task's prompt."""
 
     name: str
@@ -68,7 +69,7 @@ INSTRUCTIONS = Argument(
 )
 
 
-class Composed(NamedTuple):
+class Composed(Record):
     """What `start task NAME INSTRUCTIONS --dry-run --json` composes."""
 
     task: Task
@@ -87,7 +88,7 @@ class Composed(NamedTuple):
         return self.role.rstrip("\n") + "\n\n" + self.prompt
 
 
-class Run(NamedTuple):
+class Run(Record):
     """One `run_task`: the task command's output and status, and the composed message."""
 
     task: str
@@ -99,7 +100,7 @@ class Run(NamedTuple):
     message: str  # the composed role and prompt; "" when it failed
 
 
-class Resource(NamedTuple):
+class Resource(Record):
     """A context or role, offered as `start://KIND/NAME`."""
 
     uri: str

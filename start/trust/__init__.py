@@ -13,11 +13,11 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
 
 from start import paths
 from start.config.model import Config
 from start.errors import StartError, UntrustedError
+from start.record import Record
 from start.trust.review import Change, Mention, Review, changes, review
 from start.trust.scan import (
     FILE,
@@ -34,7 +34,7 @@ from start.trust.scan import (
     unsafe_message,
     within,
 )
-from start.trust.store import Copy, Record, approve, lookup, records, revoke, store_dir
+from start.trust.store import Approval, Copy, approve, lookup, records, revoke, store_dir
 from start.wall import Grant
 
 ENV_TRUSTED_PATHS = "START_TRUSTED_PATHS"
@@ -46,13 +46,13 @@ __all__ = [
     "OTHER",
     "OUTSIDE",
     "SYMLINK",
+    "Approval",
     "Change",
     "Copy",
     "Entry",
     "Grant",
     "Mention",
     "Named",
-    "Record",
     "Review",
     "Scan",
     "TrustRequired",
@@ -75,11 +75,11 @@ __all__ = [
 ]
 
 
-class Verdict(NamedTuple):
+class Verdict(Record):
     trusted: bool
     reason: str
     scan: Scan | None
-    record: Record | None = None
+    record: Approval | None = None
     warnings: tuple[str, ...] = ()
     everything: bool = False  # trusted by a prefix (START_TRUSTED_PATHS, settings.trusted_paths)
 

@@ -6,15 +6,16 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from start import paths
 from start.config.model import Config
+from start.record import Record
 from start.trust.scan import FILE, SYMLINK, Named, Scan, current_bytes, within
-from start.trust.store import COPY_LIMIT, Record, records
+from start.trust.store import COPY_LIMIT, Approval, records
 
 
-class Mention(NamedTuple):
+class Mention(Record):
     """A command, binary, path or setting the project config uses, for the review."""
 
     key: str
@@ -22,14 +23,14 @@ class Mention(NamedTuple):
     where: str = ""  # "outside project root", "inside the project", "on PATH" or ""
 
 
-class Change(NamedTuple):
+class Change(Record):
     label: str
     status: str  # "added", "changed", "removed" or "same"
     diff: tuple[str, ...] = ()
     what: str = FILE  # what the entry is (scan.FILE, SYMLINK, OUTSIDE, ...)
 
 
-class Review(NamedTuple):
+class Review(Record):
     """Everything approval allows, and how it differs from the last approval of this root."""
 
     scan: Scan
@@ -39,7 +40,7 @@ class Review(NamedTuple):
     files: tuple[Mention, ...]
     texts: tuple[Mention, ...]  # every prompt text of project roles, contexts and tasks
     settings: tuple[Mention, ...]
-    previous: Record | None
+    previous: Approval | None
     changes: tuple[Change, ...]
     errors: int
     warnings: tuple[str, ...]
@@ -48,7 +49,7 @@ class Review(NamedTuple):
 # --- reviewing ------------------------------------------------------------------------------
 
 
-def changes(found: Scan, previous: Record, *, diff: bool = True) -> list[Change]:
+def changes(found: Scan, previous: Approval, *, diff: bool = True) -> list[Change]:
     """How the files now differ from an earlier approval, with a unified diff of text files."""
     import difflib
 

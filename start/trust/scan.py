@@ -11,11 +11,12 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from start import atomic, fs, paths
 from start.config.model import Config
 from start.errors import UntrustedError
+from start.record import Record
 from start.wall import Grant, classify
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ MAX_DEPTH = 16  # directory levels below .start/
 MAX_ENTRIES = 1000  # files, directories and links under .start/
 
 
-class Entry(NamedTuple):
+class Entry(Record):
     """One thing an approval covers: a file's bytes, a symlink's target, a file's absence, or the
     real path of a file outside the project root."""
 
@@ -43,7 +44,7 @@ class Entry(NamedTuple):
     real: str | None = None  # the canonical real path whose bytes `data` are
 
 
-class Named(NamedTuple):
+class Named(Record):
     """A file that a project item names, and where it really is now (for the review)."""
 
     key: str  # such as "contexts.guide.file"
@@ -52,7 +53,7 @@ class Named(NamedTuple):
     where: str  # "start", "inside" or "outside" (see start.wall.classify)
 
 
-class Scan(NamedTuple):
+class Scan(Record):
     """The project layer as it is now: what an approval would cover, and unsafe permissions."""
 
     root: Path

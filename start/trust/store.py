@@ -7,10 +7,11 @@ import os
 import stat
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from start import atomic, fs, paths
 from start.errors import StartError, UntrustedError
+from start.record import Record
 from start.trust.scan import (
     FILE,
     Scan,
@@ -24,14 +25,14 @@ RECORD_VERSION = 1
 COPY_LIMIT = 1 << 20
 
 
-class Copy(NamedTuple):
+class Copy(Record):
     what: str  # the entry's scan.FILE, SYMLINK, ...; stored as "kind"
     label: str
     digest: str
     text: str | None
 
 
-class Record(NamedTuple):
+class Approval(Record):
     """One stored approval."""
 
     path: Path
@@ -72,7 +73,7 @@ def _store_problem(directory: Path) -> str | None:
     return None
 
 
-def _load_record(path: Path) -> Record:
+def _load_record(path: Path) -> Approval:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as error:
@@ -89,7 +90,7 @@ def _load_record(path: Path) -> Record:
         copies = tuple(
             Copy(c["kind"], c["label"], c["digest"], c.get("text")) for c in data["entries"]
         )
-        record = Record(path, data["root"], data["fingerprint"], data["approved"], copies)
+        record = Approval(path, data["root"], data["fingerprint"], data["approved"], copies)
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise _CorruptError("not a trust record") from error
     if data.get("version") != RECORD_VERSION:
@@ -114,7 +115,7 @@ def _load_record(path: Path) -> Record:
     return record
 
 
-def records(root: Path | None = None) -> tuple[list[Record], list[str]]:
+def records(root: Path | None = None) -> tuple[list[Approval], list[str]]:
     """Stored approvals (of one root, or all), oldest first, and warnings for corrupt ones."""
     directory = store_dir()
     problem = _store_problem(directory)
@@ -124,7 +125,7 @@ def records(root: Path | None = None) -> tuple[list[Record], list[str]]:
         return [], []
     real = os.path.realpath(root) if root is not None else None
     pattern = f"{_root_key(real)}-*.json" if real is not None else "*.json"
-    found: list[Record] = []
+    found: list[Approval] = []
     warnings: list[str] = []
     for path in sorted(directory.glob(pattern)):
         try:
@@ -138,7 +139,7 @@ def records(root: Path | None = None) -> tuple[list[Record], list[str]]:
     return found, warnings
 
 
-def lookup(found: Scan) -> tuple[Record | None, list[str]]:
+def lookup(found: Scan) -> tuple[Approval | None, list[str]]:
     directory = store_dir()
     problem = _store_problem(directory)
     if problem is not None:
@@ -156,7 +157,7 @@ def lookup(found: Scan) -> tuple[Record | None, list[str]]:
     return record, []
 
 
-def approve(found: Scan) -> Record:
+def approve(found: Scan) -> Approval:
     """Record an approval of exactly these bytes at this root."""
     if found.unsafe:
         raise UntrustedError(unsafe_message(found))
@@ -189,7 +190,7 @@ def approve(found: Scan) -> Record:
     except OSError as error:
         raise StartError(f"cannot record the approval in {directory}: {error.strerror}") from error
     kept = tuple(Copy(c["kind"], c["label"], c["digest"], c["text"]) for c in copies)
-    return Record(path, real, found.fingerprint, approved, kept)
+    return Approval(path, real, found.fingerprint, approved, kept)
 
 
 def _write_private(directory: Path, path: Path, data: bytes) -> None:

@@ -26,7 +26,7 @@ def labels(found: trust.Scan | None) -> list[tuple[str, str]]:
     return [(e.label, e.what) for e in found.entries]
 
 
-def approve_here() -> trust.Record:
+def approve_here() -> trust.Approval:
     found = trust.scan(load())
     assert found is not None
     return trust.approve(found)
