@@ -1,10 +1,9 @@
 """Records of a validated and merged configuration.
 
-Records on the launch path are NamedTuples rather than frozen dataclasses, because creating a
-dataclass costs about a millisecond at import, which every launch would pay (see
-docs/performance.md). Like a frozen dataclass, a record's fields cannot be reassigned. A mapping
-field (`models`, `origins`, a config's item tables) is typed read-only but holds a plain dict that
-nothing changes once the record is built; the shared empty default is a read-only proxy.
+The records are `start.record.Record`s, which cost every launch next to nothing to define (see
+docs/performance.md); a record's fields cannot be reassigned. A mapping field (`models`,
+`origins`, a config's item tables) is typed read-only but holds a plain dict that nothing changes
+once the record is built; the shared empty default is a read-only proxy.
 """
 
 from __future__ import annotations
