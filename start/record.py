@@ -21,6 +21,9 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, ClassVar, Self, dataclass_transform
 
+# The default of a field that has none: a record given no value for it is refused.
+_MISSING: Any = type("_Missing", (), {"__repr__": lambda self: "<no default>"})()
+
 
 @dataclass_transform(frozen_default=True)
 class _RecordType(type):
@@ -42,6 +45,8 @@ class _RecordType(type):
                 namespace[field] = property(itemgetter(index), doc=f"Field {index}: {field}.")
             namespace["_fields"] = namespace["__match_args__"] = fields
             namespace["_field_defaults"] = defaults
+            namespace["_defaults"] = tuple(defaults.get(field, _MISSING) for field in fields)
+            namespace["_names"] = frozenset(fields)
         namespace["__slots__"] = ()
         return super().__new__(mcls, name, bases, namespace)
 
@@ -53,29 +58,38 @@ class Record(tuple[Any, ...], metaclass=_RecordType):
 
     _fields: ClassVar[tuple[str, ...]] = ()
     _field_defaults: ClassVar[dict[str, Any]] = {}
+    _defaults: ClassVar[tuple[Any, ...]] = ()  # aligned with _fields; _MISSING where none
+    _names: ClassVar[frozenset[str]] = frozenset()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         fields = cls._fields
-        if len(args) == len(fields) and not kwargs:
+        given = len(args)
+        if given == len(fields) and not kwargs:
             return tuple.__new__(cls, args)
-        if len(args) > len(fields):
-            raise TypeError(
-                f"{cls.__name__}() takes {len(fields)} arguments but {len(args)} were given"
-            )
-        values = list(args)
-        defaults = cls._field_defaults
-        for field in fields[len(args) :]:
-            if field in kwargs:
-                values.append(kwargs.pop(field))
-            elif field in defaults:
-                values.append(defaults[field])
-            else:
-                raise TypeError(f"{cls.__name__}() missing argument {field!r}")
-        if kwargs:
-            name = next(iter(kwargs))
-            problem = "multiple values for" if name in fields else "an unexpected keyword"
-            raise TypeError(f"{cls.__name__}() got {problem} argument {name!r}")
+        # The common call names a few fields and takes the defaults of the rest: one pass of
+        # dict.get over the fields after the positional ones, the checks only on sets.
+        values = [*args, *map(kwargs.get, fields[given:], cls._defaults[given:])]
+        if (
+            given > len(fields)
+            or _MISSING in values
+            or not kwargs.keys() <= cls._names
+            or not kwargs.keys().isdisjoint(fields[:given])
+        ):
+            raise TypeError(cls._wrong_arguments(given, kwargs))
         return tuple.__new__(cls, values)
+
+    @classmethod
+    def _wrong_arguments(cls, given: int, kwargs: dict[str, Any]) -> str:
+        fields = cls._fields
+        if given > len(fields):
+            return f"{cls.__name__}() takes {len(fields)} arguments but {given} were given"
+        for name in kwargs:
+            if name in fields[:given]:
+                return f"{cls.__name__}() got multiple values for argument {name!r}"
+            if name not in fields:
+                return f"{cls.__name__}() got an unexpected keyword argument {name!r}"
+        missing = [f for f in fields[given:] if f not in kwargs and f not in cls._field_defaults]
+        return f"{cls.__name__}() missing argument {missing[0]!r}"
 
     def __repr__(self) -> str:
         pairs = zip(self._fields, self, strict=True)

@@ -28,6 +28,9 @@ _BLANKS: Final = " \t\n"
 _OPERATORS: Final = "|&;<>()"
 _DQ_ESCAPABLE: Final = '$`"\\\n'
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?==)")
+# Characters that mean something to the lexer in some mode; `units` keeps each on its own and
+# hands every run of other characters over as one unit, which the lexer takes whole.
+_SPECIAL: Final = re.compile(r"""([ \t\n|&;<>()'"\\$`#\[\]])""")
 
 # Lexer modes. Inside `$(...)` and backquotes quoting starts afresh, as it does at the top level.
 _PLAIN: Final = "plain"
@@ -134,13 +137,17 @@ class Lexed(Record):
 
 
 def units(template: str) -> list[Unit]:
-    """The template as single characters and placeholders."""
+    """The template as placeholders, characters that matter to the lexer, and runs of the others.
+
+    A run of ordinary characters lexes exactly as its characters one by one would (the lexer
+    also takes single characters: `lex_units(list(text))`), in one step instead of many.
+    """
     found: list[Unit] = []
     for segment in scan(template):
         if isinstance(segment, Placeholder):
             found.append(segment)
         else:
-            found.extend(segment)
+            found.extend(piece for piece in _SPECIAL.split(segment) if piece)
     return found
 
 

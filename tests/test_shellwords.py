@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from start.agent import AgentTemplateError, build, needs_shell
 from start.shellwords import HEREDOC_PROBLEM as HEREDOC
-from start.shellwords import problems, split
+from start.shellwords import Lexed, lex_units, problems, split, units
+from start.template import Placeholder, scan
 
 ARGS_ALONE = "{args} stands for zero or more arguments, so it must be a word of its own, unquoted"
 
@@ -143,3 +146,39 @@ def test_brackets_are_only_groups_at_the_top_level() -> None:
     lexed = split("[ -f x ] && {bin} \"$([ -f y ] && echo [z])\" '[{prompt}'")
     assert lexed.groups == ()
     assert lexed.problems == ()
+
+
+# Every character the lexer treats specially, placeholders, and ordinary text around them.
+_PIECES = [*" \t\n|&;<>()'\"\\$`#[]", "{bin}", "{prompt}", "{args}", "{{x}}", "a", "-m", "=", "é"]
+
+
+def _char_by_char(template: str) -> list[str | Placeholder]:
+    found: list[str | Placeholder] = []
+    for segment in scan(template):
+        found.extend([segment] if isinstance(segment, Placeholder) else segment)
+    return found
+
+
+def _observable(lexed: Lexed) -> tuple[object, ...]:
+    words = [(word.parts, word.quoted, word.prefix, word.literal) for word in lexed.words]
+    names = [group.names for group in lexed.groups]
+    filled = [lexed.fill_groups(lambda name: name == "bin").script_text(1)] if names else []
+    return (words, lexed.script_text(2), lexed.params, lexed.shell, names, lexed.required,
+            lexed.problems, filled)  # fmt: skip
+
+
+@settings(max_examples=400)
+@given(st.lists(st.sampled_from(_PIECES), max_size=24).map("".join))
+def test_runs_of_ordinary_characters_lex_as_their_characters_do(template: str) -> None:
+    """`units` hands runs of ordinary characters over whole; the result is the same as when
+    every character is a unit of its own (which is how the lexer worked before)."""
+    by_runs = lex_units(units(template), groups=True)
+    by_chars = lex_units(_char_by_char(template), groups=True)
+    assert _observable(by_runs) == _observable(by_chars)
+
+
+def test_units_keep_special_characters_apart_and_ordinary_runs_whole() -> None:
+    assert units("{bin} --model {model} '$(x)' [-s {role}]") == [
+        Placeholder("bin", 0), " ", "--model", " ", Placeholder("model", 14), " ", "'", "$",
+        "(", "x", ")", "'", " ", "[", "-s", " ", Placeholder("role", 33), "]",
+    ]  # fmt: skip
