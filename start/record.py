@@ -21,7 +21,7 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, ClassVar, Self, dataclass_transform
 
-# The default of a field that has none: a record given no value for it is refused.
+# In `_defaults`, the place of a field that has none.
 _MISSING: Any = type("_Missing", (), {"__repr__": lambda self: "<no default>"})()
 
 
@@ -47,6 +47,7 @@ class _RecordType(type):
             namespace["_field_defaults"] = defaults
             namespace["_defaults"] = tuple(defaults.get(field, _MISSING) for field in fields)
             namespace["_names"] = frozenset(fields)
+            namespace["_required"] = len(fields) - len(defaults)
         namespace["__slots__"] = ()
         return super().__new__(mcls, name, bases, namespace)
 
@@ -60,23 +61,28 @@ class Record(tuple[Any, ...], metaclass=_RecordType):
     _field_defaults: ClassVar[dict[str, Any]] = {}
     _defaults: ClassVar[tuple[Any, ...]] = ()  # aligned with _fields; _MISSING where none
     _names: ClassVar[frozenset[str]] = frozenset()
+    _required: ClassVar[int] = 0  # the fields without a default: the first `_required`
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
-        fields = cls._fields
-        given = len(args)
-        if given == len(fields) and not kwargs:
+        if not kwargs and len(args) == len(cls._fields):
             return tuple.__new__(cls, args)
-        # The common call names a few fields and takes the defaults of the rest: one pass of
-        # dict.get over the fields after the positional ones, the checks only on sets.
-        values = [*args, *map(kwargs.get, fields[given:], cls._defaults[given:])]
+        return cls._from_fields(*args, fields=kwargs)
+
+    @classmethod
+    def _from_fields(cls, *first: Any, fields: dict[str, Any]) -> Self:
+        """`cls(*first, **fields)`, without copying `fields` into keyword arguments."""
+        # One pass of dict.get over the fields after the positional ones; the checks are on
+        # sets and on the names without a default, which come first.
+        given = len(first)
+        names = cls._fields
         if (
-            given > len(fields)
-            or _MISSING in values
-            or not kwargs.keys() <= cls._names
-            or not kwargs.keys().isdisjoint(fields[:given])
+            given > len(names)
+            or not fields.keys() <= cls._names
+            or not fields.keys().isdisjoint(names[:given])
+            or not all(map(fields.__contains__, names[given : cls._required]))
         ):
-            raise TypeError(cls._wrong_arguments(given, kwargs))
-        return tuple.__new__(cls, values)
+            raise TypeError(cls._wrong_arguments(given, fields))
+        return tuple.__new__(cls, [*first, *map(fields.get, names[given:], cls._defaults[given:])])
 
     @classmethod
     def _wrong_arguments(cls, given: int, kwargs: dict[str, Any]) -> str:

@@ -316,7 +316,7 @@ def _decode(
                 from start.interop.model import decode
 
                 checked["imported"] = decode(checked["imported"])
-            built[_str(name)] = cls(name, at(index), **checked)
+            built[_str(name)] = cls._from_fields(name, at(index), fields=checked)
         sections[section] = built
     setting_origins = data["setting_origins"]
     if type(setting_origins) is not dict:
