@@ -154,6 +154,21 @@ def measure(series: Sequence[Series], runs: int, warmups: int) -> None:
         live = [item for item in live if not item.failure]
 
 
+def paired_ratio(measured: Series, baseline: Series, *, cpu: bool = False) -> float:
+    """The median of the per-round ratios measured / baseline, of wall (or CPU) time.
+
+    Both series ran once in every round, within about a second of each other, so a round's
+    ratio compares two runs made at the same speed of the machine. On a shared VM that speed
+    drifts over a run (the floor's runs span 2x between min and max), and the ratio of two
+    medians, each taken over the whole run, moves with the drift; the median of paired ratios
+    does not.
+    """
+    pairs = zip(measured.samples, baseline.samples, strict=True)
+    if cpu:
+        return statistics.median(m.cpu / b.cpu for m, b in pairs if b.cpu > 0)
+    return statistics.median(m.seconds / b.seconds for m, b in pairs)
+
+
 def peaks(series: Series, runs: int) -> list[float]:
     """Peak RSS in MiB of `runs` runs of a series (each after its `prepare`); [] on a failure."""
     found = []

@@ -1,12 +1,13 @@
 """`make bench`: measure the performance targets and print one table; exit 1 on a miss.
 
-Every time is a median of interleaved runs after warm-ups, and every ratio is against a baseline
-measured in the same rounds. Each launch is measured cold (no config cache: the series' own
-XDG_CACHE_HOME is emptied before every run, outside the timed region) and warm (the cache filled by
-the warm-up runs). `start` runs as `python -m start` with the interpreter running this script, and
-the repository root on PYTHONPATH, so the harness works in the project's venv and from a checkout
-alike. Notes on progress and the machine go to stderr; stdout gets the table only; `--output` also
-writes the table, the machine and the notes to a Markdown file. See docs/performance.md.
+Every time is a median of interleaved runs after warm-ups, and every ratio is the median of the
+per-round ratios to a baseline measured in the same rounds. Each launch is measured cold (no config
+cache: the series' own XDG_CACHE_HOME is emptied before every run, outside the timed region) and
+warm (the cache filled by the warm-up runs). `start` runs as `python -m start` with the interpreter
+running this script, and the repository root on PYTHONPATH, so the harness works in the project's
+venv and from a checkout alike. Notes on progress and the machine go to stderr; stdout gets the
+table only; `--output` also writes the table, the machine and the notes to a Markdown file. See
+docs/performance.md.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def check_cache(item: Launch, log: Log) -> None:
 def ratio(measured: Series, baseline: Series) -> str:
     if measured.failure or baseline.failure:
         return ""
-    return f"{measured.median / baseline.median:.2f}×"
+    return f"{harness.paired_ratio(measured, baseline):.2f}×"
 
 
 def ratio_row(
@@ -129,7 +130,8 @@ def ratio_row(
     """`limit` None: an info row."""
     if measured.failure or baseline.failure:
         return Row(target, "error", "" if baseline.failure else ms(baseline.median), "", "", False)
-    value = measured.median / baseline.median
+    value = harness.paired_ratio(measured, baseline)
+    cpu = harness.paired_ratio(measured, baseline, cpu=True) if baseline.cpu_median else None
     return Row(
         target,
         ms(measured.median),
@@ -138,7 +140,7 @@ def ratio_row(
         "" if limit is None else f"≤ {limit:.2f}×",
         None if limit is None else value <= limit,
         ratio(measured, bare) if bare else "",
-        f"{measured.cpu_median / baseline.cpu_median:.2f}×" if baseline.cpu_median else "",
+        "" if cpu is None else f"{cpu:.2f}×",
     )
 
 

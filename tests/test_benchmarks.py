@@ -44,3 +44,20 @@ def test_prepare_runs_before_every_run_and_only_measured_runs_are_kept(tmp_path:
     assert len(calls) == 5
     assert len(series.samples) == 3
     assert series.measured_from is not None
+
+
+def _series(label: str, seconds: list[float]) -> harness.Series:
+    series = harness.Series(label, ("true",), {}, Path())
+    series.samples = [harness.Sample(value, 0, cpu=value) for value in seconds]
+    return series
+
+
+def test_ratios_pair_the_runs_of_each_round() -> None:
+    """A machine that runs at half speed for two rounds of five moves the ratio of medians
+    (here 2.0 / 1.5 = 1.33); the median of the rounds' ratios stays 1.2."""
+    baseline = _series("floor", [1.0, 1.0, 2.0, 2.0, 1.5])
+    measured = _series("launch", [1.2, 1.2, 2.4, 2.4, 1.8])
+    measured.samples[4] = harness.Sample(2.0, 0, cpu=2.0)  # an outlier in the middle round
+    assert measured.median / baseline.median == 2.0 / 1.5
+    assert harness.paired_ratio(measured, baseline) == 1.2
+    assert harness.paired_ratio(measured, baseline, cpu=True) == 1.2
