@@ -9,18 +9,16 @@ import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from typing import Any, Final, NoReturn
 
 from start import fs, paths
 from start.config.model import DEFAULT_OUTPUT_LIMIT
 from start.errors import StartError, signal_name
 from start.record import Record
 
-if TYPE_CHECKING:
-    import subprocess
-
-# subprocess (with locale), selectors and fcntl are imported when a command runs: a launch
-# without commands does without them (about 4 ms).
+# Commands start with os.posix_spawn and are watched with select.poll: subprocess (with locale
+# and selectors) would cost every launch that runs a command about 4 ms to import, for features
+# start does not use. fcntl and select are imported when a command runs.
 
 # The flag that makes each interpreter run its next argument as a program.
 _FLAGS: Final[dict[str, str]] = {
@@ -46,12 +44,13 @@ _FLAGS: Final[dict[str, str]] = {
 _CHUNK: Final = 1 << 16
 # A bigger pipe means fewer wake-ups per megabyte; 1 MiB is the default unprivileged maximum.
 _PIPE_SIZE: Final = 1 << 20
-_LEADER: Final = -1  # the selector key of a leader's pidfd; pipes are keyed by their fd
+_LEADER: Final = -1  # what a leader's pidfd is watched for; a pipe is watched for its own fd
 # Without pidfd_open, a leader that closed its pipes but keeps running is polled this often at most.
 _POLL_MAX: Final = 0.05
 _FOREVER: Final = float("inf")
-# The longest single wait in the selector loop; deadlines are checked at least this often.
+# The longest single wait in the poll loop; deadlines are checked at least this often.
 _MAX_WAIT: Final = 3600.0
+_READABLE: Final = 1  # select.POLLIN, the same on every POSIX system
 # How long commands run before `progress` is first told about them.
 PROGRESS_DELAY: Final = 0.3
 _STOP_SIGNALS: Final = tuple(
@@ -158,7 +157,7 @@ def run(spec: CommandSpec) -> CommandResult:
 
 
 def run_all(specs: Sequence[CommandSpec], progress: Progress | None = None) -> list[CommandResult]:
-    """Run every command at once, all driven from one selector loop; results in input order.
+    """Run every command at once, all driven from one poll loop; results in input order.
 
     While they run (from the main thread), SIGINT, SIGTERM and SIGHUP kill every command's
     process group and raise KeyboardInterrupt (SIGINT) or StoppedError (128 + N). `progress`,
@@ -184,10 +183,10 @@ def run_all(specs: Sequence[CommandSpec], progress: Progress | None = None) -> l
             # is reaped, so its group id may now be reused.
             stop.hold += 1
             for job in loop.jobs:
-                _kill_group(job.proc.pid)
+                _kill_group(job.pid)
             for job in loop.jobs:
                 job.close()
-                job.proc.wait()
+                _reap(job.pid)
             raise
         finally:
             loop.clear_progress()
@@ -283,8 +282,8 @@ class _Job:
     """One running command and what it has printed so far."""
 
     __slots__ = (
-        "argv", "captures", "deadline", "index", "leader_fd", "open_fds", "output", "poll_at",
-        "poll_gap", "proc", "spec", "started",
+        "argv", "captures", "deadline", "index", "leader_fd", "open_fds", "output", "pid",
+        "poll_at", "poll_gap", "spec", "started", "status",
     )  # fmt: skip
 
     def __init__(
@@ -293,14 +292,15 @@ class _Job:
         index: int,
         spec: CommandSpec,
         argv: tuple[str, ...],
-        proc: subprocess.Popen[bytes],
+        pid: int,
         captures: dict[int, _Capture | None],
         started: float,
     ) -> None:
         self.index = index
         self.spec = spec
         self.argv = argv
-        self.proc = proc
+        self.pid = pid  # the leader, and the id of its process group
+        self.status: int | None = None  # the leader's, once reaped
         # Each pipe's own capture: stdout's and stderr's with `separate`, else None (one pipe).
         self.captures = captures
         self.started = started
@@ -347,19 +347,10 @@ def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
     err_r, err_w = os.pipe() if spec.separate else (None, out_w)
     readers = [fd for fd in (out_r, err_r) if fd is not None]
     try:
-        import subprocess
-
         for fd in readers:
             _grow_pipe(fd)
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=out_w,
-            stderr=err_w,
-            cwd=spec.cwd,
-            env={**os.environ, **spec.env} if spec.env else None,
-            start_new_session=True,
-        )
+        pid = _spawn(argv, spec.cwd, {**os.environ, **spec.env} if spec.env else os.environ,
+                     out_w, err_w)  # fmt: skip
     except OSError as error:
         for fd in readers:
             os.close(fd)
@@ -376,7 +367,48 @@ def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
         captures: dict[int, _Capture | None] = {out_r: None}
     else:
         captures = {out_r: _Capture(spec.output_limit), err_r: _Capture(spec.output_limit)}
-    return _Job(index=index, spec=spec, argv=argv, proc=proc, captures=captures, started=started)
+    return _Job(index=index, spec=spec, argv=argv, pid=pid, captures=captures, started=started)
+
+
+# posix_spawn has no "change directory" action before Python 3.13's, so a command whose directory
+# is not start's own starts as this /bin/sh, which changes to it and execs the command unchanged.
+_CHDIR_THEN_EXEC: Final = 'cd -P -- "$1" && shift && exec "$@"'
+# Python ignores SIGPIPE and an ignored signal stays ignored across exec: a command gets the
+# defaults back, so that `git log | head -1` ends as it would in a shell (as subprocess does).
+_DEFAULT_SIGNALS: Final = tuple(
+    getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name)
+)
+
+
+def _spawn(
+    argv: tuple[str, ...], cwd: Path, env: Mapping[str, str], stdout: int, stderr: int
+) -> int:
+    """Start `argv` in `cwd` in a new session (its own process group), stdin from /dev/null.
+
+    Returns its pid; raises OSError when it cannot start. Descriptors that start inherited open
+    across exec pass on to the command, as a shell passes them on; start's own close on exec.
+    """
+    if not os.path.samestat(os.stat(cwd), os.stat(".")):
+        argv = ("/bin/sh", "-c", _CHDIR_THEN_EXEC, "sh", str(cwd), *argv)
+    return os.posix_spawn(
+        argv[0],
+        argv,
+        env,
+        file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, stdout, 1),
+            (os.POSIX_SPAWN_DUP2, stderr, 2),
+        ],
+        setsid=True,
+        setsigdef=_DEFAULT_SIGNALS,
+        setsigmask=(),
+    )
+
+
+def _reap(pid: int) -> int:
+    """Wait for `pid`; its exit code, or -N when signal N killed it (as subprocess says it)."""
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
 
 
 def _grow_pipe(fd: int) -> None:
@@ -395,14 +427,14 @@ def _kill_group(pgid: int) -> None:
 
 
 class _Loop:
-    """One selector over every command's pipes, and the shared /dev/null drain."""
+    """One poll over every command's pipes, and the shared /dev/null drain."""
 
     def __init__(self, stop: _Stop, progress: Progress | None = None) -> None:
-        import selectors
+        import select
 
         self.stop = stop
-        self.selector = selectors.DefaultSelector()
-        self.readable = selectors.EVENT_READ
+        self.poll = select.poll()
+        self.watched: dict[int, tuple[_Job, int]] = {}  # fd -> its job, and the fd or _LEADER
         self.jobs: set[_Job] = set()
         self.scratch = bytearray(_CHUNK)
         self.devnull: int | None = None
@@ -416,14 +448,14 @@ class _Loop:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.selector.close()
+        self.watched.clear()
         if self.devnull is not None:
             os.close(self.devnull)
 
     def add(self, job: _Job) -> None:
         self.jobs.add(job)
         for fd in job.captures:
-            self.selector.register(fd, self.readable, (job, fd))
+            self.watch(fd, job, fd)
 
     def drive(self) -> list[tuple[_Job, CommandResult]]:
         done: list[tuple[_Job, CommandResult]] = []
@@ -440,17 +472,18 @@ class _Loop:
                 wake = min(wake, *polls)
             if self.shown is None:
                 wake = min(wake, self.progress_at)
-            # Capped, so that a huge timeout cannot overflow the selector's millisecond count.
-            wait = None if wake == _FOREVER else min(max(0.0, wake - now), _MAX_WAIT)
-            for key, _ in self.selector.select(wait):
-                job, what = key.data
+            # In milliseconds, capped so that a huge timeout cannot overflow poll's count.
+            wait = None if wake == _FOREVER else min(max(0.0, wake - now), _MAX_WAIT) * 1000
+            # Any event is a reason to read: data, or the end (POLLHUP) that reads as 0 bytes.
+            for fd, _ in self.poll.poll(wait):
+                job, what = self.watched[fd]
                 if what == _LEADER:
-                    self.selector.unregister(key.fd)
-                    os.close(key.fd)
+                    self.unwatch(fd)
+                    os.close(fd)
                     job.leader_fd = None
                     done.append((job, self.finish(job, timed_out=False)))
                 else:
-                    self.read(job, key.fd)
+                    self.read(job, fd)
                     if not job.open_fds and job.leader_fd is None:
                         self.leader_or_finish(job, done)
             now = time.monotonic()
@@ -458,6 +491,14 @@ class _Loop:
                 if job.poll_at is not None and job.poll_at <= now:
                     self.leader_or_finish(job, done)
         return done
+
+    def watch(self, fd: int, job: _Job, what: int) -> None:
+        self.poll.register(fd, _READABLE)
+        self.watched[fd] = (job, what)
+
+    def unwatch(self, fd: int) -> None:
+        self.poll.unregister(fd)
+        del self.watched[fd]
 
     def report(self, now: float) -> None:
         """Tell `progress` what still runs, once the commands have taken PROGRESS_DELAY."""
@@ -489,7 +530,7 @@ class _Loop:
             job.output.add(chunk)
             chunk.release()
         if count == 0:
-            self.selector.unregister(fd)
+            self.unwatch(fd)
             os.close(fd)
             job.open_fds.discard(fd)
 
@@ -507,17 +548,17 @@ class _Loop:
 
     def leader_or_finish(self, job: _Job, done: list[tuple[_Job, CommandResult]]) -> None:
         """Both pipes are closed: finish now if the leader has exited, else wait for it."""
-        if _exited(job.proc):
+        if _exited(job):
             job.poll_at = None
             done.append((job, self.finish(job, timed_out=False)))
             return
         if job.poll_at is None and hasattr(os, "pidfd_open"):
             try:
-                job.leader_fd = os.pidfd_open(job.proc.pid)
+                job.leader_fd = os.pidfd_open(job.pid)
             except OSError:
                 pass
             else:
-                self.selector.register(job.leader_fd, self.readable, (job, _LEADER))
+                self.watch(job.leader_fd, job, _LEADER)
                 return
         job.poll_at = time.monotonic() + job.poll_gap
         job.poll_gap = min(job.poll_gap * 2, _POLL_MAX)
@@ -526,11 +567,11 @@ class _Loop:
         with self.stop.held():
             # Kill the group before reaping the leader: while the leader is unreaped its pid, and
             # so the group id, cannot be reused by an unrelated process.
-            _kill_group(job.proc.pid)
-            returncode = job.proc.wait()
+            _kill_group(job.pid)
+            returncode = _reap(job.pid) if job.status is None else job.status
             duration = time.monotonic() - job.started
             for fd in job.fds():
-                self.selector.unregister(fd)
+                self.unwatch(fd)
             job.close()
             self.jobs.discard(job)
         output, truncated = job.output.text()
@@ -553,14 +594,21 @@ def _index(job: _Job) -> int:
     return job.index
 
 
-def _exited(proc: subprocess.Popen[bytes]) -> bool:
-    """Whether the leader has exited, without reaping it (so its group id stays reserved)."""
+def _exited(job: _Job) -> bool:
+    """Whether the leader has exited, without reaping it (so its group id stays reserved).
+
+    Where there is no waitid (macOS), an exited leader is reaped, and its status kept.
+    """
     waitid = getattr(os, "waitid", None)
     nowait = getattr(os, "WNOWAIT", None)
     if waitid is None or nowait is None:
-        return proc.poll() is not None
+        pid, status = os.waitpid(job.pid, os.WNOHANG)
+        if pid == 0:
+            return False
+        job.status = os.waitstatus_to_exitcode(status)
+        return True
     try:
-        info = waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | nowait)
+        info = waitid(os.P_PID, job.pid, os.WEXITED | os.WNOHANG | nowait)
     except ChildProcessError:
         return True
     return info is not None

@@ -176,10 +176,13 @@ def test_missing_working_directory_is_an_error_result(tmp_path: Path) -> None:
     assert not result.ok
 
 
-def test_unexecutable_shell_is_an_error_result(tmp_path: Path) -> None:
+def test_unexecutable_shell_is_an_error_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake = tmp_path / "fakesh"
     fake.write_text("not a program\n")
     fake.chmod(0o755)  # executable, but no interpreter line and not a binary
+    monkeypatch.chdir(tmp_path)  # started directly, not through /bin/sh (see the next test)
 
     result = run(spec("true", tmp_path, shell_name=str(fake)))
 
@@ -187,6 +190,33 @@ def test_unexecutable_shell_is_an_error_result(tmp_path: Path) -> None:
     assert result.argv == (str(fake), "-c", "true")
     assert result.returncode is None
     assert not result.ok
+
+
+def test_a_command_in_another_directory_starts_through_sh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """posix_spawn cannot change directory (before Python 3.13): /bin/sh does, then execs the
+    command, so it runs with the same argv, in its own session, with its own exit status."""
+    elsewhere = tmp_path / "elsewhere"
+    where = tmp_path / "it's $(here)"
+    elsewhere.mkdir()
+    where.mkdir()
+    monkeypatch.chdir(elsewhere)
+    command = 'pwd -P; printf "%s|" "$0" "$@"; echo; kill -0 $$ && exit 7'
+
+    result = run(spec(command, where, shell_name="bash"))
+
+    assert result.output == f"{where.resolve()}\n{shutil.which('bash')}|\n"
+    assert result.argv == (shutil.which("bash"), "-c", command)
+    assert result.returncode == 7
+
+
+def test_a_command_gets_the_default_sigpipe(tmp_path: Path) -> None:
+    """Python ignores SIGPIPE, and an ignored signal stays ignored across exec: `yes` would
+    then see EPIPE and complain instead of ending quietly when `head` stops reading."""
+    result = run(spec("yes | head -c 2", tmp_path))
+
+    assert (result.returncode, result.output) == (0, "y\n")
 
 
 # -- the background and the process group ------------------------------------------------------
