@@ -50,7 +50,6 @@ _POLL_MAX: Final = 0.05
 _FOREVER: Final = float("inf")
 # The longest single wait in the poll loop; deadlines are checked at least this often.
 _MAX_WAIT: Final = 3600.0
-_READABLE: Final = 1  # select.POLLIN, the same on every POSIX system
 # How long commands run before `progress` is first told about them.
 PROGRESS_DELAY: Final = 0.3
 _STOP_SIGNALS: Final = tuple(
@@ -388,7 +387,11 @@ def _spawn(
     Returns its pid; raises OSError when it cannot start. Descriptors that start inherited open
     across exec pass on to the command, as a shell passes them on; start's own close on exec.
     """
-    if not os.path.samestat(os.stat(cwd), os.stat(".")):
+    try:
+        here: os.stat_result | None = os.stat(".")
+    except OSError:  # start's own directory was removed
+        here = None
+    if here is None or not os.path.samestat(os.stat(cwd), here):
         argv = ("/bin/sh", "-c", _CHDIR_THEN_EXEC, "sh", str(cwd), *argv)
     return os.posix_spawn(
         argv[0],
@@ -434,6 +437,7 @@ class _Loop:
 
         self.stop = stop
         self.poll = select.poll()
+        self.readable = select.POLLIN
         self.watched: dict[int, tuple[_Job, int]] = {}  # fd -> its job, and the fd or _LEADER
         self.jobs: set[_Job] = set()
         self.scratch = bytearray(_CHUNK)
@@ -493,7 +497,7 @@ class _Loop:
         return done
 
     def watch(self, fd: int, job: _Job, what: int) -> None:
-        self.poll.register(fd, _READABLE)
+        self.poll.register(fd, self.readable)
         self.watched[fd] = (job, what)
 
     def unwatch(self, fd: int) -> None:

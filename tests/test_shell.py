@@ -211,6 +211,19 @@ def test_a_command_in_another_directory_starts_through_sh(
     assert result.returncode == 7
 
 
+def test_a_command_runs_when_starts_own_directory_was_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+
+    result = run(spec("pwd -P", tmp_path))
+
+    assert (result.returncode, result.output) == (0, f"{tmp_path.resolve()}\n")
+
+
 def test_a_command_gets_the_default_sigpipe(tmp_path: Path) -> None:
     """Python ignores SIGPIPE, and an ignored signal stays ignored across exec: `yes` would
     then see EPIPE and complain instead of ending quietly when `head` stops reading."""
