@@ -221,7 +221,9 @@ def test_a_command_runs_when_starts_own_directory_was_removed(
 
     result = run(spec("pwd -P", tmp_path))
 
-    assert (result.returncode, result.output) == (0, f"{tmp_path.resolve()}\n")
+    # (start itself needs -d DIR there.) Some shells first warn that getcwd() failed.
+    assert result.returncode == 0
+    assert result.output.endswith(f"{tmp_path.resolve()}\n")
 
 
 def test_a_command_gets_the_default_sigpipe(tmp_path: Path) -> None:
