@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -408,6 +410,57 @@ def profile(
         print(out.read())
 
 
+# A launch under valgrind, ending as an exec would: without the interpreter's shutdown.
+_EXIT_AT_EXEC = """\
+import os, runpy, sys
+def _exit_instead_of_exec(*args):
+    os._exit(0)
+os.execve = _exit_instead_of_exec
+sys.argv = ["start", *sys.argv[1:]]
+runpy.run_module("start", run_name="__main__", alter_sys=True)
+"""
+
+
+def instructions(
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path, cache: Path | None
+) -> None:
+    """Instructions executed (valgrind's callgrind), which, unlike time, do not move with load.
+
+    Commands that `start` runs are not counted (they are other processes), nor the kernel's
+    work (fork, exec, page faults): compare the figures with each other, as proportions.
+    """
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind on PATH")
+
+    def count(*args: str) -> float:
+        if cache is not None:
+            scenarios.empty(cache)
+        proc = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *args],
+            env=dict(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=True,
+        )
+        found = re.search(r"Collected : (\d+)", proc.stderr)
+        if found is None:
+            raise SystemExit(f"valgrind reported no count:\n{proc.stderr[-2000:]}")
+        return int(found.group(1)) / 1e6
+
+    bare = count(sys.executable, "-c", "import os; os._exit(0)")
+    floor = count(sys.executable, "-c", f"{FLOOR}, os; os._exit(0)")
+    launch = count(sys.executable, "-c", _EXIT_AT_EXEC, *argv)
+    state = "cold" if cache is not None else "warm"
+    print(f"instructions (millions) of start {' '.join(argv)} ({state}), each ending at its exit")
+    print(f"  {bare:8.1f}  python, doing nothing")
+    print(f"  {floor:8.1f}  the floor: {FLOOR}  ({floor - bare:+.1f})")
+    print(f"  {launch:8.1f}  the launch, to its exec  ({launch - floor:+.1f} over the floor, "
+          f"{launch / floor:.3f}x)")  # fmt: skip
+
+
 def main(args: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", choices=["small", "large", "big"], default="small")
@@ -421,6 +474,9 @@ def main(args: Sequence[str] | None = None) -> int:
         nargs="*",
         metavar="MODULE",
         help="import cost after the floor, in order (no names: the launch's imports beyond it)",
+    )
+    parser.add_argument(
+        "--instructions", action="store_true", help="instructions executed (needs valgrind)"
     )
     parser.add_argument("--runs", type=int, default=7, help="runs for --importtime (medians)")
     parser.add_argument(
@@ -454,6 +510,8 @@ def main(args: Sequence[str] | None = None) -> int:
         cold = cache_home if options.cold else None
         if options.phases:
             phases(argv, env, world.repo, options.runs, cold)
+        elif options.instructions:
+            instructions(argv, env, world.repo, cold)
         elif options.importtime or options.cost is not None:
             if options.importtime:
                 importtime(argv, env, world.repo, options.runs, options.top, cold, options.tree)
