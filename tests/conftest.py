@@ -177,6 +177,15 @@ def repo(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def removed_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The working directory of the test is a directory that was then removed."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+
+
+@pytest.fixture
 def conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The global config file; the built-in layer is empty so only these problems appear."""
     from start import paths

@@ -80,13 +80,8 @@ def test_an_unwritable_xdg_runtime_dir_falls_back_to_a_private_temp_dir(
         tempfile.tempdir = None
 
 
-def test_a_deleted_working_directory_is_a_start_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    gone = tmp_path / "gone"
-    gone.mkdir()
-    monkeypatch.chdir(gone)
-    gone.rmdir()
+@pytest.mark.usefixtures("removed_cwd")
+def test_a_deleted_working_directory_is_a_start_error() -> None:
     with pytest.raises(StartError) as caught:
         paths.current_dir()
     assert str(caught.value) == (

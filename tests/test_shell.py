@@ -211,14 +211,8 @@ def test_a_command_in_another_directory_starts_through_sh(
     assert result.returncode == 7
 
 
-def test_a_command_runs_when_starts_own_directory_was_removed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    gone = tmp_path / "gone"
-    gone.mkdir()
-    monkeypatch.chdir(gone)
-    gone.rmdir()
-
+@pytest.mark.usefixtures("removed_cwd")
+def test_a_command_runs_when_starts_own_directory_was_removed(tmp_path: Path) -> None:
     result = run(spec("pwd -P", tmp_path))
 
     # (start itself needs -d DIR there.) Some shells first warn that getcwd() failed.
