@@ -15,9 +15,10 @@ import marshal
 import os
 import stat
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from start import fs, paths
 from start.config import schema
@@ -33,8 +34,13 @@ from start.config.model import (
     non_defaults,
 )
 from start.errors import Problem
+from start.record import Record
 
-FORMAT = 3
+if TYPE_CHECKING:
+    from start.interop.model import Imported
+
+# 4: items are stored by columns, (names, origin indexes, one list per field), not by rows.
+FORMAT = 4
 KEEP = 32
 # A temp file this old belongs to a writer that was killed: a live one renames it within moments.
 STALE_TEMP_SECONDS = 60
@@ -60,6 +66,30 @@ _FIELDS: Mapping[str, Mapping[str, type]] = {
 }
 _SETTINGS: Mapping[str, type] = {name: _TYPES[t] for name, t in schema.SETTINGS.items()}
 _SEVERITIES = ("error", "warning")
+_NONE = type(None)
+
+
+class _Column(Record):
+    """How one field of a section's records is stored: a list with a value per item."""
+
+    field: str
+    # The types a stored value may have: the field's, and None (the field's default) unless
+    # the field has none.
+    allowed: frozenset[type]
+    default: Any  # what a stored None decodes to
+    # Checks and rebuilds a value that is not None, for types whose values need more than a
+    # type check; None when the type check is enough.
+    decode: Callable[[Any], Any] | None
+
+
+def _columns(cls: type[Item], types: Mapping[str, type]) -> tuple[_Column, ...]:
+    columns = []
+    for field in cls._fields[2:]:  # after name and origin, in the record's order
+        kind = types[field]
+        allowed = frozenset({kind, _NONE} if field in cls._field_defaults else {kind})
+        decode = _VALUE_DECODERS.get(field) or _TYPE_DECODERS.get(kind)
+        columns.append(_Column(field, allowed, cls._field_defaults.get(field), decode))
+    return tuple(columns)
 
 
 class _BadEntryError(ValueError):
@@ -225,20 +255,28 @@ def _encode(cache_key: str, config: Config) -> dict[str, Any]:
     def origin(value: Origin) -> int:
         return origins.setdefault(value, len(origins))
 
-    items: dict[str, list[Any]] = {}
+    items: dict[str, tuple[list[str], list[int], list[list[Any]]]] = {}
     for section in RECORDS:
-        mapping: Mapping[str, Item] = getattr(config, section)
-        rows = []
-        for item in mapping.values():
-            rows.append((item.name, origin(item.origin), _fields(item)))
-        items[section] = rows
+        records: list[Item] = list(getattr(config, section).values())
+        columns = []
+        for index, spec in enumerate(_COLUMNS[section], start=2):
+            default, encode = spec.default, _VALUE_ENCODERS.get(spec.field)
+            values = [record[index] for record in records]
+            columns.append(
+                [
+                    None if value == default else value if encode is None else encode(value)
+                    for value in values
+                ]
+            )
+        names = [record.name for record in records]
+        items[section] = (names, [origin(record.origin) for record in records], columns)
     settings = config.settings
     setting_origins = {name: origin(o) for name, o in settings.origins.items()}
     return {
         "key": cache_key,
         # Filled by the calls above, so it comes after them.
         "origins": [(o.layer, str(o.path)) for o in origins],
-        "settings": _fields(settings),
+        "settings": non_defaults(settings),  # str, int and tuples of str
         "setting_origins": setting_origins,
         "items": items,
         "problems": [
@@ -257,18 +295,21 @@ def _encode(cache_key: str, config: Config) -> dict[str, Any]:
     }
 
 
-def _fields(record: Item | Settings) -> dict[str, Any]:
-    """A record's fields that differ from their defaults, as plain data."""
-    fields = non_defaults(record)
-    if "models" in fields:
-        fields["models"] = dict(fields["models"])
-    if "params" in fields:  # marshal writes plain tuples only
-        fields["params"] = tuple((p.name, p.default, p.description) for p in fields["params"])
-    if "imported" in fields:
-        from start.interop.model import encode
+def _encode_imported(value: Imported) -> tuple[Any, ...]:
+    # Off the warm launch path, like start.interop.model itself.
+    from start.interop.model import encode
 
-        fields["imported"] = encode(fields["imported"])
-    return fields
+    return encode(value)
+
+
+# How a value of an item field that marshal cannot write as it is (or would write as a mutable
+# alias of the record's) becomes plain data.
+_VALUE_ENCODERS: Mapping[str, Callable[[Any], Any]] = {
+    "models": dict,
+    # marshal writes plain tuples only
+    "params": lambda params: tuple((p.name, p.default, p.description) for p in params),
+    "imported": _encode_imported,
+}
 
 
 def _decode(
@@ -279,9 +320,10 @@ def _decode(
 ) -> Config:
     """Rebuild the config, checking that every value has the type its record field holds.
 
-    A value of another type, an unknown field, layer or setting, or an origin that is not in
-    the table raises _BadEntryError; any other flaw in the structure raises as it is met. Either
-    way `get` reports a miss.
+    Items are stored by columns (see `_section`). A value of another type, a column of another
+    length, an unknown setting or layer, or an origin that is not in the table raises
+    _BadEntryError; any other flaw in the structure raises as it is met. Either way `get`
+    reports a miss.
     """
     if type(data) is not dict or data["key"] != cache_key or len(data) != 7:
         raise _BadEntryError("not an entry for this key")
@@ -304,20 +346,9 @@ def _decode(
     items = data["items"]
     if type(items) is not dict or items.keys() != RECORDS.keys():
         raise _BadEntryError("not the four item sections")
-    sections: dict[str, dict[str, Item]] = {}
-    for section, cls in RECORDS.items():
-        types = _FIELDS[section]
-        built: dict[str, Item] = {}
-        for name, index, fields in items[section]:
-            checked = _checked(fields, types)
-            if "params" in checked:
-                checked["params"] = _params(checked["params"])
-            if "imported" in checked:
-                from start.interop.model import decode
-
-                checked["imported"] = decode(checked["imported"])
-            built[_str(name)] = cls._from_fields(name, at(index), fields=checked)
-        sections[section] = built
+    sections = {
+        section: _section(section, cls, items[section], origins) for section, cls in RECORDS.items()
+    }
     setting_origins = data["setting_origins"]
     if type(setting_origins) is not dict:
         raise _BadEntryError("setting origins are not a table")
@@ -350,6 +381,62 @@ def _decode(
             for severity, file, key, message, suggestion, line, column in data["problems"]
         ),
     )
+
+
+def _section(
+    section: str, cls: type[Item], entry: object, origins: list[Origin]
+) -> dict[str, Item]:
+    """The items of a section from its columns, checked a column at a time."""
+    if type(entry) is not tuple or len(entry) != 3:
+        raise _BadEntryError(f"{section}: not names, origins and columns")
+    names, indexes, columns = entry
+    count = len(names) if type(names) is list else -1
+    if count < 0 or not set(map(type, names)) <= _STR or len(set(names)) != count:
+        raise _BadEntryError(f"{section}: the names are not a list of distinct strings")
+    if (
+        type(indexes) is not list
+        or len(indexes) != count
+        or not set(map(type, indexes)) <= _INT
+        or (count and not 0 <= min(indexes) <= max(indexes) < len(origins))
+    ):
+        raise _BadEntryError(f"{section}: the origins are not {count} indexes of the table")
+    specs = _COLUMNS[section]
+    if type(columns) is not list or len(columns) != len(specs):
+        raise _BadEntryError(f"{section}: not a column for each field")
+    decoded: list[list[Any]] = []
+    for spec, column in zip(specs, columns, strict=True):
+        if type(column) is not list or len(column) != count:
+            raise _BadEntryError(f"{section}.{spec.field}: not a column of {count} values")
+        if not set(map(type, column)) <= spec.allowed:
+            raise _BadEntryError(f"{section}.{spec.field}: a value of another type")
+        decode, default = spec.decode, spec.default
+        if decode is not None:
+            column = [default if value is None else decode(value) for value in column]
+        elif default is not None:
+            column = [default if value is None else value for value in column]
+        decoded.append(column)
+    rows = zip(names, map(origins.__getitem__, indexes), *decoded, strict=True)
+    # Every row has a value for every field, of the field's type, so the records are built as
+    # the tuples they are, without a call to the record's constructor for each.
+    return dict(zip(names, map(tuple.__new__, repeat(cls), rows), strict=True))
+
+
+def _positive(value: int) -> int:
+    if value <= 0:
+        raise _BadEntryError(f"{value!r} is not positive")
+    return value
+
+
+def _models(value: dict[Any, Any]) -> dict[str, str]:
+    if not set(map(type, value.keys())) <= _STR or not set(map(type, value.values())) <= _STR:
+        raise _BadEntryError(f"{value!r} is not a table of strings")
+    return value
+
+
+def _imported(value: tuple[Any, ...]) -> Imported:
+    from start.interop.model import decode
+
+    return decode(value)
 
 
 def _checked(fields: object, types: Mapping[str, type]) -> dict[str, Any]:
@@ -425,3 +512,14 @@ def _severity(value: object) -> str:
     if value not in _SEVERITIES:
         raise _BadEntryError(f"no severity {value!r}")
     return _str(value)
+
+
+_STR = frozenset({str})
+_INT = frozenset({int})
+# What a stored value that is not None goes through, by field, then by the field's type.
+_VALUE_DECODERS: Mapping[str, Callable[[Any], Any]] = {"params": _params, "imported": _imported}
+_TYPE_DECODERS: Mapping[type, Callable[[Any], Any]] = {int: _positive, dict: _models}
+# The columns of each item section, in the order of its record's fields after name and origin.
+_COLUMNS: Mapping[str, tuple[_Column, ...]] = {
+    section: _columns(cls, _FIELDS[section]) for section, cls in RECORDS.items()
+}

@@ -23,7 +23,8 @@ from start import atomic, paths
 from start.config import cache
 from start.config import load as load_module
 from start.config.load import load
-from start.config.model import Config, Param
+from start.config.model import RECORDS, Config, Param
+from start.record import Record
 from tests.conftest import FAKE_AGENT, invoke, write_tree
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -173,6 +174,52 @@ def test_the_large_benchmark_config_is_served_from_the_cache(
     assert parsed == []
 
 
+def test_a_hit_builds_the_items_in_bulk_not_one_constructor_call_each(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, parsed: list[str]
+) -> None:
+    # What makes a warm launch of a large config cheap: `cache.get` rebuilds the items from the
+    # entry's columns as tuples, without a call to a record's constructor for each of the 1,350.
+    root = isolated.parent / "bench"
+    world = scenarios.World(root, isolated, root / "configs", root / "home", root / "run")
+    scenarios.large(world)
+    monkeypatch.setenv("START_CONFIG_DIR", str(world.config("large")))
+    first = load()
+    parsed.clear()
+    calls: list[str] = []
+    inside: list[bool] = []
+    get, new, from_fields = cache.get, Record.__new__, Record._from_fields.__func__
+
+    def watched_get(*args: Any) -> Config | None:
+        inside.append(True)
+        try:
+            return get(*args)
+        finally:
+            inside.pop()
+
+    def counted_new(cls: type[Record], *args: Any, **kwargs: Any) -> Record:
+        if inside:
+            calls.append(cls.__name__)
+        return new(cls, *args, **kwargs)
+
+    def counted_from_fields(cls: type[Record], *first: Any, fields: dict[str, Any]) -> Record:
+        if inside:
+            calls.append(cls.__name__)
+        return from_fields(cls, *first, fields=fields)
+
+    monkeypatch.setattr(cache, "get", watched_get)
+    monkeypatch.setattr(Record, "__new__", staticmethod(counted_new))
+    monkeypatch.setattr(Record, "_from_fields", classmethod(counted_from_fields))
+
+    second = load()
+
+    assert parsed == []
+    same(second, first)
+    # The config and its settings (each a call to __new__ and one to _from_fields), and an
+    # origin and a file record for each of its few files: none for an item.
+    assert set(calls) == {"Config", "Settings", "Origin", "LayerFile"}
+    assert len(calls) <= 4 + 2 * len(first.files) < 30
+
+
 def test_the_cached_config_gets_the_current_project_location(
     global_dir: Path, tmp_path: Path, parsed: list[str]
 ) -> None:
@@ -268,26 +315,56 @@ def rewrite(change: Callable[[dict[str, Any]], object]) -> Callable[[], None]:
     return apply
 
 
+def column(data: dict[str, Any], kind: str, field: str) -> list[Any]:
+    """The stored values of `field` of every item of `kind`, one for each name."""
+    columns = data["items"][kind][2]
+    found: list[Any] = columns[RECORDS[kind]._fields.index(field) - 2]
+    return found
+
+
 def set_field(kind: str, field: str, value: object) -> Callable[[dict[str, Any]], None]:
+    """Store `value` as the field of the first item of `kind`."""
+
     def apply(data: dict[str, Any]) -> None:
-        name, index, fields = data["items"][kind][0]
-        data["items"][kind][0] = (name, index, {**fields, field: value})
+        column(data, kind, field)[0] = value
 
     return apply
 
 
-# Well-formed marshal data of the wrong shape. Each of these crashed or poisoned the old decoder.
+def fill(kind: str, field: str, value: object) -> Callable[[dict[str, Any]], None]:
+    """Store `value` as the field of every item of `kind`."""
+
+    def apply(data: dict[str, Any]) -> None:
+        values = column(data, kind, field)
+        values[:] = [value] * len(values)
+
+    return apply
+
+
+def set_part(kind: str, part: int, change: Callable[[list[Any]], object]) -> Callable[..., None]:
+    """Change part `part` of a section (0 the names, 1 the origin indexes, 2 the columns)."""
+
+    def apply(data: dict[str, Any]) -> None:
+        change(data["items"][kind][part])
+
+    return apply
+
+
+# Well-formed marshal data of the wrong shape. Each of these crashed or poisoned an old decoder.
 WRONG_SHAPES: dict[str, Callable[[dict[str, Any]], object]] = {
     "setting origins are a list": lambda d: d.update(setting_origins=[]),
     "settings are a list": lambda d: d.update(settings=[1]),
     "a kind is missing": lambda d: d["items"].pop("tasks"),
     "an extra kind": lambda d: d["items"].update(widgets=[]),
     "items are a list": lambda d: d.update(items=[]),
-    "a row is too short": lambda d: d["items"]["agents"].__setitem__(0, ("a",)),
+    "a kind is too short": lambda d: d["items"].update(agents=d["items"]["agents"][:2]),
+    "a kind is a list": lambda d: d["items"].update(agents=list(d["items"]["agents"])),
     "a string field holds a number": set_field("agents", "bin", 7),
+    "a required field holds None": set_field("agents", "command", None),
     "a models table holds a list": set_field("agents", "models", ["m"]),
     "a model id is a number": set_field("agents", "models", {"m": 1}),
-    "an unknown field": set_field("roles", "colour", "red"),
+    "an unknown field": set_part("roles", 2, lambda c: c.append(["red"] * len(c[0]))),
+    "a field is missing": set_part("roles", 2, lambda c: c.pop()),
     "a timeout is a string": set_field("contexts", "command_timeout", "3"),
     "a timeout is zero": set_field("contexts", "command_timeout", 0),
     "a flag is an integer": set_field("contexts", "required", 1),
@@ -297,12 +374,23 @@ WRONG_SHAPES: dict[str, Callable[[dict[str, Any]], object]] = {
     "a parameter is a string": set_field("tasks", "params", ("a",)),
     "a parameter default is a number": set_field("tasks", "params", (("a", 1, None),)),
     "a parameter name is missing": set_field("tasks", "params", ((None, "x", None),)),
-    "an origin index out of range": lambda d: d["items"]["roles"].__setitem__(
-        0, (d["items"]["roles"][0][0], 99, {})
+    "an imported template is too short": set_field("tasks", "imported", ("claude",)),
+    "a column is too short": lambda d: column(d, "roles", "description").pop(),
+    "a column is too long": lambda d: column(d, "roles", "description").append("x"),
+    "a column is a tuple": set_part("roles", 2, lambda c: c.__setitem__(0, tuple(c[0]))),
+    "a column of the wrong type for a field": fill("contexts", "required", "yes"),
+    "a column of another field's type": fill("tasks", "internal", 3),
+    "a names list holding a number": set_part("agents", 0, lambda n: n.__setitem__(0, 7)),
+    "names longer than the columns": set_part("agents", 0, lambda n: n.append("extra")),
+    "a name twice": set_part("agents", 0, lambda n: n.__setitem__(1, n[0])),
+    "names are a tuple": lambda d: d["items"].update(
+        roles=(tuple(d["items"]["roles"][0]), *d["items"]["roles"][1:])
     ),
-    "a negative origin index": lambda d: d["items"]["roles"].__setitem__(
-        0, (d["items"]["roles"][0][0], -1, {})
-    ),
+    "an origin list holding a string": set_part("roles", 1, lambda i: i.__setitem__(0, "0")),
+    "an origin list holding a boolean": set_part("roles", 1, lambda i: i.__setitem__(0, False)),
+    "an origin list too short": set_part("roles", 1, lambda i: i.pop()),
+    "an origin index out of range": set_part("roles", 1, lambda i: i.__setitem__(0, 99)),
+    "a negative origin index": set_part("roles", 1, lambda i: i.__setitem__(0, -1)),
     "an unknown layer": lambda d: d["origins"].__setitem__(0, ("elsewhere", "/x")),
     "an unknown setting": lambda d: d["settings"].update(colour="red"),
     "trusted paths hold a number": lambda d: d["settings"].update(trusted_paths=(1,)),
