@@ -41,7 +41,9 @@ class _RecordType(type):
                 if field in namespace:
                     defaults[field] = namespace[field]
                 elif defaults:
-                    raise TypeError(f"record {name}: field {field!r} needs a default, as before it")
+                    raise TypeError(
+                        f"record {name}: field {field!r} has no default but follows one that has"
+                    )
                 namespace[field] = property(itemgetter(index), doc=f"Field {index}: {field}.")
             namespace["_fields"] = namespace["__match_args__"] = fields
             namespace["_field_defaults"] = defaults

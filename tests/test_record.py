@@ -94,7 +94,7 @@ def test_replace_methods_copy_and_pickle() -> None:
 
 
 def test_bad_definitions_are_refused() -> None:
-    with pytest.raises(TypeError, match="field 'y' needs a default"):
+    with pytest.raises(TypeError, match="field 'y' has no default but follows one that has"):
 
         class Gap(Record):
             x: int = 0
