@@ -157,14 +157,18 @@ def test_a_hit_is_equal_to_a_fresh_load_with_every_problem_kind(
     assert parsed == []
 
 
-def test_the_large_benchmark_config_is_served_from_the_cache(
-    isolated: Path, monkeypatch: pytest.MonkeyPatch, parsed: list[str]
-) -> None:
-    # The warm benchmark rows rely on it: a value the cache refused would make them cold.
+@pytest.fixture
+def large_config(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benchmark's large config (benchmarks/scenarios.py) as the global layer."""
     root = isolated.parent / "bench"
     world = scenarios.World(root, isolated, root / "configs", root / "home", root / "run")
     scenarios.large(world)
     monkeypatch.setenv("START_CONFIG_DIR", str(world.config("large")))
+
+
+@pytest.mark.usefixtures("large_config")
+def test_the_large_benchmark_config_is_served_from_the_cache(parsed: list[str]) -> None:
+    # The warm benchmark rows rely on it: a value the cache refused would make them cold.
     first = load()
     assert len(first.tasks) > 1000  # and the built-in ones
     assert not first.problems
@@ -174,15 +178,12 @@ def test_the_large_benchmark_config_is_served_from_the_cache(
     assert parsed == []
 
 
+@pytest.mark.usefixtures("large_config")
 def test_a_hit_builds_the_items_in_bulk_not_one_constructor_call_each(
-    isolated: Path, monkeypatch: pytest.MonkeyPatch, parsed: list[str]
+    monkeypatch: pytest.MonkeyPatch, parsed: list[str]
 ) -> None:
     # What makes a warm launch of a large config cheap: `cache.get` rebuilds the items from the
     # entry's columns as tuples, without a call to a record's constructor for each of the 1,350.
-    root = isolated.parent / "bench"
-    world = scenarios.World(root, isolated, root / "configs", root / "home", root / "run")
-    scenarios.large(world)
-    monkeypatch.setenv("START_CONFIG_DIR", str(world.config("large")))
     first = load()
     parsed.clear()
     calls: list[str] = []
