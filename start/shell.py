@@ -369,8 +369,8 @@ def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
     return _Job(index=index, spec=spec, argv=argv, pid=pid, captures=captures, started=started)
 
 
-# posix_spawn has no "change directory" action before Python 3.13's, so a command whose directory
-# is not start's own starts as this /bin/sh, which changes to it and execs the command unchanged.
+# Python's posix_spawn has no "change directory" action (3.11 to 3.13), so a command whose
+# directory is not start's own starts as this /bin/sh, which changes to it and execs the command.
 _CHDIR_THEN_EXEC: Final = 'cd -P -- "$1" && shift && exec "$@"'
 # Python ignores SIGPIPE and an ignored signal stays ignored across exec: a command gets the
 # defaults back, so that `git log | head -1` ends as it would in a shell (as subprocess does).

@@ -195,7 +195,7 @@ def test_unexecutable_shell_is_an_error_result(
 def test_a_command_in_another_directory_starts_through_sh(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """posix_spawn cannot change directory (before Python 3.13): /bin/sh does, then execs the
+    """Python's posix_spawn cannot change directory: /bin/sh does, then execs the
     command, so it runs with the same argv, in its own session, with its own exit status."""
     elsewhere = tmp_path / "elsewhere"
     where = tmp_path / "it's $(here)"
