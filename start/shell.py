@@ -185,7 +185,8 @@ def run_all(specs: Sequence[CommandSpec], progress: Progress | None = None) -> l
                 _kill_group(job.pid)
             for job in loop.jobs:
                 job.close()
-                _reap(job.pid)
+                if job.status is None:
+                    _reap(job.pid)
             raise
         finally:
             loop.clear_progress()
