@@ -220,6 +220,19 @@ def test_a_command_runs_when_starts_own_directory_was_removed(tmp_path: Path) ->
     assert result.output.endswith(f"{tmp_path.resolve()}\n")
 
 
+def test_without_waitid_an_exited_leader_is_reaped_once_and_its_status_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """macOS has no os.waitid: `_exited` reaps the leader, and `finish` uses the status kept."""
+    monkeypatch.delattr(os, "waitid")
+
+    results = run_all(
+        [spec(f"exit {n}", tmp_path) for n in (0, 3)] + [spec("kill -9 $$", tmp_path)]
+    )
+
+    assert [r.returncode for r in results] == [0, 3, -9]
+
+
 def test_a_command_gets_the_default_sigpipe(tmp_path: Path) -> None:
     """Python ignores SIGPIPE, and an ignored signal stays ignored across exec: `yes` would
     then see EPIPE and complain instead of ending quietly when `head` stops reading."""
