@@ -595,10 +595,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--quick", action="store_true", help="fewer runs: a smoke test, not figures"
     )
-    parser.add_argument("--runs", type=int, help="measured runs of each fast command (default 21)")
+    parser.add_argument("--runs", type=int, help="measured runs of each fast command (default 41)")
     parser.add_argument("--output", type=Path, help="also write the results to this Markdown file")
     options = parser.parse_args(argv)
-    runs = options.runs or (5 if options.quick else 21)
+    runs = options.runs or (5 if options.quick else 41)
     slow_runs = 3 if options.quick else 5
     warmups = 1 if options.quick else 2
 
