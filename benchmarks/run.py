@@ -599,7 +599,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="also write the results to this Markdown file")
     options = parser.parse_args(argv)
     runs = options.runs or (5 if options.quick else 41)
-    slow_runs = 3 if options.quick else 5
+    slow_runs = 3 if options.quick else 9
     warmups = 1 if options.quick else 2
 
     began = time.perf_counter()
