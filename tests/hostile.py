@@ -79,17 +79,11 @@ class Scene:
         return run_start(*args, cwd=cwd or self.project, env={**self.env, **env}, stdin=stdin)
 
     def agent_record(self) -> dict[str, Any] | None:
-        if not self.record.exists():
-            return None
-        data: dict[str, Any] = json.loads(self.record.read_text())
-        return data
+        return agent_record(self.record)
 
     def assert_nothing_happened(self, *outputs: str) -> None:
-        assert not self.canary.exists(), "a project command ran"
         assert not self.evil.exists(), "the project's agent ran"
-        assert not self.record.exists(), "an agent was launched"
-        for output in outputs:
-            assert SENTINEL not in output
+        assert_nothing_happened(self.canary, self.record, outputs, SENTINEL)
 
     def reset(self) -> None:
         for path in (self.canary, self.evil, self.record):
@@ -127,3 +121,21 @@ def approve(
 def run_task(scene: Scene, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     scene.reset()
     return scene.start("task", "pwn", "go", "--agent", "fake", cwd=cwd)
+
+
+def agent_record(record: Path) -> dict[str, Any] | None:
+    """What the fake agent recorded of its launch (tests/fake_agent.py), or None if none ran."""
+    if not record.exists():
+        return None
+    data: dict[str, Any] = json.loads(record.read_text())
+    return data
+
+
+def assert_nothing_happened(
+    canary: Path, record: Path, outputs: tuple[str, ...], sentinel: str
+) -> None:
+    """No project command ran, no agent was launched, and no output shows the secret."""
+    assert not canary.exists(), "a project command ran"
+    assert not record.exists(), "an agent was launched"
+    for output in outputs:
+        assert sentinel not in output

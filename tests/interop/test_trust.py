@@ -17,6 +17,7 @@ import pytest
 from start import trust
 from start.config.load import load
 from tests.conftest import FAKE_AGENT, git, run_start, write_tree
+from tests.hostile import agent_record, assert_nothing_happened
 
 SENTINEL = "SENTINEL-5c1d9e"
 
@@ -73,16 +74,10 @@ class Repo:
         return run_start(*args, cwd=self.path, env=extra)
 
     def agent(self) -> dict[str, Any] | None:
-        if not self.record.exists():
-            return None
-        data: dict[str, Any] = json.loads(self.record.read_text())
-        return data
+        return agent_record(self.record)
 
     def assert_nothing_happened(self, *outputs: str) -> None:
-        assert not self.canary.exists(), "a project command ran"
-        assert not self.record.exists(), "an agent was launched"
-        for output in outputs:
-            assert SENTINEL not in output
+        assert_nothing_happened(self.canary, self.record, outputs, SENTINEL)
 
 
 @pytest.fixture
