@@ -27,43 +27,34 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# Control characters TOML allows nowhere, and CR (tomllib accepts CRLF line ends: left to it).
-_FORBIDDEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# The patterns are compiled on first use (re keeps them): a launch that reads no multi-line
+# string or array does not pay for compiling theirs.
 
+# Control characters TOML allows nowhere, and CR (tomllib accepts CRLF line ends: left to it).
+_FORBIDDEN = r"[\x00-\x08\x0b-\x1f\x7f]"
 _KEY = r"[A-Za-z0-9_-]+"
-_ESCAPE = r'\\(?:[btnfr"\\]|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})'
+# A basic string's body: any escape passes here, and `_unescape` refuses all but TOML's.
+_BODY = r'[^"\\\n]*(?:\\.[^"\\\n]*)*'
 
 # One line: blank, a comment, a [table] header, or a key with a one-line string, boolean or
 # integer value. Anything else goes to `_Reader.other_line`.
-_LINE = re.compile(
-    rf"""[ \t]*
-    (?:
-        \[[ \t]*(?P<table>{_KEY}(?:\.{_KEY})*)[ \t]*\]
-      | (?P<key>{_KEY})[ \t]*=[ \t]*
-        (?:
-            "(?P<basic>[^"\\\n]*)"
-          | '(?P<literal>[^'\n]*)'
-          | (?P<true>true)
-          | (?P<false>false)
-          | (?P<integer>[+-]?(?:0|[1-9][0-9]*))
-          | (?P<escaped>"(?:[^"\\\n]|{_ESCAPE})*")
-        )
-    )?
-    [ \t]*(?:\#[^\n]*)?(?:\n|\Z)""",
-    re.VERBOSE,
+_LINE = (
+    rf"[ \t]*(?:\[[ \t]*(?P<table>{_KEY}(?:\.{_KEY})*)[ \t]*\]|(?P<key>{_KEY})[ \t]*=[ \t]*"
+    rf"""(?:"(?P<basic>{_BODY})"|'(?P<literal>[^'\n]*)'|(?P<true>true)|(?P<false>false)"""
+    r"|(?P<integer>[+-]?(?:0|[1-9][0-9]*))))?[ \t]*(?:#[^\n]*)?(?:\n|\Z)"
 )
-_ASSIGN = re.compile(rf"[ \t]*({_KEY})[ \t]*=[ \t]*")
-_END = re.compile(r"[ \t]*(?:#[^\n]*)?(?:\n|\Z)")
-_BASIC = re.compile(rf'"(?:[^"\\\n]|{_ESCAPE})*"')
-_LITERAL = re.compile(r"'[^'\n]*'")
+_ASSIGN = rf"[ \t]*({_KEY})[ \t]*=[ \t]*"
+_END = r"[ \t]*(?:#[^\n]*)?(?:\n|\Z)"
+_BASIC = rf'"({_BODY})"'
+_LITERAL = r"'([^'\n]*)'"
 # Multi-line: a newline right after the opening quotes is dropped; one or two quotes may stand
 # anywhere inside, but not right before the closing ones (that is left to tomllib).
-_ML_BASIC = re.compile(rf'"""\n?((?:[^"\\]|"(?!"")|{_ESCAPE})*)"""(?!")')
-_ML_LITERAL = re.compile(r"'''\n?((?:[^']|'(?!''))*)'''(?!')")
-_SCALAR = re.compile(r"(true|false)|[+-]?(?:0|[1-9][0-9]*)")
-_BLANKS = re.compile(r"(?:[ \t\n]|#[^\n]*)*")  # between the items of an array
-_SPACES = re.compile(r"[ \t]*")
-_ESCAPES = re.compile(_ESCAPE)
+_ML_BASIC = r'"""\n?((?:[^"\\]|"(?!"")|\\.)*)"""(?!")'
+_ML_LITERAL = r"'''\n?((?:[^']|'(?!''))*)'''(?!')"
+_SCALAR = r"(true|false)|[+-]?(?:0|[1-9][0-9]*)"
+_BLANKS = r"(?:[ \t\n]|#[^\n]*)*"  # between the items of an array
+_SPACES = r"[ \t]*"
+_ESCAPE = r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)"
 _SIMPLE_ESCAPES = {
     "\\b": "\b",
     "\\t": "\t",
@@ -82,7 +73,7 @@ class _NotPlain(Exception):
 
 def loads(text: str) -> dict[str, Any] | None:
     """`tomllib.loads(text)` when `text` is plain TOML, else None."""
-    if _FORBIDDEN.search(text):
+    if re.compile(_FORBIDDEN).search(text):
         return None
     try:
         return _Reader(text).document()
@@ -91,7 +82,7 @@ def loads(text: str) -> dict[str, Any] | None:
 
 
 def _unescape(body: str) -> str:
-    return _ESCAPES.sub(_escaped_char, body) if "\\" in body else body
+    return re.compile(_ESCAPE).sub(_escaped_char, body) if "\\" in body else body
 
 
 def _escaped_char(match: re.Match[str]) -> str:
@@ -99,6 +90,8 @@ def _escaped_char(match: re.Match[str]) -> str:
     simple = _SIMPLE_ESCAPES.get(escape)
     if simple is not None:
         return simple
+    if len(escape) == 2:
+        raise _NotPlain  # not an escape of TOML's, or \u without its four digits
     code = int(escape[2:], 16)
     if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
         raise _NotPlain  # not a Unicode scalar value: an error, worded by tomllib
@@ -116,7 +109,7 @@ class _Reader:
 
     def document(self) -> dict[str, Any]:
         text, end = self.text, len(self.text)
-        line = _LINE.match
+        line = re.compile(_LINE).match
         table = self.root
         pos = 0
         while pos < end:
@@ -135,12 +128,12 @@ class _Reader:
             if key in table:
                 raise _NotPlain
             value: Any
-            if kind == "basic" or kind == "literal":
+            if kind == "basic":
+                value = _unescape(found[kind])
+            elif kind == "literal":
                 value = found[kind]
             elif kind == "integer":
                 value = int(found[kind])
-            elif kind == "escaped":
-                value = _unescape(found[kind][1:-1])
             else:
                 value = kind == "true"
             table[key] = value
@@ -148,17 +141,18 @@ class _Reader:
 
     def other_line(self, table: dict[str, Any], pos: int) -> int:
         """A `key = value` line whose value is multi-line, an array or an inline table."""
-        assign = _ASSIGN.match(self.text, pos)
-        if assign is None:
+        assign = self.match(_ASSIGN, pos)
+        if assign[1] in table:
             raise _NotPlain
-        key = assign.group(1)
-        if key in table:
+        table[assign[1]], pos = self.value(assign.end(), 0)
+        return self.match(_END, pos).end()
+
+    def match(self, pattern: str, pos: int) -> re.Match[str]:
+        """`pattern` matched at `pos`; where it does not match, the text is not plain."""
+        found = re.compile(pattern).match(self.text, pos)
+        if found is None:
             raise _NotPlain
-        table[key], pos = self.value(assign.end(), 0)
-        end = _END.match(self.text, pos)
-        if end is None:
-            raise _NotPlain
-        return end.end()
+        return found
 
     def header(self, dotted: str) -> dict[str, Any]:
         if dotted in self.named:
@@ -190,49 +184,38 @@ class _Reader:
 
     def value(self, pos: int, depth: int) -> tuple[Any, int]:
         text = self.text
-        first = text[pos : pos + 1]
-        if first == '"':
-            if text.startswith('"""', pos):
-                found = _ML_BASIC.match(text, pos)
-                if found is None:
-                    raise _NotPlain
-                return _unescape(found.group(1)), found.end()
-            found = _BASIC.match(text, pos)
-            if found is None:
-                raise _NotPlain
-            return _unescape(found.group()[1:-1]), found.end()
-        if first == "'":
-            if text.startswith("'''", pos):
-                found = _ML_LITERAL.match(text, pos)
-                if found is None:
-                    raise _NotPlain
-                return found.group(1), found.end()
-            found = _LITERAL.match(text, pos)
-            if found is None:
-                raise _NotPlain
-            return found.group()[1:-1], found.end()
+        if text.startswith('"""', pos):
+            found = self.match(_ML_BASIC, pos)
+            return _unescape(found[1]), found.end()
+        if text.startswith('"', pos):
+            found = self.match(_BASIC, pos)
+            return _unescape(found[1]), found.end()
+        if text.startswith("'''", pos):
+            found = self.match(_ML_LITERAL, pos)
+            return found[1], found.end()
+        if text.startswith("'", pos):
+            found = self.match(_LITERAL, pos)
+            return found[1], found.end()
         if depth >= _MAX_DEPTH:
             raise _NotPlain
-        if first == "[":
+        if text.startswith("[", pos):
             return self.array(pos + 1, depth + 1)
-        if first == "{":
+        if text.startswith("{", pos):
             return self.inline_table(pos + 1, depth + 1)
-        found = _SCALAR.match(text, pos)
-        if found is None:
-            raise _NotPlain
-        word = found.group(1)
-        return (word == "true" if word else int(found.group())), found.end()
+        found = self.match(_SCALAR, pos)
+        word = found[1]
+        return (word == "true" if word else int(found[0])), found.end()
 
     def array(self, pos: int, depth: int) -> tuple[list[Any], int]:
         text = self.text
         items: list[Any] = []
-        pos = _BLANKS.match(text, pos).end()  # type: ignore[union-attr]
+        pos = self.match(_BLANKS, pos).end()
         while not text.startswith("]", pos):
             item, pos = self.value(pos, depth)
             items.append(item)
-            pos = _BLANKS.match(text, pos).end()  # type: ignore[union-attr]
+            pos = self.match(_BLANKS, pos).end()
             if text.startswith(",", pos):
-                pos = _BLANKS.match(text, pos + 1).end()  # type: ignore[union-attr]
+                pos = self.match(_BLANKS, pos + 1).end()
             elif not text.startswith("]", pos):
                 raise _NotPlain
         return items, pos + 1
@@ -240,15 +223,15 @@ class _Reader:
     def inline_table(self, pos: int, depth: int) -> tuple[dict[str, Any], int]:
         text = self.text
         table: dict[str, Any] = {}
-        pos = _SPACES.match(text, pos).end()  # type: ignore[union-attr]
+        pos = self.match(_SPACES, pos).end()
         if text.startswith("}", pos):
             return table, pos + 1
         while True:
-            assign = _ASSIGN.match(text, pos)
-            if assign is None or assign.group(1) in table:
+            assign = self.match(_ASSIGN, pos)
+            if assign[1] in table:
                 raise _NotPlain
-            table[assign.group(1)], pos = self.value(assign.end(), depth)
-            pos = _SPACES.match(text, pos).end()  # type: ignore[union-attr]
+            table[assign[1]], pos = self.value(assign.end(), depth)
+            pos = self.match(_SPACES, pos).end()
             if text.startswith("}", pos):
                 return table, pos + 1
             if not text.startswith(",", pos):
