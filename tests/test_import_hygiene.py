@@ -58,6 +58,7 @@ OFF_THE_LAUNCH_PATH = {
     "shutil": "paths.which finds programs; tempfiles imports it only to remove a directory",
     "difflib": "click's parser no longer builds a NoSuchOption for each short option",
     "hashlib": "fs.sha256 takes CPython's own SHA-256; hashlib loads the OpenSSL binding",
+    "signal": "launch and shell use its C core, _signal, without the enums signal.py builds",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}
