@@ -148,6 +148,7 @@ def ratio_row(
     if measured.failure or baseline.failure:
         return Row(target, "error", "" if baseline.failure else ms(baseline.median), "", "", False)
     value = harness.paired_ratio(measured, baseline)
+    low, high = harness.paired_interval(measured, baseline)
     cpu = harness.paired_ratio(measured, baseline, cpu=True) if baseline.cpu_median else None
     return Row(
         target,
@@ -158,6 +159,7 @@ def ratio_row(
         None if limit is None else value <= limit,
         ratio(measured, bare) if bare else "",
         "" if cpu is None else f"{cpu:.2f}×",
+        f"{low:.2f}–{high:.2f}×",
     )
 
 

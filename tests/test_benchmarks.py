@@ -61,3 +61,15 @@ def test_ratios_pair_the_runs_of_each_round() -> None:
     assert measured.median / baseline.median == 2.0 / 1.5
     assert harness.paired_ratio(measured, baseline) == 1.2
     assert harness.paired_ratio(measured, baseline, cpu=True) == 1.2
+
+
+def test_the_interval_of_a_ratio_widens_with_the_noise_of_its_rounds() -> None:
+    baseline = _series("floor", [1.0] * 41)
+    steady = _series("steady", [1.2] * 41)
+    assert harness.paired_interval(steady, baseline) == (1.2, 1.2)
+    # Rounds that scatter from 1.0 to 1.4 around the same median of 1.2.
+    noisy = _series("noisy", [1.0 + 0.01 * (i % 41) for i in range(41)])
+    low, high = harness.paired_interval(noisy, baseline)
+    assert harness.paired_ratio(noisy, baseline) == 1.2
+    assert 1.05 < low < 1.2 < high < 1.35
+    assert harness.paired_interval(noisy, baseline) == (low, high)  # a fixed seed
