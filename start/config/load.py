@@ -68,7 +68,9 @@ def load(
     With `strict`, a config with errors raises ConfigError (exit 3). `replaced` gives layer files'
     would-be bytes (existing or not), so an edit can be validated before it is written.
     With `use_cache=False` every file is parsed and validated, and the cache is neither read nor
-    written: `config validate` reports what the files say, never a stored result.
+    written: `config validate` reports what the files say, never a stored result. Only then are
+    the shipped agents' command templates lexed for problems: they are the package's own, and
+    tests/config/test_shipped.py holds them to that (a launch lexes its agent's template anyway).
     """
     project = paths.find_project(workdir or paths.current_dir())
     dirs = layer_dirs(project, use_project)
@@ -104,7 +106,7 @@ def load(
         contents.update(replaced or {})
         problems = list(unreadable.values())
         read_layers = [
-            _read_layer(name, dirs[name], problems, contents, unreadable)
+            _read_layer(name, dirs[name], problems, contents, unreadable, use_cache)
             for name in layers
             if name != IMPORTED
         ]
@@ -174,7 +176,10 @@ def _read_layer(
     problems: list[Problem],
     contents: Mapping[Path, bytes],
     unreadable: Mapping[Path, Problem],
+    trust_shipped: bool = False,
 ) -> _Layer:
+    """One layer's items; with `trust_shipped`, the built-in layer's agent command templates
+    are not lexed for problems (see `load`)."""
     from start.config import validate
 
     layer = _Layer(name, directory)
@@ -209,7 +214,8 @@ def _read_layer(
             table = validate.drop_trust_keys(
                 table, validate.Collector(Origin(name, path), problems)
             )
-        _extract(layer, Origin(name, path), table, seen, problems)
+        lex = not (trust_shipped and name == "built-in")
+        _extract(layer, Origin(name, path), table, seen, problems, lex)
     return layer
 
 
@@ -219,10 +225,11 @@ def _extract(
     table: Mapping[str, Any],
     seen: dict[tuple[str, str], Path],
     problems: list[Problem],
+    lex: bool = True,
 ) -> None:
     from start.config import validate
 
-    out = validate.Collector(origin, problems)
+    out = validate.Collector(origin, problems, lex)
     for section, body in table.items():
         canonical = schema.SECTION_SYNONYMS.get(section, section)
         if section == "settings":

@@ -28,11 +28,15 @@ _NAME = re.compile(schema.NAME_PATTERN)
 
 
 class Collector:
-    """Problems of one file, with its path filled in."""
+    """Problems of one file, with its path filled in.
 
-    def __init__(self, origin: Origin, problems: list[Problem]) -> None:
+    `lex`: whether agent command templates are lexed for problems (see `start.config.load`).
+    """
+
+    def __init__(self, origin: Origin, problems: list[Problem], lex: bool = True) -> None:
         self.origin = origin
         self.problems = problems
+        self.lex = lex
 
     def error(self, key: str, message: str, suggestion: str | None = None) -> None:
         self.problems.append(Problem("error", self.origin.path, key, message, suggestion))
@@ -159,8 +163,9 @@ def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
     command = good.get("command")
     used = template.names(command) if command is not None else []
     if command is not None:
-        for message in shellwords.problems(command):
-            out.error(f"{key}.command", message)
+        if out.lex:
+            for message in shellwords.problems(command):
+                out.error(f"{key}.command", message)
         _check_placeholders(used, template.AGENT_COMMAND, f"{key}.command", out)
         if "prompt" not in used and "prompt_file" not in used:
             out.warning(

@@ -11,7 +11,7 @@ import pytest
 
 from start import paths
 from start.config.load import load
-from tests.conftest import write_tree
+from tests.conftest import invoke, write_tree
 
 
 @pytest.fixture
@@ -255,3 +255,33 @@ def test_a_global_config_dir_that_is_a_file_is_an_error(
     not_a_dir.write_text("")
     monkeypatch.setenv("START_CONFIG_DIR", str(not_a_dir))
     assert [str(p) for p in load().problems] == [f"{not_a_dir}: is a file, not a directory"]
+
+
+BROKEN_AGENT = """[agents.NAME]
+bin = "true"
+command = "{bin} '{prompt}"
+"""
+
+
+def test_only_config_validate_lexes_the_shipped_agents_command_templates(
+    layers: dict[str, Path],
+) -> None:
+    """Lexing the shipped templates was a third of what a cold launch adds to a warm one. They are
+    the package's own: tests/config/test_shipped.py and `config validate` (which loads without
+    the cache) check them, and a launch lexes the template of the agent it runs."""
+    write_tree(layers["built-in"], {"agents.toml": BROKEN_AGENT.replace("NAME", "shipped")})
+    write_tree(layers["global"], {"agents.toml": BROKEN_AGENT.replace("NAME", "mine")})
+    launch = load()
+    checked = load(use_cache=False)
+    assert [f"{p.key}: {p.message}" for p in launch.problems] == [
+        "agents.mine.command: unterminated single quote"
+    ]
+    assert [f"{p.key}: {p.message}" for p in checked.problems] == [
+        "agents.shipped.command: unterminated single quote",
+        "agents.mine.command: unterminated single quote",
+    ]
+    # Launched, the shipped agent's template is lexed and refused before anything runs.
+    (layers["global"] / "agents.toml").unlink()
+    result = invoke("-a", "shipped", "--dry-run", "prompt", "x")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == "start: unterminated single quote in agent command: {bin} '{prompt}\n"
