@@ -19,9 +19,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import TypeVar
 
+from start import paths
 from start.config.model import COMMAND_LINE, Context, Origin, Role, Task
 from start.config.schema import NAME_PATTERN
 from start.errors import UnknownNameError, UsageError
@@ -36,16 +36,16 @@ def forced_path(word: str) -> bool:
     return word.startswith(FORCED) or word in (".", "..")
 
 
-def location(word: str, workdir: Path) -> Path:
+def location(word: str, workdir: str) -> str:
     """Where WORD points: `~` expanded, a relative path joined to the working directory.
 
     Not resolved: the wall judges the path as spelled and where its descriptor really is.
     """
-    expanded = Path(os.path.expanduser(word))
-    return expanded if expanded.is_absolute() else workdir / expanded
+    expanded = paths.expanduser(word)
+    return expanded if os.path.isabs(expanded) else paths.join(workdir, expanded)
 
 
-def pick(kind: str, word: str, workdir: Path, by_name: Callable[[str], T], make: type[T]) -> T:
+def pick(kind: str, word: str, workdir: str, by_name: Callable[[str], T], make: type[T]) -> T:
     """The item WORD names: `by_name(word)` (which raises UnknownNameError), else a file.
 
     Raises UnknownNameError (exit 4) for an unknown or ambiguous name, UsageError (exit 2) for
@@ -69,7 +69,7 @@ def _imported_name(word: str) -> bool:
     return ":" in word and name_problem(word) is None
 
 
-def from_file(kind: str, word: str, workdir: Path, make: type[T]) -> T:
+def from_file(kind: str, word: str, workdir: str, make: type[T]) -> T:
     """A role, context or task whose `file` is WORD; its origin is the command line."""
     path = location(word, workdir)
     if not os.path.lexists(path):

@@ -12,7 +12,6 @@ import os
 import re
 import stat
 import time
-from pathlib import Path
 
 # `.NAME.8HEX.tmp`: the temp file `replace` writes beside NAME (debris if its writer was killed).
 _TEMP = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")
@@ -25,7 +24,7 @@ def is_temp_name(name: str) -> bool:
     return _TEMP.match(name) is not None
 
 
-def replace(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
+def replace(path: str, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
     """Write `data` over `path` so that readers see the old bytes or the new, never a mix.
 
     The bytes go to a temp file beside `path`, which is fsynced, given `mode` (by default the
@@ -35,13 +34,14 @@ def replace(path: Path, data: bytes, *, mode: int | None = None, durable: bool =
     """
     if mode is None:
         try:
-            mode = stat.S_IMODE(path.stat().st_mode)
+            mode = stat.S_IMODE(os.stat(path).st_mode)
         except FileNotFoundError:
             mask = os.umask(0)
             os.umask(mask)
             mode = 0o644 & ~mask
+    directory, name = os.path.split(path)
     while True:
-        temp = path.with_name(temp_name(path.name))
+        temp = os.path.join(directory, temp_name(name))
         try:
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             break
@@ -58,11 +58,12 @@ def replace(path: Path, data: bytes, *, mode: int | None = None, durable: bool =
                 os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
-        temp.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
         raise
     if durable:
-        sync_directory(path.parent)
-    sweep(path.parent, writing=path.name)
+        sync_directory(directory or ".")
+    sweep(directory or ".", writing=name)
 
 
 def temp_name(name: str) -> str:
@@ -70,7 +71,7 @@ def temp_name(name: str) -> str:
     return f".{name}.{os.urandom(4).hex()}.tmp"
 
 
-def sweep(directory: Path, now: float | None = None, *, writing: str = "") -> list[str]:
+def sweep(directory: str, now: float | None = None, *, writing: str = "") -> list[str]:
     """Remove the temp files that killed writers left in `directory`; the names removed.
 
     Only the temp files of `writing` or of a file that exists beside them are touched (a name
@@ -115,7 +116,7 @@ def _written(temp: str) -> str:
     return temp[1 : -len(".01234567.tmp")]
 
 
-def sync_directory(directory: Path) -> None:
+def sync_directory(directory: str) -> None:
     """Make a rename in `directory` durable, where the file system allows it."""
     try:
         fd = os.open(directory, os.O_RDONLY)

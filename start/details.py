@@ -8,8 +8,8 @@ command runs only when asked (`run`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from start import fs, params, resolve, sources, template
@@ -33,7 +33,7 @@ class Place(Record):
     """Where an item is defined: its layer, file and line (None when it cannot be found)."""
 
     layer: str
-    path: Path
+    path: str
     line: int | None
 
     def __str__(self) -> str:
@@ -270,7 +270,7 @@ def _text(
             file_text = f"[{file}: not read, the project is not trusted]"
             notes.append(f"{file} was not read: the project is not trusted; run 'start trust'")
         else:
-            relative = not (item.file.startswith("~") or Path(item.file).is_absolute())
+            relative = not (item.file.startswith("~") or os.path.isabs(item.file))
             try:
                 read = reader.read(file, layer=item.origin.layer, relative=relative)
             except (fs.FileError, WallError) as error:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from start import paths
@@ -17,7 +16,7 @@ Status = Literal["ok", "info", "warning", "error"]
 SECTIONS = ("environment", "config", "agents", "items", "project")
 
 # A validator problem that a later section reports in its own words: (file, key path).
-_Claim = tuple[Path | None, str]
+_Claim = tuple[str | None, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +28,7 @@ class Check:
     subject: str
     message: str
     fix: str | None = None
-    path: Path | None = None
+    path: str | None = None
     selected: bool = False
     # Presentation hints: the heading (a file) a line is listed under, and the label under which
     # lines collapse into one unless -v. Neither is part of the JSON: `path` says the same.
@@ -78,17 +77,17 @@ class Report:
         }
 
 
-def find_binary(binary: str, workdir: Path, which: Which = paths.which) -> str | None:
+def find_binary(binary: str, workdir: str, which: Which = paths.which) -> str | None:
     """An agent binary's absolute path: a name is looked up on PATH, a path against `workdir`."""
     name = os.path.expanduser(binary)
     if os.sep in name:
-        path = Path(name) if os.path.isabs(name) else workdir / name
-        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+        path = name if os.path.isabs(name) else os.path.join(workdir, name)
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
     found = which(name)
     return os.path.abspath(found) if found else None
 
 
-def diagnose(workdir: Path, *, use_project: bool = True, which: Which = paths.which) -> Report:
+def diagnose(workdir: str, *, use_project: bool = True, which: Which = paths.which) -> Report:
     """Every check, offline: nothing is fetched and no configured command is run."""
     from start.config.load import load
 
@@ -123,14 +122,14 @@ def environment() -> Iterator[Check]:
 
     from start import __version__
 
-    def check(subject: str, message: str, path: Path | None = None) -> Check:
+    def check(subject: str, message: str, path: str | None = None) -> Check:
         return Check("environment", "ok", subject, message, path=path)
 
     yield check("start", __version__)
     yield check("python", f"{platform.python_version()} ({sys.executable})")
     yield check("platform", platform.platform())
     builtin = paths.builtin_config_dir()
-    if builtin.is_dir():
+    if os.path.isdir(builtin):
         yield check("built-in config", str(builtin), builtin)
     else:
         yield Check(
@@ -147,14 +146,14 @@ def environment() -> Iterator[Check]:
         ("runtime dir", paths.runtime_dir(), None),
     )
     for subject, directory, hint in later:
-        if directory.is_dir():
+        if os.path.isdir(directory):
             yield check(subject, str(directory), directory)
         else:
             message = f"{directory} (not created yet; start creates it when needed)"
             yield Check("environment", "info", subject, message, hint, directory)
 
 
-def _command_file(config: Config, path: Path) -> bool:
+def _command_file(config: Config, path: str) -> bool:
     from start.interop.dirs import in_command_dir
 
     return in_command_dir(path, config.root)
@@ -182,7 +181,7 @@ def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iter
             elif problem is not None:
                 fix = (
                     f"correct the TOML at line {problem.line}, column {problem.column} of "
-                    f"{read.path.name}"
+                    f"{os.path.basename(read.path)}"
                     if problem.line is not None
                     else f"make {read.path} a regular file you can read, or remove it"
                 )
@@ -235,7 +234,7 @@ def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iter
 
 
 def _fix(problem: Problem) -> str:
-    where = problem.file.name if problem.file is not None else "your config"
+    where = os.path.basename(problem.file) if problem.file is not None else "your config"
     if problem.suggestion and not problem.key:
         return f"rename {where} to '{problem.suggestion}', or remove it"
     if problem.suggestion:
@@ -248,7 +247,11 @@ def _fix(problem: Problem) -> str:
 def _selection_fix(config: Config) -> str:
     """Where to choose another agent: the file that sets default_agent, else the global one."""
     origin = config.settings.origins.get("default_agent")
-    where = origin.path if origin is not None else paths.global_config_dir() / "config.toml"
+    where = (
+        origin.path
+        if origin is not None
+        else os.path.join(paths.global_config_dir(), "config.toml")
+    )
     return f"set default_agent under [settings] in {where}, or pass --agent NAME"
 
 
@@ -277,9 +280,7 @@ def agents(config: Config, which: Which, claims: set[_Claim]) -> Iterator[Check]
         is_selected = agent.name == selected
         mark = f"; selected now ({reason})" if is_selected else ""
         if found is not None:
-            yield Check(
-                "agents", "ok", agent.name, found + mark, path=Path(found), selected=is_selected
-            )
+            yield Check("agents", "ok", agent.name, found + mark, path=found, selected=is_selected)
             continue
         where = "is not an executable file" if os.sep in agent.bin else "is not on PATH"
         install = f"install it ({agent.url})" if agent.url else "install it"
@@ -306,9 +307,9 @@ def items(config: Config, which: Which, claims: set[_Claim]) -> Iterator[Check]:
         if item.file is None:
             continue
         path = paths.expand(item.file, config.root)
-        if path.is_file():
+        if os.path.isfile(path):
             continue
-        why = "not found" if not path.exists() else "not a file"
+        why = "not found" if not os.path.exists(path) else "not a file"
         if kind == "context":
             required = getattr(item, "required", False)
             status: Status = "warning" if required else "info"
@@ -423,7 +424,7 @@ def _shells(config: Config, which: Which) -> Iterator[Check]:
         found = _find_shell(shell, which)
         listed = _listing(used_by)
         if found is not None:
-            yield Check("items", "ok", subject, f"{found} (used by {listed})", path=Path(found))
+            yield Check("items", "ok", subject, f"{found} (used by {listed})", path=found)
             continue
         name = shell or "bash or sh"
         yield Check(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Final
 
 from start.record import Record
@@ -51,7 +50,7 @@ class Problem(Record):
     """One validation finding, located in a file and a dotted key path."""
 
     severity: str  # "error" or "warning"
-    file: Path | None
+    file: str | None
     key: str
     message: str
     suggestion: str | None = None

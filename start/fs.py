@@ -13,7 +13,6 @@ import errno
 import os
 import stat
 import sys
-from pathlib import Path
 
 from start.errors import StartError
 from start.record import Record
@@ -25,8 +24,8 @@ DEFAULT_FILE_LIMIT = 1_048_576
 class FileError(StartError):
     """A named file that cannot be read: missing, unreadable, or not a regular file."""
 
-    def __init__(self, path: Path | str, reason: str, *, missing: bool = False) -> None:
-        self.path = Path(path)
+    def __init__(self, path: str, reason: str, *, missing: bool = False) -> None:
+        self.path = path
         self.reason = reason
         self.missing = missing
         super().__init__(f"{path}: {reason}")
@@ -75,7 +74,7 @@ def _reason(error: OSError) -> tuple[str, bool]:
     return error.strerror or str(error), False
 
 
-def read(path: Path | str, limit: int = DEFAULT_FILE_LIMIT, *, follow: bool = True) -> Read:
+def read(path: str, limit: int = DEFAULT_FILE_LIMIT, *, follow: bool = True) -> Read:
     """The first `limit` bytes of a regular file, and the real path of what was read.
 
     Raises FileError naming the file. A dangling symlink is "missing"; a symlink loop, a FIFO, a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -9,7 +10,6 @@ import textwrap
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 from start import atomic, fs, paths
 from start.config import files, schema
@@ -27,7 +27,7 @@ _Key = tuple[str, str]  # (section, name), such as ("tasks", "explain")
 class ConfigExistsError(StartError):
     """Something is already where the config would go; the message says what, and what to do."""
 
-    def __init__(self, path: Path, message: str | None = None) -> None:
+    def __init__(self, path: str, message: str | None = None) -> None:
         self.path = path
         super().__init__(
             message
@@ -46,12 +46,12 @@ class Detection:
 
 @dataclass(frozen=True, slots=True)
 class Written:
-    path: Path  # the config path asked for
-    target: Path  # the file written: the same, or a symlink's target
-    backup: Path | None
+    path: str  # the config path asked for
+    target: str  # the file written: the same, or a symlink's target
+    backup: str | None
 
 
-def detect(workdir: Path, which: Which = paths.which) -> Detection:
+def detect(workdir: str, which: Which = paths.which) -> Detection:
     """Which agents of the shipped catalog (the built-in layer) are on PATH."""
     from start.config.load import load
 
@@ -79,27 +79,27 @@ def choose_agent(detection: Detection, requested: str | None) -> tuple[str | Non
     return installed[0], "the first installed"
 
 
-def global_path() -> Path:
-    return paths.global_config_dir() / CONFIG_NAME
+def global_path() -> str:
+    return os.path.join(paths.global_config_dir(), CONFIG_NAME)
 
 
-def project_root(workdir: Path) -> Path:
+def project_root(workdir: str) -> str:
     return paths.find_project(workdir).root
 
 
-def project_path(root: Path) -> Path:
-    return root / paths.PROJECT_DIR_NAME / CONFIG_NAME
+def project_path(root: str) -> str:
+    return os.path.join(root, paths.PROJECT_DIR_NAME, CONFIG_NAME)
 
 
-def guide(root: Path) -> str | None:
+def guide(root: str) -> str | None:
     """The project's AGENTS.md or README.md, whichever exists (AGENTS.md first)."""
     for name in GUIDES:
-        if (root / name).is_file():
+        if os.path.isfile(os.path.join(root, name)):
             return name
     return None
 
 
-def taken(directory: Path, replacing: Path) -> frozenset[_Key]:
+def taken(directory: str, replacing: str) -> frozenset[_Key]:
     """Items the layer's other files define, which the new file must not define again."""
     found: set[_Key] = set()
     for path in files.layer_paths(directory):
@@ -118,13 +118,14 @@ def taken(directory: Path, replacing: Path) -> frozenset[_Key]:
 # A snippet named SECTION.NAME defines that item; it is left out, with a note, when another file of
 # the layer defines the item already. Values chosen at run time are set through tomlkit.
 
-_STARTER = Path(__file__).resolve().parent / "starter"
+_STARTER = os.path.join(os.path.dirname(os.path.realpath(__file__)), "starter")
 _MARK = "#== "
 
 
 def snippets(document: str) -> dict[str, str]:
     """The snippets of start/starter/DOCUMENT.toml by name, in order."""
-    text = (_STARTER / f"{document}.toml").read_text(encoding="utf-8")
+    with open(os.path.join(_STARTER, f"{document}.toml"), encoding="utf-8") as handle:
+        text = handle.read()
     found: dict[str, str] = {}
     name: str | None = None
     for line in text.splitlines(keepends=True):
@@ -191,7 +192,7 @@ def global_text(
     return tomlkit.dumps(document)
 
 
-def project_text(root: Path, agent: str | None, skip: Collection[_Key] = frozenset()) -> str:
+def project_text(root: str, agent: str | None, skip: Collection[_Key] = frozenset()) -> str:
     """The starter project config: a context for the project's guide and an example task."""
     import tomlkit
 
@@ -218,11 +219,11 @@ def project_text(root: Path, agent: str | None, skip: Collection[_Key] = frozens
 
 
 def create(
-    path: Path,
+    path: str,
     text: str,
     *,
     force: bool,
-    project_root: Path | None = None,
+    project_root: str | None = None,
     now: datetime | None = None,
 ) -> Written:
     """Write a starter config. A project file stays trusted if `.start/` was trusted before."""
@@ -237,16 +238,16 @@ def create(
         return write(path, text, force=force, now=now)
 
 
-def write(path: Path, text: str, *, force: bool, now: datetime | None = None) -> Written:
+def write(path: str, text: str, *, force: bool, now: datetime | None = None) -> Written:
     """Atomically write `text`; an existing file needs `force` and is first backed up.
 
     A symlinked config is written through: its target is replaced, and the link stays. Anything
     but a regular file (or a symlink to one, or to nothing) is refused, even with `force`.
     """
     _check_place(path, force)
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    target = os.path.realpath(path) if os.path.islink(path) else path
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
         backup = None
         if os.path.lexists(target):
             backup = _backup(target, now or datetime.now())
@@ -254,14 +255,15 @@ def write(path: Path, text: str, *, force: bool, now: datetime | None = None) ->
             atomic.replace(target, text.encode("utf-8"))
         except BaseException:
             if backup is not None:  # the original is still in place: the copy is not needed
-                backup.unlink(missing_ok=True)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(backup)
             raise
     except OSError as error:
         raise StartError(f"cannot write {target}: {error.strerror or error}") from error
     return Written(path, target, backup)
 
 
-def _check_place(path: Path, force: bool) -> None:
+def _check_place(path: str, force: bool) -> None:
     """Refuse to write where something that is not a regular config file is, saying what it is."""
     try:
         info = os.lstat(path)
@@ -296,7 +298,7 @@ def _check_place(path: Path, force: bool) -> None:
         raise ConfigExistsError(path)
 
 
-def _backup(path: Path, now: datetime) -> Path:
+def _backup(path: str, now: datetime) -> str:
     """A copy of `path` beside it, named `config.toml.YYYYmmdd-HHMMSS.bak` (never `*.toml`).
 
     A copy that cannot be completed (a full disk) is removed: no empty or partial backup stays.
@@ -309,7 +311,7 @@ def _backup(path: Path, now: datetime) -> Path:
         stamp = now.strftime("%Y%m%d-%H%M%S")
         for attempt in range(1, 100):
             suffix = "" if attempt == 1 else f"-{attempt}"
-            backup = path.with_name(f"{path.name}.{stamp}{suffix}.bak")
+            backup = f"{path}.{stamp}{suffix}.bak"
             try:
                 fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             except FileExistsError:
@@ -322,7 +324,8 @@ def _backup(path: Path, now: datetime) -> Path:
                     os.fchmod(handle.fileno(), stat.S_IMODE(info.st_mode))
                     os.fsync(handle.fileno())
             except BaseException:
-                backup.unlink(missing_ok=True)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(backup)
                 raise
             return backup
         raise FileExistsError(f"too many backups of {path} at {stamp}")

@@ -6,7 +6,6 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
@@ -19,7 +18,7 @@ from start import paths
 from start.config.model import Agent
 from start.errors import AgentNotExecutableError, AgentNotFoundError, StartError, UsageError
 from start.record import Record
-from start.resolve import Plan
+from start.resolve import Plan, global_config_file
 from start.sources import Composition
 from start.tempfiles import TempFiles, remove, sweep_due
 from start.template import fill
@@ -39,27 +38,27 @@ class Launch(Record):
     binary: str
     argv: tuple[str, ...]
     env: dict[str, str]
-    cwd: Path
+    cwd: str
     uses_shell: bool
-    temp_files: tuple[Path, ...] = ()
+    temp_files: tuple[str, ...] = ()
     # Set when the prompt was too large for the command line and went as a file instead.
-    large_prompt: Path | None = None
-    stdin: Path | None = None  # a file to give the agent as stdin (the large prompt)
+    large_prompt: str | None = None
+    stdin: str | None = None  # a file to give the agent as stdin (the large prompt)
     # A dry run's kept files, and its command line as shell words that refer to them.
-    kept: Path | None = None
+    kept: str | None = None
     shown: tuple[str, ...] = ()
 
     def cleanup(self) -> None:
         remove(self.temp_files)
 
 
-def user_file(agent: Agent) -> Path:
+def user_file(agent: Agent) -> str:
     """The file where the user changes an agent: its own, or the global config for a shipped one.
 
     An item defined in the user's config replaces the shipped item of that name as a whole.
     """
     if agent.origin.layer == "built-in":
-        return paths.global_config_dir() / "config.toml"
+        return global_config_file()
     return agent.origin.path
 
 
@@ -73,7 +72,7 @@ def build(
     plan: Plan,
     composition: Composition,
     date: str,
-    cwd: Path,
+    cwd: str,
     agent_args: Sequence[str] = (),
     temp: TempFiles | None = None,
     *,
@@ -119,7 +118,7 @@ def build(
     def write_prompt() -> None:
         if "prompt_file" not in values:
             path = temp.write("prompt", composition.prompt, own_directory=True)
-            values["prompt_file"], values["prompt_dir"] = str(path), str(path.parent)
+            values["prompt_file"], values["prompt_dir"] = path, os.path.dirname(path)
 
     try:
         if "role_file" in used:
@@ -140,14 +139,14 @@ def build(
         if "prompt_file" in used or "prompt_dir" in agent_template.required(template):
             write_prompt()
         parts = _assemble(agent, values, agent_args, cwd, agents)
-        large: Path | None = None
+        large: str | None = None
         try:
             check_sizes(parts.argv, {**os.environ, **parts.env}, parts.env)
         except OversizeError as error:
             if agent.large_prompt is None or "prompt" not in used or not composition.prompt:
                 raise OversizeError(f"{error}\n{_oversize_fix(agent)}") from None
             write_prompt()
-            large = Path(values["prompt_file"])
+            large = values["prompt_file"]
             values["prompt"] = fill(agent.large_prompt, values)
             parts = _assemble(agent, values, agent_args, cwd, agents)
             try:
@@ -197,7 +196,7 @@ def _assemble(
     agent: Agent,
     values: Mapping[str, str],
     args: Sequence[str],
-    cwd: Path,
+    cwd: str,
     agents: Mapping[str, Agent] | None,
 ) -> _Parts:
     command = agent_template.build(agent.command, values, args)
@@ -220,7 +219,7 @@ def _shown(
     agent: Agent,
     values: dict[str, str],
     args: Sequence[str],
-    cwd: Path,
+    cwd: str,
     agents: Mapping[str, Agent] | None,
     temp: TempFiles,
     prompt: str,
@@ -262,15 +261,15 @@ def _oversize_fix(agent: Agent) -> str:
 
 
 def resolve_binary(
-    name: str, agent: Agent, cwd: Path, agents: Mapping[str, Agent] | None = None
+    name: str, agent: Agent, cwd: str, agents: Mapping[str, Agent] | None = None
 ) -> str:
     """The absolute path of the agent binary: 127 when missing, 126 when not executable."""
     if os.sep in name:
-        path = Path(name).expanduser()
-        path = path if path.is_absolute() else cwd / path
-        if not path.exists():
-            raise AgentNotFoundError(_missing(agent, str(path), "does not exist", agents))
-        if path.is_dir() or not os.access(path, os.X_OK):
+        path = paths.expanduser(name)
+        path = path if os.path.isabs(path) else paths.join(cwd, path)
+        if not os.path.exists(path):
+            raise AgentNotFoundError(_missing(agent, path, "does not exist", agents))
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
             raise AgentNotExecutableError(
                 f"agent '{agent.name}': {path} is not executable; check its permissions "
                 f"(chmod +x) or fix agents.{agent.name}.bin in {user_file(agent)}"
@@ -294,7 +293,7 @@ def _missing(agent: Agent, name: str, problem: str, agents: Mapping[str, Agent] 
     if installed:
         choose = (
             f", or choose an installed agent ({', '.join(installed)}) with --agent NAME or "
-            f"default_agent under [settings] in {paths.global_config_dir() / 'config.toml'}"
+            f"default_agent under [settings] in {global_config_file()}"
         )
     elif agents:
         choose = "; no other configured agent is installed either"
@@ -379,7 +378,7 @@ def terminal_stdin() -> None:
         os.close(fd)
 
 
-def _stdin_from(path: Path) -> None:
+def _stdin_from(path: str) -> None:
     fd = os.open(path, os.O_RDONLY)
     if fd != 0:
         os.dup2(fd, 0)

@@ -1,12 +1,16 @@
 """Where things live: the config, state and runtime directories, the project's `.start/`, and
-programs on PATH."""
+programs on PATH.
+
+Paths are strings handled with `os.path` throughout `start`: pathlib, with the urllib.parse and
+ipaddress it imports, cost every launch about 4 ms (docs/performance.md). `clean` gives a path
+the form pathlib would.
+"""
 
 from __future__ import annotations
 
 import os
 import stat
 import sys
-from pathlib import Path
 
 from start.errors import StartError
 from start.record import Record
@@ -15,41 +19,70 @@ APP = "start"
 PROJECT_DIR_NAME = ".start"
 
 
-def global_config_dir() -> Path:
+def clean(path: str) -> str:
+    """`path` in pathlib's form: no empty or `.` parts, no trailing slash; `..` is kept.
+
+    A path that is empty, or only `.` parts, is `.`.
+    """
+    if "//" not in path and "/." not in path and not path.endswith("/") and path[:2] != "./":
+        return path or "."
+    head = "/" if path.startswith("/") else ""
+    if path.startswith("//") and not path.startswith("///"):
+        head = "//"  # POSIX leaves a leading `//` to the system; pathlib keeps it too
+    parts = [part for part in path.split("/") if part and part != "."]
+    return head + "/".join(parts) if parts else head or "."
+
+
+def join(*parts: str) -> str:
+    """`os.path.join`, in pathlib's form (`clean`)."""
+    return clean(os.path.join(*parts))
+
+
+def home() -> str:
+    """The user's home directory, as `Path.home()` finds it."""
+    return clean(os.path.expanduser("~"))
+
+
+def expanduser(path: str) -> str:
+    """`~` or `~user` at the start replaced, in pathlib's form."""
+    return clean(os.path.expanduser(path))
+
+
+def global_config_dir() -> str:
     """`$START_CONFIG_DIR`, else `$XDG_CONFIG_HOME/start`, else `~/.config/start` (macOS too)."""
     explicit = os.environ.get("START_CONFIG_DIR")
     if explicit:
-        return Path(explicit).expanduser()
+        return expanduser(explicit)
     xdg = os.environ.get("XDG_CONFIG_HOME")
     if xdg:
-        return Path(xdg).expanduser() / APP
-    return Path.home() / ".config" / APP
+        return join(expanduser(xdg), APP)
+    return join(home(), ".config", APP)
 
 
-def _xdg(variable: str, fallback: str, which: str) -> Path:
+def _xdg(variable: str, fallback: str, which: str) -> str:
     """An XDG base directory for `start`; platformdirs decides on macOS."""
     if sys.platform == "darwin":
         import platformdirs
 
         found: str = getattr(platformdirs, f"user_{which}_dir")(APP, appauthor=False)
-        return Path(found)
+        return clean(found)
     # The XDG rule platformdirs applies on Linux, without its import on every launch.
     value = os.environ.get(variable, "").strip()
-    base = Path(value).expanduser() if value else Path.home() / fallback
-    return base / APP
+    base = expanduser(value) if value else join(home(), fallback)
+    return join(base, APP)
 
 
-def state_dir() -> Path:
+def state_dir() -> str:
     """Per-user state (trust records): `$XDG_STATE_HOME/start`, else `~/.local/state/start`."""
     return _xdg("XDG_STATE_HOME", ".local/state", "state")
 
 
-def cache_dir() -> Path:
+def cache_dir() -> str:
     """Per-user cache (validated configs): `$XDG_CACHE_HOME/start`, else `~/.cache/start`."""
     return _xdg("XDG_CACHE_HOME", ".cache", "cache")
 
 
-def runtime_dir() -> Path:
+def runtime_dir() -> str:
     """A per-user private directory for temp files (`{role_file}`, `{prompt_file}`).
 
     `$XDG_RUNTIME_DIR/start` when that directory exists and is writable (or `start` in it already
@@ -57,25 +90,25 @@ def runtime_dir() -> Path:
     """
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isdir(xdg):
-        ours = Path(xdg) / APP
-        if os.access(ours if ours.is_dir() else xdg, os.W_OK | os.X_OK):
+        ours = join(xdg, APP)
+        if os.access(ours if os.path.isdir(ours) else xdg, os.W_OK | os.X_OK):
             return ours
     if sys.platform == "darwin":
         import platformdirs
 
-        return Path(platformdirs.user_runtime_dir(APP, appauthor=False))
+        return clean(platformdirs.user_runtime_dir(APP, appauthor=False))
     import tempfile
 
-    return Path(tempfile.gettempdir()) / f"{APP}-{os.getuid()}"
+    return join(tempfile.gettempdir(), f"{APP}-{os.getuid()}")
 
 
-def private_directory(directory: Path) -> bool:
+def private_directory(directory: str) -> bool:
     """Make `directory` (and its parents) if missing, mode 0700, and keep it 0700.
 
     False when it is not a directory owned by this user (a symlink included): then it is left
     as it is. OSError when it cannot be made or looked at.
     """
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
     info = os.lstat(directory)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
         return False
@@ -94,62 +127,65 @@ class WorkdirGoneError(StartError):
         )
 
 
-def current_dir() -> Path:
+def current_dir() -> str:
     """The working directory; WorkdirGoneError when it was deleted from under the shell."""
     try:
-        return Path.cwd()
+        return os.getcwd()
     except FileNotFoundError:
         raise WorkdirGoneError() from None
 
 
-def builtin_config_dir() -> Path:
+def builtin_config_dir() -> str:
     """The shipped `config/`: inside the wheel as `start/_builtin`, else the source checkout's."""
-    here = Path(__file__).resolve().parent
-    packaged = here / "_builtin"
-    if packaged.is_dir():
+    here = os.path.dirname(os.path.realpath(__file__))
+    packaged = os.path.join(here, "_builtin")
+    if os.path.isdir(packaged):
         return packaged
-    return here.parent / "config"
+    return os.path.join(os.path.dirname(here), "config")
 
 
 class ProjectLocation(Record):
     """The working directory, the project's `.start/` if any, and the project root."""
 
-    workdir: Path
-    start_dir: Path | None
-    git_root: Path | None
+    workdir: str
+    start_dir: str | None
+    git_root: str | None
 
     @property
-    def root(self) -> Path:
+    def root(self) -> str:
         """The directory holding `.start/`, else the git work-tree root, else the working dir."""
         if self.start_dir is not None:
-            return self.start_dir.parent
+            return os.path.dirname(self.start_dir)
         if self.git_root is not None:
             return self.git_root
         return self.workdir
 
 
-def find_project(workdir: Path) -> ProjectLocation:
+def find_project(workdir: str) -> ProjectLocation:
     """Search `workdir` and its parents for `.start/`, stopping at the git root or home."""
-    workdir = workdir.resolve()
-    home = Path.home().resolve()
-    start_dir: Path | None = None
-    git_root: Path | None = None
-    for directory in (workdir, *workdir.parents):
-        candidate = directory / PROJECT_DIR_NAME
-        if start_dir is None and candidate.is_dir():
+    workdir = os.path.realpath(workdir)
+    stop = os.path.realpath(home())
+    start_dir: str | None = None
+    git_root: str | None = None
+    directory = workdir
+    while True:
+        candidate = os.path.join(directory, PROJECT_DIR_NAME)
+        if start_dir is None and os.path.isdir(candidate):
             start_dir = candidate
-        if (directory / ".git").exists():
+        if os.path.exists(os.path.join(directory, ".git")):
             git_root = directory
             break
-        if directory == home:
+        parent = os.path.dirname(directory)
+        if directory == stop or parent == directory:
             break
+        directory = parent
     return ProjectLocation(workdir=workdir, start_dir=start_dir, git_root=git_root)
 
 
-def expand(path: str, base: Path) -> Path:
+def expand(path: str, base: str) -> str:
     """Expand `~` and resolve a relative path against `base` (the project root)."""
-    expanded = Path(path).expanduser()
-    return expanded if expanded.is_absolute() else base / expanded
+    expanded = expanduser(path)
+    return expanded if os.path.isabs(expanded) else join(base, expanded)
 
 
 def which(name: str) -> str | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import time
 from datetime import datetime
-from pathlib import Path
 
 from start import launch as launcher
 from start import resolve, shell, sources
@@ -26,7 +25,7 @@ from start.wall import Grant, Reader
 class LaunchRequest(Record):
     """Everything the command line asks of one launch."""
 
-    workdir: Path
+    workdir: str
     selection: resolve.Request
     use_project: bool = True
     agent_args: tuple[str, ...] = ()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Literal, TypeVar
 
 from start import paths
@@ -161,9 +160,9 @@ def select_agent(
     )
 
 
-def global_config_file() -> Path:
+def global_config_file() -> str:
     """The user's global config file, where hints send them to change a setting."""
-    return paths.global_config_dir() / "config.toml"
+    return os.path.join(paths.global_config_dir(), "config.toml")
 
 
 class UnknownModelError(StartError):

@@ -7,7 +7,6 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 if TYPE_CHECKING:
@@ -85,7 +84,7 @@ class CommandSpec(Record):
     command: str
     shell: str | None  # None: bash if it is on PATH, else sh
     timeout: float  # seconds
-    cwd: Path
+    cwd: str
     output_limit: int = DEFAULT_OUTPUT_LIMIT  # bytes kept of the output (and of each stream)
     # One pipe for stdout and stderr keeps their order; `separate` captures them apart as well
     # (two pipes: `output` is then in order of arrival, which can differ from the order written).
@@ -345,7 +344,7 @@ def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
         argv = tuple(shell_argv(spec.shell, spec.command))
     except ShellNotFoundError as error:
         return failed(str(error))
-    if not spec.cwd.is_dir():
+    if not os.path.isdir(spec.cwd):
         return failed(f"working directory '{spec.cwd}' does not exist", argv)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe() if spec.separate else (None, out_w)
@@ -385,7 +384,7 @@ _DEFAULT_SIGNALS: Final = tuple(
 
 
 def _spawn(
-    argv: tuple[str, ...], cwd: Path, env: Mapping[str, str], stdout: int, stderr: int
+    argv: tuple[str, ...], cwd: str, env: Mapping[str, str], stdout: int, stderr: int
 ) -> int:
     """Start `argv` in `cwd` in a new session (its own process group), stdin from /dev/null.
 

@@ -8,8 +8,8 @@ context that also has a `command`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Literal
 
 from start import fs, params, template
@@ -34,7 +34,7 @@ class Part(Record):
     status: Status
     detail: str
     source: str
-    file: Path | None
+    file: str | None
     cut: int = 0  # bytes of the file left out by settings.file_size_limit
 
 
@@ -57,7 +57,7 @@ class _Pending:
     def __init__(self, kind: str, item: SourceItem) -> None:
         self.kind = kind
         self.item = item
-        self.file: Path | None = None
+        self.file: str | None = None
         self.file_text: str | None = None
         self.file_missing = False
         self.cut = 0  # bytes of the file left out by the size limit
@@ -88,7 +88,7 @@ def _prepare(
         if _uses(item, "file_contents"):
             # A path from the command line is judged by the wall wherever it points (start.adhoc).
             adhoc = item.origin.layer == COMMAND_LINE
-            relative = adhoc or not (item.file.startswith("~") or Path(item.file).is_absolute())
+            relative = adhoc or not (item.file.startswith("~") or os.path.isabs(item.file))
             try:
                 read = reader.read(pending.file, layer=item.origin.layer, relative=relative)
             except fs.FileError as error:
@@ -141,7 +141,7 @@ def _shell_fix(kind: str, item: SourceItem, config: Config) -> str:
     return "install bash (or sh), or set settings.shell"
 
 
-def _source(item: SourceItem, file: Path | None) -> str:
+def _source(item: SourceItem, file: str | None) -> str:
     parts = []
     if file is not None:
         parts.append(f"file {file}")
@@ -163,7 +163,7 @@ def _fill(pending: _Pending, values: dict[str, str]) -> tuple[str, bool]:
 def text_of(
     kind: str,
     item: SourceItem,
-    file: Path | None,
+    file: str | None,
     file_text: str,
     output: str,
     values: Mapping[str, str],

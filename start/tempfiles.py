@@ -6,7 +6,6 @@ import contextlib
 import os
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 from start import paths
 from start.errors import StartError
@@ -27,12 +26,12 @@ class TempFiles:
     command line can be pasted; a later run sweeps that directory once it is a day old.
     """
 
-    def __init__(self, directory: Path | None = None, *, keep: bool = False) -> None:
+    def __init__(self, directory: str | None = None, *, keep: bool = False) -> None:
         self.directory = directory or paths.runtime_dir()
         self.keep = keep
-        self.created: list[Path] = []
-        self.kept: Path | None = None
-        self._kept_files: dict[str, tuple[str, Path]] = {}
+        self.created: list[str] = []
+        self.kept: str | None = None
+        self._kept_files: dict[str, tuple[str, str]] = {}
         self._ready = False
 
     def _prepare(self) -> None:
@@ -54,26 +53,26 @@ class TempFiles:
         sweep(directory)
         if self.keep:
             name = f"{KEPT_PREFIX}{int(time.time())}-{os.urandom(4).hex()}"
-            self.kept = directory / name
-            self.kept.mkdir(mode=0o700)
+            self.kept = os.path.join(directory, name)
+            os.mkdir(self.kept, mode=0o700)
         self._ready = True
 
-    def write(self, name: str, text: str, *, own_directory: bool = False) -> Path:
+    def write(self, name: str, text: str, *, own_directory: bool = False) -> str:
         """A new file `name` holding `text`; with `own_directory`, alone in a new directory."""
         self._prepare()
         if self.kept is not None:
             earlier = self._kept_files.get(name)
             if earlier is not None and earlier[0] == text:
                 return earlier[1]
-            path = self.kept / (f"{name}-2.md" if earlier is not None else f"{name}.md")
+            path = os.path.join(self.kept, f"{name}-2.md" if earlier is not None else f"{name}.md")
         else:
-            path = self.directory / f"{os.getpid()}-{name}-{os.urandom(4).hex()}"
+            path = os.path.join(self.directory, f"{os.getpid()}-{name}-{os.urandom(4).hex()}")
             if own_directory:
-                path.mkdir(mode=0o700)
+                os.mkdir(path, mode=0o700)
                 self.created.append(path)
-                path = path / f"{name}.md"
+                path = os.path.join(path, f"{name}.md")
             else:
-                path = path.with_name(path.name + ".md")
+                path += ".md"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             os.write(fd, text.encode("utf-8", "surrogateescape"))
@@ -91,31 +90,31 @@ class TempFiles:
             _remove_tree(self.kept, ignore_errors=True)
 
 
-def remove(paths: Sequence[Path]) -> None:
+def remove(paths: Sequence[str]) -> None:
     """Remove temp files and directories; those already gone are fine."""
     for path in paths:
-        if path.is_dir() and not path.is_symlink():
+        if os.path.isdir(path) and not os.path.islink(path):
             _remove_tree(path, ignore_errors=True)
             continue
         with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+            os.unlink(path)
 
 
-def _remove_tree(path: Path | str, *, ignore_errors: bool = False) -> None:
+def _remove_tree(path: str, *, ignore_errors: bool = False) -> None:
     """shutil.rmtree; shutil is imported only when a directory goes (it costs a launch ~3 ms)."""
     import shutil
 
     shutil.rmtree(path, ignore_errors=ignore_errors)
 
 
-def sweep_due(directory: Path, now: float | None = None) -> None:
+def sweep_due(directory: str, now: float | None = None) -> None:
     """Sweep `directory` if the last sweep was SWEEP_EVERY seconds ago or more.
 
     Every launch calls this, so the temp files of agents that have exited go away even when no
     launch writes one. It costs one stat when a sweep is not due (or nothing was ever written).
     """
     now = time.time() if now is None else now
-    stamp = directory / _STAMP
+    stamp = os.path.join(directory, _STAMP)
     try:
         last = os.stat(stamp).st_mtime
     except FileNotFoundError:
@@ -136,7 +135,7 @@ def sweep_due(directory: Path, now: float | None = None) -> None:
         sweep(directory, now)
 
 
-def sweep(directory: Path, now: float | None = None) -> None:
+def sweep(directory: str, now: float | None = None) -> None:
     """Remove temp files whose process is gone or that are over a day old, and old dry runs."""
     now = time.time() if now is None else now
     for entry in os.scandir(directory):

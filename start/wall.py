@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Literal
 
 from start import fs
@@ -44,7 +43,7 @@ class Grant(Record):
     everything: bool = False  # trusted by a trusted prefix: no approved bytes, any path
 
 
-def classify(path: Path | str, real: str, real_root: str, start_dir: Path | str) -> Where:
+def classify(path: str, real: str, real_root: str, start_dir: str) -> Where:
     """Where a named file is: under `.start/` by spelling or by real path, else inside or
     outside the real project root."""
     real_root = real_root.rstrip(os.sep) or os.sep
@@ -59,13 +58,13 @@ def classify(path: Path | str, real: str, real_root: str, start_dir: Path | str)
 class Reader:
     """Reads the files that items name, for one launch; the one door of `sources`."""
 
-    def __init__(self, root: Path, grant: Grant | None = None, limit: int = fs.DEFAULT_FILE_LIMIT):
+    def __init__(self, root: str, grant: Grant | None = None, limit: int = fs.DEFAULT_FILE_LIMIT):
         self.root = root
         self.real_root = os.path.realpath(root)
         self.grant = grant
         self.limit = limit
 
-    def read(self, path: Path, *, layer: str, relative: bool) -> fs.Read:
+    def read(self, path: str, *, layer: str, relative: bool) -> fs.Read:
         """The bytes of `path` for an item of `layer`; `relative` when the item's own text named a
         relative path (resolved against the project root).
 
@@ -87,7 +86,7 @@ class Reader:
                 )
         return read
 
-    def _project(self, path: Path, grant: Grant) -> fs.Read:
+    def _project(self, path: str, grant: Grant) -> fs.Read:
         try:
             read = fs.read(path, self.limit)
         except fs.FileError as error:
@@ -123,7 +122,7 @@ class OutsideWriteError(StartError):
     """A write to project config that a symlink would carry outside the project root."""
 
 
-def write_target(path: Path, root: Path) -> Path:
+def write_target(path: str, root: str) -> str:
     """The real file that writing `path` (project config) lands on; refused outside the root.
 
     A repository can ship `.start/config.toml` (or `.start/` itself) as a symlink, dangling or
@@ -136,4 +135,4 @@ def write_target(path: Path, root: Path) -> Path:
             f"refused to write {path}: it leads to {real}, outside the project root {real_root}, "
             f"through a symlink. Replace the symlink with a regular file, or edit {real} yourself."
         )
-    return Path(real)
+    return real

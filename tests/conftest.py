@@ -192,7 +192,7 @@ def conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
     builtin = tmp_path / "builtin"
     builtin.mkdir()
-    monkeypatch.setattr(paths, "builtin_config_dir", lambda: builtin)
+    monkeypatch.setattr(paths, "builtin_config_dir", lambda: str(builtin))
     directory = tmp_path / "home" / ".config" / "start"
     directory.mkdir(parents=True)
     return directory / "config.toml"

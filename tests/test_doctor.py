@@ -23,7 +23,7 @@ def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def global_config(text: str) -> Path:
-    path = paths.global_config_dir() / "config.toml"
+    path = Path(paths.global_config_dir()) / "config.toml"
     write_tree(path.parent, {"config.toml": text})
     return path
 
@@ -75,7 +75,7 @@ def test_no_agent_on_path_is_an_error(bin_dir: Path, isolated: Path) -> None:
         "selection",
         "no agent found on PATH; looked for: alpha (alpha-cli), beta (beta-cli).",
         "install an agent, or set default_agent under [settings] in "
-        f"{paths.global_config_dir() / 'config.toml'}, or pass --agent NAME",
+        f"{Path(paths.global_config_dir()) / 'config.toml'}, or pass --agent NAME",
     )
     assert report.errors == 1
 
@@ -130,7 +130,7 @@ def test_find_binary(isolated: Path, bin_dir: Path) -> None:
 
 def test_each_file_is_parsed_or_shows_its_syntax_error(bin_dir: Path, isolated: Path) -> None:
     install(bin_dir, "alpha-cli")
-    builtin = paths.builtin_config_dir()
+    builtin = Path(paths.builtin_config_dir())
     broken = global_config("[settings\n")
     write_tree(isolated, {".start/tasks.toml": '[tasks.local]\nprompt = "p"\n'})
     report = diagnose(isolated, which=lambda name: None if name != "alpha-cli" else "/b/alpha-cli")
@@ -179,7 +179,7 @@ def test_every_validator_problem_is_listed_with_a_fix(bin_dir: Path, isolated: P
             "rename task.toml to 'tasks.toml', or remove it",
         ),
     ]
-    assert {c.path for c in problems} == {path, path.parent / "task.toml"}
+    assert {c.path for c in problems} == {str(path), str(path.parent / "task.toml")}
     assert (report.errors, report.warnings) == (0, 3)
 
 
@@ -190,7 +190,7 @@ def test_a_clean_config_says_so(bin_dir: Path, isolated: Path) -> None:
     assert (
         "info",
         "global",
-        f"no config files in {paths.global_config_dir()}",
+        f"no config files in {Path(paths.global_config_dir())}",
         "run 'start init' to write a starter config",
     ) in rows(report, "config")
     assert (
@@ -215,7 +215,7 @@ def test_an_unreadable_file_is_an_error_not_a_crash(
         (
             "error",
             "read",
-            f"cannot read {paths.builtin_config_dir() / 'agents.toml'}: Permission denied",
+            f"cannot read {Path(paths.builtin_config_dir()) / 'agents.toml'}: Permission denied",
             "fix the file's permissions, or move it out of the config directory",
         )
     ]
@@ -482,17 +482,17 @@ def test_environment(bin_dir: Path, isolated: Path) -> None:
     from start import __version__
 
     report = diagnose(isolated)
-    runtime = paths.runtime_dir()
-    state = paths.state_dir()
+    runtime = Path(paths.runtime_dir())
+    state = Path(paths.state_dir())
     assert rows(report, "environment") == [
         ("ok", "start", __version__, None),
         ("ok", "python", f"{platform.python_version()} ({sys.executable})", None),
         ("ok", "platform", platform.platform(), None),
-        ("ok", "built-in config", str(paths.builtin_config_dir()), None),
+        ("ok", "built-in config", str(Path(paths.builtin_config_dir())), None),
         (
             "info",
             "config dir",
-            f"{paths.global_config_dir()} (not created yet; start creates it when needed)",
+            f"{Path(paths.global_config_dir())} (not created yet; start creates it when needed)",
             "run 'start init' to write a starter config",
         ),
         ("info", "state dir", f"{state} (not created yet; start creates it when needed)", None),

@@ -59,6 +59,10 @@ OFF_THE_LAUNCH_PATH = {
     "difflib": "click's parser no longer builds a NoSuchOption for each short option",
     "hashlib": "fs.sha256 takes CPython's own SHA-256; hashlib loads the OpenSSL binding",
     "signal": "launch and shell use its C core, _signal, without the enums signal.py builds",
+    "pathlib": "paths are strings handled with os.path (pathlib imports urllib and ipaddress)",
+    "urllib": "pathlib imported urllib.parse",
+    "ipaddress": "urllib.parse imported ipaddress",
+    "fnmatch": "pathlib imported fnmatch",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}

@@ -42,7 +42,7 @@ def use_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agents: str = C
         shutil.copy(REPO / "config" / name, builtin / name)
     if agents:
         (builtin / "agents.toml").write_text(agents, encoding="utf-8")
-    monkeypatch.setattr(paths, "builtin_config_dir", lambda: builtin)
+    monkeypatch.setattr(paths, "builtin_config_dir", lambda: str(builtin))
     return builtin
 
 
@@ -72,14 +72,14 @@ def real_catalog() -> list[str]:
 
 
 def global_dir() -> Path:
-    return paths.global_config_dir()
+    return Path(paths.global_config_dir())
 
 
 def validated(workdir: Path, written: Path, *, use_project: bool = True) -> Config:
     """The config with `written` in place: strict (no errors), and no warnings either."""
     config = load(workdir, use_project=use_project, strict=True)
     assert [str(p) for p in config.problems] == []
-    assert written in {f.path for f in config.files}
+    assert str(written) in {f.path for f in config.files}
     return config
 
 
@@ -246,7 +246,7 @@ def test_items_that_another_file_of_the_layer_defines_are_left_out(
             "roles.toml": '[roles.engineer]\nprompt = "me"\n',
         },
     )
-    path = init.global_path()
+    path = Path(init.global_path())
     skip = init.taken(path.parent, path)
     assert skip == {("tasks", "explain"), ("roles", "engineer")}
     text = init.global_text("alpha", DETECTION, skip)
@@ -292,14 +292,14 @@ def test_project_config_passes_validation_without_a_warning(
     written = init.create(
         init.project_path(root), init.project_text(root, agent), force=False, project_root=root
     )
-    assert written.target == isolated / ".start" / "config.toml"
+    assert Path(written.target) == isolated / ".start" / "config.toml"
     config = validated(isolated, written.target)
     assert config.settings.default_agent == agent
     assert config.tasks["todo-triage"].origin.layer == "project"
     context = config.contexts["project-guide"]
     if guide is None:
         assert context.origin.layer == "built-in"
-        assert "# [contexts.project-guide]\n" in written.target.read_text()
+        assert "# [contexts.project-guide]\n" in Path(written.target).read_text()
     else:
         assert (context.origin.layer, context.file, context.required) == ("project", guide, True)
         assert context.description == f"Points the agent at {guide}"
@@ -307,7 +307,7 @@ def test_project_config_passes_validation_without_a_warning(
 
 def test_project_config_is_written_at_the_project_root(isolated: Path) -> None:
     write_tree(isolated, {".git/HEAD": "ref: refs/heads/main\n", "src/app/x.py": ""})
-    assert init.project_path(init.project_root(isolated / "src" / "app")) == (
+    assert Path(init.project_path(init.project_root(isolated / "src" / "app"))) == (
         isolated / ".start" / "config.toml"
     )
 
@@ -349,17 +349,17 @@ def test_force_keeps_a_timestamped_backup_and_the_mode(isolated: Path) -> None:
     path.chmod(0o640)
     first = init.write(path, "new\n", force=True, now=NOW)
     second = init.write(path, "newer\n", force=True, now=NOW)
-    assert first.backup == isolated / "config.toml.20250107-093005.bak"
-    assert second.backup == isolated / "config.toml.20250107-093005-2.bak"
-    assert first.backup.read_text() == "old\n"
-    assert second.backup.read_text() == "new\n"
+    assert Path(first.backup) == isolated / "config.toml.20250107-093005.bak"
+    assert Path(second.backup) == isolated / "config.toml.20250107-093005-2.bak"
+    assert Path(first.backup).read_text() == "old\n"
+    assert Path(second.backup).read_text() == "new\n"
     assert path.read_text() == "newer\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
-    assert stat.S_IMODE(first.backup.stat().st_mode) == 0o640
+    assert stat.S_IMODE(os.stat(first.backup).st_mode) == 0o640
 
 
 def test_a_backup_is_not_read_as_a_config_file(isolated: Path) -> None:
-    path = init.global_path()
+    path = Path(init.global_path())
     write_tree(path.parent, {"config.toml": "[settings]\n"})
     init.write(path, "[settings]\n", force=True, now=NOW)
     assert [str(p) for p in load(isolated).problems] == []
@@ -380,10 +380,10 @@ def test_a_symlinked_config_is_written_through(isolated: Path) -> None:
     link = isolated / "config.toml"
     link.symlink_to(dotfiles)
     written = init.write(link, "new\n", force=True, now=NOW)
-    assert written.target == dotfiles
+    assert Path(written.target) == dotfiles
     assert link.is_symlink()
     assert dotfiles.read_text() == "new\n"
-    assert written.backup == dotfiles.parent / "start.toml.20250107-093005.bak"
+    assert Path(written.backup) == dotfiles.parent / "start.toml.20250107-093005.bak"
 
 
 def test_a_failed_write_keeps_the_old_file(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:

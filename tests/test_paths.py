@@ -8,6 +8,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from start import paths
 from start.errors import StartError
@@ -18,46 +20,59 @@ def test_start_dir_in_a_parent_is_found(isolated: Path) -> None:
     (isolated / ".start").mkdir()
     deep = isolated / "a" / "b"
     deep.mkdir(parents=True)
-    location = paths.find_project(deep)
-    assert location.start_dir == isolated / ".start"
-    assert location.root == isolated
-    assert location.workdir == deep
+    location = paths.find_project(str(deep))
+    assert location.start_dir == str(isolated / ".start")
+    assert location.root == str(isolated)
+    assert location.workdir == str(deep)
 
 
 def test_search_stops_at_the_git_root(isolated: Path) -> None:
     (isolated / ".start").mkdir()
     repo = isolated / "repo"
     (repo / ".git").mkdir(parents=True)
-    location = paths.find_project(repo)
+    location = paths.find_project(str(repo))
     assert location.start_dir is None
-    assert location.git_root == repo
-    assert location.root == repo
+    assert location.git_root == str(repo)
+    assert location.root == str(repo)
 
 
 def test_search_stops_at_home(tmp_path: Path) -> None:
     (tmp_path / ".start").mkdir()  # above the (isolated) home directory
     inside = tmp_path / "home" / "project"
     inside.mkdir()
-    location = paths.find_project(inside)
+    location = paths.find_project(str(inside))
     assert location.start_dir is None
-    assert location.root == inside
+    assert location.root == str(inside)
 
 
 def test_git_file_marks_a_worktree_root(isolated: Path) -> None:
     (isolated / ".git").write_text("gitdir: /elsewhere\n")
     sub = isolated / "sub"
     sub.mkdir()
-    assert paths.find_project(sub).root == isolated
+    assert paths.find_project(str(sub)).root == str(isolated)
 
 
 def test_expand_resolves_against_base_and_expands_home(tmp_path: Path) -> None:
-    assert paths.expand("docs/x.md", tmp_path) == tmp_path / "docs" / "x.md"
-    assert paths.expand("~/x.md", tmp_path) == tmp_path / "home" / "x.md"
-    assert paths.expand("/abs", tmp_path) == Path("/abs")
+    base = str(tmp_path)
+    assert paths.expand("docs/x.md", base) == str(tmp_path / "docs" / "x.md")
+    assert paths.expand("~/x.md", base) == str(tmp_path / "home" / "x.md")
+    assert paths.expand("/abs", base) == "/abs"
+    assert paths.expand("./docs//x.md/", base) == str(tmp_path / "docs" / "x.md")
+
+
+@given(
+    st.lists(st.sampled_from(["a", "b", ".", "..", "", ".x", "x."]), max_size=6), st.integers(0, 3)
+)
+def test_clean_gives_a_path_the_form_pathlib_gives_it(parts: list[str], slashes: int) -> None:
+    """Messages show paths as pathlib did: `paths.clean` agrees with it on every spelling."""
+    from pathlib import PurePosixPath
+
+    path = "/" * slashes + "/".join(parts)
+    assert paths.clean(path) == str(PurePosixPath(path))
 
 
 def test_the_runtime_dir_is_under_xdg_runtime_dir(tmp_path: Path) -> None:
-    assert paths.runtime_dir() == tmp_path / "run" / "start"
+    assert Path(paths.runtime_dir()) == tmp_path / "run" / "start"
 
 
 def test_an_unwritable_xdg_runtime_dir_falls_back_to_a_private_temp_dir(
@@ -69,13 +84,13 @@ def test_an_unwritable_xdg_runtime_dir_falls_back_to_a_private_temp_dir(
     real = os.access
     monkeypatch.setattr(os, "access", lambda p, m: False if Path(p) == run else real(p, m))
     try:
-        assert paths.runtime_dir() == tmp_path / f"start-{os.getuid()}"
+        assert Path(paths.runtime_dir()) == tmp_path / f"start-{os.getuid()}"
         (run / "start").mkdir()
         real_dir = run / "start"
         monkeypatch.setattr(
             os, "access", lambda p, m: Path(p) == real_dir or (Path(p) != run and real(p, m))
         )
-        assert paths.runtime_dir() == real_dir  # start's own directory in it is writable
+        assert Path(paths.runtime_dir()) == real_dir  # start's own directory in it is writable
     finally:
         tempfile.tempdir = None
 
@@ -83,7 +98,7 @@ def test_an_unwritable_xdg_runtime_dir_falls_back_to_a_private_temp_dir(
 @pytest.mark.usefixtures("removed_cwd")
 def test_a_deleted_working_directory_is_a_start_error() -> None:
     with pytest.raises(StartError) as caught:
-        paths.current_dir()
+        Path(paths.current_dir())
     assert str(caught.value) == (
         "the current directory no longer exists (it was deleted or moved); cd to an existing "
         "directory, or pass -d DIR"

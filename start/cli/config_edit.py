@@ -8,7 +8,6 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -116,7 +115,7 @@ def _show_problems(problems: tuple[Problem, ...]) -> None:
     show_problems(printer(), problems)
 
 
-def _result(path: Path, changed: bool, problems: tuple[Problem, ...]) -> None:
+def _result(path: str, changed: bool, problems: tuple[Problem, ...]) -> None:
     console.print_json(
         {"file": str(path), "changed": changed, "problems": [p.as_dict() for p in problems]}
     )
@@ -303,14 +302,15 @@ def edit_(file: str, project: bool) -> int:
     """
     scope = _scope(project)
     target = edit.file_target(scope, file)
-    if scope.layer == "global" and file == edit.MAIN_FILE and not target.path.exists():
+    if scope.layer == "global" and file == edit.MAIN_FILE and not os.path.exists(target.path):
         _offer_starter(target.path)
     original = edit.current_bytes(target)
-    workspace = Path(tempfile.mkdtemp(prefix="start-edit-"))
+    workspace = tempfile.mkdtemp(prefix="start-edit-")
     keep = False
     try:
-        copy = workspace / file
-        copy.write_bytes(original)
+        copy = os.path.join(workspace, file)
+        with open(copy, "wb") as handle:
+            handle.write(original)
         data, problems, shown = _edit_until_accepted(target, copy, original)
         if data == original:
             if get_options().json:
@@ -344,7 +344,7 @@ def _confirm(question: str, *, default: bool) -> bool:
     return answer
 
 
-def _offer_starter(path: Path) -> None:
+def _offer_starter(path: str) -> None:
     """On a terminal, offer the commented starter config of `start init` for a new global file."""
     if not _interactive():
         return
@@ -357,13 +357,13 @@ def _offer_starter(path: Path) -> None:
     options = get_options()
     detection = starter.detect(options.workdir)
     agent, _reason = starter.choose_agent(detection, None)
-    text = starter.global_text(agent, detection, starter.taken(path.parent, path))
+    text = starter.global_text(agent, detection, starter.taken(os.path.dirname(path), path))
     written = starter.create(path, text, force=False)
     printer().note(f"start: wrote {written.target}")
 
 
 def _edit_until_accepted(
-    target: edit.Target, copy: Path, original: bytes
+    target: edit.Target, copy: str, original: bytes
 ) -> tuple[bytes, tuple[Problem, ...], bool]:
     """Edit the copy; on a terminal, offer to re-open it while it is invalid.
 
@@ -371,7 +371,8 @@ def _edit_until_accepted(
     """
     while True:
         _run_editor(copy)
-        data = copy.read_bytes()
+        with open(copy, "rb") as handle:
+            data = handle.read()
         if data == original:
             return data, (), False
         problems = edit.check(target, data)
@@ -383,7 +384,7 @@ def _edit_until_accepted(
             return data, problems, True
 
 
-def _run_editor(path: Path) -> None:
+def _run_editor(path: str) -> None:
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     # As git does: the variable may carry arguments ("code --wait"), and the path is passed as a
     # positional parameter, never parsed by the shell. The editor needs the terminal, so this is

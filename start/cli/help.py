@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 import click
 
@@ -28,11 +28,11 @@ PAGES = {
 }
 
 
-def docs_dir() -> Path:
+def docs_dir() -> str:
     """The docs: inside the wheel as `start/_docs`, else the source checkout's `docs/`."""
-    here = Path(__file__).resolve().parent.parent
-    packaged = here / "_docs"
-    return packaged if packaged.is_dir() else here.parent / "docs"
+    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    packaged = os.path.join(here, "_docs")
+    return packaged if os.path.isdir(packaged) else os.path.join(os.path.dirname(here), "docs")
 
 
 @command(
@@ -91,9 +91,10 @@ def _unknown(group: click.Command, ctx: click.Context, words: tuple[str, ...]) -
 
 def _topic(name: str, *, no_pager: bool) -> int:
     """The page as Markdown through the pager on a terminal; as plain text otherwise."""
-    path = docs_dir() / PAGES[name]
+    path = os.path.join(docs_dir(), PAGES[name])
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
     except OSError as error:
         raise UsageError(f"the docs page {path} is missing: {error.strerror}") from error
     if console.is_tty():

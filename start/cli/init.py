@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 
@@ -69,7 +70,7 @@ def _global(options: Options, requested: str | None, force: bool) -> int:
         )
         reason = "your choice"
     path = starter.global_path()
-    skip = starter.taken(path.parent, path)
+    skip = starter.taken(os.path.dirname(path), path)
     written = starter.create(path, starter.global_text(agent, detection, skip), force=force)
     problems = _problems(_load(options, use_project=False), written)
     if options.json:
@@ -105,7 +106,7 @@ def _project(options: Options, requested: str | None, force: bool) -> int:
         if requested not in known:
             raise UnknownNameError("agent", requested, known)
     path = starter.project_path(root)
-    skip = starter.taken(path.parent, path)
+    skip = starter.taken(os.path.dirname(path), path)
     text = starter.project_text(root, requested, skip)
     written = starter.create(path, text, force=force, project_root=root)
     config = _load(options, use_project=True)
@@ -119,7 +120,7 @@ def _project(options: Options, requested: str | None, force: bool) -> int:
         return ExitCode.OK
     guide = starter.guide(root)
     if guide is not None:
-        console.err(f"  context project-guide points the agent at {root / guide}")
+        console.err(f"  context project-guide points the agent at {os.path.join(root, guide)}")
     else:
         console.err("  no AGENTS.md or README.md found: the project-guide context is commented out")
     if requested is not None:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from start import console
+from start import console, paths
 from start.paths import current_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -23,7 +22,7 @@ class Options:
         self.role: str | None = None
         self.no_role = False
         self.model: str | None = None
-        self.directory: Path | None = None
+        self.directory: str | None = None
         self.quiet = False
         self.verbose = 0
         # --debug and START_DEBUG=1 are one switch: show internals, tracebacks included.
@@ -38,8 +37,8 @@ class Options:
         self.command_path = "start"
 
     @property
-    def workdir(self) -> Path:
-        return (self.directory or current_dir()).resolve()
+    def workdir(self) -> str:
+        return os.path.realpath(self.directory or current_dir())
 
 
 def _store(ctx: click.Context, param: click.Parameter, value: Any) -> None:
@@ -63,11 +62,11 @@ def _extend(ctx: click.Context, param: click.Parameter, value: Any) -> None:
     getattr(options, param.name).extend(value)
 
 
-def _directory(ctx: click.Context, param: click.Parameter, value: str) -> Path:
+def _directory(ctx: click.Context, param: click.Parameter, value: str) -> str:
     # Checked here rather than with click.Path, whose import costs every launch ~2 ms.
-    path = Path(value).expanduser()
-    if not path.is_dir():
-        problem = "does not exist" if not path.exists() else "is not a directory"
+    path = paths.expanduser(value)
+    if not os.path.isdir(path):
+        problem = "does not exist" if not os.path.exists(path) else "is not a directory"
         raise click.BadParameter(f"directory '{value}' {problem}.", ctx=ctx, param=param)
     return path
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
 from typing import IO, Any
 
 import click
@@ -208,7 +208,7 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
     "path",
     metavar="[DIR]",
     required=False,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False),
 )
 @click.option(
     "-y", "--yes", is_flag=True, help="Approve without asking (a person already decided)."
@@ -216,7 +216,7 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
 @click.option("--list", "listing", is_flag=True, help="List the approvals.")
 @click.option("--show", is_flag=True, help="Print what approval covers, without approving.")
 @common_options
-def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
+def trust(path: str | None, yes: bool, listing: bool, show: bool) -> int:
     """Review the project's config and approve its exact bytes.
 
     The project's config is its .start/ and the command directories of other agents in it
@@ -228,7 +228,7 @@ def trust(path: Path | None, yes: bool, listing: bool, show: bool) -> int:
     options = get_options()
     if listing:
         return _list(options.json, options.no_color)
-    config = load((path or options.workdir).resolve())
+    config = load(os.path.realpath(path or options.workdir))
     verdict = core.check(config)
     found = verdict.scan
     unreadable = _unreadable(config)
@@ -300,7 +300,7 @@ def _unreadable(config: Config) -> list[Problem]:
         p
         for p in config.errors
         if p.file is not None
-        and (p.file == start_dir or p.file.parent == start_dir)
+        and (p.file == start_dir or os.path.dirname(p.file) == start_dir)
         and not p.key
         and p.line is None
     ]
@@ -349,22 +349,20 @@ def _list(as_json: bool, no_color: bool) -> int:
     ],
     epilog="Docs: start help security",
 )
-@click.argument(
-    "path", metavar="[DIR]", required=False, type=click.Path(file_okay=False, path_type=Path)
-)
+@click.argument("path", metavar="[DIR]", required=False, type=click.Path(file_okay=False))
 @common_options
-def untrust(path: Path | None) -> int:
+def untrust(path: str | None) -> int:
     """Revoke every approval of a project.
 
     DIR is the project (default: here); it need not exist any more.
     """
     options = get_options()
-    target = (path or options.workdir).resolve()
+    target = os.path.realpath(path or options.workdir)
     root = target
-    if target.is_dir():
+    if os.path.isdir(target):
         project = paths.find_project(target)
         if project.start_dir is not None:
-            root = project.start_dir.parent
+            root = os.path.dirname(project.start_dir)
     removed = core.revoke(root)
     if options.json:
         console.print_json({"root": str(root), "revoked": removed})

@@ -17,7 +17,6 @@ import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from start import fs, paths
@@ -125,9 +124,9 @@ def code_stamp(package: str | None = None) -> str | None:
 
 def key(
     layers: Sequence[str],
-    dirs: Mapping[str, Path | None],
-    contents: Mapping[Path, bytes],
-    strays: Sequence[Path],
+    dirs: Mapping[str, str | None],
+    contents: Mapping[str, bytes],
+    strays: Sequence[str],
     more: Sequence[str] = (),
 ) -> str | None:
     """A digest of everything the loaded config depends on; None when it cannot be known.
@@ -169,12 +168,12 @@ def key(
     return fs.sha256(b"".join(chunks))
 
 
-def _path(cache_key: str) -> Path:
-    return paths.cache_dir() / f"config-{cache_key[:32]}.bin"
+def _path(cache_key: str) -> str:
+    return os.path.join(paths.cache_dir(), f"config-{cache_key[:32]}.bin")
 
 
 def get(
-    cache_key: str, project: paths.ProjectLocation, dirs: Mapping[str, Path | None]
+    cache_key: str, project: paths.ProjectLocation, dirs: Mapping[str, str | None]
 ) -> Config | None:
     """The cached config for this key, or None: missing, corrupt, of the wrong shape, not ours."""
     try:
@@ -215,7 +214,7 @@ def put(cache_key: str, config: Config) -> None:
         return
 
 
-def _prune(directory: Path) -> None:
+def _prune(directory: str) -> None:
     """Keep the KEEP newest entries, and remove the temp files of killed writers."""
     import time
 
@@ -316,7 +315,7 @@ def _decode(
     cache_key: str,
     data: dict[str, Any],
     project: paths.ProjectLocation,
-    dirs: Mapping[str, Path | None],
+    dirs: Mapping[str, str | None],
 ) -> Config:
     """Rebuild the config, checking that every value has the type its record field holds.
 
@@ -327,13 +326,13 @@ def _decode(
     """
     if type(data) is not dict or data["key"] != cache_key or len(data) != 7:
         raise _BadEntryError("not an entry for this key")
-    known: dict[str, Path] = {}
+    known: dict[str, str] = {}
 
-    def path(text: object) -> Path:
+    def path(text: object) -> str:
         name = _str(text)
         found = known.get(name)
         if found is None:
-            found = known[name] = Path(name)
+            found = known[name] = name
         return found
 
     origins = [Origin(_layer(layer), path(where)) for layer, where in data["origins"]]

@@ -11,7 +11,6 @@ import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from start import atomic, fs, paths
@@ -45,15 +44,15 @@ class Scope:
     """The layer to edit, and where the config is seen from (validation loads every layer)."""
 
     layer: Layer
-    workdir: Path
+    workdir: str
     use_project: bool = True
 
-    def directory(self) -> Path:
+    def directory(self) -> str:
         """The layer's directory; a project's `.start/` may not exist yet."""
         if self.layer == "global":
             return paths.global_config_dir()
         project = paths.find_project(self.workdir)
-        return project.start_dir or project.root / paths.PROJECT_DIR_NAME
+        return project.start_dir or os.path.join(project.root, paths.PROJECT_DIR_NAME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,14 +60,14 @@ class Target:
     """One layer file, as the loader names it (a symlink stays a symlink; its target is written)."""
 
     scope: Scope
-    path: Path
+    path: str
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """The file edited, whether its bytes changed, and the problems the change brought."""
 
-    path: Path
+    path: str
     changed: bool
     problems: tuple[Problem, ...] = ()
 
@@ -138,7 +137,7 @@ def add_item(scope: Scope, section: str, name: str, fields: Mapping[str, Any]) -
     return apply(target, lambda source: with_item(source, spelling, name, fields))
 
 
-def find_item(scope: Scope, section: str, name: str) -> Path:
+def find_item(scope: Scope, section: str, name: str) -> str:
     """The layer file defining the item, else an error that names the layer that has it."""
     target, _, exists = _item_target(scope, section, name)
     if not exists:
@@ -154,7 +153,7 @@ def remove_item(scope: Scope, section: str, name: str) -> Outcome:
 
 
 def file_target(scope: Scope, name: str = MAIN_FILE) -> Target:
-    return Target(scope, scope.directory() / name)
+    return Target(scope, os.path.join(scope.directory(), name))
 
 
 def current_bytes(target: Target) -> bytes:
@@ -167,7 +166,7 @@ def current_bytes(target: Target) -> bytes:
     return _read(target.path) or b""
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: str) -> bytes | None:
     """A config file's whole bytes, None when it does not exist; anything else is refused."""
     try:
         read = fs.read(path, CONFIG_LIMIT)
@@ -202,8 +201,8 @@ def replace_file(target: Target, data: bytes, expected: bytes) -> Outcome:
 # --- locating the file in a layer ---------------------------------------------------------------
 
 
-def _layer_tables(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
-    tables: list[tuple[Path, dict[str, Any]]] = []
+def _layer_tables(directory: str) -> list[tuple[str, dict[str, Any]]]:
+    tables: list[tuple[str, dict[str, Any]]] = []
     for path in files.layer_paths(directory):
         if files.is_dangling(path):
             continue  # it holds no items; writing it goes through the link
@@ -212,7 +211,7 @@ def _layer_tables(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
             what = "is not valid TOML" if read.problem.line is not None else "cannot be read"
             raise ConfigError(
                 [read.problem],
-                headline=f"cannot edit {directory}: {path.name} {what}; fix it first",
+                headline=f"cannot edit {directory}: {os.path.basename(path)} {what}; fix it first",
             )
         assert read.table is not None
         tables.append((path, read.table))
@@ -228,7 +227,7 @@ def _setting_target(scope: Scope, key: str) -> Target:
             settings = table.get("settings")
             if isinstance(settings, dict) and (key in settings or not must_have_key):
                 return Target(scope, path)
-    return Target(scope, directory / MAIN_FILE)
+    return Target(scope, os.path.join(directory, MAIN_FILE))
 
 
 def _item_target(scope: Scope, section: str, name: str) -> tuple[Target, str, bool]:
@@ -242,7 +241,7 @@ def _item_target(scope: Scope, section: str, name: str) -> tuple[Target, str, bo
                 body = table.get(spelling)
                 if isinstance(body, dict) and (name in body or not has_item):
                     return Target(scope, path), spelling, has_item
-    return Target(scope, directory / MAIN_FILE), section, False
+    return Target(scope, os.path.join(directory, MAIN_FILE)), section, False
 
 
 def _missing(scope: Scope, section: str, name: str) -> StartError:
@@ -288,19 +287,19 @@ def _problems(target: Target, data: bytes, *, whole_file: bool) -> tuple[Problem
 
 def apply(target: Target, change: Callable[[str], str], *, keep_invalid: bool = False) -> Outcome:
     """Under the lock: read, change, validate, then write atomically (the symlink's target)."""
-    directory = target.path.parent
+    directory = os.path.dirname(target.path)
     root = paths.find_project(target.scope.workdir).root
     if target.scope.layer == "project":
         write_target(target.path, root)  # before anything is created
-    created = not directory.exists()
+    created = not os.path.exists(directory)
     written = False
     try:
-        directory.mkdir(mode=0o755, parents=True, exist_ok=True)
+        os.makedirs(directory, mode=0o755, exist_ok=True)
         if target.scope.layer == "project":
             real = write_target(target.path, root)
         else:
-            real = Path(os.path.realpath(target.path))
-        with _locked(real.parent):
+            real = os.path.realpath(target.path)
+        with _locked(os.path.dirname(real)):
             old = _read(real)
             try:
                 source = (old or b"").decode("utf-8", "surrogateescape")
@@ -332,11 +331,11 @@ def apply(target: Target, change: Callable[[str], str], *, keep_invalid: bool = 
     finally:
         if created and not written:
             with suppress(OSError):
-                directory.rmdir()
+                os.rmdir(directory)
 
 
 @contextmanager
-def _locked(directory: Path) -> Iterator[int]:
+def _locked(directory: str) -> Iterator[int]:
     """An exclusive flock on the directory itself, held while reading, checking and writing.
 
     Locking the directory rather than a lock file adds no file to `.start/`, all of which trust
@@ -358,4 +357,4 @@ def _self_edit(target: Target) -> AbstractContextManager[None]:
         return nullcontext()
     from start import trust
 
-    return trust.self_edit(target.path.parent.parent)
+    return trust.self_edit(os.path.dirname(os.path.dirname(target.path)))

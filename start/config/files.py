@@ -7,7 +7,6 @@ import errno
 import os
 import re
 import stat
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from start import fs
@@ -31,13 +30,13 @@ _AT_END = r"\s*\(at end of document\)$"
 class ReadFile(Record):
     """A config file's exact bytes, and the parsed table or the syntax problem."""
 
-    path: Path
+    path: str
     data: bytes
     table: dict[str, Any] | None
     problem: Problem | None
 
 
-def layer_paths(directory: Path | None) -> list[Path]:
+def layer_paths(directory: str | None) -> list[str]:
     """The known config files present in a layer directory, in definition order.
 
     Present means anything with the name: a FIFO, a directory, a dangling symlink or a name that
@@ -46,10 +45,14 @@ def layer_paths(directory: Path | None) -> list[Path]:
     """
     if directory is None or not _is_dir(directory):
         return []
-    return [directory / name for name in LAYER_FILES if _present(directory / name)]
+    return [
+        os.path.join(directory, name)
+        for name in LAYER_FILES
+        if _present(os.path.join(directory, name))
+    ]
 
 
-def layer_problem(directory: Path | None) -> Problem | None:
+def layer_problem(directory: str | None) -> Problem | None:
     """Why a layer directory cannot be used although it is there: it is not a directory (or a
     dangling symlink), or its files cannot be looked at."""
     if directory is None:
@@ -67,7 +70,7 @@ def layer_problem(directory: Path | None) -> Problem | None:
         what = "a file" if stat.S_ISREG(info.st_mode) else fs.describe(info.st_mode)
         return Problem("error", directory, "", f"is {what}, not a directory")
     try:
-        os.lstat(directory / LAYER_FILES[0])
+        os.lstat(os.path.join(directory, LAYER_FILES[0]))
     except PermissionError as error:
         return Problem("error", directory, "", f"cannot be read: {_strerror(error)}")
     except OSError:
@@ -83,14 +86,14 @@ def _strerror(error: OSError) -> str:
     return error.strerror or str(error)
 
 
-def _is_dir(path: Path) -> bool:
+def _is_dir(path: str) -> bool:
     try:
         return stat.S_ISDIR(os.stat(path).st_mode)
     except OSError:
         return False
 
 
-def _present(path: Path) -> bool:
+def _present(path: str) -> bool:
     try:
         os.lstat(path)
     except (FileNotFoundError, NotADirectoryError, PermissionError):
@@ -100,7 +103,7 @@ def _present(path: Path) -> bool:
     return True
 
 
-def stray_toml(directory: Path | None) -> list[Path]:
+def stray_toml(directory: str | None) -> list[str]:
     """TOML files in a layer directory that `start` does not read (likely misnamed)."""
     if directory is None or not _is_dir(directory):
         return []
@@ -116,10 +119,10 @@ def stray_toml(directory: Path | None) -> list[Path]:
             ]
     except OSError:
         return []  # an unreadable directory is reported by layer_problem
-    return sorted(directory / name for name in names)
+    return sorted(os.path.join(directory, name) for name in names)
 
 
-def read_bytes(path: Path) -> tuple[bytes | None, Problem | None]:
+def read_bytes(path: str) -> tuple[bytes | None, Problem | None]:
     """A config file's bytes, or the problem that names why it cannot be read.
 
     Only a regular file is read, without blocking, and at most CONFIG_LIMIT bytes of it.
@@ -137,7 +140,7 @@ def read_bytes(path: Path) -> tuple[bytes | None, Problem | None]:
     return read.data, None
 
 
-def is_dangling(path: Path) -> bool:
+def is_dangling(path: str) -> bool:
     """Whether `path` is a symlink whose target does not exist (a loop is not dangling)."""
     try:
         os.stat(path)
@@ -148,7 +151,7 @@ def is_dangling(path: Path) -> bool:
     return False
 
 
-def unreadable(path: Path, error: fs.FileError) -> str:
+def unreadable(path: str, error: fs.FileError) -> str:
     """Why a config file cannot be read, in words that name what it really is."""
     if error.missing and is_dangling(path):
         return f"is a dangling symlink to {os.readlink(path)} (its target does not exist)"
@@ -157,7 +160,7 @@ def unreadable(path: Path, error: fs.FileError) -> str:
     return f"cannot read the file: {error.reason}"
 
 
-def read(path: Path, data: bytes | None = None) -> ReadFile:
+def read(path: str, data: bytes | None = None) -> ReadFile:
     """Read and parse one file. A syntax error becomes a Problem at PATH:LINE:COL.
 
     With `data`, parse those bytes as the file's (to validate an edit before it is written).
@@ -194,7 +197,7 @@ def read(path: Path, data: bytes | None = None) -> ReadFile:
     return ReadFile(path, data, table, None)
 
 
-def syntax_problem(path: Path, text: str, error: tomllib.TOMLDecodeError) -> Problem:
+def syntax_problem(path: str, text: str, error: tomllib.TOMLDecodeError) -> Problem:
     message = str(error)
     line = getattr(error, "lineno", None)
     column = getattr(error, "colno", None)

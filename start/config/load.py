@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from start import fs, interop, paths
@@ -36,7 +36,7 @@ class _Layer:
 
     __slots__ = ("directory", "files", "items", "name", "settings")
 
-    def __init__(self, name: str, directory: Path | None) -> None:
+    def __init__(self, name: str, directory: str | None) -> None:
         self.name = name
         self.directory = directory
         self.items: dict[str, dict[str, Item]] = {s: {} for s in schema.ITEM_SECTIONS}
@@ -44,7 +44,7 @@ class _Layer:
         self.files: list[LayerFile] = []
 
 
-def layer_dirs(project: paths.ProjectLocation, use_project: bool = True) -> dict[str, Path | None]:
+def layer_dirs(project: paths.ProjectLocation, use_project: bool = True) -> dict[str, str | None]:
     # The imported layer has no directory of its own: it is other agents' (start.interop.dirs).
     return {
         "built-in": paths.builtin_config_dir(),
@@ -55,12 +55,12 @@ def layer_dirs(project: paths.ProjectLocation, use_project: bool = True) -> dict
 
 
 def load(
-    workdir: Path | None = None,
+    workdir: str | None = None,
     *,
     use_project: bool = True,
     layers: Sequence[str] = LAYERS,
     strict: bool = False,
-    replaced: Mapping[Path, bytes] | None = None,
+    replaced: Mapping[str, bytes] | None = None,
     use_cache: bool = True,
 ) -> Config:
     """Load, validate and merge the configuration seen from `workdir`.
@@ -75,12 +75,12 @@ def load(
     project = paths.find_project(workdir or paths.current_dir())
     dirs = layer_dirs(project, use_project)
     # Every file is read once, here; the bytes read are the bytes parsed (and hashed for trust).
-    contents: dict[Path, bytes] = {}
-    unreadable: dict[Path, Problem] = {}
+    contents: dict[str, bytes] = {}
+    unreadable: dict[str, Problem] = {}
     for name in layers:
         problem = files.layer_problem(dirs[name])
         if problem is not None:
-            unreadable[dirs[name] or Path()] = problem
+            unreadable[dirs[name] or "."] = problem
         for path in files.layer_paths(dirs[name]):
             if replaced is not None and path in replaced:
                 continue
@@ -172,10 +172,10 @@ def _with_commands(
 
 def _read_layer(
     name: str,
-    directory: Path | None,
+    directory: str | None,
     problems: list[Problem],
-    contents: Mapping[Path, bytes],
-    unreadable: Mapping[Path, Problem],
+    contents: Mapping[str, bytes],
+    unreadable: Mapping[str, Problem],
     trust_shipped: bool = False,
 ) -> _Layer:
     """One layer's items; with `trust_shipped`, the built-in layer's agent command templates
@@ -183,9 +183,9 @@ def _read_layer(
     from start.config import validate
 
     layer = _Layer(name, directory)
-    seen: dict[tuple[str, str], Path] = {}
+    seen: dict[tuple[str, str], str] = {}
     for stray in files.stray_toml(directory):
-        close = suggest(stray.name, files.LAYER_FILES)
+        close = suggest(os.path.basename(stray), files.LAYER_FILES)
         problems.append(
             Problem(
                 "warning",
@@ -195,7 +195,7 @@ def _read_layer(
                 close,
             )
         )
-    names = [directory / file for file in files.LAYER_FILES] if directory is not None else []
+    names = [os.path.join(directory, file) for file in files.LAYER_FILES] if directory else []
     listed = [path for path in names if path in contents or path in unreadable]
     for path in listed:
         if path not in contents:  # its problem is already in the list
@@ -223,7 +223,7 @@ def _extract(
     layer: _Layer,
     origin: Origin,
     table: Mapping[str, Any],
-    seen: dict[tuple[str, str], Path],
+    seen: dict[tuple[str, str], str],
     problems: list[Problem],
     lex: bool = True,
 ) -> None:
@@ -278,7 +278,7 @@ def _unknown_top_level(section: str, body: object, out: Collector) -> None:
 def merge(
     layers: Iterable[_Layer],
     project: paths.ProjectLocation,
-    dirs: Mapping[str, Path | None],
+    dirs: Mapping[str, str | None],
     problems: list[Problem],
 ) -> Config:
     """Merge layers in order: settings per field, items by name (later replaces whole)."""

@@ -9,7 +9,6 @@ once the record is built; the shared empty default is a read-only proxy.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +34,7 @@ class Origin(Record):
     """Where an item or setting was defined: its layer and file."""
 
     layer: str
-    path: Path
+    path: str
 
     def __str__(self) -> str:
         return f"{self.layer} ({self.path})"
@@ -153,7 +152,7 @@ class LayerFile(Record):
     """One config file as read: its bytes' SHA-256 (project files only) and whether it parsed."""
 
     layer: str
-    path: Path
+    path: str
     digest: str
     parsed: bool
 
@@ -168,7 +167,7 @@ class Config(Record):
     tasks: Mapping[str, Task]
     project: ProjectLocation
     files: tuple[LayerFile, ...]
-    layer_dirs: Mapping[str, Path | None]
+    layer_dirs: Mapping[str, str | None]
     problems: tuple[Problem, ...] = ()
 
     @property
@@ -176,7 +175,7 @@ class Config(Record):
         return tuple(p for p in self.problems if p.is_error)
 
     @property
-    def root(self) -> Path:
+    def root(self) -> str:
         return self.project.root
 
     @property

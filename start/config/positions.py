@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 
 from start.errors import Problem
 from start.record import Record
@@ -155,9 +154,9 @@ def position(text: str, entries: Mapping[str, Entry], key: str, message: str) ->
     return Entry(line, column, at)
 
 
-def locate(problems: Sequence[Problem], contents: Mapping[Path, bytes]) -> tuple[Problem, ...]:
+def locate(problems: Sequence[Problem], contents: Mapping[str, bytes]) -> tuple[Problem, ...]:
     """The problems, each with the line and column of its key in its file where one is found."""
-    scanned: dict[Path, tuple[str, dict[str, Entry]]] = {}
+    scanned: dict[str, tuple[str, dict[str, Entry]]] = {}
     located: list[Problem] = []
     for problem in problems:
         data = contents.get(problem.file) if problem.file is not None else None

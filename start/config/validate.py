@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from start import params, paths, shellwords, template
@@ -468,7 +467,7 @@ def check_shells(config: Config, which: Callable[[str], str | None] | None = Non
     find = which or paths.which
     problems: list[Problem] = []
     settings = config.settings
-    users: list[tuple[str, Path | None, str]] = []
+    users: list[tuple[str, str | None, str]] = []
     if settings.shell is not None:
         origin = settings.origins.get("shell")
         users.append((settings.shell, origin.path if origin else None, "settings.shell"))

@@ -13,10 +13,9 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Final
 
-from start import fs
+from start import fs, paths
 from start.interop import PROJECT_DIRS, user_dirs
 from start.record import Record
 
@@ -32,7 +31,7 @@ class Place(Record):
 
     format: str
     scope: str  # USER or PROJECT
-    directory: Path
+    directory: str
     suffixes: tuple[str, ...]  # the file names it reads, by suffix (any case for Codex)
     nested: bool  # whether subdirectories are read (Codex reads only the top level)
 
@@ -41,7 +40,7 @@ class Found(Record):
     """A command file as read: its bytes, or why it was not read (then `data` is None)."""
 
     place: Place
-    path: Path
+    path: str
     parts: tuple[str, ...]  # the path below the directory: ("git", "commit.md")
     data: bytes | None
     problem: str | None = None
@@ -52,7 +51,7 @@ class Discovery(Record):
     problems: tuple[tuple[Place, str], ...]  # a directory that was not read (whole), and why
 
     @property
-    def contents(self) -> dict[Path, bytes]:
+    def contents(self) -> dict[str, bytes]:
         """The bytes of every file read, for the config cache's key."""
         return {found.path: found.data for found in self.files if found.data is not None}
 
@@ -76,20 +75,20 @@ SUFFIXES: Final = {
 def user_places(environ: Mapping[str, str] | None = None) -> list[Place]:
     """The user-level command directories of every source."""
     return [
-        Place(form, USER, Path(path), SUFFIXES[form], form != "codex")
+        Place(form, USER, paths.clean(path), SUFFIXES[form], form != "codex")
         for form, path in user_dirs(environ)
     ]
 
 
-def project_places(root: Path) -> list[Place]:
+def project_places(root: str) -> list[Place]:
     """The project-level command directories under the project root (Codex has none)."""
     return [
-        Place(form, PROJECT, root / relative, SUFFIXES[form], True)
+        Place(form, PROJECT, paths.join(root, relative), SUFFIXES[form], True)
         for form, relative in PROJECT_DIRS
     ]
 
 
-def in_command_dir(path: Path | None, root: Path) -> bool:
+def in_command_dir(path: str | None, root: str) -> bool:
     """Whether `path` is in (or is) a command directory of a source, user- or project-level."""
     if path is None:
         return False
@@ -100,7 +99,7 @@ def in_command_dir(path: Path | None, root: Path) -> bool:
     )
 
 
-def discover(root: Path | None, *, user: bool) -> Discovery:
+def discover(root: str | None, *, user: bool) -> Discovery:
     """Every command file of the user-level directories (with `user`) and of the project-level
     ones under `root` (when not None), read. One stat for each directory that is not there.
 
@@ -132,7 +131,7 @@ def discover(root: Path | None, *, user: bool) -> Discovery:
     return Discovery(tuple(files), tuple(problems))
 
 
-def _is_dir(path: Path) -> bool:
+def _is_dir(path: str) -> bool:
     try:
         return stat.S_ISDIR(os.stat(path).st_mode)
     except OSError:
@@ -150,7 +149,7 @@ class _Walk:
         self.count = 0
         self.found: list[Found] = []
 
-    def directory(self, path: Path, parts: tuple[str, ...], depth: int) -> None:
+    def directory(self, path: str, parts: tuple[str, ...], depth: int) -> None:
         if depth > MAX_DEPTH:
             raise _RefusedError(
                 f"is nested more than {MAX_DEPTH} directories deep ({path}); start does not read it"
@@ -163,17 +162,18 @@ class _Walk:
                 raise _RefusedError(
                     f"holds more than {MAX_ENTRIES} files and directories; start does not read it"
                 )
-            self.entry(path / name, (*parts, name), depth)
+            self.entry(os.path.join(path, name), (*parts, name), depth)
 
-    def entry(self, path: Path, parts: tuple[str, ...], depth: int) -> None:
+    def entry(self, path: str, parts: tuple[str, ...], depth: int) -> None:
         info = os.lstat(path)
+        base = os.path.basename(path)
         if stat.S_ISDIR(info.st_mode):
-            if self.place.nested and not path.name.startswith("."):
+            if self.place.nested and not base.startswith("."):
                 self.directory(path, parts, depth + 1)
             return
-        if path.name.startswith("."):
+        if base.startswith("."):
             return  # hidden: an editor's lock or backup file, never a command
-        name = path.name.lower() if self.place.format == "codex" else path.name
+        name = base.lower() if self.place.format == "codex" else base
         if not name.endswith(self.place.suffixes):
             return
         if stat.S_ISLNK(info.st_mode) and _is_dir(path):
@@ -201,5 +201,5 @@ class _Walk:
             return
         self.found.append(Found(self.place, path, parts, read.data))
 
-    def skip(self, path: Path, parts: tuple[str, ...], why: str) -> None:
+    def skip(self, path: str, parts: tuple[str, ...], why: str) -> None:
         self.found.append(Found(self.place, path, parts, None, why))

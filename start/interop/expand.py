@@ -9,9 +9,9 @@ the launch's wall (start.wall.Reader). docs/interop.md describes each format's r
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Final
 
 from start import fs
@@ -138,7 +138,7 @@ class Expansion:
                 texts[include.path] = None
                 continue
             path = expand(include.path, config.root)
-            relative = not (include.path.startswith("~") or Path(include.path).is_absolute())
+            relative = not (include.path.startswith("~") or os.path.isabs(include.path))
             try:
                 read = reader.read(path, layer=layer, relative=relative)
             except fs.FileError as error:

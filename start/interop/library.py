@@ -7,9 +7,9 @@ config, so a broken one is skipped, never a reason for a launch to fail.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
 from start import fs
 from start.config.model import LayerFile, Origin, Task
@@ -46,7 +46,7 @@ def build(found: Discovery, enabled: Iterable[str]) -> Library:
             message = f"{why}; turn it off with [settings] import_commands, or move files out"
             problems.append(Problem(severity, place.directory, "", message))
     layers = {scope: Layer({}, []) for scope in ("user", PROJECT)}
-    where: dict[tuple[str, str], Path] = {}
+    where: dict[tuple[str, str], str] = {}
     for file in found.files:
         if file.place.format not in wanted:
             continue
@@ -161,8 +161,9 @@ def _parse(file: Found, text: str) -> Parsed:
     if form in ("gemini", "qwen"):
         from start.interop import gemini
 
-        if file.path.name.endswith(".toml"):
-            return gemini.parse_toml(text, file.path.name, qwen=form == "qwen")
+        name = os.path.basename(file.path)
+        if name.endswith(".toml"):
+            return gemini.parse_toml(text, name, qwen=form == "qwen")
         return gemini.parse_markdown(text)
     if form == "codex":
         from start.interop import codex

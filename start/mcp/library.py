@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, Literal, cast
 from urllib.parse import quote, unquote
 
@@ -42,7 +41,7 @@ class RequestError(StartError):
 class Scope(Record):
     """Where the server works (`start mcp -d DIR`), and whether a project's `.start/` may count."""
 
-    workdir: Path
+    workdir: str
     use_project: bool = True
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from start.config.model import Task
@@ -34,7 +33,7 @@ def outcome_data(run: Run) -> dict[str, Any]:
     }
 
 
-def listing(tasks: list[Task], workdir: Path, note: str | None) -> dict[str, Any]:
+def listing(tasks: list[Task], workdir: str, note: str | None) -> dict[str, Any]:
     """`list_tasks`: `{"tasks": [{"name", "description"}], "message": "..."}`."""
     count = "1 task" if len(tasks) == 1 else f"{len(tasks)} tasks"
     message = f"Successfully listed {count} for {workdir}."

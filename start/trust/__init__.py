@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 
 from start import paths
 from start.config.model import Config
@@ -191,12 +190,12 @@ def grant(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
 
 
 @contextmanager
-def self_edit(root: Path) -> Iterator[None]:
+def self_edit(root: str) -> Iterator[None]:
     """Wrap a write by `start` to a project config file: keep it approved if it was before."""
-    start_dir = Path(root).resolve() / paths.PROJECT_DIR_NAME
+    start_dir = os.path.join(os.path.realpath(root), paths.PROJECT_DIR_NAME)
     try:
         empty = not os.path.lexists(start_dir) or (
-            start_dir.is_dir() and not any(start_dir.iterdir())
+            os.path.isdir(start_dir) and not os.listdir(start_dir)
         )
         # Without project config the user's own edit makes the first; other agents' command
         # files in the project are project config too, never approved unseen by an edit.
@@ -215,12 +214,12 @@ def self_edit(root: Path) -> Iterator[None]:
         return  # the edit stands; the next launch asks
 
 
-def _scan_at(root: Path) -> Scan | None:
+def _scan_at(root: str) -> Scan | None:
     """What an approval of the project at `root` covers now, as a launch there would see it."""
     from start.config.load import load
 
-    resolved = Path(root).resolve()
-    start_dir = resolved / paths.PROJECT_DIR_NAME
+    resolved = os.path.realpath(root)
+    start_dir = os.path.join(resolved, paths.PROJECT_DIR_NAME)
     # All layers: the settings that choose which command files are imported are in any of them.
     config = load(resolved)
     if config.project.start_dir not in (None, start_dir) or config.root != resolved:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from start import paths
@@ -105,7 +104,7 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
     environment: list[Mention] = []
     texts: list[Mention] = []
 
-    def where(path: Path) -> str:
+    def where(path: str) -> str:
         real = os.path.realpath(path)
         return "inside the project" if within(real, real_root) else "outside project root"
 
@@ -132,7 +131,7 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
                 # Another agent's command file: its shell commands, as they run, and its text.
                 for snippet in imported.snippets():
                     commands.append(Mention(f"{key}: line {snippet.line}", snippet.command))
-                texts.append(Mention(f"{key}: {item.origin.path.name}", imported.body))
+                texts.append(Mention(f"{key}: {os.path.basename(item.origin.path)}", imported.body))
             if item.command is not None:
                 commands.append(Mention(f"{key}.command", item.command))
             if item.shell is not None:

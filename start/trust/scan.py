@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from start import atomic, fs, paths
@@ -37,7 +36,7 @@ class Entry(Record):
     label: str  # the path relative to the project root, or absolute when outside it
     what: str  # FILE, SYMLINK, MISSING, OTHER or OUTSIDE
     digest: str
-    path: Path  # the path as named or found
+    path: str  # the path as named or found
     data: bytes | None = None  # the bytes read for this run; None for config files (load read them)
     target: str | None = None  # a symlink's target, or the real path of an OUTSIDE file
     outside: bool = False  # the symlink resolves outside the project root, so it is not followed
@@ -48,7 +47,7 @@ class Named(Record):
     """A file that a project item names, and where it really is now (for the review)."""
 
     key: str  # such as "contexts.guide.file"
-    path: Path  # the spelled path, expanded against the project root
+    path: str  # the spelled path, expanded against the project root
     real: str  # its real path now (the path itself when it does not exist)
     where: str  # "start", "inside" or "outside" (see start.wall.classify)
 
@@ -56,13 +55,13 @@ class Named(Record):
 class Scan(Record):
     """The project layer as it is now: what an approval would cover, and unsafe permissions."""
 
-    root: Path
-    start_dir: Path  # the project's `.start/`, or where it would be when there is none
+    root: str
+    start_dir: str  # the project's `.start/`, or where it would be when there is none
     entries: tuple[Entry, ...]
     fingerprint: str
     unsafe: tuple[str, ...]
     named: tuple[Named, ...] = ()
-    commands: tuple[Path, ...] = ()  # other agents' command directories with files covered
+    commands: tuple[str, ...] = ()  # other agents' command directories with files covered
 
     @property
     def subject(self) -> str:
@@ -72,8 +71,8 @@ class Scan(Record):
             return str(self.start_dir)
         if len(self.commands) == 1 and not has_start:
             return str(self.commands[0])
-        names = [self.start_dir.name] if has_start else []
-        names.extend(str(path.relative_to(self.root)) for path in self.commands)
+        names = [os.path.basename(self.start_dir)] if has_start else []
+        names.extend(_below(path, self.root) or path for path in self.commands)
         return f"the project config of {self.root} ({', '.join(names)})"
 
     def grant(self, reason: str, *, everything: bool = False) -> Grant:
@@ -104,7 +103,7 @@ within = fs.within
 
 
 class _Scanner:
-    def __init__(self, root: Path, start_dir: Path, layer: dict[Path, str]) -> None:
+    def __init__(self, root: str, start_dir: str, layer: dict[str, str]) -> None:
         self.root = root
         self.real_root = os.path.realpath(root)
         self.start_dir = start_dir
@@ -113,23 +112,16 @@ class _Scanner:
         self.unsafe: list[str] = []
         self.count = 0
 
-    def label(self, path: Path | str) -> str:
-        try:
-            return Path(path).relative_to(self.root).as_posix()
-        except ValueError:
-            pass
-        try:
-            return Path(path).relative_to(self.real_root).as_posix()
-        except ValueError:
-            return str(path)
+    def label(self, path: str) -> str:
+        return _below(path, self.root) or _below(path, self.real_root) or path
 
-    def inside(self, path: Path) -> bool:
+    def inside(self, path: str) -> bool:
         return within(os.path.realpath(path), self.real_root)
 
     def add(self, entry: Entry) -> None:
         self.entries[(entry.label, entry.what)] = entry
 
-    def check(self, path: Path, info: os.stat_result) -> None:
+    def check(self, path: str, info: os.stat_result) -> None:
         # Root can change any file anyway, so a root-owned file adds no risk.
         if info.st_uid not in (os.getuid(), 0):
             self.unsafe.append(f"{path}: owned by another user (uid {info.st_uid})")
@@ -151,7 +143,7 @@ class _Scanner:
                 self.check(path, os.stat(path))
                 self.add(Entry(self.label(path), FILE, digest, path, real=os.path.realpath(path)))
 
-    def walk(self, directory: Path, depth: int) -> None:
+    def walk(self, directory: str, depth: int) -> None:
         if depth > MAX_DEPTH:
             raise UntrustedError(
                 f"{self.start_dir} is nested more than {MAX_DEPTH} directories deep "
@@ -168,9 +160,9 @@ class _Scanner:
                 )
             if atomic.is_temp_name(name):
                 continue  # a write in progress (or killed) by start itself; never read
-            self.node(directory / name, depth)
+            self.node(os.path.join(directory, name), depth)
 
-    def node(self, path: Path, depth: int) -> None:
+    def node(self, path: str, depth: int) -> None:
         info = os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
             inside = self.symlink(path)
@@ -193,14 +185,14 @@ class _Scanner:
         else:
             self.add(Entry(self.label(path), OTHER, fs.sha256(b""), path))
 
-    def symlink(self, path: Path) -> bool:
+    def symlink(self, path: str) -> bool:
         target = os.readlink(path)
         inside = self.inside(path)
         digest = fs.sha256(os.fsencode(target))
         self.add(Entry(self.label(path), SYMLINK, digest, path, target=target, outside=not inside))
         return inside
 
-    def file(self, path: Path, *, follow: bool, label: str | None = None) -> None:
+    def file(self, path: str, *, follow: bool, label: str | None = None) -> None:
         """Cover a regular file's bytes, keyed by its canonical path."""
         try:
             read = fs.read(path, FILE_LIMIT + 1, follow=follow)
@@ -223,7 +215,7 @@ class _Scanner:
         digest = fs.sha256(read.data)
         self.add(Entry(entry_label, FILE, digest, path, data=read.data, real=read.real))
 
-    def named(self, key: str, path: Path, *, role: bool) -> Named:
+    def named(self, key: str, path: str, *, role: bool) -> Named:
         """A file a project item names: covered by bytes, by real path, or (a repository file that
         is not a role) left to the wall at read time."""
         real = os.path.realpath(path)
@@ -252,7 +244,9 @@ def scan(config: Config) -> Scan | None:
     layer = {f.path: f.digest for f in config.files if f.layer == "project"}
     if not layer:
         return None
-    start_dir = config.layer_dirs.get("project") or config.root / paths.PROJECT_DIR_NAME
+    start_dir = config.layer_dirs.get("project") or os.path.join(
+        config.root, paths.PROJECT_DIR_NAME
+    )
     scanner = _Scanner(config.root, start_dir, layer)
     named: list[Named] = []
     try:
@@ -287,7 +281,7 @@ def scan(config: Config) -> Scan | None:
     )
 
 
-def _command_dirs(config: Config, layer: dict[Path, str]) -> tuple[Path, ...]:
+def _command_dirs(config: Config, layer: dict[str, str]) -> tuple[str, ...]:
     """The project's command directories of other agents that hold files the approval covers."""
     from start.interop.dirs import project_places
 
@@ -318,3 +312,12 @@ def unsafe_message(found: Scan) -> str:
     lines = [f"{found.subject} is not safe to use; fix its permissions:"]
     lines.extend(f"  {problem}" for problem in found.unsafe)
     return "\n".join(lines)
+
+
+def _below(path: str, root: str) -> str | None:
+    """`path` relative to `root` (`.` for the root itself), or None when it is not below it."""
+    path, root = paths.clean(path), paths.clean(root)
+    if path == root:
+        return "."
+    prefix = root.rstrip("/") + "/"
+    return path[len(prefix) :] if path.startswith(prefix) else None

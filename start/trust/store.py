@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from start import atomic, fs, paths
@@ -35,7 +35,7 @@ class Copy(Record):
 class Approval(Record):
     """One stored approval."""
 
-    path: Path
+    path: str
     root: str
     fingerprint: str
     approved: str
@@ -45,8 +45,19 @@ class Approval(Record):
 # --- the store ------------------------------------------------------------------------------
 
 
-def store_dir() -> Path:
-    return paths.state_dir() / "trust"
+def store_dir() -> str:
+    return os.path.join(paths.state_dir(), "trust")
+
+
+def _matching(directory: str, pattern: str) -> list[str]:
+    """The files in `directory` whose names match `pattern` (fnmatch), sorted."""
+    import fnmatch
+
+    return [
+        os.path.join(directory, name)
+        for name in sorted(os.listdir(directory))
+        if fnmatch.fnmatchcase(name, pattern)
+    ]
 
 
 def _root_key(root: str) -> str:
@@ -61,7 +72,7 @@ class _CorruptError(Exception):
     pass
 
 
-def _store_problem(directory: Path) -> str | None:
+def _store_problem(directory: str) -> str | None:
     try:
         info = os.lstat(directory)
     except FileNotFoundError:
@@ -73,7 +84,7 @@ def _store_problem(directory: Path) -> str | None:
     return None
 
 
-def _load_record(path: Path) -> Approval:
+def _load_record(path: str) -> Approval:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as error:
@@ -115,19 +126,19 @@ def _load_record(path: Path) -> Approval:
     return record
 
 
-def records(root: Path | None = None) -> tuple[list[Approval], list[str]]:
+def records(root: str | None = None) -> tuple[list[Approval], list[str]]:
     """Stored approvals (of one root, or all), oldest first, and warnings for corrupt ones."""
     directory = store_dir()
     problem = _store_problem(directory)
     if problem is not None:
         return [], [problem]
-    if not directory.is_dir():
+    if not os.path.isdir(directory):
         return [], []
     real = os.path.realpath(root) if root is not None else None
     pattern = f"{_root_key(real)}-*.json" if real is not None else "*.json"
     found: list[Approval] = []
     warnings: list[str] = []
-    for path in sorted(directory.glob(pattern)):
+    for path in _matching(directory, pattern):
         try:
             record = _load_record(path)
         except _CorruptError as error:
@@ -145,7 +156,7 @@ def lookup(found: Scan) -> tuple[Approval | None, list[str]]:
     if problem is not None:
         return None, [problem]
     real = os.path.realpath(found.root)
-    path = directory / _record_name(real, found.fingerprint)
+    path = os.path.join(directory, _record_name(real, found.fingerprint))
     if not os.path.lexists(path):
         return None, []
     try:
@@ -184,7 +195,7 @@ def approve(found: Scan) -> Approval:
         "entries": copies,
     }
     directory = store_dir()
-    path = directory / _record_name(real, found.fingerprint)
+    path = os.path.join(directory, _record_name(real, found.fingerprint))
     try:
         _write_private(directory, path, json.dumps(body, indent=1).encode("utf-8") + b"\n")
     except OSError as error:
@@ -193,19 +204,20 @@ def approve(found: Scan) -> Approval:
     return Approval(path, real, found.fingerprint, approved, kept)
 
 
-def _write_private(directory: Path, path: Path, data: bytes) -> None:
+def _write_private(directory: str, path: str, data: bytes) -> None:
     if not paths.private_directory(directory):
         raise StartError(f"{directory} is not a directory owned by you; remove it")
     atomic.replace(path, data, mode=0o600)
 
 
-def revoke(root: Path) -> int:
+def revoke(root: str) -> int:
     """Remove every approval of this project root; the number removed."""
     directory = store_dir()
-    if _store_problem(directory) is not None or not directory.is_dir():
+    if _store_problem(directory) is not None or not os.path.isdir(directory):
         return 0
     removed = 0
-    for path in directory.glob(f"{_root_key(os.path.realpath(root))}-*.json"):
-        path.unlink(missing_ok=True)
+    for path in _matching(directory, f"{_root_key(os.path.realpath(root))}-*.json"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
         removed += 1
     return removed

@@ -294,7 +294,7 @@ def test_remove_asks_on_a_terminal(config_file: Path, tty: None) -> None:
 
 def test_remove_what_the_layer_does_not_have(config_file: Path) -> None:
     result = invoke("config", "remove", "role", "code-reviewer")
-    shipped = paths.builtin_config_dir() / "roles.toml"
+    shipped = Path(paths.builtin_config_dir()) / "roles.toml"
     assert (result.exit_code, result.stderr) == (
         4,
         "start: role 'code-reviewer' is not defined in the global config; it is defined in the "

@@ -28,7 +28,7 @@ def test_a_healthy_setup(bin_dir: Path, isolated: Path, tmp_path: Path) -> None:
     result = invoke("doctor")
     assert (result.exit_code, result.stderr) == (0, "")
     builtin = tmp_path / "builtin"
-    config_dir = paths.global_config_dir()
+    config_dir = Path(paths.global_config_dir())
     later = "(not created yet; start creates it when needed)"
     assert result.stdout == "\n".join(
         [
@@ -39,8 +39,8 @@ def test_a_healthy_setup(bin_dir: Path, isolated: Path, tmp_path: Path) -> None:
             f"  ✓ built-in config  {builtin}",
             f"  · config dir       {config_dir} {later}",
             "      → run 'start init' to write a starter config",
-            f"  · state dir        {paths.state_dir()} {later}",
-            f"  · runtime dir      {paths.runtime_dir()} {later}",
+            f"  · state dir        {Path(paths.state_dir())} {later}",
+            f"  · runtime dir      {Path(paths.runtime_dir())} {later}",
             "",
             "Config",
             f"  ✓ built-in  {builtin}/agents.toml parsed",
@@ -90,7 +90,7 @@ def test_quiet_prints_only_problems(bin_dir: Path, isolated: Path) -> None:
 
 def test_warnings_alone_exit_1_and_the_summary_counts_them(bin_dir: Path) -> None:
     write_tree(
-        paths.global_config_dir(), {"config.toml": '[tasks.t]\nprompt = "p"\ncomand = "x"\n'}
+        Path(paths.global_config_dir()), {"config.toml": '[tasks.t]\nprompt = "p"\ncomand = "x"\n'}
     )
     result = invoke("doctor")
     assert result.exit_code == 1
@@ -99,7 +99,7 @@ def test_warnings_alone_exit_1_and_the_summary_counts_them(bin_dir: Path) -> Non
 
 def test_errors_and_warnings_summary(bin_dir: Path) -> None:
     write_tree(
-        paths.global_config_dir(),
+        Path(paths.global_config_dir()),
         {"config.toml": '[settings]\ndefault_agent = "beta"\n[tasks.t]\nprompt = "p"\nx = 1\n'},
     )
     result = invoke("doctor")
@@ -204,7 +204,7 @@ def test_plain_output_when_not_a_terminal(bin_dir: Path) -> None:
 
 def test_terminal_escapes_from_config_are_shown_escaped(bin_dir: Path) -> None:
     write_tree(
-        paths.global_config_dir(),
+        Path(paths.global_config_dir()),
         {"config.toml": '[agents.mine]\nbin = "m\\u001b]0;pwned\\u0007"\ncommand = "x {prompt}"\n'},
     )
     result = invoke("doctor")
@@ -230,7 +230,7 @@ def test_shipped_agents_that_are_not_installed_collapse_into_one_line(
     )
     builtin = tmp_path / "builtin"
     write_tree(builtin, {"agents.toml": catalog})
-    monkeypatch.setattr(paths, "builtin_config_dir", lambda: builtin)
+    monkeypatch.setattr(paths, "builtin_config_dir", lambda: str(builtin))
     use_path(tmp_path, monkeypatch, "alpha-cli")
     agents = invoke("doctor").stdout.split("Agents\n", 1)[1].split("\n\n", 1)[0]
     assert agents == (
@@ -244,7 +244,7 @@ def test_long_lines_wrap_with_a_hanging_indent(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "50")
     write_tree(
-        paths.global_config_dir(),
+        Path(paths.global_config_dir()),
         {
             "config.toml": '[contexts.notes]\nfile = "/nowhere/a/rather/long/path/to/notes.md"\n'
             'prompt = "{file_contents}"\n'
@@ -252,7 +252,7 @@ def test_long_lines_wrap_with_a_hanging_indent(
     )
     result = invoke("doctor")
     section = result.stdout.split("Roles, contexts and tasks\n", 1)[1].split("\n\n", 1)[0]
-    config = paths.global_config_dir() / "config.toml"
+    config = Path(paths.global_config_dir()) / "config.toml"
     lines = section.splitlines()
     start = lines.index("  · context notes  file not found:")
     assert lines[start : start + 5] == [
@@ -270,10 +270,10 @@ def test_subjects_line_up_by_display_width(tmp_path: Path, monkeypatch: pytest.M
     catalog = '[agents.alpha]\nbin = "alpha-cli"\ncommand = "{bin} {prompt}"\n'
     builtin = tmp_path / "builtin"
     write_tree(builtin, {"agents.toml": catalog})
-    monkeypatch.setattr(paths, "builtin_config_dir", lambda: builtin)
+    monkeypatch.setattr(paths, "builtin_config_dir", lambda: str(builtin))
     use_path(tmp_path, monkeypatch, "alpha-cli")
     write_tree(
-        paths.global_config_dir(),
+        Path(paths.global_config_dir()),
         {"config.toml": '[agents."代理"]\nbin = "nowhere-cli"\ncommand = "{bin} {prompt}"\n'},
     )
     agents = invoke("doctor").stdout.split("Agents\n", 1)[1].split("\n\n", 1)[0]

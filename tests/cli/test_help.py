@@ -113,11 +113,11 @@ def test_help_is_help() -> None:
 def test_every_docs_page_is_a_topic(topic: str) -> None:
     result = invoke("help", topic)
     assert result.exit_code == 0
-    assert result.stdout == (docs_dir() / PAGES[topic]).read_text(encoding="utf-8")
+    assert result.stdout == (Path(docs_dir()) / PAGES[topic]).read_text(encoding="utf-8")
 
 
 def test_every_docs_page_has_a_topic() -> None:
-    assert sorted(PAGES.values()) == sorted(p.name for p in docs_dir().glob("*.md"))
+    assert sorted(PAGES.values()) == sorted(p.name for p in Path(docs_dir()).glob("*.md"))
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ def catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def config_path() -> Path:
-    return paths.global_config_dir() / "config.toml"
+    return Path(paths.global_config_dir()) / "config.toml"
 
 
 def settings() -> dict[str, object]:
@@ -181,7 +181,7 @@ def test_project_without_a_guide_says_so(catalog: Path, isolated: Path) -> None:
 
 def test_project_agent_must_be_defined_somewhere(catalog: Path, isolated: Path) -> None:
     write_tree(
-        paths.global_config_dir(),
+        Path(paths.global_config_dir()),
         {"agents.toml": '[agents.mine]\nbin = "m"\ncommand = "m {prompt}"\n'},
     )
     assert invoke("init", "--project", "--agent", "mine").exit_code == 0

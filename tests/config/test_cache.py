@@ -102,7 +102,7 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def cache_files() -> list[Path]:
-    return sorted(paths.cache_dir().glob("config-*.bin"))
+    return sorted(Path(paths.cache_dir()).glob("config-*.bin"))
 
 
 def entry() -> Path:
@@ -232,8 +232,8 @@ def test_the_cached_config_gets_the_current_project_location(
     config = load(other)
 
     assert parsed == []
-    assert config.project.workdir == other
-    assert config.root == other
+    assert config.project.workdir == str(other)
+    assert config.root == str(other)
 
 
 # --- misses --------------------------------------------------------------------------------
@@ -261,7 +261,7 @@ def test_a_changed_layer_byte_misses(global_dir: Path, parsed: list[str]) -> Non
 
 def test_a_stray_file_is_part_of_the_key(global_dir: Path, parsed: list[str]) -> None:
     config = miss_after(lambda: (global_dir / "task.toml").write_text(""), parsed)
-    assert [p.message for p in config.problems if p.file == global_dir / "task.toml"] == [
+    assert [p.message for p in config.problems if p.file == str(global_dir / "task.toml")] == [
         "file is not read; a layer reads config.toml, agents.toml, roles.toml, contexts.toml, "
         "tasks.toml"
     ]
@@ -518,7 +518,7 @@ def test_without_a_package_directory_to_stamp_nothing_is_cached(
     parsed.clear()
     load()
     assert parsed == ALL_LAYERS
-    assert not paths.cache_dir().exists()
+    assert not Path(paths.cache_dir()).exists()
 
 
 def test_edits_validated_with_replaced_bytes_bypass_the_cache(
@@ -526,7 +526,7 @@ def test_edits_validated_with_replaced_bytes_bypass_the_cache(
 ) -> None:
     load()
     before = cache_files()
-    config = load(replaced={global_dir / "config.toml": b"[settings]\ncommand_timeout = 99\n"})
+    config = load(replaced={str(global_dir / "config.toml"): b"[settings]\ncommand_timeout = 99\n"})
     assert config.settings.command_timeout == 99
     assert cache_files() == before
     parsed.clear()
@@ -566,7 +566,7 @@ def test_config_validate_neither_reads_nor_writes_the_cache(
     assert invoke("config", "validate").exit_code == 0
     assert invoke("config", "validate").exit_code == 0
     assert parsed == ALL_LAYERS * 2
-    assert not paths.cache_dir().exists()
+    assert not Path(paths.cache_dir()).exists()
 
 
 FAKE = f"""\
@@ -623,16 +623,16 @@ def test_entries_are_written_through_atomic_replace_as_private_files(
     load()
 
     # Not durable: an entry lost in a crash is only a miss, so no launch waits for an fsync.
-    assert written == [(entry(), 0o600, False)]
+    assert written == [(str(entry()), 0o600, False)]
     assert stat.S_IMODE(entry().stat().st_mode) == 0o600
-    assert stat.S_IMODE(paths.cache_dir().stat().st_mode) == 0o700
+    assert stat.S_IMODE(Path(paths.cache_dir()).stat().st_mode) == 0o700
 
 
 def test_an_existing_cache_directory_is_made_private(global_dir: Path) -> None:
-    paths.cache_dir().mkdir(parents=True, mode=0o755)
-    paths.cache_dir().chmod(0o755)
+    Path(paths.cache_dir()).mkdir(parents=True, mode=0o755)
+    Path(paths.cache_dir()).chmod(0o755)
     load()
-    assert stat.S_IMODE(paths.cache_dir().stat().st_mode) == 0o700
+    assert stat.S_IMODE(Path(paths.cache_dir()).stat().st_mode) == 0o700
 
 
 def test_nothing_is_written_through_a_symlinked_cache_directory(
@@ -640,8 +640,8 @@ def test_nothing_is_written_through_a_symlinked_cache_directory(
 ) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    paths.cache_dir().parent.mkdir(parents=True)
-    paths.cache_dir().symlink_to(elsewhere)
+    Path(paths.cache_dir()).parent.mkdir(parents=True)
+    Path(paths.cache_dir()).symlink_to(elsewhere)
     load()
     assert list(elsewhere.iterdir()) == []
 
@@ -650,7 +650,7 @@ def test_writing_keeps_the_newest_entries_and_removes_stale_temp_files(
     global_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(cache, "KEEP", 3)
-    directory = paths.cache_dir()
+    directory = Path(paths.cache_dir())
     directory.mkdir(parents=True, mode=0o700)
     hour_ago = time.time() - 3600
     old = []

@@ -322,7 +322,7 @@ def test_settings_are_typed_from_the_schema() -> None:
 
 def test_the_first_edit_creates_the_global_config(global_dir: Path) -> None:
     outcome = edit.set_setting(scope(), "shell", "zsh")
-    assert outcome == edit.Outcome(global_dir / "config.toml", changed=True)
+    assert outcome == edit.Outcome(str(global_dir / "config.toml"), changed=True)
     assert (global_dir / "config.toml").read_text() == '[settings]\nshell = "zsh"\n'
 
 
@@ -370,9 +370,9 @@ def test_a_layer_file_with_a_syntax_error_blocks_editing(global_dir: Path) -> No
 def test_an_item_is_edited_in_the_split_file_that_holds_it(global_dir: Path) -> None:
     contexts = '# mine\n\n[context.a]\nprompt = "a"\n\n[context.b]\nprompt = "b"\n'
     write_tree(global_dir, {"config.toml": '[settings]\nshell = "sh"\n', "contexts.toml": contexts})
-    assert edit.remove_item(scope(), "contexts", "a").path == global_dir / "contexts.toml"
+    assert edit.remove_item(scope(), "contexts", "a").path == str(global_dir / "contexts.toml")
     assert (global_dir / "contexts.toml").read_text() == '# mine\n\n[context.b]\nprompt = "b"\n'
-    assert edit.add_item(scope(), "contexts", "c", {"prompt": "c"}).path == (
+    assert edit.add_item(scope(), "contexts", "c", {"prompt": "c"}).path == str(
         global_dir / "contexts.toml"
     )
     assert (global_dir / "contexts.toml").read_text() == (
@@ -383,7 +383,7 @@ def test_an_item_is_edited_in_the_split_file_that_holds_it(global_dir: Path) -> 
 
 def test_a_setting_is_changed_where_it_is_set(global_dir: Path) -> None:
     write_tree(global_dir, {"config.toml": "", "roles.toml": '[settings]\nshell = "sh"\n'})
-    assert edit.set_setting(scope(), "shell", "zsh").path == global_dir / "roles.toml"
+    assert edit.set_setting(scope(), "shell", "zsh").path == str(global_dir / "roles.toml")
 
 
 def test_adding_an_existing_item_is_refused(global_dir: Path) -> None:
@@ -461,8 +461,8 @@ def test_project_creates_start_dir_at_the_project_root(isolated: Path) -> None:
     (isolated / "src").mkdir()
     os.chdir(isolated / "src")
     outcome = edit.add_item(scope("project"), "tasks", "t", {"prompt": "p"})
-    assert outcome.path == isolated / ".start" / "config.toml"
-    assert outcome.path.read_text() == '[tasks.t]\nprompt = "p"\n'
+    assert outcome.path == str(isolated / ".start" / "config.toml")
+    assert Path(outcome.path).read_text() == '[tasks.t]\nprompt = "p"\n'
     assert stat.S_IMODE((isolated / ".start").stat().st_mode) & 0o022 == 0
 
 

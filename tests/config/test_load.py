@@ -19,7 +19,7 @@ def layers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated: Path) -> d
     """Empty built-in, global and project layer directories."""
     builtin = tmp_path / "builtin"
     builtin.mkdir()
-    monkeypatch.setattr(paths, "builtin_config_dir", lambda: builtin)
+    monkeypatch.setattr(paths, "builtin_config_dir", lambda: str(builtin))
     global_dir = tmp_path / "home" / ".config" / "start"
     project = isolated / ".start"
     project.mkdir()
@@ -46,7 +46,7 @@ def test_later_layer_replaces_item_whole_and_keeps_its_slot(layers: dict[str, Pa
     # No field merging: the project's b has no description and no prompt.
     assert (b.command, b.prompt, b.description) == ("echo b", None, None)
     assert b.origin.layer == "project"
-    assert b.origin.path == layers["project"] / "config.toml"
+    assert b.origin.path == str(layers["project"] / "config.toml")
     assert config.contexts["a"].origin.layer == "built-in"
     assert config.contexts["d"].origin.layer == "global"
 
@@ -84,7 +84,7 @@ def test_one_file_layer_and_split_file_layer_are_equivalent(layers: dict[str, Pa
     assert not one.problems and not split.problems
     for kind in ("agents", "roles", "contexts", "tasks"):
         assert list(getattr(one, kind)) == list(getattr(split, kind))
-    assert split.tasks["t"].origin.path == layers["global"] / "tasks.toml"
+    assert split.tasks["t"].origin.path == str(layers["global"] / "tasks.toml")
 
 
 def test_files_are_read_in_a_fixed_order(layers: dict[str, Path]) -> None:
@@ -175,13 +175,13 @@ def test_no_project_ignores_the_project_layer(layers: dict[str, Path]) -> None:
 
 def test_start_config_dir_overrides_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    assert paths.global_config_dir() == tmp_path / "xdg" / "start"
+    assert Path(paths.global_config_dir()) == tmp_path / "xdg" / "start"
     monkeypatch.setenv("START_CONFIG_DIR", str(tmp_path / "explicit"))
-    assert paths.global_config_dir() == tmp_path / "explicit"
+    assert Path(paths.global_config_dir()) == tmp_path / "explicit"
 
 
 def test_global_dir_defaults_to_dot_config(tmp_path: Path) -> None:
-    assert paths.global_config_dir() == tmp_path / "home" / ".config" / "start"
+    assert Path(paths.global_config_dir()) == tmp_path / "home" / ".config" / "start"
 
 
 def test_unreadable_file_is_a_problem_not_a_crash(
@@ -222,7 +222,7 @@ def test_a_layer_file_that_is_not_regular_is_an_error_not_skipped(
     make(path)
     config = load()
     assert [str(p) for p in config.problems] == [f"{path}: {problem}"]
-    assert [(f.layer, f.path, f.parsed) for f in config.files] == [("project", path, False)]
+    assert [(f.layer, f.path, f.parsed) for f in config.files] == [("project", str(path), False)]
 
 
 def test_a_dangling_layer_file_names_its_target(layers: dict[str, Path]) -> None:

@@ -14,7 +14,7 @@ from tests.conftest import REPO, invoke
 
 
 def test_shipped_config_is_the_builtin_layer() -> None:
-    assert paths.builtin_config_dir() == REPO / "config"
+    assert Path(paths.builtin_config_dir()) == REPO / "config"
 
 
 def test_shipped_config_has_no_problems() -> None:
@@ -22,7 +22,9 @@ def test_shipped_config_has_no_problems() -> None:
     # launch leaves that to this test, see `start.config.load.load`).
     config = load(layers=("built-in",), use_cache=False)
     assert [str(p) for p in config.problems] == []
-    assert {f.path.name for f in config.files} == {p.name for p in (REPO / "config").glob("*.toml")}
+    assert {Path(f.path).name for f in config.files} == {
+        p.name for p in (REPO / "config").glob("*.toml")
+    }
 
 
 def test_every_shipped_file_is_a_layer_file() -> None:

@@ -89,7 +89,7 @@ def test_claude_legacy_numbering_is_reported(layout: Layout) -> None:
     workdir = layout("claude")
     config = load(workdir)
     standup = Path.home() / ".claude" / "commands" / "standup.md"
-    found = [str(p) for p in config.problems if p.file == standup]
+    found = [str(p) for p in config.problems if p.file == str(standup)]
     assert found == [
         f"{standup}:5:1: $1 is the word numbered 1 counting from 0 (Claude Code 2.1.19 and "
         "later; $0 is the first word), and this file never uses $0; if it was written when $1 "

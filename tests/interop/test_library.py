@@ -40,7 +40,7 @@ def names(root: Path) -> dict[str, str]:
 
 
 def problems(root: Path, path: Path) -> list[str]:
-    return [str(p) for p in load(root).problems if p.file == path]
+    return [str(p) for p in load(root).problems if p.file == str(path)]
 
 
 # --- names -----------------------------------------------------------------------------------
@@ -175,7 +175,7 @@ def test_a_project_start_task_replaces_a_project_command(project: Path) -> None:
         },
     )
     task = load(project, strict=True).tasks["claude:review"]
-    assert (task.origin.path, task.prompt) == (project / ".start" / "tasks.toml", "ours")
+    assert (task.origin.path, task.prompt) == (str(project / ".start" / "tasks.toml"), "ours")
 
 
 def test_a_name_with_a_colon_must_be_an_imported_one(project: Path) -> None:
@@ -252,7 +252,7 @@ def test_a_broken_command_file_is_skipped_never_fatal(project: Path) -> None:
     assert set(names(project)) == {"gemini:good"}
     bad = project / ".gemini" / "commands" / "bad.toml"
     opened = project / ".gemini" / "commands" / "open.toml"
-    assert [str(p) for p in config.problems if p.file in (bad, opened)] == [
+    assert [str(p) for p in config.problems if p.file in (str(bad), str(opened))] == [
         f"{bad}:1:1: not imported: not valid TOML: Invalid value (at line 1, column 10)",
         f"{opened}:1:1: not imported: '!{{' is not closed with a matching '}}'; Gemini CLI "
         "refuses to run the command (Invalid syntax)",

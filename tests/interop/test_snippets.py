@@ -209,7 +209,7 @@ def test_a_snippet_start_cannot_quote_safely_is_not_imported(isolated: Path) -> 
     config = load(isolated)
     assert "claude:doc" not in config.tasks
     path = isolated / ".claude" / "commands" / "doc.md"
-    assert [str(p) for p in config.problems if p.file == path] == [
+    assert [str(p) for p in config.problems if p.file == str(path)] == [
         f"{path}:4:1: not imported: the shell command '```!\\ncat <<EOF\\n$ARGUMENTS\\nEOF\\n```' "
         "cannot take the arguments safely: here-documents ('<<') are not supported; pass the "
         "prompt as a file instead: {prompt_file} with an option of the agent that reads a file, "

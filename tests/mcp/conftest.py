@@ -93,7 +93,7 @@ def global_dir(isolated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("START_CONFIG_DIR", str(directory))
     builtin = tmp_path / "builtin"
     builtin.mkdir()
-    monkeypatch.setattr(paths, "builtin_config_dir", lambda: builtin)
+    monkeypatch.setattr(paths, "builtin_config_dir", lambda: str(builtin))
     write_tree(isolated, {"GUIDE.md": "The guide.\n"})
     return directory
 

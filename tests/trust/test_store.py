@@ -19,10 +19,10 @@ from tests.trust.conftest import CONFIG, approve_here
 def test_approval_is_a_private_file_under_the_state_dir(project: Path, isolated: Path) -> None:
     record = approve_here()
     directory = isolated.parent / "home" / ".local" / "state" / "start" / "trust"
-    assert record.path.parent == directory
+    assert Path(record.path).parent == directory
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
-    assert stat.S_IMODE(record.path.stat().st_mode) == 0o600
-    data = json.loads(record.path.read_text())
+    assert stat.S_IMODE(Path(record.path).stat().st_mode) == 0o600
+    data = json.loads(Path(record.path).read_text())
     assert data["root"] == str(project)
     assert [(e["label"], e["text"]) for e in data["entries"]] == [
         (".start/config.toml", CONFIG),
@@ -61,7 +61,7 @@ def test_a_corrupt_record_is_ignored_with_a_warning(
     project: Path, damage: object, why: str
 ) -> None:
     record = approve_here()
-    damage(record.path)  # type: ignore[operator]
+    damage(Path(record.path))  # type: ignore[operator]
     verdict = trust.check(load())
     assert verdict.trusted is False
     assert verdict.warnings[0] == f"ignoring corrupt trust record {record.path}: {why}"
@@ -74,9 +74,9 @@ def test_a_corrupt_record_is_ignored_with_a_warning(
 
 def test_a_record_whose_digest_disagrees_with_its_files_is_ignored(project: Path) -> None:
     record = approve_here()
-    data = json.loads(record.path.read_text())
+    data = json.loads(Path(record.path).read_text())
     data["entries"] = data["entries"][:1]
-    record.path.write_text(json.dumps(data))
+    Path(record.path).write_text(json.dumps(data))
     assert trust.check(load()).warnings == (
         f"ignoring corrupt trust record {record.path}: its digest does not match its files",
     )
@@ -84,11 +84,11 @@ def test_a_record_whose_digest_disagrees_with_its_files_is_ignored(project: Path
 
 def test_a_store_writable_by_others_grants_nothing(project: Path) -> None:
     record = approve_here()
-    record.path.parent.chmod(0o777)
+    Path(record.path).parent.chmod(0o777)
     verdict = trust.check(load())
     assert (verdict.trusted, verdict.warnings) == (
         False,
-        (f"ignoring trust records: {record.path.parent} is writable by another user",),
+        (f"ignoring trust records: {Path(record.path).parent} is writable by another user",),
     )
 
 
