@@ -75,8 +75,14 @@ class Record(tuple[Any, ...], metaclass=_RecordType):
         """`cls(*first, **fields)`, without copying `fields` into keyword arguments."""
         # One pass of dict.get over the fields after the positional ones; the checks are on
         # sets and on the names without a default, which come first.
-        given = len(first)
         names = cls._fields
+        if not first:  # every field by name: how validation and the cache build records
+            if fields.keys() <= cls._names and all(
+                map(fields.__contains__, names[: cls._required])
+            ):
+                return tuple.__new__(cls, list(map(fields.get, names, cls._defaults)))
+            raise TypeError(cls._wrong_arguments(0, fields))
+        given = len(first)
         if (
             given > len(names)
             or not fields.keys() <= cls._names

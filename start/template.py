@@ -70,7 +70,7 @@ def scan(template: str) -> tuple[Segment, ...]:
 def names(template: str) -> list[str]:
     """The placeholder names a template uses, in order of first use."""
     # The names alone, without building the segments: validation asks this of every template.
-    return list(dict.fromkeys(name for _, name in _TOKEN.findall(template) if name))
+    return list(dict.fromkeys([name for _, name in _TOKEN.findall(template) if name]))
 
 
 def fill(segments: tuple[Segment, ...] | str, values: Mapping[str, str]) -> str:

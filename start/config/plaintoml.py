@@ -129,7 +129,9 @@ class _Reader:
                 raise _NotPlain
             value: Any
             if kind == "basic":
-                value = _unescape(found[kind])
+                value = found[kind]
+                if "\\" in value:
+                    value = _unescape(value)
             elif kind == "literal":
                 value = found[kind]
             elif kind == "integer":

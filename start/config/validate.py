@@ -136,7 +136,8 @@ def check_item(
     if bad_name:
         out.error(key, bad_name)
     good = fields(table, schema.ITEM_SECTIONS[section], key, out)
-    missing = [f for f in schema.REQUIRED_FIELDS.get(section, ()) if f not in table]
+    required = schema.REQUIRED_FIELDS.get(section)
+    missing = [f for f in required if f not in table] if required else []
     for field in missing:
         out.error(key, f"missing required field '{field}'")
     if section == "tasks" and "params" in good:
@@ -155,7 +156,9 @@ def check_item(
         bad_alias = check_name("alias", good["alias"])
         if bad_alias:
             out.error(f"{key}.alias", bad_alias)
-    return RECORDS[section](name=name, origin=out.origin, **good)
+    good["name"] = name
+    good["origin"] = out.origin
+    return RECORDS[section]._from_fields(fields=good)
 
 
 def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
@@ -316,8 +319,9 @@ def _check_sources(
         return
     allowed = template.TASK_PROMPT if section == "tasks" else template.ITEM_PROMPT
     where = f"{key}.prompt"
-    extra = frozenset(p.name for p in good.get("params", ()))
-    _check_placeholders(used, allowed, where, out, extra)
+    if not allowed.issuperset(used):  # most prompts use only names of their scope
+        extra = frozenset(p.name for p in good.get("params", ()))
+        _check_placeholders(used, allowed, where, out, extra)
     for source, wants in _SOURCE_PLACEHOLDERS:
         uses = [name for name in wants if name in used] if used else []
         if source not in table:
