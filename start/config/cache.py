@@ -426,6 +426,13 @@ def _positive(value: int) -> int:
     return value
 
 
+def _timeout(value: int) -> int:
+    """A timeout as validation lets it through: whole seconds from 1 to a day."""
+    if not 0 < value <= schema.MAX_TIMEOUT:
+        raise _BadEntryError(f"{value!r} is not a timeout")
+    return value
+
+
 def _models(value: dict[Any, Any]) -> dict[str, str]:
     if not set(map(type, value.keys())) <= _STR or not set(map(type, value.values())) <= _STR:
         raise _BadEntryError(f"{value!r} is not a table of strings")
@@ -448,6 +455,8 @@ def _checked(fields: object, types: Mapping[str, type]) -> dict[str, Any]:
             continue  # checked entry by entry by _params, and start.interop.model.decode
         if type(value) is not expected or (expected is not str and not _sound(value)):
             raise _BadEntryError(f"{name!r} is not a {expected}")
+        if name in _TIMEOUTS and not (type(value) is int and 0 < value <= schema.MAX_TIMEOUT):
+            raise _BadEntryError(f"{name!r} is not a timeout")
     return fields
 
 
@@ -516,7 +525,13 @@ def _severity(value: object) -> str:
 _STR = frozenset({str})
 _INT = frozenset({int})
 # What a stored value that is not None goes through, by field, then by the field's type.
-_VALUE_DECODERS: Mapping[str, Callable[[Any], Any]] = {"params": _params, "imported": _imported}
+_VALUE_DECODERS: Mapping[str, Callable[[Any], Any]] = {
+    "params": _params,
+    "imported": _imported,
+    "command_timeout": _timeout,
+}
+# The settings that are timeouts.
+_TIMEOUTS = frozenset(name for name, kind in schema.SETTINGS.items() if kind == schema.TIMEOUT)
 _TYPE_DECODERS: Mapping[type, Callable[[Any], Any]] = {int: _positive, dict: _models}
 # The columns of each item section, in the order of its record's fields after name and origin.
 _COLUMNS: Mapping[str, tuple[_Column, ...]] = {

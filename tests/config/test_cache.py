@@ -368,6 +368,8 @@ WRONG_SHAPES: dict[str, Callable[[dict[str, Any]], object]] = {
     "a field is missing": set_part("roles", 2, lambda c: c.pop()),
     "a timeout is a string": set_field("contexts", "command_timeout", "3"),
     "a timeout is zero": set_field("contexts", "command_timeout", 0),
+    "a timeout is over a day": set_field("contexts", "command_timeout", 86_401),
+    "the timeout setting is over a day": lambda d: d["settings"].update(command_timeout=86_401),
     "a flag is an integer": set_field("contexts", "required", 1),
     "a timeout is a boolean": set_field("tasks", "command_timeout", True),
     "parameters are a list": set_field("tasks", "params", [("a", None, None)]),
