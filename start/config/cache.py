@@ -455,8 +455,8 @@ def _checked(fields: object, types: Mapping[str, type]) -> dict[str, Any]:
             continue  # checked entry by entry by _params, and start.interop.model.decode
         if type(value) is not expected or (expected is not str and not _sound(value)):
             raise _BadEntryError(f"{name!r} is not a {expected}")
-        if name in _TIMEOUTS and not (type(value) is int and 0 < value <= schema.MAX_TIMEOUT):
-            raise _BadEntryError(f"{name!r} is not a timeout")
+        if name in _TIMEOUTS and type(value) is int:
+            _timeout(value)
     return fields
 
 
