@@ -8,6 +8,7 @@ the form pathlib would.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -108,13 +109,47 @@ def private_directory(directory: str) -> bool:
     False when it is not a directory owned by this user (a symlink included): then it is left
     as it is. OSError when it cannot be made or looked at.
     """
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    info = os.lstat(directory)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+    fd = open_private(directory)
+    if fd is None:
         return False
-    if stat.S_IMODE(info.st_mode) != 0o700:
-        os.chmod(directory, 0o700)
+    os.close(fd)
     return True
+
+
+def open_private(directory: str, *, create: bool = True) -> int | None:
+    """A descriptor of `directory`, verified to be a real directory owned by this user, 0700.
+
+    The directory is opened without following a symlink, and checked through the descriptor, so
+    what is checked is what is used: a link planted at the name (another user's `/tmp/start-UID`
+    pointing into your home) is refused, never followed. With `create`, a missing directory (and
+    its parents) is made 0700; a directory of this user's with a wider mode is narrowed to 0700.
+    None when it is not such a directory (or, without `create`, missing); OSError when it cannot
+    be made or opened.
+    """
+    if create:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(directory, flags)
+    except FileNotFoundError:
+        if create:
+            raise
+        return None
+    except (NotADirectoryError, OSError) as error:
+        if isinstance(error, NotADirectoryError) or error.errno == errno.ELOOP:
+            return None  # a symlink (O_NOFOLLOW) or a file
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            os.close(fd)
+            return None
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            os.fchmod(fd, 0o700)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class WorkdirGoneError(StartError):

@@ -264,6 +264,57 @@ def test_old_dry_run_directories_are_swept(repo: Path) -> None:
     assert sorted(p.name for p in runtime.iterdir()) == [fresh.name]
 
 
+def test_the_sweep_deletes_only_names_start_writes(repo: Path) -> None:
+    from start.tempfiles import sweep
+
+    runtime = repo.parent / "run" / "start"
+    ours = ["1-prompt-0123abcd.md", "1-role-0123abcd.md", "1-prompt-0123abcd", "dry-run-1-0123abcd"]
+    others = [
+        "notes",
+        "1-notes-0123abcd.md",
+        "1-prompt-0123abcd.txt",
+        "1-prompt-0123ABCD.md",
+        "dry-run-1-x",
+        "dry-run-notes",
+        "x-prompt-0123abcd.md",
+        ".config",
+    ]
+    write_tree(runtime, {name: "" for name in ours[:2] + others})
+    write_tree(runtime, {f"{name}/prompt.md": "" for name in ours[2:]})
+    day_ago = time.time() - 25 * 3600
+    for name in ours + others:
+        os.utime(runtime / name, (day_ago, day_ago))
+    sweep(runtime)
+    assert sorted(p.name for p in runtime.iterdir()) == sorted(others)
+
+
+def test_the_sweep_removes_a_link_of_its_own_name_and_never_follows_it(repo: Path) -> None:
+    from start.tempfiles import sweep
+
+    runtime, mine = repo.parent / "run" / "start", repo.parent / "mine"
+    write_tree(mine, {"keep": ""})
+    runtime.mkdir(parents=True)
+    (runtime / "1-prompt-0123abcd").symlink_to(mine)
+    sweep(runtime)  # pid 1 is alive and the link is new: kept
+    assert [p.name for p in runtime.iterdir()] == ["1-prompt-0123abcd"]
+    os.utime(runtime / "1-prompt-0123abcd", (0, 0), follow_symlinks=False)
+    sweep(runtime)
+    assert list(runtime.iterdir()) == []
+    assert [p.name for p in mine.iterdir()] == ["keep"]
+
+
+def test_a_symlinked_runtime_dir_is_not_swept(repo: Path) -> None:
+    from start.tempfiles import sweep, sweep_due
+
+    mine, link = repo.parent / "mine", repo.parent / "link"
+    write_tree(mine, {"1-prompt-0123abcd.md": ""})
+    os.utime(mine / "1-prompt-0123abcd.md", (0, 0))
+    link.symlink_to(mine)
+    sweep(link)
+    sweep_due(str(link))
+    assert [p.name for p in mine.iterdir()] == ["1-prompt-0123abcd.md"]
+
+
 # --- the terminal as stdin -------------------------------------------------------------------
 
 

@@ -706,6 +706,52 @@ def test_an_unwritable_runtime_dir_falls_back_to_a_private_one(repo: Path) -> No
     assert list(readonly.iterdir()) == []
 
 
+# --- a runtime directory planted as a symlink ------------------------------------------------
+
+
+def planted_runtime(repo: Path) -> tuple[Path, Path, dict[str, str]]:
+    """`TMPDIR/start-UID` as a symlink to a folder of the user's own, holding entries two days old
+    that look like start's own temp files, and the environment of a launch without
+    XDG_RUNTIME_DIR (cron, ssh, containers)."""
+    temp, mine = repo.parent / "tmp", repo.parent / "mine"
+    write_tree(
+        mine, {"p/x": "", "notes": "", "123-prompt-0123abcd.md": "", "dry-run-1-0123abcd/a": ""}
+    )
+    two_days_ago = time.time() - 2 * 86400
+    for path in sorted(mine.rglob("*"), reverse=True):
+        os.utime(path, (two_days_ago, two_days_ago))
+    temp.mkdir()
+    (temp / f"start-{os.getuid()}").symlink_to(mine)
+    env = {"XDG_RUNTIME_DIR": "", "TMPDIR": str(temp)}
+    return mine, temp, env
+
+
+def test_a_runtime_dir_planted_as_a_symlink_is_never_swept(repo: Path) -> None:
+    mine, _, env = planted_runtime(repo)
+    before = sorted(str(p.relative_to(mine)) for p in mine.rglob("*"))
+    result = start("prompt", "hi", "-q", cwd=repo, env=env)
+    assert (result.returncode, result.stderr) == (0, "")  # the fake agent needs no temp file
+    assert sorted(str(p.relative_to(mine)) for p in mine.rglob("*")) == before
+
+
+def test_a_runtime_dir_planted_as_a_symlink_is_refused_before_anything_is_written(
+    repo: Path,
+) -> None:
+    mine, temp, env = planted_runtime(repo)
+    (global_dir() / "config.toml").write_text(
+        f'[settings]\ndefault_agent = "pf"\n{PROMPT_FILE_AGENT}'
+    )
+    before = sorted(str(p.relative_to(mine)) for p in mine.rglob("*"))
+    result = start("prompt", "hi", "-q", cwd=repo, env=env)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        1,
+        "",
+        f"start: runtime directory {temp}/start-{os.getuid()} is not a directory owned by you; "
+        "remove it or set XDG_RUNTIME_DIR to a private directory\n",
+    )
+    assert sorted(str(p.relative_to(mine)) for p in mine.rglob("*")) == before
+
+
 # --- stdout and stderr keep their order -----------------------------------------------------
 
 
