@@ -55,6 +55,23 @@ def classify(path: str, real: str, real_root: str, start_dir: str) -> Where:
     return "inside" if fs.within(real, real_root) else "outside"
 
 
+def through(path: str, real_root: str) -> bool:
+    """Whether `path` goes through the project root: it, or one of the directories it names on
+    the way, is the root or inside it, however it is spelled (`$PWD/AGENTS.md` after a `cd`
+    through a symlink, a symlinked `~/work`). Comparing the spelling with the real root alone
+    would let such a spelling past the wall."""
+    head = os.path.normpath(path)
+    if fs.within(head, real_root):
+        return True
+    while True:
+        parent = os.path.dirname(head)
+        if parent == head:
+            return False
+        head = parent
+        if fs.within(os.path.realpath(head), real_root):
+            return True
+
+
 class Reader:
     """Reads the files that items name, for one launch; the one door of `sources`."""
 
@@ -74,16 +91,15 @@ class Reader:
         if layer == "project" and grant is not None and not grant.everything:
             return self._project(path, grant)
         read = fs.read(path, self.limit)
-        if relative and layer != "project":
-            lexical = os.path.normpath(path)
-            if fs.within(lexical, self.real_root) and not fs.within(read.real, self.real_root):
-                # A path from the command line (start.adhoc) is not in any config.
-                where = "" if layer == "command line" else " in your config"
-                raise WallError(
-                    f"{path} leads outside the project root (to {read.real}) through a symlink; "
-                    f"start does not follow it. Name the file by its real path{where} if you "
-                    "mean it."
-                )
+        outside = relative and layer != "project" and not fs.within(read.real, self.real_root)
+        if outside and through(path, self.real_root):
+            # A path from the command line (start.adhoc) is not in any config.
+            where = "" if layer == "command line" else " in your config"
+            raise WallError(
+                f"{path} leads outside the project root (to {read.real}) through a symlink; "
+                f"start does not follow it. Name the file by its real path{where} if you "
+                "mean it."
+            )
         return read
 
     def _project(self, path: str, grant: Grant) -> fs.Read:

@@ -155,6 +155,56 @@ def test_a_users_relative_context_cannot_be_led_outside_by_the_repository(
     world.assert_no_canary(result.stdout, result.stderr)
 
 
+@pytest.mark.parametrize("how", ["-c", "-r", "task"])
+def test_a_symlinked_spelling_of_the_project_does_not_get_past_the_wall(
+    world: World, how: str
+) -> None:
+    """`$PWD/AGENTS.md` after a `cd` through a link, or a symlinked `~/work`: the file is still in
+    the project, and a link in the repository still cannot lead it to a secret."""
+    world.publish({"README.md": "x\n"})
+    world.link_upstream("AGENTS.md", "../../.aws/credentials")
+    git(world.upstream.parent, "clone", "-q", str(world.upstream), str(world.clone))
+    work = world.home / "work"
+    work.symlink_to(world.clone.parent)
+    spelled = f"{work}/clone/AGENTS.md"
+    args = ["task", spelled] if how == "task" else ["prompt", how, spelled, "hi"]
+    result = world.start(*args)
+    assert (result.returncode, result.stdout) == (5, "")
+    assert result.stderr == (
+        f"start: {spelled} leads outside the project root (to {world.secret}) through a "
+        "symlink; start does not follow it. Name the file by its real path if you mean it.\n"
+    )
+    world.assert_no_canary(result.stdout, result.stderr)
+
+
+def test_a_file_outside_the_project_is_read_as_named_however_it_is_spelled(
+    world: World,
+) -> None:
+    notes = world.home / "notes.md"
+    notes.write_text("my notes\n")
+    world.publish({"README.md": "x\n"})
+    git(world.upstream.parent, "clone", "-q", str(world.upstream), str(world.clone))
+    (world.home / "work").symlink_to(world.home)
+    for spelled in (str(notes), f"{world.home}/work/notes.md", f"{world.clone}/../../notes.md"):
+        assert world.start("prompt", "-c", spelled, "hi").returncode == 0
+        record = world.agent_record()
+        assert record is not None and "my notes" in record["argv"][-1]
+
+
+def test_through_finds_the_root_under_any_spelling(tmp_path: Path) -> None:
+    from start.wall import through
+
+    root = tmp_path / "real" / "proj"
+    root.mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    real_root = str(root)
+    assert through(f"{root}/a/b.md", real_root)
+    assert through(f"{tmp_path}/link/proj/a.md", real_root)
+    assert not through(f"{tmp_path}/link/other.md", real_root)
+    assert not through(f"{root}/../other.md", real_root)
+    assert not through("/", real_root)
+
+
 def test_an_approved_outside_file_is_read_and_a_moved_target_asks_again(world: World) -> None:
     notes = world.home / "notes.md"
     notes.write_text("my notes\n")
