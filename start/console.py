@@ -343,7 +343,6 @@ class Page:
 
     def render(self, stream: IO[str], *, no_color: bool = False) -> str:
         import io
-        import re
 
         buffer = io.StringIO()
         color = color_enabled(stream, no_color)
@@ -351,9 +350,26 @@ class Page:
         for block in self.blocks:
             console.print(block)
         # Table cells are padded to their column; trailing spaces are noise in a pipe or a diff.
-        trailing = re.compile(r"(?: |\x1b\[[0-9;]*m)+$", re.MULTILINE)
-        codes = re.compile(r"\x1b\[[0-9;]*m")
-        return trailing.sub(lambda m: "".join(codes.findall(m.group())), buffer.getvalue())
+        return "\n".join(trim_end(line) for line in buffer.getvalue().split("\n"))
+
+
+def trim_end(line: str) -> str:
+    """`line` without the spaces at its end, keeping the colour codes among them, in one pass
+    from the end: linear however long the line (a regular expression here backtracked
+    quadratically on a long run of spaces)."""
+    body, end, kept = line, len(line), []
+    while end:
+        if body[end - 1] == " ":
+            end -= 1
+            continue
+        if body[end - 1] == "m":
+            code = body.rfind("\x1b[", 0, end)
+            if code >= 0 and all(c in "0123456789;" for c in body[code + 2 : end - 1]):
+                kept.append(body[code:end])
+                end = code
+                continue
+        break
+    return body[:end] + "".join(reversed(kept))
 
 
 def print_table(

@@ -6,10 +6,12 @@ import io
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from start import console
-from start.console import Page, Printer, Styled, printable
-from tests.conftest import write_tree
+from start.console import Page, Printer, Styled, printable, trim_end
+from tests.conftest import invoke, write_tree
 from tests.terminal import run_on_terminal
 
 
@@ -301,3 +303,36 @@ def test_no_trailing_spaces_even_inside_styles(monkeypatch: pytest.MonkeyPatch) 
     text = page.render(Terminal())
     assert "\x1b[2m" in text
     assert all(not line.replace("\x1b[0m", "").endswith(" ") for line in text.splitlines())
+
+
+_OLD_TRAILING = r"(?: |\x1b\[[0-9;]*m)+$"
+
+
+@given(st.lists(st.sampled_from([" ", "  ", "a", "m", "\x1b[", "\x1b[0m", "\x1b[1;2m", "1", ";"])))
+def test_trim_end_keeps_what_the_old_pattern_kept(pieces: list[str]) -> None:
+    """The old regular expression is the oracle on short lines, where it was fast."""
+    import re
+
+    line = "".join(pieces)
+    codes = re.compile(r"\x1b\[[0-9;]*m")
+    expected = re.sub(_OLD_TRAILING, lambda m: "".join(codes.findall(m.group())), line)
+    assert trim_end(line) == expected
+
+
+def test_rendering_a_long_line_of_spaces_is_linear() -> None:
+    """A long run of spaces, and a table with a 100,000-character description: the old pattern
+    took minutes on 32,000 characters off a terminal."""
+    line = ("a" + " " * 1_000_000) * 2 + "b"
+    assert trim_end(line + " " * 10 + "\x1b[0m  ") == line + "\x1b[0m"
+
+
+def test_the_task_list_with_a_long_description_is_linear(isolated: Path) -> None:
+    """`start task | cat` with a 32,000-character description took 160 s with the old pattern."""
+    description = "word " * 6_400
+    write_tree(
+        isolated.parent / "home/.config/start",
+        {"tasks.toml": f'[tasks.big]\ndescription = "{description}"\nprompt = "x"\n'},
+    )
+    result = invoke("task")
+    assert result.exit_code == 0
+    assert " ".join(result.stdout.split()).count("word") == 6_400
