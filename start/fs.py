@@ -207,13 +207,6 @@ def arg_text(word: str) -> str:
 
 def sha256(data: bytes) -> str:
     """The SHA-256 of `data` as hex: the one digest `start` uses, for files, keys and records."""
-    try:
-        # hashlib imports the OpenSSL binding, about 5 ms that every launch would pay.
-        from _sha256 import sha256 as new  # type: ignore[import-not-found] # CPython 3.11
-    except ImportError:
-        try:
-            from _sha2 import sha256 as new  # type: ignore[import-not-found] # CPython 3.12+
-        except ImportError:
-            from hashlib import sha256 as new
-    digest: str = new(data).hexdigest()
-    return digest
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, NoReturn
-
-if TYPE_CHECKING:
-    import signal
-else:  # signal.py's C core: the same calls, without the enums built on import (about 1 ms)
-    import _signal as signal
+from typing import NoReturn
 
 from start import agent as agent_template
 from start import paths
