@@ -228,7 +228,8 @@ def trust(path: str | None, yes: bool, listing: bool, show: bool) -> int:
     options = get_options()
     if listing:
         return _list(options.json, options.no_color)
-    config = load(os.path.realpath(path or options.workdir))
+    # Parsed from the files, never the config cache: what is shown and approved is what they say.
+    config = load(os.path.realpath(path or options.workdir), use_cache=False)
     verdict = core.check(config)
     found = verdict.scan
     unreadable = _unreadable(config)

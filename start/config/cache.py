@@ -5,8 +5,9 @@ is kept as plain data (marshal) and rebuilt into records on the next run with th
 key covers the bytes of every layer file and of other agents' command files (start.interop), the
 stray files, the layer directories, the Python that runs and the code of the `start` package
 itself (`code_stamp`). An entry that cannot be read, is
-not a private regular file of ours, or does not have exactly the shape `_encode` writes is a miss,
-never an error: the load that follows parses from source and writes the entry again.
+not a private regular file of ours, was not written by `start` (see `DIGESTS`), or does not have
+exactly the shape `_encode` writes is a miss, never an error: the load that follows parses from
+source and writes the entry again.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ KEEP = 32
 STALE_TEMP_SECONDS = 60
 # The installed `start` package, whose code decides what a config means.
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The directory, in the state directory beside the trust records, with an empty file named by the
+# SHA-256 of each entry `start` wrote. An entry is used only when its bytes have one: the key
+# already covers the bytes the config was read from, and this binds the stored config to them,
+# so whatever can write the cache directory but not the state directory (an agent's sandbox, say)
+# cannot pass off a config of its own. It needs no secret: reading the digests helps no one.
+DIGESTS = "cache-digests"
 
 # The Python type of each schema field type, as validation leaves it in a record.
 _TYPES: Mapping[str, type] = {
@@ -172,6 +179,26 @@ def _path(cache_key: str) -> str:
     return os.path.join(paths.cache_dir(), f"config-{cache_key[:32]}.bin")
 
 
+def _digests() -> str:
+    return os.path.join(paths.state_dir(), DIGESTS)
+
+
+def _written_by_us(raw: bytes) -> bool:
+    """Whether `start` wrote an entry of exactly these bytes: `_seal` left their digest."""
+    try:
+        info = os.lstat(os.path.join(_digests(), fs.sha256(raw)))
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid()
+
+
+def _seal(data: bytes) -> None:
+    """Record that `start` wrote an entry of these bytes (in `DIGESTS`, which must exist)."""
+    from start import atomic
+
+    atomic.replace(os.path.join(_digests(), fs.sha256(data)), b"", mode=0o600, durable=False)
+
+
 def get(
     cache_key: str, project: paths.ProjectLocation, dirs: Mapping[str, str | None]
 ) -> Config | None:
@@ -186,12 +213,13 @@ def get(
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
             return None
         raw = os.read(fd, info.st_size)
-        if len(raw) != info.st_size:
+        # Bytes `start` did not write never reach marshal, which trusts its input.
+        if len(raw) != info.st_size or not _written_by_us(raw):
             return None
         return _decode(cache_key, marshal.loads(raw), project, dirs)
     except Exception:
-        # Whatever is wrong with the entry (unreadable, not marshal, a shape `_decode` rejects
-        # or trips over), it is a miss; the load that follows writes the entry again.
+        # Whatever is wrong with the entry (unreadable, not ours, not marshal, a shape `_decode`
+        # rejects or trips over), it is a miss; the load that follows writes the entry again.
         return None
     finally:
         os.close(fd)
@@ -203,38 +231,59 @@ def put(cache_key: str, config: Config) -> None:
     from start import atomic
 
     try:
-        directory = paths.cache_dir()
-        if not paths.private_directory(directory):
+        directory, digests = paths.cache_dir(), _digests()
+        if not paths.private_directory(directory) or not paths.private_directory(digests):
             return
         # No fsync: an entry lost in a crash is a miss, and every launch after an edit writes one.
         data = marshal.dumps(_encode(cache_key, config))
         atomic.replace(_path(cache_key), data, mode=0o600, durable=False)
-        _prune(directory)
+        _seal(data)
+        _prune(directory, _is_entry, _is_entry_temp)
+        _prune(digests, _is_digest, _is_digest_temp)
     except OSError:
         return
 
 
-def _prune(directory: str) -> None:
-    """Keep the KEEP newest entries, and remove the temp files of killed writers."""
-    import time
+def _is_entry(name: str) -> bool:
+    return name.startswith("config-") and name.endswith(".bin")
 
+
+def _is_entry_temp(name: str) -> bool:
+    """`.config-KEY.bin.8HEX.tmp` from atomic.replace, or `config-KEY.bin.PID.tmp` from the writer
+    before it."""
     from start import atomic
+
+    return (atomic.is_temp_name(name) and name.startswith(".config-")) or (
+        name.startswith("config-") and name.endswith(".tmp")
+    )
+
+
+def _is_digest(name: str) -> bool:
+    return len(name) == 64 and set(name) <= _HEX
+
+
+def _is_digest_temp(name: str) -> bool:
+    """`.DIGEST.8HEX.tmp` from atomic.replace."""
+    from start import atomic
+
+    return atomic.is_temp_name(name) and _is_digest(name[1:65])
+
+
+def _prune(directory: str, kept: Callable[[str], bool], temp: Callable[[str], bool]) -> None:
+    """Keep the KEEP newest files `kept` names, and remove the `temp` files of killed writers."""
+    import time
 
     entries: list[tuple[int, str]] = []
     stale = time.time() - STALE_TEMP_SECONDS
     with os.scandir(directory) as found:
         for entry in found:
             name = entry.name
-            # `.config-KEY.bin.8HEX.tmp` from atomic.replace, or `config-KEY.bin.PID.tmp` from the
-            # writer before it.
-            temp = (atomic.is_temp_name(name) and name.startswith(".config-")) or (
-                name.startswith("config-") and name.endswith(".tmp")
-            )
-            if not temp and not (name.startswith("config-") and name.endswith(".bin")):
+            is_temp = temp(name)
+            if not is_temp and not kept(name):
                 continue
             try:
                 info = entry.stat(follow_symlinks=False)
-                if not temp:
+                if not is_temp:
                     entries.append((info.st_mtime_ns, entry.path))
                 elif info.st_mtime < stale:
                     os.unlink(entry.path)
@@ -523,6 +572,7 @@ def _severity(value: object) -> str:
 
 
 _STR = frozenset({str})
+_HEX = frozenset("0123456789abcdef")
 _INT = frozenset({int})
 # What a stored value that is not None goes through, by field, then by the field's type.
 _VALUE_DECODERS: Mapping[str, Callable[[Any], Any]] = {

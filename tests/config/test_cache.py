@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from start import atomic, paths
+from start import atomic, fs, paths, trust
 from start.config import cache
 from start.config import load as load_module
 from start.config.load import load
@@ -108,6 +108,17 @@ def cache_files() -> list[Path]:
 def entry() -> Path:
     (found,) = cache_files()
     return found
+
+
+def digests() -> list[str]:
+    """The names in the state directory's list of the entries `start` wrote: their digests."""
+    return sorted(path.name for path in Path(paths.state_dir(), cache.DIGESTS).iterdir())
+
+
+def overwrite(path: Path, data: bytes) -> None:
+    """Write `data` over an entry as `start` would: with its digest, so only its shape counts."""
+    path.write_bytes(data)
+    cache._seal(data)
 
 
 def same(one: Config, other: Config) -> None:
@@ -305,13 +316,14 @@ def test_another_python_misses(
 
 
 def rewrite(change: Callable[[dict[str, Any]], object]) -> Callable[[], None]:
-    """Rewrite the entry as well-formed marshal data changed by `change`, keeping its mode."""
+    """Rewrite the entry as well-formed marshal data changed by `change`, keeping its mode, as
+    `start` would have written it."""
 
     def apply() -> None:
         path = entry()
         data = marshal.loads(path.read_bytes())
         change(data)
-        path.write_bytes(marshal.dumps(data))
+        overwrite(path, marshal.dumps(data))
 
     return apply
 
@@ -442,7 +454,7 @@ def test_a_corrupt_entry_is_a_miss_and_is_rewritten(
     expected = load(use_cache=False)
     parsed.clear()
 
-    same(miss_after(lambda: entry().write_bytes(data), parsed), expected)
+    same(miss_after(lambda: overwrite(entry(), data), parsed), expected)
 
     parsed.clear()
     load()
@@ -569,6 +581,7 @@ def test_config_validate_neither_reads_nor_writes_the_cache(
     assert invoke("config", "validate").exit_code == 0
     assert parsed == ALL_LAYERS * 2
     assert not Path(paths.cache_dir()).exists()
+    assert not Path(paths.state_dir(), cache.DIGESTS).exists()
 
 
 FAKE = f"""\
@@ -599,13 +612,152 @@ def test_an_entry_of_the_wrong_shape_crashes_no_command(
         # Most shapes need a problem, an origin and a row of each kind to change.
         data["problems"] = data["problems"] or [("warning", None, "k", "m", None, None, None)]
         change(data)
-        path.write_bytes(marshal.dumps(data))
+        overwrite(path, marshal.dumps(data))
 
     for command, before in zip(commands, expected, strict=True):
         result = invoke(*command)
         assert (result.exit_code, result.stderr) == (0, before.stderr), command
         if command[0] != "prompt":  # a dry run shows the date and time
             assert json.loads(result.stdout) == json.loads(before.stdout), command
+
+
+# --- entries start did not write ---------------------------------------------------------
+
+APPROVED = '[tasks.t]\ncommand = "echo approved"\n'
+
+
+@pytest.fixture
+def approved(isolated: Path) -> Path:
+    """A project whose approved task t runs `echo approved`, with the fake agent; loaded once,
+    so its entry is in the cache."""
+    write_tree(isolated, {".start/config.toml": APPROVED})
+    write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": FAKE})
+    found = trust.scan(load())
+    assert found is not None
+    trust.approve(found)
+    return isolated
+
+
+def task_command(command: str) -> Callable[[dict[str, Any]], None]:
+    """Make task t of an entry run `command`."""
+
+    def apply(data: dict[str, Any]) -> None:
+        column(data, "tasks", "command")[data["items"]["tasks"][0].index("t")] = command
+
+    return apply
+
+
+def forge(command: str) -> None:
+    """Make task t of every entry run `command`, as whatever can write the cache directory can:
+    the same key, well-formed data of the right shape, a private file of the user's."""
+    for path in cache_files():
+        data = marshal.loads(path.read_bytes())
+        task_command(command)(data)
+        path.write_bytes(marshal.dumps(data))
+
+
+def test_an_entry_start_did_not_write_is_a_miss(approved: Path, parsed: list[str]) -> None:
+    forge("echo FORGED")
+    parsed.clear()
+
+    config = load()
+
+    assert parsed == ALL_LAYERS  # the approved bytes, parsed
+    assert config.tasks["t"].command == "echo approved"
+    assert trust.check(config).trusted
+    parsed.clear()
+    assert load().tasks["t"].command == "echo approved"
+    assert parsed == []  # the entry was written again, with its digest
+
+
+def test_a_forged_entry_runs_and_shows_only_what_was_approved(approved: Path) -> None:
+    assert invoke("task", "t", "--dry-run", "--json").exit_code == 0
+    forge("echo FORGED")
+
+    result = invoke("task", "t", "--dry-run", "--json")
+
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert json.loads(result.stdout)["prompt"] == "approved\n"
+    forge("echo FORGED")
+    shown = invoke("trust", "--show")
+    lines = shown.stdout.splitlines()
+    assert "    tasks.t.command  echo approved" in lines
+    assert "FORGED" not in shown.stdout
+    assert lines[-1].startswith("Status: approved ")
+
+
+def test_an_entry_start_wrote_is_used_as_it_is(approved: Path, parsed: list[str]) -> None:
+    # The state directory is what vouches for an entry; the tests of shapes above rewrite entries
+    # this way, so they reach the decoder.
+    rewrite(task_command("echo REWRITTEN"))()
+    parsed.clear()
+    assert load().tasks["t"].command == "echo REWRITTEN"
+    assert parsed == []
+
+
+def test_trust_reviews_and_approves_the_files_never_the_cache(
+    approved: Path, parsed: list[str]
+) -> None:
+    # Even an entry `start` wrote (from older code, say) cannot show itself as approved.
+    rewrite(task_command("echo REWRITTEN"))()
+    parsed.clear()
+
+    shown = invoke("trust", "--show")
+
+    assert parsed == ALL_LAYERS
+    assert "    tasks.t.command  echo approved" in shown.stdout.splitlines()
+    assert "REWRITTEN" not in shown.stdout
+    parsed.clear()
+    assert invoke("trust", "--yes").exit_code == 0
+    assert parsed == ALL_LAYERS
+
+
+def test_an_entry_without_its_digest_is_a_miss_and_is_written_again(
+    global_dir: Path, parsed: list[str]
+) -> None:
+    miss_after(lambda: shutil.rmtree(Path(paths.state_dir(), cache.DIGESTS)), parsed)
+    assert digests() == [fs.sha256(entry().read_bytes())]
+    parsed.clear()
+    load()
+    assert parsed == []
+
+
+@pytest.mark.parametrize("kind", ["symlink", "directory"])
+def test_a_digest_that_is_not_a_file_vouches_for_nothing(
+    global_dir: Path, parsed: list[str], tmp_path: Path, kind: str
+) -> None:
+    def replace() -> None:
+        (name,) = digests()
+        path = Path(paths.state_dir(), cache.DIGESTS, name)
+        path.unlink()
+        if kind == "symlink":
+            (tmp_path / "target").write_bytes(b"")
+            path.symlink_to(tmp_path / "target")
+        else:
+            path.mkdir()
+
+    miss_after(replace, parsed)
+
+
+def test_bytes_start_did_not_write_never_reach_marshal(
+    global_dir: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    load()
+    entry().write_bytes(b"\xff" * 64)
+    unmarshalled: list[bytes] = []
+    loads = marshal.loads
+
+    def watched(data: bytes) -> Any:
+        unmarshalled.append(data)
+        return loads(data)
+
+    monkeypatch.setattr(marshal, "loads", watched)
+    parsed.clear()
+
+    load()
+
+    assert parsed == ALL_LAYERS
+    assert unmarshalled == []
 
 
 # --- writing -------------------------------------------------------------------------------
@@ -625,9 +777,14 @@ def test_entries_are_written_through_atomic_replace_as_private_files(
     load()
 
     # Not durable: an entry lost in a crash is only a miss, so no launch waits for an fsync.
-    assert written == [(str(entry()), 0o600, False)]
+    (digest,) = digests()
+    sealed = os.path.join(paths.state_dir(), cache.DIGESTS, digest)
+    assert written == [(str(entry()), 0o600, False), (sealed, 0o600, False)]
+    assert digest == fs.sha256(entry().read_bytes())
     assert stat.S_IMODE(entry().stat().st_mode) == 0o600
+    assert stat.S_IMODE(Path(sealed).stat().st_mode) == 0o600
     assert stat.S_IMODE(Path(paths.cache_dir()).stat().st_mode) == 0o700
+    assert stat.S_IMODE(Path(sealed).parent.stat().st_mode) == 0o700
 
 
 def test_an_existing_cache_directory_is_made_private(global_dir: Path) -> None:
@@ -678,6 +835,35 @@ def test_writing_keeps_the_newest_entries_and_removes_stale_temp_files(
     assert len(new) == 1
     assert sorted(p.name for p in directory.iterdir()) == sorted(
         p.name for p in [*new, old[0], old[1], fresh, *others]
+    )
+
+
+def test_writing_keeps_the_newest_digests_and_removes_stale_temp_files(
+    global_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache, "KEEP", 3)
+    directory = Path(paths.state_dir(), cache.DIGESTS)
+    directory.mkdir(parents=True, mode=0o700)
+    hour_ago = time.time() - 3600
+    old = []
+    for age in range(4):
+        path = directory / f"{age:064x}"
+        path.write_bytes(b"")
+        os.utime(path, (hour_ago - age, hour_ago - age))
+        old.append(path)
+    stale = directory / f".{'a' * 64}.0123abcd.tmp"  # atomic.replace's, writer killed
+    fresh = directory / f".{'c' * 64}.89abcdef.tmp"  # a writer at work
+    others = [directory / "notes.txt", directory / ".notes.0123abcd.tmp"]
+    for path in [stale, *others]:
+        path.write_bytes(b"")
+        os.utime(path, (hour_ago, hour_ago))
+    fresh.write_bytes(b"")
+
+    load()
+
+    new = fs.sha256(entry().read_bytes())
+    assert digests() == sorted(
+        [new, old[0].name, old[1].name, fresh.name, *(p.name for p in others)]
     )
 
 
