@@ -1,16 +1,18 @@
-"""Where things are in a TOML file: a line scanner that places problems at line and column.
+"""Where things are in a TOML file: problems placed at line and column.
 
 tomllib keeps no positions, so a problem found after parsing (an unknown key, a placeholder)
-would have none. The scanner reads table headers (`[a.b]`, `[[a.b]]`) and `key =` lines, skipping
-multi-line strings, and runs only when a file has problems. It also turns tomllib's terse syntax
-errors into plain ones for the common mistakes.
+would have none. `scan` reads the table headers (`[a.b]`, `[[a.b]]`) and `key =` lines, as the
+TOML scanner (`scanner`) finds them outside strings and arrays, and runs only when a file has
+problems. `explain` turns tomllib's terse syntax errors into plain ones for the common mistakes.
 """
 
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 
+from start.config.scanner import LineType, line_types, spans, string_end
 from start.errors import Problem
 from start.record import Record
 
@@ -29,45 +31,23 @@ class _Line(Record):
     number: int
     offset: int  # of the line's first character in the text
     text: str
+    type: LineType
 
 
-def _lines(text: str) -> Iterator[_Line]:
-    """The lines that are TOML statements: those inside multi-line strings are skipped."""
+def _statements(text: str) -> Iterator[_Line]:
+    """The lines that start a table header or a key (not those inside strings or arrays)."""
     offset = 0
-    inside: str | None = None  # the delimiter of an open multi-line string
-    for number, line in enumerate(text.split("\n"), 1):
-        start = offset
+    # split() has a last, empty piece after a final "\n", which starts no line.
+    lines = zip(text.split("\n"), line_types(text), strict=False)
+    for number, (line, line_type) in enumerate(lines, 1):
+        if line_type in ("header", "key"):
+            yield _Line(number, offset, line, line_type)
         offset += len(line) + 1
-        if inside is not None:
-            if _closes(line, inside):
-                inside = None
-            continue
-        yield _Line(number, start, line)
-        inside = _opens(line)
 
 
-def _opens(line: str) -> str | None:
-    """The delimiter of a multi-line string that this line opens and leaves open, if any."""
-    for delimiter in ('"""', "'''"):
-        at = line.find(delimiter)
-        if at >= 0 and "=" in line[:at] and not _closes(line[at + 3 :], delimiter):
-            return delimiter
-    return None
-
-
-def _open_at_end(text: str) -> _Line | None:
-    """The line that opens a multi-line string which is still open at the end of `text`."""
-    last = None
-    for line in _lines(text):
-        last = line
-    return last if last is not None and _opens(last.text) else None
-
-
-def _closes(line: str, delimiter: str) -> bool:
-    at = line.find(delimiter)
-    while at > 0 and delimiter == '"""' and line[at - 1] == "\\":
-        at = line.find(delimiter, at + 1)
-    return at >= 0
+def _place(text: str, at: int) -> tuple[int, int]:
+    """The 1-based line and column of offset `at`."""
+    return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
 
 
 def _key(text: str, at: int) -> tuple[list[str], int] | None:
@@ -78,12 +58,12 @@ def _key(text: str, at: int) -> tuple[list[str], int] | None:
         while index < len(text) and text[index] in " \t":
             index += 1
         if index < len(text) and text[index] in "\"'":
-            quote = text[index]
-            end = text.find(quote, index + 1)
-            if end < 0:
+            end, closed = string_end(text, index)
+            name = _unquoted(text[index:end]) if closed else None
+            if name is None:
                 return None
-            parts.append(text[index + 1 : end])
-            index = end + 1
+            parts.append(name)
+            index = end
         else:
             bare = _BARE.match(text, index)
             if bare is None:
@@ -98,6 +78,16 @@ def _key(text: str, at: int) -> tuple[list[str], int] | None:
         return parts, index
 
 
+def _unquoted(quoted: str) -> str | None:
+    """A quoted key's name, or None if it is not a valid one."""
+    if quoted[0] == "'" or "\\" not in quoted:
+        return quoted[1:-1]
+    try:
+        return str(tomllib.loads(f"k = {quoted}")["k"])  # a basic string's escapes
+    except tomllib.TOMLDecodeError:
+        return None
+
+
 def scan(text: str) -> dict[str, Entry]:
     """Every table header and key of `text` as a dotted path, with each prefix at its first use."""
     found: dict[str, Entry] = {}
@@ -107,12 +97,10 @@ def scan(text: str) -> dict[str, Entry]:
         for size in range(1, len(parts) + 1):
             found.setdefault(".".join(parts[:size]), Entry(line.number, column + 1, value))
 
-    for line in _lines(text):
+    for line in _statements(text):
         stripped = line.text.lstrip()
         indent = len(line.text) - len(stripped)
-        if not stripped or stripped.startswith("#"):
-            continue
-        if stripped.startswith("["):
+        if line.type == "header":
             double = stripped.startswith("[[")
             parsed = _key(stripped, 2 if double else 1)
             if parsed is None:
@@ -149,9 +137,7 @@ def position(text: str, entries: Mapping[str, Entry], key: str, message: str) ->
     at = text.find(placeholder.group(), entry.value, end)
     if at < 0:
         return entry
-    line = text.count("\n", 0, at) + 1
-    column = at - (text.rfind("\n", 0, at) + 1) + 1
-    return Entry(line, column, at)
+    return Entry(*_place(text, at), at)
 
 
 def locate(problems: Sequence[Problem], contents: Mapping[str, bytes]) -> tuple[Problem, ...]:
@@ -182,13 +168,12 @@ def locate(problems: Sequence[Problem], contents: Mapping[str, bytes]) -> tuple[
 def explain(text: str, line: int, column: int, message: str) -> tuple[int, int, str]:
     """A syntax error's position and message, put plainly where the mistake is a common one."""
     lines = text.split("\n")
-    for statement in _lines(text):
+    for statement in _statements(text):
         if statement.number > line:
             break
-        stripped = statement.text.strip()
-        body = stripped.split("#", 1)[0].rstrip()
-        # A header, not a line of a multi-line array such as `[1, 2],`.
-        if body.startswith("[") and not body.endswith("]") and "," not in body:
+        comment = next((s.start for s in spans(statement.text) if s.kind == "comment"), None)
+        body = statement.text[:comment].strip()
+        if statement.type == "header" and not body.endswith("]"):
             at = statement.text.index("[") + 1
             return statement.number, at, f"unclosed table header '{body}': add ']'"
     current = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -209,11 +194,10 @@ def explain(text: str, line: int, column: int, message: str) -> tuple[int, int, 
     if message == "Illegal character '\\n'":
         return line, column, 'unterminated string: end it on its line, or use """ for several lines'
     if message.startswith("Unterminated string"):
-        opened = _open_at_end(text)
-        if opened is not None:
-            delimiter = _opens(opened.text) or '"""'
-            at = opened.text.find(delimiter) + 1
-            return opened.number, at, "unterminated multi-line string: it is never closed"
+        opened = next((s for s in spans(text) if s.kind == "string" and not s.closed), None)
+        if opened is not None and text.startswith(text[opened.start] * 3, opened.start):
+            number, at = _place(text, opened.start)
+            return number, at, "unterminated multi-line string: it is never closed"
     if message.startswith("Expected newline or end of document"):
         return line, column, "unexpected text after the value: one key = value per line"
     return line, column, lowered or "invalid TOML"

@@ -13,16 +13,14 @@ import copy
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from start.config.scanner import line_types
 from start.errors import StartError
 
 
 class EditError(StartError):
     """An edit that cannot be made, or a file that changed under it."""
-
-
-LineType = Literal["blank", "comment", "header", "key", "more"]
 
 
 def split_lines(text: str) -> list[str]:
@@ -32,65 +30,6 @@ def split_lines(text: str) -> list[str]:
     if parts[-1]:
         lines.append(parts[-1])
     return lines
-
-
-def _string_end(text: str, start: int) -> int:
-    """The index just past the string that opens at `start` (valid TOML is assumed)."""
-    quote = text[start]
-    if text.startswith(quote * 3, start):
-        index = start + 3
-        while index < len(text):
-            if quote == '"' and text[index] == "\\":
-                index += 2
-            elif text.startswith(quote * 3, index):
-                # Up to two more quotes right before the delimiter belong to the string.
-                while index < len(text) and text[index] == quote:
-                    index += 1
-                return index
-            else:
-                index += 1
-        return len(text)
-    index = start + 1
-    while index < len(text) and text[index] not in (quote, "\n"):
-        index += 2 if quote == '"' and text[index] == "\\" else 1
-    return min(index + 1, len(text))
-
-
-def line_types(text: str) -> list[LineType]:
-    """What each line starts with, judged outside strings, arrays and inline tables.
-
-    A line that starts inside a multi-line string or array is "more" (it continues a key).
-    """
-    types: list[LineType] = []
-    index, depth = 0, 0
-    while index < len(text):
-        while index < len(text) and text[index] in " \t\r":
-            index += 1
-        first = text[index] if index < len(text) else "\n"
-        if depth > 0:
-            types.append("more")
-        elif first == "\n":
-            types.append("blank")
-        elif first == "#":
-            types.append("comment")
-        elif first == "[":
-            types.append("header")
-        else:
-            types.append("key")
-        while index < len(text) and text[index] != "\n":
-            char = text[index]
-            if char == "#":
-                end = text.find("\n", index)
-                index = len(text) if end < 0 else end
-            elif char in "\"'":
-                end = _string_end(text, index)
-                types.extend(["more"] * text.count("\n", index, end))
-                index = end
-            else:
-                depth += (char in "[{") - (char in "]}")
-                index += 1
-        index += 1
-    return types
 
 
 def _header_key(line: str) -> tuple[str, ...] | None:
@@ -276,17 +215,22 @@ def _tomlkit_value(value: Any) -> Any:
         return table
     # A parser may turn "\r\n" in a multi-line string into "\n", so text with "\r" stays escaped.
     if isinstance(value, str) and "\n" in value and "\r" not in value:
-        from tomlkit.items import String, Trivia
+        from tomlkit.items import String, StringType, Trivia
 
+        kind = StringType.MLL
         try:
             text = tomlkit.string(value, literal=True, multiline=True)
         except InvalidStringError:
+            kind = StringType.MLB
             text = tomlkit.string(value, multiline=True)
         body = text.as_string()[3:-3]
-        if body.startswith("\n"):
+        # tomlkit >= 0.15.1 already writes a value that starts with a newline on its own line (the
+        # body then has one more leading newline than the value); older versions lose that newline.
+        if len(body) - len(body.lstrip("\n")) > len(value) - len(value.lstrip("\n")):
             return text
         # Start the text on its own line, as people write prompts; the parser drops that newline.
-        return String(text.type, value, "\n" + body, Trivia())
+        # (`kind`, not `text.type`: tomlkit added that property in 0.14 and pyproject allows 0.12.)
+        return String(kind, value, "\n" + body, Trivia())
     return tomlkit.item(value)
 
 

@@ -43,6 +43,18 @@ def test_validate_groups_problems_by_file_at_their_lines_then_a_summary(
     )
 
 
+def test_validate_places_a_key_after_a_multiline_string_that_ends_in_a_backslash(
+    global_dir: Path,
+) -> None:
+    write_tree(global_dir, {"config.toml": '[tasks.t]\nprompt = """a\\\\"""\nbogus = 1\n'})
+    result = invoke("config", "validate")
+    assert result.stdout == (
+        f"{global_dir / 'config.toml'}\n"
+        "  3:1  warning  tasks.t.bogus: unknown key 'bogus'\n"
+        "✓ 0 errors, 1 warning in 5 files\n"
+    )
+
+
 def test_validate_quiet_prints_only_the_problems(global_dir: Path) -> None:
     write_tree(global_dir, {"config.toml": '[tasks.t]\nprompt = "{banana}"\n'})
     result = invoke("-q", "config", "validate")
@@ -108,6 +120,11 @@ def test_validate_json(global_dir: Path) -> None:
             id="unclosed-header-before-others",
         ),
         pytest.param(
+            '[settings]\n["a#b"\n',
+            "2:1  error    unclosed table header '[\"a#b\"': add ']'",
+            id="unclosed-header-with-a-hash-in-a-string",
+        ),
+        pytest.param(
             '[settings]\nshell = "bash"\n\n[settings]\n',
             "4:1  error    table [settings] is declared twice; merge the two into one",
             id="table-twice",
@@ -131,6 +148,11 @@ def test_validate_json(global_dir: Path) -> None:
             '[tasks.t]\nprompt = """\nnever closed\n',
             "2:10  error    unterminated multi-line string: it is never closed",
             id="open-multiline-string",
+        ),
+        pytest.param(
+            '[tasks.t]\nprompt = """a\\\\"""\nother = """\nnever closed\n',
+            "3:9  error    unterminated multi-line string: it is never closed",
+            id="open-multiline-string-after-an-escaped-backslash",
         ),
         pytest.param(
             '[settings]\nshell = "bash" shell2 = "x"\n',
