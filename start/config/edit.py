@@ -201,11 +201,13 @@ def replace_file(target: Target, data: bytes, expected: bytes) -> Outcome:
 # --- locating the file in a layer ---------------------------------------------------------------
 
 
-def _layer_tables(directory: str) -> list[tuple[str, dict[str, Any]]]:
+def _layer_tables(scope: Scope, directory: str) -> list[tuple[str, dict[str, Any]]]:
     tables: list[tuple[str, dict[str, Any]]] = []
-    for path in files.layer_paths(directory):
-        if files.is_dangling(path):
-            continue  # it holds no items; writing it goes through the link
+    # A project file that a symlink leads out of the root is never read; writing it is refused.
+    root = os.path.realpath(os.path.dirname(directory)) if scope.layer == "project" else None
+    for path in files.layer_paths(directory, root):
+        if files.is_dangling(path) or files.outside(path, root):
+            continue  # it holds no items; writing it goes through the link, or is refused
         read = files.read(path)
         if read.problem is not None:
             what = "is not valid TOML" if read.problem.line is not None else "cannot be read"
@@ -221,7 +223,7 @@ def _layer_tables(directory: str) -> list[tuple[str, dict[str, Any]]]:
 def _setting_target(scope: Scope, key: str) -> Target:
     """The layer file that sets `key`, else the one with [settings], else config.toml."""
     directory = scope.directory()
-    tables = _layer_tables(directory)
+    tables = _layer_tables(scope, directory)
     for must_have_key in (True, False):
         for path, table in tables:
             settings = table.get("settings")
@@ -233,7 +235,7 @@ def _setting_target(scope: Scope, key: str) -> Target:
 def _item_target(scope: Scope, section: str, name: str) -> tuple[Target, str, bool]:
     """The file and section spelling holding the item (True), else where a new one goes."""
     directory = scope.directory()
-    tables = _layer_tables(directory)
+    tables = _layer_tables(scope, directory)
     spellings = [section, *(s for s, c in schema.SECTION_SYNONYMS.items() if c == section)]
     for has_item in (True, False):
         for path, table in tables:

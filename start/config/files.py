@@ -7,14 +7,12 @@ import errno
 import os
 import re
 import stat
-from typing import TYPE_CHECKING, Any
+import sys
+from typing import Any
 
 from start import fs
 from start.errors import Problem
 from start.record import Record
-
-if TYPE_CHECKING:
-    import tomllib
 
 # The largest config file start reads; a config is text a person writes, far below this.
 CONFIG_LIMIT = 4 * 1_048_576
@@ -26,6 +24,9 @@ LAYER_FILES = ("config.toml", "agents.toml", "roles.toml", "contexts.toml", "tas
 _POSITION = r"\s*\(at line (\d+), column (\d+)\)$"
 _AT_END = r"\s*\(at end of document\)$"
 
+# A project file or directory that a symlink leads out of the project root: never read.
+OUTSIDE = "is a symlink that leads outside the project root; start does not read it"
+
 
 class ReadFile(Record):
     """A config file's exact bytes, and the parsed table or the syntax problem."""
@@ -36,14 +37,15 @@ class ReadFile(Record):
     problem: Problem | None
 
 
-def layer_paths(directory: str | None) -> list[str]:
+def layer_paths(directory: str | None, root: str | None = None) -> list[str]:
     """The known config files present in a layer directory, in definition order.
 
     Present means anything with the name: a FIFO, a directory, a dangling symlink or a name that
     cannot be looked at is listed too, so that reading it reports the problem instead of the file
-    being skipped in silence.
+    being skipped in silence. With `root` (the project's real root), a directory that a symlink
+    leads outside it holds none.
     """
-    if directory is None or not _is_dir(directory):
+    if directory is None or not _is_dir(directory) or outside(directory, root):
         return []
     return [
         os.path.join(directory, name)
@@ -52,11 +54,14 @@ def layer_paths(directory: str | None) -> list[str]:
     ]
 
 
-def layer_problem(directory: str | None) -> Problem | None:
+def layer_problem(directory: str | None, root: str | None = None) -> Problem | None:
     """Why a layer directory cannot be used although it is there: it is not a directory (or a
-    dangling symlink), or its files cannot be looked at."""
+    dangling symlink), its files cannot be looked at, or (with `root`, the project's real root) a
+    symlink leads it outside the project root."""
     if directory is None:
         return None
+    if outside(directory, root):
+        return Problem("error", directory, "", OUTSIDE)
     try:
         info = os.stat(directory)
     except FileNotFoundError:
@@ -103,9 +108,9 @@ def _present(path: str) -> bool:
     return True
 
 
-def stray_toml(directory: str | None) -> list[str]:
+def stray_toml(directory: str | None, root: str | None = None) -> list[str]:
     """TOML files in a layer directory that `start` does not read (likely misnamed)."""
-    if directory is None or not _is_dir(directory):
+    if directory is None or not _is_dir(directory) or outside(directory, root):
         return []
     try:
         # os.scandir rather than Path.glob, whose pattern compiles a regex on every launch.
@@ -122,15 +127,30 @@ def stray_toml(directory: str | None) -> list[str]:
     return sorted(os.path.join(directory, name) for name in names)
 
 
-def read_bytes(path: str) -> tuple[bytes | None, Problem | None]:
+def outside(path: str, root: str | None) -> bool:
+    """Whether `root` (a project's real root) is given and `path` really is outside it.
+
+    Every symlink on the way counts, whatever it points at: one that dangles outside the root
+    leads outside too.
+    """
+    return root is not None and not fs.within(os.path.realpath(path), root)
+
+
+def read_bytes(path: str, root: str | None = None) -> tuple[bytes | None, Problem | None]:
     """A config file's bytes, or the problem that names why it cannot be read.
 
-    Only a regular file is read, without blocking, and at most CONFIG_LIMIT bytes of it.
+    Only a regular file is read, without blocking, and at most CONFIG_LIMIT bytes of it. With
+    `root` (a project file's real project root), a file that a symlink leads outside it is not
+    opened, and one swapped for such a link while it was opened is not used.
     """
+    if outside(path, root):
+        return None, Problem("error", path, "", OUTSIDE)
     try:
         read = fs.read(path, CONFIG_LIMIT)
     except fs.FileError as error:
         return None, Problem("error", path, "", unreadable(path, error))
+    if root is not None and not fs.within(read.real, root):
+        return None, Problem("error", path, "", OUTSIDE)
     if read.truncated:
         message = (
             f"is {read.size:,} bytes; a config file may be at most {CONFIG_LIMIT:,} bytes "
@@ -176,28 +196,56 @@ def read(path: str, data: bytes | None = None) -> ReadFile:
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
         problem = Problem("error", path, "", "file is not valid UTF-8", line=line, column=column)
         return ReadFile(path, data, None, problem)
+    try:
+        table = loads(text)
+    except LimitError as error:
+        return ReadFile(path, data, None, Problem("error", path, "", str(error)))
+    except ValueError as error:  # tomllib.TOMLDecodeError (tomllib is imported only to parse)
+        return ReadFile(path, data, None, syntax_problem(path, text, error))
+    return ReadFile(path, data, table, None)
+
+
+class LimitError(ValueError):
+    """TOML that Python cannot read whole: nested deeper than its stack, or holding an integer
+    with more digits than it converts (sys.get_int_max_str_digits)."""
+
+
+def loads(text: str) -> dict[str, Any]:
+    """TOML text as a table, as a load reads config files and Gemini CLI and Qwen Code command
+    files.
+
+    Raises tomllib.TOMLDecodeError for a syntax error, or LimitError, whose message names the
+    limit and quotes nothing of the text.
+    """
     # Imported here: a launch served from the config cache parses nothing, and one that parses
     # plain TOML needs no tomllib (about 3 ms to import; see start.config.plaintoml).
     from start.config import plaintoml
 
     table = plaintoml.loads(text)
     if table is not None:
-        return ReadFile(path, data, table, None)
+        return table
     import tomllib
 
     try:
-        table = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        return ReadFile(path, data, None, syntax_problem(path, text, error))
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        raise
     except RecursionError:
         # tomllib parses arrays and inline tables recursively; a hostile file can nest deeper
         # than Python's stack allows.
-        message = "arrays or inline tables are nested too deeply to read"
-        return ReadFile(path, data, None, Problem("error", path, "", message))
-    return ReadFile(path, data, table, None)
+        raise LimitError("arrays or inline tables are nested too deeply to read") from None
+    except ValueError as error:
+        # int() of a decimal integer longer than Python converts. Its text names no line.
+        if "integer string conversion" not in str(error):
+            raise LimitError("a value cannot be read") from None
+        limit = sys.get_int_max_str_digits()
+        raise LimitError(
+            f"an integer has more than {limit:,} digits; start reads at most that"
+        ) from None
 
 
-def syntax_problem(path: str, text: str, error: tomllib.TOMLDecodeError) -> Problem:
+def syntax_problem(path: str, text: str, error: ValueError) -> Problem:
+    """A tomllib.TOMLDecodeError at PATH:LINE:COL, put plainly where the mistake is a common one."""
     message = str(error)
     line = getattr(error, "lineno", None)
     column = getattr(error, "colno", None)

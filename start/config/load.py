@@ -77,14 +77,17 @@ def load(
     # Every file is read once, here; the bytes read are the bytes parsed (and hashed for trust).
     contents: dict[str, bytes] = {}
     unreadable: dict[str, Problem] = {}
+    # A project file that a symlink leads out of the project root is never opened.
+    real_root = os.path.realpath(project.root) if use_project and "project" in layers else None
+    walls = {name: real_root if name == "project" else None for name in layers}
     for name in layers:
-        problem = files.layer_problem(dirs[name])
+        problem = files.layer_problem(dirs[name], walls[name])
         if problem is not None:
             unreadable[dirs[name] or "."] = problem
-        for path in files.layer_paths(dirs[name]):
+        for path in files.layer_paths(dirs[name], walls[name]):
             if replaced is not None and path in replaced:
                 continue
-            data, problem = files.read_bytes(path)
+            data, problem = files.read_bytes(path, walls[name])
             if data is None:
                 assert problem is not None
                 unreadable[path] = problem
@@ -96,7 +99,7 @@ def load(
     config: Config | None = None
     cache_key = None
     if use_cache and replaced is None and not unreadable:
-        strays = [path for name in layers for path in files.stray_toml(dirs[name])]
+        strays = [path for name in layers for path in files.stray_toml(dirs[name], walls[name])]
         keyed = contents if commands is None else {**contents, **commands.contents}
         more = commands.keyed() if commands is not None else ()
         cache_key = cache.key(layers, dirs, keyed, strays, more)
@@ -106,7 +109,7 @@ def load(
         contents.update(replaced or {})
         problems = list(unreadable.values())
         read_layers = [
-            _read_layer(name, dirs[name], problems, contents, unreadable, use_cache)
+            _read_layer(name, dirs[name], problems, contents, unreadable, use_cache, walls[name])
             for name in layers
             if name != IMPORTED
         ]
@@ -177,14 +180,15 @@ def _read_layer(
     contents: Mapping[str, bytes],
     unreadable: Mapping[str, Problem],
     trust_shipped: bool = False,
+    root: str | None = None,
 ) -> _Layer:
     """One layer's items; with `trust_shipped`, the built-in layer's agent command templates
-    are not lexed for problems (see `load`)."""
+    are not lexed for problems (see `load`). With `root`, the layer is the project's."""
     from start.config import validate
 
     layer = _Layer(name, directory)
     seen: dict[tuple[str, str], str] = {}
-    for stray in files.stray_toml(directory):
+    for stray in files.stray_toml(directory, root):
         close = suggest(os.path.basename(stray), files.LAYER_FILES)
         problems.append(
             Problem(

@@ -9,8 +9,8 @@ The plain part:
 - `[a.b]` table headers of bare keys (letters, digits, `_` and `-`);
 - `key = value` lines with a bare key, a `# comment` and blank lines;
 - values: basic and literal strings, one-line or multi-line (with the escapes `\\b \\t \\n \\f
-  \\r \\" \\\\ \\uXXXX \\UXXXXXXXX`), decimal integers, booleans, arrays and inline tables of
-  those.
+  \\r \\" \\\\ \\uXXXX \\UXXXXXXXX`), decimal integers of up to 19 digits, booleans, arrays and
+  inline tables of those.
 
 Outside it, for tomllib: quoted or dotted keys, arrays of tables, floats, dates and times,
 integers in other bases or with `_`, a backslash that ends a line, any control character but tab
@@ -81,6 +81,14 @@ def loads(text: str) -> dict[str, Any] | None:
         return None
 
 
+def _integer(text: str) -> int:
+    """A decimal integer; a longer one than an int64's 19 digits is tomllib's to read (or to
+    refuse, past Python's limit on the digits int() converts)."""
+    if len(text.lstrip("+-")) > 19:
+        raise _NotPlain
+    return int(text)
+
+
 def _unescape(body: str) -> str:
     return re.compile(_ESCAPE).sub(_escaped_char, body) if "\\" in body else body
 
@@ -135,7 +143,7 @@ class _Reader:
             elif kind == "literal":
                 value = found[kind]
             elif kind == "integer":
-                value = int(found[kind])
+                value = _integer(found[kind])
             else:
                 value = kind == "true"
             table[key] = value
@@ -206,7 +214,7 @@ class _Reader:
             return self.inline_table(pos + 1, depth + 1)
         found = self.match(_SCALAR, pos)
         word = found[1]
-        return (word == "true" if word else int(found[0])), found.end()
+        return (word == "true" if word else _integer(found[0])), found.end()
 
     def array(self, pos: int, depth: int) -> tuple[list[Any], int]:
         text = self.text

@@ -4,8 +4,9 @@ User-level directories form the imported layer (between built-in and global); pr
 under the project root, belong to the project layer (same trust, same precedence). Without any of
 them a load costs one stat per directory. The walk is bounded like the trust scan of `.start/`:
 at most MAX_DEPTH levels, MAX_ENTRIES entries and FILE_LIMIT bytes a file. Directory symlinks are
-not followed, nor hidden names (`.x`); in a project directory, a file whose real path a symlink
-leads outside the project root is not read.
+not followed, nor hidden names (`.x`); in a project directory, a file (or the command directory
+itself) that a symlink leads outside the project root is not opened. A file that is not text
+(not UTF-8, or with a NUL byte) is skipped.
 """
 
 from __future__ import annotations
@@ -118,6 +119,12 @@ def discover(root: str | None, *, user: bool) -> Discovery:
     files: list[Found] = []
     problems: list[tuple[Place, str]] = []
     for place in places:
+        if place.scope == PROJECT:
+            real = os.path.realpath(place.directory)
+            if not fs.within(real, real_root):
+                # `.claude/commands` (or `.claude`) is a link out of the repository: not listed.
+                files.append(Found(place, place.directory, (), None, _outside(real)))
+                continue
         walk = _Walk(place, real_root)
         try:
             walk.directory(place.directory, (), 0)
@@ -129,6 +136,24 @@ def discover(root: str | None, *, user: bool) -> Discovery:
             continue
         files.extend(walk.found)
     return Discovery(tuple(files), tuple(problems))
+
+
+NOT_TEXT: Final = "is not a text file (it is not UTF-8, or holds a NUL byte)"
+
+
+def _outside(real: str) -> str:
+    return f"leads outside the project root (to {real}) through a symlink; start does not read it"
+
+
+def _is_text(data: bytes) -> bool:
+    """Whether a command file's bytes are text: UTF-8 without NUL bytes."""
+    if b"\0" in data:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _is_dir(path: str) -> bool:
@@ -180,24 +205,28 @@ class _Walk:
             if self.place.nested:
                 self.skip(path, parts, "is a symlink to a directory, which start does not follow")
             return
+        project = self.place.scope == PROJECT
+        if project and stat.S_ISLNK(info.st_mode):
+            real = os.path.realpath(path)
+            if not fs.within(real, self.real_root):
+                self.skip(path, parts, _outside(real))  # not opened
+                return
         try:
             read = fs.read(path, FILE_LIMIT)
         except fs.FileError as error:
             self.skip(path, parts, error.reason)
             return
-        if self.place.scope == PROJECT and not fs.within(read.real, self.real_root):
-            self.skip(
-                path,
-                parts,
-                f"leads outside the project root (to {read.real}) through a symlink; "
-                "start does not read it",
-            )
+        if project and not fs.within(read.real, self.real_root):
+            self.skip(path, parts, _outside(read.real))  # the link changed as it was opened
             return
         if read.truncated:
             self.skip(
                 path, parts, f"is {read.size:,} bytes; start reads command files of at most "
                 f"{FILE_LIMIT:,} bytes"
             )  # fmt: skip
+            return
+        if not _is_text(read.data):
+            self.skip(path, parts, NOT_TEXT)
             return
         self.found.append(Found(self.place, path, parts, read.data))
 

@@ -21,9 +21,9 @@ Qwen Code (QwenLM/qwen-code, a Gemini CLI fork) reads both `*.toml` and `*.md` (
 from __future__ import annotations
 
 import re
-import tomllib
 from typing import Final
 
+from start.config import files
 from start.interop import frontmatter
 from start.interop.common import (
     Note,
@@ -47,8 +47,10 @@ QWEN_RUNTIME: Final = {
 def parse_toml(text: str, filename: str, *, qwen: bool = False) -> Parsed:
     """A TOML command file as a template; UnusableError when it cannot be one."""
     try:
-        table = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+        table = files.loads(text)
+    except files.LimitError as error:
+        raise UnusableError(None, str(error)) from None
+    except ValueError as error:  # tomllib.TOMLDecodeError
         at = re.search(r"\(at line (\d+), column \d+\)", str(error))
         line = int(at.group(1)) if at else None
         raise UnusableError(line, f"not valid TOML: {error}") from None

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 from start import paths
 from start.config.model import Config
-from start.errors import StartError, UntrustedError
+from start.errors import Problem, StartError, UntrustedError
 from start.record import Record
 from start.trust.review import Change, Mention, Review, changes, review
 from start.trust.scan import (
@@ -71,6 +71,7 @@ __all__ = [
     "store_dir",
     "trusted_prefixes",
     "unsafe_message",
+    "withheld",
 ]
 
 
@@ -187,6 +188,44 @@ def grant(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
     if found.unsafe:
         raise UntrustedError(unsafe_message(found))
     raise TrustRequired(config, verdict)
+
+
+# At most this many places of an unapproved project's errors are named.
+WITHHELD_PLACES = 5
+
+
+def withheld(config: Config, own: Config) -> str | None:
+    """The errors that the project layer adds to `own` (the same config without it), by place
+    and kind only; None when it adds none.
+
+    For where an unapproved project's errors are told to someone other than the user at their
+    terminal, such as a model through `start mcp`: their messages may quote the files' bytes (a
+    value, a key, the token at a syntax error), and these are not approved.
+    """
+    mine = set(own.problems)
+    unparsed = {f.path for f in config.files if f.layer == "project" and not f.parsed}
+    directory = config.layer_dirs.get("project")
+    if directory is not None:
+        unparsed.add(directory)  # a problem of `.start` itself: it cannot be read
+    places = list(dict.fromkeys(_place(p, unparsed) for p in config.errors if p not in mine))
+    if not places:
+        return None
+    named = ", ".join(places[:WITHHELD_PLACES])
+    if len(places) > WITHHELD_PLACES:
+        named += f" and {len(places) - WITHHELD_PLACES} more"
+    return (
+        f"the project's config has errors ({named}), not quoted because it is not approved; "
+        "'start config validate' shows them"
+    )
+
+
+def _place(problem: Problem, unparsed: set[str]) -> str:
+    where = problem.where
+    if problem.line is not None:
+        where += f":{problem.line}:{problem.column or 1}"
+    if problem.file not in unparsed:
+        return f"{where}: an error"
+    return f"{where}: {'a syntax error' if problem.line is not None else 'cannot be read'}"
 
 
 @contextmanager

@@ -133,7 +133,8 @@ class _Scanner:
         if not os.path.lexists(start_dir):
             pass  # only other agents' command files (their bytes are covered below)
         elif not self.inside(start_dir):
-            # `.start` links outside the project: its config files are covered, nothing else.
+            # `.start` links outside the project: load read none of it, so the link is covered
+            # (beside the project's command files), and nothing in it.
             self.symlink(start_dir)
         else:
             self.check(start_dir, os.stat(start_dir))

@@ -189,6 +189,9 @@ NOT_PLAIN = {
     "text after a value": 'a = "x" y',
     "four closing quotes": 's = """x""""',
     "deep nesting": "a = " + "[" * 40 + "]" * 40,
+    "an integer of 20 digits": "a = 12345678901234567890",
+    "an integer past Python's limit on digits": "a = 1" + "0" * 4300,
+    "such an integer in an array": "a = [1" + "0" * 4300 + "]",
 }
 
 

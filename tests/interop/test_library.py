@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from start import interop, pipeline, resolve
+from start import fs, interop, pipeline, resolve
 from start.config.load import load
 from start.errors import ConfigError
 from start.interop import dirs
@@ -257,6 +259,117 @@ def test_a_broken_command_file_is_skipped_never_fatal(project: Path) -> None:
         f"{opened}:1:1: not imported: '!{{' is not closed with a matching '}}'; Gemini CLI "
         "refuses to run the command (Invalid syntax)",
     ]
+
+
+DIGITS = sys.get_int_max_str_digits()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "prompt = 'x'\nn = 1" + "0" * DIGITS + "\n",
+            f"an integer has more than {DIGITS:,} digits; start reads at most that",
+        ),
+        (
+            "prompt = 'x'\nn = " + "[" * 3000 + "]" * 3000 + "\n",
+            "arrays or inline tables are nested too deeply to read",
+        ),
+    ],
+    ids=["a long integer", "deep arrays"],
+)
+def test_toml_past_pythons_limits_is_a_broken_command_file(
+    project: Path, text: str, message: str
+) -> None:
+    write_tree(
+        project, {".gemini/commands/bad.toml": text, ".gemini/commands/ok.toml": "prompt='x'"}
+    )
+    config = load(project, strict=True)
+    bad = project / ".gemini" / "commands" / "bad.toml"
+    assert set(names(project)) == {"gemini:ok"}
+    assert [str(p) for p in config.problems] == [f"{bad}: not imported: {message}"]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"Explain\x00 this\n", b"\xff\xd8\xff\xe0 a JPEG\n", "caf\u00e9\n".encode("latin-1")],
+    ids=["a NUL byte", "an image", "Latin-1"],
+)
+def test_a_file_that_is_not_text_is_skipped_with_a_warning(project: Path, data: bytes) -> None:
+    write_tree(project, {".claude/commands/ok.md": "Explain\n"})
+    binary = project / ".claude" / "commands" / "binary.md"
+    binary.write_bytes(data)
+    config = load(project, strict=True)
+    assert set(names(project)) == {"claude:ok"}
+    assert [str(p) for p in config.problems] == [
+        f"{binary}: not imported: is not a text file (it is not UTF-8, or holds a NUL byte)"
+    ]
+
+
+# --- symlinks out of the project -------------------------------------------------------------
+
+
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The real paths of every file fs.read opens and every directory os.scandir lists."""
+    seen: list[str] = []
+    read, scandir = fs.read, os.scandir
+
+    def reading(path: str, *args: Any, **kwargs: Any) -> fs.Read:
+        seen.append(os.path.realpath(path))
+        return read(path, *args, **kwargs)
+
+    def listing(path: Any = ".") -> Any:
+        seen.append(os.path.realpath(path))
+        return scandir(path)
+
+    monkeypatch.setattr(fs, "read", reading)
+    monkeypatch.setattr(os, "scandir", listing)
+    return seen
+
+
+def test_a_command_file_linked_outside_is_never_opened(
+    project: Path, tmp_path: Path, opened: list[str]
+) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("Hello !`touch x`\n")
+    write_tree(project, {".claude/commands/ok.md": "ok\n"})
+    link = project / ".claude" / "commands" / "out.md"
+    link.symlink_to(outside)
+    config = load(project)
+    assert str(outside) not in opened
+    assert set(names(project)) == {"claude:ok"}
+    assert [str(p) for p in config.problems] == [
+        f"{link}: not imported: leads outside the project root (to {outside}) through a "
+        "symlink; start does not read it"
+    ]
+
+
+@pytest.mark.parametrize("linked", [".claude/commands", ".claude"])
+def test_a_command_directory_linked_outside_is_never_listed(
+    project: Path, tmp_path: Path, opened: list[str], linked: str
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    write_tree(elsewhere, {"commands/x.md": "Hello !`touch x`\n"})
+    target = elsewhere / "commands" if linked == ".claude/commands" else elsewhere
+    (project / linked).parent.mkdir(parents=True, exist_ok=True)
+    (project / linked).symlink_to(target)
+    config = load(project)
+    assert not [path for path in opened if path.startswith(str(elsewhere))]
+    assert not names(project)
+    directory = project / ".claude" / "commands"
+    assert [str(p) for p in config.problems] == [
+        f"{directory}: not imported: leads outside the project root (to {elsewhere / 'commands'}) "
+        "through a symlink; start does not read it"
+    ]
+
+
+def test_a_command_directory_linked_inside_the_project_is_read(project: Path) -> None:
+    write_tree(project, {"shared/commands/x.md": "Hello\n"})
+    (project / ".claude").mkdir()
+    (project / ".claude" / "commands").symlink_to("../shared/commands")
+    config = load(project)
+    assert (names(project), config.problems) == ({"claude:x": "project"}, ())
 
 
 # --- bounds ----------------------------------------------------------------------------------
