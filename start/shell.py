@@ -7,7 +7,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
 
 if TYPE_CHECKING:
     import signal
@@ -154,21 +154,36 @@ def _flag(basename: str) -> str:
 Progress = Callable[[list[str]], None]
 
 
+class Owner(Protocol):
+    """Told of each command's process group while it may be killed from outside the run.
+
+    `adopt` comes just after the command starts, `release` just before its leader is reaped (so
+    the group id cannot be reused in between). Both are called from the thread that runs the
+    commands; an owner that kills a group in between makes the command end as killed.
+    """
+
+    def adopt(self, pgid: int) -> None: ...
+
+    def release(self, pgid: int) -> None: ...
+
+
 def run(spec: CommandSpec) -> CommandResult:
     return run_all([spec])[0]
 
 
-def run_all(specs: Sequence[CommandSpec], progress: Progress | None = None) -> list[CommandResult]:
+def run_all(
+    specs: Sequence[CommandSpec], progress: Progress | None = None, owner: Owner | None = None
+) -> list[CommandResult]:
     """Run every command at once, all driven from one poll loop; results in input order.
 
     While they run (from the main thread), SIGINT, SIGTERM and SIGHUP kill every command's
     process group and raise KeyboardInterrupt (SIGINT) or StoppedError (128 + N). `progress`,
     when given, is called with the labels of the commands still running once they have taken
     PROGRESS_DELAY seconds, again whenever that list changes, and with [] at the end if it was
-    called before.
+    called before. `owner`, when given, is told of every command's process group (see Owner).
     """
     results: dict[int, CommandResult] = {}
-    with _Stop() as stop, _Loop(stop, progress) as loop:
+    with _Stop() as stop, _Loop(stop, progress, owner) as loop:
         try:
             for index, spec in enumerate(specs):
                 with stop.held():
@@ -188,6 +203,7 @@ def run_all(specs: Sequence[CommandSpec], progress: Progress | None = None) -> l
                 _kill_group(job.pid)
             for job in loop.jobs:
                 job.close()
+                loop.release(job)
                 if job.status is None:
                     _reap(job.pid)
             raise
@@ -436,10 +452,13 @@ def _kill_group(pgid: int) -> None:
 class _Loop:
     """One poll over every command's pipes, and the shared /dev/null drain."""
 
-    def __init__(self, stop: _Stop, progress: Progress | None = None) -> None:
+    def __init__(
+        self, stop: _Stop, progress: Progress | None = None, owner: Owner | None = None
+    ) -> None:
         import select
 
         self.stop = stop
+        self.owner = owner
         self.poll = select.poll()
         self.readable = select.POLLIN
         self.watched: dict[int, tuple[_Job, int]] = {}  # fd -> its job, and the fd or _LEADER
@@ -464,6 +483,13 @@ class _Loop:
         self.jobs.add(job)
         for fd in job.captures:
             self.watch(fd, job, fd)
+        if self.owner is not None:
+            self.owner.adopt(job.pid)
+
+    def release(self, job: _Job) -> None:
+        """Tell the owner that the group of `job` is not to be killed: its leader is reaped next."""
+        if self.owner is not None:
+            self.owner.release(job.pid)
 
     def drive(self) -> list[tuple[_Job, CommandResult]]:
         done: list[tuple[_Job, CommandResult]] = []
@@ -576,6 +602,7 @@ class _Loop:
             # Kill the group before reaping the leader: while the leader is unreaped its pid, and
             # so the group id, cannot be reused by an unrelated process.
             _kill_group(job.pid)
+            self.release(job)
             returncode = _reap(job.pid) if job.status is None else job.status
             duration = time.monotonic() - job.started
             for fd in job.fds():

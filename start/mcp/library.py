@@ -7,16 +7,18 @@ the MCP SDK, prints or asks: an untrusted project's `.start/` is left out, with 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, cast
 from urllib.parse import quote, unquote
 
-from start import pipeline, resolve, shell, sources
+from start import fs, pipeline, resolve, shell, sources
 from start.config.load import load
 from start.config.model import Config, Task
 from start.errors import (
     AgentNotFoundError,
+    ConfigError,
     ExitCode,
     StartError,
     UnknownNameError,
@@ -25,7 +27,7 @@ from start.errors import (
     suggest,
 )
 from start.record import Record
-from start.shell import CommandResult, CommandSpec
+from start.shell import CommandResult, CommandSpec, Owner
 from start.wall import Reader
 
 Kind = Literal["context", "role"]
@@ -112,20 +114,34 @@ class Resource(Record):
 
 
 def view(scope: Scope) -> View:
-    """Load the config afresh. An untrusted project's `.start/` is left out, never asked about.
+    """Load the config afresh. An untrusted project's `.start/` is left out, never asked about,
+    and so is a project layer with errors that no approval covers: its errors are named by
+    place only (trust.withheld), since the model reads the note.
 
-    Raises ConfigError when the config has errors.
+    Raises ConfigError when the config used has errors.
     """
-    config = load(scope.workdir, use_project=scope.use_project, strict=True)
     if not scope.use_project:
+        config = load(scope.workdir, use_project=False, strict=True)
         start_dir = config.project.start_dir
         note = f"{start_dir} is ignored (--no-project)" if start_dir is not None else None
         return View(config, False, note)
+    config = load(scope.workdir)
+    untrusted: str | None = None
     try:
-        pipeline.grant_for(config)
+        grant, _ = pipeline.grant_for(config)
     except UntrustedError as error:
-        return View(load(scope.workdir, use_project=False, strict=True), False, str(error))
-    return View(config, True)
+        untrusted = str(error)
+    else:
+        # No grant: no project file is approved (none was read, e.g. links out of the root).
+        if grant is not None or not config.errors:
+            if config.errors:
+                raise ConfigError(config.problems)
+            return View(config, True)
+    own = load(scope.workdir, use_project=False, strict=True)
+    from start import trust
+
+    notes = [text for text in (untrusted, trust.withheld(config, own)) if text is not None]
+    return View(own, False, "; ".join(notes) or None)
 
 
 def listed(config: Config) -> list[Task]:
@@ -180,7 +196,8 @@ def selection(task: Task, values: Mapping[str, str]) -> resolve.Request:
 def check(task: Task, values: Mapping[str, object]) -> dict[str, str]:
     """Argument values as strings; an unknown name, a non-string or a missing one is refused.
 
-    A null value counts as not given: agents often send null for an optional argument.
+    A null value counts as not given: agents often send null for an optional argument. Values
+    follow the text rule of command-line arguments (fs.arg_text): a NUL becomes U+FFFD.
     """
     known = {argument.name: argument for argument in arguments(task)}
     checked: dict[str, str] = {}
@@ -193,7 +210,7 @@ def check(task: Task, values: Mapping[str, object]) -> dict[str, str]:
             raise RequestError(f"task '{task.name}' has no argument '{name}'{hint}")
         if not isinstance(value, str):
             raise RequestError(f"argument '{name}' of task '{task.name}' must be a string")
-        checked[name] = value
+        checked[name] = fs.arg_text(value)
     missing = [
         name for name, argument in known.items() if argument.required and name not in checked
     ]
@@ -225,24 +242,30 @@ def find(config: Config, name: str) -> Task:
     raise RequestError(str(UnknownNameError("task", name, names)))
 
 
-def compose(scope: Scope, name: str, values: Mapping[str, object]) -> Composed:
-    """`prompts/get`: the task composed exactly as a dry run of `start task` composes it."""
+def compose(
+    scope: Scope, name: str, values: Mapping[str, object], owner: Owner | None = None
+) -> Composed:
+    """`prompts/get`: the task composed exactly as a dry run of `start task` composes it.
+
+    `owner` is told of the process group of every command that runs (shell.Owner).
+    """
     seen = view(scope)
     task = find(seen.config, name)
-    prepared = _prepare(scope, seen, selection(task, check(task, values)))
+    runner = functools.partial(shell.run_all, owner=owner)
+    prepared = _prepare(scope, seen, selection(task, check(task, values)), runner)
     return _composed(task, prepared)
 
 
-def run(scope: Scope, name: str, values: Mapping[str, object]) -> Run:
+def run(scope: Scope, name: str, values: Mapping[str, object], owner: Owner | None = None) -> Run:
     """`run_task`: compose the task, keeping its command's stdout, stderr and exit code apart.
 
     Raises RequestError (and ConfigError) for a request that cannot name a task; every failure
-    after that is a Run that is not ok.
+    after that is a Run that is not ok. `owner` is as for `compose`.
     """
     seen = view(scope)
     task = find(seen.config, name)
     request = selection(task, check(task, values))
-    recorder = _Recorder()
+    recorder = _Recorder(owner)
     try:
         prepared = _prepare(scope, seen, request, recorder)
     except StartError as error:
@@ -261,11 +284,12 @@ def run(scope: Scope, name: str, values: Mapping[str, object]) -> Run:
 class _Recorder:
     """A runner that captures stdout and stderr apart, and keeps the results."""
 
-    def __init__(self) -> None:
+    def __init__(self, owner: Owner | None = None) -> None:
+        self.owner = owner
         self.results: list[CommandResult] = []
 
     def __call__(self, specs: Sequence[CommandSpec]) -> list[CommandResult]:
-        self.results = shell.run_all([_apart(spec) for spec in specs])
+        self.results = shell.run_all([_apart(spec) for spec in specs], owner=self.owner)
         return self.results
 
     def result_of(self, task: Task) -> CommandResult | None:
@@ -365,10 +389,11 @@ def resources(config: Config) -> list[Resource]:
     return found
 
 
-def read(scope: Scope, address: str) -> str:
+def read(scope: Scope, address: str, owner: Owner | None = None) -> str:
     """The text of a context or role, materialised as a launch materialises it.
 
-    A context's or role's command runs; its files are read through the launch's wall.
+    A context's or role's command runs; its files are read through the launch's wall. `owner`
+    is as for `compose`.
     """
     kind, name = _parse(address)
     seen = view(scope)
@@ -386,7 +411,8 @@ def read(scope: Scope, address: str) -> str:
         plan = plan._replace(contexts=(config.contexts[name],))
     grant, _ = pipeline.grant_for(config)
     reader = Reader(config.root, grant, config.settings.file_size_limit)
-    composition = sources.compose(config, plan, pipeline.now(), reader)
+    runner = functools.partial(shell.run_all, owner=owner)
+    composition = sources.compose(config, plan, pipeline.now(), reader, runner)
     if kind == "role":
         assert composition.role is not None
         return composition.role.text

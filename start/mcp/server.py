@@ -1,20 +1,29 @@
 """The MCP server of `start mcp`: the SDK's low-level Server on stdio, over `library`.
 
 Every request loads the config afresh in a worker thread, because loading, trust checks and task
-commands block and the SDK runs requests concurrently. A failed task command is a tool result with
-isError; a bad request is an MCP error and never stops the server. Logs go to stderr: stdout is the
-protocol's channel (and `stdio_server` points file descriptor 1 at stderr while it serves).
+commands block and the SDK runs requests concurrently. Requests that may run commands take their
+threads from a limiter of their own, so listings never wait behind them. A failed task command is
+a tool result with isError; a bad request is an MCP error and never stops the server. Logs go to
+stderr: stdout is the protocol's channel (and `stdio_server` points file descriptor 1 at stderr
+while it serves).
+
+Every command's process group has an owner until it is gone (`Commands`): a cancelled request's
+groups are killed, the server kills all of them when it stops, and a watchdog process kills those
+left when the server itself is killed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 import os
+import re
 import signal
+import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Final, ParamSpec, TypeVar, cast
 
@@ -26,6 +35,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
 from start import __version__
 from start.config.model import Task
@@ -33,11 +43,17 @@ from start.errors import StartError
 from start.mcp import library, report
 from start.mcp.library import RequestError, Scope
 from start.params import TASK_NAME_ARGUMENT
+from start.shell import Owner
 
 LIST_TASKS: Final = "list_tasks"
 RUN_TASK: Final = "run_task"
 MIME: Final = "text/markdown"
 STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# The most bytes one message may take on stdin, its newline not counted.
+MESSAGE_LIMIT: Final = 16 << 20
+# How many requests that may run commands (run_task, prompts/get, resources/read) run at once;
+# more wait their turn, and listings never wait for them.
+COMMAND_CALLS: Final = 16
 
 logger = logging.getLogger("start.mcp")
 
@@ -139,8 +155,13 @@ def _tools(tasks: list[Task]) -> list[types.Tool]:
     ]
 
 
-def build(scope: Scope) -> Server[Any]:
-    """The server for one directory; it reads nothing until a request comes."""
+def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
+    """The server for one directory; it reads nothing until a request comes.
+
+    `commands` owns the process groups of the commands that requests run (a new one if None).
+    """
+    if commands is None:
+        commands = Commands()
 
     @_guarded
     async def list_prompts(
@@ -153,7 +174,10 @@ def build(scope: Scope) -> Server[Any]:
     async def get_prompt(
         ctx: Context, params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        composed = await _off_loop(library.compose, scope, params.name, params.arguments or {})
+        values = params.arguments or {}
+        composed = await commands.run(
+            lambda owner: library.compose(scope, params.name, values, owner)
+        )
         message = types.PromptMessage(role="user", content=_text(composed.message))
         return types.GetPromptResult(description=composed.task.description, messages=[message])
 
@@ -185,7 +209,7 @@ def build(scope: Scope) -> Server[Any]:
             data = report.listing(tasks, scope.workdir, seen.note)
             text = json.dumps(data, ensure_ascii=False)
             return types.CallToolResult(content=[_text(text)], structured_content=data)
-        return await _run_task(scope, params.arguments or {})
+        return await _run_task(scope, commands, params.arguments or {})
 
     @_guarded
     async def list_resources(
@@ -221,7 +245,7 @@ def build(scope: Scope) -> Server[Any]:
     async def read_resource(
         ctx: Context, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        text = await _off_loop(library.read, scope, params.uri)
+        text = await commands.run(lambda owner: library.read(scope, params.uri, owner))
         contents = types.TextResourceContents(uri=params.uri, text=text, mime_type=MIME)
         return types.ReadResourceResult(contents=[contents])
 
@@ -239,13 +263,15 @@ def build(scope: Scope) -> Server[Any]:
     )
 
 
-async def _run_task(scope: Scope, arguments: Mapping[str, Any]) -> types.CallToolResult:
+async def _run_task(
+    scope: Scope, commands: Commands, arguments: Mapping[str, Any]
+) -> types.CallToolResult:
     name = arguments.get(TASK_NAME_ARGUMENT)
     if not isinstance(name, str):
         return _failed("run_task needs task_name: a string, one of the names list_tasks returns")
     values = {key: value for key, value in arguments.items() if key != TASK_NAME_ARGUMENT}
     try:
-        run = await _off_loop(library.run, scope, name, values)
+        run = await commands.run(lambda owner: library.run(scope, name, values, owner))
     except StartError as error:
         return _failed(str(error))
     content: list[types.ContentBlock] = [_text(report.outcome(run))]
@@ -258,11 +284,15 @@ async def _run_task(scope: Scope, arguments: Mapping[str, Any]) -> types.CallToo
 
 def serve(scope: Scope) -> int | None:
     """Serve on stdin and stdout until the client disconnects (None) or a signal comes (its
-    number). Commands still running then finish or reach their timeout first."""
-    return anyio.run(_serve, build(scope))
+    number). Commands still running then are killed, and the server exits without waiting."""
+    commands = Commands(Watchdog.start())
+    try:
+        return anyio.run(_serve, build(scope, commands), commands)
+    finally:
+        commands.close()
 
 
-async def _serve(server: Server[Any]) -> int | None:
+async def _serve(server: Server[Any], commands: Commands) -> int | None:
     stopped: int | None = None
     async with anyio.create_task_group() as group:
 
@@ -271,22 +301,192 @@ async def _serve(server: Server[Any]) -> int | None:
             with anyio.open_signal_receiver(*STOP_SIGNALS) as received:
                 async for number in received:
                     stopped = number
+                    commands.stop()
                     group.cancel_scope.cancel()
                     return
 
         group.start_soon(watch)
+        # `stdio_server` only writes: `_stdin` reads stdin, and answers what it cannot pass on.
         async with (
-            _stdin() as lines,
-            stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as (read, write),
+            stdio_server(stdin=cast("anyio.AsyncFile[str]", _NoLines())) as (unread, write),
+            _stdin(write.send) as read,
         ):
+            unread.close()
             await server.run(read, write, server.create_initialization_options())
+        commands.stop()
         group.cancel_scope.cancel()
     return stopped
 
 
+# --- the commands' process groups -----------------------------------------------------------
+
+
+class Commands:
+    """The process groups of the commands that requests run, each with its request (shell.Owner).
+
+    A cancelled request's groups are killed at once, and after `stop` every group is, including
+    those that start later. The watchdog is told of each group, for when the server is killed.
+    """
+
+    def __init__(self, watchdog: Watchdog | None = None) -> None:
+        self.lock = threading.Lock()
+        self.live: dict[int, _Request] = {}  # process group id -> its request
+        self.stopped = False
+        self.watchdog = watchdog
+        self.limiter = anyio.CapacityLimiter(COMMAND_CALLS)
+
+    async def run(self, work: Callable[[Owner], R]) -> R:
+        """`work(owner)` in a worker thread, COMMAND_CALLS at most at once.
+
+        Cancelled (the client cancelled the request, or the server stops), it kills the groups of
+        the commands that `work` runs and returns at once; the thread then ends on its own.
+        """
+        request = _Request(self)
+        try:
+            return await anyio.to_thread.run_sync(
+                work, request, limiter=self.limiter, abandon_on_cancel=True
+            )
+        except anyio.get_cancelled_exc_class():
+            self.kill(request)
+            raise
+
+    def adopt(self, request: _Request, pgid: int) -> None:
+        with self.lock:
+            self.live[pgid] = request
+            if self.watchdog is not None:
+                self.watchdog.tell(f"+{pgid}")
+            if self.stopped or request.killed:
+                _kill_group(pgid)
+
+    def release(self, pgid: int) -> None:
+        with self.lock:
+            del self.live[pgid]
+            if self.watchdog is not None:
+                self.watchdog.tell(f"-{pgid}")
+
+    def kill(self, request: _Request) -> None:
+        with self.lock:
+            request.killed = True
+            for pgid in [pgid for pgid, owner in self.live.items() if owner is request]:
+                _kill_group(pgid)
+
+    def stop(self) -> None:
+        """Kill every group, now and from now on."""
+        with self.lock:
+            self.stopped = True
+            for pgid in self.live:
+                _kill_group(pgid)
+
+    def close(self) -> None:
+        """Stop, and let the watchdog go: it kills what is left, which is no longer running."""
+        self.stop()
+        with self.lock:
+            watchdog, self.watchdog = self.watchdog, None
+        if watchdog is not None:
+            watchdog.close()
+
+
+class _Request:
+    """shell.Owner for the commands of one request."""
+
+    def __init__(self, commands: Commands) -> None:
+        self.commands = commands
+        self.killed = False
+
+    def adopt(self, pgid: int) -> None:
+        self.commands.adopt(self, pgid)
+
+    def release(self, pgid: int) -> None:
+        self.commands.release(pgid)
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+# Reads "+PGID" and "-PGID" lines until end of file, which comes when the server is gone, however
+# it went; then kills the groups still listed. `-I -S`: nothing but the standard library.
+_WATCHDOG: Final = """
+import os, sys
+groups = set()
+for line in sys.stdin.buffer:
+    (groups.add if line[:1] == b"+" else groups.discard)(int(line[1:]))
+for group in groups:
+    try:
+        os.killpg(group, 9)
+    except OSError:
+        pass
+"""
+
+
+class Watchdog:
+    """A small process that kills the commands' groups once the server is gone, even by SIGKILL.
+
+    It reads the groups from a pipe whose write end only the server holds, so the kernel closes
+    it when the server ends. It runs in a session of its own: a signal to the server's process
+    group, as clients send, does not reach it.
+    """
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid = pid
+        self.fd = fd
+
+    @classmethod
+    def start(cls) -> Watchdog | None:
+        read, write = os.pipe()
+        try:
+            pid = os.posix_spawn(
+                sys.executable,
+                [sys.executable, "-I", "-S", "-c", _WATCHDOG],
+                os.environ,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, read, 0),
+                    (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                ],
+                setsid=True,
+            )
+        except OSError as error:
+            os.close(write)
+            reason = error.strerror or error
+            logger.warning("no watchdog (%s): a command can outlive a killed server", reason)
+            return None
+        finally:
+            os.close(read)
+        return cls(pid, write)
+
+    def tell(self, line: str) -> None:
+        with contextlib.suppress(OSError):  # the watchdog is gone: nothing to tell
+            os.write(self.fd, line.encode() + b"\n")
+
+    def close(self) -> None:
+        os.close(self.fd)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+# --- stdin ----------------------------------------------------------------------------------
+
+
+Reply = Callable[[SessionMessage], Awaitable[None]]
+
+
+class _NoLines:
+    """An empty stdin for `stdio_server`, so that it claims only stdout."""
+
+    def __aiter__(self) -> _NoLines:
+        return self
+
+    async def __anext__(self) -> str:
+        raise StopAsyncIteration
+
+
 @asynccontextmanager
-async def _stdin() -> AsyncIterator[MemoryObjectReceiveStream[str]]:
-    """The lines of stdin, read by a daemon thread, for `stdio_server` (which only iterates them).
+async def _stdin(
+    reply: Reply,
+) -> AsyncIterator[MemoryObjectReceiveStream[SessionMessage | Exception]]:
+    """The messages on stdin, read and parsed by a daemon thread, which sends its own error
+    replies (`_parse`) with `reply`.
 
     The SDK reads stdin in a worker thread that a cancelled server waits for: a signal could not
     stop a server whose client keeps stdin open (on a terminal, not before Enter). A daemon thread
@@ -296,33 +496,187 @@ async def _stdin() -> AsyncIterator[MemoryObjectReceiveStream[str]]:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    send, receive = anyio.create_memory_object_stream[str]()
+    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception]()
     try:
         async with anyio.from_thread.BlockingPortal() as portal:
             pump = threading.Thread(
-                target=_pump, args=(fd, send, portal), name="start mcp stdin", daemon=True
+                target=_pump, args=(fd, send, reply, portal), name="start mcp stdin", daemon=True
             )
             pump.start()
             try:
                 yield receive
             finally:
                 await portal.stop(cancel_remaining=True)
+                send.close()
     finally:
         os.dup2(fd, 0)  # the thread may still read `fd`: it is left open until the process ends
 
 
 def _pump(
-    fd: int, send: MemoryObjectSendStream[str], portal: anyio.from_thread.BlockingPortal
+    fd: int,
+    send: MemoryObjectSendStream[SessionMessage | Exception],
+    reply: Reply,
+    portal: anyio.from_thread.BlockingPortal,
 ) -> None:
-    pending = b""
+    lines = Lines()
     try:
         while chunk := os.read(fd, 65536):
-            pending += chunk
-            *complete, pending = pending.split(b"\n")
-            for line in complete:
-                portal.call(send.send, line.decode("utf-8", "replace"))
-        if pending:
-            portal.call(send.send, pending.decode("utf-8", "replace"))
+            for line, size in lines.feed(chunk):
+                _deliver(_parse(line, size), send, reply, portal)
+        rest = lines.rest()
+        if rest is not None:
+            _deliver(_parse(*rest), send, reply, portal)
         portal.call(send.close)
     except Exception:  # the server stopped (portal gone, stream closed): nothing to do
         return
+
+
+def _deliver(
+    parsed: SessionMessage | types.JSONRPCError | None,
+    send: MemoryObjectSendStream[SessionMessage | Exception],
+    reply: Reply,
+    portal: anyio.from_thread.BlockingPortal,
+) -> None:
+    if isinstance(parsed, SessionMessage):
+        portal.call(send.send, parsed)
+    elif parsed is not None:
+        logger.debug("refused a message: %s", parsed.error.message)
+        portal.call(reply, SessionMessage(parsed))
+
+
+class Lines:
+    """Bytes split into lines, in time linear in their length.
+
+    A line over MESSAGE_LIMIT keeps only its first HEAD bytes (where its id is), and its size.
+    """
+
+    HEAD: Final = 4096
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def feed(self, chunk: bytes) -> Iterator[tuple[bytes, int]]:
+        """Each line that `chunk` completes, without its newline, and its size."""
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            self._keep(chunk[start:end])
+            yield self._take()
+            start = end + 1
+        self._keep(chunk[start:])
+
+    def rest(self) -> tuple[bytes, int] | None:
+        """The last line, when the input does not end with a newline."""
+        return self._take() if self.size else None
+
+    def _keep(self, piece: bytes) -> None:
+        if self.size <= MESSAGE_LIMIT:
+            self.parts.append(piece)
+            if self.size + len(piece) > MESSAGE_LIMIT:
+                self.parts = [b"".join(self.parts)[: self.HEAD]]
+        self.size += len(piece)
+
+    def _take(self) -> tuple[bytes, int]:
+        line, size = b"".join(self.parts), self.size
+        self.parts, self.size = [], 0
+        return line, size
+
+
+def _parse(line: bytes, size: int) -> SessionMessage | types.JSONRPCError | None:
+    """A line of stdin as a message, or the error reply to it: JSON-RPC wants every request
+    answered, with the id null when its id cannot be read. None: nothing to answer."""
+    if size > MESSAGE_LIMIT:
+        return _refusal(
+            _head_id(line),
+            types.INVALID_REQUEST,
+            f"Invalid Request: the message has {size:,} bytes, over the limit of "
+            f"{MESSAGE_LIMIT:,} bytes",
+        )
+    text = line.decode("utf-8", "replace")
+    if not text.strip():
+        return None
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except ValueError:
+        return _refused(text, invalid=True)
+    # The SDK reads a request whose id is null or not a string or integer as a notification,
+    # which gets no answer.
+    if isinstance(message, types.JSONRPCNotification) and '"id"' in text:
+        refused = _refused(text, invalid=False)
+        if refused is not None:
+            return refused
+    return SessionMessage(message)
+
+
+def _refused(text: str, *, invalid: bool) -> types.JSONRPCError | None:
+    """Why `text` is not a valid message, as the reply. None for a response, which is never
+    answered, and for a message with no fault named here unless the SDK found it `invalid`."""
+    try:
+        body = json.loads(text)
+    except (ValueError, RecursionError):
+        return _refusal(None, types.PARSE_ERROR, "Parse error: the message is not valid JSON")
+    if not isinstance(body, dict):
+        return _refusal(None, types.INVALID_REQUEST, "Invalid Request: not a JSON object")
+    id_ = body.get("id")
+    if "id" in body and not _is_id(id_):
+        problem = '"id" must be a string or an integer'
+        return _refusal(None, types.INVALID_REQUEST, f"Invalid Request: {problem}")
+    method = body.get("method")
+    if method is None:
+        if "result" in body or "error" in body:
+            logger.debug("dropped a response that is not valid JSON-RPC")
+            return None
+        return _refusal(id_, types.INVALID_REQUEST, 'Invalid Request: no "method"')
+    if body.get("jsonrpc") != "2.0":
+        return _refusal(id_, types.INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
+    if not isinstance(method, str):
+        return _refusal(id_, types.INVALID_REQUEST, 'Invalid Request: "method" must be a string')
+    if not isinstance(body.get("params", {}), dict):
+        return _refusal(id_, types.INVALID_PARAMS, 'Invalid params: "params" must be an object')
+    if invalid:  # JSON to Python, not to the SDK: a lone surrogate in a string
+        return _refusal(id_, types.PARSE_ERROR, "Parse error: the message is not valid JSON")
+    return None
+
+
+def _refusal(id_: types.RequestId | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=id_, error=types.ErrorData(code=code, message=message)
+    )
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+_SPACE: Final = re.compile(r"[ \t\n\r]*")
+
+
+def _head_id(head: bytes) -> types.RequestId | None:
+    """The top-level "id" of a JSON object cut short, when it comes before the cut."""
+    text = head.decode("utf-8", "replace")
+    decoder = json.JSONDecoder()
+    at = _skip(text, 0)
+    if not text.startswith("{", at):
+        return None
+    at += 1
+    try:
+        while True:
+            key, at = decoder.raw_decode(text, _skip(text, at))
+            at = _skip(text, at)
+            if not text.startswith(":", at):
+                return None
+            value, at = decoder.raw_decode(text, _skip(text, at + 1))
+            if key == "id":
+                return value if _is_id(value) else None
+            at = _skip(text, at)
+            if not text.startswith(",", at):
+                return None
+            at += 1
+    except (ValueError, RecursionError):
+        return None
+
+
+def _skip(text: str, at: int) -> int:
+    match = _SPACE.match(text, at)
+    assert match is not None
+    return match.end()

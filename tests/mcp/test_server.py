@@ -303,6 +303,20 @@ async def test_instructions_reach_the_task_through_run_task(
     assert result.structured_content["exit_code"] is None  # the task has no command
 
 
+async def test_a_nul_in_the_instructions_becomes_u_fffd_as_on_the_command_line(
+    global_dir: Path, isolated: Path, mode: str
+) -> None:
+    dry = invoke("task", "review", "a\x00b", "--dry-run", "--json")
+    assert dry.exit_code == 0, dry.stderr
+    expected = "You review code.\n\n" + json.loads(dry.stdout)["prompt"]
+    async with connect(isolated, mode) as client:
+        got = await client.get_prompt("review", {"instructions": "a\x00b"})
+        ran = await client.call_tool("run_task", {"task_name": "review", "instructions": "a\x00b"})
+    assert expected.endswith("Focus: a\ufffdb (model stand-in-small-1)")
+    assert [m.content.text for m in got.messages] == [expected]  # type: ignore[union-attr]
+    assert texts(ran)[1] == expected
+
+
 async def test_bad_names_and_arguments_are_error_results_and_the_server_goes_on(
     global_dir: Path, isolated: Path, mode: str
 ) -> None:
