@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
-from click.parser import _OptionParser  # click 8.2+: the parser each command builds
 
 from start import console
 
@@ -58,23 +57,6 @@ class Context(click.Context):
     formatter_class = HelpFormatter
 
 
-class _Parser(_OptionParser):
-    """click's parser without a detour that cost every launch about 2 ms.
-
-    click tries each option as a long one first, so `-q` misses as a long option before it
-    matches as a short one, and the miss builds a NoSuchOption error that is thrown away: its
-    suggestions import difflib and its message goes through gettext, which imports locale. An
-    argument with one dash that names no long option goes straight to the short options, as it
-    would after that miss. (`start` sets no token_normalize_func, which click applies first.)
-    """
-
-    def _process_opts(self, arg: str, state: Any) -> None:
-        if arg[:2] not in self._opt_prefixes and arg.split("=", 1)[0] not in self._long_opt:
-            self._match_short_opt(arg, state)
-        else:
-            super()._process_opts(arg, state)
-
-
 def _show_help(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value and not ctx.resilient_parsing:
         console.out(ctx.get_help())
@@ -82,16 +64,10 @@ def _show_help(ctx: click.Context, param: click.Parameter, value: bool) -> None:
 
 
 class _Base(click.Command):
-    """What every `start` command and group shares: the parser, and a help option whose text
-    does not go through gettext (whose first call imports locale, about 1 ms a launch)."""
+    """What every `start` command and group shares: a help option whose text does not go
+    through gettext, whose first call imports locale (docs/performance.md)."""
 
     _start_help: click.Option | None = None
-
-    def make_parser(self, ctx: click.Context) -> _OptionParser:
-        parser = _Parser(ctx)
-        for param in self.get_params(ctx):
-            param.add_to_parser(parser, ctx)
-        return parser
 
     def get_help_option(self, ctx: click.Context) -> click.Option | None:
         names = self.get_help_option_names(ctx)

@@ -63,7 +63,8 @@ def _extend(ctx: click.Context, param: click.Parameter, value: Any) -> None:
 
 
 def _directory(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    # Checked here rather than with click.Path, whose import costs every launch ~2 ms.
+    # Checked here rather than with click.Path, whose import every launch would pay
+    # (docs/performance.md, "What keeps the launch path fast").
     path = paths.expanduser(value)
     if not os.path.isdir(path):
         problem = "does not exist" if not os.path.exists(path) else "is not a directory"
