@@ -22,6 +22,7 @@ from typing import Final
 
 from start.interop import frontmatter
 from start.interop.common import (
+    Lines,
     Note,
     Parsed,
     Segments,
@@ -50,6 +51,7 @@ RUNTIME: Final = {
     "when_to_use": "start does not offer commands to the model",
 }
 _RUNTIME_VALUE: Final = re.compile(r"\$\{CLAUDE_[A-Z_]+\}")
+_CLOSE: Final = re.compile(r"^```[ \t]*$", re.MULTILINE)
 
 
 def parse(text: str) -> Parsed:
@@ -88,7 +90,7 @@ def _pattern(names: list[str]) -> re.Pattern[str]:
     named = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     refs = _refs(names)
     return re.compile(
-        r"(?P<fence>^```![ \t]*\n(?P<script>.*?)^```[ \t]*$)"
+        r"(?P<fence>^```![ \t]*\n)"
         r"|(?P<inline>(?:^|(?<=\s))!`(?P<cmd>[^`]+)`)"
         rf"|(?P<escape>\\\$(?=ARGUMENTS|\d{'|' + named if named else ''}))"
         rf"|(?P<ref>{refs})"
@@ -114,15 +116,28 @@ def _segments(body: str, first: int, names: list[str], notes: list[Note]) -> tup
     inside = re.compile(rf"(?P<ref>{_refs(names)})")
     out = Segments()
     refs: list[tuple[Arg, int]] = []
-    position = 0
-    for match in pattern.finditer(body):
+    lines = Lines(body, first)
+    position = searched = 0
+    unclosed = len(body) + 1  # no fence closes at or after this offset
+    while (match := pattern.search(body, searched)) is not None:
+        searched = match.end()
+        line = lines.of(match.start())
+        if match.group("fence") is not None:
+            # The closing line is looked for apart, and once found missing never again: a lazy
+            # `.*?` to it rescanned the rest of the file for every opening line.
+            close = _CLOSE.search(body, match.end()) if match.end() < unclosed else None
+            if close is None:
+                unclosed = min(unclosed, match.end())
+                searched = match.start() + 1  # an unclosed opening line is text
+                continue
+            out.text(body[position : match.start()])
+            position = searched = close.end()
+            script = body[match.end() : close.start()].rstrip("\n")
+            out.add(_snippet(script, body[match.start() : close.end()], line, inside, names, refs))
+            continue
         out.text(body[position : match.start()])
         position = match.end()
-        line = first + body.count("\n", 0, match.start())
-        if match.group("fence") is not None:
-            script = match.group("script").rstrip("\n")
-            out.add(_snippet(script, match.group(0), line, inside, names, refs))
-        elif match.group("inline") is not None:
+        if match.group("inline") is not None:
             out.add(_snippet(match.group("cmd"), match.group(0), line, inside, names, refs))
         elif match.group("escape") is not None:
             out.text("$")
@@ -134,7 +149,7 @@ def _segments(body: str, first: int, names: list[str], notes: list[Note]) -> tup
             out.add(Include(match.group("path"), match.group(0), line))
     out.text(body[position:])
     for found in _RUNTIME_VALUE.finditer(body):
-        line = first + body.count("\n", 0, found.start())
+        line = lines.of(found.start())
         notes.append(
             Note(line, "", f"{found.group()} is a value of Claude Code's runtime; kept as written")
         )

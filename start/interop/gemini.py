@@ -26,6 +26,7 @@ from typing import Final
 from start.config import files
 from start.interop import frontmatter
 from start.interop.common import (
+    Lines,
     Note,
     Parsed,
     Segments,
@@ -60,13 +61,16 @@ def parse_toml(text: str, filename: str, *, qwen: bool = False) -> Parsed:
         what = "missing" if prompt is None else "not a string"
         raise UnusableError(None, f"'prompt' is {what}; Gemini CLI needs it as a string")
     description = table.get("description")
+    where = _key_lines(text)
     for key in table:
         if key == "description" and not isinstance(description, str):
-            notes.append(Note(_line(text, key), key, "not a string; not imported"))
+            notes.append(Note(where.get(key), key, "not a string; not imported"))
         elif key not in ("prompt", "description"):
-            notes.append(Note(_line(text, key), key, "not used by Gemini CLI; not imported"))
-    first = _line(text, "prompt") or 1
-    if re.search(r"(?m)^\s*prompt\s*=\s*(\"\"\"|''')[ \t]*$", text):
+            notes.append(Note(where.get(key), key, "not used by Gemini CLI; not imported"))
+    first = where.get("prompt") or 1
+    # `[ \t]`, not `\s`: a `\s*` after `^` spans blank lines, and backtracked over all of them
+    # from every line start.
+    if re.search(r"(?m)^[ \t]*prompt[ \t]*=[ \t]*(\"\"\"|''')[ \t]*$", text):
         first += 1
     segments = _segments(prompt, first, notes, qwen=qwen)
     default = f"Custom command from {filename}"
@@ -90,9 +94,14 @@ def parse_markdown(text: str) -> Parsed:
     return Parsed(segments, split.body, description or None, hint or None, notes=tuple(notes))
 
 
-def _line(text: str, key: str) -> int | None:
-    found = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text)
-    return text.count("\n", 0, found.start()) + 1 if found else None
+def _key_lines(text: str) -> dict[str, int]:
+    """The line of each bare key's first `KEY =` at the start of a line, found in one pass (a
+    search for each key rescanned the file once per key)."""
+    lines = Lines(text)
+    found: dict[str, int] = {}
+    for match in re.finditer(r"(?m)^[ \t]*([A-Za-z0-9_-]+)[ \t]*=", text):
+        found.setdefault(match.group(1), lines.of(match.start()))
+    return found
 
 
 def _segments(prompt: str, first: int, notes: list[Note], *, qwen: bool) -> tuple[Segment, ...]:
@@ -111,18 +120,22 @@ def _segments(prompt: str, first: int, notes: list[Note], *, qwen: bool) -> tupl
         )
     refs = ("{{args}}", "$ARGUMENTS") if dollar else ("{{args}}",)
     out = Segments()
+    lines = Lines(prompt, first)
     position = 0
+    # Where each token next occurs at or after `position` (None: nowhere). A token is looked for
+    # again only once `position` has passed it, so the prompt is scanned once per token.
+    after: dict[str, int | None] = dict.fromkeys((*refs, "!{", "@{"), -1)
     while True:
-        found = [
-            (index, token)
-            for token in (*refs, "!{", "@{")
-            if (index := prompt.find(token, position)) >= 0
-        ]
+        for token, index in after.items():
+            if index is not None and index < position:
+                found_at = prompt.find(token, position)
+                after[token] = found_at if found_at >= 0 else None
+        found = [(index, token) for token, index in after.items() if index is not None]
         if not found:
             break
         index, token = min(found)
         out.text(prompt[position:index])
-        line = first + prompt.count("\n", 0, index)
+        line = lines.of(index)
         if token in refs:
             out.add(Arg(ALL, literal=token))
             position = index + len(token)

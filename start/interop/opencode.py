@@ -21,7 +21,7 @@ import re
 from typing import Final
 
 from start.interop import frontmatter
-from start.interop.common import Note, Parsed, Segments, front_matter_notes, snippet
+from start.interop.common import Lines, Note, Parsed, Segments, front_matter_notes, snippet
 from start.interop.model import ALL, REST, WORD, Arg, Include, Segment
 
 TRANSLATED: Final = ("description", "model")
@@ -43,8 +43,9 @@ def parse(text: str) -> Parsed:
     out = Segments()
     position = 0
     pattern = re.compile(rf"(?P<shell>!`(?P<cmd>[^`]+)`)|(?P<ref>{_REF})|(?P<at>{_FILE})")
+    lines = Lines(body, first)
     for match in pattern.finditer(body):
-        line = first + body.count("\n", 0, match.start())
+        line = lines.of(match.start())
         if match.group("at") is not None and not match.group("path"):
             continue  # a lone `@`
         out.text(body[position : match.start()])
