@@ -9,7 +9,6 @@ happens, before the exec. This is a plain test: nothing here is timed.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -170,7 +169,7 @@ def test_config_validate_loads_neither_the_editing_commands_nor_config_show(
 
 
 # What a launch served from the config cache does without: it parses and validates nothing.
-OFF_A_CACHE_HIT = ("tomllib", "start.config.plaintoml", "start.config.validate")
+OFF_A_CACHE_HIT = ("tomllib", "start.config.validate")
 
 
 def test_a_launch_served_from_the_config_cache_neither_parses_nor_validates(
@@ -180,33 +179,10 @@ def test_a_launch_served_from_the_config_cache_neither_parses_nor_validates(
     first = run_start("-q", "task", "t", "x", cwd=isolated, env=env)
     second = run_start("-q", "task", "t", "x", cwd=isolated, env=env)
     assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
-    assert {"start.config.plaintoml", "start.config.validate"} <= set(imported(first.stderr))
+    assert {"tomllib", "start.config.validate"} <= set(imported(first.stderr))
     names = imported(second.stderr)
     assert "start.launch" in names, second.stderr
     assert [name for name in names if name in OFF_A_CACHE_HIT] == []
-
-
-def test_a_launch_reads_plain_toml_without_tomllib(isolated: Path, env: dict[str, str]) -> None:
-    """The shipped config and the global one are plain TOML: tomllib is not even imported.
-
-    Once a file is not plain (here CRLF line ends, as an editor on Windows writes them), tomllib
-    reads it and the launch is the same.
-    """
-    plain = run_start("--json", "--dry-run", "task", "t", "x", cwd=isolated, env=env)
-    assert plain.returncode == 0, plain.stderr
-    assert "start.config.plaintoml" in imported(plain.stderr)
-    assert "tomllib" not in imported(plain.stderr)
-
-    config = Path(env["START_CONFIG_DIR"]) / "config.toml"
-    config.write_bytes(CONFIG.replace("\n", "\r\n").encode())
-    crlf = run_start("--json", "--dry-run", "task", "t", "x", cwd=isolated, env=env)
-    assert crlf.returncode == 0, crlf.stderr
-    assert "tomllib" in imported(crlf.stderr)
-    launched = [json.loads(proc.stdout) for proc in (plain, crlf)]
-    for launch in launched:
-        del launch["kept_dir"]  # each dry run keeps its files in a directory of its own
-    assert launched[0] == launched[1]
-    assert launched[0]["prompt"].endswith("Review: x")
 
 
 # subprocess, with locale, and selectors: about 4 ms. start.shell starts commands with

@@ -206,8 +206,35 @@ def read(path: str, data: bytes | None = None) -> ReadFile:
 
 
 class LimitError(ValueError):
-    """TOML that Python cannot read whole: nested deeper than its stack, or holding an integer
-    with more digits than it converts (sys.get_int_max_str_digits)."""
+    """TOML that Python cannot read whole: nested deeper than its stack, holding an integer with
+    more digits than it converts (sys.get_int_max_str_digits), or a key of more dotted parts than
+    MAX_KEY_PARTS."""
+
+
+# The most dotted parts in one key (`a.b.c` has three). tomllib's time grows with the square of
+# a key's parts, so one hostile line of them could stall a load for hours; start's own keys have
+# at most five.
+MAX_KEY_PARTS = 64
+
+
+def _too_dotted(text: str) -> bool:
+    """Whether a line holds a key of more than MAX_KEY_PARTS parts, judged outside strings and
+    comments, where a dot between two digits (a float) is no key's. Linear; the strings are
+    found only when some line has that many dots at all."""
+    if text.count(".") < MAX_KEY_PARTS or not any(
+        line.count(".") >= MAX_KEY_PARTS for line in text.split("\n")
+    ):
+        return False
+    from start.config.scanner import spans
+
+    pieces, at = [], 0
+    for span in spans(text):
+        pieces.append(text[at : span.start])
+        pieces.append(re.sub(r"[^\n]", " ", text[span.start : span.end]))
+        at = span.end
+    pieces.append(text[at:])
+    key_dot = re.compile(r"(?<![0-9])\.|\.(?![0-9])")
+    return any(len(key_dot.findall(line)) >= MAX_KEY_PARTS for line in "".join(pieces).split("\n"))
 
 
 def loads(text: str) -> dict[str, Any]:
@@ -217,14 +244,11 @@ def loads(text: str) -> dict[str, Any]:
     Raises tomllib.TOMLDecodeError for a syntax error, or LimitError, whose message names the
     limit and quotes nothing of the text.
     """
-    # Imported here: a launch served from the config cache parses nothing, and one that parses
-    # plain TOML needs no tomllib (about 3 ms to import; see start.config.plaintoml).
-    from start.config import plaintoml
-
-    table = plaintoml.loads(text)
-    if table is not None:
-        return table
-    import tomllib
+    if _too_dotted(text):
+        raise LimitError(
+            f"a key has more than {MAX_KEY_PARTS} dotted parts; start reads at most that"
+        )
+    import tomllib  # here: a launch served from the config cache parses nothing
 
     try:
         return tomllib.loads(text)

@@ -217,11 +217,11 @@ def _tomlkit_value(value: Any) -> Any:
     if isinstance(value, str) and "\n" in value and "\r" not in value:
         from tomlkit.items import String, StringType, Trivia
 
-        kind = StringType.MLL
+        string_type = StringType.MLL
         try:
             text = tomlkit.string(value, literal=True, multiline=True)
         except InvalidStringError:
-            kind = StringType.MLB
+            string_type = StringType.MLB
             text = tomlkit.string(value, multiline=True)
         body = text.as_string()[3:-3]
         # tomlkit >= 0.15.1 already writes a value that starts with a newline on its own line (the
@@ -229,8 +229,8 @@ def _tomlkit_value(value: Any) -> Any:
         if len(body) - len(body.lstrip("\n")) > len(value) - len(value.lstrip("\n")):
             return text
         # Start the text on its own line, as people write prompts; the parser drops that newline.
-        # (`kind`, not `text.type`: tomlkit added that property in 0.14 and pyproject allows 0.12.)
-        return String(kind, value, "\n" + body, Trivia())
+        # (Not `text.type`: tomlkit added that property in 0.14, and pyproject allows 0.12.)
+        return String(string_type, value, "\n" + body, Trivia())
     return tomlkit.item(value)
 
 
