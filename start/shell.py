@@ -5,23 +5,22 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
-
-if TYPE_CHECKING:
-    import signal
-else:  # signal.py's C core: the same calls, without the enums built on import (about 1 ms)
-    import _signal as signal
 
 from start import fs, paths
 from start.config.model import DEFAULT_OUTPUT_LIMIT
 from start.errors import StartError, signal_name
 from start.record import Record
 
-# Commands start with os.posix_spawn and are watched with select.poll: subprocess (with locale
-# and selectors) would cost every launch that runs a command about 4 ms to import, for features
-# start does not use. fcntl and select are imported when a command runs.
+if TYPE_CHECKING:
+    import subprocess
+
+# Commands start with subprocess.Popen and are watched with select.poll. subprocess, fcntl and
+# select are imported only when a command runs: a launch that runs none does without them
+# (tests/test_import_hygiene.py).
 
 # The flag that makes each interpreter run its next argument as a program.
 _FLAGS: Final[dict[str, str]] = {
@@ -204,8 +203,7 @@ def run_all(
             for job in loop.jobs:
                 job.close()
                 loop.release(job)
-                if job.status is None:
-                    _reap(job.pid)
+                job.process.wait()
             raise
         finally:
             loop.clear_progress()
@@ -302,7 +300,7 @@ class _Job:
 
     __slots__ = (
         "argv", "captures", "deadline", "index", "leader_fd", "open_fds", "output", "pid",
-        "poll_at", "poll_gap", "spec", "started", "status",
+        "poll_at", "poll_gap", "process", "spec", "started",
     )  # fmt: skip
 
     def __init__(
@@ -311,15 +309,15 @@ class _Job:
         index: int,
         spec: CommandSpec,
         argv: tuple[str, ...],
-        pid: int,
+        process: subprocess.Popen[bytes],
         captures: dict[int, _Capture | None],
         started: float,
     ) -> None:
         self.index = index
         self.spec = spec
         self.argv = argv
-        self.pid = pid  # the leader, and the id of its process group
-        self.status: int | None = None  # the leader's, once reaped
+        self.process = process  # its returncode is set once the leader is reaped
+        self.pid = process.pid  # the leader, and the id of its process group
         # Each pipe's own capture: stdout's and stderr's with `separate`, else None (one pipe).
         self.captures = captures
         self.started = started
@@ -368,8 +366,8 @@ def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
     try:
         for fd in readers:
             _grow_pipe(fd)
-        pid = _spawn(argv, spec.cwd, {**os.environ, **spec.env} if spec.env else os.environ,
-                     out_w, err_w)  # fmt: skip
+        process = _spawn(argv, spec.cwd, {**os.environ, **spec.env} if spec.env else os.environ,
+                         out_w, err_w)  # fmt: skip
     except OSError as error:
         for fd in readers:
             os.close(fd)
@@ -386,52 +384,32 @@ def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
         captures: dict[int, _Capture | None] = {out_r: None}
     else:
         captures = {out_r: _Capture(spec.output_limit), err_r: _Capture(spec.output_limit)}
-    return _Job(index=index, spec=spec, argv=argv, pid=pid, captures=captures, started=started)
-
-
-# Python's posix_spawn has no "change directory" action (3.11 to 3.13), so a command whose
-# directory is not start's own starts as this /bin/sh, which changes to it and execs the command.
-_CHDIR_THEN_EXEC: Final = 'cd -P -- "$1" && shift && exec "$@"'
-# Python ignores SIGPIPE and an ignored signal stays ignored across exec: a command gets the
-# defaults back, so that `git log | head -1` ends as it would in a shell (as subprocess does).
-_DEFAULT_SIGNALS: Final = tuple(
-    getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name)
-)
+    return _Job(
+        index=index, spec=spec, argv=argv, process=process, captures=captures, started=started
+    )
 
 
 def _spawn(
     argv: tuple[str, ...], cwd: str, env: Mapping[str, str], stdout: int, stderr: int
-) -> int:
+) -> subprocess.Popen[bytes]:
     """Start `argv` in `cwd` in a new session (its own process group), stdin from /dev/null.
 
-    Returns its pid; raises OSError when it cannot start. Descriptors that start inherited open
-    across exec pass on to the command, as a shell passes them on; start's own close on exec.
+    Raises OSError when it cannot start. subprocess gives the command the default SIGPIPE and
+    SIGXFSZ back (Python ignores them, and an ignored signal stays ignored across exec), so
+    `git log | head -1` ends as it would in a shell, and closes every descriptor but 0, 1 and 2.
+    The run reaps it through the Popen, after killing its group (see _Loop.finish).
     """
-    try:
-        here: os.stat_result | None = os.stat(".")
-    except OSError:  # start's own directory was removed
-        here = None
-    if here is None or not os.path.samestat(os.stat(cwd), here):
-        argv = ("/bin/sh", "-c", _CHDIR_THEN_EXEC, "sh", str(cwd), *argv)
-    return os.posix_spawn(
-        argv[0],
+    import subprocess
+
+    return subprocess.Popen(
         argv,
-        env,
-        file_actions=[
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_DUP2, stdout, 1),
-            (os.POSIX_SPAWN_DUP2, stderr, 2),
-        ],
-        setsid=True,
-        setsigdef=_DEFAULT_SIGNALS,
-        setsigmask=(),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
     )
-
-
-def _reap(pid: int) -> int:
-    """Wait for `pid`; its exit code, or -N when signal N killed it (as subprocess says it)."""
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
 
 
 def _grow_pipe(fd: int) -> None:
@@ -603,7 +581,7 @@ class _Loop:
             # so the group id, cannot be reused by an unrelated process.
             _kill_group(job.pid)
             self.release(job)
-            returncode = _reap(job.pid) if job.status is None else job.status
+            returncode = job.process.wait()  # its exit code, or -N when signal N killed it
             duration = time.monotonic() - job.started
             for fd in job.fds():
                 self.unwatch(fd)
@@ -632,16 +610,12 @@ def _index(job: _Job) -> int:
 def _exited(job: _Job) -> bool:
     """Whether the leader has exited, without reaping it (so its group id stays reserved).
 
-    Where there is no waitid (macOS), an exited leader is reaped, and its status kept.
+    Where there is no waitid (macOS), an exited leader is reaped, and its Popen keeps its status.
     """
     waitid = getattr(os, "waitid", None)
     nowait = getattr(os, "WNOWAIT", None)
     if waitid is None or nowait is None:
-        pid, status = os.waitpid(job.pid, os.WNOHANG)
-        if pid == 0:
-            return False
-        job.status = os.waitstatus_to_exitcode(status)
-        return True
+        return job.process.poll() is not None
     try:
         info = waitid(os.P_PID, job.pid, os.WEXITED | os.WNOHANG | nowait)
     except ChildProcessError:

@@ -182,7 +182,7 @@ def test_unexecutable_shell_is_an_error_result(
     fake = tmp_path / "fakesh"
     fake.write_text("not a program\n")
     fake.chmod(0o755)  # executable, but no interpreter line and not a binary
-    monkeypatch.chdir(tmp_path)  # started directly, not through /bin/sh (see the next test)
+    monkeypatch.chdir(tmp_path / "..")  # from any directory: no /bin/sh runs it as a script
 
     result = run(spec("true", tmp_path, shell_name=str(fake)))
 
@@ -192,11 +192,11 @@ def test_unexecutable_shell_is_an_error_result(
     assert not result.ok
 
 
-def test_a_command_in_another_directory_starts_through_sh(
+def test_a_command_in_another_directory_runs_there_as_it_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Python's posix_spawn cannot change directory: /bin/sh does, then execs the
-    command, so it runs with the same argv, in its own session, with its own exit status."""
+    """A command whose directory is not start's own runs there with the same argv, in its own
+    session, with its own exit status, and a directory name no shell reads."""
     elsewhere = tmp_path / "elsewhere"
     where = tmp_path / "it's $(here)"
     elsewhere.mkdir()
@@ -231,6 +231,21 @@ def test_without_waitid_an_exited_leader_is_reaped_once_and_its_status_kept(
     )
 
     assert [r.returncode for r in results] == [0, 3, -9]
+
+
+def test_a_command_inherits_no_descriptor_but_its_three(tmp_path: Path) -> None:
+    """A descriptor start holds open, even an inheritable one, never reaches a command."""
+    read, write = os.pipe()
+    held = os.dup2(write, 99)  # inheritable, and far from any the command opens itself
+    try:
+        result = run(
+            spec(f"ls /proc/self/fd; : >&{held} && echo leaked", tmp_path, shell_name="bash")
+        )
+    finally:
+        for fd in (read, write, held):
+            os.close(fd)
+    assert "leaked" not in result.output
+    assert "99" not in result.output.split()
 
 
 def test_a_command_gets_the_default_sigpipe(tmp_path: Path) -> None:

@@ -244,6 +244,12 @@ def test_multi_line_values_start_on_their_own_line() -> None:
     assert result == "[tasks.t]\nprompt = '''\nLine one\nLine two\n'''\n"
 
 
+def test_a_value_that_starts_with_a_newline_keeps_it() -> None:
+    # Old tomlkit (< 0.15.1) writes such a value so that the parser drops its first newline.
+    result = splice.with_item("", "tasks", "t", {"prompt": "\nLine two\n"})
+    assert result == "[tasks.t]\nprompt = '''\n\nLine two\n'''\n"
+
+
 def test_models_become_a_sub_table() -> None:
     fields = {"bin": "x", "command": "x {prompt}", "models": {"fast": "x-1", "big": "x-2"}}
     assert splice.with_item("", "agents", "x", fields) == (
