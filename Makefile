@@ -2,7 +2,8 @@
 # make test: the suite without the tests marked slow, on every core (pytest-xdist).
 # make check: ruff (lint and format), mypy --strict, make test, then make test-slow (CI: .ci/run).
 PYTHON ?= python3
-VENV   := .venv
+# Another interpreter gets a venv of its own: make test PYTHON=python3.13 VENV=.venv-3.13 (.ci/run).
+VENV   ?= .venv
 BIN    := $(VENV)/bin
 
 .PHONY: test test-slow test-all check lint types run bench agents mcp-check clean
