@@ -469,19 +469,6 @@ def _section(
     return dict(zip(names, map(tuple.__new__, repeat(cls), rows), strict=True))
 
 
-def _positive(value: int) -> int:
-    if value <= 0:
-        raise _BadEntryError(f"{value!r} is not positive")
-    return value
-
-
-def _timeout(value: int) -> int:
-    """A timeout as validation lets it through: whole seconds from 1 to a day."""
-    if not 0 < value <= schema.MAX_TIMEOUT:
-        raise _BadEntryError(f"{value!r} is not a timeout")
-    return value
-
-
 def _models(value: dict[Any, Any]) -> dict[str, str]:
     if not set(map(type, value.keys())) <= _STR or not set(map(type, value.values())) <= _STR:
         raise _BadEntryError(f"{value!r} is not a table of strings")
@@ -502,17 +489,13 @@ def _checked(fields: object, types: Mapping[str, type]) -> dict[str, Any]:
         expected = types.get(name)
         if name in ("params", "imported") and type(value) is expected:
             continue  # checked entry by entry by _params, and start.interop.model.decode
-        if type(value) is not expected or (expected is not str and not _sound(value)):
+        if type(value) is not expected or not _shaped(value):
             raise _BadEntryError(f"{name!r} is not a {expected}")
-        if name in _TIMEOUTS and type(value) is int:
-            _timeout(value)
     return fields
 
 
-def _sound(value: object) -> bool:
-    """Whether a value of a field's type is one that validation lets through."""
-    if type(value) is int:
-        return value > 0
+def _shaped(value: object) -> bool:
+    """Whether a table or tuple holds only strings, as every one the cache stores does."""
     if type(value) is dict:
         return all(type(k) is str and type(v) is str for k, v in value.items())
     if type(value) is tuple:
@@ -575,14 +558,8 @@ _STR = frozenset({str})
 _HEX = frozenset("0123456789abcdef")
 _INT = frozenset({int})
 # What a stored value that is not None goes through, by field, then by the field's type.
-_VALUE_DECODERS: Mapping[str, Callable[[Any], Any]] = {
-    "params": _params,
-    "imported": _imported,
-    "command_timeout": _timeout,
-}
-# The settings that are timeouts.
-_TIMEOUTS = frozenset(name for name, kind in schema.SETTINGS.items() if kind == schema.TIMEOUT)
-_TYPE_DECODERS: Mapping[type, Callable[[Any], Any]] = {int: _positive, dict: _models}
+_VALUE_DECODERS: Mapping[str, Callable[[Any], Any]] = {"params": _params, "imported": _imported}
+_TYPE_DECODERS: Mapping[type, Callable[[Any], Any]] = {dict: _models}
 # The columns of each item section, in the order of its record's fields after name and origin.
 _COLUMNS: Mapping[str, tuple[_Column, ...]] = {
     section: _columns(cls, _FIELDS[section]) for section, cls in RECORDS.items()
