@@ -10,7 +10,7 @@ from typing import Literal
 from start import paths
 from start.config.model import Config, SourceItem
 from start.errors import Problem, StartError, UnknownNameError, suggest
-from start.resolve import Request, Which, global_config_file, select_agent, select_role
+from start.resolve import Request, Which, select_agent, select_role
 
 Status = Literal["ok", "info", "warning", "error"]
 SECTIONS = ("environment", "config", "agents", "items", "project")
@@ -247,7 +247,7 @@ def _fix(problem: Problem) -> str:
 def _selection_fix(config: Config) -> str:
     """Where to choose another agent: the file that sets default_agent, else the global one."""
     origin = config.settings.origins.get("default_agent")
-    where = origin.path if origin is not None else global_config_file()
+    where = origin.path if origin is not None else paths.global_config_file()
     return f"set default_agent under [settings] in {where}, or pass --agent NAME"
 
 

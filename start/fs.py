@@ -19,6 +19,8 @@ from start.record import Record
 
 # Per-file cap for files read into prompts; `settings.file_size_limit` changes it.
 DEFAULT_FILE_LIMIT = 1_048_576
+# The bytes of a command's output kept by default (`command_output_limit`).
+DEFAULT_OUTPUT_LIMIT = 1_048_576
 
 
 class FileError(StartError):

@@ -14,7 +14,7 @@ from start import paths
 from start.config.model import Agent
 from start.errors import AgentNotExecutableError, AgentNotFoundError, StartError, UsageError
 from start.record import Record
-from start.resolve import Plan, global_config_file
+from start.resolve import Plan
 from start.sources import Composition
 from start.tempfiles import TempFiles, remove, sweep_due
 from start.template import fill
@@ -54,7 +54,7 @@ def user_file(agent: Agent) -> str:
     An item defined in the user's config replaces the shipped item of that name as a whole.
     """
     if agent.origin.layer == "built-in":
-        return global_config_file()
+        return paths.global_config_file()
     return agent.origin.path
 
 
@@ -289,7 +289,7 @@ def _missing(agent: Agent, name: str, problem: str, agents: Mapping[str, Agent] 
     if installed:
         choose = (
             f", or choose an installed agent ({', '.join(installed)}) with --agent NAME or "
-            f"default_agent under [settings] in {global_config_file()}"
+            f"default_agent under [settings] in {paths.global_config_file()}"
         )
     elif agents:
         choose = "; no other configured agent is installed either"

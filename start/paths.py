@@ -103,6 +103,11 @@ def runtime_dir() -> str:
     return join(tempfile.gettempdir(), f"{APP}-{os.getuid()}")
 
 
+def global_config_file() -> str:
+    """The user's global config file, where hints send them to change a setting."""
+    return join(global_config_dir(), "config.toml")
+
+
 def private_directory(directory: str) -> bool:
     """Make `directory` (and its parents) if missing, mode 0700, and keep it 0700.
 

@@ -156,13 +156,8 @@ def select_agent(
     raise AgentNotFoundError(
         f"no agent found on PATH; looked for: {looked}.\n"
         "Install one of them, or choose one with --agent NAME, or set "
-        f"default_agent under [settings] in {global_config_file()}"
+        f"default_agent under [settings] in {paths.global_config_file()}"
     )
-
-
-def global_config_file() -> str:
-    """The user's global config file, where hints send them to change a setting."""
-    return os.path.join(paths.global_config_dir(), "config.toml")
 
 
 class UnknownModelError(StartError):
@@ -241,16 +236,15 @@ def select_model(agent: Agent, request: Request, task: Task | None) -> tuple[str
         except UnknownModelError as error:
             raise UnknownModelError(f"task '{task.name}': {error}") from None
         return model, f"task '{task.name}' ({how})"
-    if task is not None and task.imported is not None and task.imported.model is not None:
-        # A command file's `model` is for the agent it was written for (start.interop).
-        from start.interop.model import runs_on
-
-        if runs_on(agent, task.imported.format):
-            try:
-                model, how = resolve_model(agent, task.imported.model)
-            except UnknownModelError as error:
-                raise UnknownModelError(f"task '{task.name}': {error}") from None
-            return model, f"task '{task.name}' ({how}, from its front matter)"
+    imported = task.imported if task is not None else None
+    # A command file's `model` is for the agent it was written for (start.interop).
+    if imported is not None and imported.model is not None and agent.runs(imported.format):
+        assert task is not None
+        try:
+            model, how = resolve_model(agent, imported.model)
+        except UnknownModelError as error:
+            raise UnknownModelError(f"task '{task.name}': {error}") from None
+        return model, f"task '{task.name}' ({how}, from its front matter)"
     if agent.default_model is not None and agent.default_model in agent.models:
         return agent.models[agent.default_model], f"agent default_model '{agent.default_model}'"
     return None, "none chosen: the agent's own default applies"

@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
 
 from start import fs, paths
-from start.config.model import DEFAULT_OUTPUT_LIMIT
 from start.errors import StartError, signal_name
 from start.record import Record
 
@@ -84,7 +83,7 @@ class CommandSpec(Record):
     shell: str | None  # None: bash if it is on PATH, else sh
     timeout: float  # seconds
     cwd: str
-    output_limit: int = DEFAULT_OUTPUT_LIMIT  # bytes kept of the output (and of each stream)
+    output_limit: int = fs.DEFAULT_OUTPUT_LIMIT  # bytes kept of the output (and of each stream)
     # One pipe for stdout and stderr keeps their order; `separate` captures them apart as well
     # (two pipes: `output` is then in order of arrival, which can differ from the order written).
     separate: bool = False

@@ -98,3 +98,69 @@ def test_every_end_to_end_module_is_marked_slow() -> None:
         if "\npytestmark = pytest.mark.slow\n" not in path.read_text(encoding="utf-8")
     ]
     assert unmarked == []
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Which of start's modules each one imports, anywhere in it (deferred and type-only imports
+    count: a circle through them is still a circle to read)."""
+    import ast
+
+    paths = {
+        ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__"): path
+        for path in (REPO / "start").rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    parts = parts[: len(parts) - node.level + 1]
+                    base = ".".join([*parts, *([base] if base else [])])
+                for alias in node.names:
+                    # `from start.cli import run` imports the module start.cli.run; `from
+                    # start.cli.options import Options` imports start.cli.options.
+                    name = f"{base}.{alias.name}"
+                    found.add(name if name in paths else base)
+        graph[module] = {name for name in found if name in paths and name != module}
+    return graph
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    graph = _import_graph()
+    circles = []
+    for start_module in sorted(graph):
+        seen, stack = set(), [(start_module, [start_module])]
+        while stack:
+            module, route = stack.pop()
+            for imported in graph[module]:
+                if imported == start_module:
+                    circles.append(" -> ".join([*route, imported]))
+                elif imported not in seen:
+                    seen.add(imported)
+                    stack.append((imported, [*route, imported]))
+    assert circles == []
+
+
+# The modules at the bottom: errors, records, paths and files, the doors for commands, temp files
+# and output, and the template lexers. They import each other and nothing above them (config,
+# resolve, sources, launch, the CLI).
+BOTTOM = {
+    "start.errors", "start.record", "start.paths", "start.fs", "start.atomic", "start.shellwords",
+    "start.template", "start.console", "start.tempfiles", "start.shell", "start.wall",
+}  # fmt: skip
+
+
+def test_the_bottom_modules_import_nothing_above_them() -> None:
+    graph = _import_graph()
+    upward = {
+        m: sorted(graph[m] - BOTTOM - {"start"})
+        for m in sorted(BOTTOM)
+        if graph[m] - BOTTOM - {"start"}
+    }
+    assert upward == {}

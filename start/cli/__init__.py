@@ -10,7 +10,8 @@ import click
 
 from start import __version__, console
 from start.cli.commands import Group, usage_message, version_option
-from start.cli.options import Options, launch_options
+from start.cli.options import launch_options
+from start.cli.state import Options
 from start.errors import (
     EXIT_CODE_TABLE,
     POSIX_MODULES,

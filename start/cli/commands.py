@@ -173,7 +173,7 @@ def format_extras(
 
 
 def check_json(command: click.Command, ctx: click.Context) -> None:
-    from start.cli.options import Options
+    from start.cli.state import Options
 
     options = ctx.find_object(Options)
     if options is None:

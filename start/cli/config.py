@@ -8,13 +8,15 @@ import click
 
 from start import console
 from start.cli.commands import Choice, Group, group
-from start.cli.options import common_options, get_options, printer
+from start.cli.options import common_options, printer
+from start.cli.problems import show_problems
+from start.cli.state import get_options
 from start.config import load as config_load
 from start.config import schema
 from start.config.model import LAYERS, Config
 from start.config.validate import check_shells, check_task_files
 from start.console import Styled
-from start.errors import ExitCode, Problem, UnknownNameError, UsageError, suggest
+from start.errors import ExitCode, UnknownNameError, UsageError, suggest
 
 # The editing commands live in start.cli.config_edit, which imports tomlkit, the editor's
 # subprocess and temp files; it is loaded only when one of them runs (or help lists them).
@@ -82,30 +84,6 @@ def validate() -> int:
     mark = Styled("✗", "red bold") if errors else Styled("✓", "green")
     out.note(mark, " ", summary)
     return ExitCode.CONFIG if loaded.errors else ExitCode.OK
-
-
-def show_problems(out: console.Printer, problems: tuple[Problem, ...] | list[Problem]) -> None:
-    """Problems grouped under their file, each at LINE:COLUMN, errors in red."""
-    for where, group_problems in group_by_file(problems):
-        out.line(Styled(where, "bold"))
-        width = max(len(_at(p)) for p in group_problems)
-        for problem in group_problems:
-            severity = (
-                Styled("error  ", "red bold") if problem.is_error else Styled("warning", "yellow")
-            )
-            out.line("  ", _at(problem).ljust(width), "  ", severity, "  ", problem.detail)
-
-
-def group_by_file(problems: tuple[Problem, ...] | list[Problem]) -> list[tuple[str, list[Problem]]]:
-    """Problems by file, in the order files first appear, then by line."""
-    groups: dict[str, list[Problem]] = {}
-    for problem in problems:
-        groups.setdefault(problem.where, []).append(problem)
-    return [(where, sorted(found, key=lambda p: p.line or 0)) for where, found in groups.items()]
-
-
-def _at(problem: Problem) -> str:
-    return f"{problem.line}:{problem.column or 1}" if problem.line is not None else "-"
 
 
 _SHOWN = ("settings", *schema.ITEM_SECTIONS)

@@ -14,7 +14,8 @@ import click
 
 from start import console
 from start.cli.commands import Choice, command
-from start.cli.options import common_options, completer, get_options, printer
+from start.cli.options import common_options, completer, printer
+from start.cli.state import get_options
 from start.config import edit, files, schema
 from start.config.show import toml_value
 from start.errors import ExitCode, Problem, StartError, UsageError
@@ -110,7 +111,7 @@ def _interactive() -> bool:
 
 def _show_problems(problems: tuple[Problem, ...]) -> None:
     """Problems of an edited file, the file named once (as `start config validate` shows them)."""
-    from start.cli.config import show_problems
+    from start.cli.problems import show_problems
 
     show_problems(printer(), problems)
 

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from start import console
 from start import doctor as core
 from start.cli.commands import command
-from start.cli.options import Options, common_options, get_options
+from start.cli.options import common_options
+from start.cli.state import Options, get_options
 from start.console import Styled
 from start.errors import ExitCode
 

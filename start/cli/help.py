@@ -8,7 +8,8 @@ import click
 
 from start import console
 from start.cli.commands import command
-from start.cli.options import common_options, get_options, printer
+from start.cli.options import common_options, printer
+from start.cli.state import get_options
 from start.errors import ExitCode, UsageError, suggest
 
 # Topic name -> docs page. `completion` is a command, so its page is `shell-completion`.

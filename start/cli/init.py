@@ -11,7 +11,8 @@ import click
 from start import console
 from start import init as starter
 from start.cli.commands import command
-from start.cli.options import Options, common_options, completer, get_options, printer
+from start.cli.options import common_options, completer, printer
+from start.cli.state import Options, get_options
 from start.config.model import Config
 from start.errors import ExitCode, Problem, UnknownNameError
 
@@ -156,7 +157,7 @@ def _report_written(options: Options, written: starter.Written) -> None:
 
 
 def _report_problems(problems: list[Problem]) -> None:
-    from start.cli.config import show_problems
+    from start.cli.problems import show_problems
 
     show_problems(printer(), problems)
     if problems:

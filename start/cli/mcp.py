@@ -11,7 +11,8 @@ import click
 
 from start import console
 from start.cli.commands import command
-from start.cli.options import common_options, get_options
+from start.cli.options import common_options
+from start.cli.state import get_options
 from start.errors import ExitCode, StartError
 from start.mcp.clients import CLIENTS, registration
 

@@ -9,36 +9,9 @@ from typing import Any, TypeVar
 import click
 
 from start import console, paths
-from start.paths import current_dir
+from start.cli.state import Options, get_options
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class Options:
-    """Every shared flag; the last place a flag is given wins."""
-
-    def __init__(self, agent_args: list[str] | None = None) -> None:
-        self.agent: str | None = None
-        self.role: str | None = None
-        self.no_role = False
-        self.model: str | None = None
-        self.directory: str | None = None
-        self.quiet = False
-        self.verbose = 0
-        # --debug and START_DEBUG=1 are one switch: show internals, tracebacks included.
-        self.debug = bool(os.environ.get("START_DEBUG"))
-        self.dry_run = False
-        self.json = False
-        self.no_color = False
-        self.no_project = False
-        self.contexts: list[str] = []  # -c, from every place it is given, in order
-        self.agent_args: list[str] = agent_args or []
-        # The command being run, for "run 'start config add --help'" under a usage error.
-        self.command_path = "start"
-
-    @property
-    def workdir(self) -> str:
-        return os.path.realpath(self.directory or current_dir())
 
 
 def _store(ctx: click.Context, param: click.Parameter, value: Any) -> None:
@@ -79,13 +52,13 @@ def _complete_directory(ctx: click.Context, param: click.Parameter, incomplete: 
 
 
 def completer(name: str) -> Callable[[click.Context, click.Parameter, str], list[Any]]:
-    """A shell_complete callback that loads start.cli.completion only when completing."""
+    """A shell_complete callback that loads start.cli.completers only when completing."""
 
     def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-        from start.cli import completion
+        from start.cli import completers
 
         function: Callable[[click.Context, click.Parameter, str], list[Any]]
-        function = getattr(completion, name)
+        function = getattr(completers, name)
         return function(ctx, param, incomplete)
 
     return complete
@@ -170,10 +143,6 @@ def launch_options(function: F) -> F:
     for decorator in reversed(_LAUNCH):
         function = decorator(function)
     return common_options(function)
-
-
-def get_options() -> Options:
-    return click.get_current_context().ensure_object(Options)
 
 
 def printer(to: console.Stream = "stderr") -> console.Printer:

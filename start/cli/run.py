@@ -10,7 +10,8 @@ import click
 from start import console, fs, pipeline, resolve, sources
 from start import launch as launcher
 from start.cli.commands import Command, HintedUsageError
-from start.cli.options import F, Options, completer, get_options, launch_options
+from start.cli.options import F, completer, launch_options
+from start.cli.state import Options, get_options
 from start.config.load import load
 from start.config.model import Config
 from start.console import Line, Styled

@@ -6,7 +6,8 @@ import click
 
 from start import console, details
 from start.cli.commands import command
-from start.cli.options import common_options, completer, get_options
+from start.cli.options import common_options, completer
+from start.cli.state import get_options
 from start.config.load import load
 from start.console import Styled
 from start.errors import ExitCode, UnknownNameError, UsageError

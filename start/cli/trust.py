@@ -11,7 +11,8 @@ import click
 from start import console, paths
 from start import trust as core
 from start.cli.commands import command
-from start.cli.options import common_options, get_options, printer
+from start.cli.options import common_options, printer
+from start.cli.state import get_options
 from start.config.load import load
 from start.config.model import Config
 from start.console import Line, Part, Styled, printable

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from start.errors import Problem
-from start.fs import DEFAULT_FILE_LIMIT
+from start.fs import DEFAULT_FILE_LIMIT, DEFAULT_OUTPUT_LIMIT
 from start.interop import FORMATS
 from start.paths import ProjectLocation
 from start.record import Record
@@ -54,6 +54,14 @@ class Agent(Record):
     models: Mapping[str, str] = _EMPTY
     large_prompt: str | None = None  # sent instead of a prompt too large for the command line
     large_prompt_stdin: bool = False  # and that prompt goes to the agent's stdin
+
+    def runs(self, cli: str) -> bool:
+        """Whether this agent is `cli`, the one a command was written for, whose `model` it may
+        honour: the catalog's entry of that name (claude, gemini, qwen, codex, opencode), or any
+        agent whose binary is that CLI."""
+        import os
+
+        return cli in (self.name, os.path.basename(os.path.expanduser(self.bin)))
 
 
 class Role(Record):
@@ -131,7 +139,6 @@ RECORDS: Mapping[str, type[Item]] = {
 }
 
 DEFAULT_COMMAND_TIMEOUT = 30
-DEFAULT_OUTPUT_LIMIT = 1_048_576
 
 
 class Settings(Record):

@@ -27,7 +27,6 @@ from start.interop.model import (
     Include,
     Snippet,
     Text,
-    runs_on,
 )
 from start.paths import expand
 from start.shell import CommandResult, CommandSpec
@@ -94,7 +93,7 @@ class Expansion:
             for snippet in imported.snippets()
         ]
         self.files = self._read(config, reader)
-        if agent is not None and imported.model is not None and not runs_on(agent, self.format):
+        if agent is not None and imported.model is not None and not agent.runs(self.format):
             self.notes.append(
                 f"{task.name} asks for the model '{imported.model}' in its front matter, for "
                 f"{self.format}; not used with the agent {agent.name}"

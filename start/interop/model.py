@@ -5,13 +5,10 @@ and file includes; the name rule of imported tasks; and the plain-data form the 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from start.interop import FORMATS
 from start.record import Record
-
-if TYPE_CHECKING:
-    from start.config.model import Agent
 
 # What an argument reference stands for.
 ALL: Final = "all"  # every argument: $ARGUMENTS, {{args}}
@@ -110,16 +107,6 @@ class Imported(Record):
 
     def includes(self) -> list[Include]:
         return [s for s in self.segments if isinstance(s, Include)]
-
-
-def runs_on(agent: Agent, form: str) -> bool:
-    """Whether `agent` is the CLI a command was written for, whose `model` it may honour: the
-    catalog's entry of that name (claude, gemini, qwen, codex, opencode), or any agent whose
-    binary is that CLI."""
-    import os
-
-    binary = os.path.basename(os.path.expanduser(agent.bin))
-    return form in (agent.name, binary)
 
 
 # --- names ----------------------------------------------------------------------------------

@@ -10,16 +10,14 @@ from __future__ import annotations
 import json
 import os
 import stat
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 from start import atomic, fs, paths
 from start.config.model import Config
 from start.errors import UntrustedError
 from start.record import Record
 from start.wall import Grant, classify
-
-if TYPE_CHECKING:
-    from start.trust.store import Copy
 
 FILE, SYMLINK, MISSING, OTHER, OUTSIDE = "file", "symlink", "missing", "other", "outside"
 
@@ -231,7 +229,18 @@ class _Scanner:
         return Named(key, path, real, where)
 
 
-def fingerprint(entries: tuple[Entry, ...] | tuple[Copy, ...]) -> str:
+class Covered(Protocol):
+    """What a fingerprint reads of an entry, or of the stored copy of one (trust.store.Copy)."""
+
+    @property
+    def what(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def digest(self) -> str: ...
+
+
+def fingerprint(entries: Sequence[Covered]) -> str:
     rows = sorted([e.what, e.label, e.digest] for e in entries)
     return fs.sha256(json.dumps(rows, separators=(",", ":")).encode("ascii"))
 

@@ -9,8 +9,8 @@ import click
 import pytest
 from click.shell_completion import ShellComplete
 
-from start.cli import cli, completion
-from start.cli.options import Options
+from start.cli import cli, completers, completion
+from start.cli.state import Options
 from start.config import schema
 from tests.conftest import invoke, run_start, write_tree
 
@@ -107,7 +107,7 @@ def test_no_models_for_an_unknown_agent(agents: None) -> None:
 def test_contexts(isolated: Path) -> None:
     write_tree(isolated, {".start/config.toml": '[contexts.docs]\nfile = "x"\ndescription = "D"\n'})
     with click.Context(cli, obj=Options()) as ctx:
-        found = completion.complete_contexts(ctx, ctx.command.params[0], "d")
+        found = completers.complete_contexts(ctx, ctx.command.params[0], "d")
     assert [(i.value, i.help) for i in found] == [("docs", "D")]
 
 

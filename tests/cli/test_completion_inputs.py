@@ -8,7 +8,7 @@ import pytest
 from click.shell_completion import ShellComplete
 
 from start.cli import cli, completion
-from start.cli.options import Options
+from start.cli.state import Options
 from tests.conftest import run_start, write_tree
 
 CONFIG = """\

@@ -12,7 +12,7 @@ import pytest
 
 from start import __version__, paths
 from start.cli import doctor as doctor_cli
-from start.cli.options import Options
+from start.cli.state import Options
 from start.doctor import diagnose
 from tests.conftest import invoke, write_tree
 from tests.test_init import use_catalog, use_path
@@ -193,7 +193,7 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(
     monkeypatch.setattr(sys, "stdout", terminal)
     options = Options()
     options.no_color = no_color_flag
-    doctor_cli.show(diagnose(isolated), options)
+    doctor_cli.show(diagnose(str(isolated)), options)
     assert ("\x1b[" in terminal.getvalue()) is coloured
     assert "✓ healthy: no errors or warnings" in terminal.getvalue()
 

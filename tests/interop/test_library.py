@@ -37,12 +37,12 @@ def setting(line: str) -> str:
 
 def names(root: Path) -> dict[str, str]:
     """Imported task names and their layers."""
-    config = load(root)
+    config = load(str(root))
     return {t.name: t.origin.layer for t in config.tasks.values() if t.imported is not None}
 
 
 def problems(root: Path, path: Path) -> list[str]:
-    return [str(p) for p in load(root).problems if p.file == str(path)]
+    return [str(p) for p in load(str(root)).problems if p.file == str(path)]
 
 
 # --- names -----------------------------------------------------------------------------------
@@ -159,7 +159,7 @@ def test_user_config_replaces_an_imported_task(project: Path) -> None:
         config_dir(),
         {"tasks.toml": '[tasks."claude:review"]\nprompt = "mine: {instructions}"\n'},
     )
-    config = load(project, strict=True)
+    config = load(str(project), strict=True)
     task = config.tasks["claude:review"]
     assert (task.origin.layer, task.imported, task.prompt) == (
         "global",
@@ -176,14 +176,14 @@ def test_a_project_start_task_replaces_a_project_command(project: Path) -> None:
             ".start/tasks.toml": '[tasks."claude:review"]\nprompt = "ours"\n',
         },
     )
-    task = load(project, strict=True).tasks["claude:review"]
+    task = load(str(project), strict=True).tasks["claude:review"]
     assert (task.origin.path, task.prompt) == (str(project / ".start" / "tasks.toml"), "ours")
 
 
 def test_a_name_with_a_colon_must_be_an_imported_one(project: Path) -> None:
     write_tree(config_dir(), {"tasks.toml": '[tasks."foo:bar"]\nprompt = "x"\n'})
     with pytest.raises(ConfigError) as raised:
-        load(project, strict=True)
+        load(str(project), strict=True)
     assert [p.message for p in raised.value.problems] == [
         "invalid task name 'foo:bar': a name with ':' is an imported command's, SOURCE:NAME, "
         "where SOURCE is one of claude, gemini, qwen, codex, opencode and each ':'-separated "
@@ -200,7 +200,7 @@ def test_import_commands_chooses_the_sources(project: Path) -> None:
     write_tree(config_dir(), {"config.toml": setting('import_commands = ["gemini"]')})
     assert set(names(project)) == {"gemini:b"}
     write_tree(config_dir(), {"config.toml": setting("import_commands = []")})
-    config = load(project)
+    config = load(str(project))
     assert not any(t.imported for t in config.tasks.values())
     # Off, the files are not project config: nothing to trust, nothing to review.
     assert not config.has_project
@@ -209,7 +209,7 @@ def test_import_commands_chooses_the_sources(project: Path) -> None:
 def test_import_commands_takes_only_known_sources(project: Path) -> None:
     write_tree(config_dir(), {"config.toml": setting('import_commands = ["cursor"]')})
     with pytest.raises(ConfigError) as raised:
-        load(project, strict=True)
+        load(str(project), strict=True)
     assert [p.message for p in raised.value.problems] == [
         "must be an array of sources; 'cursor' is not one of claude, gemini, qwen, codex, opencode"
     ]
@@ -218,7 +218,7 @@ def test_import_commands_takes_only_known_sources(project: Path) -> None:
 def test_config_set_import_commands(project: Path) -> None:
     result = invoke("config", "set", "import_commands", "claude, codex")
     assert result.exit_code == 0, result.stderr
-    assert load(project).settings.import_commands == ("claude", "codex")
+    assert load(str(project)).settings.import_commands == ("claude", "codex")
 
 
 # --- untranslatable parts ----------------------------------------------------------------------
@@ -250,7 +250,7 @@ def test_a_broken_command_file_is_skipped_never_fatal(project: Path) -> None:
             ".gemini/commands/good.toml": 'prompt = "fine"\n',
         },
     )
-    config = load(project, strict=True)  # warnings only: a launch is never stopped
+    config = load(str(project), strict=True)  # warnings only: a launch is never stopped
     assert set(names(project)) == {"gemini:good"}
     bad = project / ".gemini" / "commands" / "bad.toml"
     opened = project / ".gemini" / "commands" / "open.toml"
@@ -284,7 +284,7 @@ def test_toml_past_pythons_limits_is_a_broken_command_file(
     write_tree(
         project, {".gemini/commands/bad.toml": text, ".gemini/commands/ok.toml": "prompt='x'"}
     )
-    config = load(project, strict=True)
+    config = load(str(project), strict=True)
     bad = project / ".gemini" / "commands" / "bad.toml"
     assert set(names(project)) == {"gemini:ok"}
     assert [str(p) for p in config.problems] == [f"{bad}: not imported: {message}"]
@@ -299,7 +299,7 @@ def test_a_file_that_is_not_text_is_skipped_with_a_warning(project: Path, data: 
     write_tree(project, {".claude/commands/ok.md": "Explain\n"})
     binary = project / ".claude" / "commands" / "binary.md"
     binary.write_bytes(data)
-    config = load(project, strict=True)
+    config = load(str(project), strict=True)
     assert set(names(project)) == {"claude:ok"}
     assert [str(p) for p in config.problems] == [
         f"{binary}: not imported: is not a text file (it is not UTF-8, or holds a NUL byte)"
@@ -336,7 +336,7 @@ def test_a_command_file_linked_outside_is_never_opened(
     write_tree(project, {".claude/commands/ok.md": "ok\n"})
     link = project / ".claude" / "commands" / "out.md"
     link.symlink_to(outside)
-    config = load(project)
+    config = load(str(project))
     assert str(outside) not in opened
     assert set(names(project)) == {"claude:ok"}
     assert [str(p) for p in config.problems] == [
@@ -354,7 +354,7 @@ def test_a_command_directory_linked_outside_is_never_listed(
     target = elsewhere / "commands" if linked == ".claude/commands" else elsewhere
     (project / linked).parent.mkdir(parents=True, exist_ok=True)
     (project / linked).symlink_to(target)
-    config = load(project)
+    config = load(str(project))
     assert not [path for path in opened if path.startswith(str(elsewhere))]
     assert not names(project)
     directory = project / ".claude" / "commands"
@@ -368,7 +368,7 @@ def test_a_command_directory_linked_inside_the_project_is_read(project: Path) ->
     write_tree(project, {"shared/commands/x.md": "Hello\n"})
     (project / ".claude").mkdir()
     (project / ".claude" / "commands").symlink_to("../shared/commands")
-    config = load(project)
+    config = load(str(project))
     assert (names(project), config.problems) == ({"claude:x": "project"}, ())
 
 
@@ -388,7 +388,12 @@ def test_a_directory_without_commands_costs_a_stat_each(
             return _real(*args, **kw)  # type: ignore[operator]
 
         monkeypatch.setattr(os, name, counted)
-    monkeypatch.setattr(os.path, "realpath", lambda p, **kw: calls.append("realpath") or p)
+
+    def realpath(path: str, **kw: object) -> str:
+        calls.append("realpath")
+        return path
+
+    monkeypatch.setattr(os.path, "realpath", realpath)
     assert not interop.anywhere(str(project), user=True)
     assert calls == ["stat"] * 11
 
@@ -399,7 +404,7 @@ def test_a_project_directory_too_big_is_refused(
     monkeypatch.setattr(dirs, "MAX_ENTRIES", 3)
     write_tree(project, {f".claude/commands/c{i}.md": "x\n" for i in range(4)})
     with pytest.raises(ConfigError) as raised:
-        load(project, strict=True)
+        load(str(project), strict=True)
     assert [str(p) for p in raised.value.problems] == [
         f"{project / '.claude/commands'}: holds more than 3 files and directories; start does "
         "not read it; turn it off with [settings] import_commands, or move files out"
@@ -413,7 +418,7 @@ def test_a_user_directory_too_big_is_skipped_with_a_warning(
     write_tree(
         Path.home(), {".claude/commands/a/b/c/deep.md": "x\n", ".claude/commands/ok.md": "x"}
     )
-    config = load(project, strict=True)
+    config = load(str(project), strict=True)
     commands = Path.home() / ".claude" / "commands"
     assert not any(t.imported for t in config.tasks.values())
     assert [str(p) for p in config.problems] == [
@@ -439,15 +444,20 @@ def test_the_cache_key_covers_the_command_files(
 
     built: list[int] = []
     real = library.build
-    monkeypatch.setattr(library, "build", lambda *a: built.append(1) or real(*a))
+
+    def counted(*args: Any) -> library.Library:
+        built.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(library, "build", counted)
     path = project / ".claude" / "commands" / "a.md"
     write_tree(project, {".claude/commands/a.md": "first\n"})
-    first = load(project)
-    again = load(project)
+    first = load(str(project))
+    again = load(str(project))
     assert len(built) == 1  # the second load was served by the cache
     assert again.tasks["claude:a"] == first.tasks["claude:a"]
     path.write_text("second\n")
-    changed = load(project)
+    changed = load(str(project))
     assert len(built) == 2
     imported = changed.tasks["claude:a"].imported
     assert imported is not None and imported.body == "second"
@@ -474,9 +484,9 @@ def test_the_listing_shows_the_source(layout: Layout) -> None:
 
 
 def test_completion_names_the_source(layout: Layout) -> None:
-    from start.cli.completion import _task_help
+    from start.cli.completers import _task_help
 
-    config = load(layout("codex"))
+    config = load(str(layout("codex")))
     assert _task_help(config.tasks["codex:ticket"]) == "codex command: Start work on a ticket"
 
 
@@ -513,9 +523,10 @@ def test_a_model_is_honoured_only_by_its_own_agent(layout: Layout) -> None:
     agent it is the model, with another agent a note."""
     workdir = layout("claude")
     request = pipeline.LaunchRequest(
-        workdir, resolve.Request("task", agent="claude", task="claude:git:commit", no_role=True)
+        str(workdir),
+        resolve.Request("task", agent="claude", task="claude:git:commit", no_role=True),
     )
-    config = load(workdir)
+    config = load(str(workdir))
     plan = resolve.plan(config, request.selection)
     assert (plan.model, plan.model_reason) == (
         "claude-haiku-5-5",

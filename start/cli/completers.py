@@ -1,0 +1,245 @@
+"""The dynamic completions the shells ask for: names of agents, roles, contexts, tasks, models,
+settings and parameters, loaded from config when a shell asks (see options.completer).
+
+Completions only load and parse config: they never run a command or read a context's file, so they
+are safe in a project whose `.start/` is not trusted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from contextlib import suppress
+
+import click
+from click.shell_completion import CompletionItem
+
+from start import console, resolve
+from start.cli.state import Options
+from start.config import schema
+from start.config.load import load
+from start.config.model import Agent, Config, Item, Task
+from start.errors import StartError
+
+
+def escaped(item: CompletionItem) -> CompletionItem:
+    help_text = console.printable(item.help) if item.help else item.help
+    return CompletionItem(console.printable(str(item.value)), type=item.type, help=help_text)
+
+
+def _options(ctx: click.Context) -> Options:
+    return ctx.find_object(Options) or Options()
+
+
+def _config(ctx: click.Context) -> Config | None:
+    options = _options(ctx)
+    try:
+        return load(options.workdir, use_project=not options.no_project)
+    except (StartError, OSError):
+        return None
+
+
+def _matching(items: Iterable[tuple[str, str | None]], incomplete: str) -> list[CompletionItem]:
+    return [
+        CompletionItem(value, help=text) for value, text in items if value.startswith(incomplete)
+    ]
+
+
+def _named(items: Mapping[str, Item], incomplete: str) -> list[CompletionItem]:
+    return _matching(((name, item.description) for name, item in items.items()), incomplete)
+
+
+def complete_agents(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    config = _config(ctx)
+    return _named(config.agents, incomplete) if config else []
+
+
+def complete_roles(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    config = _config(ctx)
+    return _named(config.roles, incomplete) if config else []
+
+
+def complete_contexts(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    config = _config(ctx)
+    return _named(config.contexts, incomplete) if config else []
+
+
+def complete_tasks(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Task names and aliases, with descriptions; internal tasks are left out, as in listings."""
+    config = _config(ctx)
+    if config is None:
+        return []
+    shown = [task for task in config.tasks.values() if not task.internal]
+    names = [(task.name, _task_help(task)) for task in shown]
+    aliases = [
+        (
+            task.alias,
+            f"alias of {task.name}" + (f": {task.description}" if task.description else ""),
+        )
+        for task in shown
+        if task.alias and task.alias not in config.tasks
+    ]
+    return _matching([*names, *aliases], incomplete)
+
+
+def _task_help(task: Task) -> str | None:
+    """A task's description; for another agent's command, with its source first."""
+    if task.imported is None:
+        return task.description
+    source = f"{task.imported.format} command"
+    return f"{source}: {task.description}" if task.description else source
+
+
+def complete_models(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Model aliases of the agent chosen so far on the command line, else of the default agent."""
+    config = _config(ctx)
+    agent = _agent(ctx, config) if config else None
+    if agent is None:
+        return []
+    return _matching(agent.models.items(), incomplete)
+
+
+def _agent(ctx: click.Context, config: Config) -> Agent | None:
+    # `config add task --agent NAME` is a parameter; the launch flag `-a NAME` is kept in Options.
+    wanted = ctx.params.get("agent") or _options(ctx).agent
+    task = None
+    # While completing an option's value, click leaves the positional arguments unparsed in args.
+    name = ctx.params.get("name") or next(iter(ctx.args), None)
+    if ctx.command.name == "task" and name:
+        with suppress(StartError):
+            task = resolve.find_task(config.tasks, name)
+    request = resolve.Request("session", agent=wanted)
+    try:
+        return resolve.select_agent(config, request, task)[0]
+    except StartError:
+        if wanted is not None:
+            return None
+        return next(iter(config.agents.values()), None)
+
+
+def complete_settings(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    return _matching(((key, None) for key in schema.SETTINGS), incomplete)
+
+
+def complete_setting_values(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    section = {"default_agent": "agents", "default_role": "roles"}.get(ctx.params.get("key") or "")
+    config = _config(ctx) if section else None
+    return _named(getattr(config, section), incomplete) if config and section else []
+
+
+def complete_kind_names(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """For `config remove KIND NAME`, the names in the layer being edited; for `config add`, the
+    names from other layers (a new item of the same name overrides them)."""
+    section = schema.SECTION_OF.get(ctx.params.get("kind") or "")
+    config = _config(ctx) if section else None
+    if config is None or section is None:
+        return []
+    layer = "project" if ctx.params.get("project") else "global"
+    removing = ctx.command.name == "remove"
+    items: Mapping[str, Item] = getattr(config, section)
+    kept = {n: i for n, i in items.items() if (i.origin.layer == layer) == removing}
+    return _named(kept, incomplete)
+
+
+# --- a name or a file: -r, -c, `start task NAME|PATH` --------------------------------------
+
+
+def _then_files(names: list[CompletionItem], incomplete: str) -> list[CompletionItem]:
+    """The names that match, then the shell's own file completion: when no name matches, or the
+    word can only be a path (`./`, `../`, `/`, `~`; see start.adhoc)."""
+    from start import adhoc
+
+    if adhoc.forced_path(incomplete) or "/" in incomplete:
+        return [CompletionItem(incomplete, type="file")]
+    if names:
+        return names
+    return [CompletionItem(incomplete, type="file")]
+
+
+def complete_role_or_file(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    return _then_files(complete_roles(ctx, param, incomplete), incomplete)
+
+
+def complete_context_or_file(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    return _then_files(complete_contexts(ctx, param, incomplete), incomplete)
+
+
+def complete_task_or_file(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    return _then_files(complete_tasks(ctx, param, incomplete), incomplete)
+
+
+def complete_params(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """`NAME=` for each parameter of the task on the command line, and `NAME=DEFAULT`.
+
+    Offering both leaves the cursor after `=` (the shells complete the common prefix).
+    """
+    config = _config(ctx)
+    name = ctx.params.get("name") or next(iter(ctx.args), None)
+    if config is None or not name:
+        return []
+    try:
+        task = resolve.find_task(config.tasks, name)
+    except StartError:
+        return []
+    items: list[tuple[str, str | None]] = []
+    for declared in task.params:
+        items.append((f"{declared.name}=", declared.description))
+        if declared.default:
+            items.append((f"{declared.name}={declared.default}", "the default"))
+    return _matching(items, incomplete)
+
+
+# --- `start show [KIND] NAME` ----------------------------------------------------------------
+
+
+def complete_show_first(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """A kind, or a name of any kind."""
+    config = _config(ctx)
+    kinds = [(kind, f"then a {kind} name") for kind in schema.KIND_OF.values()]
+    found = _matching(kinds, incomplete)
+    if config is None:
+        return found
+    for section in schema.ITEM_SECTIONS:
+        items: Mapping[str, Item] = getattr(config, section)
+        found.extend(_named(items, incomplete))
+    return found
+
+
+def complete_show_name(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """The names of the kind given first."""
+    from start import details
+
+    config = _config(ctx)
+    first = ctx.params.get("first") or ""
+    section = details.SECTION_OF_WORD.get(first)
+    if config is None or section is None:
+        return []
+    items: Mapping[str, Item] = getattr(config, section)
+    return _named(items, incomplete)

@@ -1,0 +1,31 @@
+"""Config problems as a listing: grouped under their file, each at LINE:COLUMN, errors in red."""
+
+from __future__ import annotations
+
+from start import console
+from start.console import Styled
+from start.errors import Problem
+
+
+def show_problems(out: console.Printer, problems: tuple[Problem, ...] | list[Problem]) -> None:
+    """Problems grouped under their file, each at LINE:COLUMN, errors in red."""
+    for where, group_problems in group_by_file(problems):
+        out.line(Styled(where, "bold"))
+        width = max(len(_at(p)) for p in group_problems)
+        for problem in group_problems:
+            severity = (
+                Styled("error  ", "red bold") if problem.is_error else Styled("warning", "yellow")
+            )
+            out.line("  ", _at(problem).ljust(width), "  ", severity, "  ", problem.detail)
+
+
+def group_by_file(problems: tuple[Problem, ...] | list[Problem]) -> list[tuple[str, list[Problem]]]:
+    """Problems by file, in the order files first appear, then by line."""
+    groups: dict[str, list[Problem]] = {}
+    for problem in problems:
+        groups.setdefault(problem.where, []).append(problem)
+    return [(where, sorted(found, key=lambda p: p.line or 0)) for where, found in groups.items()]
+
+
+def _at(problem: Problem) -> str:
+    return f"{problem.line}:{problem.column or 1}" if problem.line is not None else "-"

@@ -1,0 +1,40 @@
+"""The shared flags of one run, as the root group and each command leave them."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from start.paths import current_dir
+
+
+class Options:
+    """Every shared flag; the last place a flag is given wins."""
+
+    def __init__(self, agent_args: list[str] | None = None) -> None:
+        self.agent: str | None = None
+        self.role: str | None = None
+        self.no_role = False
+        self.model: str | None = None
+        self.directory: str | None = None
+        self.quiet = False
+        self.verbose = 0
+        # --debug and START_DEBUG=1 are one switch: show internals, tracebacks included.
+        self.debug = bool(os.environ.get("START_DEBUG"))
+        self.dry_run = False
+        self.json = False
+        self.no_color = False
+        self.no_project = False
+        self.contexts: list[str] = []  # -c, from every place it is given, in order
+        self.agent_args: list[str] = agent_args or []
+        # The command being run, for "run 'start config add --help'" under a usage error.
+        self.command_path = "start"
+
+    @property
+    def workdir(self) -> str:
+        return os.path.realpath(self.directory or current_dir())
+
+
+def get_options() -> Options:
+    return click.get_current_context().ensure_object(Options)
