@@ -10,7 +10,7 @@ def run() -> NoReturn:
     """The command line, with the cyclic garbage collector off from the first import.
 
     A `start` process is short-lived: a launch ends in exec and every other command exits, so
-    collecting cycles only costs time, about 5 ms a launch, most of it while modules are imported
+    collecting cycles only costs time, most of it while modules are imported
     (docs/performance.md). Reference counting still frees everything else. `start mcp`, which
     serves until its client leaves, turns the collector back on.
     """

@@ -2,8 +2,9 @@
 programs on PATH.
 
 Paths are strings handled with `os.path` throughout `start`: pathlib, with the urllib.parse and
-ipaddress it imports, cost every launch about 4 ms (docs/performance.md). `clean` gives a path
-the form pathlib would.
+ipaddress it imports, would cost every launch (docs/performance.md), and
+tests/test_import_hygiene.py keeps it off the launch path. `clean` gives a path the form pathlib
+would.
 """
 
 from __future__ import annotations
@@ -232,8 +233,8 @@ def which(name: str) -> str | None:
     """The program `name` as `shutil.which` finds it, or None: the first executable file of that
     name in a PATH directory, or `name` itself when it has a slash.
 
-    `shutil` imports zlib, bz2 and lzma for its archives: about 3 ms that every launch would pay
-    for this one function (docs/performance.md). tests/test_paths.py holds it to shutil's answers.
+    `shutil` imports zlib, bz2 and lzma for its archives, which every launch would pay for this one
+    function (tests/test_import_hygiene.py). tests/test_paths.py holds it to shutil's answers.
     """
     if os.path.dirname(name):
         return name if _runnable(name) else None

@@ -40,8 +40,7 @@ _FLAGS: Final[dict[str, str]] = {
     "powershell": "-Command",
 }
 
-# The most one read takes. Its buffer is allocated and zeroed on every run, so it stays small: a
-# 1 MiB buffer cost each launch about half a millisecond of page faults.
+# The most one read takes. Its buffer is allocated and zeroed on every run, so it stays small.
 _CHUNK: Final = 1 << 16
 # A bigger pipe means fewer wake-ups per megabyte; 1 MiB is the default unprivileged maximum.
 _PIPE_SIZE: Final = 1 << 20
