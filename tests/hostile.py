@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,9 +75,15 @@ class Scene:
         )
 
     def start(
-        self, *args: str, cwd: Path | None = None, stdin: str | None = None, **env: str
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        stdin: str | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        return run_start(*args, cwd=cwd or self.project, env={**self.env, **env}, stdin=stdin)
+        return run_start(
+            *args, cwd=cwd or self.project, env={**self.env, **(env or {})}, stdin=stdin
+        )
 
     def agent_record(self) -> dict[str, Any] | None:
         return agent_record(self.record)

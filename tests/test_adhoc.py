@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FAKE_AGENT, invoke, run_start, write_tree
-from tests.test_wall import CANARY, World, git
+from tests.conftest import FAKE_AGENT, git, invoke, run_start, write_tree
+from tests.test_wall import CANARY, World
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from start import atomic
 def test_new_file_is_0644_less_the_umask(tmp_path: Path) -> None:
     old = os.umask(0o002)
     try:
-        atomic.replace(tmp_path / "config.toml", b"x = 1\n")
+        atomic.replace(str(tmp_path / "config.toml"), b"x = 1\n")
     finally:
         os.umask(old)
     path = tmp_path / "config.toml"
@@ -27,13 +27,13 @@ def test_existing_mode_is_kept(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text("old")
     path.chmod(0o600)
-    atomic.replace(path, b"new")
+    atomic.replace(str(path), b"new")
     assert path.read_bytes() == b"new"
     assert oct(path.stat().st_mode & 0o777) == "0o600"
 
 
 def test_explicit_mode(tmp_path: Path) -> None:
-    atomic.replace(tmp_path / "record.json", b"{}", mode=0o600)
+    atomic.replace(str(tmp_path / "record.json"), b"{}", mode=0o600)
     assert oct((tmp_path / "record.json").stat().st_mode & 0o777) == "0o600"
 
 
@@ -49,7 +49,7 @@ def test_failure_leaves_the_old_file_and_no_temp(
 
     monkeypatch.setattr(os, "replace", fail)
     with pytest.raises(OSError):
-        atomic.replace(path, b"new")
+        atomic.replace(str(path), b"new")
     assert path.read_text() == "old"
     assert [p.name for p in path.parent.iterdir()] == ["config.toml"]
 
@@ -78,7 +78,7 @@ def test_a_write_removes_stale_temp_files_beside_it(tmp_path: Path) -> None:
     holder = os.open(locked, os.O_RDONLY)
     try:
         fcntl.flock(holder, fcntl.LOCK_EX)  # a live writer holds its temp file's lock
-        atomic.replace(tmp_path / "config.toml", b"x = 1\n")
+        atomic.replace(str(tmp_path / "config.toml"), b"x = 1\n")
     finally:
         os.close(holder)
     names = sorted(p.name for p in tmp_path.iterdir())
@@ -99,11 +99,11 @@ def test_a_writer_holds_the_lock_on_its_temp_file(
         if temps and not seen:
             os.utime(temps[0], (time.time() - 60, time.time() - 60))
             # Another writer's sweep, during this write.
-            seen.append(atomic.sweep(tmp_path, writing="config.toml"))
+            seen.append(atomic.sweep(str(tmp_path), writing="config.toml"))
         real(fd)
 
     monkeypatch.setattr(os, "fsync", check)
-    atomic.replace(tmp_path / "config.toml", b"x = 1\n")
+    atomic.replace(str(tmp_path / "config.toml"), b"x = 1\n")
     assert seen[0] == []
     assert (tmp_path / "config.toml").read_bytes() == b"x = 1\n"
 
@@ -122,7 +122,7 @@ def test_only_a_durable_write_is_fsynced(
     monkeypatch.setattr(os, "fsync", fsync)
     directory = tmp_path / "config"
     directory.mkdir()
-    atomic.replace(directory / "config.toml", b"x = 1\n", durable=durable)
+    atomic.replace(str(directory / "config.toml"), b"x = 1\n", durable=durable)
     assert (directory / "config.toml").read_bytes() == b"x = 1\n"
     assert [p.name for p in directory.iterdir()] == ["config.toml"]
     assert len(synced) == (2 if durable else 0)  # the file, then its directory

@@ -43,7 +43,7 @@ def test_one_installed_agent_is_selected_and_the_rest_are_info(
     bin_dir: Path, isolated: Path
 ) -> None:
     install(bin_dir, "alpha-cli")
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     assert rows(report, "agents") == [
         ("ok", "alpha", f"{bin_dir}/alpha-cli; selected now (first agent on PATH)", None),
         ("info", "beta", "not installed ('beta-cli' is not on PATH)", None),
@@ -55,7 +55,7 @@ def test_one_installed_agent_is_selected_and_the_rest_are_info(
 def test_the_selected_agent_missing_is_an_error(bin_dir: Path, isolated: Path) -> None:
     install(bin_dir, "alpha-cli")
     path = global_config('[settings]\ndefault_agent = "beta"\n')
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     assert rows(report, "agents") == [
         ("ok", "alpha", f"{bin_dir}/alpha-cli", None),
         (
@@ -69,7 +69,7 @@ def test_the_selected_agent_missing_is_an_error(bin_dir: Path, isolated: Path) -
 
 
 def test_no_agent_on_path_is_an_error(bin_dir: Path, isolated: Path) -> None:
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     assert rows(report, "agents")[0] == (
         "error",
         "selection",
@@ -83,7 +83,7 @@ def test_no_agent_on_path_is_an_error(bin_dir: Path, isolated: Path) -> None:
 def test_an_unknown_default_agent_is_reported_once(bin_dir: Path, isolated: Path) -> None:
     install(bin_dir, "alpha-cli")
     path = global_config('[settings]\ndefault_agent = "alpah"\n')
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     assert problems(report) == [
         (
             "error",
@@ -99,7 +99,7 @@ def test_an_agent_you_configured_that_is_missing_is_a_warning(
 ) -> None:
     install(bin_dir, "alpha-cli")
     path = global_config('[agents.mine]\nbin = "~/bin/mine"\ncommand = "{bin} {prompt}"\n')
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     assert problems(report) == [
         (
             "warning",
@@ -110,19 +110,22 @@ def test_an_agent_you_configured_that_is_missing_is_a_warning(
     ]
     (Path.home() / "bin").mkdir()
     install(Path.home() / "bin", "mine")
-    assert diagnose(isolated).healthy
+    assert diagnose(str(isolated)).healthy
 
 
 def test_find_binary(isolated: Path, bin_dir: Path) -> None:
     install(bin_dir, "tool")
     write_tree(isolated, {"scripts/run": "", "scripts/plain": ""})
     (isolated / "scripts" / "run").chmod(0o755)
-    assert find_binary("tool", isolated) == str(bin_dir / "tool")
-    assert find_binary("scripts/run", isolated) == str(isolated / "scripts" / "run")
-    assert find_binary("scripts/plain", isolated) is None
-    assert find_binary("scripts", isolated) is None
-    assert find_binary("nothing", isolated) is None
-    assert find_binary("anything", isolated, which=lambda name: f"/fake/{name}") == "/fake/anything"
+    assert find_binary("tool", str(isolated)) == str(bin_dir / "tool")
+    assert find_binary("scripts/run", str(isolated)) == str(isolated / "scripts" / "run")
+    assert find_binary("scripts/plain", str(isolated)) is None
+    assert find_binary("scripts", str(isolated)) is None
+    assert find_binary("nothing", str(isolated)) is None
+    assert (
+        find_binary("anything", str(isolated), which=lambda name: f"/fake/{name}")
+        == "/fake/anything"
+    )
 
 
 # --- config ---------------------------------------------------------------------------------
@@ -133,7 +136,9 @@ def test_each_file_is_parsed_or_shows_its_syntax_error(bin_dir: Path, isolated: 
     builtin = Path(paths.builtin_config_dir())
     broken = global_config("[settings\n")
     write_tree(isolated, {".start/tasks.toml": '[tasks.local]\nprompt = "p"\n'})
-    report = diagnose(isolated, which=lambda name: None if name != "alpha-cli" else "/b/alpha-cli")
+    report = diagnose(
+        str(isolated), which=lambda name: None if name != "alpha-cli" else "/b/alpha-cli"
+    )
     assert rows(report, "config") == [
         *[
             ("ok", "built-in", f"{builtin / name} parsed", None)
@@ -153,7 +158,7 @@ def test_every_validator_problem_is_listed_with_a_fix(bin_dir: Path, isolated: P
     install(bin_dir, "alpha-cli")
     path = global_config('[tasks.t]\ncomand = "x"\nprompt = "p"\n\n[oops]\n')
     write_tree(path.parent, {"task.toml": ""})
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     problems = [c for c in report.checks if c.heading is not None]
     assert [(c.heading, c.status, c.subject, c.message, c.fix) for c in problems] == [
         (
@@ -185,7 +190,7 @@ def test_every_validator_problem_is_listed_with_a_fix(bin_dir: Path, isolated: P
 
 def test_a_clean_config_says_so(bin_dir: Path, isolated: Path) -> None:
     install(bin_dir, "alpha-cli")
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     assert ("ok", "validate", "no problems in 4 files", None) in rows(report, "config")
     assert (
         "info",
@@ -210,7 +215,7 @@ def test_an_unreadable_file_is_an_error_not_a_crash(
         raise PermissionError(13, "Permission denied", str(target))
 
     monkeypatch.setattr("start.config.files.read", denied)
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     assert problems(report) == [
         (
             "error",
@@ -238,7 +243,7 @@ def test_missing_files(bin_dir: Path, isolated: Path) -> None:
         '[settings]\ndefault_role = "second"\n'
     )
     write_tree(isolated, {"HERE.md": "here", "docs/x": ""})
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     home = Path.home()
     assert [r for r in rows(report, "items") if r[0] != "ok"] == [
         (
@@ -289,7 +294,7 @@ def test_task_references_that_do_not_resolve_are_reported_once(
         '[tasks.t]\nprompt = "p"\nrole = "code-reviewr"\nagent = "gamma"\n'
         '[tasks.u]\nprompt = "p"\nagent = "beta"\n'
     )
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     assert problems(report) == [
         (
             "error",
@@ -319,7 +324,7 @@ def test_shells_not_on_path(bin_dir: Path, isolated: Path) -> None:
         '[contexts.c]\ncommand = "x"\n'
         '[tasks.t]\ncommand = "y"\nshell = "python3"\n'
     )
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     shells = [r for r in rows(report, "items") if r[1].startswith(("shell", "default shell"))]
     assert shells == [
         (
@@ -346,7 +351,7 @@ def test_shells_not_on_path(bin_dir: Path, isolated: Path) -> None:
 
 def test_the_default_shell_is_bash_else_sh(bin_dir: Path, isolated: Path) -> None:
     install(bin_dir, "alpha-cli")
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     assert (
         "ok",
         "default shell",
@@ -358,7 +363,7 @@ def test_the_default_shell_is_bash_else_sh(bin_dir: Path, isolated: Path) -> Non
     assert (
         "default shell",
         "bash or sh is not on PATH; used by context project-guide",
-    ) in [(c.subject, c.message) for c in diagnose(isolated).checks]
+    ) in [(c.subject, c.message) for c in diagnose(str(isolated)).checks]
 
 
 # --- project --------------------------------------------------------------------------------
@@ -366,7 +371,7 @@ def test_the_default_shell_is_bash_else_sh(bin_dir: Path, isolated: Path) -> Non
 
 def test_project_without_start_dir(bin_dir: Path, isolated: Path) -> None:
     write_tree(isolated, {".git/HEAD": "", "sub/x": ""})
-    report = diagnose(isolated / "sub")
+    report = diagnose(str(isolated / "sub"))
     assert rows(report, "project") == [
         ("ok", "root", f"{isolated} (git work tree)", None),
         ("info", "trust", "no .start/ directory, so nothing to trust", None),
@@ -381,7 +386,7 @@ def test_an_untrusted_project_is_a_warning_then_trusted_after_approval(
 
     install(bin_dir, "alpha-cli")
     write_tree(isolated, {".start/config.toml": '[tasks.local]\nprompt = "p"\n'})
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     assert rows(report, "project") == [
         ("ok", "root", f"{isolated} (holds .start/)", None),
         (
@@ -392,17 +397,17 @@ def test_an_untrusted_project_is_a_warning_then_trusted_after_approval(
         ),
     ]
     assert not report.healthy
-    found = trust.scan(load(isolated))
+    found = trust.scan(load(str(isolated)))
     assert found is not None
     record = trust.approve(found)
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     assert rows(report, "project")[1] == ("ok", "trust", f"approved {record.approved[:10]}", None)
     assert report.healthy, problems(report)
 
 
 def test_no_project_ignores_the_start_dir(bin_dir: Path, isolated: Path) -> None:
     write_tree(isolated, {".start/config.toml": "[settings\n"})
-    report = diagnose(isolated, use_project=False)
+    report = diagnose(str(isolated), use_project=False)
     assert rows(report, "project")[1] == (
         "info",
         "trust",
@@ -434,7 +439,7 @@ def test_no_command_of_any_layer_runs_and_nothing_is_fetched(
     monkeypatch.setattr(subprocess.Popen, "__init__", forbidden)
     monkeypatch.setattr(socket.socket, "__init__", forbidden)
     monkeypatch.setattr(os, "system", forbidden)
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     assert list(isolated.glob("ran*")) == []
     assert {c.section for c in report.checks} == set(doctor.SECTIONS)
 
@@ -444,7 +449,7 @@ def test_no_command_of_any_layer_runs_and_nothing_is_fetched(
 
 def test_info_lines_do_not_make_a_report_unhealthy() -> None:
     info = Check("agents", "info", "beta", "not installed")
-    warning = Check("items", "warning", "task t", "x", "fix it", Path("/p"))
+    warning = Check("items", "warning", "task t", "x", "fix it", "/p")
     assert Report((info,)).healthy
     report = Report((info, warning))
     assert (report.healthy, report.errors, report.warnings) == (False, 0, 1)
@@ -481,7 +486,7 @@ def test_environment(bin_dir: Path, isolated: Path) -> None:
 
     from start import __version__
 
-    report = diagnose(isolated)
+    report = diagnose(str(isolated))
     runtime = Path(paths.runtime_dir())
     state = Path(paths.state_dir())
     assert rows(report, "environment") == [

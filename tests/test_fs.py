@@ -18,7 +18,7 @@ def test_a_regular_file_is_read_with_its_real_path(tmp_path: Path) -> None:
     target = tmp_path / "real" / "notes.md"
     target.write_bytes(b"hello\n")
     (tmp_path / "link.md").symlink_to(target)
-    read = fs.read(tmp_path / "link.md")
+    read = fs.read(str(tmp_path / "link.md"))
     assert (read.data, read.real, read.size, read.truncated) == (
         b"hello\n",
         str(target),
@@ -31,7 +31,7 @@ def test_a_file_over_the_limit_is_cut_and_says_how_much(tmp_path: Path) -> None:
     path = tmp_path / "big"
     with open(path, "wb") as handle:
         handle.truncate(300 * 1_048_576)  # sparse: no disk, and memory stays bounded
-    read = fs.read(path, 1000)
+    read = fs.read(str(path), 1000)
     assert (len(read.data), read.size, read.truncated) == (1000, 300 * 1_048_576, 314_571_800)
 
 
@@ -51,7 +51,7 @@ def test_what_is_not_a_regular_file_is_refused_without_reading(
     path = tmp_path / "x"
     make(path)  # type: ignore[operator]
     with pytest.raises(fs.FileError) as caught:
-        fs.read(path)
+        fs.read(str(path))
     assert (str(caught.value), caught.value.missing) == (f"{path}: {reason}", False)
 
 
@@ -61,7 +61,7 @@ def test_a_socket_is_refused(tmp_path: Path) -> None:
     try:
         server.bind(str(path))
         with pytest.raises(fs.FileError) as caught:
-            fs.read(path)
+            fs.read(str(path))
     finally:
         server.close()
     assert caught.value.reason == "is a socket, not a regular file"
@@ -69,11 +69,11 @@ def test_a_socket_is_refused(tmp_path: Path) -> None:
 
 def test_missing_and_dangling_files_are_missing(tmp_path: Path) -> None:
     with pytest.raises(fs.FileError) as caught:
-        fs.read(tmp_path / "nope")
+        fs.read(str(tmp_path / "nope"))
     assert (caught.value.reason, caught.value.missing) == ("no such file", True)
     (tmp_path / "dangling").symlink_to(tmp_path / "gone")
     with pytest.raises(fs.FileError) as caught:
-        fs.read(tmp_path / "dangling")
+        fs.read(str(tmp_path / "dangling"))
     assert (caught.value.reason, caught.value.missing) == (
         "a dangling symlink (its target does not exist)",
         True,
@@ -84,7 +84,7 @@ def test_without_follow_a_symlink_is_not_read(tmp_path: Path) -> None:
     (tmp_path / "t").write_text("x")
     (tmp_path / "l").symlink_to(tmp_path / "t")
     with pytest.raises(fs.FileError):
-        fs.read(tmp_path / "l", follow=False)
+        fs.read(str(tmp_path / "l"), follow=False)
 
 
 def test_the_text_rule() -> None:

@@ -75,11 +75,11 @@ def global_dir() -> Path:
     return Path(paths.global_config_dir())
 
 
-def validated(workdir: Path, written: Path, *, use_project: bool = True) -> Config:
+def validated(workdir: Path, written: str, *, use_project: bool = True) -> Config:
     """The config with `written` in place: strict (no errors), and no warnings either."""
-    config = load(workdir, use_project=use_project, strict=True)
+    config = load(str(workdir), use_project=use_project, strict=True)
     assert [str(p) for p in config.problems] == []
-    assert str(written) in {f.path for f in config.files}
+    assert written in {f.path for f in config.files}
     return config
 
 
@@ -91,7 +91,7 @@ def test_detect_lists_the_catalog_and_the_installed_agents_in_catalog_order(
 ) -> None:
     use_catalog(tmp_path, monkeypatch)
     bin_dir = use_path(tmp_path, monkeypatch, "beta-cli")
-    found = init.detect(isolated)
+    found = init.detect(str(isolated))
     assert found == init.Detection(("alpha", "beta"), {"beta": str(bin_dir / "beta-cli")})
 
 
@@ -104,14 +104,14 @@ def test_detect_ignores_the_global_and_project_layers(
         global_dir(), {"config.toml": '[agents.mine]\nbin = "mine-cli"\ncommand = "x {prompt}"\n'}
     )
     write_tree(isolated, {".start/config.toml": "[settings\n"})
-    assert init.detect(isolated) == init.Detection(("alpha", "beta"), {})
+    assert init.detect(str(isolated)) == init.Detection(("alpha", "beta"), {})
 
 
 def test_detect_with_an_empty_catalog(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated: Path
 ) -> None:
     use_catalog(tmp_path, monkeypatch, agents="")
-    assert init.detect(isolated) == init.Detection((), {})
+    assert init.detect(str(isolated)) == init.Detection((), {})
 
 
 DETECTION = init.Detection(("alpha", "beta", "gamma"), {"beta": "/b/beta", "gamma": "/b/gamma"})
@@ -206,14 +206,14 @@ def test_the_documents_are_tomlkit_round_trips() -> None:
     for text in (
         init.global_text("alpha", DETECTION),
         init.global_text(None, DETECTION),
-        init.project_text(Path("/nowhere"), "alpha"),
+        init.project_text("/nowhere", "alpha"),
     ):
         assert tomlkit.dumps(tomlkit.parse(text)) == text
 
 
 def test_the_starter_never_copies_a_shipped_task() -> None:
     shipped = tomllib.loads((REPO / "config" / "tasks.toml").read_text())["tasks"]
-    for text in (init.global_text(None, DETECTION), init.project_text(Path("/nowhere"), None)):
+    for text in (init.global_text(None, DETECTION), init.project_text("/nowhere", None)):
         assert not set(tomllib.loads(text).get("tasks", {})) & set(shipped)
 
 
@@ -247,7 +247,7 @@ def test_items_that_another_file_of_the_layer_defines_are_left_out(
         },
     )
     path = Path(init.global_path())
-    skip = init.taken(path.parent, path)
+    skip = init.taken(str(path.parent), str(path))
     assert skip == {("tasks", "explain"), ("roles", "engineer")}
     text = init.global_text("alpha", DETECTION, skip)
     assert (
@@ -255,7 +255,7 @@ def test_items_that_another_file_of_the_layer_defines_are_left_out(
         in text
     )
     assert "[tasks.explain]\n" not in text
-    written = init.create(path, text, force=False)
+    written = init.create(str(path), text, force=False)
     config = validated(isolated, written.target)
     assert config.tasks["explain"].prompt == "mine"
     assert config.settings.default_role == "engineer"
@@ -263,7 +263,7 @@ def test_items_that_another_file_of_the_layer_defines_are_left_out(
 
 def test_taken_ignores_the_file_being_replaced(isolated: Path) -> None:
     write_tree(global_dir(), {"config.toml": '[tasks.explain]\nprompt = "old"\n'})
-    assert init.taken(global_dir(), init.global_path()) == frozenset()
+    assert init.taken(str(global_dir()), init.global_path()) == frozenset()
 
 
 # --- the project document -----------------------------------------------------------------
@@ -288,7 +288,7 @@ def test_project_config_passes_validation_without_a_warning(
 ) -> None:
     use_catalog(tmp_path, monkeypatch)
     write_tree(isolated, files)
-    root = init.project_root(isolated)
+    root = init.project_root(str(isolated))
     written = init.create(
         init.project_path(root), init.project_text(root, agent), force=False, project_root=root
     )
@@ -307,13 +307,13 @@ def test_project_config_passes_validation_without_a_warning(
 
 def test_project_config_is_written_at_the_project_root(isolated: Path) -> None:
     write_tree(isolated, {".git/HEAD": "ref: refs/heads/main\n", "src/app/x.py": ""})
-    assert Path(init.project_path(init.project_root(isolated / "src" / "app"))) == (
+    assert Path(init.project_path(init.project_root(str(isolated / "src" / "app")))) == (
         isolated / ".start" / "config.toml"
     )
 
 
 def test_project_config_explains_trust() -> None:
-    text = init.project_text(Path("/nowhere"), None)
+    text = init.project_text("/nowhere", None)
     assert "# Nothing in .start/ runs until it is trusted" in text
     assert '# default_agent = "claude"\n' in text
 
@@ -325,8 +325,8 @@ NOW = datetime(2025, 1, 7, 9, 30, 5)
 
 def test_write_creates_the_directory_and_leaves_no_temp_file(isolated: Path) -> None:
     path = isolated / "deep" / "dir" / "config.toml"
-    written = init.write(path, "x = 1\n", force=False)
-    assert written == init.Written(path, path, None)
+    written = init.write(str(path), "x = 1\n", force=False)
+    assert written == init.Written(str(path), str(path), None)
     assert path.read_text() == "x = 1\n"
     assert os.listdir(path.parent) == ["config.toml"]
 
@@ -335,7 +335,7 @@ def test_write_never_overwrites_without_force(isolated: Path) -> None:
     path = isolated / "config.toml"
     path.write_text("old\n")
     with pytest.raises(init.ConfigExistsError) as caught:
-        init.write(path, "new\n", force=False)
+        init.write(str(path), "new\n", force=False)
     assert str(caught.value) == (
         f"{path} already exists; pass --force to replace it "
         "(the old file is kept as a timestamped backup)"
@@ -347,8 +347,9 @@ def test_force_keeps_a_timestamped_backup_and_the_mode(isolated: Path) -> None:
     path = isolated / "config.toml"
     path.write_text("old\n")
     path.chmod(0o640)
-    first = init.write(path, "new\n", force=True, now=NOW)
-    second = init.write(path, "newer\n", force=True, now=NOW)
+    first = init.write(str(path), "new\n", force=True, now=NOW)
+    second = init.write(str(path), "newer\n", force=True, now=NOW)
+    assert first.backup is not None and second.backup is not None
     assert Path(first.backup) == isolated / "config.toml.20250107-093005.bak"
     assert Path(second.backup) == isolated / "config.toml.20250107-093005-2.bak"
     assert Path(first.backup).read_text() == "old\n"
@@ -361,14 +362,14 @@ def test_force_keeps_a_timestamped_backup_and_the_mode(isolated: Path) -> None:
 def test_a_backup_is_not_read_as_a_config_file(isolated: Path) -> None:
     path = Path(init.global_path())
     write_tree(path.parent, {"config.toml": "[settings]\n"})
-    init.write(path, "[settings]\n", force=True, now=NOW)
-    assert [str(p) for p in load(isolated).problems] == []
+    init.write(str(path), "[settings]\n", force=True, now=NOW)
+    assert [str(p) for p in load(str(isolated)).problems] == []
 
 
 def test_a_new_file_gets_the_umask_mode(isolated: Path) -> None:
     old = os.umask(0o027)
     try:
-        init.write(isolated / "config.toml", "", force=False)
+        init.write(str(isolated / "config.toml"), "", force=False)
     finally:
         os.umask(old)
     assert stat.S_IMODE((isolated / "config.toml").stat().st_mode) == 0o640
@@ -379,7 +380,8 @@ def test_a_symlinked_config_is_written_through(isolated: Path) -> None:
     write_tree(isolated, {"dotfiles/start.toml": "old\n"})
     link = isolated / "config.toml"
     link.symlink_to(dotfiles)
-    written = init.write(link, "new\n", force=True, now=NOW)
+    written = init.write(str(link), "new\n", force=True, now=NOW)
+    assert written.backup is not None
     assert Path(written.target) == dotfiles
     assert link.is_symlink()
     assert dotfiles.read_text() == "new\n"
@@ -395,7 +397,7 @@ def test_a_failed_write_keeps_the_old_file(isolated: Path, monkeypatch: pytest.M
 
     monkeypatch.setattr(os, "replace", broken)
     with pytest.raises(StartError) as caught:
-        init.write(path, "new\n", force=True, now=NOW)
+        init.write(str(path), "new\n", force=True, now=NOW)
     assert str(caught.value) == f"cannot write {path}: No space left on device"
     assert path.read_text() == "old\n"
     # The old file is untouched, so its backup would only be debris.
@@ -405,22 +407,22 @@ def test_a_failed_write_keeps_the_old_file(isolated: Path, monkeypatch: pytest.M
 def test_a_fresh_project_config_is_trusted(isolated: Path) -> None:
     from start import trust
 
-    root = init.project_root(isolated)
+    root = init.project_root(str(isolated))
     init.create(
         init.project_path(root), init.project_text(root, None), force=False, project_root=root
     )
-    assert trust.describe(load(isolated))[0] is True
+    assert trust.describe(load(str(isolated)))[0] is True
 
 
 def test_replacing_an_untrusted_project_config_does_not_trust_it(isolated: Path) -> None:
     from start import trust
 
     write_tree(isolated, {".start/config.toml": '[tasks.x]\nprompt = "p"\n'})
-    root = init.project_root(isolated)
+    root = init.project_root(str(isolated))
     init.create(
         init.project_path(root), init.project_text(root, None), force=True, project_root=root
     )
-    assert trust.describe(load(isolated)) == (False, "not trusted: never approved")
+    assert trust.describe(load(str(isolated))) == (False, "not trusted: never approved")
 
 
 def test_the_core_imports_neither_click_nor_rich_nor_tomlkit() -> None:
@@ -443,13 +445,13 @@ def test_with_the_shipped_catalog_both_documents_validate(
     assert catalog, "config/agents.toml ships agents"
     agent = load(layers=("built-in",)).agents[catalog[0]]
     use_path(tmp_path, monkeypatch, *([agent.bin] if installed else []))
-    detection = init.detect(isolated)
+    detection = init.detect(str(isolated))
     assert list(detection.installed) == ([agent.name] if installed else [])
     chosen, _ = init.choose_agent(detection, None)
     written = init.create(init.global_path(), init.global_text(chosen, detection), force=False)
     assert validated(isolated, written.target).settings.default_agent == chosen
     write_tree(isolated, {"AGENTS.md": "guide"})
-    root = init.project_root(isolated)
+    root = init.project_root(str(isolated))
     written = init.create(
         init.project_path(root), init.project_text(root, chosen), force=False, project_root=root
     )
@@ -467,7 +469,7 @@ def test_a_failed_backup_leaves_nothing_behind(
 
     monkeypatch.setattr(os, "fsync", full)  # the disk fills up while the backup is written
     with pytest.raises(StartError) as caught:
-        init.write(path, "new\n", force=True, now=NOW)
+        init.write(str(path), "new\n", force=True, now=NOW)
     assert str(caught.value) == f"cannot write {path}: No space left on device"
     assert path.read_text() == "old\n"
     assert sorted(os.listdir(isolated)) == ["config.toml"]
@@ -486,7 +488,7 @@ def test_force_never_replaces_what_is_not_a_regular_file(isolated: Path) -> None
     signal.alarm(10)
     try:
         with pytest.raises(init.ConfigExistsError) as caught:
-            init.write(path, "new\n", force=True, now=NOW)  # reading it for a backup blocks
+            init.write(str(path), "new\n", force=True, now=NOW)  # reading it for a backup blocks
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)

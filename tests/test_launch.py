@@ -260,7 +260,7 @@ def test_old_dry_run_directories_are_swept(repo: Path) -> None:
         write_tree(directory, {"prompt.md": "x"})
     day_ago = time.time() - 25 * 3600
     os.utime(old, (day_ago, day_ago))
-    sweep(runtime)
+    sweep(str(runtime))
     assert sorted(p.name for p in runtime.iterdir()) == [fresh.name]
 
 
@@ -284,7 +284,7 @@ def test_the_sweep_deletes_only_names_start_writes(repo: Path) -> None:
     day_ago = time.time() - 25 * 3600
     for name in ours + others:
         os.utime(runtime / name, (day_ago, day_ago))
-    sweep(runtime)
+    sweep(str(runtime))
     assert sorted(p.name for p in runtime.iterdir()) == sorted(others)
 
 
@@ -295,10 +295,10 @@ def test_the_sweep_removes_a_link_of_its_own_name_and_never_follows_it(repo: Pat
     write_tree(mine, {"keep": ""})
     runtime.mkdir(parents=True)
     (runtime / "1-prompt-0123abcd").symlink_to(mine)
-    sweep(runtime)  # pid 1 is alive and the link is new: kept
+    sweep(str(runtime))  # pid 1 is alive and the link is new: kept
     assert [p.name for p in runtime.iterdir()] == ["1-prompt-0123abcd"]
     os.utime(runtime / "1-prompt-0123abcd", (0, 0), follow_symlinks=False)
-    sweep(runtime)
+    sweep(str(runtime))
     assert list(runtime.iterdir()) == []
     assert [p.name for p in mine.iterdir()] == ["keep"]
 
@@ -310,7 +310,7 @@ def test_a_symlinked_runtime_dir_is_not_swept(repo: Path) -> None:
     write_tree(mine, {"1-prompt-0123abcd.md": ""})
     os.utime(mine / "1-prompt-0123abcd.md", (0, 0))
     link.symlink_to(mine)
-    sweep(link)
+    sweep(str(link))
     sweep_due(str(link))
     assert [p.name for p in mine.iterdir()] == ["1-prompt-0123abcd.md"]
 

@@ -223,7 +223,7 @@ def test_parameters_can_be_declared_in_code_by_the_same_rules() -> None:
 
 TASK = Task(
     "review",
-    Origin("global", Path("/c.toml")),
+    Origin("global", "/c.toml"),
     prompt="p",
     params=(Param("focus", "security", "What to look at"), Param("depth", None, "How deep")),
 )
@@ -445,7 +445,7 @@ def test_the_launch_passes_hostile_values_exactly_to_a_real_agent_and_command(
 # --- the property: hostile values through a real /bin/sh ----------------------------------
 
 TEXT = st.text(
-    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), min_size=0
+    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=["Cs"]), min_size=0
 )
 HOSTILE = st.sampled_from(
     ["'", '"', "$(touch pwned)", "`touch pwned`", "\n", "-", "--", "-rf", "$HOME", "\\", "ünï 🚀",
@@ -464,7 +464,7 @@ def test_property_a_value_reaches_a_real_sh_byte_exact(value: str, tmp_path: Pat
         command='printf "%s" "$START_PARAM_FOCUS"; printf "%s" "$START_INSTRUCTIONS" >&2',
         shell="/bin/sh",
         timeout=10,
-        cwd=tmp_path,
+        cwd=str(tmp_path),
         env=env,
         separate=True,
     )

@@ -150,10 +150,10 @@ def test_which_finds_what_shutil_which_finds(
 
 def test_private_directory_is_made_0700_and_kept_so(tmp_path: Path) -> None:
     made = tmp_path / "a" / "b"
-    assert paths.private_directory(made) is True
+    assert paths.private_directory(str(made)) is True
     assert stat.S_IMODE(made.stat().st_mode) == 0o700
     made.chmod(0o755)
-    assert paths.private_directory(made) is True
+    assert paths.private_directory(str(made)) is True
     assert stat.S_IMODE(made.stat().st_mode) == 0o700
 
 
@@ -162,5 +162,5 @@ def test_private_directory_refuses_a_symlink_and_leaves_it(tmp_path: Path) -> No
     target.mkdir(mode=0o755)
     target.chmod(0o755)
     (tmp_path / "link").symlink_to(target)
-    assert paths.private_directory(tmp_path / "link") is False
+    assert paths.private_directory(str(tmp_path / "link")) is False
     assert stat.S_IMODE(target.stat().st_mode) == 0o755

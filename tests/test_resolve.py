@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -12,17 +13,18 @@ from start.paths import ProjectLocation
 from start.resolve import (
     Request,
     UnknownModelError,
+    Which,
     find_task,
     plan,
     resolve_model,
     select_contexts,
 )
 
-BUILTIN = Origin("built-in", Path("/b/agents.toml"))
-GLOBAL = Origin("global", Path("/g/config.toml"))
+BUILTIN = Origin("built-in", "/b/agents.toml")
+GLOBAL = Origin("global", "/g/config.toml")
 
 
-def agent(name: str, origin: Origin = BUILTIN, **models: str) -> Agent:
+def agent(name: str, origin: Origin = BUILTIN, /, **models: str) -> Agent:
     return Agent(
         name=name,
         origin=origin,
@@ -36,25 +38,25 @@ def agent(name: str, origin: Origin = BUILTIN, **models: str) -> Agent:
 def make_config(
     *,
     agents: list[Agent] | None = None,
-    roles: list[str] = ("first", "second", "third"),  # type: ignore[assignment]
+    roles: Sequence[str] = ("first", "second", "third"),
     tasks: list[Task] | None = None,
     contexts: list[Context] | None = None,
-    **settings: str,
+    settings: Mapping[str, str] | None = None,
 ) -> Config:
     agents = agents if agents is not None else [agent("alpha"), agent("beta")]
     return Config(
-        settings=Settings(**settings),  # type: ignore[arg-type]
+        settings=Settings(**settings or {}),  # type: ignore[arg-type]
         agents={a.name: a for a in agents},
         roles={r: Role(name=r, origin=GLOBAL, prompt=r) for r in roles},
         contexts={c.name: c for c in contexts or []},
         tasks={t.name: t for t in tasks or []},
-        project=ProjectLocation(Path("/w"), None, None),
+        project=ProjectLocation("/w", None, None),
         files=(),
         layer_dirs={},
     )
 
 
-def on_path(*names: str):  # type: ignore[no-untyped-def]
+def on_path(*names: str) -> Which:
     return lambda name: f"/bin/{name}" if name in names else None
 
 
@@ -75,7 +77,7 @@ BARE_TASK = Task(name="review", origin=GLOBAL, prompt="p")
 def test_role_precedence(
     request_: Request, task: Task, settings: dict[str, str], expected: str | None, reason: str
 ) -> None:
-    config = make_config(tasks=[task], **settings)
+    config = make_config(tasks=[task], settings=settings)
     result = plan(config, _with_task(request_), which=on_path("alpha", "beta"))
     assert (result.role.name if result.role else None, result.role_reason) == (expected, reason)
 
@@ -122,7 +124,7 @@ def test_agent_precedence(
     expected: str,
     reason: str,
 ) -> None:
-    config = make_config(tasks=[task], **settings)
+    config = make_config(tasks=[task], settings=settings)
     result = plan(config, _with_task(request_), which=on_path(*path))
     assert (result.agent.name, result.agent_reason) == (expected, reason)
 

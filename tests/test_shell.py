@@ -39,7 +39,9 @@ def spec(
     limit: int = 1_048_576,
     separate: bool = False,
 ) -> CommandSpec:
-    return CommandSpec(command, shell_name, timeout, cwd, output_limit=limit, separate=separate)
+    return CommandSpec(
+        command, shell_name, timeout, str(cwd), output_limit=limit, separate=separate
+    )
 
 
 def alive(pid: int) -> bool:

@@ -286,9 +286,9 @@ def test_a_file_added_under_start_after_approval_is_refused(isolated: Path) -> N
     write_tree(isolated, {".start/config.toml": '[tasks.t]\nfile = ".start/task.md"\n'})
     grant = approved_grant(isolated)  # approved while task.md does not exist
     write_tree(isolated, {".start/task.md": "UNAPPROVED\n"})
-    reader = Reader(isolated, grant)
+    reader = Reader(str(isolated), grant)
     with pytest.raises(fs.FileError) as caught:
-        reader.read(isolated / ".start/task.md", layer="project", relative=True)
+        reader.read(str(isolated / ".start/task.md"), layer="project", relative=True)
     assert caught.value.missing
 
 
@@ -366,7 +366,9 @@ def test_a_repository_file_that_turns_into_a_link_outside_is_refused_at_read(
     (isolated / "docs/t.md").unlink()
     (isolated / "docs/t.md").symlink_to(secret)  # after the scan: the race the wall closes
     with pytest.raises(WallError) as caught:
-        Reader(isolated, grant).read(isolated / "docs/t.md", layer="project", relative=True)
+        Reader(str(isolated), grant).read(
+            str(isolated / "docs/t.md"), layer="project", relative=True
+        )
     assert str(caught.value) == (
         f"{isolated}/docs/t.md resolves to {secret}, outside the project root, and the approval "
         "does not cover it; run 'start trust' to review it"

@@ -38,9 +38,9 @@ def bug(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("layers")
 
-    from start.cli import config
+    from start.config import load as config_load  # the module start/cli/config.py calls
 
-    monkeypatch.setattr(config.config_load, "load", broken)
+    monkeypatch.setattr(config_load, "load", broken)
 
 
 def test_an_internal_error_is_one_line_and_exit_70(bug: None) -> None:

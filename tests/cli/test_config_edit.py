@@ -491,7 +491,7 @@ def test_edit_offers_the_starter_for_a_missing_global_config(
         f"start: wrote {path}\n"
         f"Saved {path}\n"
     )
-    detection = starter.detect(tmp_path)
+    detection = starter.detect(str(tmp_path))
     expected = starter.global_text("beta", detection)
     assert path.read_text() == expected + "# edited\n"
 

@@ -310,7 +310,11 @@ def test_help_and_version_options_read_as_clicks_own() -> None:
 
 # --- flags mean the same everywhere ----------------------------------------------------------
 
-NO_JSON = {("completion",): ("bash",), ("help",): (), ("mcp",): ()}
+NO_JSON: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("completion",): ("bash",),
+    ("help",): (),
+    ("mcp",): (),
+}
 
 
 @pytest.mark.parametrize("path", list(NO_JSON), ids=_name)

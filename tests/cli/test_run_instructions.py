@@ -51,7 +51,7 @@ def chosen(data: dict[str, Any]) -> dict[str, Any]:
 # --- the safe forms -------------------------------------------------------------------------
 
 hostile = st.one_of(
-    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")),
+    st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00")),
     st.lists(st.sampled_from(OPTION_WORDS), min_size=1, max_size=6).map(" ".join),
     st.tuples(st.sampled_from(OPTION_WORDS), st.text()).map(lambda p: p[0] + p[1]),
 ).filter(lambda text: text.strip() != "" and "\x00" not in text)

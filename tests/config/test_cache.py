@@ -199,7 +199,8 @@ def test_a_hit_builds_the_items_in_bulk_not_one_constructor_call_each(
     parsed.clear()
     calls: list[str] = []
     inside: list[bool] = []
-    get, new, from_fields = cache.get, Record.__new__, Record._from_fields.__func__
+    get, new = cache.get, Record.__new__
+    from_fields: Callable[..., Record] = vars(Record)["_from_fields"].__func__
 
     def watched_get(*args: Any) -> Config | None:
         inside.append(True)
@@ -240,7 +241,7 @@ def test_the_cached_config_gets_the_current_project_location(
     other.mkdir()
     parsed.clear()
 
-    config = load(other)
+    config = load(str(other))
 
     assert parsed == []
     assert config.project.workdir == str(other)
@@ -763,10 +764,10 @@ def test_bytes_start_did_not_write_never_reach_marshal(
 def test_entries_are_written_through_atomic_replace_as_private_files(
     global_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    written: list[tuple[Path, int | None, bool]] = []
+    written: list[tuple[str, int | None, bool]] = []
     replace = atomic.replace
 
-    def recorded(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
+    def recorded(path: str, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
         written.append((path, mode, durable))
         replace(path, data, mode=mode, durable=durable)
 
@@ -868,14 +869,14 @@ def test_writing_keeps_the_newest_digests_and_removes_stale_temp_files(
 
 
 def test_the_key_depends_on_contents_layers_directories_and_strays() -> None:
-    dirs: dict[str, Path | None] = {"global": Path("/g")}
-    base = cache.key(("global",), dirs, {Path("/g/config.toml"): b"a"}, [])
+    dirs: dict[str, str | None] = {"global": "/g"}
+    base = cache.key(("global",), dirs, {"/g/config.toml": b"a"}, [])
     variants = [
-        cache.key(("global",), dirs, {Path("/g/config.toml"): b"b"}, []),
-        cache.key(("global",), dirs, {Path("/g/agents.toml"): b"a"}, []),
-        cache.key(("global", "project"), dirs, {Path("/g/config.toml"): b"a"}, []),
-        cache.key(("global",), {"global": Path("/h")}, {Path("/g/config.toml"): b"a"}, []),
-        cache.key(("global",), dirs, {Path("/g/config.toml"): b"a"}, [Path("/g/x.toml")]),
+        cache.key(("global",), dirs, {"/g/config.toml": b"b"}, []),
+        cache.key(("global",), dirs, {"/g/agents.toml": b"a"}, []),
+        cache.key(("global", "project"), dirs, {"/g/config.toml": b"a"}, []),
+        cache.key(("global",), {"global": "/h"}, {"/g/config.toml": b"a"}, []),
+        cache.key(("global",), dirs, {"/g/config.toml": b"a"}, ["/g/x.toml"]),
     ]
     assert base is not None
     assert len({base, *variants}) == 6
@@ -950,7 +951,7 @@ def test_records_has_one_record_for_each_item_section_of_the_schema() -> None:
 def test_non_defaults_leaves_out_defaults_and_the_fields_kept_beside() -> None:
     from start.config.model import Agent, Origin, Settings, non_defaults
 
-    origin = Origin("global", Path("config.toml"))
+    origin = Origin("global", "config.toml")
     agent = Agent("a", origin, "bin", "{bin}", models={}, large_prompt_stdin=True)
     assert non_defaults(agent) == {"bin": "bin", "command": "{bin}", "large_prompt_stdin": True}
     settings = Settings(command_timeout=5, origins={"command_timeout": origin})
@@ -960,7 +961,7 @@ def test_non_defaults_leaves_out_defaults_and_the_fields_kept_beside() -> None:
 def test_the_shared_empty_mapping_default_of_a_record_cannot_change() -> None:
     from start.config.model import Agent, Origin, Settings
 
-    agent = Agent("a", Origin("global", Path("config.toml")), "bin", "{bin}")
+    agent = Agent("a", Origin("global", "config.toml"), "bin", "{bin}")
     with pytest.raises(TypeError):
         agent.models["fast"] = "model-1"  # type: ignore[index]
     with pytest.raises(TypeError):

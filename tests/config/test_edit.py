@@ -46,7 +46,7 @@ def global_dir(isolated: Path) -> Path:
 
 
 def scope(layer: edit.Layer = "global") -> edit.Scope:
-    return edit.Scope(layer, Path.cwd())
+    return edit.Scope(layer, str(Path.cwd()))
 
 
 # --- removing items: the comments of the neighbours survive -------------------------------------

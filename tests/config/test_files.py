@@ -12,6 +12,7 @@ import pytest
 from start import fs
 from start.config import files
 from start.config.load import load
+from start.errors import Problem
 from tests.conftest import invoke, write_tree
 
 SECRET = "AKIAQSECRETKEY123"
@@ -63,7 +64,7 @@ def test_a_project_config_file_linked_outside_is_never_opened(
     path.symlink_to(target)
     assert os.path.realpath(path) == str(secret)
 
-    config = load(isolated)
+    config = load(str(isolated))
 
     assert [str(p) for p in config.problems] == [f"{path}: {OUTSIDE}"]
     assert str(secret) not in opened
@@ -78,7 +79,7 @@ def test_a_start_dir_linked_outside_is_not_read(
     write_tree(secret.parent, {"start/config.toml": f'x = "{SECRET}"\n', "start/typo.toml": ""})
     (isolated / ".start").symlink_to(secret.parent / "start")
 
-    config = load(isolated)
+    config = load(str(isolated))
 
     assert [str(p) for p in config.problems] == [f"{isolated / '.start'}: {OUTSIDE}"]
     assert not [path for path in opened if path.startswith(str(secret.parent))]
@@ -89,7 +90,7 @@ def test_a_project_config_file_linked_inside_the_project_is_read(isolated: Path)
     write_tree(isolated, {"shared/start.toml": '[tasks.t]\nprompt = "hi"\n'})
     (isolated / ".start").mkdir()
     (isolated / ".start" / "tasks.toml").symlink_to("../shared/start.toml")
-    config = load(isolated)
+    config = load(str(isolated))
     assert (config.problems, config.tasks["t"].prompt) == ((), "hi")
 
 
@@ -110,7 +111,7 @@ def test_a_project_file_swapped_for_a_link_outside_while_opened_is_not_used(
     monkeypatch.setattr(fs, "read", swapped)
     assert files.read_bytes(str(path), os.path.realpath(isolated)) == (
         None,
-        files.Problem("error", str(path), "", OUTSIDE),
+        Problem("error", str(path), "", OUTSIDE),
     )
 
 
@@ -119,7 +120,7 @@ def test_a_global_config_file_may_link_anywhere(isolated: Path, tmp_path: Path) 
     config_dir = Path.home() / ".config" / "start"
     config_dir.mkdir(parents=True)
     (config_dir / "config.toml").symlink_to(tmp_path / "dotfiles" / "start.toml")
-    config = load(isolated)
+    config = load(str(isolated))
     assert (config.problems, config.tasks["t"].prompt) == ((), "mine")
 
 
@@ -152,8 +153,8 @@ def test_toml_past_pythons_limits_is_a_problem_of_its_file(
 ) -> None:
     write_tree(isolated, {".start/tasks.toml": text})
     path = isolated / ".start" / "tasks.toml"
-    assert files.read(str(path)).problem == files.Problem("error", str(path), "", message)
-    assert [str(p) for p in load(isolated).problems] == [f"{path}: {message}"]
+    assert files.read(str(path)).problem == Problem("error", str(path), "", message)
+    assert [str(p) for p in load(str(isolated)).problems] == [f"{path}: {message}"]
 
 
 def test_a_project_edit_never_reads_a_config_file_linked_outside(

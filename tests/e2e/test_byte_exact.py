@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 # Arbitrary text without NUL (no argv can hold one) and without lone surrogates (not UTF-8).
 TEXT = st.text(
-    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), min_size=1
+    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=["Cs"]), min_size=1
 )
 HOSTILE = st.sampled_from(
     [

@@ -42,7 +42,7 @@ SEQUENCES = [
 ]
 
 # Any character TOML can carry, plus the sequences above; no surrogates (not valid in UTF-8).
-_CHARS = st.characters(exclude_categories=("Cs",), exclude_characters="\x00")
+_CHARS = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")
 nasty = st.lists(st.one_of(st.sampled_from(SEQUENCES), _CHARS), min_size=1, max_size=12).map(
     "".join
 )

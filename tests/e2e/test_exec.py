@@ -174,7 +174,7 @@ def test_stale_temp_files_are_swept(repo: Path) -> None:
         path.write_text("x")
     day_ago = time.time() - 25 * 3600
     os.utime(old, (day_ago, day_ago))
-    sweep(runtime)
+    sweep(str(runtime))
     assert sorted(p.name for p in runtime.iterdir()) == [mine.name]
 
 

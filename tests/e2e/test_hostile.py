@@ -58,7 +58,7 @@ def test_launching_from_elsewhere_with_directory_is_refused(scene: Scene, tmp_pa
 
 
 def test_ci_alone_does_not_grant_trust(scene: Scene) -> None:
-    result = scene.start("task", "pwn", CI="true", GITHUB_ACTIONS="true")
+    result = scene.start("task", "pwn", env={"CI": "true", "GITHUB_ACTIONS": "true"})
     assert (result.returncode, result.stderr) == (5, scene.refusal)
     scene.assert_nothing_happened(result.stdout, result.stderr)
 
@@ -70,7 +70,7 @@ def test_ci_alone_does_not_grant_trust(scene: Scene) -> None:
 def test_no_project_ignores_the_project_layer(
     scene: Scene, args: tuple[str, ...], env: dict[str, str]
 ) -> None:
-    result = scene.start(*args, **env)
+    result = scene.start(*args, env=env)
     assert result.returncode == 0, result.stderr
     record = scene.agent_record()
     assert record is not None and record["argv"][-1] == "hi"
@@ -121,7 +121,9 @@ def test_the_task_listing_shows_project_tasks(scene: Scene) -> None:
     ],
 )
 def test_completion_is_safe(scene: Scene, words: str, cword: str) -> None:
-    result = scene.start(_START_COMPLETE="bash_complete", COMP_WORDS=words, COMP_CWORD=cword)
+    result = scene.start(
+        env={"_START_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": cword}
+    )
     scene.assert_nothing_happened(result.stdout, result.stderr)
 
 
@@ -211,7 +213,7 @@ def test_start_trusted_paths_from_the_environment(scene: Scene) -> None:
 
 def run_task_with(scene: Scene, **env: str) -> subprocess.CompletedProcess[str]:
     scene.reset()
-    return scene.start("task", "pwn", "--agent", "fake", **env)
+    return scene.start("task", "pwn", "--agent", "fake", env=env)
 
 
 @pytest.mark.parametrize(

@@ -88,5 +88,5 @@ def compose(
         instructions=(instructions,) if instructions and instructions.strip() else (),
         params=params,
     )
-    request = pipeline.LaunchRequest(workdir, selection)
+    request = pipeline.LaunchRequest(str(workdir), selection)
     return pipeline.prepare(request, run, build=False)

@@ -87,7 +87,7 @@ def test_claude_legacy_numbering_is_reported(layout: Layout) -> None:
     from start.config.load import load
 
     workdir = layout("claude")
-    config = load(workdir)
+    config = load(str(workdir))
     standup = Path.home() / ".claude" / "commands" / "standup.md"
     found = [str(p) for p in config.problems if p.file == str(standup)]
     assert found == [

@@ -66,7 +66,7 @@ command = "{{bin}} {{prompt}}"
 
 # Arbitrary text without NUL (no environment variable can hold one) and lone surrogates.
 TEXT = st.text(
-    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), min_size=1
+    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=["Cs"]), min_size=1
 )
 HOSTILE = st.sampled_from(
     [
@@ -206,7 +206,7 @@ def test_a_snippet_start_cannot_quote_safely_is_not_imported(isolated: Path) -> 
     body = "---\ndescription: x\n---\n```!\ncat <<EOF\n$ARGUMENTS\nEOF\n```\n"
     write_tree(isolated, {".claude/commands/doc.md": body})
     (isolated / ".git").mkdir()
-    config = load(isolated)
+    config = load(str(isolated))
     assert "claude:doc" not in config.tasks
     path = isolated / ".claude" / "commands" / "doc.md"
     assert [str(p) for p in config.problems if p.file == str(path)] == [

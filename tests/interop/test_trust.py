@@ -256,7 +256,7 @@ def test_a_command_file_linked_outside_the_root_is_not_read(isolated: Path, tmp_
     (isolated / ".git").mkdir()
     link = isolated / ".claude" / "commands" / "out.md"
     link.symlink_to(outside)
-    config = load(isolated)
+    config = load(str(isolated))
     assert "claude:out" not in config.tasks
     assert [str(p) for p in config.problems] == [
         f"{link}: not imported: leads outside the project root (to {outside}) through a "

@@ -5,11 +5,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from start import paths
 from tests.conftest import write_tree
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 # Seed 000's example Taskfile, as start tasks, and a few more cases.
 CONFIG = """
@@ -99,11 +103,11 @@ def global_dir(isolated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 @asynccontextmanager
-async def connect(workdir: Path, mode: str, use_project: bool = True) -> AsyncIterator[object]:
+async def connect(workdir: Path, mode: str, use_project: bool = True) -> AsyncIterator[Client]:
     """The SDK's own client, in process, on a server for `workdir`."""
     from mcp import Client
 
     from start.mcp import library, server
 
-    async with Client(server.build(library.Scope(workdir, use_project)), mode=mode) as client:
+    async with Client(server.build(library.Scope(str(workdir), use_project)), mode=mode) as client:
         yield client

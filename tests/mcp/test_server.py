@@ -62,8 +62,10 @@ async def test_server_names_itself_and_says_what_it_offers(
     global_dir: Path, isolated: Path, mode: str
 ) -> None:
     async with connect(isolated, mode) as client:
-        assert client.server_info.name == "start"
-        assert client.server_info.version == __version__
+        info = client.server_info
+        assert info is not None
+        assert info.name == "start"
+        assert info.version == __version__
         assert client.instructions == intro(isolated)
         capabilities = client.server_capabilities
         assert capabilities.prompts is not None
@@ -631,7 +633,7 @@ async def test_an_untrusted_project_offers_only_builtin_and_global_items(
         assert not (isolated / "CONTEXT-RAN").exists()
 
         # Approved in a terminal meanwhile: the next request sees the project, no restart.
-        found = trust.scan(load(isolated))
+        found = trust.scan(load(str(isolated)))
         assert found is not None
         trust.approve(found)
         trusted = await client.call_tool("run_task", {"task_name": "project-task"})
@@ -665,7 +667,7 @@ async def test_no_project_ignores_the_project_as_elsewhere(
     global_dir: Path, isolated: Path, mode: str
 ) -> None:
     write_tree(isolated, {".start/config.toml": PROJECT})
-    found = trust.scan(load(isolated))
+    found = trust.scan(load(str(isolated)))
     assert found is not None
     trust.approve(found)
     async with connect(isolated, mode, use_project=False) as client:

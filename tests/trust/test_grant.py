@@ -48,15 +48,19 @@ def reader(project: Path) -> Reader:
     assert found is not None
     trust.approve(found)
     grant, _ = trust.grant(load())
-    return Reader(project, grant)
+    return Reader(str(project), grant)
 
 
 def test_the_role_file_bytes_used_are_the_bytes_approved(project: Path) -> None:
     read = reader(project)
     (project / "roles/r.md").write_text(SENTINEL)
-    assert read.read(project / "roles/r.md", layer="project", relative=True).data == b"ROLE v1\n"
+    assert (
+        read.read(str(project / "roles/r.md"), layer="project", relative=True).data == b"ROLE v1\n"
+    )
     (project / "roles/r.md").unlink()
-    assert read.read(project / "roles/r.md", layer="project", relative=True).data == b"ROLE v1\n"
+    assert (
+        read.read(str(project / "roles/r.md"), layer="project", relative=True).data == b"ROLE v1\n"
+    )
 
 
 def test_a_role_file_missing_when_approved_stays_missing(project: Path) -> None:
@@ -64,7 +68,7 @@ def test_a_role_file_missing_when_approved_stays_missing(project: Path) -> None:
     read = reader(project)
     (project / "roles/r.md").write_text(SENTINEL)
     with pytest.raises(FileError) as caught:
-        read.read(project / "roles/r.md", layer="project", relative=True)
+        read.read(str(project / "roles/r.md"), layer="project", relative=True)
     assert caught.value.missing
 
 
@@ -140,7 +144,7 @@ def test_describe_a_copy_elsewhere(project: Path, tmp_path: Path) -> None:
     approve_here()
     other = tmp_path / "copy"
     shutil.copytree(project, other, symlinks=True)
-    assert trust.describe(load(other)) == (False, "not trusted: never approved")
+    assert trust.describe(load(str(other))) == (False, "not trusted: never approved")
 
 
 # --- self-edits -----------------------------------------------------------------------------
@@ -148,26 +152,26 @@ def test_describe_a_copy_elsewhere(project: Path, tmp_path: Path) -> None:
 
 def test_self_edit_keeps_an_approved_project_approved(project: Path) -> None:
     approve_here()
-    with trust.self_edit(project):
+    with trust.self_edit(str(project)):
         (project / ".start/config.toml").write_text(CONFIG.replace("v1", "v2"))
     assert trust.check(load()).trusted
 
 
 def test_self_edit_leaves_an_unapproved_project_unapproved(project: Path) -> None:
-    with trust.self_edit(project):
+    with trust.self_edit(str(project)):
         (project / ".start/config.toml").write_text(CONFIG.replace("v1", "v2"))
     assert not trust.check(load()).trusted
 
 
 def test_self_edit_approves_a_start_dir_it_creates(isolated: Path) -> None:
-    with trust.self_edit(isolated):
+    with trust.self_edit(str(isolated)):
         write_tree(isolated, {".start/config.toml": CONFIG})
     assert trust.check(load()).trusted
 
 
 def test_self_edit_approves_nothing_when_the_edit_fails(project: Path) -> None:
     approve_here()
-    with pytest.raises(RuntimeError), trust.self_edit(project):
+    with pytest.raises(RuntimeError), trust.self_edit(str(project)):
         (project / ".start/config.toml").write_text(CONFIG.replace("v1", "v2"))
         raise RuntimeError("edit failed")
     assert not trust.check(load()).trusted
@@ -175,7 +179,7 @@ def test_self_edit_approves_nothing_when_the_edit_fails(project: Path) -> None:
 
 def test_self_edit_does_not_approve_unsafe_files(project: Path) -> None:
     approve_here()
-    with trust.self_edit(project):
+    with trust.self_edit(str(project)):
         path = project / ".start/config.toml"
         path.write_text(CONFIG.replace("v1", "v2"))
         path.chmod(0o666)
@@ -224,14 +228,14 @@ def test_items_named_like_trust_are_not_settings(isolated: Path) -> None:
 
 def test_self_edit_does_not_approve_a_start_dir_that_held_unapproved_files(isolated: Path) -> None:
     write_tree(isolated, {".start/notes.md": "planted"})
-    with trust.self_edit(isolated):
+    with trust.self_edit(str(isolated)):
         write_tree(isolated, {".start/config.toml": CONFIG})
     assert not trust.check(load()).trusted
 
 
 def test_self_edit_approves_an_empty_start_dir(isolated: Path) -> None:
     (isolated / ".start").mkdir()
-    with trust.self_edit(isolated):
+    with trust.self_edit(str(isolated)):
         write_tree(isolated, {".start/config.toml": CONFIG})
     assert trust.check(load()).trusted
 
@@ -271,8 +275,8 @@ def test_global_trusted_paths_expand_home(project: Path) -> None:
     write_tree(
         home / ".config" / "start", {"config.toml": '[settings]\ntrusted_paths = ["~/work"]\n'}
     )
-    assert trust.check(load(inside)).trusted is True
-    assert trust.check(load(project)).trusted is False
+    assert trust.check(load(str(inside))).trusted is True
+    assert trust.check(load(str(project))).trusted is False
 
 
 def test_project_trusted_paths_never_count(project: Path) -> None:

@@ -35,7 +35,7 @@ def test_several_approvals_per_root_are_kept(project: Path) -> None:
     approve_here()
     (project / "roles/r.md").write_text("ROLE v2\n")
     approve_here()
-    found, warnings = trust.records(project)
+    found, warnings = trust.records(str(project))
     assert (len(found), warnings) == (2, [])
     (project / "roles/r.md").write_text("ROLE v1\n")
     assert trust.describe(load())[0] is True
@@ -96,5 +96,5 @@ def test_revoke_removes_every_approval_of_the_root(project: Path) -> None:
     approve_here()
     (project / "roles/r.md").write_text("ROLE v2\n")
     approve_here()
-    assert trust.revoke(project) == 2
+    assert trust.revoke(str(project)) == 2
     assert trust.records() == ([], [])
