@@ -199,7 +199,8 @@ def read(path: str, data: bytes | None = None) -> ReadFile:
     try:
         table = loads(text)
     except LimitError as error:
-        return ReadFile(path, data, None, Problem("error", path, "", str(error)))
+        problem = Problem("error", path, "", str(error), line=error.line, column=error.column)
+        return ReadFile(path, data, None, problem)
     except ValueError as error:  # tomllib.TOMLDecodeError (tomllib is imported only to parse)
         return ReadFile(path, data, None, syntax_problem(path, text, error))
     return ReadFile(path, data, table, None)
@@ -208,7 +209,12 @@ def read(path: str, data: bytes | None = None) -> ReadFile:
 class LimitError(ValueError):
     """TOML that Python cannot read whole: nested deeper than its stack, holding an integer with
     more digits than it converts (sys.get_int_max_str_digits), or a key of more dotted parts than
-    MAX_KEY_PARTS."""
+    MAX_KEY_PARTS. `line` and `column` say where, when that is known."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = None if line is None else column or 1
 
 
 # The most dotted parts in one key (`a.b.c` has three). tomllib's time grows with the square of
@@ -217,14 +223,14 @@ class LimitError(ValueError):
 MAX_KEY_PARTS = 64
 
 
-def _too_dotted(text: str) -> bool:
-    """Whether a line holds a key of more than MAX_KEY_PARTS parts, judged outside strings and
-    comments, where a dot between two digits (a float) is no key's. Linear; the strings are
-    found only when some line has that many dots at all."""
+def _too_dotted(text: str) -> int | None:
+    """The line (from 1) of a key of more than MAX_KEY_PARTS parts, judged outside strings and
+    comments, where a dot between two digits (a float) is no key's; None when there is none.
+    Linear; the strings are found only when some line has that many dots at all."""
     if text.count(".") < MAX_KEY_PARTS or not any(
         line.count(".") >= MAX_KEY_PARTS for line in text.split("\n")
     ):
-        return False
+        return None
     from start.config.scanner import spans
 
     pieces, at = [], 0
@@ -234,7 +240,10 @@ def _too_dotted(text: str) -> bool:
         at = span.end
     pieces.append(text[at:])
     key_dot = re.compile(r"(?<![0-9])\.|\.(?![0-9])")
-    return any(len(key_dot.findall(line)) >= MAX_KEY_PARTS for line in "".join(pieces).split("\n"))
+    for number, line in enumerate("".join(pieces).split("\n"), 1):
+        if len(key_dot.findall(line)) >= MAX_KEY_PARTS:
+            return number
+    return None
 
 
 def loads(text: str) -> dict[str, Any]:
@@ -244,9 +253,10 @@ def loads(text: str) -> dict[str, Any]:
     Raises tomllib.TOMLDecodeError for a syntax error, or LimitError, whose message names the
     limit and quotes nothing of the text.
     """
-    if _too_dotted(text):
+    dotted = _too_dotted(text)
+    if dotted is not None:
         raise LimitError(
-            f"a key has more than {MAX_KEY_PARTS} dotted parts; start reads at most that"
+            f"a key has more than {MAX_KEY_PARTS} dotted parts; start reads at most that", dotted
         )
     import tomllib  # here: a launch served from the config cache parses nothing
 

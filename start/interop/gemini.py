@@ -50,7 +50,7 @@ def parse_toml(text: str, filename: str, *, qwen: bool = False) -> Parsed:
     try:
         table = files.loads(text)
     except files.LimitError as error:
-        raise UnusableError(None, str(error)) from None
+        raise UnusableError(error.line, str(error)) from None
     except ValueError as error:  # tomllib.TOMLDecodeError
         at = re.search(r"\(at line (\d+), column \d+\)", str(error))
         line = int(at.group(1)) if at else None
