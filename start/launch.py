@@ -12,7 +12,13 @@ from typing import NoReturn
 from start import agent as agent_template
 from start import paths
 from start.config.model import Agent
-from start.errors import AgentNotExecutableError, AgentNotFoundError, StartError, UsageError
+from start.errors import (
+    AgentNotExecutableError,
+    AgentNotFoundError,
+    ExitCode,
+    StartError,
+    UsageError,
+)
 from start.record import Record
 from start.resolve import Plan
 from start.sources import Composition
@@ -43,6 +49,9 @@ class Launch(Record):
     # A dry run's kept files, and its command line as shell words that refer to them.
     kept: str | None = None
     shown: tuple[str, ...] = ()
+    # A headless run (--print): its permission level, and the file its CLI writes the answer to.
+    permissions: str | None = None
+    answer_file: str | None = None
 
     def cleanup(self) -> None:
         remove(self.temp_files)
@@ -74,8 +83,13 @@ def build(
     *,
     dry_run: bool = False,
     agents: Mapping[str, Agent] | None = None,
+    permissions: str | None = None,
 ) -> Launch:
     """Fill the agent's command template; the values never pass through a shell parser.
+
+    With `permissions` (a level of schema.LEVELS), the template is the agent's headless form,
+    `print_command`, and the options of `print_permissions` for that level come before the
+    arguments after `--`.
 
     A prompt too large for the command line is written to a file and replaced by the agent's
     `large_prompt`, which names that file, or, with `large_prompt_stdin`, goes to its stdin.
@@ -84,6 +98,9 @@ def build(
     """
     agent = plan.agent
     template = agent.command
+    if permissions is not None:
+        template = headless_command(agent)
+        agent_args = [*permission_options(agent, permissions), *agent_args]
     used = agent_template.placeholders(template)
     if "model" in agent_template.required(template) and not plan.model:
         raise StartError(
@@ -134,7 +151,9 @@ def build(
                 values["role_file"] = str(temp.write("role", role_text))
         if "prompt_file" in used or "prompt_dir" in agent_template.required(template):
             write_prompt()
-        parts = _assemble(agent, values, agent_args, cwd, agents)
+        if "answer_file" in used:
+            values["answer_file"] = temp.write("answer", "")
+        parts = _assemble(agent, values, agent_args, cwd, agents, template)
         large: str | None = None
         try:
             check_sizes(parts.argv, {**os.environ, **parts.env}, parts.env)
@@ -144,7 +163,7 @@ def build(
             write_prompt()
             large = values["prompt_file"]
             values["prompt"] = fill(agent.large_prompt, values)
-            parts = _assemble(agent, values, agent_args, cwd, agents)
+            parts = _assemble(agent, values, agent_args, cwd, agents, template)
             try:
                 check_sizes(parts.argv, {**os.environ, **parts.env}, parts.env)
             except OversizeError as still:
@@ -155,7 +174,9 @@ def build(
         stdin = large if large is not None and agent.large_prompt_stdin else None
         shown: tuple[str, ...] = ()
         if dry_run:
-            shown = _shown(agent, values, agent_args, cwd, agents, temp, composition.prompt)
+            shown = _shown(
+                agent, values, agent_args, cwd, agents, temp, composition.prompt, template
+            )
             if stdin is not None:
                 shown = (*shown, "<", _quote(str(stdin)))
     except BaseException:
@@ -172,7 +193,48 @@ def build(
         stdin,
         temp.kept,
         shown,
+        permissions,
+        values.get("answer_file"),
     )
+
+
+def headless_command(agent: Agent) -> str:
+    """The agent's headless form; UnsupportedError naming what to add when it has none."""
+    if agent.print_command is None or agent.print_output is None:
+        missing = " and ".join(
+            f for f in ("print_command", "print_output") if getattr(agent, f) is None
+        )
+        raise HeadlessError(
+            f"agent '{agent.name}' has no headless form for --print: add {missing} to "
+            f'{_where(agent)} (see docs/agents.md, "Headless runs"), or choose another '
+            "agent with -a"
+        )
+    return agent.print_command
+
+
+def permission_options(agent: Agent, level: str) -> list[str]:
+    """The options that give the agent's headless form `level`; HeadlessError where its CLI
+    cannot enforce that level."""
+    import shlex
+
+    from start.config import schema
+
+    options = agent.print_permissions.get(level)
+    if options is None:
+        has = [name for name in schema.LEVELS if name in agent.print_permissions]
+        offered = f"it offers {', '.join(has)}" if has else "it declares no permission level"
+        raise HeadlessError(
+            f"agent '{agent.name}' cannot run with '{level}' permissions: its CLI has no way "
+            f"to enforce that level ({offered}; print_permissions in {_where(agent)}). Choose "
+            "another level with --permissions, or another agent"
+        )
+    return shlex.split(options)
+
+
+class HeadlessError(StartError):
+    """An agent, or a permission level, that a headless run (--print) cannot use."""
+
+    exit_code = ExitCode.USAGE
 
 
 def _quote(text: str) -> str:
@@ -194,11 +256,13 @@ def _assemble(
     args: Sequence[str],
     cwd: str,
     agents: Mapping[str, Agent] | None,
+    template: str | None = None,
 ) -> _Parts:
-    command = agent_template.build(agent.command, values, args)
+    template = agent.command if template is None else template
+    command = agent_template.build(template, values, args)
     argv = list(command.argv)
     if command.uses_shell:
-        if "bin" in agent_template.placeholders(agent.command):
+        if "bin" in agent_template.placeholders(template):
             resolve_binary(values["bin"], agent, cwd, agents)
         binary = argv[0]
     else:
@@ -219,6 +283,7 @@ def _shown(
     agents: Mapping[str, Agent] | None,
     temp: TempFiles,
     prompt: str,
+    template: str,
 ) -> tuple[str, ...]:
     """The dry run's command line as shell words, each long value a reference to its file."""
     import shlex
@@ -234,7 +299,7 @@ def _shown(
         else:
             files[name] = str(temp.write(name, text))
         marked[name] = _MARK.format(name)
-    parts = _assemble(agent, marked, args, cwd, agents)
+    parts = _assemble(agent, marked, args, cwd, agents, template)
 
     def word(text: str) -> str:
         out = []

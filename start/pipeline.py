@@ -3,6 +3,9 @@
     files -> load -> trust (a Grant) -> plan -> compose (read through the wall, run commands)
           -> build (argv, env, temp files) -> Prepared
 
+A headless run (`--print`) is the launch's sibling: the same walk, with the agent's headless
+form built instead of its interactive one; `start.headless.run` then runs it and reads the answer.
+
 `prepare` never prints, never asks and never execs. An untrusted project raises TrustRequired,
 which carries what the caller needs to ask the user; after approval, the caller calls `prepare`
 again.
@@ -30,6 +33,10 @@ class LaunchRequest(Record):
     use_project: bool = True
     agent_args: tuple[str, ...] = ()
     dry_run: bool = False  # the launch keeps the files it names, for a command line to paste
+    headless: bool = False  # build the agent's headless form (--print), not its interactive one
+    # The permission level the command line asks for a headless run; None: the task's, else
+    # read-only.
+    permissions: str | None = None
 
 
 class Prepared(Record):
@@ -58,6 +65,12 @@ def grant_for(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
     from start import trust
 
     return trust.grant(config)
+
+
+def level(request: LaunchRequest, plan: resolve.Plan) -> str:
+    """A headless run's permission level: the command line's, the task's, else read-only."""
+    task = plan.task.permissions if plan.task is not None else None
+    return request.permissions or task or "read-only"
 
 
 def prepare(
@@ -108,6 +121,7 @@ def prepare(
             request.agent_args,
             dry_run=request.dry_run,
             agents=config.agents,
+            permissions=level(request, plan) if request.headless else None,
         )
     else:
         launch = launcher.Launch("", (), {}, request.workdir, uses_shell=False)

@@ -619,3 +619,146 @@ def _exited(job: _Job) -> bool:
     except ChildProcessError:
         return True
     return info is not None
+
+
+# --- headless agents (start --print) --------------------------------------------------------
+
+# How long a headless agent's process group has between SIGTERM and SIGKILL.
+GRACE: Final = 5.0
+
+
+class AgentRun(Record):
+    """One headless agent run, to its end."""
+
+    argv: tuple[str, ...]
+    returncode: int | None  # None if it timed out or never started; -N if signal N killed it
+    timed_out: bool
+    stdout: str
+    stderr: str
+    duration: float  # seconds
+    error: str | None  # why it could not start, else None
+
+
+def run_agent(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str,
+    *,
+    timeout: float,
+    stdin: str | None = None,
+    progress: Callable[[float], None] | None = None,
+    grace: float = GRACE,
+) -> AgentRun:
+    """Run an agent CLI to its end in a session of its own, stdin from `stdin` (a file) or
+    /dev/null, its stdout and stderr into files (so nothing is cut and nothing blocks), and
+    `progress` told the seconds elapsed about once a second.
+
+    At the timeout, and on SIGINT, SIGTERM or SIGHUP (which then raise as in run_all), the whole
+    process group gets SIGTERM, `grace` seconds, then SIGKILL. What the agent left running in its
+    group when it exited is killed too.
+    """
+    import subprocess
+    import tempfile
+
+    started = time.monotonic()
+    argv = tuple(argv)
+
+    def ended(returncode: int | None, timed_out: bool, out: Any, err: Any) -> AgentRun:
+        texts = []
+        for file in (out, err):
+            file.seek(0)
+            texts.append(fs.text(file.read()))
+        duration = time.monotonic() - started
+        return AgentRun(argv, returncode, timed_out, texts[0], texts[1], duration, None)
+
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        _Stop() as stop,
+    ):
+        source = os.open(stdin, os.O_RDONLY | os.O_CLOEXEC) if stdin else subprocess.DEVNULL
+        try:
+            with stop.held():
+                process = subprocess.Popen(
+                    argv, cwd=cwd, env=env, stdin=source, stdout=out, stderr=err,
+                    start_new_session=True,
+                )  # fmt: skip
+        except OSError as error:
+            duration = time.monotonic() - started
+            reason = f"cannot start '{argv[0]}': {error.strerror or error}"
+            return AgentRun(argv, None, False, "", "", duration, reason)
+        finally:
+            if stdin:
+                os.close(source)
+        try:
+            exited = _await(process, started + timeout, progress)
+        except BaseException:
+            stop.hold += 1  # a second signal must not interrupt the cleanup
+            _end_group(process, grace)
+            raise
+        stop.hold += 1
+        if not exited:
+            _end_group(process, grace)
+            return ended(None, True, out, err)
+        _kill_group(process.pid)  # what the agent left behind; its leader is not reaped yet
+        return ended(process.wait(), False, out, err)
+
+
+def _await(
+    process: subprocess.Popen[bytes], deadline: float, progress: Callable[[float], None] | None
+) -> bool:
+    """Wait for the leader to exit, without reaping it; False at the deadline."""
+    import select
+
+    started = time.monotonic()
+    told = 0
+    watch: Any = None
+    pidfd: int | None = None
+    if hasattr(os, "pidfd_open"):
+        with contextlib.suppress(OSError):
+            pidfd = os.pidfd_open(process.pid)
+            watch = select.poll()
+            watch.register(pidfd, select.POLLIN)
+    gap = 0.001
+    try:
+        while True:
+            job_exited = _leader_exited(process)
+            if job_exited:
+                return True
+            now = time.monotonic()
+            if now >= deadline:
+                return False
+            if progress is not None and now - started >= told + 1:
+                told = int(now - started)
+                progress(now - started)
+            wait = min(deadline - now, 1.0)
+            if watch is not None:
+                watch.poll(wait * 1000)
+            else:
+                time.sleep(min(wait, gap))
+                gap = min(gap * 2, _POLL_MAX)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _leader_exited(process: subprocess.Popen[bytes]) -> bool:
+    waitid = getattr(os, "waitid", None)
+    nowait = getattr(os, "WNOWAIT", None)
+    if waitid is None or nowait is None:
+        return process.poll() is not None
+    try:
+        return waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | nowait) is not None
+    except ChildProcessError:
+        return True
+
+
+def _end_group(process: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM to the group, `grace` seconds for the leader to go, SIGKILL, then reap."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and not _leader_exited(process):
+        time.sleep(0.02)
+    _kill_group(process.pid)
+    process.wait()

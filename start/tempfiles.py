@@ -15,8 +15,9 @@ STALE_SECONDS = 24 * 3600
 KEPT_PREFIX = "dry-run-"
 SWEEP_EVERY = 60  # seconds between two sweeps of the runtime directory
 _STAMP = ".swept"  # its mtime is the time of the last sweep
-# The NAMEs of `PID-NAME-HEX` files: launch.py writes "prompt" and "role".
-_NAMES = frozenset({"prompt", "role"})
+# The NAMEs of `PID-NAME-HEX` files: launch.py writes "prompt", "role" and, for a headless run
+# whose CLI writes its answer to a file, "answer".
+_NAMES = frozenset({"prompt", "role", "answer"})
 
 
 class TempFiles:

@@ -20,14 +20,18 @@ ITEM_PROMPT: Final = frozenset(
 AGENT_COMMAND: Final = frozenset(
     {"bin", "model", "prompt", "role", "role_file", "date", "prompt_file", "prompt_dir", "args"}
 )
+# An agent's `print_command` (its headless form) may also name the file its CLI writes the answer
+# to (codex exec -o FILE).
+PRINT_COMMAND: Final = AGENT_COMMAND | {"answer_file"}
 # An agent's `large_prompt`: the short prompt sent instead of one too large for the command line.
 LARGE_PROMPT: Final = frozenset({"prompt_file", "prompt_dir", "date"})
-KNOWN: Final = TASK_PROMPT | ITEM_PROMPT | AGENT_COMMAND
+KNOWN: Final = TASK_PROMPT | ITEM_PROMPT | PRINT_COMMAND
 
 SCOPE_NAMES: Final[Mapping[frozenset[str], str]] = {
     TASK_PROMPT: "task prompts",
     ITEM_PROMPT: "role and context prompts",
     AGENT_COMMAND: "agent commands",
+    PRINT_COMMAND: "an agent's print_command",
     LARGE_PROMPT: "an agent's large_prompt",
 }
 
@@ -117,7 +121,12 @@ def check_names(
         if name in allowed or name in extra:
             continue
         if name in KNOWN:
-            where = ", ".join(label for names_, label in SCOPE_NAMES.items() if name in names_)
+            # print_command takes every agent-command placeholder: name it only for its own.
+            where = ", ".join(
+                label
+                for names_, label in SCOPE_NAMES.items()
+                if name in names_ and (names_ is not PRINT_COMMAND or name not in AGENT_COMMAND)
+            )
             findings.append(
                 Finding(
                     "error",

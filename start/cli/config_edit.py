@@ -42,6 +42,12 @@ _FIELD_HELP = {
     "models": ("ALIAS=ID", "A model alias and the id it stands for (repeatable)."),
     "large_prompt": ("TEXT", "The prompt sent instead of one too large; names {prompt_file}."),
     "large_prompt_stdin": (None, "Give the agent a too large prompt on stdin."),
+    "print_command": ("TEXT", "The agent's headless form, for --print: a command template."),
+    "print_output": ("FORMAT", "How the headless answer is read: text, result, codex, ..."),
+    "print_permissions": (
+        "LEVEL=OPTIONS",
+        "The options that give a headless run read-only, edit or full permissions (repeatable).",
+    ),
     "file": ("PATH", "A file whose path and contents the prompt can use."),
     "prompt": ("TEXT", "The prompt text; - reads it from stdin."),
     "shell": ("SHELL", "The shell that runs the command."),
@@ -53,6 +59,7 @@ _FIELD_HELP = {
     "model": ("MODEL", "The model the task uses."),
     "internal": (None, "Leave the task out of listings."),
     "if_no_output": ("TEXT", "Stop with this message when the command prints nothing."),
+    "permissions": ("LEVEL", "What a headless run (--print) may do: read-only, edit or full."),
     "params": ("NAME[=DEFAULT]", "A parameter; without =DEFAULT it must be given (repeatable)."),
 }
 _FIELD_COMPLETION = {
@@ -72,7 +79,11 @@ def _fields() -> dict[str, str]:
 
 
 def _flag(field: str) -> str:
-    flags = {"models": "--model-alias", "params": "--param"}
+    flags = {
+        "models": "--model-alias",
+        "params": "--param",
+        "print_permissions": "--print-permission",
+    }
     return flags.get(field) or "--" + field.replace("_", "-")
 
 
@@ -209,6 +220,10 @@ def add(kind: str, name: str, project: bool, **values: Any) -> int:
         given["prompt"] = sys.stdin.read()
     if "models" in given:
         given["models"] = _models(given["models"])
+    if "print_permissions" in given:
+        given["print_permissions"] = _pairs(
+            given["print_permissions"], "--print-permission", "LEVEL=OPTIONS, such as edit=--yes"
+        )
     if "params" in given:
         given["params"] = _params(given["params"])
     given.update(_missing_fields(section, kind, given))
@@ -218,13 +233,17 @@ def add(kind: str, name: str, project: bool, **values: Any) -> int:
 
 
 def _models(pairs: tuple[str, ...]) -> dict[str, str]:
-    models: dict[str, str] = {}
+    return _pairs(pairs, "--model-alias", "ALIAS=ID, such as fast=model-id-1")
+
+
+def _pairs(pairs: tuple[str, ...], flag: str, form: str) -> dict[str, str]:
+    found: dict[str, str] = {}
     for pair in pairs:
-        alias, equals, model = pair.partition("=")
-        if not equals or not alias.strip() or not model.strip():
-            raise UsageError(f"--model-alias takes ALIAS=ID, such as fast=model-id-1; got '{pair}'")
-        models[alias.strip()] = model.strip()
-    return models
+        key, equals, value = pair.partition("=")
+        if not equals or not key.strip() or not value.strip():
+            raise UsageError(f"{flag} takes {form}; got '{pair}'")
+        found[key.strip()] = value.strip()
+    return found
 
 
 def _params(words: tuple[str, ...]) -> dict[str, dict[str, str]]:

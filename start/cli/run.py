@@ -45,11 +45,21 @@ def _prepare(
     return pipeline.prepare(request, progress=progress)
 
 
-def run(options: Options, selection: resolve.Request) -> int:
-    """Prepare the launch; then exec the agent or, with --dry-run, show it."""
-    if options.json and not options.dry_run:
+class Printing:
+    """What --print, --permissions and --timeout ask of a headless run."""
+
+    def __init__(self, permissions: str | None, timeout: int | None) -> None:
+        self.permissions = permissions
+        self.timeout = timeout
+
+
+def run(options: Options, selection: resolve.Request, printing: Printing | None = None) -> int:
+    """Prepare the launch; then exec the agent or, with --dry-run, show it; with --print, run
+    the agent's headless form and print its answer."""
+    if options.json and not options.dry_run and printing is None:
         raise UsageError(
-            "--json prints a launch only with --dry-run (or a listing: start task --json)"
+            "--json prints a launch only with --dry-run or --print "
+            "(or a listing: start task --json)"
         )
     request = pipeline.LaunchRequest(
         options.workdir,
@@ -57,6 +67,8 @@ def run(options: Options, selection: resolve.Request) -> int:
         not options.no_project,
         tuple(options.agent_args),
         dry_run=options.dry_run,
+        headless=printing is not None,
+        permissions=printing.permissions if printing is not None else None,
     )
     # Commands that take a while get a status line, on a terminal and without -q only.
     tty = not options.quiet and console.is_tty(sys.stderr)
@@ -88,7 +100,72 @@ def run(options: Options, selection: resolve.Request) -> int:
         _summary(printer, options, config, plan, composition, launch, prepared.timings)
     else:
         _warnings_only(printer, config, composition)
+    if printing is not None:
+        return _print(options, prepared, printing.timeout or config.settings.print_timeout)
     launcher.exec_agent(launch)
+
+
+def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
+    """Run the headless form to its end; the answer on stdout, anything else on stderr."""
+    from start import headless
+
+    agent = prepared.plan.agent.name
+    status = None
+    if not options.quiet and console.is_tty(sys.stderr):
+        status = console.StatusLine(sys.stderr)
+
+    def progress(elapsed: float) -> None:
+        if status is not None:
+            status([f"{agent} ({int(elapsed)} s)"])
+
+    try:
+        result = headless.run(prepared, timeout, progress)
+    finally:
+        if status is not None:
+            status([])
+    code = ExitCode.OK if result.ok else ExitCode.TIMED_OUT if result.timed_out else ExitCode.ERROR
+    if options.json:
+        console.print_json(_result_json(result))
+        return code
+    if result.ok:
+        if options.verbose and result.stderr.strip():
+            console.err(result.stderr.rstrip("\n"))
+        console.out(result.answer, end="" if result.answer.endswith("\n") else "\n")
+        sys.stdout.flush()
+        return code
+    printer = console.Printer("stderr", no_color=options.no_color)
+    printer.line(f"start: agent '{agent}' failed: {result.error}")
+    # Seed 000's failure format: the output, the error output and the exit code, each cut to
+    # its last lines.
+    for title, text in (("Output", result.stdout), ("Error Output", result.stderr)):
+        shown = headless.tail(text)
+        printer.line(f"{title}:" if shown else f"{title}: (none)")
+        if shown:
+            printer.block(shown)
+    exit_code = "none (it did not exit by itself)" if result.exit_code is None else result.exit_code
+    printer.line(f"Exit Code: {exit_code}")
+    return code
+
+
+def _result_json(result: Any) -> dict[str, Any]:
+    """The documented --print --json object (docs/usage.md, "Headless runs")."""
+    from start import headless
+
+    return {
+        "task": result.task,
+        "agent": result.agent,
+        "model": result.model,
+        "permissions": result.permissions,
+        "success": result.ok,
+        "exit_code": result.exit_code,
+        "timed_out": result.timed_out,
+        "duration": round(result.duration, 3),
+        "answer": result.answer,
+        "error": result.error,
+        "stderr": headless.tail(result.stderr),
+        "usage": dict(result.usage) if result.usage is not None else None,
+        "argv": list(result.argv),
+    }
 
 
 def run_session(options: Options) -> int:
@@ -151,6 +228,38 @@ def _text_options(function: F) -> F:
     return function
 
 
+def _print_options(function: F) -> F:
+    from start.config import schema
+
+    function = click.option(
+        "--timeout",
+        type=click.IntRange(min=1, max=schema.MAX_TIMEOUT),
+        metavar="SECONDS",
+        help="With --print: stop the agent after SECONDS (default: settings.print_timeout).",
+    )(function)
+    function = click.option(
+        "--permissions",
+        type=click.Choice(schema.LEVELS),
+        help="With --print: what the agent may do (default: the task's, else read-only).",
+    )(function)
+    function = click.option(
+        "--print",
+        "print_",
+        is_flag=True,
+        help="Run the agent headless and print its answer on stdout.",
+    )(function)
+    return function
+
+
+def _printing(print_: bool, permissions: str | None, timeout: int | None) -> Printing | None:
+    if not print_:
+        if permissions is not None or timeout is not None:
+            flag = "--permissions" if permissions is not None else "--timeout"
+            raise UsageError(f"{flag} goes with --print (a headless run)")
+        return None
+    return Printing(permissions, timeout)
+
+
 def _read_text(name: str) -> str:
     """The text of FILE, or of stdin for -, by the one text rule."""
     if name == "-":
@@ -199,8 +308,16 @@ def _text(words: tuple[str, ...], option: str | None, file: str | None) -> str |
 )
 @click.argument("words", metavar="TEXT...", nargs=-1)
 @_text_options
+@_print_options
 @launch_options
-def prompt(words: tuple[str, ...], text_option: str | None, text_file: str | None) -> int:
+def prompt(
+    words: tuple[str, ...],
+    text_option: str | None,
+    text_file: str | None,
+    print_: bool,
+    permissions: str | None,
+    timeout: int | None,
+) -> int:
     """Send TEXT to the agent with the required contexts.
 
     The words of TEXT are joined by spaces; - reads TEXT from stdin.
@@ -220,7 +337,7 @@ def prompt(words: tuple[str, ...], text_option: str | None, text_file: str | Non
         text=body,
         contexts=tuple(options.contexts),
     )
-    return run(options, request)
+    return run(options, request, _printing(print_, permissions, timeout))
 
 
 @click.command(
@@ -252,6 +369,7 @@ def prompt(words: tuple[str, ...], text_option: str | None, text_file: str | Non
 )
 @click.option("--all", "show_all", is_flag=True, help="List internal tasks too.")
 @_text_options
+@_print_options
 @launch_options
 def task(
     name: str | None,
@@ -260,6 +378,9 @@ def task(
     show_all: bool,
     text_option: str | None,
     text_file: str | None,
+    print_: bool,
+    permissions: str | None,
+    timeout: int | None,
 ) -> int:
     """Run a task with INSTRUCTIONS; without NAME, list the tasks.
 
@@ -272,6 +393,9 @@ def task(
     options = get_options()
     text = _text(instructions, text_option, text_file)
     given = tuple(params.split(fs.arg_text(word)) for word in param_words)
+    printing = _printing(print_, permissions, timeout)
+    if name is None and printing is not None:
+        raise UsageError("--print needs a task: start task NAME --print")
     if name is None:
         if text is not None:
             raise UsageError("instructions need a task: start task NAME --instructions=TEXT")
@@ -289,7 +413,7 @@ def task(
         contexts=tuple(options.contexts),
         params=given,
     )
-    return run(options, request)
+    return run(options, request, _printing(print_, permissions, timeout))
 
 
 def _list_tasks(options: Options, show_all: bool) -> int:
@@ -503,6 +627,8 @@ def _show_dry_run(
             "large_prompt": str(launch.large_prompt) if launch.large_prompt else None,
             "stdin": str(launch.stdin) if launch.stdin else None,
             "kept_dir": str(launch.kept) if launch.kept else None,
+            # A dry run of --print: the permission level its headless form was built with.
+            "permissions": launch.permissions,
         }
         console.print_json(data)
         return

@@ -64,6 +64,7 @@ _TYPES: Mapping[str, type] = {
     schema.PATHS: tuple,
     schema.PARAMS: tuple,
     schema.SOURCES: tuple,
+    schema.LEVEL: str,
 }
 _FIELDS: Mapping[str, Mapping[str, type]] = {
     section: {name: _TYPES[field_type] for name, field_type in fields.items()}

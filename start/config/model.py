@@ -54,6 +54,9 @@ class Agent(Record):
     models: Mapping[str, str] = _EMPTY
     large_prompt: str | None = None  # sent instead of a prompt too large for the command line
     large_prompt_stdin: bool = False  # and that prompt goes to the agent's stdin
+    print_command: str | None = None  # the headless form, for --print (start.headless)
+    print_output: str | None = None  # how its answer is read: one of headless.ENVELOPES
+    print_permissions: Mapping[str, str] = _EMPTY  # level -> the options that grant it
 
     def runs(self, cli: str) -> bool:
         """Whether this agent is `cli`, the one a command was written for, whose `model` it may
@@ -120,6 +123,7 @@ class Task(Record):
     model: str | None = None
     internal: bool = False
     if_no_output: str | None = None  # when the command prints nothing: stop with this message
+    permissions: str | None = None  # what a headless run may do (schema.LEVELS); None: read-only
     params: tuple[Param, ...] = ()  # in declaration order
     # A task read from another agent's command file (start.interop): its template, instead of
     # `file`, `command` and `prompt`; `origin.path` is the command file.
@@ -139,6 +143,7 @@ RECORDS: Mapping[str, type[Item]] = {
 }
 
 DEFAULT_COMMAND_TIMEOUT = 30
+DEFAULT_PRINT_TIMEOUT = 900  # seconds a headless agent run (--print) may take
 
 
 class Settings(Record):
@@ -150,6 +155,7 @@ class Settings(Record):
     command_timeout: int = DEFAULT_COMMAND_TIMEOUT
     command_output_limit: int = DEFAULT_OUTPUT_LIMIT
     file_size_limit: int = DEFAULT_FILE_LIMIT
+    print_timeout: int = DEFAULT_PRINT_TIMEOUT
     trusted_paths: tuple[str, ...] = ()
     import_commands: tuple[str, ...] = FORMATS  # the sources whose command files are tasks
     origins: Mapping[str, Origin] = _EMPTY

@@ -16,6 +16,21 @@ MAX_TIMEOUT: Final = 86_400  # a day: validate and the launch agree on this rang
 PATHS = "paths"  # an array of absolute directory paths (`~` allowed)
 PARAMS = "params"  # a table of parameter name = { default = "...", description = "..." }
 SOURCES = "sources"  # an array of the names of other agents whose commands are imported
+LEVEL = "level"  # a permission level of a headless run: one of LEVELS
+# What a headless run (`--print`) lets the agent do, least first; read-only is the default.
+LEVELS: Final = ("read-only", "edit", "full")
+# How each CLI's headless output carries its answer (an agent's `print_output`); docs/agents.md
+# ("Headless runs") describes each.
+ENVELOPES: Final = (
+    "text",  # stdout is the answer (llm, copilot -s)
+    "result",  # a JSON result object, alone, in an array or among JSON lines (claude, qwen, ...)
+    "gemini",  # {"response": ..., "stats": ...} or {"error": {...}}
+    "codex",  # JSON lines of events; the answer also in {answer_file}
+    "opencode",  # JSON lines of events; the answer is the text parts joined
+    "continue",  # {"response": ..., "status": "success"}
+    "cline",  # JSON lines of events, the last a run_result
+    "aider",  # text after aider's banner, before its token count
+)
 
 _SOURCE: Final = {
     "file": STR,
@@ -37,6 +52,11 @@ ITEM_SECTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         "models": MODELS,
         "large_prompt": STR,
         "large_prompt_stdin": BOOL,
+        # The headless form (`start --print`): its command, how its answer is read, and the
+        # options that give it each permission level (a table of level = "options").
+        "print_command": STR,
+        "print_output": STR,
+        "print_permissions": MODELS,
     },
     "roles": {"description": STR, **_SOURCE},
     "contexts": {"description": STR, "required": BOOL, **_SOURCE},
@@ -48,6 +68,7 @@ ITEM_SECTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         "model": STR,
         "internal": BOOL,
         "if_no_output": STR,
+        "permissions": LEVEL,
         "params": PARAMS,
         **_SOURCE,
     },
@@ -62,6 +83,7 @@ SETTINGS: Final[Mapping[str, str]] = {
     "command_timeout": TIMEOUT,
     "command_output_limit": SIZE,
     "file_size_limit": SIZE,
+    "print_timeout": TIMEOUT,
     # Trusted by the user's own layers only: a project's trust keys are dropped with a warning.
     "trusted_paths": PATHS,
     "import_commands": SOURCES,
@@ -137,6 +159,11 @@ def type_error(field_type: str, value: object) -> str | None:
                 shown = repr(entry) if not isinstance(entry, str) else f"'{entry}'"
                 return f"must be an array of sources; {shown} is not one of {', '.join(FORMATS)}"
         return None
+    if field_type == LEVEL:
+        if value in LEVELS:
+            return None
+        shown = f"'{value}'" if isinstance(value, str) else _describe(value)
+        return f"must be one of {', '.join(LEVELS)}, not {shown}"
     if field_type == MODELS:
         if not isinstance(value, dict):
             return f'must be a table of alias = "model id", not {_describe(value)}'

@@ -198,6 +198,7 @@ def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
             "large_prompt_stdin needs large_prompt: the text sent as {prompt} while the prompt "
             "goes to stdin (it may be empty)",
         )
+    _check_headless(good, key, out)
     models = good.get("models", {})
     default = good.get("default_model")
     if default is not None and default not in models:
@@ -206,6 +207,59 @@ def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
             f"'{default}' is not a key of {key}.models"
             + (f" (keys: {', '.join(models)})" if models else " (no models are defined)"),
             suggest(default, models),
+        )
+
+
+def _check_headless(good: dict[str, Any], key: str, out: Collector) -> None:
+    """The headless form: print_command, print_output and print_permissions go together."""
+    command, output = good.get("print_command"), good.get("print_output")
+    levels = good.get("print_permissions", {})
+    if command is not None:
+        used = template.names(command)
+        if out.lex:
+            for message in shellwords.problems(command):
+                out.error(f"{key}.print_command", message)
+        _check_placeholders(used, template.PRINT_COMMAND, f"{key}.print_command", out)
+        if "prompt" not in used and "prompt_file" not in used:
+            out.warning(
+                f"{key}.print_command",
+                "the command never uses {prompt} or {prompt_file}, so the composed prompt "
+                "is not passed to the agent",
+            )
+    if output is not None and output not in schema.ENVELOPES:
+        out.error(
+            f"{key}.print_output",
+            f"'{output}' is not a known output: one of {', '.join(schema.ENVELOPES)}",
+            suggest(output, schema.ENVELOPES),
+        )
+    present = [f for f in ("print_command", "print_output") if good.get(f) is not None]
+    if len(present) == 1 or (levels and not present):
+        missing = [f for f in ("print_command", "print_output") if f not in present]
+        out.error(
+            key,
+            f"{', '.join(missing)} missing: a headless form needs print_command, print_output "
+            'and print_permissions together (see docs/agents.md, "Headless runs")',
+        )
+    for level, options in levels.items():
+        where = f"{key}.print_permissions.{level}"
+        if level not in schema.LEVELS:
+            out.error(
+                where,
+                f"'{level}' is not a permission level: one of {', '.join(schema.LEVELS)}",
+                suggest(level, schema.LEVELS),
+            )
+            continue
+        import shlex
+
+        try:
+            shlex.split(options)
+        except ValueError as error:
+            out.error(where, f"the options cannot be split into words: {error}")
+    if present and not levels:
+        out.error(
+            f"{key}.print_permissions",
+            "a headless form needs print_permissions: the options for read-only (the default), "
+            "edit and full, each level the CLI can enforce",
         )
 
 

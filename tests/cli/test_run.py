@@ -131,5 +131,5 @@ def test_json_without_dry_run_is_a_usage_error(repo: Path) -> None:
     result = invoke("prompt", "x", "--json")
     assert result.exit_code == 2
     assert result.stderr == (
-        "start: --json prints a launch only with --dry-run (or a listing: start task --json)\n"
+        "start: --json prints a launch only with --dry-run or --print (or a listing: start task --json)\n"
     )

@@ -1,0 +1,339 @@
+"""`start task|prompt --print`: the agent's headless form run to its end, the answer alone on
+stdout, success proven, and no process left behind however the run ends (issue 25)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from start import shell
+from tests.conftest import REPO, run_start, write_tree
+
+FAKE = REPO / "tests" / "fake_headless.py"
+
+CONFIG = f'''
+[settings]
+default_agent = "fake"
+
+[agents.fake]
+bin = "{sys.executable}"
+command = "{{bin}} {FAKE} {{prompt}}"
+print_command = "{{bin}} {FAKE} {{args}} -- {{prompt}}"
+print_output = "text"
+print_permissions = {{ read-only = "--ro", edit = "--edit" }}
+
+[agents.json]
+bin = "{sys.executable}"
+command = "{{bin}} {FAKE} {{prompt}}"
+print_command = "{{bin}} {FAKE} {{args}} -- {{prompt}}"
+print_output = "result"
+print_permissions = {{ read-only = "" }}
+
+[agents.plain]
+bin = "{sys.executable}"
+command = "{{bin}} {FAKE} {{prompt}}"
+
+[tasks.review]
+prompt = "Review: {{instructions}}"
+
+[tasks.fixer]
+prompt = "Fix: {{instructions}}"
+permissions = "edit"
+'''
+
+
+@pytest.fixture
+def project(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("START_TRUSTED_PATHS", str(isolated))
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": CONFIG})
+    return isolated
+
+
+def start(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_start("-q", *args, cwd=project, env=env)
+
+
+def test_the_answer_and_nothing_else_goes_to_stdout(project: Path) -> None:
+    record = project.parent / "record.json"
+    result = start(project, "task", "review", "--print", "the diff", FAKE_RECORD=str(record))
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0,
+        "ANSWER: Review: the diff\n",
+        "",
+    )
+    assert json.loads(record.read_text()) == {
+        "argv": ["--ro", "--", "Review: the diff"],
+        "stdin": "",
+    }
+
+
+def test_the_summary_goes_to_stderr(project: Path) -> None:
+    result = run_start("prompt", "--print", "hi", cwd=project)
+    assert result.stdout == "ANSWER: hi\n"
+    assert result.stderr.startswith("start ▸ fake\n")
+
+
+def test_permissions_from_the_command_line_then_the_task_then_read_only(project: Path) -> None:
+    record = project.parent / "record.json"
+    env = {"FAKE_RECORD": str(record)}
+    for args, expected in (
+        (("task", "review", "--print", "x"), "--ro"),
+        (("task", "fixer", "--print", "x"), "--edit"),
+        (("task", "fixer", "--print", "--permissions", "read-only", "x"), "--ro"),
+        (("prompt", "--print", "--permissions", "edit", "x"), "--edit"),
+    ):
+        assert start(project, *args, **env).returncode == 0
+        assert json.loads(record.read_text())["argv"][0] == expected
+
+
+def test_a_level_the_cli_cannot_enforce_is_refused(project: Path) -> None:
+    result = start(project, "prompt", "--print", "--permissions", "full", "hi")
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "start: agent 'fake' cannot run with 'full' permissions: its CLI has no way to enforce "
+        f"that level (it offers read-only, edit; print_permissions in [agents.fake] in {config}). "
+        "Choose another level with --permissions, or another agent\n"
+    )
+
+
+def test_an_agent_without_a_headless_form_says_what_to_add(project: Path) -> None:
+    result = start(project, "prompt", "--print", "-a", "plain", "hi")
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "start: agent 'plain' has no headless form for --print: add print_command and "
+        f'print_output to [agents.plain] in {config} (see docs/agents.md, "Headless runs"), '
+        "or choose another agent with -a\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("prompt", "--permissions", "edit", "hi"),
+            "--permissions goes with --print (a headless run)",
+        ),
+        (("prompt", "--timeout", "5", "hi"), "--timeout goes with --print (a headless run)"),
+        (("task", "--print"), "--print needs a task: start task NAME --print"),
+    ],
+)
+def test_usage_errors(project: Path, args: tuple[str, ...], message: str) -> None:
+    result = start(project, *args)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"start: {message}\n")
+
+
+def test_a_json_envelope_gives_the_answer_and_its_usage(project: Path) -> None:
+    result = start(project, "prompt", "--print", "-a", "json", "--json", "hi", FAKE_MODE="result")
+    data = json.loads(result.stdout)
+    assert result.returncode == 0
+    assert set(data) == {
+        "task", "agent", "model", "permissions", "success", "exit_code", "timed_out",
+        "duration", "answer", "error", "stderr", "usage", "argv",
+    }  # fmt: skip
+    assert (data["agent"], data["permissions"], data["success"], data["answer"]) == (
+        "json",
+        "read-only",
+        True,
+        "ANSWER: hi",
+    )
+    assert data["usage"] == {
+        "usage": {"input_tokens": 3, "output_tokens": 2},
+        "total_cost_usd": 0.01,
+    }
+
+
+def test_exit_0_with_an_error_in_the_envelope_is_a_failure(project: Path) -> None:
+    result = start(project, "prompt", "--print", "-a", "json", "hi", FAKE_MODE="is-error")
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.startswith(
+        "start: agent 'json' failed: Invalid API key · Please run /login\nOutput:\n{"
+    )
+    assert result.stderr.endswith("Error Output: (none)\nExit Code: 0\n")
+
+
+def test_exit_0_with_no_answer_is_a_failure(project: Path) -> None:
+    result = start(project, "prompt", "--print", "hi", FAKE_MODE="empty")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        1,
+        "",
+        "start: agent 'fake' failed: exited 0 but printed no answer\n"
+        "Output: (none)\nError Output: (none)\nExit Code: 0\n",
+    )
+
+
+def test_output_that_is_not_the_envelope_is_a_failure(project: Path) -> None:
+    result = start(project, "prompt", "--print", "-a", "json", "hi", FAKE_MODE="not-json")
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "start: agent 'json' failed: its output has no JSON result object "
+        "(print_output = 'result'): Loading...\n"
+    )
+
+
+def test_a_failing_agent_in_seed_000s_format(project: Path) -> None:
+    result = start(project, "prompt", "--print", "hi", FAKE_MODE="fail")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        1,
+        "",
+        "start: agent 'fake' failed: exited with status 3: Error: unknown option '--bogus'\n"
+        "Output:\npartial output\n"
+        "Error Output:\nError: unknown option '--bogus'\n"
+        "Exit Code: 3\n",
+    )
+
+
+def test_the_agents_stderr_is_shown_with_verbose(project: Path) -> None:
+    quiet = start(project, "prompt", "--print", "hi", FAKE_MODE="stderr")
+    assert (quiet.stdout, quiet.stderr) == ("ANSWER: hi\n", "")
+    loud = start(project, "-v", "prompt", "--print", "hi", FAKE_MODE="stderr")
+    assert loud.stdout == "ANSWER: hi\n"
+    assert loud.stderr.endswith("a warning on stderr\n")
+
+
+def test_a_huge_answer_arrives_whole(project: Path) -> None:
+    result = start(project, "prompt", "--print", "hi", FAKE_MODE="huge", FAKE_MIB="20")
+    assert result.returncode == 0
+    assert len(result.stdout) == 20 * 1024 * 1024
+    assert set(result.stdout) == {"x", "\n"}
+
+
+def test_a_dry_run_shows_the_headless_command(project: Path) -> None:
+    result = start(
+        project, "prompt", "--print", "--permissions", "edit", "--dry-run", "--json", "hi"
+    )
+    data = json.loads(result.stdout)
+    assert (data["argv"][2:], data["permissions"]) == (["--edit", "--", "hi"], "edit")
+
+
+# --- every way a run ends: nothing is left behind ------------------------------------------
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def wait_gone(pids: list[int], seconds: float = 15) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alive = [pid for pid in pids if not gone(pid)]
+        if not alive:
+            return []
+        time.sleep(0.1)
+    return alive
+
+
+def read_pids(path: Path, seconds: float = 20) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().endswith("\n"):
+            return [int(p) for p in path.read_text().split()]
+        time.sleep(0.05)
+    raise AssertionError("the fake agent never started")
+
+
+def test_a_timeout_stops_the_whole_group_and_exits_124(project: Path) -> None:
+    pids = project.parent / "pids"
+    result = start(
+        project, "prompt", "--print", "--timeout", "2", "hi", FAKE_MODE="sleep", FAKE_PIDS=str(pids)
+    )
+    assert (result.returncode, result.stdout) == (124, "")
+    assert result.stderr.startswith(
+        "start: agent 'fake' failed: timed out after 2 s; its process group was stopped\n"
+    )
+    assert wait_gone(read_pids(pids)) == []
+
+
+def test_what_the_agent_leaves_behind_is_killed(project: Path) -> None:
+    pids = project.parent / "pids"
+    result = start(project, "prompt", "--print", "hi", FAKE_MODE="leave-child", FAKE_PIDS=str(pids))
+    assert (result.returncode, result.stdout) == (0, "ANSWER: hi\n")
+    assert wait_gone(read_pids(pids)) == []
+
+
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)]
+)
+def test_a_signal_stops_the_agents_group(project: Path, signum: int, code: int) -> None:
+    pids = project.parent / "pids"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FAKE_MODE": "sleep", "FAKE_PIDS": str(pids)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "start", "-q", "prompt", "--print", "hi"],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        started = read_pids(pids)
+        proc.send_signal(signum)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, out) == (code, b"")
+    assert wait_gone(started) == []
+
+
+def test_an_agent_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    env = {**os.environ, "FAKE_MODE": "stubborn", "FAKE_PIDS": str(pids)}
+    started = time.monotonic()
+    done = shell.run_agent(
+        [sys.executable, str(FAKE), "hi"], env, str(tmp_path), timeout=1, grace=0.5
+    )
+    assert (done.timed_out, done.returncode) == (True, None)
+    assert time.monotonic() - started < 30
+    assert wait_gone(read_pids(pids)) == []
+
+
+def test_a_large_prompt_reaches_the_agent_whole(project: Path) -> None:
+    """A prompt too large for the command line goes as the agent's large_prompt says."""
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(
+        CONFIG.replace(
+            'print_output = "text"\n',
+            'print_output = "text"\nlarge_prompt = "(on stdin)"\nlarge_prompt_stdin = true\n',
+            1,
+        )
+    )
+    text = "y" * 300_000
+    result = run_start(
+        "-q", "prompt", "--print", "-i", "-", cwd=project, env={"FAKE_MODE": "stdin"}, stdin=text
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"ANSWER: {text}\n"
+
+
+def test_config_validate_checks_the_headless_form(conf: Path) -> None:
+    from tests.conftest import invoke
+
+    conf.write_text(
+        '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\nprint_command = "{bin} {answer} {prompt}"\n'
+        'print_output = "jsonl"\nprint_permissions = { readonly = "", edit = "\'" }\n'
+        '[tasks.t]\nprompt = "x"\npermissions = "write"\n'
+    )
+    result: Any = invoke("config", "validate")
+    assert result.exit_code == 3
+    assert "print_command: unknown placeholder {answer}" in result.stdout + result.stderr
+    out = result.stdout + result.stderr
+    assert (
+        "'jsonl' is not a known output: one of text, result, gemini, codex, opencode, continue, cline, aider"
+        in out
+    )
+    assert "'readonly' is not a permission level: one of read-only, edit, full" in out
+    assert "the options cannot be split into words" in out
+    assert "must be one of read-only, edit, full, not 'write'" in out

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""A stand-in headless agent for --print tests: FAKE_MODE says how it answers, or fails.
+
+It records its argv and stdin as JSON in FAKE_RECORD, and its pid (and its child's) in FAKE_PIDS.
+The prompt is its last argument.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+
+def main() -> int:
+    mode = os.environ.get("FAKE_MODE", "text")
+    prompt = sys.argv[-1] if len(sys.argv) > 1 else ""
+    stdin = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    record = os.environ.get("FAKE_RECORD")
+    if record:
+        with open(record, "w", encoding="utf-8") as out:
+            json.dump({"argv": sys.argv[1:], "stdin": stdin}, out)
+    pids = os.environ.get("FAKE_PIDS")
+    answer = f"ANSWER: {prompt}"
+    if mode == "text":
+        print(answer)
+    elif mode == "result":
+        usage = {"input_tokens": 3, "output_tokens": 2}
+        print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
+                          "result": answer, "usage": usage, "total_cost_usd": 0.01}))  # fmt: skip
+    elif mode == "is-error":
+        print(json.dumps({"type": "result", "subtype": "success", "is_error": True,
+                          "result": "Invalid API key · Please run /login"}))  # fmt: skip
+    elif mode == "empty":
+        pass
+    elif mode == "not-json":
+        print("Loading...")
+    elif mode == "fail":
+        print("partial output")
+        print("Error: unknown option '--bogus'", file=sys.stderr)
+        return 3
+    elif mode == "stderr":
+        print("a warning on stderr", file=sys.stderr)
+        print(answer)
+    elif mode == "huge":
+        line = "x" * 1023 + "\n"
+        sys.stdout.write(line * (int(os.environ.get("FAKE_MIB", "20")) * 1024))
+    elif mode == "stdin":
+        print(f"ANSWER: {stdin}")
+    elif mode in ("sleep", "stubborn"):
+        if mode == "stubborn":
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        if pids:
+            with open(pids, "w", encoding="utf-8") as out:
+                out.write(f"{os.getpid()} {child.pid}\n")
+        time.sleep(300)
+    elif mode == "leave-child":
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        if pids:
+            with open(pids, "w", encoding="utf-8") as out:
+                out.write(f"{child.pid}\n")
+        print(answer)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
