@@ -48,6 +48,7 @@ CONCURRENT_LIMIT = 0.8  # four 0.5 s commands: seconds
 OUTPUT_MEMORY_LIMIT = 100e6 / harness.MIB  # 200 MB of output: peak RSS, 100 MB (10^6 bytes)
 OUTPUT_LIMIT = 2.0  # 200 MB of output: x the floor plus the producer
 LAUNCH_MEMORY_LIMIT = 20.0  # a small launch: peak RSS, MiB
+HEADLESS_LIMIT = 1.10  # start --print: x the same headless command run directly
 
 
 @dataclass
@@ -349,6 +350,30 @@ def concurrency(world: scenarios.World, runs: int, warmups: int, log: Log) -> li
     return rows
 
 
+def headless(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
+    """Target 7: the wall time `start -q prompt --print x` adds over running the agent's headless
+    command (from its dry run) directly, with an agent that answers after HEADLESS_SECONDS."""
+    dry = start("-q", "prompt", "--print", "--dry-run", "--json", "x")
+    proc, _ = capture(dry, env(world, "headless"), world.repo)
+    try:
+        argv = tuple(json.loads(proc.stdout)["argv"])
+    except (json.JSONDecodeError, KeyError, TypeError):
+        log(f"target 7: no dry run (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
+        return [Row("7. --print over the headless command", "error", "", "", "", False)]
+    through = Series(
+        "start -q prompt --print x", start("-q", "prompt", "--print", "x"),
+        env(world, "headless"), world.repo,
+    )  # fmt: skip
+    direct = Series("the same headless command, directly", argv, env(world, "headless"), world.repo)
+    log(f"target 7: {warmups} warm-up + {runs} runs; the agent answers after "
+        f"{scenarios.HEADLESS_SECONDS:g} s")  # fmt: skip
+    harness.measure([through, direct], runs, warmups)
+    for series in (through, direct):
+        log("  " + series.describe())
+    target = f"7. --print over the headless command ({scenarios.HEADLESS_SECONDS:g} s agent)"
+    return [ratio_row(target, through, direct, HEADLESS_LIMIT)]
+
+
 def mib(value: float) -> str:
     return f"{value:.1f} MiB"
 
@@ -623,6 +648,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             scenarios.concurrent,
             scenarios.order,
             scenarios.failures,
+            scenarios.headless,
         ):
             build(world)
         rows += launches(world, runs, warmups, log)
@@ -630,6 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows += large_output(world, output_runs, 1, log)
         rows += import_hygiene(world, log)
         rows += memory(world, slow_runs, log)
+        rows += headless(world, slow_runs, 1, log)
     machine["load average after the run"] = harness.load()
     log(f"load average after the run: {machine['load average after the run']}")
     log(f"finished in {time.perf_counter() - began:.0f} s")

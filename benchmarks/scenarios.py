@@ -269,6 +269,32 @@ def concurrent(world: World, seconds: float = 0.5, count: int = 4) -> None:
     write(world.config("concurrent"), {"config.toml": body})
 
 
+# Target 7: a headless agent that answers after this long, standing in for a model's reply.
+HEADLESS_SECONDS = 1.0
+HEADLESS_SCRIPT = f'sleep {HEADLESS_SECONDS}; printf "%s\\n" "$1"'
+
+
+def headless(world: World) -> None:
+    """Target 7: `start --print` with an agent whose headless form is a shell script that waits
+    HEADLESS_SECONDS and prints the prompt back."""
+    body = (
+        SETTINGS
+        + AGENT
+        + (
+            'print_command = "{bin} -c '
+            + "'"
+            + HEADLESS_SCRIPT.replace('"', '\\"')
+            + "'"
+            + ' answer {prompt}"\n'
+            'print_output = "text"\n'
+            'print_permissions = { read-only = "" }\n'
+        )
+    )
+    write(
+        world.config("headless"), {"config.toml": body.replace('bin = "true"', 'bin = "/bin/sh"')}
+    )
+
+
 ORDER_SLEEPS = (0.4, 0.3, 0.2, 0.1)
 
 
