@@ -27,6 +27,8 @@ class Answer(Record):
     text: str
     error: str | None  # the CLI's own words for a failure it reported, else None
     usage: Mapping[str, Any] | None = None  # tokens and cost, as the CLI reported them
+    # Actions the CLI reports it refused for lack of permission, one line each: shown, not hidden.
+    denied: tuple[str, ...] = ()
 
 
 class EnvelopeError(StartError):
@@ -87,9 +89,26 @@ def _result(stdout: str, answer_file: str | None) -> Answer:
     text = text if isinstance(text, str) else ""
     usage = _usage(result, "usage", "total_cost_usd", "num_turns")
     subtype = result.get("subtype")
+    denied = _denials(result.get("permission_denials"))
     if result.get("is_error") or (isinstance(subtype, str) and subtype.startswith("error")):
-        return Answer("", text or str(subtype or "the agent reported an error"), usage)
-    return Answer(text, None, usage)
+        return Answer("", text or str(subtype or "the agent reported an error"), usage, denied)
+    return Answer(text, None, usage, denied)
+
+
+def _denials(found: object) -> tuple[str, ...]:
+    """Claude Code's `permission_denials`: each tool call it refused, as `TOOL INPUT`."""
+    if not isinstance(found, list):
+        return ()
+    lines = []
+    for denial in found:
+        if not isinstance(denial, dict):
+            continue
+        tool = denial.get("tool_name") or "a tool"
+        given = denial.get("tool_input")
+        if isinstance(given, dict):
+            given = given.get("command") or given.get("file_path") or json.dumps(given)
+        lines.append(f"{tool} {given}".strip() if given else str(tool))
+    return tuple(lines)
 
 
 def _gemini(stdout: str, answer_file: str | None) -> Answer:
@@ -255,6 +274,7 @@ class Result(Record):
     stdout: str
     stderr: str
     usage: Mapping[str, Any] | None
+    denied: tuple[str, ...] = ()  # actions the agent was refused, as its CLI reported them
 
     @property
     def ok(self) -> bool:
@@ -315,6 +335,7 @@ def run(
         stdout=done.stdout,
         stderr=done.stderr,
         usage=answer.usage if answer is not None else None,
+        denied=answer.denied if answer is not None else (),
     )
 
 

@@ -31,6 +31,12 @@ def main() -> int:
         usage = {"input_tokens": 3, "output_tokens": 2}
         print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
                           "result": answer, "usage": usage, "total_cost_usd": 0.01}))  # fmt: skip
+    elif mode == "denied":
+        denials = [
+            {"tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "rm -rf build"}}
+        ]
+        print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
+                          "result": answer, "permission_denials": denials}))  # fmt: skip
     elif mode == "is-error":
         print(json.dumps({"type": "result", "subtype": "success", "is_error": True,
                           "result": "Invalid API key · Please run /login"}))  # fmt: skip

@@ -124,6 +124,15 @@ def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
         if status is not None:
             status([])
     code = ExitCode.OK if result.ok else ExitCode.TIMED_OUT if result.timed_out else ExitCode.ERROR
+    if result.denied and not options.json:
+        # A refused action can explain a thin answer: say so, whatever the outcome.
+        level = result.permissions
+        console.err(
+            f"start: ⚠ {agent} was refused {len(result.denied)} action(s) at {level} "
+            "permissions (--permissions grants more):"
+        )
+        for line in result.denied:
+            console.err(f"  {line}")
     if options.json:
         console.print_json(_result_json(result))
         return code
@@ -164,6 +173,7 @@ def _result_json(result: Any) -> dict[str, Any]:
         "error": result.error,
         "stderr": headless.tail(result.stderr),
         "usage": dict(result.usage) if result.usage is not None else None,
+        "denied": list(result.denied),
         "argv": list(result.argv),
     }
 
@@ -327,7 +337,7 @@ def prompt(
         words, text_file = (), "-"
     body = _text(words, text_option, text_file)
     if body is None:
-        raise UsageError("start prompt needs TEXT (or --instructions=TEXT, or -i FILE)")
+        raise UsageError("missing argument TEXT (or --instructions=TEXT, or -i FILE)")
     request = resolve.Request(
         "prompt",
         options.agent,

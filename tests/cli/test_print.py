@@ -139,7 +139,7 @@ def test_a_json_envelope_gives_the_answer_and_its_usage(project: Path) -> None:
     assert result.returncode == 0
     assert set(data) == {
         "task", "agent", "model", "permissions", "success", "exit_code", "timed_out",
-        "duration", "answer", "error", "stderr", "usage", "argv",
+        "duration", "answer", "error", "stderr", "usage", "denied", "argv",
     }  # fmt: skip
     assert (data["agent"], data["permissions"], data["success"], data["answer"]) == (
         "json",
@@ -151,6 +151,19 @@ def test_a_json_envelope_gives_the_answer_and_its_usage(project: Path) -> None:
         "usage": {"input_tokens": 3, "output_tokens": 2},
         "total_cost_usd": 0.01,
     }
+
+
+def test_actions_the_agent_was_refused_are_shown_not_hidden(project: Path) -> None:
+    result = start(project, "prompt", "--print", "-a", "json", "hi", FAKE_MODE="denied")
+    assert (result.returncode, result.stdout) == (0, "ANSWER: hi\n")
+    assert result.stderr == (
+        "start: ⚠ json was refused 1 action(s) at read-only permissions (--permissions grants "
+        "more):\n  Bash rm -rf build\n"
+    )
+    data = json.loads(
+        start(project, "prompt", "--print", "-a", "json", "--json", "hi", FAKE_MODE="denied").stdout
+    )
+    assert data["denied"] == ["Bash rm -rf build"]
 
 
 def test_exit_0_with_an_error_in_the_envelope_is_a_failure(project: Path) -> None:
