@@ -10,7 +10,7 @@ error, and the answer is not empty. Anything else is a failure that quotes the C
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from start.config.schema import ENVELOPES
@@ -303,23 +303,60 @@ def run(
 
     from start import shell
 
-    launch, plan = prepared.launch, prepared.plan
-    agent = plan.agent
-    assert launch.permissions is not None and agent.print_output is not None
-    env = {**os.environ, **launch.env}
+    launch = prepared.launch
     try:
+        env = {**os.environ, **launch.env}
         done = shell.run_agent(
             launch.argv, env, launch.cwd, timeout=timeout, stdin=launch.stdin, progress=progress
         )
-        answer: Answer | None = None
-        problem: str | None = None
-        if done.error is None and not done.timed_out:
-            try:
-                answer = read(agent.print_output, done.stdout, launch.answer_file)
-            except EnvelopeError as wrong:
-                problem = f"{wrong} (print_output = '{agent.print_output}')"
+        return _ended(prepared, done, timeout)
     finally:
         launch.cleanup()
+
+
+def run_each(
+    each: Sequence[pipeline.Prepared],
+    timeout: float,
+    cap: int,
+    on_state: Callable[[int, str, float], None] | None = None,
+) -> list[Result]:
+    """Run several launches prepared for --print at once (shell.run_agents: at most `cap`
+    together, never two of one CLI), and read each answer; results in the order given."""
+    import os
+
+    from start import shell
+
+    try:
+        jobs = [
+            shell.AgentJob(
+                p.launch.argv,
+                {**os.environ, **p.launch.env},
+                p.launch.cwd,
+                timeout,
+                p.launch.stdin,
+                key=os.path.basename(os.path.expanduser(p.plan.agent.bin)),
+            )
+            for p in each
+        ]
+        runs = shell.run_agents(jobs, cap=cap, on_state=on_state)
+        return [_ended(p, done, timeout) for p, done in zip(each, runs, strict=True)]
+    finally:
+        for prepared in each:
+            prepared.launch.cleanup()
+
+
+def _ended(prepared: pipeline.Prepared, done: shell.AgentRun, timeout: float) -> Result:
+    """The answer of a finished run, read before its temp files go."""
+    launch, plan = prepared.launch, prepared.plan
+    agent = plan.agent
+    assert launch.permissions is not None and agent.print_output is not None
+    answer: Answer | None = None
+    problem: str | None = None
+    if done.error is None and not done.timed_out:
+        try:
+            answer = read(agent.print_output, done.stdout, launch.answer_file)
+        except EnvelopeError as wrong:
+            problem = f"{wrong} (print_output = '{agent.print_output}')"
     error = _failure(done, answer, problem, timeout)
     return Result(
         agent=agent.name,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Sequence
 from datetime import datetime
 
 from start import launch as launcher
@@ -127,3 +128,61 @@ def prepare(
         launch = launcher.Launch("", (), {}, request.workdir, uses_shell=False)
     lap("build")
     return Prepared(config, grant, plan, composition, launch, date, timings, warnings)
+
+
+def prepare_each(
+    request: LaunchRequest, agents: Sequence[str], progress: shell.Progress | None = None
+) -> list[Prepared]:
+    """One composition, built for each of several agents (`--print -a a,b,c`).
+
+    The task's commands and the contexts run once, and every agent gets the same prompt. Each
+    agent gets its own role placement, model and permissions, as a single run would. A model
+    asked for with -m goes only to the agents that know it (an alias or id of their `models`);
+    the others use their own default, and the plan says so. The temp files of the result belong
+    to the caller, as for `prepare`.
+    """
+    config = load(request.workdir, use_project=request.use_project, strict=True)
+    grant, warnings = grant_for(config)
+    plans = [_plan_for(config, request.selection, name) for name in agents]
+    date = now()
+    reader = Reader(config.root, grant, config.settings.file_size_limit)
+    runner = functools.partial(shell.run_all, progress=progress) if progress else None
+    if runner is None:
+        composition = sources.compose(config, plans[0], date, reader)
+    else:
+        composition = sources.compose(config, plans[0], date, reader, runner)
+    built: list[Prepared] = []
+    try:
+        for plan in plans:
+            launch = launcher.build(
+                plan,
+                composition,
+                date,
+                request.workdir,
+                request.agent_args,
+                dry_run=request.dry_run,
+                agents=config.agents,
+                permissions=level(request, plan) if request.headless else None,
+            )
+            built.append(Prepared(config, grant, plan, composition, launch, date, {}, warnings))
+    except BaseException:
+        for prepared in built:
+            prepared.launch.cleanup()
+        raise
+    return built
+
+
+# Why an agent of several did not get the model -m asked for.
+NOT_ITS_MODEL = "-m names none of this agent's models: its own default applies"
+
+
+def _plan_for(config: Config, selection: resolve.Request, agent: str) -> resolve.Plan:
+    """The plan of one agent of several: -m only where the agent knows that model."""
+    plan = resolve.plan(config, selection._replace(agent=agent, model=None))
+    wanted = selection.model
+    if wanted is None:
+        return plan
+    models = plan.agent.models
+    if wanted in models or wanted in models.values():
+        return resolve.plan(config, selection._replace(agent=agent))
+    return plan._replace(model_reason=NOT_ITS_MODEL)

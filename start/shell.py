@@ -648,6 +648,7 @@ def run_agent(
     stdin: str | None = None,
     progress: Callable[[float], None] | None = None,
     grace: float = GRACE,
+    on_start: Callable[[int], None] | None = None,
 ) -> AgentRun:
     """Run an agent CLI to its end in a session of its own, stdin from `stdin` (a file) or
     /dev/null, its stdout and stderr into files (so nothing is cut and nothing blocks), and
@@ -655,7 +656,8 @@ def run_agent(
 
     At the timeout, and on SIGINT, SIGTERM or SIGHUP (which then raise as in run_all), the whole
     process group gets SIGTERM, `grace` seconds, then SIGKILL. What the agent left running in its
-    group when it exited is killed too.
+    group when it exited is killed too. `on_start` is told the process group's id as soon as it
+    exists (run_agents, which runs this in threads, kills the groups on a signal).
     """
     import subprocess
     import tempfile
@@ -683,6 +685,8 @@ def run_agent(
                     argv, cwd=cwd, env=env, stdin=source, stdout=out, stderr=err,
                     start_new_session=True,
                 )  # fmt: skip
+                if on_start is not None:
+                    on_start(process.pid)
         except OSError as error:
             duration = time.monotonic() - started
             reason = f"cannot start '{argv[0]}': {error.strerror or error}"
@@ -762,3 +766,105 @@ def _end_group(process: subprocess.Popen[bytes], grace: float) -> None:
         time.sleep(0.02)
     _kill_group(process.pid)
     process.wait()
+
+
+class AgentJob(Record):
+    """One agent run of several (run_agents)."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: str
+    timeout: float
+    stdin: str | None = None
+    # Runs with the same key never overlap: two instances of one CLI can share state files.
+    key: str = ""
+
+
+# What run_agents tells `on_state` of each job, with the seconds since the first began: waiting
+# (for a free slot, or for another run of the same CLI), running, then done, failed or timed out.
+State = Callable[[int, str, float], None]
+
+
+def run_agents(
+    jobs: Sequence[AgentJob],
+    *,
+    cap: int,
+    on_state: State | None = None,
+    grace: float = GRACE,
+) -> list[AgentRun]:
+    """Run agents at once, at most `cap` at a time and never two of one `key` together, each as
+    run_agent runs one; results in the order of `jobs`.
+
+    On SIGINT, SIGTERM or SIGHUP (from the main thread) no job starts any more, every running
+    process group gets SIGTERM, `grace` seconds, then SIGKILL, and the signal raises as in run_all.
+    """
+    import threading
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    groups: set[int] = set()
+    guard = threading.Lock()
+    stopped = threading.Event()
+    same = {job.key: threading.Lock() for job in jobs}
+    began = time.monotonic()
+
+    def state(index: int, what: str) -> None:
+        if on_state is not None:
+            on_state(index, what, time.monotonic() - began)
+
+    def started(pgid: int) -> None:
+        with guard:
+            groups.add(pgid)
+        if stopped.is_set():  # a signal came while it started: it must not run on
+            _kill_group(pgid)
+
+    def one(index: int, job: AgentJob) -> AgentRun:
+        with same[job.key]:
+            if stopped.is_set():
+                return AgentRun(job.argv, None, False, "", "", 0.0, "not started: stopped")
+            state(index, "running")
+            pgid: list[int] = []
+
+            def mine(found: int) -> None:
+                pgid.append(found)
+                started(found)
+
+            done = run_agent(
+                job.argv, job.env, job.cwd, timeout=job.timeout, stdin=job.stdin,
+                grace=grace, on_start=mine,
+            )  # fmt: skip
+            with guard:
+                groups.difference_update(pgid)
+        ended = done.error is not None or done.returncode != 0
+        state(index, "timed out" if done.timed_out else "failed" if ended else "done")
+        return done
+
+    with _Stop() as stop, ThreadPoolExecutor(max_workers=max(1, cap)) as pool:
+        for index in range(len(jobs)):
+            state(index, "waiting")
+        futures = [pool.submit(one, index, job) for index, job in enumerate(jobs)]
+        try:
+            pending = set(futures)
+            while pending:
+                # Short waits: the main thread must come back to Python for a signal to raise.
+                _, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                for future in futures:
+                    failure = future.exception() if future.done() else None
+                    if failure is not None:
+                        raise failure
+        except BaseException:
+            stop.hold += 1
+            stopped.set()
+            with guard:
+                targets = list(groups)
+            for pgid in targets:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pgid, signal.SIGTERM)
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline and not all(f.done() for f in futures):
+                time.sleep(0.05)
+            with guard:
+                targets = list(groups)
+            for pgid in targets:
+                _kill_group(pgid)
+            raise
+        return [future.result() for future in futures]

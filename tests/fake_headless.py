@@ -24,6 +24,8 @@ def main() -> int:
         with open(record, "w", encoding="utf-8") as out:
             json.dump({"argv": sys.argv[1:], "stdin": stdin}, out)
     pids = os.environ.get("FAKE_PIDS")
+    if pids and os.environ.get("FAKE_NAME"):
+        pids += "." + os.environ["FAKE_NAME"]
     answer = f"ANSWER: {prompt}"
     if mode == "text":
         print(answer)
@@ -40,6 +42,15 @@ def main() -> int:
     elif mode == "is-error":
         print(json.dumps({"type": "result", "subtype": "success", "is_error": True,
                           "result": "Invalid API key · Please run /login"}))  # fmt: skip
+    elif mode == "slow":
+        began = time.time()
+        time.sleep(float(os.environ.get("FAKE_SECONDS", "1")))
+        name = os.environ.get("FAKE_NAME", "?")
+        log = os.environ.get("FAKE_LOG")
+        if log:  # when it ran, to show what overlapped
+            with open(log, "a", encoding="utf-8") as out:
+                out.write(f"{name} {began} {time.time()}\n")
+        print(f"{answer} from {name}")
     elif mode == "empty":
         pass
     elif mode == "not-json":

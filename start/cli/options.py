@@ -95,12 +95,27 @@ _COMMON = (
     ),
 )
 
+
+def _agents(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    """-a NAME, -a A,B and -a A -a B: the last is the agent of a launch; with --print, every
+    one runs (start.cli.run)."""
+    if not value:
+        return
+    options = ctx.find_object(Options) or ctx.ensure_object(Options)
+    names = [name.strip() for word in value for name in word.split(",") if name.strip()]
+    options.agents.extend(names)
+    options.agent = names[-1] if names else None
+
+
 _LAUNCH = (
-    _option(
+    click.option(
         "-a",
         "--agent",
         metavar="NAME",
-        help="Agent to launch.",
+        multiple=True,
+        callback=_agents,
+        expose_value=False,
+        help="Agent to launch; with --print, several: -a A,B or -a A -a B.",
         shell_complete=completer("complete_agents"),
     ),
     _option(

@@ -14,6 +14,7 @@ class Options:
 
     def __init__(self, agent_args: list[str] | None = None) -> None:
         self.agent: str | None = None
+        self.agents: list[str] = []  # every -a, in order (A,B gives two): --print runs them all
         self.role: str | None = None
         self.no_role = False
         self.model: str | None = None

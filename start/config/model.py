@@ -144,6 +144,7 @@ RECORDS: Mapping[str, type[Item]] = {
 
 DEFAULT_COMMAND_TIMEOUT = 30
 DEFAULT_PRINT_TIMEOUT = 900  # seconds a headless agent run (--print) may take
+DEFAULT_PRINT_AGENTS = 4  # headless runs of several agents that run at once
 
 
 class Settings(Record):
@@ -156,6 +157,7 @@ class Settings(Record):
     command_output_limit: int = DEFAULT_OUTPUT_LIMIT
     file_size_limit: int = DEFAULT_FILE_LIMIT
     print_timeout: int = DEFAULT_PRINT_TIMEOUT
+    print_agents: int = DEFAULT_PRINT_AGENTS
     trusted_paths: tuple[str, ...] = ()
     import_commands: tuple[str, ...] = FORMATS  # the sources whose command files are tasks
     origins: Mapping[str, Origin] = _EMPTY

@@ -84,6 +84,7 @@ SETTINGS: Final[Mapping[str, str]] = {
     "command_output_limit": SIZE,
     "file_size_limit": SIZE,
     "print_timeout": TIMEOUT,
+    "print_agents": SIZE,
     # Trusted by the user's own layers only: a project's trust keys are dropped with a warning.
     "trusted_paths": PATHS,
     "import_commands": SOURCES,

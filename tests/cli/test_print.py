@@ -350,3 +350,183 @@ def test_config_validate_checks_the_headless_form(conf: Path) -> None:
     assert "'readonly' is not a permission level: one of read-only, edit, full" in out
     assert "the options cannot be split into words" in out
     assert "must be one of read-only, edit, full, not 'write'" in out
+
+
+# --- several agents at once ------------------------------------------------------------------
+
+
+def agents_config(tmp: Path, modes: dict[str, str], settings: str = "") -> str:
+    """One agent per name, each its own binary (a link to Python named after it, since runs of
+    one CLI never overlap), FAKE_NAME set and FAKE_MODE as given."""
+    real = os.path.realpath(sys.executable)
+    body = f'[settings]\ndefault_agent = "{next(iter(modes))}"\n{settings}\n'
+    for name, env in modes.items():
+        link = tmp / "bin" / f"cli-{name}"
+        link.parent.mkdir(exist_ok=True)
+        if not link.exists():
+            link.symlink_to(real)
+        body += (
+            f'[agents.{name}]\nbin = "{link}"\ncommand = "{{bin}} {FAKE} {{prompt}}"\n'
+            f'print_command = "FAKE_NAME={name} {env} {{bin}} -S {FAKE} {{args}} -- {{prompt}}"\n'
+            'print_output = "text"\nprint_permissions = { read-only = "" }\n'
+        )
+    return body + '[tasks.review]\nprompt = "Review: {instructions}"\n'
+
+
+@pytest.fixture
+def trio(project: Path) -> Path:
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(
+        agents_config(
+            project.parent,
+            {"a": "FAKE_SECONDS=1.5", "b": "FAKE_SECONDS=1", "c": "FAKE_SECONDS=0.5"},
+        )
+    )
+    return project
+
+
+def intervals(log: Path) -> dict[str, tuple[float, float]]:
+    found = {}
+    for line in log.read_text().splitlines():
+        name, began, ended = line.split()
+        found[name] = (float(began), float(ended))
+    return found
+
+
+def test_several_agents_run_at_once_and_answer_in_the_order_given(trio: Path) -> None:
+    log = trio.parent / "log"
+    result = start(
+        trio,
+        "task",
+        "review",
+        "--print",
+        "-a",
+        "a,b",
+        "-a",
+        "c",
+        "x",
+        FAKE_MODE="slow",
+        FAKE_LOG=str(log),
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == (
+        "## a\n\nANSWER: Review: x from a\n\n## b\n\nANSWER: Review: x from b\n\n"
+        "## c\n\nANSWER: Review: x from c\n"
+    )
+    ran = intervals(log)
+    # c finished first, yet is shown last; and every run began before any ended.
+    assert max(began for began, _ in ran.values()) < min(ended for _, ended in ran.values())
+
+
+def test_a_cap_of_one_runs_them_one_after_another(project: Path) -> None:
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(
+        agents_config(
+            project.parent, {"a": "FAKE_SECONDS=0.3", "b": "FAKE_SECONDS=0.3"}, "print_agents = 1"
+        )
+    )
+    log = project.parent / "log"
+    result = start(
+        project, "prompt", "--print", "-a", "a,b", "x", FAKE_MODE="slow", FAKE_LOG=str(log)
+    )
+    assert result.returncode == 0
+    ran = intervals(log)
+    assert ran["a"][1] <= ran["b"][0]
+
+
+def test_two_runs_of_one_cli_never_overlap(project: Path) -> None:
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(agents_config(project.parent, {"a": "FAKE_SECONDS=0.3"}))
+    log = project.parent / "log"
+    result = start(
+        project, "prompt", "--print", "-a", "a,a", "x", FAKE_MODE="slow", FAKE_LOG=str(log)
+    )
+    assert result.returncode == 0
+    assert result.stdout.count("## a\n") == 2
+    times = sorted(tuple(map(float, line.split()[1:])) for line in log.read_text().splitlines())
+    assert times[0][1] <= times[1][0]
+
+
+def test_one_failure_hides_no_other_answer(project: Path) -> None:
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(agents_config(project.parent, {"a": "FAKE_MODE=text", "b": "FAKE_MODE=fail"}))
+    result = start(project, "prompt", "--print", "-a", "a,b", "x")
+    assert result.returncode == 1
+    assert result.stdout == (
+        "## a\n\nANSWER: x\n\n## b\n\n(no answer: exited with status 3: Error: unknown option '--bogus')\n"
+    )
+    assert result.stderr == (
+        "start: agent 'b' failed: exited with status 3: Error: unknown option '--bogus'\n"
+    )
+
+
+def test_one_that_times_out(project: Path) -> None:
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(
+        agents_config(project.parent, {"a": "FAKE_MODE=text", "b": "FAKE_MODE=sleep"})
+    )
+    pids = project.parent / "pids"
+    result = start(
+        project,
+        "prompt",
+        "--print",
+        "--timeout",
+        "2",
+        "-a",
+        "a,b",
+        "--json",
+        "x",
+        FAKE_PIDS=str(pids),
+    )
+    assert result.returncode == 124
+    data = json.loads(result.stdout)
+    assert [(d["agent"], d["success"], d["timed_out"]) for d in data] == [
+        ("a", True, False),
+        ("b", False, True),
+    ]
+    assert wait_gone(read_pids(Path(f"{pids}.b"))) == []
+
+
+def test_ctrl_c_leaves_no_agent_behind(project: Path) -> None:
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(agents_config(project.parent, {"a": "", "b": "", "c": "FAKE_MODE=stubborn"}))
+    pids = project.parent / "pids"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FAKE_MODE": "sleep", "FAKE_PIDS": str(pids)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "start", "-q", "prompt", "--print", "-a", "a,b,c", "hi"],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        started = [pid for name in "abc" for pid in read_pids(Path(f"{pids}.{name}"))]
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, out) == (130, b"")
+    assert wait_gone(started) == []
+
+
+def test_output_dir_and_dry_run_of_several(project: Path) -> None:
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(agents_config(project.parent, {"a": "", "b": ""}))
+    out = project.parent / "answers"
+    result = start(project, "prompt", "--print", "-a", "a,b", "--output", str(out), "x")
+    assert result.returncode == 0
+    assert sorted(p.name for p in out.iterdir()) == ["a.md", "b.md", "summary.json"]
+    assert (out / "a.md").read_text() == "ANSWER: x"
+    assert [d["file"] for d in json.loads((out / "summary.json").read_text())] == ["a.md", "b.md"]
+    dry = json.loads(
+        start(project, "prompt", "--print", "-a", "a,b", "--dry-run", "--json", "x").stdout
+    )
+    assert [(d["agent"], d["argv"][-1]) for d in dry] == [("a", "x"), ("b", "x")]
+
+
+def test_several_agents_need_print(project: Path) -> None:
+    result = start(project, "prompt", "-a", "fake,json", "x")
+    assert (result.returncode, result.stderr) == (
+        2,
+        "start: several agents (-a A,B) run only with --print: a launch hands the terminal to "
+        "one agent\n",
+    )
