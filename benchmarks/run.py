@@ -49,6 +49,7 @@ OUTPUT_MEMORY_LIMIT = 100e6 / harness.MIB  # 200 MB of output: peak RSS, 100 MB 
 OUTPUT_LIMIT = 2.0  # 200 MB of output: x the floor plus the producer
 LAUNCH_MEMORY_LIMIT = 20.0  # a small launch: peak RSS, MiB
 HEADLESS_LIMIT = 1.10  # start --print: x the same headless command run directly
+TRIO_LIMIT = 1.3  # three agents of 1 s each at once: seconds of wall time
 
 
 @dataclass
@@ -371,7 +372,20 @@ def headless(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
     for series in (through, direct):
         log("  " + series.describe())
     target = f"7. --print over the headless command ({scenarios.HEADLESS_SECONDS:g} s agent)"
-    return [ratio_row(target, through, direct, HEADLESS_LIMIT)]
+    rows = [ratio_row(target, through, direct, HEADLESS_LIMIT)]
+    names = ",".join(scenarios.TRIO)
+    three = Series(
+        f"start -q prompt --print -a {names} x",
+        start("-q", "prompt", "--print", "-a", names, "x"),
+        env(world, "trio"),
+        world.repo,
+    )
+    each = f"{scenarios.HEADLESS_SECONDS:g} s"
+    log(f"target 8: {warmups} warm-up + {runs} runs; three agents of {each}")
+    harness.measure([three], runs, warmups)
+    log("  " + three.describe())
+    rows.append(absolute_row("8. three agents at once, 1 s each", three, TRIO_LIMIT))
+    return rows
 
 
 def mib(value: float) -> str:
@@ -649,6 +663,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             scenarios.order,
             scenarios.failures,
             scenarios.headless,
+            scenarios.trio,
         ):
             build(world)
         rows += launches(world, runs, warmups, log)

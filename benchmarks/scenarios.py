@@ -295,6 +295,27 @@ def headless(world: World) -> None:
     )
 
 
+TRIO = ("one", "two", "three")
+
+
+def trio(world: World) -> None:
+    """Target 8: three agents whose headless forms each take HEADLESS_SECONDS. Each runs its own
+    program (a link to sh named after it), since runs of one program never overlap."""
+    body = SETTINGS.replace("stand-in", TRIO[0])
+    for name in TRIO:
+        link = world.root / "bin" / f"sh-{name}"
+        link.parent.mkdir(exist_ok=True)
+        if not link.exists():
+            link.symlink_to("/bin/sh")
+        script = HEADLESS_SCRIPT.replace('"', '\\"')
+        body += (
+            f'\n[agents.{name}]\nbin = "{link}"\ncommand = "{{bin}} {{prompt}}"\n'
+            f"print_command = \"{{bin}} -c '{script}' answer {{prompt}}\"\n"
+            'print_output = "text"\nprint_permissions = { read-only = "" }\n'
+        )
+    write(world.config("trio"), {"config.toml": body})
+
+
 ORDER_SLEEPS = (0.4, 0.3, 0.2, 0.1)
 
 
