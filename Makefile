@@ -58,7 +58,10 @@ mcp-check: $(VENV)/.test-installed
 
 # Not part of `make test`: install every CLI of the agent catalog into a scratch prefix
 # (AGENTS_PREFIX, default /tmp/start-agents) and re-record tests/fixtures/agent_help: each CLI's
-# help, and a probe running it on start's own argv with `-- --version` passed through.
+# help, and a probe running it on start's own argv with `-- --version` passed through. Then run
+# `start prompt --print` and `start task --print --json` through each CLI, pointed at the offline
+# model server (tests/model_server.py), into agent_help/PRINT-RESULTS.md; that step alone:
+# $(BIN)/python scripts/agents.py --no-install --print-only.
 agents: $(VENV)/.test-installed
 	$(BIN)/python scripts/agents.py
 

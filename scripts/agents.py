@@ -5,11 +5,17 @@ For each agent of config/agents.toml this rewrites tests/fixtures/agent_help/NAM
 help (and that of the subcommands its entry uses), its model listing where it has one, the probes
 of hidden options, and the passthrough probe. The passthrough probe asks `start` itself for the
 argv of `start prompt -a NAME ... -- --version` (a dry run), runs exactly that argv, and records
-that the CLI printed its version: the extra argument reached the CLI's option parser. Nothing
-needs an account or a network service once the CLIs are installed.
+that the CLI printed its version: the extra argument reached the CLI's option parser.
+
+Then it runs `start prompt --print` and `start task offline-answer --print --json` (a task of a
+scratch global config) through every agent that has a headless form, its CLI pointed at the
+offline model server of tests/model_server.py with a fresh HOME and an answer of its own, checks
+that the answer comes back, and writes the table to tests/fixtures/agent_help/PRINT-RESULTS.md.
+Nothing needs an account or a network service once the CLIs are installed.
 
     make agents                                  install into $AGENTS_PREFIX (/tmp/start-agents)
     python scripts/agents.py --no-install claude    re-record one agent with what is on PATH
+    python scripts/agents.py --no-install --print-only    only the headless runs
 
 Needs npm (any Node; Node 24 is installed into the prefix for the CLIs that need Node >= 22)
 and python3 with venv. Linux x86-64: droid and cline install a platform package of that name.
@@ -19,11 +25,13 @@ Not part of `make test`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tomllib
@@ -363,6 +371,347 @@ def record(
     return ver, ok
 
 
+# --- headless runs against the offline model server ------------------------------------------
+
+RESULTS = FIXTURES / "PRINT-RESULTS.md"
+PRINT_TIMEOUT = 120  # start's --timeout for one headless run
+OUTER_TIMEOUT = PRINT_TIMEOUT + 60  # then this script stops start itself
+PRINT_PROMPT = "say hi"  # two words: cline reads one bare word as a command
+PRINT_TASK = "offline-answer"
+# A long fake key: copilot masks the provider key wherever it occurs in its output.
+FAKE_KEY = "sk-fake-" + "k7Qz" * 10
+# Set in the environment of every process of a run, so that whatever a run leaves behind (a
+# daemon in a session of its own) is found, and only that.
+MARKER = "START_AGENTS_RUN"
+
+
+class Setup(NamedTuple):
+    """How one CLI is pointed at the server: its environment, the words after `--`, and the
+    commands to run before (each in the same environment)."""
+
+    env: dict[str, str]
+    args: tuple[str, ...] = ()
+    before: tuple[tuple[str, ...], ...] = ()
+
+
+class Row(NamedTuple):
+    """One line of the results table, and the failures behind it."""
+
+    agent: str
+    version: str
+    answered: str  # "yes", "no", "no headless form" or "not installed"
+    seconds: str
+    problems: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return self.answered in ("no", "not installed")
+
+
+def setup(agent: str, url: str, home: Path, scratch: Path, prefix: Path) -> Setup:
+    """Files in the fresh HOME (or scratch) and the settings that send `agent` to the server at
+    `url` (docs/agents.md, "Headless runs", and the offline facts of each CLI)."""
+    v1 = f"{url}/v1"
+
+    def write(path: Path, text: str) -> str:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return str(path)
+
+    if agent == "claude":
+        return Setup({"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": FAKE_KEY})
+    if agent == "gemini":
+        settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+        write(home / ".gemini" / "settings.json", json.dumps(settings))
+        env = {"GEMINI_API_KEY": FAKE_KEY, "GOOGLE_GEMINI_BASE_URL": url}
+        return Setup({**env, "GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    if agent == "codex":
+        write(
+            home / ".codex" / "config.toml",
+            'model_provider = "answer"\nmodel = "gpt-5.5"\n\n[model_providers.answer]\n'
+            f'name = "answer"\nbase_url = "{v1}"\nenv_key = "ANSWER_API_KEY"\n'
+            'wire_api = "responses"\n',
+        )
+        return Setup({"ANSWER_API_KEY": FAKE_KEY})
+    if agent == "opencode":
+        opencode = {
+            "autoupdate": False,
+            "share": "disabled",
+            "provider": {"anthropic": {"options": {"baseURL": v1, "apiKey": FAKE_KEY}}},
+        }
+        write(home / ".config" / "opencode" / "opencode.json", json.dumps(opencode))
+        return Setup({}, ("-m", "anthropic/claude-sonnet-4-5"))
+    if agent == "qwen":
+        env = {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": v1}
+        return Setup(env, ("--auth-type", "openai", "-m", "gpt-4o"))
+    if agent == "copilot":
+        env = {"COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": v1}
+        return Setup({**env, "COPILOT_PROVIDER_API_KEY": FAKE_KEY, "COPILOT_MODEL": "gpt-4o"})
+    if agent == "droid":
+        model = {
+            "model": "answer-model",
+            "displayName": "Answer",
+            "baseUrl": v1,
+            "apiKey": "${ANSWER_API_KEY}",
+            "provider": "generic-chat-completion-api",
+            "maxOutputTokens": 4096,
+        }
+        write(home / ".factory" / "settings.json", json.dumps({"customModels": [model]}))
+        return Setup({"ANSWER_API_KEY": FAKE_KEY}, ("-m", "custom:Answer-0"))
+    if agent == "auggie":
+        # auggie has no model base URL: the server plays its tenant. Never answer it 401.
+        session = {"accessToken": FAKE_KEY, "tenantURL": f"{url}/", "scopes": ["email"]}
+        return Setup({"AUGMENT_SESSION_AUTH": json.dumps(session)})
+    if agent == "cn":
+        continue_yaml = write(
+            scratch / "continue.yaml",
+            "name: answer\nversion: 0.0.1\nschema: v1\nmodels:\n  - name: answer\n"
+            f"    provider: openai\n    model: gpt-4o\n    apiBase: {v1}\n"
+            f"    apiKey: {FAKE_KEY}\n    roles: [chat, edit, apply, summarize]\n",
+        )
+        return Setup({}, ("--config", continue_yaml))
+    if agent == "cline":
+        # In-process sessions: else cline shares a hub daemon on a fixed port with other users.
+        auth = ("cline", "auth", "-p", "openai-compatible", "-k", FAKE_KEY, "-m", "gpt-4o")
+        return Setup({"CLINE_SESSION_BACKEND_MODE": "local"}, (), ((*auth, "-b", v1),))
+    if agent == "aider":
+        # litellm's bundled model table, else aider fetches it from GitHub.
+        tables = sorted(
+            (prefix / "aider" / "lib").glob(
+                "python*/site-packages/litellm/model_prices_and_context_window_backup.json"
+            )
+        )
+        if tables:
+            cache = home / ".aider" / "caches" / "model_prices_and_context_window.json"
+            write(cache, tables[0].read_text())
+        env = {"OPENAI_API_KEY": FAKE_KEY, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        quiet = ("--no-check-update", "--analytics-disable", "--no-git", "--no-show-release-notes")
+        return Setup(env, ("--model", "openai/gpt-4o", "--openai-api-base", v1, *quiet))
+    if agent in ("llm", "llm-chat"):
+        write(
+            home / "llm" / "extra-openai-models.yaml",
+            f'- model_id: answer\n  model_name: gpt-4o\n  api_base: "{v1}"\n',
+        )
+        env = {"LLM_USER_PATH": str(home / "llm"), "OPENAI_API_KEY": FAKE_KEY}
+        return Setup(env, ("-m", "answer"))
+    if agent == "llm-echo":  # the llm-echo plugin's model: no server at all
+        return Setup({"LLM_USER_PATH": str(home / "llm")}, ("-m", "echo"))
+    raise SystemExit(f"{agent}: scripts/agents.py does not know how to point it at a server")
+
+
+def _marked(marker: str) -> list[int]:
+    """The processes whose environment holds `marker`: those of one run, and their children."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def run_marked(
+    argv: Sequence[str], env: dict[str, str], cwd: Path, timeout: float
+) -> tuple[int | None, str, str, float]:
+    """Run `argv` (stdin from /dev/null, a session of its own) until it exits or `timeout`, then
+    kill whatever it left running. Its exit status (None on the timeout), stdout, stderr, seconds.
+    The output goes to files: a daemon it leaves behind may hold a pipe open."""
+    import secrets
+    import tempfile
+    import time
+
+    marker = f"{MARKER}={secrets.token_hex(8)}"
+    name, _, value = marker.partition("=")
+    began = time.monotonic()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env={**env, name: value},
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+        code: int | None
+        try:
+            code = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            for pid in _marked(marker):  # a daemon it started, or all of it on the timeout
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            process.wait()
+        seconds = time.monotonic() - began
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = (
+            out.read().decode("utf-8", "replace"),
+            err.read().decode("utf-8", "replace"),
+        )
+    if code is None:
+        stderr += f"\n[stopped after {timeout:g} s]"
+    return code, stdout, stderr, seconds
+
+
+def start_config(layout: Layout) -> Path:
+    """A scratch global config for start: the task the headless check runs."""
+    config = layout.prefix / "print" / "start-config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "tasks.toml").write_text(
+        f"[tasks.{PRINT_TASK}]\n"
+        'description = "make agents: a headless run against the offline model server"\n'
+        'prompt = "Answer in one line: {instructions}"\n'
+    )
+    return config
+
+
+def headless_check(
+    agent: str, entry: dict[str, object], env: dict[str, str], layout: Layout
+) -> Row:
+    """`start prompt --print` and `start task --print --json` for `agent`, its CLI pointed at the
+    offline model server (tests/model_server.py) with a fresh HOME and a fixed answer."""
+    binary = str(entry["bin"])
+    catalog_name = "llm" if agent == "llm-echo" else agent
+    if shutil.which(binary, path=env["PATH"]) is None:
+        return Row(agent, "-", "not installed", "-")
+    ver = version(binary, env, layout)
+    if entry.get("print_command") is None:
+        return Row(agent, ver, "no headless form", "-")
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests.model_server import serve
+
+    base = layout.prefix / "print" / agent
+    shutil.rmtree(base, ignore_errors=True)
+    home, work, runtime = base / "home", base / "work", base / "run"
+    for directory in (home, work):
+        directory.mkdir(parents=True)
+    runtime.mkdir(mode=0o700)
+    echo = agent == "llm-echo"
+    answer = f"ANSWER-{agent}-OK"
+    prompt = f"{PRINT_PROMPT} {answer}" if echo else PRINT_PROMPT
+    run_env = {
+        "PATH": env["PATH"],
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "START_CONFIG_DIR": str(start_config(layout)),
+        "START_NO_PROJECT": "1",
+        "PYTHONPATH": str(REPO),
+    }
+    problems: list[str] = []
+    seconds: list[str] = []
+
+    def shown(text: str) -> str:
+        return text.replace(str(home), "~").replace(str(base), "$SCRATCH").strip("\n")
+
+    with serve(answer=answer) as server:
+        how = setup(agent, server.url, home, base, layout.prefix)
+        run_env.update(how.env)
+        for before in how.before:
+            code, out, err, _ = run_marked(before, run_env, work, TIMEOUT * 2)
+            if code != 0:
+                problems.append(f"`{shlex.join(before)}` exited {code}:\n{shown(err or out)}")
+        start = [sys.executable, "-m", "start", "-q"]
+        common = ["--print", "-a", catalog_name, "--timeout", str(PRINT_TIMEOUT), prompt]
+        runs = (
+            ("start prompt --print", [*start, "prompt", *common, "--", *how.args]),
+            (
+                "start task --print --json",
+                [*start, "task", PRINT_TASK, "--json", *common, "--", *how.args],
+            ),
+        )
+        for title, argv in runs:
+            code, out, err, took = run_marked(argv, run_env, work, OUTER_TIMEOUT)
+            seconds.append(f"{took:.1f}")
+            judged = _judge(title, code, out, err, answer, echo)
+            if judged is not None:
+                problem, said = judged
+                detail = f"\n{shown(said)}" if said.strip() else " (no error output)"
+                problems.append(f"`{title}`: {problem}{detail}")
+        if problems and not echo:
+            routes = sorted({f"{r.method} {r.path}" for r in server.requests})
+            problems.append("requests the server received: " + (", ".join(routes) or "none"))
+    return Row(agent, ver, "no" if problems else "yes", " + ".join(seconds), tuple(problems))
+
+
+def _judge(
+    title: str, code: int | None, stdout: str, stderr: str, answer: str, echo: bool
+) -> tuple[str, str] | None:
+    """Why one run did not bring the answer back, and the error output that says more (start's
+    stderr, or the agent's as the JSON result quotes it); None when it did."""
+    if code is None:
+        return f"start did not end within {OUTER_TIMEOUT:g} s", stderr
+    if "--json" not in title:
+        if code != 0:
+            return f"exit status {code}", stderr
+        if (answer not in stdout) if echo else stdout.strip() != answer:
+            return f"stdout is {stdout.strip()[-300:]!r}, not {answer!r}", stderr
+        return None
+    try:
+        result = json.loads(stdout)
+    except ValueError:
+        return f"exit status {code}, and stdout is not a JSON object", stderr
+    text, said = str(result.get("answer")), str(result.get("stderr") or stderr)
+    if result.get("success") is not True or code != 0:
+        return f"exit status {code}, success {result.get('success')}: {result.get('error')}", said
+    if (answer not in text) if echo else text.strip() != answer:
+        return f"the answer is {text!r}, not {answer!r}", said
+    if result.get("task") != PRINT_TASK:
+        return f"the result names the task {result.get('task')!r}, not {PRINT_TASK!r}", said
+    return None
+
+
+def headless_table(rows: Sequence[Row]) -> str:
+    """The table, then each failure with start's stderr."""
+    lines = [
+        "| agent | CLI version | answered | seconds |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [f"| {r.agent} | {r.version} | {r.answered} | {r.seconds} |" for r in rows]
+    failures = [row for row in rows if row.problems]
+    if failures:
+        lines += ["", "## Failures"]
+    for row in failures:
+        lines += ["", f"### {row.agent}"]
+        for problem in row.problems:
+            head, _, rest = problem.partition("\n")
+            lines += ["", head]
+            if rest.strip():
+                lines += ["", "```", rest.strip("\n"), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def headless_results(rows: Sequence[Row]) -> str:
+    """The results file: what was run, then the table."""
+    lines = [
+        "# Headless runs against the offline model server",
+        "",
+        "Written by `make agents` (`python scripts/agents.py --no-install --print-only` runs this",
+        "step alone). For each agent, its CLI pointed at tests/model_server.py with a fresh HOME",
+        f"and an answer of its own: `start prompt --print -a NAME '{PRINT_PROMPT}' -- ARGS` must",
+        "print exactly that answer with exit status 0, and `start task "
+        f"{PRINT_TASK} --print --json`",
+        "(a task of a scratch global config) must report success with it. llm-echo is",
+        "`-a llm -- -m echo` (the llm-echo plugin, no server), which echoes the prompt. Seconds:",
+        "the two runs, start included. How each CLI was pointed: scripts/agents.py, `setup`.",
+        "",
+    ]
+    return "\n".join(lines) + "\n" + headless_table(rows)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -372,6 +721,11 @@ def main() -> int:
         help="scratch directory for the CLIs, their HOME and working directory",
     )
     parser.add_argument("--no-install", action="store_true", help="use what is installed")
+    parser.add_argument(
+        "--print-only",
+        action="store_true",
+        help="only the headless runs against the offline model server (no help re-recorded)",
+    )
     parser.add_argument("agents", nargs="*", help="only these agents (default: all)")
     options = parser.parse_args()
     layout = Layout(options.prefix.resolve())
@@ -383,14 +737,36 @@ def main() -> int:
         catalog = tomllib.load(f)["agents"]
     env = environment(layout)
     failed = False
-    print(f"{'agent':<10} {'version':<10} passthrough probe")
-    for agent, entry in catalog.items():
+    if not options.print_only:
+        print(f"{'agent':<10} {'version':<10} passthrough probe")
+        for agent, entry in catalog.items():
+            if options.agents and agent not in options.agents:
+                continue
+            ver, ok = record(agent, entry, env, layout)
+            failed = failed or not ok
+            print(f"{agent:<10} {ver:<10} {'shows its effect' if ok else 'FAILED'}")
+        print(f"\nReview the fixtures: git diff --stat -- {FIXTURES.relative_to(REPO)}\n")
+    # The headless runs: every agent, and llm once more with llm-echo's model (no server).
+    checks = list(catalog.items())
+    if "llm" in catalog:
+        checks.insert([a for a, _ in checks].index("llm") + 1, ("llm-echo", catalog["llm"]))
+    rows = []
+    print(f"{'agent':<10} {'version':<10} {'answered':<17} seconds (prompt + task)")
+    for agent, entry in checks:
         if options.agents and agent not in options.agents:
             continue
-        ver, ok = record(agent, entry, env, layout)
-        failed = failed or not ok
-        print(f"{agent:<10} {ver:<10} {'shows its effect' if ok else 'FAILED'}")
-    print(f"\nReview the fixtures: git diff --stat -- {FIXTURES.relative_to(REPO)}")
+        row = headless_check(agent, entry, env, layout)
+        rows.append(row)
+        failed = failed or row.failed
+        print(f"{agent:<10} {row.version:<10} {row.answered:<17} {row.seconds}", flush=True)
+    for row in rows:
+        for problem in row.problems:
+            print(f"\n{row.agent}: {problem}")
+    if options.agents:
+        print(f"\n{RESULTS.relative_to(REPO)} is written only when every agent runs")
+    else:
+        RESULTS.write_text(headless_results(rows))
+        print(f"\nWritten: {RESULTS.relative_to(REPO)}")
     return 1 if failed else 0
 
 

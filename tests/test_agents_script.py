@@ -1,0 +1,83 @@
+"""scripts/agents.py (`make agents`): the parts of its headless check that need no agent CLI."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "agents.py"
+
+
+@pytest.fixture(scope="module")
+def agents() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("agents_script", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def gone(pid: int) -> bool:
+    """The process has ended (a zombie waiting for its parent counts as ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+def test_run_marked_kills_what_the_run_left_behind(agents: ModuleType, tmp_path: Path) -> None:
+    # A daemon in a session of its own outlives its parent; the run's marker finds it.
+    daemon = "import time; time.sleep(60)"
+    leaver = (
+        "import subprocess, sys; "
+        f"p = subprocess.Popen([sys.executable, '-c', {daemon!r}], start_new_session=True); "
+        "print(p.pid)"
+    )
+    code, out, err, _ = agents.run_marked([sys.executable, "-c", leaver], {}, tmp_path, 30)
+    assert (code, err) == (0, "")
+    pid = int(out)
+    deadline = time.monotonic() + 10
+    while not gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(pid)
+
+
+def test_judge_plain_run(agents: ModuleType) -> None:
+    judge = agents._judge
+    assert judge("start prompt --print", 0, "ANSWER-x\n", "", "ANSWER-x", False) is None
+    assert judge("start prompt --print", 1, "", "start: failed\n", "ANSWER-x", False) == (
+        "exit status 1",
+        "start: failed\n",
+    )
+    assert judge("start prompt --print", 0, "hi ANSWER-x\n", "", "ANSWER-x", False) == (
+        "stdout is 'hi ANSWER-x', not 'ANSWER-x'",
+        "",
+    )
+    assert judge("start prompt --print", None, "", "", "ANSWER-x", False) == (
+        f"start did not end within {agents.OUTER_TIMEOUT} s",
+        "",
+    )
+
+
+def test_judge_json_run(agents: ModuleType) -> None:
+    judge = agents._judge
+    title = "start task --print --json"
+    result = {"task": agents.PRINT_TASK, "success": True, "answer": "ANSWER-x", "stderr": ""}
+    assert judge(title, 0, json.dumps(result), "", "ANSWER-x", False) is None
+    failed = {**result, "success": False, "answer": "", "error": "Not logged in", "stderr": "e"}
+    assert judge(title, 1, json.dumps(failed), "", "ANSWER-x", False) == (
+        "exit status 1, success False: Not logged in",
+        "e",
+    )
+    assert judge(title, 1, "Traceback", "boom", "ANSWER-x", False) == (
+        "exit status 1, and stdout is not a JSON object",
+        "boom",
+    )
