@@ -6,8 +6,9 @@
 - otherwise a name (for a task: a name, an alias or a unique prefix) wins over a file of the same
   spelling;
 - otherwise, if a file exists at WORD (relative to the working directory), it is that file;
-- otherwise a WORD that could be a name (lowercase letters, digits and hyphens) is an unknown name
-  (exit 4, "did you mean"), and any other WORD a missing file (exit 2).
+- otherwise a WORD that looks like a path (it has a `/`, or ends in a text file's extension such
+  as `.md`) is a missing file (exit 2), and any other WORD an unknown name (exit 4, "did you
+  mean").
 
 A file named on the command line is the user's own: it needs no trust. It is read at launch like
 any item's file (regular files only, `settings.file_size_limit`), and through the project root's
@@ -17,23 +18,29 @@ wall: a path inside the project that a symlink leads outside the root is refused
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from typing import TypeVar
 
 from start import paths
 from start.config.model import COMMAND_LINE, Context, Origin, Role, Task
-from start.config.schema import NAME_PATTERN
 from start.errors import UnknownNameError, UsageError
 
 T = TypeVar("T", Role, Context, Task)
 
 FORCED = ("./", "../", "/", "~")
 
+# The extensions of the text files a role, context or task is read from.
+EXTENSIONS = (".md", ".markdown", ".txt", ".text", ".rst")
+
 
 def forced_path(word: str) -> bool:
     """Whether WORD can only be a path: `./x`, `../x`, `/x`, `~/x` (and `.`, `..`, `~`)."""
     return word.startswith(FORCED) or word in (".", "..")
+
+
+def looks_like_path(word: str) -> bool:
+    """Whether WORD, when nothing is there, is a missing file rather than an unknown name."""
+    return forced_path(word) or "/" in word or os.path.splitext(word)[1].lower() in EXTENSIONS
 
 
 def location(word: str, workdir: str) -> str:
@@ -55,18 +62,11 @@ def pick(kind: str, word: str, workdir: str, by_name: Callable[[str], T], make: 
         try:
             return by_name(word)
         except UnknownNameError as error:
-            path = location(word, workdir)
-            named = re.match(NAME_PATTERN, word) or (kind == "task" and _imported_name(word))
-            if error.candidates or (named and not os.path.lexists(path)):
+            if error.candidates:
+                raise
+            if not looks_like_path(word) and not os.path.lexists(location(word, workdir)):
                 raise
     return from_file(kind, word, workdir, make)
-
-
-def _imported_name(word: str) -> bool:
-    """Whether WORD is spelled like an imported command's task name (`claude:review`)."""
-    from start.interop.model import name_problem
-
-    return ":" in word and name_problem(word) is None
 
 
 def from_file(kind: str, word: str, workdir: str, make: type[T]) -> T:

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from start.record import Record
 
 if TYPE_CHECKING:
+    import threading
+
     from rich.console import Console, RenderableType
     from rich.text import Text
 
@@ -90,12 +92,13 @@ def is_tty(stream: IO[str] | None = None) -> bool:
 def color_enabled(stream: IO[str], no_color: bool = False) -> bool:
     """Whether to style output on `stream`; docs/usage.md#colour states the rule.
 
-    `--no-color` and `NO_COLOR` turn every style off; else `FORCE_COLOR` or `CLICOLOR_FORCE`
-    turns styles on; else styles appear only on a terminal that is not `TERM=dumb`.
+    `--no-color` and `NO_COLOR` turn every style off; else `FORCE_COLOR` or `CLICOLOR_FORCE`,
+    set to anything but empty or `0`, turns styles on; else styles appear only on a terminal that
+    is not `TERM=dumb`.
     """
     if no_color or os.environ.get("NO_COLOR"):
         return False
-    if os.environ.get("FORCE_COLOR") or os.environ.get("CLICOLOR_FORCE", "0") not in ("", "0"):
+    if any(os.environ.get(name, "") not in ("", "0") for name in ("FORCE_COLOR", "CLICOLOR_FORCE")):
         return True
     return os.environ.get("TERM") != "dumb" and is_tty(stream)
 
@@ -136,6 +139,18 @@ class Printer:
         for line in lines:
             self.line(*line)
 
+    def wrapped(self, lines: Iterable[Line]) -> None:
+        """Lines that, on a terminal too narrow for them, wrap between words, with a hanging
+        indent under their value (the text after the first run of two spaces). A word wider than
+        the line, such as a long path, is never cut by `start`."""
+        try:
+            width = os.get_terminal_size(self.stream.fileno()).columns if is_tty(self.stream) else 0
+        except (OSError, ValueError, AttributeError):
+            width = 0
+        for line in lines:
+            for row in wrap_line(line, width) if width else [line]:
+                self.line(*row)
+
     def note(self, *parts: Part) -> None:
         """A line that reports what was done: `-q` silences it."""
         if not self.quiet:
@@ -153,6 +168,71 @@ class Printer:
 
     def flush(self) -> None:
         self.stream.flush()
+
+
+def _cells(text: str) -> int:
+    """Terminal cells of `text` once escaped, by the stdlib's East Asian widths: the launch
+    summary measures its lines without loading rich (display_width is rich's count)."""
+    shown = printable(text)
+    if shown.isascii():
+        return len(shown)
+    import unicodedata
+
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in shown
+    )
+
+
+def wrap_line(line: Line, width: int) -> list[list[Part]]:
+    """`line` as rows at most `width` cells wide where it can be: broken only at spaces, each
+    row after the first indented to the line's value column. Styles carry over the breaks."""
+    import re
+
+    texts = [part.text if isinstance(part, Styled) else part for part in line]
+    plain = "".join(texts)
+    if _cells(plain) <= width:
+        return [list(line)]
+    lead = re.match(r" *\S+(?: \S+)*  +", plain)
+    indent = _cells(lead.group()) if lead else len(plain) - len(plain.lstrip(" ")) + 4
+    if indent > width // 2:
+        indent = len(plain) - len(plain.lstrip(" ")) + 4
+    # The runs of spaces to break at: a greedy fill, word by word.
+    breaks: list[tuple[int, int]] = []
+    value = lead.end() if lead else 0  # a label keeps the first word of its value
+    column, gap, words = 0, None, 0
+    for token in re.finditer(r" +|[^ ]+", plain):
+        if token.group()[0] == " ":
+            gap = token
+            continue
+        cells = _cells(token.group())
+        spaces = len(gap.group()) if gap is not None else 0
+        if words and gap is not None and gap.end() > value and column + spaces + cells > width:
+            breaks.append(gap.span())
+            column = indent + cells
+        else:
+            column += spaces + cells
+        gap, words = None, words + 1
+    rows: list[list[Part]] = [[]]
+    offset = 0
+    for part, text in zip(line, texts, strict=True):
+        start, end = offset, offset + len(text)
+        offset = end
+        cut = start
+        for first, last in breaks:
+            if last <= start or first >= end:
+                continue
+            if first > cut:
+                rows[-1].append(_like(part, text[cut - start : first - start]))
+            rows.append([" " * indent])
+            cut = max(cut, min(last, end))
+        if cut < end:
+            rows[-1].append(_like(part, text[cut - start :]))
+    return rows
+
+
+def _like(part: Part, text: str) -> Part:
+    return Styled(text, part.style) if isinstance(part, Styled) else text
 
 
 def error(message: str, hints: Sequence[str] = (), *, no_color: bool = False) -> None:
@@ -304,13 +384,14 @@ class Page:
         else:
             self.blocks.append(grid)
 
-    def table(self, headers: Sequence[str], rows: Iterable[Sequence[Part]], *, tty: bool) -> None:
-        """Aligned columns by display width; on a terminal, long cells fold within their column."""
+    def table(self, headers: Sequence[str], rows: Iterable[Sequence[Part]]) -> None:
+        """Aligned columns by display width, headers in capitals (bold where colour is on); long
+        cells fold within their column."""
         from rich.table import Table
 
         table = Table(box=None, show_edge=False, pad_edge=False, header_style="bold")
         for header in headers:
-            table.add_column(header if tty else header.upper(), overflow="fold")
+            table.add_column(header.upper(), overflow="fold")
         for row in rows:
             table.add_row(*(_text(cell) for cell in row))
         self.blocks.append(table)
@@ -375,9 +456,10 @@ def trim_end(line: str) -> str:
 def print_table(
     headers: Sequence[str], rows: Iterable[Sequence[Part]], *, no_color: bool = False
 ) -> None:
-    """A table on stdout: headers in bold on a terminal, in capitals otherwise."""
+    """A table on stdout: headers in capitals, on a terminal or not (and bold where colour is
+    on), so what a user sees is what a script reads."""
     page = Page()
-    page.table(headers, rows, tty=is_tty(sys.stdout))
+    page.table(headers, rows)
     page.show(no_color=no_color)
 
 
@@ -422,28 +504,144 @@ def run_pager(command: str, text: str) -> None:
 class StatusLine:
     """One line on a terminal saying what is still running, rewritten in place; `([])` clears it.
 
-    Plain text and carriage returns only, so it works on any terminal, dumb ones included.
+    With `elapsed`, the line also counts the whole seconds since it was first shown, as uv's
+    does, redrawn each second by a thread of its own until it is cleared. Plain text and carriage
+    returns only, so it works on any terminal, dumb ones included.
     """
 
-    def __init__(self, stream: IO[str] | None = None, prefix: str = "start: running ") -> None:
+    def __init__(
+        self,
+        stream: IO[str] | None = None,
+        prefix: str = "start: running ",
+        *,
+        elapsed: bool = False,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        import time
+
         self.stream = stream if stream is not None else sys.stderr
         self.prefix = prefix
         self.shown = 0  # characters on the line now
+        self.elapsed = elapsed
+        self.clock = clock or time.monotonic
+        self.running: list[str] = []
+        self.started: float | None = None
+        self._stop: threading.Event | None = None
+        self._lock: threading.Lock | None = None
 
     def __call__(self, running: list[str]) -> None:
+        if not self.elapsed:
+            self._draw(running)
+            return
+        import threading
+
+        if self._lock is None:
+            self._lock = threading.Lock()
+        with self._lock:
+            self.running = list(running)
+            if running and self.started is None:
+                self.started = self.clock()
+            if not running:
+                self.started = None
+            self._draw(self.running)
+        if running and self._stop is None:
+            self._stop = threading.Event()
+            threading.Thread(target=self._tick, args=(self._stop,), daemon=True).start()
+        elif not running and self._stop is not None:
+            self._stop.set()
+            self._stop = None
+
+    def _tick(self, stop: threading.Event) -> None:
+        """Redraw at each whole second since the line was first shown, until stopped."""
+        while True:
+            started = self.started
+            wait = 1.0 if started is None else 1.0 - (self.clock() - started) % 1.0
+            if stop.wait(max(wait, 0.05)):
+                return
+            self.tick()
+
+    def tick(self) -> None:
+        """Redraw the line with the time elapsed now."""
+        assert self._lock is not None
+        with self._lock:
+            if self.running:
+                self._draw(self.running)
+
+    def _draw(self, running: list[str]) -> None:
         text = ""
         if running:
             text = printable(self.prefix + ", ".join(running) + " …")
+            seconds = int(self.clock() - self.started) if self.started is not None else 0
+            clock = f" {seconds} s" if seconds >= 1 else ""
             try:
                 width = os.get_terminal_size(self.stream.fileno()).columns
             except (OSError, ValueError, AttributeError):
                 width = 0
             width = width or 80  # a new pty may report 0 columns
-            if len(text) > width - 1:
-                text = text[: max(0, width - 2)] + "…"
+            if len(text + clock) > width - 1:  # the time stays in view; the names are cut
+                text = text[: max(0, width - 2 - len(clock))] + "…"
+            text += clock
         try:
             self.stream.write("\r" + text.ljust(self.shown) + ("\r" if not text else ""))
             self.stream.flush()
         except OSError:
             pass  # the terminal went away (SIGHUP): a status line is not worth an error
         self.shown = len(text)
+
+
+class Board:
+    """One line per job, redrawn in place by rich on a terminal: its name, its state and the
+    seconds it has run. `update` may be called from any thread; `with` shows it."""
+
+    def __init__(self, names: Sequence[str], stream: IO[str] | None = None) -> None:
+        import threading
+        import time
+
+        self.stream = stream if stream is not None else sys.stderr
+        self.names = list(names)
+        self.states = ["waiting"] * len(self.names)
+        self.started: list[float | None] = [None] * len(self.names)
+        self.ended: list[float | None] = [None] * len(self.names)
+        self.clock = time.monotonic
+        self.lock = threading.Lock()
+        self.live: Any = None
+
+    def update(self, index: int, state: str, elapsed: float) -> None:
+        with self.lock:
+            self.states[index] = state
+            now = self.clock()
+            if state == "running":
+                self.started[index] = now
+            elif state not in ("waiting", "running"):
+                self.ended[index] = now
+
+    def render(self) -> Any:
+        from rich.text import Text
+
+        now = self.clock()
+        width = max(len(name) for name in self.names) if self.names else 0
+        lines = []
+        with self.lock:
+            for name, state, began, ended in zip(
+                self.names, self.states, self.started, self.ended, strict=True
+            ):
+                seconds = "" if began is None else f"{(ended or now) - began:5.0f} s"
+                style = {"done": "green", "failed": "red", "timed out": "red"}.get(state, "")
+                lines.append(Text.assemble(f"  {name:<{width}}  ", (f"{state:<9}", style), seconds))
+        return Text("\n").join(lines)
+
+    def __enter__(self) -> Board:
+        from rich.live import Live
+
+        self.live = Live(
+            get_renderable=self.render,
+            console=rich_console(self.stream),
+            refresh_per_second=4,
+            transient=True,
+        )
+        self.live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.stop()

@@ -112,6 +112,7 @@ def find(config: Config, kind_word: str | None, name: str) -> tuple[str, Item]:
         if error.candidates:
             raise
     everything = [n for section in schema.ITEM_SECTIONS for n in getattr(config, section)]
+    everything += [task.alias for task in config.tasks.values() if task.alias]
     raise UnknownNameError("name", name, everything)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from stat import S_ISREG
 from typing import Literal
 
 from start import paths
@@ -54,6 +55,9 @@ class Check:
 @dataclass(frozen=True, slots=True)
 class Report:
     checks: tuple[Check, ...]
+    # A config file has an error (`start config validate` would exit 3), or could not be read;
+    # whichever section the error is told in.
+    config_invalid: bool = False
 
     @property
     def errors(self) -> int:
@@ -71,6 +75,7 @@ class Report:
     def as_dict(self) -> dict[str, object]:
         return {
             "healthy": self.healthy,
+            "config_invalid": self.config_invalid,
             "errors": self.errors,
             "warnings": self.warnings,
             "checks": [c.as_dict() for c in self.checks],
@@ -105,7 +110,7 @@ def diagnose(workdir: str, *, use_project: bool = True, which: Which = paths.whi
                 "fix the file's permissions, or move it out of the config directory",
             )
         )
-        return Report(tuple(checks))
+        return Report(tuple(checks), config_invalid=True)
     claims: set[_Claim] = set()
     agent_checks = list(agents(config, which, claims))
     item_checks = list(items(config, which, claims))
@@ -113,7 +118,7 @@ def diagnose(workdir: str, *, use_project: bool = True, which: Which = paths.whi
     checks.extend(agent_checks)
     checks.extend(item_checks)
     checks.extend(project(config, use_project))
-    return Report(tuple(checks))
+    return Report(tuple(checks), config_invalid=any(p.is_error for p in config.problems))
 
 
 def environment() -> Iterator[Check]:
@@ -183,7 +188,7 @@ def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iter
                     f"correct the TOML at line {problem.line}, column {problem.column} of "
                     f"{os.path.basename(read.path)}"
                     if problem.line is not None
-                    else f"make {read.path} a regular file you can read, or remove it"
+                    else _unread_fix(read.path)
                 )
                 yield Check("config", "error", layer, str(problem), fix, read.path)
             else:
@@ -231,6 +236,20 @@ def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iter
         yield Check(
             "config", "ok", "validate", f"no problems in {count} file{'s' if count != 1 else ''}"
         )
+
+
+def _unread_fix(path: str) -> str:
+    """The fix for a config file that was not read: its size, when that was all that was wrong."""
+    from start.config.files import CONFIG_LIMIT
+
+    try:
+        stat = os.stat(path)
+    except OSError:
+        stat = None
+    readable = stat is not None and S_ISREG(stat.st_mode) and os.access(path, os.R_OK)
+    if readable and stat is not None and stat.st_size > CONFIG_LIMIT:
+        return f"shorten {path} to at most {CONFIG_LIMIT:,} bytes, or remove it"
+    return f"make {path} a regular file you can read, or remove it"
 
 
 def _fix(problem: Problem) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 from start import agent as agent_template
-from start import paths
+from start import paths, resolve
 from start.config.model import Agent
 from start.errors import (
     AgentNotExecutableError,
@@ -102,13 +102,18 @@ def build(
         template = headless_command(agent)
         agent_args = [*permission_options(agent, permissions), *agent_args]
     used = agent_template.placeholders(template)
-    if "model" in agent_template.required(template) and not plan.model:
-        raise StartError(
-            f"agent '{agent.name}' uses {{model}} in its command, but no model was chosen.\n"
-            f"Pass --model MODEL, set 'model' in the task, set default_model in "
-            f"{_where(agent)}, or write [--model {{model}}] in its command so that no model "
-            "option is passed when none is chosen"
-        )
+    model = plan.model
+    if "model" in agent_template.required(template) and not model:
+        # The plan falls back for the agent's command; its headless form may need one too.
+        model = resolve.first_model(agent)[0]
+        if not model:
+            raise StartError(
+                f"agent '{agent.name}' uses {{model}} in its command, but no model was chosen "
+                "and it has no models.\n"
+                f"Pass --model MODEL, set 'model' in the task, add a models table to "
+                f"{_where(agent)}, or write [--model {{model}}] in its command so that no model "
+                "option is passed when none is chosen"
+            )
     if agent_args and not agent_template.takes_args(template):
         raise UsageError(
             f"arguments after -- cannot be added to agent '{agent.name}': its command uses "
@@ -119,7 +124,7 @@ def build(
     role_text = role.text if role is not None else ""
     values = {
         "bin": os.path.expanduser(agent.bin),
-        "model": plan.model or "",
+        "model": model or "",
         "prompt": composition.prompt,
         "role": role_text,
         "date": date,

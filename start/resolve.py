@@ -33,6 +33,9 @@ class Request(Record):
 
 _NO_PARAMS: Mapping[str, str] = {}
 
+# The reason for a model no one chose (see first_model); the launch summary notes it.
+FIRST_MODEL = "the first of the agent's models"
+
 
 class Plan(Record):
     """Everything chosen for one launch, with the reason for each choice."""
@@ -226,7 +229,8 @@ def _distance(a: str, b: str) -> int:
 
 
 def select_model(agent: Agent, request: Request, task: Task | None) -> tuple[str | None, str]:
-    """--model, else the task's model, else the agent's default_model, else none at all."""
+    """--model, else the task's model, else the agent's default_model, else none at all; but
+    when the agent's command needs {model}, the first of its models (see first_model)."""
     if request.model is not None:
         model, how = resolve_model(agent, request.model)
         return model, f"--model ({how})"
@@ -247,7 +251,19 @@ def select_model(agent: Agent, request: Request, task: Task | None) -> tuple[str
         return model, f"task '{task.name}' ({how}, from its front matter)"
     if agent.default_model is not None and agent.default_model in agent.models:
         return agent.models[agent.default_model], f"agent default_model '{agent.default_model}'"
+    from start import agent as agent_template
+
+    if "model" in agent_template.required(agent.command):
+        return first_model(agent)
     return None, "none chosen: the agent's own default applies"
+
+
+def first_model(agent: Agent) -> tuple[str | None, str]:
+    """The first of the agent's models, as roles and agents fall back to the first defined: for
+    a command that needs {model} when none was chosen. None when the agent has no models."""
+    for alias, model in agent.models.items():
+        return model, f"{FIRST_MODEL} (alias '{alias}'): its command needs {{model}}"
+    return None, "none chosen, and the agent has no models"
 
 
 def select_contexts(config: Config, mode: Mode, extra: tuple[str, ...] = ()) -> tuple[Context, ...]:

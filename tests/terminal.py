@@ -9,7 +9,7 @@ import struct
 import subprocess
 import sys
 import termios
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -24,9 +24,12 @@ def run_on_terminal(
     columns: int = 100,
     timeout: float = 60,
     stdin: int | None = None,
+    watch: Callable[[str], bytes | None] | None = None,
+    rows: int = 40,
 ) -> tuple[int, str]:
     """`start ARGS` with stdout and stderr on a terminal `columns` wide, and stdin too unless
-    `stdin` names another (such as subprocess.DEVNULL).
+    `stdin` names another (such as subprocess.DEVNULL). `watch` is given everything drawn so
+    far after each read, so a test can act on what it sees; what it returns is typed.
 
     Returns the exit code and everything written to the terminal (\\r\\n turned into \\n).
     """
@@ -34,7 +37,7 @@ def run_on_terminal(
         leader, follower = pty.openpty()
     except OSError as error:  # pragma: no cover - depends on the sandbox
         pytest.skip(f"no pseudo-terminal: {error}")
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     full_env = {**os.environ, "TERM": "xterm-256color", **(env or {})}
     full_env.pop("COLUMNS", None)
     full_env.pop("LINES", None)
@@ -59,6 +62,10 @@ def run_on_terminal(
             if not chunk:
                 break
             chunks.append(chunk)
+            if watch is not None:
+                typed = watch(b"".join(chunks).decode("utf-8", "replace"))
+                if typed:
+                    os.write(leader, typed)
     finally:
         os.close(leader)
     code = proc.wait(timeout=timeout)

@@ -267,6 +267,32 @@ def test_an_unknown_task_word_exits_4_and_a_missing_task_file_2(repo: Path) -> N
     )
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("task", "révision"), "start: unknown task 'révision'; did you mean 'revision'?\n"),
+        (("task", "Notes"), "start: unknown task 'Notes'; did you mean 'notes'?\n"),
+        (
+            ("task", "claude:reveiw"),
+            "start: unknown task 'claude:reveiw'; did you mean 'claude:review'?\n",
+        ),
+        (
+            ("prompt", "-c", "NOTES", "hi"),
+            "start: unknown context 'NOTES'; known contexts: first, notes, optional, project-guide\n",
+        ),
+        (("-r", "Plain"), "start: unknown role 'Plain'; did you mean 'plain'?\n"),
+    ],
+)
+def test_a_word_that_is_no_path_is_an_unknown_name(
+    repo: Path, args: tuple[str, ...], message: str
+) -> None:
+    """Only a word with a `/`, a text file's extension, or a file there is read as a path."""
+    tasks = "[tasks.revision]\nprompt = 'r'\n[tasks.'claude:review']\nprompt = 'c'\n"
+    write_tree(repo.parent / "home/.config/start", {"tasks.toml": tasks})
+    result = invoke(*args, "--dry-run")
+    assert (result.exit_code, result.stdout, result.stderr) == (4, "", message)
+
+
 def test_an_ad_hoc_launch_end_to_end(repo: Path) -> None:
     (repo / "t.md").write_text("Task: {instructions}\n")
     (repo / "ROLE.md").write_text("role from a file\n")

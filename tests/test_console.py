@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from start import console
 from start.console import Page, Printer, Styled, printable, trim_end
-from tests.conftest import invoke, write_tree
+from tests.conftest import FAKE_AGENT, invoke, run_start, write_tree
 from tests.terminal import run_on_terminal
 
 
@@ -85,6 +85,9 @@ def test_quiet_silences_notes_only() -> None:
         ({"FORCE_COLOR": "1", "TERM": "dumb"}, False, True, True),
         ({"CLICOLOR_FORCE": "1"}, False, False, True),
         ({"CLICOLOR_FORCE": "0"}, False, False, False),
+        ({"FORCE_COLOR": "0"}, False, False, False),
+        ({"FORCE_COLOR": ""}, False, False, False),
+        ({"FORCE_COLOR": "0"}, False, True, True),
         ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, False, False, False),
         ({"FORCE_COLOR": "1"}, True, False, False),
     ],
@@ -106,7 +109,7 @@ def test_rich_output_without_colour_has_no_sgr_at_all(monkeypatch: pytest.Monkey
     monkeypatch.setenv("NO_COLOR", "1")
     page = Page()
     page.line(Styled("heading", "bold"), " ", Styled("dim", "dim"))
-    page.table(["task", "alias"], [[Styled("a", "bold cyan"), "b"]], tty=True)
+    page.table(["task", "alias"], [[Styled("a", "bold cyan"), "b"]])
     page.syntax('[settings]\nshell = "bash"\n', "toml")
     page.markdown("# Title\n\n**bold** `code`\n")
     text = page.render(Terminal())
@@ -179,8 +182,10 @@ def test_a_listing_on_a_terminal_is_coloured_and_fits(
 ) -> None:
     code, screen = run_on_terminal("task", cwd=isolated, env=config, columns=60)
     assert code == 0
-    assert "\x1b[1mtask" in screen  # the header is bold
+    assert "\x1b[1mTASK" in screen  # the header is bold, in the capitals a pipe gets
     lines = _plain(screen).splitlines()
+    piped = invoke("task").stdout.splitlines()[0]
+    assert lines[0].split() == piped.split() == ["TASK", "ALIAS", "DESCRIPTION", "LAYER"]
     [row] = [index for index, line in enumerate(lines) if line.startswith("review ")]
     # The description wraps within its column: the next line is indented to it.
     column = lines[row].index("Review the staged")
@@ -336,3 +341,115 @@ def test_the_task_list_with_a_long_description_is_linear(isolated: Path) -> None
     result = invoke("task")
     assert result.exit_code == 0
     assert " ".join(result.stdout.split()).count("word") == 6_400
+
+
+# --- the status line ------------------------------------------------------------------------
+
+
+def test_a_status_line_counts_the_seconds_elapsed() -> None:
+    now = [100.0]
+    stream = Terminal()
+    status = console.StatusLine(stream, elapsed=True, clock=lambda: now[0])
+    try:
+        status(["task slow"])
+        assert stream.getvalue() == "\rstart: running task slow …"
+        now[0] += 0.9
+        status.tick()
+        assert stream.getvalue().endswith("\rstart: running task slow …")  # no "0 s"
+        now[0] += 2.2
+        status.tick()
+        assert stream.getvalue().endswith("\rstart: running task slow … 3 s")
+        status(["context git-status", "task slow"])
+        assert stream.getvalue().endswith("\rstart: running context git-status, task slow … 3 s")
+    finally:
+        status([])
+    line = "start: running context git-status, task slow … 3 s"
+    assert stream.getvalue().endswith("\r" + " " * len(line) + "\r")
+    status.tick()  # cleared: nothing more is drawn
+    assert stream.getvalue().endswith("\r" + " " * len(line) + "\r")
+
+
+def test_a_status_line_keeps_the_time_in_view_when_cut() -> None:
+    now = [0.0]
+    stream = Terminal()
+    status = console.StatusLine(stream, elapsed=True, clock=lambda: now[0])
+    try:
+        status(["x" * 200])
+        now[0] = 12.5
+        status.tick()
+    finally:
+        status([])
+    drawn = stream.getvalue().split("\r")[-3]
+    assert (len(drawn), drawn[-9:]) == (79, "xxx… 12 s")
+
+
+def test_validation_is_grouped_on_a_terminal_and_one_line_each_otherwise(isolated: Path) -> None:
+    directory = isolated.parent / "config"
+    write_tree(directory, {"config.toml": '[tasks.t]\ncomand = "x"\n'})
+    path = directory / "config.toml"
+    env = {"START_CONFIG_DIR": str(directory), "NO_COLOR": "1"}
+    _code, screen = run_on_terminal("config", "validate", cwd=isolated, env=env)
+    assert screen.startswith(
+        f"{path}\n"
+        "  1:1  error    tasks.t: needs at least one of 'file', 'command' or 'prompt'\n"
+        "  2:1  warning  tasks.t.comand: unknown key 'comand' (did you mean 'command'?)\n"
+    )
+    piped = run_start("config", "validate", cwd=isolated, env=env)
+    assert piped.stdout.startswith(
+        f"{path}:1:1: error: tasks.t: needs at least one of 'file', 'command' or 'prompt'\n"
+        f"{path}:2:1: warning: tasks.t.comand: unknown key 'comand' (did you mean 'command'?)\n"
+    )
+
+
+# --- wrapping summary lines -----------------------------------------------------------------
+
+
+def _rows(line: list[console.Part], width: int) -> list[str]:
+    return [
+        "".join(p.text if isinstance(p, Styled) else p for p in row)
+        for row in console.wrap_line(line, width)
+    ]
+
+
+def test_a_long_line_wraps_between_words_under_its_value() -> None:
+    path = "/home/me/.local/pipx/venvs/start-agent/lib/python3.12/site-packages/start/t.toml"
+    assert _rows([f"  task          gdr  (built-in: {path})"], 80) == [
+        "  task          gdr  (built-in:",
+        f"                {path})",  # the path is whole, under the value
+    ]
+    assert _rows(["  role          short"], 80) == ["  role          short"]
+
+
+def test_wrapping_keeps_styles_across_the_break() -> None:
+    line: list[console.Part] = [
+        "  contexts      ",
+        Styled("✓ first", "green"),
+        "  ",
+        Styled("✗ second (missing: /a/b/c)", "yellow"),
+    ]
+    rows = console.wrap_line(line, 40)
+    assert rows == [
+        ["  contexts      ", Styled("✓ first", "green"), "  ", Styled("✗ second", "yellow")],
+        [" " * 16, Styled("(missing: /a/b/c)", "yellow")],
+    ]
+
+
+def test_the_launch_summary_wraps_between_words_on_a_terminal(isolated: Path) -> None:
+    deep = isolated / ("a-rather-long-directory-name/" * 3)
+    write_tree(deep, {"t.md": "x"})
+    directory = isolated.parent / "config"
+    agent = f'[agents.fake]\nbin = "{FAKE_AGENT}"\ncommand = "{{bin}} {{prompt}}"\n'
+    write_tree(directory, {"config.toml": agent})
+    env = {"START_CONFIG_DIR": str(directory), "NO_COLOR": "1"}
+    _code, screen = run_on_terminal(
+        "--dry-run", "task", str(deep / "t.md"), cwd=isolated, env=env, columns=60
+    )
+    piped = run_start("--dry-run", "task", str(deep / "t.md"), cwd=isolated, env=env)
+    assert piped.returncode == 0, piped.stderr
+    summary = piped.stdout.split("\n\n", 1)[0]
+    shown = screen.split("\n\n", 1)[0]
+    assert shown.split() == summary.split()  # the same words, none cut
+    [task] = [line for line in summary.splitlines() if line.startswith("  task ")]
+    assert len(task) > 60
+    # The label keeps its value's first word, however long; the rest wraps under it.
+    assert f"\n  task          {deep / 't.md'}\n                (command line:" in shown

@@ -227,6 +227,31 @@ def test_an_unreadable_file_is_an_error_not_a_crash(
     assert path.exists()
 
 
+@pytest.mark.parametrize("size", ["large", "large-and-unreadable", "fifo"])
+def test_the_fix_for_an_unread_config_file_names_what_is_wrong(
+    bin_dir: Path, isolated: Path, size: str
+) -> None:
+    """A 50 MB config file is regular and readable: only its size is wrong, so the fix says so."""
+    from start.config.files import CONFIG_LIMIT
+
+    path = Path(paths.global_config_dir()) / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if size == "fifo":
+        os.mkfifo(path)
+    else:
+        with open(path, "wb") as handle:
+            handle.truncate(50 * 1_048_576)
+    if size == "large-and-unreadable":
+        path.chmod(0)
+        if os.access(path, os.R_OK):  # root reads anything
+            pytest.skip("running as root")
+    [check] = [c for c in diagnose(str(isolated)).checks if c.subject == "global"]
+    if size == "large":
+        assert check.fix == f"shorten {path} to at most {CONFIG_LIMIT:,} bytes, or remove it"
+    else:
+        assert check.fix == f"make {path} a regular file you can read, or remove it"
+
+
 # --- roles, contexts and tasks --------------------------------------------------------------
 
 
@@ -455,6 +480,7 @@ def test_info_lines_do_not_make_a_report_unhealthy() -> None:
     assert (report.healthy, report.errors, report.warnings) == (False, 0, 1)
     assert report.as_dict() == {
         "healthy": False,
+        "config_invalid": False,
         "errors": 0,
         "warnings": 1,
         "checks": [

@@ -194,10 +194,9 @@ def test_a_placeholder_without_its_source_is_empty_with_a_warning(repo: Path) ->
     assert "  ⚠ the config has 4 warnings; run 'start config validate'\n" in result.stdout
     validated = invoke("config", "validate")
     assert validated.exit_code == 0
-    assert validated.stdout.startswith(f"{repo / '.start' / 'tasks.toml'}\n")
     assert (
-        "  2:21  warning  tasks.t.prompt: {file_contents} is used but 'file' is not set, so it "
-        "is empty\n"
+        f"{repo / '.start' / 'tasks.toml'}:2:21: warning: tasks.t.prompt: {{file_contents}} is "
+        "used but 'file' is not set, so it is empty\n"
     ) in validated.stdout
 
 

@@ -20,18 +20,21 @@ from start.errors import (
     UnsupportedSystemError,
 )
 
-# Help topics: `start help NAME` shows the docs page (see start.cli.help).
+# Help topics: `start help NAME` shows docs/NAME.md (see start.cli.help). A topic's name is its
+# page's file name; `completion` and `mcp` are commands too, so their pages need `--topic`.
 TOPICS = (
     "usage",
     "configuration",
     "placeholders",
     "agents",
+    "interop",
     "setup",
     "editing",
-    "shell-completion",
+    "completion",
     "security",
     "performance",
-    "benchmarks",
+    "benchmark-results",
+    "mcp",
 )
 
 _EPILOG = "\n".join(
@@ -41,9 +44,9 @@ _EPILOG = "\n".join(
         "",
         "Arguments after -- are passed to the agent unchanged.",
         "",
-        "Help topics (start help TOPIC):",
-        "  " + ", ".join(TOPICS[:5]) + ",",
-        "  " + ", ".join(TOPICS[5:]),
+        "Help topics, the pages of the docs (start help TOPIC; start help --topic completion|mcp):",
+        "  " + ", ".join(TOPICS[:7]) + ",",
+        "  " + ", ".join(TOPICS[7:]),
     ]
 )
 

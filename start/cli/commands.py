@@ -199,19 +199,38 @@ class HintedUsageError(click.UsageError):
 def no_such_command(
     group: click.Group, ctx: click.Context, name: str, rest: Sequence[str]
 ) -> click.UsageError:
+    import shlex
+
     from start.errors import suggest
 
+    if ctx.parent is None and _is_task(ctx, name):
+        line = shlex.join(["start", "task", name, *rest])
+        return HintedUsageError(
+            f"no such command '{name}'", ctx, [f"'{name}' is a task; run: {line}"]
+        )
     known = group.list_commands(ctx)
     close = suggest(name, known) if re.match(_COMMAND_WORD, name) else None
     if close:
         return click.UsageError(f"no such command '{name}'; did you mean '{close}'?", ctx)
     hints = []
     if ctx.parent is None and (not re.match(_COMMAND_WORD, name) or rest):
-        import shlex
-
         text = " ".join([name, *rest])
         hints.append(f"to send text to the agent, run: start prompt {shlex.quote(text)}")
     return HintedUsageError(f"no such command '{name}'", ctx, hints)
+
+
+def _is_task(ctx: click.Context, word: str) -> bool:
+    """Whether WORD is a task's name or alias in the config (read, never run: no trust needed)."""
+    from start.cli.state import Options
+    from start.config.load import load
+    from start.errors import StartError
+
+    options = ctx.find_object(Options) or Options()
+    try:
+        config = load(options.workdir, use_project=not options.no_project)
+    except (StartError, OSError):
+        return False
+    return any(word in (task.name, task.alias) for task in config.tasks.values())
 
 
 class Choice(click.Choice):  # type: ignore[type-arg]
@@ -243,8 +262,9 @@ def usage_message(error: click.ClickException) -> tuple[str, list[str]]:
     ctx = getattr(error, "ctx", None)
     if isinstance(error, click.NoSuchOption):
         message = f"no such option '{error.option_name}'"
-        if error.possibilities:
-            message += f"; did you mean '{sorted(error.possibilities)[0]}'?"
+        close = _close_option(error.option_name, error.possibilities or ())
+        if close:
+            message += f"; did you mean '{close}'?"
     elif isinstance(error, click.MissingParameter) and error.param is not None:
         param = error.param
         what = error.param_type or ("option" if isinstance(param, click.Option) else "argument")
@@ -259,6 +279,16 @@ def usage_message(error: click.ClickException) -> tuple[str, list[str]]:
         path = ctx.command_path if ctx is not None else "start"
         hints.append(f"run '{path} --help' for usage")
     return message, hints
+
+
+def _close_option(name: str, options: Sequence[str]) -> str | None:
+    """The option closest to NAME, compared without their dashes: click compares them with,
+    so every long option shares two characters with `--bogus` and `--verbose` came out close."""
+    from start.errors import suggest
+
+    bare = {option.lstrip("-"): option for option in options}
+    close = suggest(name.lstrip("-"), bare)
+    return bare[close] if close else None
 
 
 def _param_name(param: click.Parameter) -> str:

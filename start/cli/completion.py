@@ -24,7 +24,7 @@ COMPLETE_VAR = "_START_COMPLETE"
         ("zsh: add to ~/.zshrc, after compinit", 'eval "$(start completion zsh)"'),
         ("fish", "start completion fish > ~/.config/fish/completions/start.fish"),
     ],
-    epilog="Docs: start help shell-completion",
+    epilog="Docs: start help --topic completion",
 )
 @click.argument("shell", type=Choice(SHELLS), metavar="SHELL")
 @common_options

@@ -127,27 +127,56 @@ def _show_problems(problems: tuple[Problem, ...]) -> None:
     show_problems(printer(), problems)
 
 
-def _result(path: str, changed: bool, problems: tuple[Problem, ...]) -> None:
-    console.print_json(
-        {"file": str(path), "changed": changed, "problems": [p.as_dict() for p in problems]}
-    )
+def _result(
+    path: str, changed: bool, problems: tuple[Problem, ...], copied: edit.Copied | None = None
+) -> None:
+    data: dict[str, Any] = {
+        "file": str(path),
+        "changed": changed,
+        "problems": [p.as_dict() for p in problems],
+    }
+    if copied is not None:
+        data["copied"] = {"layer": copied.layer, "file": copied.path}
+    console.print_json(data)
 
 
-def _report(outcome: edit.Outcome, done: str, unchanged: str) -> int:
+def _report(
+    outcome: edit.Outcome,
+    done: str,
+    unchanged: str,
+    copied: tuple[str, edit.Copied] | None = None,
+) -> int:
+    """The outcome; `copied`, the item (as "agent 'llm'") copied from a lower layer first."""
     if get_options().json:
-        _result(outcome.path, outcome.changed, outcome.problems)
-    else:
-        printer().note(f"{done if outcome.changed else unchanged} ({outcome.path})")
-        _show_problems(outcome.problems)
+        _result(outcome.path, outcome.changed, outcome.problems, copied and copied[1])
+        return ExitCode.OK
+    if copied is not None:
+        what, source = copied
+        out = printer()
+        out.note(
+            f"Copied {what} from the {source.layer} config, with its comments (your copy "
+            "replaces it whole):"
+        )
+        out.note(f"  from {source.path}")
+        out.note(f"  into {outcome.path}")
+    printer().note(f"{done if outcome.changed else unchanged} ({outcome.path})")
+    _show_problems(outcome.problems)
     return ExitCode.OK
 
 
 @command(
     "set",
-    help="Set a setting in your global config (or the project's, with --project)."
-    "\n\nKEY is one of: " + ", ".join(schema.SETTINGS) + ".",
+    help="Set a setting, or one field of an item, in your global config (or the project's, "
+    "with --project)."
+    "\n\nKEY is one of: " + ", ".join(schema.SETTINGS) + "; or SECTION.NAME.FIELD for a field "
+    "of an agent, role, context or task (a table field such as models takes .KEY too). An item "
+    "that only a lower layer defines (a built-in agent) is first copied, with its comments.",
     examples=[
         ("Launch gemini unless told otherwise", "start config set default_agent gemini"),
+        (
+            "Give the shipped llm agent a default model",
+            "start config set agents.llm.default_model echo",
+        ),
         ("Give commands a minute in this project", "start config set --project command_timeout 60"),
     ],
 )
@@ -156,9 +185,22 @@ def _report(outcome: edit.Outcome, done: str, unchanged: str) -> int:
 @_project
 @common_options
 def set_(key: str, value: str, project: bool) -> int:
+    if "." in key:
+        return _set_field(key, value, project)
     outcome = edit.set_setting(_scope(project), key, value)
     shown = f"{key} = {toml_value(edit.parse_setting(key, value))}"
     return _report(outcome, f"Set {shown}", f"Already set: {shown}")
+
+
+def _set_field(key: str, text: str, project: bool) -> int:
+    """`agents.llm.default_model echo`: one field of an item, copied first from a lower layer."""
+    section, name, field, sub = edit.item_field(key)
+    value = edit.parse_field(section, field, sub, text)
+    outcome, copied = edit.set_fields(_scope(project), section, name, {field: value})
+    kind = schema.KIND_OF[section]
+    shown = f"{key} = {toml_value(value[sub] if sub is not None else value)}"
+    what = (f"{kind} '{name}'", copied) if copied is not None else None
+    return _report(outcome, f"Set {shown}", f"Already set: {shown}", what)
 
 
 @command(
@@ -226,9 +268,21 @@ def add(kind: str, name: str, project: bool, **values: Any) -> int:
         )
     if "params" in given:
         given["params"] = _params(given["params"])
+    scope = _scope(project)
+    if edit.in_lower_layer(scope, section, name):
+        # A built-in item (say): copied whole with its comments, then the fields given are set.
+        fields = {f: given[f] for f in known if f in given}
+        outcome, copied = edit.set_fields(scope, section, name, fields)
+        what = (f"{kind} '{name}'", copied) if copied is not None else None
+        return _report(
+            outcome,
+            f"Set {', '.join(fields) or 'nothing'} of {kind} '{name}'",
+            f"{kind} '{name}' is unchanged",
+            what,
+        )
     given.update(_missing_fields(section, kind, given))
     fields = {f: given[f] for f in known if f in given}
-    outcome = edit.add_item(_scope(project), section, name, fields)
+    outcome = edit.add_item(scope, section, name, fields)
     return _report(outcome, f"Added {kind} '{name}'", f"{kind} '{name}' is unchanged")
 
 
@@ -331,7 +385,7 @@ def edit_(file: str, project: bool) -> int:
         copy = os.path.join(workspace, file)
         with open(copy, "wb") as handle:
             handle.write(original)
-        data, problems, shown = _edit_until_accepted(target, copy, original)
+        data, problems = _edit_until_accepted(target, copy, original)
         if data == original:
             if get_options().json:
                 _result(target.path, False, ())
@@ -351,11 +405,11 @@ def edit_(file: str, project: bool) -> int:
         _result(target.path, True, outcome.problems)
         return ExitCode.CONFIG if invalid else ExitCode.OK
     if invalid:
+        # Shown again when the user chose not to re-open the editor: the line ends in a colon.
         printer().line(f"Saved {target.path}, but the config is invalid:")
     else:
         printer().note(f"Saved {target.path}")
-    if not shown:
-        _show_problems(outcome.problems)
+    _show_problems(outcome.problems)
     return ExitCode.CONFIG if invalid else ExitCode.OK
 
 
@@ -384,24 +438,24 @@ def _offer_starter(path: str) -> None:
 
 def _edit_until_accepted(
     target: edit.Target, copy: str, original: bytes
-) -> tuple[bytes, tuple[Problem, ...], bool]:
+) -> tuple[bytes, tuple[Problem, ...]]:
     """Edit the copy; on a terminal, offer to re-open it while it is invalid.
 
-    Returns the bytes, their problems, and whether the problems were shown already.
+    Returns the bytes and their problems.
     """
     while True:
         _run_editor(copy)
         with open(copy, "rb") as handle:
             data = handle.read()
         if data == original:
-            return data, (), False
+            return data, ()
         problems = edit.check(target, data)
         if not any(p.is_error for p in problems) or not _interactive():
-            return data, problems, False
+            return data, problems
         printer().line(f"{target.path} would be invalid:")
         _show_problems(problems)
         if not _confirm("Re-open the editor?", default=True):
-            return data, problems, True
+            return data, problems
 
 
 def _run_editor(path: str) -> None:

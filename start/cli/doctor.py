@@ -37,9 +37,10 @@ _SUBJECT_WIDTH = 16
 def doctor() -> int:
     """Check the setup offline: config, agents, named files, shells and trust.
 
-    Exit 0 when there is no error and no warning (info lines do not count), 3 when a config
-    file has errors, else 1. Nothing is fetched and no configured command is run. -q prints only
-    problems; -v lists every agent and detail; --json prints the checks.
+    Exit 3 when the config has an error (as start config validate does), else 1 when there is
+    any other error or a warning, else 0 (info lines do not count). Nothing is fetched and no
+    configured command is run. -q prints only problems; -v lists every agent and detail; --json
+    prints the checks.
     """
     options = get_options()
     report = core.diagnose(options.workdir, use_project=not options.no_project)
@@ -47,7 +48,7 @@ def doctor() -> int:
         console.print_json(report.as_dict())
     else:
         show(report, options)
-    if any(c.section == "config" and c.status == "error" for c in report.checks):
+    if report.config_invalid:
         return ExitCode.CONFIG
     return ExitCode.OK if report.healthy else ExitCode.ERROR
 

@@ -3,30 +3,16 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import click
 
 from start import console
+from start.cli import TOPICS
 from start.cli.commands import command
 from start.cli.options import common_options, printer
 from start.cli.state import get_options
 from start.errors import ExitCode, UsageError, suggest
-
-# Topic name -> docs page. `completion` is a command, so its page is `shell-completion`.
-PAGES = {
-    "usage": "usage.md",
-    "configuration": "configuration.md",
-    "placeholders": "placeholders.md",
-    "agents": "agents.md",
-    "interop": "interop.md",
-    "setup": "setup.md",
-    "editing": "editing.md",
-    "shell-completion": "completion.md",
-    "security": "security.md",
-    "performance": "performance.md",
-    "benchmarks": "benchmark-results.md",
-    "mcp-server": "mcp.md",
-}
 
 
 def docs_dir() -> str:
@@ -34,6 +20,35 @@ def docs_dir() -> str:
     here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     packaged = os.path.join(here, "_docs")
     return packaged if os.path.isdir(packaged) else os.path.join(os.path.dirname(here), "docs")
+
+
+def _complete_words(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """The next word: a subcommand of the words so far, or, first, a topic too."""
+    from click.shell_completion import CompletionItem
+
+    from start.cli.commands import summary
+
+    words = tuple(ctx.params.get("words") or ())
+    topics = [] if words else [(name, f"docs/{name}.md") for name in TOPICS]
+    target: click.Command | None = ctx.find_root().command
+    if ctx.params.get("topic"):
+        target = None
+    for word in words:
+        if not isinstance(target, click.Group):
+            return []
+        target = target.get_command(ctx, word)
+    commands: list[tuple[str, str]] = []
+    if isinstance(target, click.Group):
+        for name in target.list_commands(ctx):
+            found = target.get_command(ctx, name)
+            if found is not None and not found.hidden:
+                commands.append((name, summary(found)))
+    offered = dict([*topics, *commands])  # a command's summary wins over its topic's file
+    return [
+        CompletionItem(name, help=text)
+        for name, text in sorted(offered.items())
+        if name.startswith(incomplete)
+    ]
 
 
 @command(
@@ -45,17 +60,29 @@ def docs_dir() -> str:
         ("The placeholders page of the docs, offline", "start help placeholders"),
     ],
 )
-@click.argument("words", nargs=-1, metavar="[COMMAND... | TOPIC]")
+@click.argument("words", nargs=-1, metavar="[COMMAND... | TOPIC]", shell_complete=_complete_words)
 @click.option("--no-pager", is_flag=True, help="Print a topic instead of paging it.")
+@click.option(
+    "--topic",
+    is_flag=True,
+    help="Read the word as a topic even when it is a command (completion, mcp).",
+)
 @common_options
 @click.pass_context
-def help_(ctx: click.Context, words: tuple[str, ...], no_pager: bool) -> int:
+def help_(ctx: click.Context, words: tuple[str, ...], no_pager: bool, topic: bool) -> int:
     """Show help for a command, or a page of the docs.
 
-    COMMAND is any command or subcommand (start help config show); TOPIC is a docs page, shown
-    offline: usage, configuration, placeholders, agents, interop, setup, editing, shell-completion,
-    security or performance.
+    COMMAND is any command or subcommand (start help config show); TOPIC is a page of the docs,
+    shown offline and named as its file: usage, configuration, placeholders, agents, interop,
+    setup, editing, completion, security, performance, benchmark-results or mcp. completion and
+    mcp are commands too: start help --topic mcp shows the page.
     """
+    if topic:
+        if len(words) != 1:
+            raise UsageError("--topic takes one TOPIC")
+        if words[0] not in TOPICS:
+            raise _unknown_topic(words[0])
+        return _topic(words[0], no_pager=no_pager)
     root = ctx.find_root()
     target: click.Command = root.command
     target_ctx = root
@@ -64,35 +91,38 @@ def help_(ctx: click.Context, words: tuple[str, ...], no_pager: bool) -> int:
         if isinstance(target, click.Group):
             found = target.get_command(target_ctx, word)
         if found is None:
-            if index == 0 and word in PAGES:
+            if index == 0 and word in TOPICS:
                 return _topic(word, no_pager=no_pager)
             raise _unknown(target, target_ctx, words[: index + 1])
-        target_ctx = click.Context(found, info_name=word, parent=target_ctx)
+        # The command's own context class, as a real run builds it: its formatter is start's.
+        target_ctx = found.context_class(found, info_name=word, parent=target_ctx)
         target = found
-    text = target.get_help(target_ctx)
-    if not words:
-        text += "\n\nHelp topics:\n" + "\n".join(
-            f"  start help {name:<18} docs/{page}" for name, page in PAGES.items()
-        )
-    printer("stdout").block(text)
+    printer("stdout").block(target.get_help(target_ctx))
     return ExitCode.OK
+
+
+def _unknown_topic(word: str) -> UsageError:
+    close = suggest(word, TOPICS)
+    if close:
+        return UsageError(f"no such help topic '{word}'; did you mean '{close}'?")
+    return UsageError(f"no such help topic '{word}'; topics: {', '.join(TOPICS)}")
 
 
 def _unknown(group: click.Command, ctx: click.Context, words: tuple[str, ...]) -> UsageError:
     known = list(group.list_commands(ctx)) if isinstance(group, click.Group) else []
     if len(words) == 1:
-        known += list(PAGES)
+        known += list(TOPICS)
     what = "command or help topic" if len(words) == 1 else "command"
     message = f"no such {what} '{' '.join(words)}'"
     close = suggest(words[-1], known)
     if close:
         return UsageError(f"{message}; did you mean '{close}'?")
-    return UsageError(f"{message}; topics: {', '.join(PAGES)}" if len(words) == 1 else message)
+    return UsageError(f"{message}; topics: {', '.join(TOPICS)}" if len(words) == 1 else message)
 
 
 def _topic(name: str, *, no_pager: bool) -> int:
     """The page as Markdown through the pager on a terminal; as plain text otherwise."""
-    path = os.path.join(docs_dir(), PAGES[name])
+    path = os.path.join(docs_dir(), f"{name}.md")
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()

@@ -30,7 +30,7 @@ class MissingExtraError(StartError):
         ("The registration for another project", "start mcp -d ~/src/app --print-config gemini"),
     ],
     json=False,
-    epilog="Docs: start help mcp-server",
+    epilog="Docs: start help --topic mcp",
 )
 @click.option(
     "--print-config",

@@ -1,4 +1,6 @@
-"""Config problems as a listing: grouped under their file, each at LINE:COLUMN, errors in red."""
+"""Config problems as a listing: on a terminal, grouped under their file, each at LINE:COLUMN,
+errors in red; otherwise one line per problem, `PATH:LINE:COL: severity: key: message`, the form
+editors, CI annotations and grep read (as gcc, ruff and mypy print it)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,13 @@ from start.errors import Problem
 
 
 def show_problems(out: console.Printer, problems: tuple[Problem, ...] | list[Problem]) -> None:
-    """Problems grouped under their file, each at LINE:COLUMN, errors in red."""
+    """On a terminal, problems grouped under their file, each at LINE:COLUMN, errors in red;
+    otherwise one line each, in the order of the groups."""
+    if not console.is_tty(out.stream):
+        for _where, group_problems in group_by_file(problems):
+            for problem in group_problems:
+                out.line(one_line(problem))
+        return
     for where, group_problems in group_by_file(problems):
         out.line(Styled(where, "bold"))
         width = max(len(_at(p)) for p in group_problems)
@@ -29,3 +37,11 @@ def group_by_file(problems: tuple[Problem, ...] | list[Problem]) -> list[tuple[s
 
 def _at(problem: Problem) -> str:
     return f"{problem.line}:{problem.column or 1}" if problem.line is not None else "-"
+
+
+def one_line(problem: Problem) -> str:
+    """`PATH:LINE:COL: severity: key: message`; without a position, `PATH: severity: ...`."""
+    where = problem.where
+    if problem.line is not None:
+        where += f":{problem.line}:{problem.column or 1}"
+    return f"{where}: {problem.severity}: {problem.detail}"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -20,12 +22,20 @@ from start.errors import CommandError, ExitCode, Problem, UntrustedError, UsageE
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
 
 
+T = TypeVar("T")
+
+
 def _prepare(
     request: pipeline.LaunchRequest, progress: console.StatusLine | None = None
 ) -> pipeline.Prepared:
     """pipeline.prepare, asking on a terminal when the project's .start/ is not trusted yet."""
+    return _trusted(functools.partial(pipeline.prepare, request, progress=progress))
+
+
+def _trusted(prepare: Callable[[], T]) -> T:
+    """`prepare()`; when the project is not trusted yet, ask on a terminal, then again."""
     try:
-        return pipeline.prepare(request, progress=progress)
+        return prepare()
     except UntrustedError as error:
         from start import trust
         from start.cli import trust as trust_cli
@@ -42,15 +52,18 @@ def _prepare(
                 f"{error.scan.subject} was not approved; nothing was run"
             ) from None
         trust.approve(error.scan)
-    return pipeline.prepare(request, progress=progress)
+    return prepare()
 
 
 class Printing:
-    """What --print, --permissions and --timeout ask of a headless run."""
+    """What --print, --permissions, --timeout and --output ask of a headless run."""
 
-    def __init__(self, permissions: str | None, timeout: int | None) -> None:
+    def __init__(
+        self, permissions: str | None, timeout: int | None, output: str | None = None
+    ) -> None:
         self.permissions = permissions
         self.timeout = timeout
+        self.output = output
 
 
 def run(options: Options, selection: resolve.Request, printing: Printing | None = None) -> int:
@@ -70,10 +83,18 @@ def run(options: Options, selection: resolve.Request, printing: Printing | None 
         headless=printing is not None,
         permissions=printing.permissions if printing is not None else None,
     )
-    # Commands that take a while get a status line, on a terminal and without -q only.
+    if len(options.agents) > 1:
+        if printing is None:
+            raise UsageError(
+                "several agents (-a A,B) run only with --print: a launch hands the terminal "
+                "to one agent"
+            )
+        return _print_each(options, request, printing)
+    # Commands that take a while get a status line with the time elapsed, on a terminal and
+    # without -q only.
     tty = not options.quiet and console.is_tty(sys.stderr)
     try:
-        prepared = _prepare(request, console.StatusLine(sys.stderr) if tty else None)
+        prepared = _prepare(request, console.StatusLine(sys.stderr, elapsed=True) if tty else None)
     except CommandError as error:
         if options.debug:
             raise error.in_full() from None
@@ -154,6 +175,104 @@ def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
     exit_code = "none (it did not exit by itself)" if result.exit_code is None else result.exit_code
     printer.line(f"Exit Code: {exit_code}")
     return code
+
+
+def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Printing) -> int:
+    """Several agents at once (--print -a A,B,C): every answer, in the order given."""
+    from start import headless
+
+    names = list(options.agents)
+    tty = not options.quiet and console.is_tty(sys.stderr)
+    status = console.StatusLine(sys.stderr) if tty else None
+    each = _trusted(functools.partial(pipeline.prepare_each, request, names, progress=status))
+    if options.dry_run:
+        try:
+            _show_dry_runs(options, each)
+        finally:
+            for prepared in each:
+                prepared.launch.cleanup()
+        return ExitCode.OK
+    config = each[0].config
+    if not options.quiet:
+        agents = ", ".join(
+            p.plan.agent.name + (f" ({p.plan.model})" if p.plan.model else "") for p in each
+        )
+        console.err(f"start ▸ {agents}  ({each[0].launch.permissions} permissions)")
+        for prepared in each:
+            if prepared.plan.model_reason == pipeline.NOT_ITS_MODEL:
+                console.err(f"  {prepared.plan.agent.name}: {pipeline.NOT_ITS_MODEL}")
+    timeout = printing.timeout or config.settings.print_timeout
+    board = console.Board(names) if tty else None
+    if board is not None:
+        with board:
+            results = headless.run_each(each, timeout, config.settings.print_agents, board.update)
+    else:
+        results = headless.run_each(each, timeout, config.settings.print_agents)
+    if printing.output is not None:
+        _write_answers(printing.output, results)
+    if options.json:
+        console.print_json([_result_json(result) for result in results])
+    else:
+        for index, result in enumerate(results):
+            model = f" ({result.model})" if result.model else ""
+            if index:
+                console.out()
+            console.out(f"## {result.agent}{model}")
+            console.out()
+            if result.ok:
+                console.out(result.answer.rstrip("\n"))
+            else:
+                console.out(f"(no answer: {result.error.splitlines()[0] if result.error else ''})")
+        sys.stdout.flush()
+        for result in results:
+            if not result.ok:
+                console.err(f"start: agent '{result.agent}' failed: {result.error}")
+    failed = [result for result in results if not result.ok]
+    if not failed:
+        return ExitCode.OK
+    return ExitCode.TIMED_OUT if all(r.timed_out for r in failed) else ExitCode.ERROR
+
+
+def _show_dry_runs(options: Options, each: list[pipeline.Prepared]) -> None:
+    if options.json:
+        console.print_json(
+            [
+                {
+                    "agent": p.plan.agent.name,
+                    "model": p.plan.model,
+                    "permissions": p.launch.permissions,
+                    "argv": list(p.launch.argv),
+                    "env": p.launch.env,
+                }
+                for p in each
+            ]
+        )
+        return
+    for prepared in each:
+        console.out(f"{prepared.plan.agent.name}: {command_line(prepared.launch)}")
+
+
+def _write_answers(directory: str, results: list[Any]) -> None:
+    """--output DIR: AGENT.md per answer (AGENT-2.md for a second run of one agent) and
+    summary.json, so that the answers can be diffed."""
+    import os
+
+    from start import atomic
+
+    os.makedirs(directory, exist_ok=True)
+    seen: dict[str, int] = {}
+    summary = []
+    for result in results:
+        seen[result.agent] = seen.get(result.agent, 0) + 1
+        count = seen[result.agent]
+        name = f"{result.agent}.md" if count == 1 else f"{result.agent}-{count}.md"
+        text = result.answer if result.ok else f"(no answer: {result.error})\n"
+        atomic.replace(os.path.join(directory, name), text.encode("utf-8"), mode=0o644)
+        summary.append({"file": name, **_result_json(result)})
+    import json
+
+    data = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+    atomic.replace(os.path.join(directory, "summary.json"), data.encode("utf-8"), mode=0o644)
 
 
 def _result_json(result: Any) -> dict[str, Any]:
@@ -253,6 +372,12 @@ def _print_options(function: F) -> F:
         help="With --print: what the agent may do (default: the task's, else read-only).",
     )(function)
     function = click.option(
+        "--output",
+        "output_dir",
+        metavar="DIR",
+        help="With --print and several agents: write AGENT.md for each and summary.json to DIR.",
+    )(function)
+    function = click.option(
         "--print",
         "print_",
         is_flag=True,
@@ -261,13 +386,23 @@ def _print_options(function: F) -> F:
     return function
 
 
-def _printing(print_: bool, permissions: str | None, timeout: int | None) -> Printing | None:
+def _printing(
+    print_: bool, permissions: str | None, timeout: int | None, output: str | None = None
+) -> Printing | None:
     if not print_:
-        if permissions is not None or timeout is not None:
-            flag = "--permissions" if permissions is not None else "--timeout"
-            raise UsageError(f"{flag} goes with --print (a headless run)")
+        given = [
+            flag
+            for flag, value in (
+                ("--permissions", permissions),
+                ("--timeout", timeout),
+                ("--output", output),
+            )
+            if value is not None
+        ]
+        if given:
+            raise UsageError(f"{given[0]} goes with --print (a headless run)")
         return None
-    return Printing(permissions, timeout)
+    return Printing(permissions, timeout, output)
 
 
 def _read_text(name: str) -> str:
@@ -327,6 +462,7 @@ def prompt(
     print_: bool,
     permissions: str | None,
     timeout: int | None,
+    output_dir: str | None,
 ) -> int:
     """Send TEXT to the agent with the required contexts.
 
@@ -347,7 +483,7 @@ def prompt(
         text=body,
         contexts=tuple(options.contexts),
     )
-    return run(options, request, _printing(print_, permissions, timeout))
+    return run(options, request, _printing(print_, permissions, timeout, output_dir))
 
 
 @click.command(
@@ -391,6 +527,7 @@ def task(
     print_: bool,
     permissions: str | None,
     timeout: int | None,
+    output_dir: str | None,
 ) -> int:
     """Run a task with INSTRUCTIONS; without NAME, list the tasks.
 
@@ -403,7 +540,7 @@ def task(
     options = get_options()
     text = _text(instructions, text_option, text_file)
     given = tuple(params.split(fs.arg_text(word)) for word in param_words)
-    printing = _printing(print_, permissions, timeout)
+    printing = _printing(print_, permissions, timeout, output_dir)
     if name is None and printing is not None:
         raise UsageError("--print needs a task: start task NAME --print")
     if name is None:
@@ -423,7 +560,7 @@ def task(
         contexts=tuple(options.contexts),
         params=given,
     )
-    return run(options, request, _printing(print_, permissions, timeout))
+    return run(options, request, _printing(print_, permissions, timeout, output_dir))
 
 
 def _list_tasks(options: Options, show_all: bool) -> int:
@@ -496,8 +633,11 @@ def _summary_lines(
     lines: list[Line] = []
     model = f"  model {plan.model}" if plan.model else ""
     lines.append([Styled("start", "bold"), " ▸ ", Styled(plan.agent.name, "bold cyan"), model])
-    if plan.model and plan.model not in plan.agent.models.values() and not options.debug:
-        lines.append([f"  model from    {plan.model_reason}"])  # a literal id: say so
+    # A literal id, or the first of the agent's models that no one chose: say so.
+    literal = plan.model not in plan.agent.models.values()
+    noted = literal or plan.model_reason.startswith(resolve.FIRST_MODEL)
+    if plan.model and noted and not options.debug:
+        lines.append([f"  model from    {plan.model_reason}"])
     role = f"{plan.role.name}  ({plan.role_reason})" if plan.role else f"none ({plan.role_reason})"
     lines.append([f"  role          {role}"])
     if composition.contexts:
@@ -570,7 +710,7 @@ def _summary(
     launch: launcher.Launch,
     timings: dict[str, float],
 ) -> None:
-    printer.lines(_summary_lines(options, config, plan, composition, launch, timings))
+    printer.wrapped(_summary_lines(options, config, plan, composition, launch, timings))
     printer.flush()
 
 
@@ -643,7 +783,7 @@ def _show_dry_run(
         console.print_json(data)
         return
     printer = console.Printer("stdout", no_color=options.no_color)
-    printer.lines(_summary_lines(options, config, plan, composition, launch, {}))
+    printer.wrapped(_summary_lines(options, config, plan, composition, launch, {}))
     role_text = composition.role.text if composition.role else ""
     for title, body in (
         ("role", role_text),

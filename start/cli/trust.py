@@ -137,7 +137,9 @@ def confirm(review: core.Review, question: str, *, full: bool = False) -> bool |
     source, owned = terminal
     out = console.Printer("stderr")
     try:
-        out.lines(review_lines(review, full=full))
+        lines = review_lines(review, full=full)
+        if not _paged(lines):
+            out.lines(lines)
         out.prompt(question, " [y/N] ")
         answer = source.readline()
     finally:
@@ -146,6 +148,30 @@ def confirm(review: core.Review, question: str, *, full: bool = False) -> bool |
     if not answer.endswith("\n"):
         out.line()
     return answer.strip().lower() in ("y", "yes")
+
+
+def _paged(lines: list[Line]) -> bool:
+    """Show a review taller than the terminal through the pager, as other long output is, so
+    its top is read before the question; only when stdout, where the pager writes, is that
+    terminal too. Whether it was."""
+    if not console.is_tty(sys.stdout):
+        return False
+    command = console.pager_command()
+    try:
+        size = os.get_terminal_size(sys.stdout.fileno())
+    except OSError:
+        return False
+    # Rows as the terminal wraps them; the question takes one more. (`less -F` shows a text
+    # that fits on one screen without paging, so an estimate a little high costs nothing.)
+    width = max(size.columns, 1)
+    plain = ("".join(p.text if isinstance(p, Styled) else p for p in line) for line in lines)
+    rows = sum(max(1, -(-len(text) // width)) for text in plain)
+    # A terminal that reports no size (a new pty) is taken to be tall enough.
+    if command is None or not size.lines or rows + 1 < size.lines:
+        return False
+    printer = console.Printer(stream=sys.stdout)
+    console.run_pager(command, "".join(printer.render(line) + "\n" for line in lines))
+    return True
 
 
 def ask(review: core.Review) -> bool | None:

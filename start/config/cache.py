@@ -355,6 +355,7 @@ def _encode_imported(value: Imported) -> tuple[Any, ...]:
 # alias of the record's) becomes plain data.
 _VALUE_ENCODERS: Mapping[str, Callable[[Any], Any]] = {
     "models": dict,
+    "print_permissions": dict,
     # marshal writes plain tuples only
     "params": lambda params: tuple((p.name, p.default, p.description) for p in params),
     "imported": _encode_imported,

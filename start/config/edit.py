@@ -11,13 +11,22 @@ import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from start import atomic, fs, paths
 from start.config import files, schema
 from start.config.load import load
 from start.config.model import Item
-from start.config.splice import EditError, with_item, with_setting, without_item, without_setting
+from start.config.splice import (
+    EditError,
+    Layout,
+    with_block,
+    with_fields,
+    with_item,
+    with_setting,
+    without_item,
+    without_setting,
+)
 from start.errors import (
     ConfigError,
     ExitCode,
@@ -135,6 +144,143 @@ def add_item(scope: Scope, section: str, name: str, fields: Mapping[str, Any]) -
             f"('start config remove {kind} {name}') or change it with 'start config edit'"
         )
     return apply(target, lambda source: with_item(source, spelling, name, fields))
+
+
+@dataclass(frozen=True, slots=True)
+class Copied:
+    """An item copied whole, with its comments, from a lower layer's file into the layer being
+    edited, so that one field of it could be set there (items replace each other whole)."""
+
+    layer: str
+    path: str
+
+
+# The layers an item can be copied from into each layer you edit: those below it.
+_BELOW: Final[Mapping[str, tuple[str, ...]]] = {
+    "global": ("built-in",),
+    "project": ("built-in", "global"),
+}
+
+
+def item_field(key: str) -> tuple[str, str, str, str | None]:
+    """`SECTION.NAME.FIELD` (or `.FIELD.KEY` of a table field such as models) as its parts.
+
+    SECTION may be spelled as a section (`agents`) or a kind (`agent`).
+    """
+    parts = key.split(".")
+    first = schema.SECTION_SYNONYMS.get(parts[0], schema.SECTION_OF.get(parts[0], parts[0]))
+    if first not in schema.ITEM_SECTIONS or len(parts) not in (3, 4) or not all(parts):
+        raise UsageError(
+            f"unknown setting '{key}'; an item's field is SECTION.NAME.FIELD, such as "
+            "agents.llm.default_model"
+        )
+    section, name, field = first, parts[1], parts[2]
+    fields = schema.ITEM_SECTIONS[section]
+    if field not in fields:
+        close = suggest(field, fields)
+        hint = f"did you mean '{close}'?" if close else f"a {schema.KIND_OF[section]} has: "
+        raise UsageError(
+            f"unknown field '{field}' of {schema.KIND_OF[section]} '{name}'; "
+            + (hint if close else hint + ", ".join(fields))
+        )
+    sub = parts[3] if len(parts) == 4 else None
+    if (sub is not None) != (fields[field] in (schema.MODELS, schema.PARAMS)):
+        form = f"{first}.{name}.{field}.KEY" if sub is None else f"{first}.{name}.{field}"
+        raise UsageError(f"'{key}' is not a field to set; use {form}")
+    return section, name, field, sub
+
+
+def parse_field(section: str, field: str, sub: str | None, text: str) -> Any:
+    """The typed value of an item's field given as text on the command line."""
+    field_type = schema.ITEM_SECTIONS[section][field]
+    if sub is not None:
+        return {sub: {"default": text}} if field_type == schema.PARAMS else {sub: text}
+    value: Any = text
+    if field_type in (schema.TIMEOUT, schema.SIZE):
+        try:
+            value = int(text)
+        except ValueError:
+            raise UsageError(
+                f"{field} must be {schema.expected(field_type)}, not '{text}'"
+            ) from None
+    elif field_type == schema.BOOL:
+        value = {"true": True, "false": False}.get(text.lower(), text)
+    wrong = schema.type_error(field_type, value)
+    if wrong:
+        raise UsageError(f"{field} {wrong}")
+    return value
+
+
+def set_fields(
+    scope: Scope, section: str, name: str, fields: Mapping[str, Any]
+) -> tuple[Outcome, Copied | None]:
+    """Set fields of an item in the layer. An item the layer does not define yet is first copied
+    whole, with its comments, from the lower layer that defines it (a built-in agent, say); a
+    table field (models, params) gains the keys given and keeps the rest."""
+    target, spelling, exists = _item_target(scope, section, name)
+    block: str | None = None
+    copied: Copied | None = None
+    if not exists:
+        copied, spelling, block, data = _copy_source(scope, section, name)
+
+    def change(source: str) -> str:
+        text = source
+        if block is not None:
+            text = with_block(text, spelling, name, block, data)
+        return with_fields(text, spelling, name, fields)
+
+    return apply(target, change), copied
+
+
+def in_lower_layer(scope: Scope, section: str, name: str) -> bool:
+    """Whether the layer lacks the item that a layer below it defines (a built-in agent, say)."""
+    if _item_target(scope, section, name)[2]:
+        return False
+    config = load(scope.workdir, use_project=scope.use_project)
+    item: Item | None = getattr(config, section).get(name)
+    return item is not None and item.origin.layer in _BELOW[scope.layer]
+
+
+def _copy_source(scope: Scope, section: str, name: str) -> tuple[Copied, str, str, dict[str, Any]]:
+    """The item's definition in a lower layer: where, its section's spelling, its lines with
+    their comments, and its data."""
+    config = load(scope.workdir, use_project=scope.use_project)
+    items: Mapping[str, Item] = getattr(config, section)
+    kind = schema.KIND_OF[section]
+    item = items.get(name)
+    if item is None:
+        close = suggest(name, items)
+        hint = (
+            f"did you mean '{close}'?"
+            if close
+            else f"to define a new one, run 'start config add {kind} {name} ...'"
+        )
+        raise NotInLayerError(f"unknown {kind} '{name}'; {hint}")
+    layer, path = item.origin.layer, str(item.origin.path)
+    if layer not in _BELOW[scope.layer]:
+        raise NotInLayerError(
+            f"{kind} '{name}' is defined in the {layer} layer ({path}), which the "
+            f"{scope.layer} config cannot change"
+            + ("; use --project to edit the project's config" if layer == "project" else "")
+        )
+    read = files.read(path)
+    if read.table is None:
+        raise EditError(f"cannot copy {kind} '{name}': {path} cannot be read")
+    text = read.data.decode("utf-8")
+    spellings = [section, *(s for s, c in schema.SECTION_SYNONYMS.items() if c == section)]
+    for spelling in spellings:
+        body = read.table.get(spelling)
+        if isinstance(body, dict) and isinstance(body.get(name), dict):
+            span = Layout(text).item_span(spelling, name)
+            if span is None:
+                break
+            lines = Layout(text).lines[span[0] : span[1]]
+            block = "".join(lines).rstrip("\n") + "\n"
+            return Copied(layer, path), spelling, block, body[name]
+    raise EditError(
+        f"cannot copy {kind} '{name}' from {path}: it is not written as tables of its own; "
+        "copy it by hand with 'start config edit'"
+    )
 
 
 def find_item(scope: Scope, section: str, name: str) -> str:

@@ -8,7 +8,7 @@ import os
 import re
 import stat
 import sys
-from typing import Any
+from typing import Any, Final
 
 from start import fs
 from start.errors import Problem
@@ -206,6 +206,15 @@ def read(path: str, data: bytes | None = None) -> ReadFile:
     return ReadFile(path, data, table, None)
 
 
+# How each LimitError's message begins: start's own words, which quote nothing of the file.
+LIMITS: Final = (
+    "an integer has more than",
+    "arrays or inline tables are nested too deeply",
+    "a key has more than",
+    "a value cannot be read",
+)
+
+
 class LimitError(ValueError):
     """TOML that Python cannot read whole: nested deeper than its stack, holding an integer with
     more digits than it converts (sys.get_int_max_str_digits), or a key of more dotted parts than
@@ -267,7 +276,17 @@ def loads(text: str) -> dict[str, Any]:
     except RecursionError:
         # tomllib parses arrays and inline tables recursively; a hostile file can nest deeper
         # than Python's stack allows.
-        raise LimitError("arrays or inline tables are nested too deeply to read") from None
+        # Placed where the deepest nest starts, so an editor or CI can jump to it.
+        from start.config.scanner import deepest_nest
+
+        at = deepest_nest(text)
+        line = column = None
+        if at is not None:
+            line = text.count("\n", 0, at) + 1
+            column = at - (text.rfind("\n", 0, at) + 1) + 1
+        raise LimitError(
+            "arrays or inline tables are nested too deeply to read", line, column
+        ) from None
     except ValueError as error:
         # int() of a decimal integer longer than Python converts. Its text names no line.
         if "integer string conversion" not in str(error):

@@ -89,6 +89,26 @@ def spans(text: str) -> Iterator[Span]:
     return (token for token in _tokens(text) if isinstance(token, Span))
 
 
+def deepest_nest(text: str) -> int | None:
+    """The offset of the outermost `[` or `{` of the most deeply nested value in `text` (outside
+    strings and comments), or None when nothing is nested."""
+    depth = deepest = 0
+    outer = found = None
+    for token in _tokens(text):
+        if isinstance(token, Span):
+            continue
+        char, at = token
+        if char in "[{":
+            if depth == 0:
+                outer = at
+            depth += 1
+            if depth > deepest:
+                deepest, found = depth, outer
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return found
+
+
 def line_types(text: str) -> list[LineType]:
     """What each line (ended by "\\n") starts with, judged outside strings, arrays and inline
     tables. A line that starts inside a multi-line string or array is "more" (it continues a key).

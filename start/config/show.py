@@ -8,6 +8,9 @@ from typing import Any
 from start.config import schema
 from start.config.model import Config, Item, Origin, Param, non_defaults
 
+# The fields that are tables of string = string, shown as sub-tables of their item.
+_TABLES = frozenset({"models", "print_permissions"})
+
 
 def _origin(origin: Origin) -> dict[str, str]:
     return {"layer": origin.layer, "file": str(origin.path)}
@@ -17,7 +20,7 @@ def item_fields(item: Item) -> dict[str, Any]:
     """The fields that differ from their defaults, in definition order."""
     values: dict[str, Any] = {}
     for name, value in non_defaults(item).items():
-        if name == "models":
+        if name in _TABLES:
             value = dict(value)
         elif name == "params":
             value = {param.name: param_fields(param) for param in value}
@@ -149,19 +152,19 @@ def annotated_toml(config: Config, section: str | None = None, name: str | None 
                 lines.append("")
             lines.append(f"# from {item.origin}")
             lines.append(f"[{table}.{toml_key(item_name)}]")
-            models: dict[str, str] = {}
+            tables: dict[str, dict[str, str]] = {}
             params: dict[str, dict[str, str]] = {}
             for field, value in item_fields(item).items():
-                if field == "models":
-                    models = value
+                if field in _TABLES:
+                    tables[field] = value
                     continue
                 if field == "params":
                     params = value
                     continue
                 lines.append(f"{field} = {toml_value(value)}")
-            if models:
-                lines.append(f"[{table}.{toml_key(item_name)}.models]")
-                lines.extend(f"{_basic_string(k)} = {toml_value(v)}" for k, v in models.items())
+            for field, entries in tables.items():
+                lines.append(f"[{table}.{toml_key(item_name)}.{field}]")
+                lines.extend(f"{_basic_string(k)} = {toml_value(v)}" for k, v in entries.items())
             if params:
                 lines.append(f"[{table}.{toml_key(item_name)}.params]")
                 lines.extend(f"{toml_key(k)} = {inline_table(v)}" for k, v in params.items())

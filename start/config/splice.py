@@ -176,6 +176,54 @@ def with_item(source: str, section: str, name: str, fields: Mapping[str, Any]) -
     return _first_matching(ways, expected)
 
 
+def with_block(source: str, section: str, name: str, block: str, data: Mapping[str, Any]) -> str:
+    """`block`, the lines of item `[section.name]` (its comments included) from another file,
+    after the section's last table, else at the end; `data` is what the item must then hold."""
+    table = tomllib.loads(source)
+    expected = copy.deepcopy(table)
+    body = expected.setdefault(section, {})
+    if not isinstance(body, dict):
+        raise EditError(f"'{section}' is not a table")
+    body[name] = copy.deepcopy(dict(data))
+    layout = Layout(source)
+    end = layout.section_end(section)
+    ways: list[Callable[[], str]] = []
+    if end is not None:
+        ways.append(lambda: _splice(layout, end, end, "\n" + block))
+    ways.append(lambda: _append(source, block))
+    return _first_matching(ways, expected)
+
+
+def with_fields(source: str, section: str, name: str, fields: Mapping[str, Any]) -> str:
+    """Set fields of item `[section.name]`, keeping its other fields and comments; a table value
+    (models, params) adds its keys to the table the item has."""
+    import tomlkit
+
+    table = tomllib.loads(source)
+    expected = copy.deepcopy(table)
+    item = expected.get(section, {}).get(name)
+    if not isinstance(item, dict):
+        raise EditError(f"[{section}.{name}] is not a table")
+    for field, value in fields.items():
+        if isinstance(value, Mapping) and isinstance(item.get(field), dict):
+            item[field].update(copy.deepcopy(dict(value)))
+        else:
+            item[field] = copy.deepcopy(value)
+
+    def tomlkit_edit() -> str:
+        document = tomlkit.parse(source)
+        container: Any = document[section][name]
+        for field, value in fields.items():
+            if isinstance(value, Mapping) and field in container:
+                for key, sub in value.items():
+                    container[field][key] = _tomlkit_value(sub)
+            else:
+                container[field] = _tomlkit_value(value)
+        return document.as_string()
+
+    return _first_matching([tomlkit_edit], expected)
+
+
 def without_item(source: str, section: str, name: str) -> str:
     table = tomllib.loads(source)
     expected = copy.deepcopy(table)

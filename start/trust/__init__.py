@@ -225,7 +225,10 @@ def _place(problem: Problem, unparsed: set[str]) -> str:
         where += f":{problem.line}:{problem.column or 1}"
     if problem.file not in unparsed:
         return f"{where}: an error"
-    return f"{where}: {'a syntax error' if problem.line is not None else 'cannot be read'}"
+    from start.config.files import LIMITS
+
+    unreadable = problem.line is None or problem.message.startswith(LIMITS)
+    return f"{where}: {'cannot be read' if unreadable else 'a syntax error'}"
 
 
 @contextmanager

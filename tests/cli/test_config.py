@@ -17,7 +17,7 @@ def global_dir(isolated: Path) -> Path:
     return directory
 
 
-def test_validate_groups_problems_by_file_at_their_lines_then_a_summary(
+def test_validate_prints_one_line_per_problem_off_a_terminal_then_a_summary(
     global_dir: Path, isolated: Path
 ) -> None:
     write_tree(global_dir, {"config.toml": '[tasks.t]\ncomand = "x"\n'})
@@ -32,13 +32,14 @@ def test_validate_groups_problems_by_file_at_their_lines_then_a_summary(
     result = invoke("config", "validate")
     assert result.exit_code == 3
     assert result.stdout == (
-        f"{global_dir / 'config.toml'}\n"
-        "  1:1  error    tasks.t: needs at least one of 'file', 'command' or 'prompt'\n"
-        "  2:1  warning  tasks.t.comand: unknown key 'comand' (did you mean 'command'?)\n"
-        f"{isolated / '.start' / 'tasks.toml'}\n"
-        "  2:1  warning  tasks.review.rol: unknown key 'rol' (did you mean 'role'?)\n"
-        "  4:8  error    tasks.review.prompt: unknown placeholder {instrucions} "
-        "(did you mean '{instructions}'?)\n"
+        f"{global_dir / 'config.toml'}:1:1: error: tasks.t: needs at least one of 'file', "
+        "'command' or 'prompt'\n"
+        f"{global_dir / 'config.toml'}:2:1: warning: tasks.t.comand: unknown key 'comand' "
+        "(did you mean 'command'?)\n"
+        f"{isolated / '.start' / 'tasks.toml'}:2:1: warning: tasks.review.rol: unknown key 'rol' "
+        "(did you mean 'role'?)\n"
+        f"{isolated / '.start' / 'tasks.toml'}:4:8: error: tasks.review.prompt: unknown "
+        "placeholder {instrucions} (did you mean '{instructions}'?)\n"
         "✗ 2 errors, 2 warnings in 6 files\n"
     )
 
@@ -49,8 +50,7 @@ def test_validate_places_a_key_after_a_multiline_string_that_ends_in_a_backslash
     write_tree(global_dir, {"config.toml": '[tasks.t]\nprompt = """a\\\\"""\nbogus = 1\n'})
     result = invoke("config", "validate")
     assert result.stdout == (
-        f"{global_dir / 'config.toml'}\n"
-        "  3:1  warning  tasks.t.bogus: unknown key 'bogus'\n"
+        f"{global_dir / 'config.toml'}:3:1: warning: tasks.t.bogus: unknown key 'bogus'\n"
         "✓ 0 errors, 1 warning in 5 files\n"
     )
 
@@ -59,9 +59,8 @@ def test_validate_quiet_prints_only_the_problems(global_dir: Path) -> None:
     write_tree(global_dir, {"config.toml": '[tasks.t]\nprompt = "{banana}"\n'})
     result = invoke("-q", "config", "validate")
     assert result.stdout == (
-        f"{global_dir / 'config.toml'}\n"
-        "  2:11  warning  tasks.t.prompt: unknown placeholder {banana} is kept as literal text; "
-        "write {{banana}} to silence this\n"
+        f"{global_dir / 'config.toml'}:2:11: warning: tasks.t.prompt: unknown placeholder "
+        "{banana} is kept as literal text; write {{banana}} to silence this\n"
     )
     assert invoke("config", "validate", "-q").stdout == result.stdout
     write_tree(global_dir, {"config.toml": ""})
@@ -111,52 +110,52 @@ def test_validate_json(global_dir: Path) -> None:
     [
         pytest.param(
             '[settings\ndefault_agent = "x"\n',
-            "1:1  error    unclosed table header '[settings': add ']'",
+            "1:1: error: unclosed table header '[settings': add ']'",
             id="unclosed-header",
         ),
         pytest.param(
             '[tasks.t\nprompt = "p"\n[tasks.u]\nprompt = "q"\n',
-            "1:1  error    unclosed table header '[tasks.t': add ']'",
+            "1:1: error: unclosed table header '[tasks.t': add ']'",
             id="unclosed-header-before-others",
         ),
         pytest.param(
             '[settings]\n["a#b"\n',
-            "2:1  error    unclosed table header '[\"a#b\"': add ']'",
+            "2:1: error: unclosed table header '[\"a#b\"': add ']'",
             id="unclosed-header-with-a-hash-in-a-string",
         ),
         pytest.param(
             '[settings]\nshell = "bash"\n\n[settings]\n',
-            "4:1  error    table [settings] is declared twice; merge the two into one",
+            "4:1: error: table [settings] is declared twice; merge the two into one",
             id="table-twice",
         ),
         pytest.param(
             '[settings]\nshell = "bash"\nshell = "zsh"\n',
-            "3:1  error    'shell' is set twice in this table; keep one",
+            "3:1: error: 'shell' is set twice in this table; keep one",
             id="key-twice",
         ),
         pytest.param(
             "[settings]\ndefault_agent = claude\n",
-            '2:17  error    invalid value claude: a string needs quotes, as in "claude"',
+            '2:17: error: invalid value claude: a string needs quotes, as in "claude"',
             id="unquoted-string",
         ),
         pytest.param(
             '[settings]\ndefault_agent = "claude\n',
-            '2:24  error    unterminated string: end it on its line, or use """ for several lines',
+            '2:24: error: unterminated string: end it on its line, or use """ for several lines',
             id="open-string",
         ),
         pytest.param(
             '[tasks.t]\nprompt = """\nnever closed\n',
-            "2:10  error    unterminated multi-line string: it is never closed",
+            "2:10: error: unterminated multi-line string: it is never closed",
             id="open-multiline-string",
         ),
         pytest.param(
             '[tasks.t]\nprompt = """a\\\\"""\nother = """\nnever closed\n',
-            "3:9  error    unterminated multi-line string: it is never closed",
+            "3:9: error: unterminated multi-line string: it is never closed",
             id="open-multiline-string-after-an-escaped-backslash",
         ),
         pytest.param(
             '[settings]\nshell = "bash" shell2 = "x"\n',
-            "2:16  error    unexpected text after the value: one key = value per line",
+            "2:16: error: unexpected text after the value: one key = value per line",
             id="two-on-a-line",
         ),
     ],
@@ -166,7 +165,7 @@ def test_syntax_errors_read_plainly_at_their_line(isolated: Path, text: str, exp
     result = invoke("config", "validate")
     assert result.exit_code == 3
     assert result.stdout == (
-        f"{isolated / '.start' / 'config.toml'}\n  {expected}\n✗ 1 error, 0 warnings in 5 files\n"
+        f"{isolated / '.start' / 'config.toml'}:{expected}\n✗ 1 error, 0 warnings in 5 files\n"
     )
 
 

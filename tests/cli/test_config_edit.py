@@ -256,9 +256,8 @@ def test_add_reports_new_warnings(config_file: Path) -> None:
     assert result.exit_code == 0
     assert result.stderr == (
         f"Added task 't' ({config_file})\n"
-        f"{config_file}\n"
-        "  11:11  warning  tasks.t.prompt: unknown placeholder {banana} is kept as literal text; "
-        "write {{banana}} to silence this\n"
+        f"{config_file}:11:11: warning: tasks.t.prompt: unknown placeholder {{banana}} is kept "
+        "as literal text; write {{banana}} to silence this\n"
     )
 
 
@@ -400,8 +399,7 @@ def test_edit_keeps_an_invalid_file_and_lists_its_problems(
     assert result.exit_code == 3
     assert result.stderr == (
         f"Saved {config_file}, but the config is invalid:\n"
-        f"{config_file}\n"
-        "  10:1  error    tasks.bad.prompt: must be a string, not an integer\n"
+        f"{config_file}:10:1: error: tasks.bad.prompt: must be a string, not an integer\n"
     )
     assert config_file.read_text() == MINE + "[tasks.bad]\nprompt = 1\n"
 
@@ -414,8 +412,7 @@ def test_edit_on_a_terminal_offers_to_reopen(
     assert result.exit_code == 0
     assert result.stderr == (
         f"{config_file} would be invalid:\n"
-        f"{config_file}\n"
-        "  1:1  error    unclosed table header '[tasks': add ']'\n"
+        f"{config_file}:1:1: error: unclosed table header '[tasks': add ']'\n"
         "Re-open the editor? [Y/n]: y\n"
         f"Saved {config_file}\n"
     )
@@ -428,8 +425,10 @@ def test_edit_on_a_terminal_keeps_the_file_when_not_reopened(
     editor("[tasks\n")
     result = invoke("config", "edit", stdin="n\n")
     assert result.exit_code == 3
+    # The line that ends in a colon is followed by the problems it announces.
     assert result.stderr.endswith(
         f"Re-open the editor? [Y/n]: n\nSaved {config_file}, but the config is invalid:\n"
+        f"{config_file}:1:1: error: unclosed table header '[tasks': add ']'\n"
     )
     assert config_file.read_text() == "[tasks\n"
 
@@ -517,3 +516,117 @@ def test_edit_json_reports_the_outcome(config_file: Path, appender: None) -> Non
     result = invoke("config", "edit", "--json")
     assert (result.exit_code, result.stderr) == (0, "")
     assert json.loads(result.stdout) == {"file": str(config_file), "changed": True, "problems": []}
+
+
+# --- a field of an item, copied from a lower layer first --------------------------------------
+
+
+def _builtin_agents() -> Path:
+    return Path(paths.builtin_config_dir()) / "agents.toml"
+
+
+def _load_agent(name: str) -> object:
+    from start.config.load import load
+
+    return load(str(Path.cwd())).agents[name]
+
+
+def test_set_a_field_of_a_built_in_agent_copies_it_with_its_comments(config_file: Path) -> None:
+    """`start init` picked llm; llm-echo needs `-m echo`: one command, not a whole new agent."""
+    from start.config.splice import Layout
+
+    result = invoke("config", "set", "agents.llm.default_model", "echo")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == (
+        "Copied agent 'llm' from the built-in config, with its comments (your copy replaces "
+        "it whole):\n"
+        f"  from {_builtin_agents()}\n"
+        f"  into {config_file}\n"
+        f'Set agents.llm.default_model = "echo" ({config_file})\n'
+    )
+    builtin = _builtin_agents().read_text()
+    layout = Layout(builtin)
+    span = layout.item_span("agents", "llm")
+    assert span is not None
+    block = "".join(layout.lines[span[0] : span[1]]).rstrip("\n") + "\n"
+    # The built-in entry, comments and all, with the one field added to its own table.
+    own, models, rest = block.partition("\n\n[agents.llm.")
+    expected = own + '\ndefault_model = "echo"' + models + rest
+    assert config_file.read_text() == MINE + "\n" + expected
+    agent = _load_agent("llm")
+    assert (agent.default_model, agent.origin.layer) == ("echo", "global")  # type: ignore[attr-defined]
+    # Now the global layer has it: the next field is set there, with nothing copied.
+    again = invoke("config", "set", "agent.llm.models.fast", "fast-1")
+    assert again.stderr == f'Set agent.llm.models.fast = "fast-1" ({config_file})\n'
+    models = _load_agent("llm").models  # type: ignore[attr-defined]
+    assert (models["echo"], models["fast"]) == ("echo", "fast-1")
+
+
+def test_add_on_a_built_in_item_copies_it_then_sets_the_fields(config_file: Path) -> None:
+    result = invoke("config", "add", "agent", "llm", "--default-model", "echo", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {
+        "file": str(config_file),
+        "changed": True,
+        "problems": [],
+        "copied": {"layer": "built-in", "file": str(_builtin_agents())},
+    }
+    agent = _load_agent("llm")
+    assert (agent.default_model, agent.bin) == ("echo", "llm")  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "code", "message"),
+    [
+        (
+            "agents.llm.default_mdl",
+            "echo",
+            2,
+            "start: unknown field 'default_mdl' of agent 'llm'; did you mean 'default_model'?\n",
+        ),
+        (
+            "agents.lml.default_model",
+            "echo",
+            4,
+            "start: unknown agent 'lml'; did you mean 'llm'?\n",
+        ),
+        (
+            "agents.zzz.default_model",
+            "echo",
+            4,
+            "start: unknown agent 'zzz'; to define a new one, run 'start config add agent zzz ...'\n",
+        ),
+        (
+            "agents.llm.models",
+            "echo",
+            2,
+            "start: 'agents.llm.models' is not a field to set; use agents.llm.models.KEY\n",
+        ),
+        (
+            "agents.llm.default_model",
+            "nope",
+            3,
+            None,
+        ),
+    ],
+)
+def test_set_a_field_errors(
+    config_file: Path, key: str, value: str, code: int, message: str | None
+) -> None:
+    result = invoke("config", "set", key, value)
+    assert result.exit_code == code
+    if message is not None:
+        assert result.stderr == message
+    assert config_file.read_text() == MINE
+
+
+def test_a_field_of_a_project_item_is_not_set_in_the_global_config(
+    config_file: Path, isolated: Path
+) -> None:
+    write_tree(isolated, {".start/tasks.toml": '[tasks.mine]\nprompt = "p"\n'})
+    result = invoke("config", "set", "tasks.mine.description", "x")
+    assert (result.exit_code, result.stderr) == (
+        4,
+        f"start: task 'mine' is defined in the project layer ({isolated / '.start' / 'tasks.toml'})"
+        ", which the global config cannot change; use --project to edit the project's config\n",
+    )

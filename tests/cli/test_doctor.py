@@ -79,7 +79,7 @@ def test_quiet_prints_only_problems(bin_dir: Path, isolated: Path) -> None:
     start_dir = isolated / ".start"
     write_tree(isolated, {".start/config.toml": '[tasks.x]\nprompt = "p"\nrole = "nope"\n'})
     result = invoke("doctor", "-q")
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # an undefined role is a config error, wherever it is told
     assert result.stdout == (
         "  ✗ task x  role 'nope' is not defined\n"
         f"      → define [roles.nope] or change tasks.x.role in {start_dir / 'config.toml'}\n"
@@ -143,6 +143,20 @@ def test_json_exit_code_follows_health(bin_dir: Path) -> None:
     (bin_dir / "alpha-cli").unlink()
     result = invoke("doctor", "--json")
     assert (result.exit_code, json.loads(result.stdout)["healthy"]) == (1, False)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[settings\n", '[settings]\ndefault_agent = "nope"\n', "[tasks.t]\nprompt = 1\n"],
+    ids=["syntax", "unknown-default-agent", "validation"],
+)
+def test_any_config_error_exits_3(bin_dir: Path, isolated: Path, text: str) -> None:
+    """One rule: exit 3 exactly when `start config validate` does, whichever section tells it."""
+    write_tree(isolated.parent / "home/.config/start", {"config.toml": text})
+    assert invoke("config", "validate").exit_code == 3
+    result = invoke("doctor", "--json")
+    assert (result.exit_code, json.loads(result.stdout)["config_invalid"]) == (3, True)
+    assert invoke("doctor", "-q").exit_code == 3
 
 
 def test_no_project_flag(bin_dir: Path, isolated: Path) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 import pytest
 
-from start.cli import cli
+from start.cli import TOPICS, cli
 from start.cli.commands import summary
-from start.cli.help import PAGES, docs_dir
+from start.cli.help import docs_dir
 from tests.conftest import invoke, write_tree
 from tests.test_meta import all_commands
 
@@ -100,23 +100,51 @@ def test_zsh_completion_offers_whole_summaries(monkeypatch: pytest.MonkeyPatch) 
 
 def test_help_is_help() -> None:
     assert invoke("help", "config", "show").stdout == invoke("config", "show", "--help").stdout
+    # The topics are listed once, in the root help, which `start help` is.
     root = invoke("help").stdout
-    assert root.startswith(invoke("--help").stdout.rstrip("\n"))
+    assert root == invoke("--help").stdout
     assert root.endswith(
-        "Help topics:\n"
-        + "".join(f"  start help {name:<18} docs/{page}\n" for name, page in PAGES.items())
+        "\nHelp topics, the pages of the docs (start help TOPIC; start help --topic completion|mcp):\n"
+        "  usage, configuration, placeholders, agents, interop, setup, editing,\n"
+        "  completion, security, performance, benchmark-results, mcp\n"
     )
+    assert root.count("placeholders") == 1
 
 
-@pytest.mark.parametrize("topic", list(PAGES))
-def test_every_docs_page_is_a_topic(topic: str) -> None:
-    result = invoke("help", topic)
-    assert result.exit_code == 0
-    assert result.stdout == (Path(docs_dir()) / PAGES[topic]).read_text(encoding="utf-8")
+@pytest.mark.parametrize("topic", TOPICS)
+def test_every_docs_page_is_a_topic_named_as_its_file(topic: str) -> None:
+    page = (Path(docs_dir()) / f"{topic}.md").read_text(encoding="utf-8")
+    words = ("--topic", topic) if topic in ("completion", "mcp") else (topic,)
+    result = invoke("help", *words)
+    assert (result.exit_code, result.stdout) == (0, page)
+    assert invoke("help", "--topic", topic).stdout == page
 
 
 def test_every_docs_page_has_a_topic() -> None:
-    assert sorted(PAGES.values()) == sorted(p.name for p in Path(docs_dir()).glob("*.md"))
+    assert sorted(TOPICS) == sorted(p.stem for p in Path(docs_dir()).glob("*.md"))
+
+
+@pytest.mark.parametrize("topic", ["completion", "mcp"])
+def test_a_topic_that_is_also_a_command_is_named_in_its_help(topic: str) -> None:
+    assert invoke("help", topic).stdout.endswith(f"\nDocs: start help --topic {topic}\n")
+
+
+@pytest.mark.parametrize(
+    ("words", "offered"),
+    [
+        ("start help co", ["completion", "config", "configuration"]),
+        ("start help config s", ["set", "show"]),
+        ("start help --topic c", ["completion", "configuration"]),
+        ("start help show x", []),
+    ],
+)
+def test_help_completes_commands_and_topics(
+    words: str, offered: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("_START_COMPLETE", "bash_complete")
+    monkeypatch.setenv("COMP_WORDS", words)
+    monkeypatch.setenv("COMP_CWORD", str(len(words.split()) - 1))
+    assert invoke().stdout.split() == [f"plain,{name}" for name in offered]
 
 
 @pytest.mark.parametrize(
@@ -129,15 +157,19 @@ def test_every_docs_page_has_a_topic() -> None:
         (
             ("help", "zzz"),
             "start: no such command or help topic 'zzz'; topics: usage, configuration, "
-            "placeholders, agents, interop, setup, editing, shell-completion, security, "
-            "performance, "
-            "benchmarks, mcp-server\n",
+            "placeholders, agents, interop, setup, editing, completion, security, "
+            "performance, benchmark-results, mcp\n",
         ),
         (
             ("help", "config", "shwo"),
             "start: no such command 'config shwo'; did you mean 'show'?\n",
         ),
         (("help", "config", "zzz"), "start: no such command 'config zzz'\n"),
+        (
+            ("help", "--topic", "shell-completion"),
+            "start: no such help topic 'shell-completion'; did you mean 'completion'?\n",
+        ),
+        (("help", "--topic", "config", "show"), "start: --topic takes one TOPIC\n"),
     ],
 )
 def test_help_for_nothing(args: tuple[str, ...], message: str) -> None:
@@ -194,6 +226,16 @@ def test_help_for_nothing(args: tuple[str, ...], message: str) -> None:
             id="option",
         ),
         pytest.param(
+            ("--bogus",),
+            "start: no such option '--bogus'\nhint: run 'start --help' for usage\n",
+            id="option-far-from-any",
+        ),
+        pytest.param(
+            ("show", "gdx"),
+            "start: unknown name 'gdx'; did you mean 'gdr'?\n",
+            id="show-alias",
+        ),
+        pytest.param(
             ("task", "--agnet", "x"),
             "start: no such option '--agnet'; did you mean '--agent'?\n"
             "hint: run 'start task --help' for usage\n",
@@ -244,6 +286,20 @@ def test_help_for_nothing(args: tuple[str, ...], message: str) -> None:
             "hint: to send text to the agent, run: start prompt 'why does it fail?'\n"
             "hint: run 'start --help' for usage\n",
             id="prose-in-words",
+        ),
+        pytest.param(
+            ("gdr",),
+            "start: no such command 'gdr'\n"
+            "hint: 'gdr' is a task; run: start task gdr\n"
+            "hint: run 'start --help' for usage\n",
+            id="task-alias",
+        ),
+        pytest.param(
+            ("commit-message", "one line", "only"),
+            "start: no such command 'commit-message'\n"
+            "hint: 'commit-message' is a task; run: start task commit-message 'one line' only\n"
+            "hint: run 'start --help' for usage\n",
+            id="task-name-with-instructions",
         ),
         pytest.param(
             ("Explain",),
@@ -388,3 +444,11 @@ def test_verbose_adds_the_file_to_the_task_listing(project: Path) -> None:
     assert verbose[0].endswith("  FILE")
     [row] = [line for line in verbose if line.startswith("t ")]
     assert re.fullmatch(rf"t +project +{re.escape(str(project / '.start' / 'config.toml'))}", row)
+
+
+@pytest.mark.parametrize("path", [p for p in COMMANDS if p], ids=_name)
+def test_help_for_every_command_is_its_help(path: tuple[str, ...]) -> None:
+    """`start help X` prints what `start X --help` prints, for every command and subcommand."""
+    result = invoke("help", *path)
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == invoke(*path, "--help").stdout

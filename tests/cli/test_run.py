@@ -71,7 +71,7 @@ def test_task_listing(repo: Path) -> None:
 # --- the agent command ---------------------------------------------------------------------
 
 
-def test_model_placeholder_without_model_is_an_error(repo: Path) -> None:
+def test_model_placeholder_without_models_is_an_error(repo: Path) -> None:
     write_tree(
         repo,
         {
@@ -81,8 +81,9 @@ def test_model_placeholder_without_model_is_an_error(repo: Path) -> None:
     result = invoke("prompt", "x", "-a", "nomodel", "--dry-run")
     assert result.exit_code == 1
     assert result.stderr == (
-        "start: agent 'nomodel' uses {model} in its command, but no model was chosen.\n"
-        "Pass --model MODEL, set 'model' in the task, set default_model in [agents.nomodel] in "
+        "start: agent 'nomodel' uses {model} in its command, but no model was chosen and it has "
+        "no models.\n"
+        "Pass --model MODEL, set 'model' in the task, add a models table to [agents.nomodel] in "
         f"{repo / '.start' / 'agents.toml'}, or write [--model {{model}}] in its command so "
         "that no model option is passed when none is chosen\n"
     )
@@ -95,6 +96,27 @@ def test_model_placeholder_without_model_is_an_error(repo: Path) -> None:
         },
     )
     assert dry("prompt", "x", "-a", "nomodel")["argv"][1:] == ["x"]
+
+
+def test_model_placeholder_without_a_chosen_model_takes_the_first(repo: Path) -> None:
+    """As roles and agents do: the first of the agent's models, noted in the summary."""
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": (
+                '[agents.ea]\nbin = "true"\ncommand = "{bin} -m {model} {prompt}"\n'
+                '[agents.ea.models]\necho = "echo-1"\nbig = "big-2"\n'
+            )
+        },
+    )
+    data = dry("prompt", "x", "-a", "ea")
+    assert data["argv"][1:] == ["-m", "echo-1", "x"]
+    text = invoke("prompt", "x", "-a", "ea", "--dry-run").stdout
+    assert (
+        "\n  model from    the first of the agent's models (alias 'echo'): its command needs "
+        "{model}\n"
+    ) in text
+    assert dry("prompt", "x", "-a", "ea", "-m", "big")["argv"][1:] == ["-m", "big-2", "x"]
 
 
 def test_prompt_file_carries_large_prompts(repo: Path) -> None:

@@ -140,11 +140,12 @@ def test_the_text_comes_one_way(repo: Path) -> None:
         2,
         "start: instructions need a task: start task NAME --instructions=TEXT\n",
     )
-    result = invoke("prompt", "--dry-run")
-    assert (result.exit_code, result.stderr) == (
-        2,
-        "start: start prompt needs TEXT (or --instructions=TEXT, or -i FILE)\n",
-    )
+    for args in (("prompt", "--dry-run"), ("prompt",)):
+        result = invoke(*args)
+        assert (result.exit_code, result.stderr) == (
+            2,
+            "start: missing argument TEXT (or --instructions=TEXT, or -i FILE)\n",
+        )
     result = invoke("task", "echo", "-i", "missing.md", "--dry-run")
     assert (result.exit_code, result.stderr) == (
         2,

@@ -178,3 +178,45 @@ def test_trust_shows_a_dangling_config_link_as_a_link(isolated: Path) -> None:
         "The config has 1 error; run 'start config validate'.\n"
     ) in result.stdout
     assert "Errno" not in result.stdout + result.stderr
+
+
+# --- a review taller than the terminal --------------------------------------------------------
+
+
+def _review_on_a_terminal(scene: Scene, tmp_path: Path, rows: int) -> tuple[int, str, Path]:
+    from tests.terminal import run_on_terminal
+
+    paged = tmp_path / "paged"
+
+    def answer(shown: str) -> bytes | None:
+        return b"n\n" if shown.endswith("[y/N] ") else None
+
+    code, screen = run_on_terminal(
+        "trust",
+        cwd=scene.project,
+        env={**scene.env, "NO_COLOR": "1", "START_PAGER": f"cat > {paged}"},
+        rows=rows,
+        watch=answer,
+        timeout=60,
+    )
+    return code, screen, paged
+
+
+def test_a_review_taller_than_the_terminal_is_paged_before_the_question(
+    scene: Scene, tmp_path: Path
+) -> None:
+    review = scene.start("trust", "--show").stdout.split("\nStatus: ", 1)[0]
+    assert review.count("\n") > 10
+    code, screen, paged = _review_on_a_terminal(scene, tmp_path, rows=10)
+    assert code == 5
+    assert paged.read_text() == review + "\n"  # the whole review, through the pager
+    question = f"Trust {scene.project / '.start'}? [y/N] "
+    assert screen.startswith(question), screen  # then the question, with nothing lost above it
+
+
+def test_a_review_that_fits_is_not_paged(scene: Scene, tmp_path: Path) -> None:
+    review = scene.start("trust", "--show").stdout.split("\nStatus: ", 1)[0]
+    code, screen, paged = _review_on_a_terminal(scene, tmp_path, rows=200)
+    assert code == 5
+    assert not paged.exists()
+    assert screen.startswith(review + "\n")

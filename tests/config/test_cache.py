@@ -566,8 +566,8 @@ def test_config_validate_validates_from_source_not_from_the_cache(
     assert parsed == ALL_LAYERS
     assert result.exit_code == 3
     assert result.stdout == (
-        f"{global_dir / 'config.toml'}\n"
-        "  2:1  error    settings.command_timeout: must be a whole number of seconds from 1 to 86400 (a day), not 0\n"
+        f"{global_dir / 'config.toml'}:2:1: error: settings.command_timeout: must be a whole "
+        "number of seconds from 1 to 86400 (a day), not 0\n"
         f"✗ 1 error, 0 warnings in {len(load().files)} files\n"
     )
 

@@ -131,30 +131,41 @@ DIGITS = sys.get_int_max_str_digits()
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("text", "message", "at"),
     [
         (
             "[settings]\ncommand_timeout = 1" + "0" * DIGITS + "\n",
             f"an integer has more than {DIGITS:,} digits; start reads at most that",
+            None,
         ),
         (
             "[settings]\nx = [1" + "0" * DIGITS + "]\n",
             f"an integer has more than {DIGITS:,} digits; start reads at most that",
+            None,
         ),
         (
             "x = " + "[" * 3000 + "]" * 3000 + "\n",
             "arrays or inline tables are nested too deeply to read",
+            (1, 5),
+        ),
+        (
+            "[a]\ny = [[1]]\n\n[b]\n# [[[[\nz = 'x'\nx = {a = " + "[" * 3000 + "]" * 3000 + "}\n",
+            "arrays or inline tables are nested too deeply to read",
+            (7, 5),
         ),
     ],
-    ids=["an integer", "an integer in an array", "deep arrays"],
+    ids=["an integer", "an integer in an array", "deep arrays", "deep arrays in a later table"],
 )
 def test_toml_past_pythons_limits_is_a_problem_of_its_file(
-    isolated: Path, text: str, message: str
+    isolated: Path, text: str, message: str, at: tuple[int, int] | None
 ) -> None:
     write_tree(isolated, {".start/tasks.toml": text})
     path = isolated / ".start" / "tasks.toml"
-    assert files.read(str(path)).problem == Problem("error", str(path), "", message)
-    assert [str(p) for p in load(str(isolated)).problems] == [f"{path}: {message}"]
+    line, column = at or (None, None)
+    problem = Problem("error", str(path), "", message, line=line, column=column)
+    assert files.read(str(path)).problem == problem
+    where = f"{path}:{line}:{column}" if at else str(path)
+    assert [str(p) for p in load(str(isolated)).problems] == [f"{where}: {message}"]
 
 
 def test_a_project_edit_never_reads_a_config_file_linked_outside(

@@ -90,10 +90,10 @@ def test_wheel_ships_the_config_the_docs_and_project_urls(tmp_path: Path) -> Non
         assert f"start/_builtin/{path.name}" in names
     for document in ("global", "project"):
         assert f"start/starter/{document}.toml" in names
-    from start.cli.help import PAGES
+    from start.cli import TOPICS
 
-    for page in PAGES.values():
-        assert f"start/_docs/{page}" in names
+    for topic in TOPICS:
+        assert f"start/_docs/{topic}.md" in names
     [metadata] = [n for n in names if n.endswith(".dist-info/METADATA")]
     urls = [
         line.split(": ", 1)[1]

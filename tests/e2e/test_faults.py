@@ -256,7 +256,7 @@ def test_a_config_file_that_is_not_a_regular_file_is_an_error_everywhere(
     validate = start("config", "validate", cwd=isolated)
     assert (validate.returncode, validate.stdout) == (
         3,
-        f"{path}\n  -  error    {what}\n✗ 1 error, 0 warnings in 5 files\n",
+        f"{path}: error: {what}\n✗ 1 error, 0 warnings in 5 files\n",
     )
 
     doctor = start("doctor", "-q", cwd=isolated)
@@ -453,7 +453,7 @@ def test_an_unreadable_config_directory_is_a_config_error(repo: Path, layer: str
         validate = start("config", "validate", cwd=repo, prefix=prefix)
         assert (validate.returncode, validate.stdout) == (
             3,
-            f"{directory}\n  -  error    cannot be read: permission denied\n"
+            f"{directory}: error: cannot be read: permission denied\n"
             "✗ 1 error, 0 warnings in 5 files\n",
         )
         for args in (("config", "show"), ("--dry-run", "prompt", "hi")):
@@ -480,7 +480,7 @@ def test_an_unreadable_config_file_is_a_config_error(repo: Path) -> None:
     result = start("config", "validate", cwd=repo, prefix=prefix)
     assert (result.returncode, result.stdout) == (
         3,
-        f"{path}\n  -  error    cannot read the file: permission denied\n"
+        f"{path}: error: cannot read the file: permission denied\n"
         "✗ 1 error, 0 warnings in 5 files\n",
     )
 
@@ -502,14 +502,16 @@ def test_deep_nesting_is_a_problem_in_every_command(repo: Path, text: str) -> No
     problem = "arrays or inline tables are nested too deeply to read"
     validate = invoke("config", "validate")
     assert validate.exit_code == 3
-    assert validate.stdout == f"{path}\n  -  error    {problem}\n✗ 1 error, 0 warnings in 5 files\n"
+    # At the line and column where the deep value starts: `x = [[[...` under [more].
+    at = f"{FAKE.count(chr(10)) + 2}:5"
+    assert validate.stdout == f"{path}:{at}: error: {problem}\n✗ 1 error, 0 warnings in 5 files\n"
     for args in (("config", "show"), ("--dry-run", "prompt", "hi"), ("task",)):
         result = invoke(*args)
         assert (result.exit_code, result.stdout) == (3, ""), args
         assert result.stderr == (
             "start: configuration is invalid (1 error)\n"
             f"  {path}\n"
-            f"    error: {problem}\n"
+            f"    {at}: error: {problem}\n"
             "Run 'start config validate' to see every problem.\n"
         )
     assert invoke("doctor").exit_code == 3
@@ -538,7 +540,7 @@ def assert_invalid_everywhere(path: Path, problem: str) -> None:
     validate = invoke("config", "validate")
     assert (validate.exit_code, validate.stdout) == (
         3,
-        f"{path}\n  2:1  error    {problem}\n✗ 1 error, 0 warnings in 5 files\n",
+        f"{path}:2:1: error: {problem}\n✗ 1 error, 0 warnings in 5 files\n",
     )
     launch = invoke("--dry-run", "prompt", "hi")
     assert (launch.exit_code, launch.stderr) == (
@@ -584,8 +586,7 @@ def test_a_missing_shell_is_named_with_where_it_is_set(repo: Path) -> None:
     validate = invoke("config", "validate")
     assert validate.exit_code == 0
     assert validate.stdout == (
-        f"{path}\n"
-        "  -  warning  settings.shell: shell 'fish-nope' is not on PATH, so the commands that "
+        f"{path}: warning: settings.shell: shell 'fish-nope' is not on PATH, so the commands that "
         "use it cannot run\n"
         "✓ 0 errors, 1 warning in 6 files\n"
     )
@@ -897,6 +898,36 @@ def test_slow_commands_show_a_status_line_that_is_cleared_before_the_summary(rep
     clear = "\r" + " " * len(line) + "\r"
     assert shown.index("\r" + line) < shown.rindex(clear) < summary
     assert line not in on_a_terminal(["--dry-run", "-q", "task", "slow"], repo)
+
+
+def test_the_status_line_counts_the_seconds(repo: Path) -> None:
+    """The command runs until the test has seen the line count a second: no timing assumed."""
+    seen = repo.parent / "seen"
+    wait = f"i=0; while [ ! -e {seen} ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done"
+    write_tree(
+        repo,
+        {
+            ".start/tasks.toml": f'[tasks.slow]\ncommand = "{wait}"\nprompt = "x{{command_output}}"\n'
+        },
+    )
+
+    def watch(shown: str) -> None:
+        if "\rstart: running task slow … 1 s" in shown:
+            seen.touch()
+
+    _code, shown = run_on_terminal(
+        "--dry-run",
+        "task",
+        "slow",
+        cwd=repo,
+        env={"NO_COLOR": "1"},
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        watch=watch,
+    )
+    assert seen.exists(), shown
+    line = "start: running task slow … 1 s"
+    assert shown.index("\r" + line) < shown.rindex("\r" + " " * len(line)) < shown.index("start ▸")
 
 
 def test_no_status_line_without_a_terminal(repo: Path) -> None:

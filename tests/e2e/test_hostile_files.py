@@ -107,7 +107,7 @@ def test_a_config_link_to_a_secret_reaches_no_model_and_no_terminal(
         "Run 'start config validate' to see every problem.\n"
     )
     assert validate.returncode == 3
-    assert f"{link}\n  -  error    {OUTSIDE}\n" in validate.stdout
+    assert f"{link}: error: {OUTSIDE}\n" in validate.stdout
     for output in (validate.stdout, validate.stderr):
         assert KEY_ID not in output
 
@@ -122,7 +122,7 @@ def test_a_start_dir_linked_out_of_the_repository_is_not_read(repo: Path) -> Non
     assert library.instructions(library.Scope(str(repo))) == expected
     validate = run_start("config", "validate", cwd=repo)
     assert validate.returncode == 3
-    assert f"{repo}/.start\n  -  error    {OUTSIDE}\n" in validate.stdout
+    assert f"{repo}/.start: error: {OUTSIDE}\n" in validate.stdout
     assert KEY_ID not in validate.stdout + validate.stderr
 
 
@@ -203,21 +203,21 @@ def test_a_long_integer_in_the_project_stops_neither_the_cli_nor_start_mcp(repo:
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("text", "message", "at"),
     [
-        ("prompt = 'x'\nn = 1" + "0" * DIGITS + "\n", LONG),
-        ("prompt = 'x'\nn = " + "[" * 3000 + "]" * 3000 + "\n", DEEP),
+        ("prompt = 'x'\nn = 1" + "0" * DIGITS + "\n", LONG, ""),
+        ("prompt = 'x'\nn = " + "[" * 3000 + "]" * 3000 + "\n", DEEP, ":2:1"),
     ],
     ids=["a long integer", "deep arrays"],
 )
 def test_a_hostile_gemini_command_file_is_skipped_with_a_warning(
-    repo: Path, text: str, message: str
+    repo: Path, text: str, message: str, at: str
 ) -> None:
     write_tree(repo, {".gemini/commands/bad.toml": text})
     path = repo / ".gemini" / "commands" / "bad.toml"
     validate = run_start("config", "validate", cwd=repo)
     assert validate.returncode == 0, validate.stderr
-    assert f"{path}\n  -  warning  not imported: {message}\n" in validate.stdout
+    assert f"{path}{at}: warning: not imported: {message}\n" in validate.stdout
     assert library.instructions(library.Scope(str(repo))).startswith(intro(repo))
 
 
@@ -231,7 +231,7 @@ def test_a_binary_command_file_is_not_a_task(repo: Path) -> None:
     validate = run_start("config", "validate", cwd=repo)
     assert validate.returncode == 0, validate.stderr
     assert (
-        f"{binary}\n  -  warning  not imported: is not a text file (it is not UTF-8, or holds a "
+        f"{binary}: warning: not imported: is not a text file (it is not UTF-8, or holds a "
         "NUL byte)\n"
     ) in validate.stdout
     listing = run_start("task", cwd=repo)

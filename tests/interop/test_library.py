@@ -231,13 +231,12 @@ def test_validate_names_the_file_and_line_of_what_is_not_imported(layout: Layout
     review = workdir / ".opencode" / "command" / "git" / "review.md"
     test = workdir / ".opencode" / "command" / "test.md"
     assert (
-        f"{review}\n"
-        "  3:1  warning  agent: not imported: start has no opencode agents; pick the role with -r "
-        "and the agent with -a\n"
-        "  4:1  warning  subtask: not imported: start cannot run a command as a sub-agent\n"
-        f"{test}\n"
-        "  3:1  warning  agent: not imported: start has no opencode agents; pick the role with -r "
-        "and the agent with -a\n"
+        f"{review}:3:1: warning: agent: not imported: start has no opencode agents; pick the "
+        "role with -r and the agent with -a\n"
+        f"{review}:4:1: warning: subtask: not imported: start cannot run a command as a "
+        "sub-agent\n"
+        f"{test}:3:1: warning: agent: not imported: start has no opencode agents; pick the role "
+        "with -r and the agent with -a\n"
     ) in result.stdout
 
 
@@ -265,21 +264,23 @@ DIGITS = sys.get_int_max_str_digits()
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("text", "message", "at"),
     [
         (
             "prompt = 'x'\nn = 1" + "0" * DIGITS + "\n",
             f"an integer has more than {DIGITS:,} digits; start reads at most that",
+            "",
         ),
         (
             "prompt = 'x'\nn = " + "[" * 3000 + "]" * 3000 + "\n",
             "arrays or inline tables are nested too deeply to read",
+            ":2:1",  # the line where the deep value starts
         ),
     ],
     ids=["a long integer", "deep arrays"],
 )
 def test_toml_past_pythons_limits_is_a_broken_command_file(
-    project: Path, text: str, message: str
+    project: Path, text: str, message: str, at: str
 ) -> None:
     write_tree(
         project, {".gemini/commands/bad.toml": text, ".gemini/commands/ok.toml": "prompt='x'"}
@@ -287,7 +288,7 @@ def test_toml_past_pythons_limits_is_a_broken_command_file(
     config = load(str(project), strict=True)
     bad = project / ".gemini" / "commands" / "bad.toml"
     assert set(names(project)) == {"gemini:ok"}
-    assert [str(p) for p in config.problems] == [f"{bad}: not imported: {message}"]
+    assert [str(p) for p in config.problems] == [f"{bad}{at}: not imported: {message}"]
 
 
 @pytest.mark.parametrize(

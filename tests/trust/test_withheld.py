@@ -26,7 +26,7 @@ def test_the_project_layers_errors_are_named_by_place_and_kind(isolated: Path) -
     start = isolated / ".start"
     text = trust.withheld(config, own)
     assert text == (
-        f"the project's config has errors ({start}/roles.toml: cannot be read, {start}/tasks.toml:2:10: "
+        f"the project's config has errors ({start}/roles.toml:1:5: cannot be read, {start}/tasks.toml:2:10: "
         f"a syntax error, {start}/config.toml:3:1: an error), not quoted because it is not "
         "approved; 'start config validate' shows them"
     )
