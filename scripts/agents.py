@@ -113,6 +113,7 @@ PARTS: dict[str, tuple[Part, ...]] = {
     "gemini": (part("gemini", "--help"),),
     "codex": (
         part("codex", "--help"),
+        part("codex", "exec", "--help"),  # the options of the headless form (print_command)
         part(
             "codex",
             "exec",

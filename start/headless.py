@@ -208,6 +208,9 @@ _AIDER_BANNER: Final = (
     "Detected dumb terminal",
     "Warning:",
     "Added ",
+    "Git repository created in ",
+    "Update git name with:",
+    "Update git email with:",
     "Model:",
     "Newer aider version",
     "You can skip this check",
@@ -222,8 +225,11 @@ def _aider(stdout: str, answer_file: str | None) -> Answer:
     errors = [line.strip() for line in lines if line.strip().startswith(_AIDER_ERRORS)]
     body = [line for line in lines if not line.startswith(_AIDER_BANNER)]
     usage = None
-    if body and body[-1].startswith("Tokens:"):
-        usage = {"summary": body.pop().strip()}
+    # The token count follows the answer; what aider did with the answer (applied edits, its
+    # commit) comes after it.
+    counts = [i for i, line in enumerate(body) if line.startswith("Tokens:")]
+    if counts:
+        usage = {"summary": body.pop(counts[-1]).strip()}
     text = "\n".join(body).strip("\n")
     if errors:
         return Answer("", errors[0], usage)

@@ -136,6 +136,42 @@ def test_aider_answer_between_its_banner_and_its_token_count() -> None:
     assert read("aider", AIDER) == Answer("ANSWER-aider", None, {"summary": summary})
 
 
+# What aider 0.86.2 printed with --yes-always in a folder that was not a git repository: the
+# notices of the repository it created come before its banner.
+AIDER_NEW_REPO = """\
+Added .aider* to .gitignore
+Git repository created in /tmp/work
+Update git name with: git config user.name "Your Name"
+Update git email with: git config user.email "you@example.com"
+Aider v0.86.2
+Main model: openai/gpt-4o with diff edit format
+Weak model: gpt-4o-mini
+Git repo: .git with 0 files
+Repo-map: using 4096 tokens, auto refresh
+Added role.md to the chat (read-only).
+
+ANSWER-aider
+Tokens: 2.4k sent, 6 received. Cost: $0.0062 message, $0.0062 session.
+"""
+
+
+def test_aider_notices_of_a_repository_it_created_are_not_the_answer() -> None:
+    summary = "Tokens: 2.4k sent, 6 received. Cost: $0.0062 message, $0.0062 session."
+    assert read("aider", AIDER_NEW_REPO) == Answer("ANSWER-aider", None, {"summary": summary})
+
+
+def test_aider_token_count_before_the_edits_it_reports() -> None:
+    stdout = AIDER.replace(
+        "session.\n", "session.\nApplied edit to hello.py\nCommit 1a2b3c4 feat: Add hello\n"
+    )
+    summary = "Tokens: 2.7k sent, 5 received. Cost: $0.0067 message, $0.0067 session."
+    assert read("aider", stdout) == Answer(
+        "ANSWER-aider\n\nApplied edit to hello.py\nCommit 1a2b3c4 feat: Add hello",
+        None,
+        {"summary": summary},
+    )
+
+
 def test_aider_exits_0_on_an_auth_error_and_that_is_a_failure() -> None:
     stdout = AIDER.replace("ANSWER-aider", "litellm.AuthenticationError: invalid x-api-key")
     assert read("aider", stdout).error == "litellm.AuthenticationError: invalid x-api-key"

@@ -28,6 +28,9 @@ NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 PLACEHOLDERS = frozenset(
     {"bin", "model", "prompt", "role", "role_file", "prompt_file", "prompt_dir", "date", "args"}
 )
+# print_command, the headless form, may also name the file its CLI writes the answer to.
+PRINT_PLACEHOLDERS = PLACEHOLDERS | {"answer_file"}
+LEVELS = ("read-only", "edit", "full")  # as start.config.schema.LEVELS
 HEADER = re.compile(r"^### (?P<command>.+) \(version (?P<version>[^()\s]+)\)$", re.MULTILINE)
 ASSIGNMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=")
 
@@ -241,9 +244,73 @@ def test_option_appears_in_recorded_help(agent: str, option: str) -> None:
     )
 
 
+def _headless_options(entry: dict[str, object]) -> list[str]:
+    """The options of an entry's headless form: its print_command's and those of every level."""
+    options = _options(str(entry["print_command"]))
+    levels = entry.get("print_permissions", {})
+    assert isinstance(levels, dict)
+    for value in levels.values():
+        options += _options(str(value))
+    return options
+
+
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_headless_form(agent: str) -> None:
+    """Every shipped agent has a headless form (--print) built like its interactive command."""
+    entry = AGENTS[agent]
+    command = entry.get("print_command")
+    assert isinstance(command, str) and command, f"{agent} has no print_command"
+    assert isinstance(entry.get("print_output"), str), f"{agent} has no print_output"
+    used = set(re.findall(r"(?<!\{)\{([a-z_]+)\}(?!\})", command))
+    assert used <= PRINT_PLACEHOLDERS, f"unknown placeholders {sorted(used - PRINT_PLACEHOLDERS)}"
+    assert "prompt" in used or "prompt_file" in used, "the prompt must reach the agent"
+    assert "role" in used or "role_file" in used, "the role must reach the agent"
+    words = _words(command)[len(_env_words(command)) :]
+    assert words[0] == "{bin}", "the program is {bin}, after any variable assignments"
+    bare = re.sub(r"\[(--model|-m) \{model\}\]", "", command)
+    assert "{model}" not in bare, "{model} only in an optional group, [--model {model}]"
+    assert words.count("{args}") == 1, "{args} once, as a word of its own"
+    slot = words.index("{args}")
+    prompt_words = [i for i, w in enumerate(words) if "{prompt}" in w or "{prompt_file}" in w]
+    assert slot < min(prompt_words), "{args} comes before the prompt"
+    if "--" in words:
+        assert slot < words.index("--")
+
+
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_headless_permission_levels(agent: str) -> None:
+    """read-only, the default level, is offered by every shipped agent; each level's value is
+    options only (a level the CLI cannot enforce is left out, not given a placeholder value)."""
+    levels = AGENTS[agent].get("print_permissions")
+    assert isinstance(levels, dict) and "read-only" in levels
+    assert set(levels) <= set(LEVELS)
+    for level, value in levels.items():
+        assert isinstance(value, str)
+        words = shlex.split(value)
+        assert not words or words[0].startswith("-"), f"{agent}.{level} starts with an option"
+        assert "{" not in value, f"{agent}.{level}: no placeholders in permission options"
+
+
+@pytest.mark.parametrize(
+    ("agent", "option"),
+    sorted((agent, option) for agent, e in AGENTS.items() for option in _headless_options(e)),
+)
+def test_headless_option_appears_in_recorded_help(agent: str, option: str) -> None:
+    assert _mentions(_help(agent), option), (
+        f"{agent}: {option} (print_command or print_permissions) is not in "
+        f"tests/fixtures/agent_help/{agent}.txt; check the CLI's --help (and that of the "
+        "subcommand its headless form runs) and refresh the fixture"
+    )
+
+
 @pytest.mark.parametrize(
     ("agent", "word"),
-    sorted((agent, word) for agent, e in AGENTS.items() for word in _env_words(str(e["command"]))),
+    sorted(
+        (agent, word)
+        for agent, e in AGENTS.items()
+        for field in ("command", "print_command")
+        for word in _env_words(str(e.get(field, "")))
+    ),
 )
 def test_environment_variables_are_documented(agent: str, word: str) -> None:
     match = ASSIGNMENT.match(word)
@@ -263,6 +330,14 @@ def test_option_matching_is_whole_word() -> None:
     assert not _mentions(text, "--append-system-prompt-file")
     assert not _mentions(text, "--mode")
     assert not _mentions(text, "-p")
+
+
+def test_headless_options_are_those_of_the_command_and_of_every_level() -> None:
+    entry: dict[str, object] = {
+        "print_command": "{bin} -p --out=json {args} -- {prompt}",
+        "print_permissions": {"read-only": "--mode plan", "edit": "", "full": "--yolo=1"},
+    }
+    assert _headless_options(entry) == ["-p", "--out", "--mode", "--yolo"]
 
 
 def test_template_parsing_helpers() -> None:
