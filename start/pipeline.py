@@ -105,25 +105,10 @@ def prepare(
     lap("trust")
     plan = resolve.plan(config, request.selection)
     date = now()
-    reader = Reader(config.root, grant, config.settings.file_size_limit)
-    if runner is None and progress is not None:
-        runner = functools.partial(shell.run_all, progress=progress)
-    if runner is None:
-        composition = sources.compose(config, plan, date, reader)
-    else:
-        composition = sources.compose(config, plan, date, reader, runner)
+    composition = _compose(config, grant, plan, date, runner, progress)
     lap("compose")
     if build:
-        launch = launcher.build(
-            plan,
-            composition,
-            date,
-            request.workdir,
-            request.agent_args,
-            dry_run=request.dry_run,
-            agents=config.agents,
-            permissions=level(request, plan) if request.headless else None,
-        )
+        launch = _build(request, config, plan, composition, date)
     else:
         launch = launcher.Launch("", (), {}, request.workdir, uses_shell=False)
     lap("build")
@@ -145,31 +130,52 @@ def prepare_each(
     grant, warnings = grant_for(config)
     plans = [_plan_for(config, request.selection, name) for name in agents]
     date = now()
-    reader = Reader(config.root, grant, config.settings.file_size_limit)
-    runner = functools.partial(shell.run_all, progress=progress) if progress else None
-    if runner is None:
-        composition = sources.compose(config, plans[0], date, reader)
-    else:
-        composition = sources.compose(config, plans[0], date, reader, runner)
+    composition = _compose(config, grant, plans[0], date, None, progress)
     built: list[Prepared] = []
     try:
         for plan in plans:
-            launch = launcher.build(
-                plan,
-                composition,
-                date,
-                request.workdir,
-                request.agent_args,
-                dry_run=request.dry_run,
-                agents=config.agents,
-                permissions=level(request, plan) if request.headless else None,
-            )
+            launch = _build(request, config, plan, composition, date)
             built.append(Prepared(config, grant, plan, composition, launch, date, {}, warnings))
     except BaseException:
         for prepared in built:
             prepared.launch.cleanup()
         raise
     return built
+
+
+def _compose(
+    config: Config,
+    grant: Grant | None,
+    plan: resolve.Plan,
+    date: str,
+    runner: sources.Runner | None,
+    progress: shell.Progress | None,
+) -> sources.Composition:
+    reader = Reader(config.root, grant, config.settings.file_size_limit)
+    if runner is None and progress is not None:
+        runner = functools.partial(shell.run_all, progress=progress)
+    if runner is None:
+        return sources.compose(config, plan, date, reader)
+    return sources.compose(config, plan, date, reader, runner)
+
+
+def _build(
+    request: LaunchRequest,
+    config: Config,
+    plan: resolve.Plan,
+    composition: sources.Composition,
+    date: str,
+) -> launcher.Launch:
+    return launcher.build(
+        plan,
+        composition,
+        date,
+        request.workdir,
+        request.agent_args,
+        dry_run=request.dry_run,
+        agents=config.agents,
+        permissions=level(request, plan) if request.headless else None,
+    )
 
 
 # Why an agent of several did not get the model -m asked for.

@@ -161,20 +161,27 @@ def check_item(
     return RECORDS[section]._from_fields(fields=good)
 
 
+def _check_template(command: str, where: str, scope: frozenset[str], out: Collector) -> list[str]:
+    """An agent's command template (`command` or `print_command`); the placeholders it uses."""
+    used = template.names(command)
+    if out.lex:
+        for message in shellwords.problems(command):
+            out.error(where, message)
+    _check_placeholders(used, scope, where, out)
+    if "prompt" not in used and "prompt_file" not in used:
+        out.warning(
+            where,
+            "the command never uses {prompt} or {prompt_file}, so the composed prompt "
+            "is not passed to the agent",
+        )
+    return used
+
+
 def _check_agent(good: dict[str, Any], key: str, out: Collector) -> None:
     command = good.get("command")
-    used = template.names(command) if command is not None else []
+    used = []
     if command is not None:
-        if out.lex:
-            for message in shellwords.problems(command):
-                out.error(f"{key}.command", message)
-        _check_placeholders(used, template.AGENT_COMMAND, f"{key}.command", out)
-        if "prompt" not in used and "prompt_file" not in used:
-            out.warning(
-                f"{key}.command",
-                "the command never uses {prompt} or {prompt_file}, so the composed prompt "
-                "is not passed to the agent",
-            )
+        used = _check_template(command, f"{key}.command", template.AGENT_COMMAND, out)
     large = good.get("large_prompt")
     if large is not None:
         where = f"{key}.large_prompt"
@@ -215,17 +222,7 @@ def _check_headless(good: dict[str, Any], key: str, out: Collector) -> None:
     command, output = good.get("print_command"), good.get("print_output")
     levels = good.get("print_permissions", {})
     if command is not None:
-        used = template.names(command)
-        if out.lex:
-            for message in shellwords.problems(command):
-                out.error(f"{key}.print_command", message)
-        _check_placeholders(used, template.PRINT_COMMAND, f"{key}.print_command", out)
-        if "prompt" not in used and "prompt_file" not in used:
-            out.warning(
-                f"{key}.print_command",
-                "the command never uses {prompt} or {prompt_file}, so the composed prompt "
-                "is not passed to the agent",
-            )
+        _check_template(command, f"{key}.print_command", template.PRINT_COMMAND, out)
     if output is not None and output not in schema.ENVELOPES:
         out.error(
             f"{key}.print_output",
