@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Literal
 from urllib.parse import quote, unquote
 
 from start import fs, pipeline, resolve, shell, sources
@@ -289,7 +289,9 @@ class _Recorder:
         self.results: list[CommandResult] = []
 
     def __call__(self, specs: Sequence[CommandSpec]) -> list[CommandResult]:
-        self.results = shell.run_all([_apart(spec) for spec in specs], owner=self.owner)
+        self.results = shell.run_all(
+            [spec._replace(separate=True) for spec in specs], owner=self.owner
+        )
         return self.results
 
     def result_of(self, task: Task) -> CommandResult | None:
@@ -299,18 +301,6 @@ class _Recorder:
             if last.spec.command == task.command:
                 return last
         return None
-
-
-def _apart(spec: CommandSpec) -> CommandSpec:
-    """The spec with stdout and stderr captured apart.
-
-    `shell` is moving to one pipe for both by default, with a `separate` field to keep them
-    apart as well. Until then it always captures them apart, so a spec without the field is
-    already right.
-    """
-    if "separate" not in CommandSpec._fields:
-        return spec
-    return spec._replace(**cast(dict[str, Any], {"separate": True}))
 
 
 def _failure(task: Task, result: CommandResult) -> str:
