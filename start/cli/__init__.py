@@ -10,7 +10,7 @@ import click
 
 from start import __version__, console
 from start.cli.commands import Group, usage_message, version_option
-from start.cli.options import launch_options
+from start.cli.options import launch_options, long_flags
 from start.cli.state import Options
 from start.errors import (
     EXIT_CODE_TABLE,
@@ -138,7 +138,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
             code = respond(cli, instruction, options)
         else:
-            result = cli.main(args=args, prog_name="start", standalone_mode=False, obj=options)
+            result = cli.main(
+                args=long_flags(args), prog_name="start", standalone_mode=False, obj=options
+            )
             code = result if isinstance(result, int) else 0
     except (click.exceptions.Abort, KeyboardInterrupt) as interrupt:
         if isinstance(interrupt, KeyboardInterrupt):

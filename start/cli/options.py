@@ -148,6 +148,35 @@ _LAUNCH = (
 )
 
 
+# The short flags a launch is commonly given, read as their long spelling before click parses:
+# click's parser tries every option as a long one first, and the miss of `-q` builds an error
+# that it throws away, importing difflib for its suggestions and locale for its message
+# (docs/performance.md, "click's parser is click's own"). Combined flags (`-qv`) go to click.
+SHORT_FLAGS = {"-q": "--quiet", "-v": "--verbose"}
+# Every spelling of an option that takes a value, so that a value that looks like a flag
+# (`-m -q`) stays a value. tests/cli/test_options.py holds both to the options of every command.
+VALUED = frozenset(
+    {
+        *("-a", "--agent", "-c", "--context", "-d", "--directory", "-i", "--instructions-file"),
+        *("-m", "--model", "-p", "--prompt", "-r", "--role", "--alias", "--bin", "--command"),
+        *("--command-timeout", "--default-model", "--description", "--file", "--if-no-output"),
+        *("--instructions", "--large-prompt", "--layer", "--model-alias", "--models-url"),
+        *("--output", "--param", "--permissions", "--print-command", "--print-config"),
+        *("--print-output", "--print-permission", "--shell", "--timeout", "--url"),
+    }
+)
+
+
+def long_flags(args: list[str]) -> list[str]:
+    """`args` with each of SHORT_FLAGS spelled long, where click would read it as that flag."""
+    spelled = []
+    value = False  # whether this argument is the value of the option before it
+    for arg in args:
+        spelled.append(arg if value else SHORT_FLAGS.get(arg, arg))
+        value = not value and arg in VALUED
+    return spelled
+
+
 def common_options(function: F) -> F:
     for decorator in reversed(_COMMON):
         function = decorator(function)
