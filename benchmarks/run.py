@@ -2,7 +2,7 @@
 
 Every time is a median of interleaved runs after warm-ups, and every ratio is the median of the
 per-round ratios to a baseline measured in the same rounds. Each launch is measured cold (no config
-cache: the series' own XDG_CACHE_HOME is emptied before every run, outside the timed region) and
+cache: the series' own XDG_STATE_HOME is emptied before every run, outside the timed region) and
 warm (the cache filled by the warm-up runs). `start` runs as the installed `start` script of the
 interpreter running this script when there is one (the project's venv), else as `python -m start`,
 with the repository root on PYTHONPATH, so the harness works in the venv and from a checkout

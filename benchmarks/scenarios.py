@@ -3,8 +3,8 @@
 Every scenario is a `START_CONFIG_DIR` (the global layer, which needs no trust approval); the
 scratch repository has no `.start/`, so the project layer is empty and the built-in layer is merged
 in as it ships. The agent is `true`, so an exec costs next to nothing. Each measured series gets
-its own `XDG_CACHE_HOME` (see `World.cache`), so a cold series can empty its config cache without
-touching the cache a warm series relies on.
+its own `XDG_STATE_HOME` (see `World.cache`), where `start` keeps its config cache, so a cold series
+can empty its config cache without touching the cache a warm series relies on.
 """
 
 from __future__ import annotations
@@ -61,13 +61,14 @@ class World:
         return self.configs / scenario
 
     def cache(self, name: str) -> Path:
-        """A private XDG_CACHE_HOME for one series; `start` keeps its config cache below it."""
+        """A private XDG_STATE_HOME for one series; `start` keeps its config cache below it."""
         return self.root / "caches" / name
 
     def env(self, scenario: str, repo_root: Path, cache: Path | None = None) -> dict[str, str]:
         """An environment isolated from the user's own config, with `start` importable.
 
-        `cache` is the XDG_CACHE_HOME (default: the shared one under the scratch HOME).
+        `cache` is the XDG_STATE_HOME, where `start` keeps its config cache (default: the shared
+        one under the scratch HOME).
         """
         env = {
             name: value
@@ -77,8 +78,8 @@ class World:
         env.update(
             HOME=str(self.home),
             XDG_CONFIG_HOME=str(self.home / ".config"),
-            XDG_STATE_HOME=str(self.home / ".local" / "state"),
-            XDG_CACHE_HOME=str(cache or self.home / ".cache"),
+            XDG_STATE_HOME=str(cache or self.home / ".local" / "state"),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
             XDG_RUNTIME_DIR=str(self.runtime),
             START_CONFIG_DIR=str(self.config(scenario)),
             PYTHONPATH=str(repo_root),

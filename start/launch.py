@@ -233,7 +233,13 @@ def permission_options(agent: Agent, level: str) -> list[str]:
             f"to enforce that level ({offered}; print_permissions in {_where(agent)}). Choose "
             "another level with --permissions, or another agent"
         )
-    return shlex.split(options)
+    try:
+        return shlex.split(options)
+    except ValueError as error:
+        raise HeadlessError(
+            f"agent '{agent.name}': its '{level}' permission options cannot be split into "
+            f"words: {error}; fix print_permissions in {_where(agent)}"
+        ) from None
 
 
 class HeadlessError(StartError):

@@ -4,10 +4,12 @@ Parsing TOML and validating a large config costs far more than a launch may spen
 is kept as plain data (marshal) and rebuilt into records on the next run with the same key. The
 key covers the bytes of every layer file and of other agents' command files (start.interop), the
 stray files, the layer directories, the Python that runs and the code of the `start` package
-itself (`code_stamp`). An entry that cannot be read, is
-not a private regular file of ours, was not written by `start` (see `DIGESTS`), or does not have
-exactly the shape `_encode` writes is a miss, never an error: the load that follows parses from
-source and writes the entry again.
+itself (`code_stamp`). The key is those bytes themselves, not a digest of them: an entry holds
+its key and is used only when that is equal, byte for byte, to the key of the launch; the entry's
+file name is only a CRC of it. Entries live in the state directory (`directory`), which only the
+user writes, beside the trust records. An entry that cannot be read, is not a private regular file
+of ours, has another key, or does not have exactly the shape `_encode` writes is a miss, never an
+error: the load that follows parses from source and writes the entry again.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
-from start import fs, paths
+from start import paths
 from start.config import schema
 from start.config.model import (
     LAYERS,
@@ -40,18 +42,20 @@ if TYPE_CHECKING:
     from start.interop.model import Imported
 
 # 4: items are stored by columns, (names, origin indexes, one list per field), not by rows.
-FORMAT = 4
+# 5: the key is the keyed bytes themselves, and entries live in the state directory.
+FORMAT = 5
 KEEP = 32
 # A temp file this old belongs to a writer that was killed: a live one renames it within moments.
 STALE_TEMP_SECONDS = 60
 # The installed `start` package, whose code decides what a config means.
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The directory, in the state directory beside the trust records, with an empty file named by the
-# SHA-256 of each entry `start` wrote. An entry is used only when its bytes have one: the key
-# already covers the bytes the config was read from, and this binds the stored config to them,
-# so whatever can write the cache directory but not the state directory (an agent's sandbox, say)
-# cannot pass off a config of its own. It needs no secret: reading the digests helps no one.
-DIGESTS = "cache-digests"
+# The directory of the entries, in the state directory beside the trust records: whatever can
+# write the cache directory but not the state directory (an agent's sandbox, say) cannot pass off
+# a config of its own, and whatever can write the state directory can already write trust records.
+DIRECTORY = "config-cache"
+# Where releases before FORMAT 5 kept entries (in the cache directory) and the SHA-256 of each
+# (in the state directory); the first entry written removes what they left.
+_OLD_DIGESTS = "cache-digests"
 
 # The Python type of each schema field type, as validation leaves it in a record.
 _TYPES: Mapping[str, type] = {
@@ -99,6 +103,13 @@ def _columns(cls: type[Item], types: Mapping[str, type]) -> tuple[_Column, ...]:
     return tuple(columns)
 
 
+class Key(Record):
+    """What a loaded config depends on (`data`), and the file name of its entry (`name`)."""
+
+    name: str
+    data: bytes
+
+
 class _BadEntryError(ValueError):
     """The entry does not have the shape `_encode` writes."""
 
@@ -136,10 +147,14 @@ def key(
     contents: Mapping[str, bytes],
     strays: Sequence[str],
     more: Sequence[str] = (),
-) -> str | None:
-    """A digest of everything the loaded config depends on; None when it cannot be known.
+) -> Key | None:
+    """Everything the loaded config depends on, as one byte string; None when it cannot be known.
 
-    `more` names anything else it depends on, such as command files that were not read.
+    Each part is preceded by its length, so no two sets of parts give the same key. `more` names
+    anything else it depends on, such as command files that were not read. It is compared, never
+    hashed: an equal key is the same bytes, and a launch needs no digest library. The entry's
+    name comes from the layers and their directories alone: one entry for each place a config
+    is loaded from, replaced when its files change.
     """
     stamp = code_stamp()
     if stamp is None:
@@ -165,6 +180,7 @@ def key(
         part(text)
     for name in layers:
         part(f"{name}={dirs.get(name)}")
+    place = b"".join(chunks[-2 * len(layers) :]) if layers else b""
     for path, data in contents.items():
         part(str(path))
         chunks.append(b"%d|" % len(data))
@@ -173,51 +189,51 @@ def key(
         part(f"stray:{path}")
     for text in more:
         part(f"more:{text}")
-    return fs.sha256(b"".join(chunks))
+    return Key(_name(place), b"".join(chunks))
 
 
-def _path(cache_key: str) -> str:
-    return os.path.join(paths.cache_dir(), f"config-{cache_key[:32]}.bin")
+def directory() -> str:
+    """Where the entries are: `$XDG_STATE_HOME/start/config-cache`."""
+    return os.path.join(paths.state_dir(), DIRECTORY)
 
 
-def _digests() -> str:
-    return os.path.join(paths.state_dir(), DIGESTS)
-
-
-def _written_by_us(raw: bytes) -> bool:
-    """Whether `start` wrote an entry of exactly these bytes: `_seal` left their digest."""
-    try:
-        info = os.lstat(os.path.join(_digests(), fs.sha256(raw)))
-    except OSError:
-        return False
-    return stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid()
-
-
-def _seal(data: bytes) -> None:
-    """Record that `start` wrote an entry of these bytes (in `DIGESTS`, which must exist)."""
-    from start import atomic
-
-    atomic.replace(os.path.join(_digests(), fs.sha256(data)), b"", mode=0o600, durable=False)
+def _name(place: bytes) -> str:
+    """An entry's file name: the 32-bit FNV-1a hash of the layers and directories it was loaded
+    from, a few hundred bytes that need no checksum module. Two places with one name share the
+    entry, and the one not stored there misses (`_decode` compares the whole key)."""
+    hashed = 0x811C9DC5
+    for byte in place:
+        hashed = ((hashed ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return f"config-{hashed:08x}.bin"
 
 
 def get(
-    cache_key: str, project: paths.ProjectLocation, dirs: Mapping[str, str | None]
+    cache_key: Key, project: paths.ProjectLocation, dirs: Mapping[str, str | None]
 ) -> Config | None:
     """The cached config for this key, or None: missing, corrupt, of the wrong shape, not ours."""
     try:
-        # Never through a symlink, and never blocking on a FIFO.
-        fd = os.open(_path(cache_key), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        # Only in a directory of ours (0700, no symlink), never through a symlink, and never
+        # blocking on a FIFO. Bytes of another user's never reach marshal, which trusts its input.
+        home = paths.open_private(directory(), create=False)
     except OSError:
         return None
+    if home is None:
+        return None
+    try:
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(cache_key.name, flags, dir_fd=home)
+    except OSError:
+        return None
+    finally:
+        os.close(home)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
             return None
         raw = os.read(fd, info.st_size)
-        # Bytes `start` did not write never reach marshal, which trusts its input.
-        if len(raw) != info.st_size or not _written_by_us(raw):
+        if len(raw) != info.st_size:
             return None
-        return _decode(cache_key, marshal.loads(raw), project, dirs)
+        return _decode(cache_key.data, marshal.loads(raw), project, dirs)
     except Exception:
         # Whatever is wrong with the entry (unreadable, not ours, not marshal, a shape `_decode`
         # rejects or trips over), it is a miss; the load that follows writes the entry again.
@@ -226,23 +242,57 @@ def get(
         os.close(fd)
 
 
-def put(cache_key: str, config: Config) -> None:
+def put(cache_key: Key, config: Config) -> None:
     """Store a config; failures to write only cost speed next time."""
     # Off the warm launch path: only a miss writes.
     from start import atomic
 
     try:
-        directory, digests = paths.cache_dir(), _digests()
-        if not paths.private_directory(directory) or not paths.private_directory(digests):
+        home = directory()
+        if not paths.private_directory(home):
             return
         # No fsync: an entry lost in a crash is a miss, and every launch after an edit writes one.
-        data = marshal.dumps(_encode(cache_key, config))
-        atomic.replace(_path(cache_key), data, mode=0o600, durable=False)
-        _seal(data)
-        _prune(directory, _is_entry, _is_entry_temp)
-        _prune(digests, _is_digest, _is_digest_temp)
+        data = marshal.dumps(_encode(cache_key.data, config))
+        atomic.replace(os.path.join(home, cache_key.name), data, mode=0o600, durable=False)
+        _prune(home, _is_entry, _is_entry_temp)
     except OSError:
         return
+    _forget_old()
+
+
+def _forget_old() -> None:
+    """Remove the entries and digests that releases before FORMAT 5 wrote: only names they
+    wrote, and only from directories of ours (a symlink planted at either name is left alone).
+    The digests' directory goes too once it is empty; the cache directory is the user's."""
+    digests = os.path.join(paths.state_dir(), _OLD_DIGESTS)
+    _remove_names(paths.cache_dir(), lambda name: _is_old_entry(name) or _is_entry_temp(name))
+    if _remove_names(digests, lambda name: _is_old_digest(name) or _is_old_digest_temp(name)):
+        try:
+            os.rmdir(digests)
+        except OSError:
+            return  # not empty: a file of the user's
+
+
+def _remove_names(directory: str, ours: Callable[[str], bool]) -> bool:
+    """Remove the files of `directory` that `ours` names; whether it was a directory of ours."""
+    try:
+        fd = paths.open_private(directory, create=False)
+    except OSError:
+        return False
+    if fd is None:
+        return False
+    try:
+        for name in os.listdir(fd):
+            if ours(name):
+                try:
+                    os.unlink(name, dir_fd=fd)
+                except OSError:
+                    continue
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def _is_entry(name: str) -> bool:
@@ -259,15 +309,20 @@ def _is_entry_temp(name: str) -> bool:
     )
 
 
-def _is_digest(name: str) -> bool:
+def _is_old_entry(name: str) -> bool:
+    """`config-KEY.bin`, KEY the first 32 hex digits of a SHA-256 (before FORMAT 5)."""
+    return _is_entry(name) and len(name) == 43 and set(name[7:39]) <= _HEX
+
+
+def _is_old_digest(name: str) -> bool:
     return len(name) == 64 and set(name) <= _HEX
 
 
-def _is_digest_temp(name: str) -> bool:
+def _is_old_digest_temp(name: str) -> bool:
     """`.DIGEST.8HEX.tmp` from atomic.replace."""
     from start import atomic
 
-    return atomic.is_temp_name(name) and _is_digest(name[1:65])
+    return atomic.is_temp_name(name) and _is_old_digest(name[1:65])
 
 
 def _prune(directory: str, kept: Callable[[str], bool], temp: Callable[[str], bool]) -> None:
@@ -298,7 +353,7 @@ def _prune(directory: str, kept: Callable[[str], bool], temp: Callable[[str], bo
             continue
 
 
-def _encode(cache_key: str, config: Config) -> dict[str, Any]:
+def _encode(cache_key: bytes, config: Config) -> dict[str, Any]:
     origins: dict[Origin, int] = {}
 
     def origin(value: Origin) -> int:
@@ -363,7 +418,7 @@ _VALUE_ENCODERS: Mapping[str, Callable[[Any], Any]] = {
 
 
 def _decode(
-    cache_key: str,
+    cache_key: bytes,
     data: dict[str, Any],
     project: paths.ProjectLocation,
     dirs: Mapping[str, str | None],

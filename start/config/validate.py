@@ -246,12 +246,13 @@ def _check_headless(good: dict[str, Any], key: str, out: Collector) -> None:
                 suggest(level, schema.LEVELS),
             )
             continue
-        import shlex
+        if out.lex:  # as for command templates: a launch splits the options of its level
+            import shlex
 
-        try:
-            shlex.split(options)
-        except ValueError as error:
-            out.error(where, f"the options cannot be split into words: {error}")
+            try:
+                shlex.split(options)
+            except ValueError as error:
+                out.error(where, f"the options cannot be split into words: {error}")
     if present and not levels:
         out.error(
             f"{key}.print_permissions",

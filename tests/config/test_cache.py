@@ -102,7 +102,7 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def cache_files() -> list[Path]:
-    return sorted(Path(paths.cache_dir()).glob("config-*.bin"))
+    return sorted(Path(cache.directory()).glob("config-*.bin"))
 
 
 def entry() -> Path:
@@ -110,15 +110,9 @@ def entry() -> Path:
     return found
 
 
-def digests() -> list[str]:
-    """The names in the state directory's list of the entries `start` wrote: their digests."""
-    return sorted(path.name for path in Path(paths.state_dir(), cache.DIGESTS).iterdir())
-
-
 def overwrite(path: Path, data: bytes) -> None:
-    """Write `data` over an entry as `start` would: with its digest, so only its shape counts."""
+    """Write `data` over an entry, as only `start` (or the user) can: only its shape counts."""
     path.write_bytes(data)
-    cache._seal(data)
 
 
 def same(one: Config, other: Config) -> None:
@@ -268,7 +262,7 @@ def test_a_changed_layer_byte_misses(global_dir: Path, parsed: list[str]) -> Non
     path = global_dir / "config.toml"
     config = miss_after(lambda: path.write_bytes(path.read_bytes().replace(b"= 7", b"= 8")), parsed)
     assert config.settings.command_timeout == 8
-    assert len(cache_files()) == 2
+    assert len(cache_files()) == 1  # one entry for each place, replaced
 
 
 def test_a_stray_file_is_part_of_the_key(global_dir: Path, parsed: list[str]) -> None:
@@ -530,7 +524,7 @@ def test_without_a_package_directory_to_stamp_nothing_is_cached(
     parsed.clear()
     load()
     assert parsed == ALL_LAYERS
-    assert not Path(paths.cache_dir()).exists()
+    assert not Path(cache.directory()).exists()
 
 
 def test_edits_validated_with_replaced_bytes_bypass_the_cache(
@@ -578,8 +572,7 @@ def test_config_validate_neither_reads_nor_writes_the_cache(
     assert invoke("config", "validate").exit_code == 0
     assert invoke("config", "validate").exit_code == 0
     assert parsed == ALL_LAYERS * 2
-    assert not Path(paths.cache_dir()).exists()
-    assert not Path(paths.state_dir(), cache.DIGESTS).exists()
+    assert not Path(cache.directory()).exists()
 
 
 FAKE = f"""\
@@ -619,7 +612,7 @@ def test_an_entry_of_the_wrong_shape_crashes_no_command(
             assert json.loads(result.stdout) == json.loads(before.stdout), command
 
 
-# --- entries start did not write ---------------------------------------------------------
+# --- where entries are read from ------------------------------------------------------------
 
 APPROVED = '[tasks.t]\ncommand = "echo approved"\n'
 
@@ -646,16 +639,24 @@ def task_command(command: str) -> Callable[[dict[str, Any]], None]:
 
 
 def forge(command: str) -> None:
-    """Make task t of every entry run `command`, as whatever can write the cache directory can:
-    the same key, well-formed data of the right shape, a private file of the user's."""
+    """Plant, in the cache directory (`$XDG_CACHE_HOME/start`), the entry of every entry of ours
+    with task t running `command`, under its own name and under the name releases before used:
+    what whatever can write the cache directory but not the state directory (an agent's
+    sandbox, say) can do. Releases before kept the entries there."""
+    planted = Path(paths.cache_dir())
+    planted.mkdir(parents=True, exist_ok=True, mode=0o700)
     for path in cache_files():
         data = marshal.loads(path.read_bytes())
         task_command(command)(data)
-        path.write_bytes(marshal.dumps(data))
+        for name in (path.name, f"config-{'0' * 32}.bin"):
+            (planted / name).write_bytes(marshal.dumps(data))
+            (planted / name).chmod(0o600)
 
 
-def test_an_entry_start_did_not_write_is_a_miss(approved: Path, parsed: list[str]) -> None:
+def test_entries_in_the_cache_directory_are_never_read(approved: Path, parsed: list[str]) -> None:
     forge("echo FORGED")
+    for path in cache_files():
+        path.unlink()
     parsed.clear()
 
     config = load()
@@ -665,12 +666,14 @@ def test_an_entry_start_did_not_write_is_a_miss(approved: Path, parsed: list[str
     assert trust.check(config).trusted
     parsed.clear()
     assert load().tasks["t"].command == "echo approved"
-    assert parsed == []  # the entry was written again, with its digest
+    assert parsed == []  # the entry was written again, in the state directory
 
 
-def test_a_forged_entry_runs_and_shows_only_what_was_approved(approved: Path) -> None:
+def test_a_planted_entry_runs_and_shows_only_what_was_approved(approved: Path) -> None:
     assert invoke("task", "t", "--dry-run", "--json").exit_code == 0
     forge("echo FORGED")
+    for path in cache_files():
+        path.unlink()
 
     result = invoke("task", "t", "--dry-run", "--json")
 
@@ -684,9 +687,11 @@ def test_a_forged_entry_runs_and_shows_only_what_was_approved(approved: Path) ->
     assert lines[-1].startswith("Status: approved ")
 
 
-def test_an_entry_start_wrote_is_used_as_it_is(approved: Path, parsed: list[str]) -> None:
-    # The state directory is what vouches for an entry; the tests of shapes above rewrite entries
-    # this way, so they reach the decoder.
+def test_an_entry_in_the_state_directory_is_used_as_it_is(
+    approved: Path, parsed: list[str]
+) -> None:
+    # Only the user writes the state directory; the tests of shapes above rewrite entries this
+    # way, so they reach the decoder.
     rewrite(task_command("echo REWRITTEN"))()
     parsed.clear()
     assert load().tasks["t"].command == "echo REWRITTEN"
@@ -710,38 +715,70 @@ def test_trust_reviews_and_approves_the_files_never_the_cache(
     assert parsed == ALL_LAYERS
 
 
-def test_an_entry_without_its_digest_is_a_miss_and_is_written_again(
+def test_an_entry_whose_key_differs_in_one_byte_is_a_miss(
     global_dir: Path, parsed: list[str]
 ) -> None:
-    miss_after(lambda: shutil.rmtree(Path(paths.state_dir(), cache.DIGESTS)), parsed)
-    assert digests() == [fs.sha256(entry().read_bytes())]
-    parsed.clear()
+    def last_byte(data: dict[str, Any]) -> None:
+        key = data["key"]
+        data["key"] = key[:-1] + bytes([key[-1] ^ 1])
+
+    miss_after(rewrite(last_byte), parsed)
+
+
+def test_each_place_has_an_entry_of_its_own(isolated: Path, tmp_path: Path) -> None:
+    write_tree(tmp_path / "other", {".start/config.toml": ""})
     load()
-    assert parsed == []
+    load(str(tmp_path / "other"), use_project=False)
+    assert len(cache_files()) == 1  # without its project, the same layers and directories
+    load(str(tmp_path / "other"))
+    assert len(cache_files()) == 2
 
 
-@pytest.mark.parametrize("kind", ["symlink", "directory"])
-def test_a_digest_that_is_not_a_file_vouches_for_nothing(
-    global_dir: Path, parsed: list[str], tmp_path: Path, kind: str
+def test_the_key_is_compared_whole_not_by_its_file_name(
+    global_dir: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every key with one name: the entry of one config is a miss for the other.
+    monkeypatch.setattr(cache, "_name", lambda key: "config-00000000.bin")
+    load()
+    (global_dir / "config.toml").write_text(CONFIG.replace("Brief", "Short"), encoding="utf-8")
+    parsed.clear()
+    assert load().roles["r"].description == "Short"
+    assert parsed == ALL_LAYERS
+
+
+@pytest.mark.parametrize("kind", ["symlink", "file", "another user's"])
+def test_entries_are_read_only_from_a_directory_of_ours(
+    global_dir: Path,
+    parsed: list[str],
+    tmp_path: Path,
+    kind: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def replace() -> None:
-        (name,) = digests()
-        path = Path(paths.state_dir(), cache.DIGESTS, name)
-        path.unlink()
+        home = Path(cache.directory())
+        if kind == "another user's":
+            monkeypatch.setattr(os, "getuid", lambda: os.geteuid() + 1)
+            return
+        moved = tmp_path / "moved"
+        home.rename(moved)
         if kind == "symlink":
-            (tmp_path / "target").write_bytes(b"")
-            path.symlink_to(tmp_path / "target")
+            home.symlink_to(moved)
         else:
-            path.mkdir()
+            home.write_bytes(b"")
 
     miss_after(replace, parsed)
 
 
-def test_bytes_start_did_not_write_never_reach_marshal(
+def test_bytes_outside_the_state_directory_never_reach_marshal(
     global_dir: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     load()
-    entry().write_bytes(b"\xff" * 64)
+    name = entry().name
+    entry().unlink()
+    planted = Path(paths.cache_dir())
+    planted.mkdir(parents=True, mode=0o700)
+    (planted / name).write_bytes(b"\xff" * 64)
+    (planted / name).chmod(0o600)
     unmarshalled: list[bytes] = []
     loads = marshal.loads
 
@@ -756,6 +793,16 @@ def test_bytes_start_did_not_write_never_reach_marshal(
 
     assert parsed == ALL_LAYERS
     assert unmarshalled == []
+
+
+def test_a_launch_takes_no_digest(global_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The key is compared, not hashed: a cold and a warm load never call SHA-256.
+    def refused(data: bytes) -> str:
+        raise AssertionError("a digest was taken")
+
+    monkeypatch.setattr(fs, "sha256", refused)
+    load()
+    assert load().roles["r"].description == "Brief"
 
 
 # --- writing -------------------------------------------------------------------------------
@@ -775,21 +822,17 @@ def test_entries_are_written_through_atomic_replace_as_private_files(
     load()
 
     # Not durable: an entry lost in a crash is only a miss, so no launch waits for an fsync.
-    (digest,) = digests()
-    sealed = os.path.join(paths.state_dir(), cache.DIGESTS, digest)
-    assert written == [(str(entry()), 0o600, False), (sealed, 0o600, False)]
-    assert digest == fs.sha256(entry().read_bytes())
+    assert written == [(str(entry()), 0o600, False)]
+    assert entry().parent == Path(paths.state_dir(), "config-cache")
     assert stat.S_IMODE(entry().stat().st_mode) == 0o600
-    assert stat.S_IMODE(Path(sealed).stat().st_mode) == 0o600
-    assert stat.S_IMODE(Path(paths.cache_dir()).stat().st_mode) == 0o700
-    assert stat.S_IMODE(Path(sealed).parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(Path(cache.directory()).stat().st_mode) == 0o700
 
 
 def test_an_existing_cache_directory_is_made_private(global_dir: Path) -> None:
-    Path(paths.cache_dir()).mkdir(parents=True, mode=0o755)
-    Path(paths.cache_dir()).chmod(0o755)
+    Path(cache.directory()).mkdir(parents=True, mode=0o755)
+    Path(cache.directory()).chmod(0o755)
     load()
-    assert stat.S_IMODE(Path(paths.cache_dir()).stat().st_mode) == 0o700
+    assert stat.S_IMODE(Path(cache.directory()).stat().st_mode) == 0o700
 
 
 def test_nothing_is_written_through_a_symlinked_cache_directory(
@@ -797,8 +840,8 @@ def test_nothing_is_written_through_a_symlinked_cache_directory(
 ) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    Path(paths.cache_dir()).parent.mkdir(parents=True)
-    Path(paths.cache_dir()).symlink_to(elsewhere)
+    Path(cache.directory()).parent.mkdir(parents=True)
+    Path(cache.directory()).symlink_to(elsewhere)
     load()
     assert list(elsewhere.iterdir()) == []
 
@@ -807,20 +850,20 @@ def test_writing_keeps_the_newest_entries_and_removes_stale_temp_files(
     global_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(cache, "KEEP", 3)
-    directory = Path(paths.cache_dir())
+    directory = Path(cache.directory())
     directory.mkdir(parents=True, mode=0o700)
     hour_ago = time.time() - 3600
     old = []
     for age in range(4):
-        path = directory / f"config-{age:032x}.bin"
+        path = directory / f"config-{age:08x}.bin"
         path.write_bytes(b"")
         os.utime(path, (hour_ago - age, hour_ago - age))
         old.append(path)
     stale = [
-        directory / f".config-{'a' * 32}.bin.0123abcd.tmp",  # atomic.replace's, writer killed
-        directory / f"config-{'b' * 32}.bin.4242.tmp",  # the writer before it
+        directory / ".config-aaaaaaaa.bin.0123abcd.tmp",  # atomic.replace's, writer killed
+        directory / "config-bbbbbbbb.bin.4242.tmp",  # the writer before it
     ]
-    fresh = directory / f".config-{'c' * 32}.bin.89abcdef.tmp"  # a writer at work
+    fresh = directory / ".config-cccccccc.bin.89abcdef.tmp"  # a writer at work
     others = [directory / "notes.txt", directory / ".notes.0123abcd.tmp"]
     for path in [*stale, *others]:
         path.write_bytes(b"")
@@ -836,33 +879,49 @@ def test_writing_keeps_the_newest_entries_and_removes_stale_temp_files(
     )
 
 
-def test_writing_keeps_the_newest_digests_and_removes_stale_temp_files(
-    global_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(cache, "KEEP", 3)
-    directory = Path(paths.state_dir(), cache.DIGESTS)
-    directory.mkdir(parents=True, mode=0o700)
-    hour_ago = time.time() - 3600
-    old = []
-    for age in range(4):
-        path = directory / f"{age:064x}"
-        path.write_bytes(b"")
-        os.utime(path, (hour_ago - age, hour_ago - age))
-        old.append(path)
-    stale = directory / f".{'a' * 64}.0123abcd.tmp"  # atomic.replace's, writer killed
-    fresh = directory / f".{'c' * 64}.89abcdef.tmp"  # a writer at work
-    others = [directory / "notes.txt", directory / ".notes.0123abcd.tmp"]
-    for path in [stale, *others]:
-        path.write_bytes(b"")
-        os.utime(path, (hour_ago, hour_ago))
-    fresh.write_bytes(b"")
+def old_layout(notes: bool) -> tuple[Path, Path]:
+    """The entries and digests a release before FORMAT 5 left, and (with `notes`) a file of the
+    user's in each directory."""
+    entries, digests = Path(paths.cache_dir()), Path(paths.state_dir(), "cache-digests")
+    for directory in (entries, digests):
+        directory.mkdir(parents=True, mode=0o700)
+    (entries / f"config-{'a' * 32}.bin").write_bytes(b"old")
+    (entries / f".config-{'b' * 32}.bin.0123abcd.tmp").write_bytes(b"old")
+    (digests / ("c" * 64)).write_bytes(b"")
+    (digests / f".{'d' * 64}.89abcdef.tmp").write_bytes(b"")
+    if notes:
+        (entries / "notes.txt").write_text("mine", encoding="utf-8")
+        (digests / "notes.txt").write_text("mine", encoding="utf-8")
+    return entries, digests
 
+
+def test_the_first_entry_written_removes_what_older_releases_left(global_dir: Path) -> None:
+    entries, digests = old_layout(notes=False)
     load()
+    assert list(entries.iterdir()) == []  # the user's cache directory stays
+    assert not digests.exists()
 
-    new = fs.sha256(entry().read_bytes())
-    assert digests() == sorted(
-        [new, old[0].name, old[1].name, fresh.name, *(p.name for p in others)]
-    )
+
+def test_removing_what_older_releases_left_spares_every_other_file(global_dir: Path) -> None:
+    entries, digests = old_layout(notes=True)
+    load()
+    assert [p.name for p in entries.iterdir()] == ["notes.txt"]
+    assert [p.name for p in digests.iterdir()] == ["notes.txt"]
+
+
+def test_removing_what_older_releases_left_follows_no_symlink(
+    global_dir: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "mine"
+    target.mkdir()
+    (target / f"config-{'a' * 32}.bin").write_bytes(b"mine")
+    (target / ("c" * 64)).write_bytes(b"mine")
+    Path(paths.cache_dir()).parent.mkdir(parents=True, exist_ok=True)
+    Path(paths.cache_dir()).symlink_to(target)
+    Path(paths.state_dir()).mkdir(parents=True, exist_ok=True)
+    Path(paths.state_dir(), "cache-digests").symlink_to(target)
+    load()
+    assert sorted(p.name for p in target.iterdir()) == sorted([f"config-{'a' * 32}.bin", "c" * 64])
 
 
 # --- the key -------------------------------------------------------------------------------

@@ -288,3 +288,40 @@ def test_only_config_validate_lexes_the_shipped_agents_command_templates(
     result = invoke("-a", "shipped", "--dry-run", "prompt", "x")
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr == "start: unterminated single quote in agent command: {bin} '{prompt}\n"
+
+
+BROKEN_LEVEL = """[agents.NAME]
+bin = "true"
+command = "{bin} {prompt}"
+print_command = "{bin} -p {prompt}"
+print_output = "text"
+print_permissions = { read-only = "--allow 'read" }
+"""
+
+
+def test_only_config_validate_splits_the_shipped_agents_permission_options(
+    layers: dict[str, Path],
+) -> None:
+    """As with command templates: the shipped options are split by tests/config/test_shipped.py
+    and `config validate`, and a launch splits those of the level it runs with."""
+    write_tree(layers["built-in"], {"agents.toml": BROKEN_LEVEL.replace("NAME", "shipped")})
+    write_tree(layers["global"], {"agents.toml": BROKEN_LEVEL.replace("NAME", "mine")})
+    launch = load()
+    checked = load(use_cache=False)
+    message = "the options cannot be split into words: No closing quotation"
+    assert [f"{p.key}: {p.message}" for p in launch.problems] == [
+        f"agents.mine.print_permissions.read-only: {message}"
+    ]
+    assert [f"{p.key}: {p.message}" for p in checked.problems] == [
+        f"agents.shipped.print_permissions.read-only: {message}",
+        f"agents.mine.print_permissions.read-only: {message}",
+    ]
+    # Run headless, the shipped agent's options are split and refused before anything runs.
+    (layers["global"] / "agents.toml").unlink()
+    result = invoke("prompt", "-a", "shipped", "--print", "x")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "start: agent 'shipped': its 'read-only' permission options cannot be split into words: "
+        "No closing quotation; fix print_permissions in a copy of [agents.shipped] in "
+        f"{layers['global'] / 'config.toml'}\n"
+    )
