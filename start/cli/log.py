@@ -208,13 +208,18 @@ def _ended(run: history.Run) -> str:
 
 
 @log.command(
-    json=False,
-    examples=[("Open the history with sqlite3", 'sqlite3 "$(start log path)"')],
+    examples=[
+        ("Open the history with sqlite3", 'sqlite3 "$(start log path)"'),
+        ("The database and its directory as data", "start log path --json"),
+    ],
 )
 @common_options
 def path() -> int:
-    """Print where the history lives: its SQLite database."""
-    console.out(history.database())
+    """Print where the history lives: its SQLite database (in a directory of its own)."""
+    if get_options().json:
+        console.print_json({"database": history.database(), "directory": history.directory()})
+    else:
+        console.out(history.database())
     return ExitCode.OK
 
 
