@@ -131,7 +131,8 @@ def fields(
         "role": plan.role.name if plan.role is not None else None,
         "contexts": [part.name for part in composition.contexts],
         "params": dict(plan.params),
-        "instructions": plan.instructions,
+        # The user's own words: a task's instructions, a prompt's text.
+        "instructions": plan.text if plan.mode == "prompt" else plan.instructions,
         "prompt": composition.prompt,
         "role_text": role.text if role is not None else "",
         "command": list(result.argv if result is not None else launch.argv),
@@ -352,13 +353,12 @@ class Store:
         return cursor.lastrowid or 0
 
     def ingest(self) -> int:
-        """Move every pending file into the database; how many were moved."""
-        try:
-            pending = _open_dir(PENDING, self.fd)
-        except HistoryError:
-            if not os.path.lexists(os.path.join(directory(), PENDING)):
-                return 0
-            raise
+        """Move every pending file into the database, and keep to the size limit the newest of
+        them was recorded under; how many were moved."""
+        if not os.path.lexists(os.path.join(directory(), PENDING)):
+            return 0
+        pending = _open_dir(PENDING, self.fd)
+        limit: int | None = None
         try:
             names = sorted(name for name in os.listdir(pending) if not name.startswith("."))
             _sweep(pending)
@@ -369,13 +369,16 @@ class Store:
                     data = _read_pending(pending, name)
                     if data is not None:
                         self._insert(connection, data, name)
+                        limit = data["limit"]
             for name in names:
                 # Another process may have moved it too: INSERT OR IGNORE kept one copy.
                 with suppress(FileNotFoundError):
                     os.unlink(name, dir_fd=pending)
-            return len(names)
         finally:
             os.close(pending)
+        if limit is not None:
+            self.trim(limit)
+        return len(names)
 
     def trim(self, limit: int) -> int:
         """Delete the oldest runs until the rest fit in `limit` bytes; the newest is always kept.
@@ -513,6 +516,7 @@ _SHAPE: Final[Mapping[str, tuple[type, ...]]] = {
     "command": (list,),
     "headless": (bool,),
     "permissions": (str, type(None)),
+    "limit": (int,),
 }
 
 
