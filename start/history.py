@@ -4,13 +4,15 @@ back, kept in SQLite in the user's state directory.
     record(prepared)          a launch, just before the exec
     record(prepared, result)  a headless run (--print), once it has ended
 
-A launch pays for no SQLite: its record goes to a file of its own in `pending/` (the marshal of
-a dict, written to a temp name and renamed), and the next command that opens the database moves
-every pending file into it. A headless run, which waits seconds for its agent anyway, writes to
-the database directly. The database is in WAL mode with a busy timeout, and a pending file is
-moved in once only (its name is a unique key), so runs that end together never lose or corrupt a
-record. Everything lives in one directory, mode 0700, made and checked by `paths.open_private`;
-the files are 0600.
+Recording pays for no SQLite: a run's record goes to a file of its own in `pending/` (the marshal
+of a dict, written to a temp name and renamed), and the next command that opens the database
+(`start log`, `start again`, or every PENDING_LIMIT-th run) moves every pending file into it,
+then trims the oldest runs to the size limit. Opening, writing and closing the database costs
+milliseconds that a launch, which execs at once, should not pay (docs/performance.md). The
+database is in WAL mode with a busy timeout, writers take the write lock at once, and a pending
+file is moved in once only (its name is a unique key), so runs that end together never lose or
+corrupt a record. Everything lives in one directory, mode 0700, made and checked by
+`paths.open_private`; the files are 0600.
 """
 
 from __future__ import annotations
@@ -165,26 +167,21 @@ def record(
     args: Sequence[str] | None = None,
     cwd: str | None = None,
 ) -> None:
-    """Record one run, unless `settings.history` is off.
+    """Record one run, unless `settings.history` is off: a launch (no `result`), or a headless
+    run with the `headless.Result` of its run.
 
-    Without `result`, a launch: written as a pending file, cheaply, before the exec. With the
-    `headless.Result` of its run, a headless run: written to the database. `args` is the
-    command line that `start again` repeats (None for a run that has none, such as one that
-    `start mcp` started), and `cwd` the directory it was given in (default: the workdir).
-    Raises HistoryError when the history cannot be written.
+    `args` is the command line that `start again` repeats (None for a run that has none, such
+    as one that `start mcp` started), and `cwd` the directory it was given in (default: the
+    workdir). The record is a pending file until the database is next opened. Raises
+    HistoryError when the history cannot be written.
     """
     if not prepared.config.settings.history:
         return
     data = fields(prepared, result, args=args, cwd=cwd)
     try:
-        if result is None:
-            if _spool(data) < PENDING_LIMIT:
-                return
-            data = {}
-        with opened() as store:
-            if data:
-                store.add(data)
-            store.trim(prepared.config.settings.history_size_limit)
+        if _spool(data) >= PENDING_LIMIT:
+            with opened():
+                pass  # opening moves the pending runs in, and keeps to the size limit
     except OSError as error:
         raise HistoryError(f"cannot record the run in {directory()}: {_reason(error)}") from None
 
@@ -323,11 +320,6 @@ class Store:
             connection.execute("ROLLBACK")
             raise
         connection.execute("COMMIT")
-
-    def add(self, data: Mapping[str, Any], pending: str | None = None) -> int:
-        """Insert one run (a dict of `fields`); its id."""
-        with self._writing() as connection:
-            return self._insert(connection, data, pending)
 
     def _insert(
         self, connection: sqlite3.Connection, data: Mapping[str, Any], pending: str | None

@@ -60,6 +60,7 @@ OFF_THE_LAUNCH_PATH = {
     "urllib": "pathlib imported urllib.parse",
     "ipaddress": "urllib.parse imported ipaddress",
     "fnmatch": "pathlib imported fnmatch",
+    "sqlite3": "a launch records itself in the history as a pending file (start.history)",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}

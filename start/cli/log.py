@@ -179,7 +179,7 @@ def show(run_id: int | None, no_pager: bool) -> int:
         if run.usage:
             rows.append(("usage", ", ".join(f"{k} {v}" for k, v in run.usage.items())))
     for label, value in rows:
-        page.row([label, console.printable(value)], [11], indent=2)
+        page.row([label, console.printable(value)], [11], indent=2, gaps=[2])
     sections = [("role", run.role_text), ("prompt", run.prompt)]
     if run.headless:
         sections.append(("answer", run.answer or ""))

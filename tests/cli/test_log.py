@@ -188,6 +188,36 @@ def test_parallel_runs_lose_nothing(headless: Path) -> None:
     assert os.listdir(os.path.join(history.directory(), history.PENDING)) == []
 
 
+_WRITER = """
+import sys
+from start import history
+data = {
+    "format": history.FORMAT, "time": "t", "at": 1.0, "cwd": "/", "workdir": "/",
+    "project": "/p", "args": ["prompt", sys.argv[1]], "mode": "prompt", "task": None,
+    "agent": "a", "model": None, "role": None, "contexts": [], "params": {},
+    "instructions": sys.argv[1], "prompt": "p" * 5000, "role_text": "", "command": ["a"],
+    "headless": False, "permissions": None, "limit": 1 << 30,
+}
+for index in range(5):
+    history._spool({**data, "instructions": f"{sys.argv[1]}-{index}"})
+    with history.opened():
+        pass  # each process moves the pending runs in while the others write theirs
+"""
+
+
+def test_writers_that_move_runs_in_at_once_lose_and_repeat_nothing(isolated: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    processes = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, f"w{i}"], env=env, stderr=subprocess.PIPE)
+        for i in range(8)
+    ]
+    for process in processes:
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, stderr
+    found = sorted(r["instructions"] for r in runs("-n", "100"))
+    assert found == sorted(f"w{i}-{j}" for i in range(8) for j in range(5))
+
+
 def test_many_launches_move_themselves_into_the_database(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -306,9 +336,10 @@ def test_show_prints_the_command_role_prompt_and_answer(headless: Path) -> None:
     assert result.exit_code == 0
     text = result.stdout
     assert text.startswith("run 1  ")
-    assert "  command     start -q task review --print 'the diff'\n" in text
-    assert f"  directory   {headless}\n" in text
-    assert "  outcome     ok, exit status 0, " in text
+    assert "  command      start -q task review --print 'the diff'\n" in text
+    assert f"  directory    {headless}\n" in text
+    assert "  permissions  read-only\n" in text
+    assert "  outcome      ok, exit status 0, " in text
     assert "──── prompt ────\nReview: the diff\n" in text
     assert "──── answer ────\nANSWER: Review: the diff\n" in text
     assert text.rstrip("\n").endswith("-- 'Review: the diff'")
