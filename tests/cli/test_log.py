@@ -456,3 +456,14 @@ def test_again_goes_through_trust(scene: Scene) -> None:
     assert result.returncode == 5
     assert result.stderr == scene.refused("1 file changed since approval")
     scene.assert_nothing_happened(result.stdout, result.stderr)
+
+
+def test_completion_offers_the_run_ids(headless: Path) -> None:
+    from tests.cli.test_completion import complete
+
+    for word in ("one", "two"):
+        assert start(headless, "task", "review", "--print", word).returncode == 0
+    offered = complete("start log show ")
+    assert [value for value, _ in offered] == ["2", "1"]
+    assert offered[0][1] is not None and offered[0][1].endswith(" review fake")
+    assert [value for value, _ in complete("start again 1")] == ["1"]
