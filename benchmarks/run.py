@@ -50,6 +50,7 @@ OUTPUT_LIMIT = 2.0  # 200 MB of output: x the floor plus the producer
 LAUNCH_MEMORY_LIMIT = 20.0  # a small launch: peak RSS, MiB
 HEADLESS_LIMIT = 1.10  # start --print: x the same headless command run directly
 TRIO_LIMIT = 1.3  # three agents of 1 s each at once: seconds of wall time
+HISTORY_LIMIT = 1.03  # a warm launch recorded in the history: x the same launch unrecorded
 
 
 @dataclass
@@ -388,6 +389,23 @@ def headless(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
     return rows
 
 
+def recording(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
+    """Target 9: what recording a launch in the history adds to the small warm launch (1b):
+    the same launch with `history = false` is the baseline, interleaved in the same rounds."""
+    task = ("-q", "task", "t", "x")
+    on = launch(world, "small", task, cold=False, label="small, warm, recorded: start task t x")
+    off = launch(
+        world, "unrecorded", task, cold=False, label="small, warm, history = false: start task t x"
+    )
+    log(f"target 9: 2 commands x ({warmups} warm-up + {runs} runs), interleaved")
+    harness.measure([on.series, off.series], runs, warmups)
+    for item in (on, off):
+        log("  " + item.series.describe())
+        check_cache(item, log)
+    target = "9. recording a warm launch: start task t x (vs history = false)"
+    return [ratio_row(target, on.series, off.series, HISTORY_LIMIT)]
+
+
 def mib(value: float) -> str:
     return f"{value:.1f} MiB"
 
@@ -631,6 +649,10 @@ def results(
     return "\n".join(lines)
 
 
+# The groups of targets, in the order they run (`--only`).
+GROUPS = ("launches", "concurrency", "output", "imports", "memory", "headless", "history")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -638,6 +660,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--runs", type=int, help="measured runs of each fast command (default 41)")
     parser.add_argument("--output", type=Path, help="also write the results to this Markdown file")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=GROUPS,
+        help="measure only this group of targets (repeatable); the default is every group",
+    )
     options = parser.parse_args(argv)
     runs = options.runs or (5 if options.quick else 41)
     slow_runs = 3 if options.quick else 9
@@ -658,6 +686,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         world = scenarios.create(Path(tmp))
         for build in (
             scenarios.small,
+            scenarios.unrecorded,
             scenarios.large,
             scenarios.concurrent,
             scenarios.order,
@@ -666,12 +695,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             scenarios.trio,
         ):
             build(world)
-        rows += launches(world, runs, warmups, log)
-        rows += concurrency(world, slow_runs, 1, log)
-        rows += large_output(world, output_runs, 1, log)
-        rows += import_hygiene(world, log)
-        rows += memory(world, slow_runs, log)
-        rows += headless(world, slow_runs, 1, log)
+        only = set(options.only or GROUPS)
+        if "launches" in only:
+            rows += launches(world, runs, warmups, log)
+        if "concurrency" in only:
+            rows += concurrency(world, slow_runs, 1, log)
+        if "output" in only:
+            rows += large_output(world, output_runs, 1, log)
+        if "imports" in only:
+            rows += import_hygiene(world, log)
+        if "memory" in only:
+            rows += memory(world, slow_runs, log)
+        if "headless" in only:
+            rows += headless(world, slow_runs, 1, log)
+        if "history" in only:
+            rows += recording(world, runs, warmups, log)
     machine["load average after the run"] = harness.load()
     log(f"load average after the run: {machine['load average after the run']}")
     log(f"finished in {time.perf_counter() - began:.0f} s")

@@ -151,6 +151,13 @@ prompt = "Review the code. Focus: {instructions}"
     )
 
 
+def unrecorded(world: World) -> None:
+    """The small launch with the history off (`history = false`): what recording costs."""
+    small = (world.config("small") / "config.toml").read_text(encoding="utf-8")
+    text = small.replace(SETTINGS, SETTINGS + "history = false\n", 1)
+    write(world.config("unrecorded"), {"config.toml": text})
+
+
 LARGE_TASK = "task-0500"
 LARGE_COUNTS = {"tasks": 1000, "contexts": 200, "required": 10, "roles": 100, "agents": 30}
 

@@ -38,7 +38,10 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     ),
     (ExitCode.USAGE, "usage error"),
     (ExitCode.CONFIG, "config invalid"),
-    (ExitCode.UNKNOWN_NAME, "unknown or ambiguous agent, role, context, task or model name"),
+    (
+        ExitCode.UNKNOWN_NAME,
+        "unknown or ambiguous agent, role, context, task or model name; no such run (start log)",
+    ),
     (ExitCode.UNTRUSTED, "project config not trusted"),
     (ExitCode.UNSUPPORTED, "not a POSIX system (start runs on Linux and macOS)"),
     (ExitCode.SOFTWARE, "internal error (a bug; --debug or START_DEBUG=1 shows the traceback)"),

@@ -63,6 +63,7 @@ OFF_THE_LAUNCH_PATH = {
     "shlex": "only -v and a headless run split words; validating at launch skips shipped agents",
     "hashlib": "the config cache compares its key rather than hashing it; OpenSSL's binding",
     "_hashlib": "hashlib imported it",
+    "sqlite3": "a launch records itself in the history as a pending file (start.history)",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import NoReturn
@@ -51,11 +52,13 @@ _EPILOG = "\n".join(
 )
 
 _COMMANDS = {
+    "again": ("start.cli.log", "again"),
     "completion": ("start.cli.completion", "completion"),
     "config": ("start.cli.config", "config"),
     "doctor": ("start.cli.doctor", "doctor"),
     "help": ("start.cli.help", "help_"),
     "init": ("start.cli.init", "init"),
+    "log": ("start.cli.log", "log"),
     "mcp": ("start.cli.mcp", "mcp"),
     "prompt": ("start.cli.run", "prompt"),
     "show": ("start.cli.show", "show"),
@@ -122,12 +125,27 @@ def split_agent_args(args: list[str]) -> tuple[list[str], list[str]]:
     return args, []
 
 
-def main(argv: list[str] | None = None) -> NoReturn:
-    """Run the CLI; turn every error into its message on stderr and its documented exit code."""
-    args, agent_args = split_agent_args(list(sys.argv[1:] if argv is None else argv))
-    options = Options(agent_args=agent_args)
+def new_options(argv: list[str]) -> Options:
+    """The Options of one command line, before click parses it."""
+    options = Options(agent_args=split_agent_args(argv)[1], argv=argv)
+    with contextlib.suppress(FileNotFoundError):  # a launch says so (paths.current_dir)
+        options.started_in = os.getcwd()
     if os.environ.get("START_NO_PROJECT") == "1":
         options.no_project = True
+    return options
+
+
+def dispatch(argv: list[str], options: Options) -> int:
+    """Parse and run one command line (`main`, and `start again` for the one it repeats)."""
+    args = long_flags(split_agent_args(argv)[0])
+    result = cli.main(args=args, prog_name="start", standalone_mode=False, obj=options)
+    return result if isinstance(result, int) else 0
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Run the CLI; turn every error into its message on stderr and its documented exit code."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    options = new_options(given)
     code: int
     try:
         if os.name != "posix":
@@ -138,10 +156,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
             code = respond(cli, instruction, options)
         else:
-            result = cli.main(
-                args=long_flags(args), prog_name="start", standalone_mode=False, obj=options
-            )
-            code = result if isinstance(result, int) else 0
+            code = dispatch(given, options)
     except (click.exceptions.Abort, KeyboardInterrupt) as interrupt:
         if isinstance(interrupt, KeyboardInterrupt):
             console.err()  # closes the terminal's ^C echo; click does it for an Abort

@@ -243,3 +243,23 @@ def complete_show_name(
         return []
     items: Mapping[str, Item] = getattr(config, section)
     return _named(items, incomplete)
+
+
+def complete_runs(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """The ids of the recorded runs, newest first, each with what it ran."""
+    from start import history
+
+    try:
+        with history.opened(create=False) as store:
+            runs = store.runs(50)
+    except (StartError, OSError):
+        return []
+    return _matching(
+        (
+            (str(run.id), f"{run.time[:16].replace('T', ' ')} {run.task or run.mode} {run.agent}")
+            for run in runs
+        ),
+        incomplete,
+    )

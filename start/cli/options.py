@@ -154,7 +154,9 @@ _LAUNCH = (
 # (docs/performance.md, "click's parser is click's own"). Combined flags (`-qv`) go to click.
 SHORT_FLAGS = {"-q": "--quiet", "-v": "--verbose"}
 # Every spelling of an option that takes a value, so that a value that looks like a flag
-# (`-m -q`) stays a value. tests/cli/test_options.py holds both to the options of every command.
+# (`-m -q`) stays a value. A name that is a flag on one command and takes a value on another
+# (`--project`) is here: leaving a flag to click costs time, never meaning.
+# tests/cli/test_options.py holds both lists to the options of every command.
 VALUED = frozenset(
     {
         *("-a", "--agent", "-c", "--context", "-d", "--directory", "-i", "--instructions-file"),
@@ -163,6 +165,7 @@ VALUED = frozenset(
         *("--instructions", "--large-prompt", "--layer", "--model-alias", "--models-url"),
         *("--output", "--param", "--permissions", "--print-command", "--print-config"),
         *("--print-output", "--print-permission", "--shell", "--timeout", "--url"),
+        *("-n", "--before", "--project", "--task"),
     }
 )
 

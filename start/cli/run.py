@@ -123,7 +123,19 @@ def run(options: Options, selection: resolve.Request, printing: Printing | None 
         _warnings_only(printer, config, composition)
     if printing is not None:
         return _print(options, prepared, printing.timeout or config.settings.print_timeout)
+    record(options, prepared)
     launcher.exec_agent(launch)
+
+
+def record(options: Options, prepared: pipeline.Prepared, result: Any = None) -> None:
+    """Put the run in the history; a history that cannot be written is a warning, not a
+    failure of the run."""
+    from start import history
+
+    try:
+        history.record(prepared, result, args=options.argv, cwd=options.started_in)
+    except history.HistoryError as error:
+        console.warning(f"this run is not in the history: {error}", no_color=options.no_color)
 
 
 def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
@@ -144,6 +156,7 @@ def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
     finally:
         if status is not None:
             status([])
+    record(options, prepared, result)
     code = ExitCode.OK if result.ok else ExitCode.TIMED_OUT if result.timed_out else ExitCode.ERROR
     if result.denied and not options.json:
         # A refused action can explain a thin answer: say so, whatever the outcome.
@@ -208,6 +221,8 @@ def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Pri
             results = headless.run_each(each, timeout, config.settings.print_agents, board.update)
     else:
         results = headless.run_each(each, timeout, config.settings.print_agents)
+    for prepared, result in zip(each, results, strict=True):
+        record(options, prepared, result)
     if printing.output is not None:
         _write_answers(printing.output, results)
     if options.json:
@@ -357,7 +372,7 @@ def _text_options(function: F) -> F:
     return function
 
 
-def _print_options(function: F) -> F:
+def print_options(function: F) -> F:
     from start.config import schema
 
     function = click.option(
@@ -453,7 +468,7 @@ def _text(words: tuple[str, ...], option: str | None, file: str | None) -> str |
 )
 @click.argument("words", metavar="TEXT...", nargs=-1)
 @_text_options
-@_print_options
+@print_options
 @launch_options
 def prompt(
     words: tuple[str, ...],
@@ -515,7 +530,7 @@ def prompt(
 )
 @click.option("--all", "show_all", is_flag=True, help="List internal tasks too.")
 @_text_options
-@_print_options
+@print_options
 @launch_options
 def task(
     name: str | None,

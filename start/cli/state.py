@@ -12,7 +12,7 @@ from start.paths import current_dir
 class Options:
     """Every shared flag; the last place a flag is given wins."""
 
-    def __init__(self, agent_args: list[str] | None = None) -> None:
+    def __init__(self, agent_args: list[str] | None = None, argv: list[str] | None = None) -> None:
         self.agent: str | None = None
         self.agents: list[str] = []  # every -a, in order (A,B gives two): --print runs them all
         self.role: str | None = None
@@ -29,6 +29,11 @@ class Options:
         self.no_project = False
         self.contexts: list[str] = []  # -c, from every place it is given, in order
         self.agent_args: list[str] = agent_args or []
+        # Every argument given to `start`, `--` and the agent's included: what the history
+        # records, and `start again` repeats.
+        self.argv: list[str] = argv or []
+        # The directory `start` was started in (`start again` repeats a run there).
+        self.started_in: str | None = None
         # The command being run, for "run 'start config add --help'" under a usage error.
         self.command_path = "start"
 

@@ -123,6 +123,12 @@ def set_setting(scope: Scope, key: str, text: str) -> Outcome:
             "trusted_paths cannot be set in project config: a repository must not vouch for "
             "itself. Set it in your global config (without --project)."
         )
+    if scope.layer == "project" and key in schema.HISTORY_SETTINGS and value is not False:
+        raise UsageError(
+            f"{key} = {text} cannot be set in project config: the history is yours, and a "
+            "project may only turn it off (history = false). Set it in your global config "
+            "(without --project)."
+        )
     target = _setting_target(scope, key)
     return apply(target, lambda source: with_setting(source, key, value))
 

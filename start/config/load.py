@@ -279,6 +279,16 @@ def _unknown_top_level(section: str, body: object, out: Collector) -> None:
         out.warning(section, f"unknown top-level key '{section}'")
 
 
+def _history_ignored(key: str, origin: Origin) -> Problem:
+    return Problem(
+        "warning",
+        origin.path,
+        f"settings.{key}",
+        "the history is yours: a project may set history = false, but nothing else about it, "
+        "so this is ignored (set it in your global config)",
+    )
+
+
 def merge(
     layers: Iterable[_Layer],
     project: paths.ProjectLocation,
@@ -293,6 +303,9 @@ def merge(
     for layer in layers:
         layer_files.extend(layer.files)
         for key, (value, origin) in layer.settings.items():
+            if layer.name == "project" and key in schema.HISTORY_SETTINGS and value is not False:
+                problems.append(_history_ignored(key, origin))
+                continue
             setting_values[key] = value
             origins[key] = origin
         for section, items in layer.items.items():

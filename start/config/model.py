@@ -145,6 +145,7 @@ RECORDS: Mapping[str, type[Item]] = {
 DEFAULT_COMMAND_TIMEOUT = 30
 DEFAULT_PRINT_TIMEOUT = 900  # seconds a headless agent run (--print) may take
 DEFAULT_PRINT_AGENTS = 4  # headless runs of several agents that run at once
+DEFAULT_HISTORY_SIZE_LIMIT = 50 * 1_048_576  # bytes of recorded runs kept (start.history)
 
 
 class Settings(Record):
@@ -160,6 +161,8 @@ class Settings(Record):
     print_agents: int = DEFAULT_PRINT_AGENTS
     trusted_paths: tuple[str, ...] = ()
     import_commands: tuple[str, ...] = FORMATS  # the sources whose command files are tasks
+    history: bool = True  # record each launch and headless run (start.history)
+    history_size_limit: int = DEFAULT_HISTORY_SIZE_LIMIT
     origins: Mapping[str, Origin] = _EMPTY
 
 

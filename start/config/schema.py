@@ -88,7 +88,14 @@ SETTINGS: Final[Mapping[str, str]] = {
     # Trusted by the user's own layers only: a project's trust keys are dropped with a warning.
     "trusted_paths": PATHS,
     "import_commands": SOURCES,
+    # The history of runs (start.history): whether runs are recorded, and its size in bytes.
+    "history": BOOL,
+    "history_size_limit": SIZE,
 }
+
+# The history belongs to the user: a project may turn recording off for its runs, but neither
+# turn it on nor change the size (start.config.load drops such values with a warning).
+HISTORY_SETTINGS: Final = ("history", "history_size_limit")
 
 SECTIONS: Final = ("settings", *ITEM_SECTIONS)
 # The seed spells the contexts section `[context.<name>]`; both spellings are accepted.

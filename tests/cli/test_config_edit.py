@@ -630,3 +630,18 @@ def test_a_field_of_a_project_item_is_not_set_in_the_global_config(
         f"start: task 'mine' is defined in the project layer ({isolated / '.start' / 'tasks.toml'})"
         ", which the global config cannot change; use --project to edit the project's config\n",
     )
+
+
+def test_a_project_may_only_turn_the_history_off(isolated: Path) -> None:
+    (isolated / ".start").mkdir()
+    result = invoke("config", "set", "--project", "history", "false")
+    assert result.exit_code == 0, result.stderr
+    assert "history = false" in (isolated / ".start" / "config.toml").read_text()
+    for key, value in (("history", "true"), ("history_size_limit", "5")):
+        result = invoke("config", "set", "--project", key, value)
+        assert (result.exit_code, result.stderr) == (
+            2,
+            f"start: {key} = {value} cannot be set in project config: the history is yours, "
+            "and a project may only turn it off (history = false). Set it in your global "
+            "config (without --project).\n",
+        )

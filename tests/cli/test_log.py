@@ -1,0 +1,469 @@
+"""The history of runs (issue 31): every launch and headless run recorded, `start log` and its
+subcommands, and `start again`."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from start import history
+from tests.cli.test_print import CONFIG as PRINT_CONFIG
+from tests.conftest import FAKE_AGENT, invoke, launch, run_start, write_tree
+from tests.hostile import Scene, approve, edit
+
+
+def runs(*args: str) -> list[dict[str, Any]]:
+    result = invoke("log", "--json", *args)
+    assert (result.exit_code, result.stderr) == (0, ""), result.stderr
+    found: list[dict[str, Any]] = json.loads(result.stdout)
+    return found
+
+
+def shown(run_id: int | None = None) -> dict[str, Any]:
+    result = invoke("log", "show", *([str(run_id)] if run_id is not None else []), "--json")
+    assert result.exit_code == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+@pytest.fixture
+def headless(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository whose global config has the headless fakes of test_print (`fake`,
+    `json`) and the interactive fake agent (`launcher`)."""
+    monkeypatch.setenv("START_TRUSTED_PATHS", str(isolated))
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    launcher = (
+        f'\n[agents.launcher]\nbin = "{FAKE_AGENT}"\n'
+        "command = \"{bin} --model {model} '{prompt}'\"\n"
+        'default_model = "s"\nmodels = { s = "sonnet-x" }\n'
+    )
+    write_tree(
+        isolated.parent / "home" / ".config" / "start",
+        {"config.toml": PRINT_CONFIG + launcher},
+    )
+    return isolated
+
+
+def start(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_start("-q", *args, cwd=cwd, env=env)
+
+
+# --- recording each kind of run -----------------------------------------------------------------
+
+
+def test_a_launch_is_recorded_before_the_exec(repo: Path) -> None:
+    proc, agent = launch(repo, "-q", "task", "--help")
+    proc, agent = launch(repo, "-q", "prompt", "explain", "this")
+    assert proc.returncode == 0 and agent is not None, proc.stderr
+    [run] = runs()
+    assert run == {
+        "id": 1,
+        "time": run["time"],
+        "cwd": str(repo),
+        "workdir": str(repo),
+        "project": str(repo),
+        "args": ["-q", "prompt", "explain", "this"],
+        "mode": "prompt",
+        "task": None,
+        "agent": "fake",
+        "model": "sonnet-x",
+        "role": run["role"],
+        "contexts": run["contexts"],
+        "params": {},
+        "instructions": "explain this",
+        "headless": False,
+        "permissions": None,
+        "outcome": "launched",
+        "exit_code": None,
+        "timed_out": False,
+        "duration": None,
+        "usage": None,
+    }
+    full = shown(1)
+    assert full["prompt"].endswith("explain this")
+    assert full["command"] == [str(FAKE_AGENT), *agent["argv"]]
+    assert full["answer"] is None
+
+
+def test_a_headless_run_keeps_its_answer_status_duration_and_usage(headless: Path) -> None:
+    result = start(headless, "prompt", "--print", "-a", "json", "hi", FAKE_MODE="result")
+    assert result.returncode == 0, result.stderr
+    failed = start(headless, "task", "review", "--print", "the diff", FAKE_MODE="fail")
+    assert failed.returncode == 1
+    second, first = runs()
+    assert (first["agent"], first["outcome"], first["exit_code"], first["headless"]) == (
+        "json",
+        "ok",
+        0,
+        True,
+    )
+    assert first["usage"] == {
+        "usage": {"input_tokens": 3, "output_tokens": 2},
+        "total_cost_usd": 0.01,
+    }
+    assert first["duration"] > 0
+    assert shown(first["id"])["answer"] == "ANSWER: hi"
+    assert (second["task"], second["outcome"], second["exit_code"]) == ("review", "failed", 3)
+    assert second["permissions"] == "read-only"
+    detail = shown()
+    assert detail["id"] == second["id"]
+    assert detail["answer"] == ""
+    assert detail["error"].startswith("exited with status 3")
+
+
+def test_each_agent_of_several_is_a_run(headless: Path) -> None:
+    result = start(headless, "prompt", "--print", "-a", "fake,json", "hi", FAKE_MODE="result")
+    assert result.returncode == 0  # `fake` reads text: the JSON object is its answer
+    found = runs()
+    assert [(r["agent"], r["args"]) for r in found] == [
+        ("json", ["-q", "prompt", "--print", "-a", "fake,json", "hi"]),
+        ("fake", ["-q", "prompt", "--print", "-a", "fake,json", "hi"]),
+    ]
+
+
+def test_a_dry_run_is_not_recorded(headless: Path) -> None:
+    for args in (("prompt", "x", "--dry-run"), ("prompt", "--print", "-a", "fake,json", "x")):
+        assert start(headless, *args, "--dry-run").returncode == 0
+    assert runs() == []
+    assert invoke("log").stderr == "No runs are recorded.\n"
+
+
+def test_history_false_records_nothing(headless: Path) -> None:
+    config = headless.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(config.read_text().replace("[settings]", "[settings]\nhistory = false"))
+    assert start(headless, "prompt", "-a", "launcher", "x").returncode == 0
+    assert start(headless, "prompt", "--print", "x").returncode == 0
+    assert runs() == []
+    assert not os.path.exists(history.directory())
+
+
+def test_a_project_may_turn_the_history_off_but_not_on(headless: Path) -> None:
+    config = headless.parent / "home" / ".config" / "start" / "config.toml"
+    write_tree(headless, {".start/config.toml": "[settings]\nhistory = false\n"})
+    assert start(headless, "prompt", "--print", "x").returncode == 0
+    assert runs() == []
+    config.write_text(config.read_text().replace("[settings]", "[settings]\nhistory = false"))
+    write_tree(headless, {".start/config.toml": "[settings]\nhistory_size_limit = 1\n"})
+    result = invoke("config", "validate")
+    assert (
+        f"{headless}/.start/config.toml:2:1: warning: settings.history_size_limit: the history "
+        "is yours: a project may set history = false, but nothing else about it, so this is "
+        "ignored (set it in your global config)\n"
+    ) in result.stdout
+
+
+# --- nothing lost when runs end together ---------------------------------------------------------
+
+
+def test_parallel_runs_lose_nothing(headless: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    commands = [
+        *(["prompt", "-a", "launcher", f"launch {i}"] for i in range(10)),
+        *(["prompt", "--print", f"print {i}"] for i in range(6)),
+    ]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "start", "-q", *args],
+            cwd=headless,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for args in commands
+    ]
+    for process in processes:
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, stderr
+    found = runs("-n", "100")
+    assert sorted(r["instructions"] for r in found) == sorted(args[-1] for args in commands)
+    assert len({r["id"] for r in found}) == len(commands)
+    assert os.listdir(os.path.join(history.directory(), history.PENDING)) == []
+
+
+_WRITER = """
+import sys
+from start import history
+data = {
+    "format": history.FORMAT, "time": "t", "at": 1.0, "cwd": "/", "workdir": "/",
+    "project": "/p", "args": ["prompt", sys.argv[1]], "mode": "prompt", "task": None,
+    "agent": "a", "model": None, "role": None, "contexts": [], "params": {},
+    "instructions": sys.argv[1], "prompt": "p" * 5000, "role_text": "", "command": ["a"],
+    "headless": False, "permissions": None, "limit": 1 << 30,
+}
+for index in range(5):
+    history._spool({**data, "instructions": f"{sys.argv[1]}-{index}"})
+    with history.opened():
+        pass  # each process moves the pending runs in while the others write theirs
+"""
+
+
+def test_writers_that_move_runs_in_at_once_lose_and_repeat_nothing(isolated: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    processes = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, f"w{i}"], env=env, stderr=subprocess.PIPE)
+        for i in range(8)
+    ]
+    for process in processes:
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, stderr
+    found = sorted(r["instructions"] for r in runs("-n", "100"))
+    assert found == sorted(f"w{i}-{j}" for i in range(8) for j in range(5))
+
+
+def test_many_launches_move_themselves_into_the_database(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a `start log`, the pending files stay few: a launch moves them in."""
+    monkeypatch.setattr(history, "PENDING_LIMIT", 3)
+    from start import pipeline
+
+    for word in ("a", "b", "c", "d"):
+        prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt(word)), build=True)
+        history.record(prepared, args=["prompt", word])
+        prepared.launch.cleanup()
+    pending = os.path.join(history.directory(), history.PENDING)
+    assert sorted(os.listdir(pending)) != [] and len(os.listdir(pending)) == 1
+    assert [r["args"] for r in runs()] == [["prompt", w] for w in "dcba"]
+
+
+def _prompt(text: str) -> Any:
+    from start import resolve
+
+    return resolve.Request("prompt", None, None, False, None, text=text)
+
+
+# --- the size cap, clear -------------------------------------------------------------------------
+
+
+def test_the_size_cap_trims_the_oldest_runs(headless: Path) -> None:
+    assert start(headless, "prompt", "-a", "launcher", "0" * 1000).returncode == 0
+    with history.opened() as store:
+        size = store.get(1).size
+    assert size > 4000  # the words are in the prompt, the command, the args and the text
+    config = headless.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(
+        config.read_text().replace(
+            "[settings]", f"[settings]\nhistory_size_limit = {size * 5 // 2}"
+        )
+    )
+    for index in range(1, 6):
+        assert start(headless, "prompt", "-a", "launcher", f"{index}" * 1000).returncode == 0
+    assert [r["id"] for r in runs()] == [6, 5]
+
+
+def test_the_newest_run_is_kept_even_alone_over_the_cap(headless: Path) -> None:
+    config = headless.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(
+        config.read_text().replace("[settings]", "[settings]\nhistory_size_limit = 10")
+    )
+    for word in ("first", "second"):
+        assert start(headless, "prompt", "--print", word).returncode == 0
+    assert [r["instructions"] for r in runs()] == ["second"]
+
+
+def test_clear_all_and_before_a_date(headless: Path) -> None:
+    for word in ("a", "b", "c"):
+        assert start(headless, "prompt", "--print", word).returncode == 0
+    with history.opened() as store:
+        store.connection.execute("UPDATE runs SET at = 0 WHERE id = 1")  # the epoch: 1970
+    result = invoke("log", "clear", "--before", "2000-01-01")
+    assert (result.exit_code, result.stderr) == (0, "Deleted 1 run from the history.\n")
+    assert [r["id"] for r in runs()] == [3, 2]
+    result = invoke("log", "clear", "--json")
+    assert (result.exit_code, json.loads(result.stdout)) == (0, {"deleted": 2})
+    assert runs() == []
+    assert start(headless, "prompt", "--print", "d").returncode == 0
+    assert [r["id"] for r in runs()] == [4]  # ids are never reused
+
+
+def test_clear_before_something_that_is_not_a_date(headless: Path) -> None:
+    result = invoke("log", "clear", "--before", "last week")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: --before 'last week' is not a date: use YYYY-MM-DD or an ISO 8601 time such "
+        "as 2026-01-31T18:00\n",
+    )
+
+
+# --- listing and showing -------------------------------------------------------------------------
+
+
+def test_the_listing_filters_and_counts(headless: Path) -> None:
+    assert start(headless, "task", "review", "--print", "one").returncode == 0
+    assert (
+        start(headless, "prompt", "--print", "-a", "json", "two", FAKE_MODE="result").returncode
+        == 0
+    )
+    assert start(headless, "task", "review", "--print", "three").returncode == 0
+    assert [r["instructions"] for r in runs("--task", "review")] == ["three", "one"]
+    assert [r["instructions"] for r in runs("--agent", "json")] == ["two"]
+    assert [r["instructions"] for r in runs("-n", "1")] == ["three"]
+    assert len(runs("--project", headless.name)) == 3
+    assert len(runs("--project", str(headless))) == 3
+    assert runs("--project", "elsewhere") == []
+    table = invoke("log", "--task", "review")
+    lines = table.stdout.splitlines()
+    assert lines[0].split() == ["ID", "TIME", "PROJECT", "RUN", "AGENT", "OUTCOME"]
+    assert [line.split()[0] for line in lines[1:]] == ["3", "1"]
+    assert "task review: three" in lines[1] and "ok (" in lines[1]
+
+
+def test_show_without_a_record(headless: Path) -> None:
+    result = invoke("log", "show", "7")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        4,
+        "",
+        "start: no run 7 in the history ('start log' lists the runs)\n",
+    )
+    result = invoke("again")
+    assert (result.exit_code, result.stderr) == (
+        4,
+        "start: no run is recorded yet ('start log' lists the runs)\n",
+    )
+
+
+def test_show_prints_the_command_role_prompt_and_answer(headless: Path) -> None:
+    assert start(headless, "task", "review", "--print", "the diff").returncode == 0
+    result = invoke("log", "show", "1", "--no-pager")
+    assert result.exit_code == 0
+    text = result.stdout
+    assert text.startswith("run 1  ")
+    assert "  command      start -q task review --print 'the diff'\n" in text
+    assert f"  directory    {headless}\n" in text
+    assert "  permissions  read-only\n" in text
+    assert "  outcome      ok, exit status 0, " in text
+    assert "──── prompt ────\nReview: the diff\n" in text
+    assert "──── answer ────\nANSWER: Review: the diff\n" in text
+    assert text.rstrip("\n").endswith("-- 'Review: the diff'")
+
+
+def test_show_pages_on_a_terminal(headless: Path, tmp_path: Path) -> None:
+    from tests.terminal import run_on_terminal
+
+    assert start(headless, "prompt", "--print", "hello").returncode == 0
+    paged = tmp_path / "paged.txt"
+    code, screen = run_on_terminal(
+        "log", "show", cwd=headless, env={"START_PAGER": f"cat > {paged}", "NO_COLOR": "1"}
+    )
+    assert code == 0
+    assert "──── answer ────" not in screen
+    assert "──── answer ────\nANSWER: hello\n" in paged.read_text()
+
+
+def test_the_path_and_its_privacy(headless: Path) -> None:
+    assert invoke("log", "path").stdout == history.database() + "\n"
+    assert start(headless, "prompt", "--print", "x").returncode == 0
+    assert start(headless, "prompt", "-a", "launcher", "x").returncode == 0
+    where = history.directory()
+    assert stat.S_IMODE(os.stat(where).st_mode) == 0o700
+    for directory, subdirectories, files in os.walk(where):
+        for name in subdirectories:
+            assert stat.S_IMODE(os.stat(os.path.join(directory, name)).st_mode) == 0o700
+        for name in files:
+            assert stat.S_IMODE(os.stat(os.path.join(directory, name)).st_mode) == 0o600, name
+
+
+def test_a_planted_symlink_is_never_followed(headless: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.makedirs(os.path.dirname(history.directory()), exist_ok=True)
+    os.symlink(elsewhere, history.directory())
+    result = start(headless, "prompt", "--print", "x")
+    assert (result.returncode, result.stdout) == (0, "ANSWER: x\n")
+    assert result.stderr == (
+        f"start: warning: this run is not in the history: {history.directory()} is not a "
+        "directory owned by you; remove it\n"
+    )
+    assert os.listdir(elsewhere) == []
+
+
+def test_prompts_are_kept_byte_exact(repo: Path) -> None:
+    """A file's bytes that are not UTF-8 (kept as surrogate escapes) come back as they were."""
+    from start import pipeline
+
+    prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt("caf\udce9 \u00e9")))
+    history.record(prepared, args=["prompt", "x"])
+    prepared.launch.cleanup()
+    with history.opened() as store:
+        assert store.get(None).prompt.endswith("caf\udce9 \u00e9")
+
+
+# --- start again ---------------------------------------------------------------------------------
+
+
+def test_again_repeats_the_command_line_in_its_directory(repo: Path) -> None:
+    (repo / "sub").mkdir()
+    proc, first = launch(repo / "sub", "prompt", "-m", "o", "hello")
+    assert proc.returncode == 0 and first is not None
+    proc, again = launch(repo.parent, "again")
+    assert proc.returncode == 0, proc.stderr
+    assert again is not None
+    assert (again["argv"], again["cwd"]) == (first["argv"], first["cwd"])
+    assert proc.stderr.startswith(f"start again: start prompt -m o hello  (in {repo}/sub)\n")
+    assert [r["args"] for r in runs()] == [["prompt", "-m", "o", "hello"]] * 2
+
+
+def test_again_takes_overrides(repo: Path) -> None:
+    proc, _ = launch(repo, "prompt", "-m", "o", "-ms", "--model=o", "hello", "--", "--extra")
+    assert proc.returncode == 0
+    proc, agent = launch(repo, "-q", "again", "1", "-m", "s")
+    assert proc.returncode == 0, proc.stderr
+    assert agent is not None
+    assert agent["argv"][:2] == ["--model", "sonnet-x"]
+    assert runs()[0]["args"] == ["prompt", "hello", "-m", "s", "-q", "--", "--extra"]
+
+
+def test_again_headless(headless: Path) -> None:
+    assert start(headless, "prompt", "-a", "launcher", "hello").returncode == 0
+    result = start(headless, "again", "--print", "-a", "fake,json", FAKE_MODE="result")
+    assert result.returncode == 0
+    assert result.stdout.startswith("## fake\n")
+    found = runs()
+    assert [(r["agent"], r["headless"]) for r in found] == [
+        ("json", True),
+        ("fake", True),
+        ("launcher", False),
+    ]
+    assert found[0]["args"] == ["-q", "prompt", "hello", "-a", "fake,json", "-q", "--print"]
+
+
+def test_again_of_a_session_has_no_print(repo: Path) -> None:
+    assert launch(repo, "-q")[0].returncode == 0
+    result = invoke("again", "--print")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: run 1 is a session ('start' alone), which has no --print; repeat a 'start "
+        "prompt' or 'start task' run headless\n",
+    )
+
+
+def test_again_goes_through_trust(scene: Scene) -> None:
+    approve(scene)
+    first = scene.start("-q", "task", "pwn", "go", "--agent", "fake")
+    assert first.returncode == 0, first.stderr
+    assert scene.agent_record() is not None
+    edit(scene.project, "# v1", "# v2")  # the approval no longer covers the files
+    scene.reset()
+    result = scene.start("-q", "again", cwd=scene.project.parent)
+    assert result.returncode == 5
+    assert result.stderr == scene.refused("1 file changed since approval")
+    scene.assert_nothing_happened(result.stdout, result.stderr)
+
+
+def test_completion_offers_the_run_ids(headless: Path) -> None:
+    from tests.cli.test_completion import complete
+
+    for word in ("one", "two"):
+        assert start(headless, "task", "review", "--print", word).returncode == 0
+    offered = complete("start log show ")
+    assert [value for value, _ in offered] == ["2", "1"]
+    assert offered[0][1] is not None and offered[0][1].endswith(" review fake")
+    assert [value for value, _ in complete("start again 1")] == ["1"]
