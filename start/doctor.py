@@ -160,8 +160,9 @@ def environment() -> Iterator[Check]:
 
 def _command_file(config: Config, path: str) -> bool:
     from start.interop.dirs import in_command_dir
+    from start.interop.skills import in_skill_dir
 
-    return in_command_dir(path, config.root)
+    return in_command_dir(path, config.root) or in_skill_dir(path, config.root)
 
 
 def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iterator[Check]:
