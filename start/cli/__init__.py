@@ -54,6 +54,7 @@ _COMMANDS = {
     "completion": ("start.cli.completion", "completion"),
     "config": ("start.cli.config", "config"),
     "doctor": ("start.cli.doctor", "doctor"),
+    "export": ("start.cli.export", "export"),
     "help": ("start.cli.help", "help_"),
     "init": ("start.cli.init", "init"),
     "mcp": ("start.cli.mcp", "mcp"),

@@ -126,8 +126,7 @@ def in_skill_dir(path: str | None, root: str) -> bool:
         return False
     text = os.path.normpath(path)
     return any(
-        fs.within(text, os.path.normpath(directory))
-        for _, directory in places(root, user=True)
+        fs.within(text, os.path.normpath(directory)) for _, directory in places(root, user=True)
     )
 
 
@@ -256,7 +255,9 @@ def parse(text: str, folder: str, *, claude: bool) -> Parsed:
         if key in USED or key in INFO or (key == "model" and claude):
             continue
         why = RUNTIME.get(key)
-        message = "unknown front matter key; not imported" if why is None else f"not imported: {why}"
+        message = (
+            "unknown front matter key; not imported" if why is None else f"not imported: {why}"
+        )
         notes.append(Note(field.line, key, message))
     if "name" in fields and fields["name"].text() != os.path.basename(folder):
         notes.append(
