@@ -17,7 +17,7 @@ import pytest
 
 from start import shell
 from start.config.load import load
-from start.interop import skills
+from start.interop import dirs
 from tests.conftest import REPO, run_start, write_tree
 from tests.interop.conftest import GLOBAL, compose
 
@@ -119,9 +119,10 @@ def test_a_skill_of_another_agent_is_sent_as_written(tree: Path) -> None:
 
 def test_the_shadowed_and_the_ignored_front_matter_are_warnings(tree: Path) -> None:
     config = load(str(tree))
+    files = [str(p.file) for p in config.problems]
     found = sorted(
-        (os.path.relpath(p.file, tree) if p.file.startswith(str(tree)) else p.file, p.message)
-        for p in config.problems
+        (os.path.relpath(f, tree) if f.startswith(str(tree)) else f, p.message)
+        for f, p in zip(files, config.problems, strict=True)
     )
     home = Path.home()
     assert found == [
@@ -204,7 +205,7 @@ def test_a_skill_folder_linked_outside_is_not_read(isolated: Path) -> None:
 
 def test_a_file_over_the_limit_keeps_the_skill_out(isolated: Path) -> None:
     root = _project(isolated, {".claude/skills/big/SKILL.md": "Use data.bin\n"})
-    (root / ".claude/skills/big/data.bin").write_bytes(b"x" * (skills.FILE_LIMIT + 1))
+    (root / ".claude/skills/big/data.bin").write_bytes(b"x" * (dirs.FILE_LIMIT + 1))
     config = load(str(root))
     assert "skill:big" not in config.tasks
     path = root / ".claude/skills/big/data.bin"
@@ -215,7 +216,7 @@ def test_a_file_over_the_limit_keeps_the_skill_out(isolated: Path) -> None:
 
 
 def test_a_project_skill_directory_over_the_bound_is_an_error(isolated: Path) -> None:
-    files = {f".agents/skills/many/f{i}.txt": "x" for i in range(skills.MAX_ENTRIES)}
+    files = {f".agents/skills/many/f{i}.txt": "x" for i in range(dirs.MAX_ENTRIES)}
     root = _project(isolated, {**files, ".agents/skills/many/SKILL.md": "Hi\n"})
     config = load(str(root))
     assert [(p.severity, p.message) for p in config.problems] == [
