@@ -13,9 +13,7 @@ import tomllib
 def lowest(requirements: list[str]) -> list[str]:
     pins = []
     for requirement in requirements:
-        found = re.fullmatch(
-            r"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?\s*>=\s*([0-9][^,;\s]*).*", requirement
-        )
+        found = re.fullmatch(r"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?\s*>=\s*([0-9][^,;\s]*).*", requirement)
         if found:
             pins.append(f"{found.group(1)}=={found.group(2)}")
     return pins
