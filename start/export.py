@@ -168,26 +168,24 @@ def _text(config: Config, task: Task, reader: Reader) -> str | Skipped:
         if read.truncated:
             return skip(f"its file {file} is over settings.file_size_limit")
         file_text = fs.text(read.data)
-    body = task.prompt if task.prompt is not None else file_text
-    used = template.names(body) if task.prompt is not None else []
-    if task.prompt is not None and "file_contents" in used and file is None:
-        return skip("its prompt uses {file_contents}, and it has no file")
+    # Without a prompt, a task's file is its template (docs/placeholders.md).
+    used = template.names(task.prompt if task.prompt is not None else file_text)
     for changing in ("date", "model"):
         if changing in used:
             return skip(f"its text uses {{{changing}}}, which changes at each launch")
     values = {param.name: param.default or "" for param in task.params}
-    # The text's own `$0`, `$ARGUMENTS`: literal for Claude Code (`\$`), before ours goes in.
-    escaped = _REFERENCE.sub(r"\\$", file_text)
     marker = "\0INSTRUCTIONS\0"
     values["instructions"] = marker
-    if task.prompt is not None:
-        text, _ = sources.text_of("task", task._replace(prompt=_REFERENCE.sub(r"\\$", task.prompt)),
-                                  file, escaped, "", values)  # fmt: skip
-    else:
-        text = escaped
+    # The text's own `$0`, `$ARGUMENTS`: literal for Claude Code (`\$`), before ours goes in.
+    item = task if task.prompt is None else task._replace(prompt=_escaped(task.prompt))
+    text, _ = sources.text_of("task", item, file, _escaped(file_text), "", values)
     if _SHELL.search(text):
         return skip("its text holds `!`...``, which Claude Code would run as a shell command")
     return text.replace(marker, "$ARGUMENTS")
+
+
+def _escaped(text: str) -> str:
+    return _REFERENCE.sub(r"\\$", text)
 
 
 def _current(folder: str) -> dict[str, bytes] | None:

@@ -28,6 +28,10 @@ Quote awk's $1 as written, and keep {{braces}}.
 description = "Apply the style guide"
 file = "GUIDE.md"
 
+[tasks.review-file]
+description = "Review with the checklist"
+file = "REVIEW.md"
+
 [tasks.ticket]
 description = "Work on a ticket"
 prompt = "Ticket {id} in {tracker}: {instructions}"
@@ -53,7 +57,13 @@ prompt = "x"
 
 def _setup(isolated: Path) -> Path:
     write_tree(Path.home() / ".config" / "start", {"config.toml": CONFIG})
-    write_tree(isolated, {"GUIDE.md": "Use four spaces.\n"})
+    write_tree(
+        isolated,
+        {
+            "GUIDE.md": "Use four spaces.\n",
+            "REVIEW.md": "Review {instructions} against the checklist; $0 is literal.\n",
+        },
+    )
     git(isolated, "init", "-q")
     return isolated
 
@@ -106,6 +116,15 @@ def test_every_task_that_has_a_fixed_text_is_written(isolated: Path) -> None:
     )
     assert (root / "out" / "style" / "SKILL.md").read_text() == (
         '---\nname: style\ndescription: "Apply the style guide"\n---\n\nUse four spaces.\n'
+    )
+    assert (root / "out" / "review-file" / "SKILL.md").read_text() == (
+        "---\n"
+        "name: review-file\n"
+        'description: "Review with the checklist"\n'
+        'argument-hint: "[instructions]"\n'
+        "---\n"
+        "\n"
+        "Review $ARGUMENTS against the checklist; \\$0 is literal.\n"
     )
     marker = json.loads((root / "out" / "explain" / ".start-export").read_text())
     assert marker["by"] == "start" and marker["task"] == "explain"
