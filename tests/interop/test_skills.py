@@ -245,3 +245,16 @@ def test_a_folder_without_skill_md_and_hidden_folders_are_not_skills(isolated: P
     config = load(str(root))
     assert [name for name in config.tasks if name.startswith("skill:")] == []
     assert config.problems == ()
+
+
+def test_the_config_cache_sees_a_new_file_in_a_user_skill(tree: Path) -> None:
+    """A user skill's files are not read, but their list is part of what the cache is keyed on:
+    `start show` must not list yesterday's files."""
+    first = load(str(tree)).tasks["skill:release-notes"].imported
+    assert first is not None and first.files == ("SKILL.md", "template.md")
+    folder = Path.home() / ".claude" / "skills" / "release-notes"
+    (folder / "examples.md").write_text("x\n")
+    again = load(str(tree)).tasks["skill:release-notes"].imported
+    assert again is not None and again.files == ("SKILL.md", "examples.md", "template.md")
+    (folder / "SKILL.md").write_text("---\ndescription: Changed\n---\nNew body\n")
+    assert load(str(tree)).tasks["skill:release-notes"].description == "Changed"
