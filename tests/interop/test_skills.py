@@ -258,3 +258,10 @@ def test_the_config_cache_sees_a_new_file_in_a_user_skill(tree: Path) -> None:
     assert again is not None and again.files == ("SKILL.md", "examples.md", "template.md")
     (folder / "SKILL.md").write_text("---\ndescription: Changed\n---\nNew body\n")
     assert load(str(tree)).tasks["skill:release-notes"].description == "Changed"
+
+
+def test_doctor_counts_the_skills_on_one_line(tree: Path) -> None:
+    result = run_start("doctor", cwd=tree, env=_trusted(tree))
+    assert "  ✓ imported  2 skills of other agents read\n" in result.stdout
+    assert "  ✓ project   3 skills of other agents read\n" in result.stdout
+    assert "reference.md" not in result.stdout
