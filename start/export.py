@@ -85,7 +85,7 @@ def skills(config: Config, directory: str, names: Sequence[str] = ()) -> Export:
             skipped.append(text)
             continue
         planned.append((task, text))
-    directory = os.path.abspath(expand(directory, os.getcwd()))
+    directory = os.path.abspath(directory)
     if os.path.lexists(directory) and not os.path.isdir(directory):
         raise ExportError(f"{directory} is not a directory; name a directory to write skills to")
     writes = [

@@ -214,3 +214,9 @@ def test_exported_skills_are_read_back_as_skill_tasks(isolated: Path) -> None:
         "Explain how this works: the cache\n"
         "Quote awk's $1 as written, and keep {braces}."
     )
+
+
+def test_dir_is_relative_to_the_directory_start_runs_in(isolated: Path, tmp_path: Path) -> None:
+    root = _setup(isolated)
+    code, out, err = export(tmp_path, "-d", str(root), "out", "explain")
+    assert (code, out, err) == (0, f"written    {root}/out/explain\n", "")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from start import console
@@ -50,6 +52,8 @@ def skills(target: str, names: tuple[str, ...]) -> int:
 
     options = get_options()
     config = load(options.workdir, use_project=not options.no_project, strict=True)
+    # DIR is relative to where start runs, as with any path (-d moves it).
+    target = os.path.join(options.workdir, os.path.expanduser(target))
     done = exporting.skills(config, target, names)
     if options.json:
         console.print_json(
