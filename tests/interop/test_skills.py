@@ -252,6 +252,7 @@ def test_the_config_cache_sees_a_new_file_in_a_user_skill(tree: Path) -> None:
     `start show` must not list yesterday's files."""
     first = load(str(tree)).tasks["skill:release-notes"].imported
     assert first is not None and first.files == ("SKILL.md", "template.md")
+    assert load(str(tree)).tasks["skill:release-notes"].imported == first  # from the cache
     folder = Path.home() / ".claude" / "skills" / "release-notes"
     (folder / "examples.md").write_text("x\n")
     again = load(str(tree)).tasks["skill:release-notes"].imported
