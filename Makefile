@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: test test-slow test-all check lint types run bench agents mcp-check clean
+.PHONY: test test-slow test-all check lint types run bench agents mcp-check skills-check clean
 
 # The virtual environment, refreshed whenever pyproject.toml changes.
 $(VENV)/.test-installed: pyproject.toml
@@ -55,6 +55,12 @@ bench: $(VENV)/.test-installed
 # `start mcp`. Not part of `make test`: it needs npm and Node >= 22.19 (docs/mcp.md).
 mcp-check: $(VENV)/.test-installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" sh scripts/mcp-check.sh
+
+# Real agent CLIs read what `start export skills` writes: Claude Code (against the offline model
+# server) and Gemini CLI list the exported skills. Not part of `make test`: it needs `claude` and
+# `gemini` on PATH (make agents installs them; docs/interop.md).
+skills-check: $(VENV)/.test-installed
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python scripts/skills-check.py
 
 # Not part of `make test`: install every CLI of the agent catalog into a scratch prefix
 # (AGENTS_PREFIX, default /tmp/start-agents) and re-record tests/fixtures/agent_help: each CLI's

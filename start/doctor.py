@@ -164,6 +164,12 @@ def _command_file(config: Config, path: str) -> bool:
     return in_command_dir(path, config.root)
 
 
+def _skill_file(config: Config, path: str) -> bool:
+    from start.interop.skills import in_skill_dir
+
+    return in_skill_dir(path, config.root)
+
+
 def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iterator[Check]:
     """Each file of each layer, parsed or not, then every validator problem."""
     # A file's own problem (syntax, or why it cannot be read) is told on the file's line.
@@ -173,12 +179,18 @@ def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iter
         layer_files = [f for f in config.files if f.layer == layer]
         # Other agents' command files (start.interop): one line, their findings below.
         commands = [f for f in layer_files if _command_file(config, f.path)]
-        layer_files = [f for f in layer_files if f not in commands]
+        # Skill folders (start.interop.skills): one line for all their files.
+        skills = [f for f in layer_files if f not in commands and _skill_file(config, f.path)]
+        layer_files = [f for f in layer_files if f not in commands and f not in skills]
         if commands:
             many = "s" if len(commands) != 1 else ""
             yield Check(
                 "config", "ok", layer, f"{len(commands)} command file{many} of other agents read"
             )
+        if skills:
+            count = len({os.path.dirname(f.path) for f in skills if f.path.endswith("SKILL.md")})
+            many = "s" if count != 1 else ""
+            yield Check("config", "ok", layer, f"{count} skill{many} of other agents read")
         for read in layer_files:
             problem = syntax.get(read.path)
             if read.parsed:
@@ -195,7 +207,7 @@ def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iter
                 yield Check(
                     "config", "error", layer, f"{read.path} could not be parsed", path=read.path
                 )
-        if layer_files or commands or layer == "imported":
+        if layer_files or commands or skills or layer == "imported":
             continue
         if layer == "project" and not use_project:
             yield Check("config", "info", layer, "ignored (--no-project or START_NO_PROJECT=1)")

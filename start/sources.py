@@ -241,7 +241,8 @@ def compose(
         item = plan.task
         assert item is not None
         text = imported.finish(results)
-        source = f"{imported.format} command {item.origin.path}"
+        kind = "skill" if imported.imported.folder is not None else f"{imported.format} command"
+        source = f"{kind} {item.origin.path}"
         task_part = Part("task", item.name, text, "ok", "", source, None)
         notes = tuple(imported.notes)
 

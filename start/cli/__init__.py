@@ -56,6 +56,7 @@ _COMMANDS = {
     "completion": ("start.cli.completion", "completion"),
     "config": ("start.cli.config", "config"),
     "doctor": ("start.cli.doctor", "doctor"),
+    "export": ("start.cli.export", "export"),
     "help": ("start.cli.help", "help_"),
     "init": ("start.cli.init", "init"),
     "log": ("start.cli.log", "log"),

@@ -93,7 +93,7 @@ def _task_help(task: Task) -> str | None:
     """A task's description; for another agent's command, with its source first."""
     if task.imported is None:
         return task.description
-    source = f"{task.imported.format} command"
+    source = "skill" if task.imported.folder is not None else f"{task.imported.format} command"
     return f"{source}: {task.description}" if task.description else source
 
 

@@ -598,7 +598,7 @@ def _list_tasks(options: Options, show_all: bool) -> int:
                         for p in t.params
                     ],
                     # The format of another agent's command file it comes from, else None.
-                    "source": t.imported.format if t.imported is not None else None,
+                    "source": t.imported.source if t.imported is not None else None,
                 }
                 for t in tasks
             ]
@@ -618,7 +618,7 @@ def _list_tasks(options: Options, show_all: bool) -> int:
     if any(t.imported is not None for t in tasks):
         headers.insert(-1, "source")
         for row, t in zip(rows, tasks, strict=True):
-            row.insert(-1, t.imported.format if t.imported is not None else "start")
+            row.insert(-1, t.imported.source if t.imported is not None else "start")
     if options.verbose:
         headers.append("file")
         for row, t in zip(rows, tasks, strict=True):
@@ -734,8 +734,13 @@ def _command_problems(config: Config) -> list[Problem]:
     if not any(task.imported is not None for task in config.tasks.values()):
         return []
     from start.interop.dirs import in_command_dir
+    from start.interop.skills import in_skill_dir
 
-    return [p for p in config.problems if in_command_dir(p.file, config.root)]
+    return [
+        p
+        for p in config.problems
+        if in_command_dir(p.file, config.root) or in_skill_dir(p.file, config.root)
+    ]
 
 
 def _cut_warnings(config: Config, composition: sources.Composition) -> list[str]:

@@ -27,6 +27,7 @@ from start.errors import ConfigError, Problem, suggest
 if TYPE_CHECKING:
     from start.config.validate import Collector
     from start.interop.dirs import Discovery
+    from start.interop.skills import Found as Skills
 
 IMPORTED = "imported"
 
@@ -96,12 +97,16 @@ def load(
     # Other agents' command files: one stat per directory when there are none. Every source's
     # files are read, so the cache key is known before the settings that choose among them.
     commands = _discover(project, layers, use_project)
+    skills = _discover_skills(project, layers, use_project)
     config: Config | None = None
     cache_key = None
     if use_cache and replaced is None and not unreadable:
         strays = [path for name in layers for path in files.stray_toml(dirs[name], walls[name])]
         keyed = contents if commands is None else {**contents, **commands.contents}
-        more = commands.keyed() if commands is not None else ()
+        more = commands.keyed() if commands is not None else []
+        if skills is not None:
+            keyed = {**keyed, **skills.contents}
+            more = [*more, *skills.keyed()]
         cache_key = cache.key(layers, dirs, keyed, strays, more)
         if cache_key is not None:
             config = cache.get(cache_key, project, dirs)
@@ -113,8 +118,9 @@ def load(
             for name in layers
             if name != IMPORTED
         ]
-        if commands is not None and (commands.files or commands.problems):
-            read_layers = _with_commands(read_layers, commands, problems)
+        found = commands is not None and bool(commands.files or commands.problems)
+        if found or (skills is not None and bool(skills.folders or skills.problems)):
+            read_layers = _with_commands(read_layers, commands, problems, skills)
         config = merge(read_layers, project, dirs, problems)
         if config.problems:
             from start.config.positions import locate  # only when there are problems
@@ -140,25 +146,46 @@ def _discover(
     return discover(root, user=user)
 
 
+def _discover_skills(
+    project: paths.ProjectLocation, layers: Sequence[str], use_project: bool
+) -> Skills | None:
+    """The skill folders of the imported layer and of the project layer, when they are loaded."""
+    user = IMPORTED in layers
+    root = project.root if use_project and "project" in layers else None
+    if not interop.skills_anywhere(str(root) if root is not None else None, user=user):
+        return None
+    from start.interop.skills import discover
+
+    return discover(root, user=user)
+
+
 def _with_commands(
-    layers: list[_Layer], commands: Discovery, problems: list[Problem]
+    layers: list[_Layer],
+    commands: Discovery | None,
+    problems: list[Problem],
+    skills: Skills | None = None,
 ) -> list[_Layer]:
-    """The layers with the imported one after built-in, and the project's command files just
-    below its `.start/` (whose tasks replace an imported one of the same name)."""
+    """The layers with the imported one after built-in, and the project's command files and
+    skills just below its `.start/` (whose tasks replace an imported one of the same name)."""
     from start.interop import library
 
     enabled: Any = Settings().import_commands
     for layer in layers:
         if "import_commands" in layer.settings:
             enabled = layer.settings["import_commands"][0]
-    built = library.build(commands, enabled)
-    problems.extend(built.problems)
+    built = [library.build(commands, enabled)] if commands is not None else []
+    if skills is not None:
+        from start.interop import skills as skill_folders
+
+        built.append(skill_folders.build(skills, enabled))
     user = _Layer(IMPORTED, None)
-    user.items["tasks"].update(built.user.tasks)
-    user.files.extend(built.user.files)
     project = _Layer("project", None)
-    project.items["tasks"].update(built.project.tasks)
-    project.files.extend(built.project.files)
+    for one in built:
+        problems.extend(one.problems)
+        user.items["tasks"].update(one.user.tasks)
+        user.files.extend(one.user.files)
+        project.items["tasks"].update(one.project.tasks)
+        project.files.extend(one.project.files)
     ordered: list[_Layer] = []
     for layer in layers:
         if layer.name == "project":

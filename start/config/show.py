@@ -34,11 +34,14 @@ def item_fields(item: Item) -> dict[str, Any]:
 def imported_fields(imported: Any) -> dict[str, str]:
     """What a task from another agent's command file carries (start.interop.model.Imported),
     as fields to show: the source, how that CLI calls it, its hint and model, its template."""
-    fields = {"source": imported.format, "source_command": imported.command}
+    fields = {"source": imported.source, "source_command": imported.command}
     if imported.hint is not None:
         fields["argument_hint"] = imported.hint
     if imported.model is not None:
         fields["source_model"] = imported.model
+    if imported.folder is not None:
+        fields["skill_folder"] = imported.folder
+        fields["skill_files"] = "\n".join(imported.files)
     fields["template"] = imported.body
     return fields
 

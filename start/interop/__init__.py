@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from typing import Final
 
 # The sources, in the order `[settings] import_commands` lists them by default.
-FORMATS: Final = ("claude", "gemini", "qwen", "codex", "opencode")
+# `skill` is the SKILL.md folders of every agent (start.interop.skills), named `skill:NAME`.
+FORMATS: Final = ("claude", "gemini", "qwen", "codex", "opencode", "skill")
 
 # Each source's project-level command directories, relative to the project root (Codex has none).
 PROJECT_DIRS: Final = (
@@ -57,6 +58,50 @@ def anywhere(root: str | None, *, user: bool) -> bool:
     paths = [path for _, path in user_dirs()] if user else []
     if root is not None:
         paths.extend(os.path.join(root, relative) for _, relative in PROJECT_DIRS)
+    for path in paths:
+        try:
+            os.stat(path)
+        except OSError:
+            continue
+        return True
+    return False
+
+
+# Agent Skills (`NAME/SKILL.md` folders) below these directories, relative to the project root;
+# in one scope a later directory's skill replaces an earlier one of the same name
+# (start.interop.skills; docs/interop.md lists which agents read each).
+SKILL_PROJECT_DIRS: Final = (
+    ".agents/skills",
+    ".gemini/skills",
+    ".qwen/skills",
+    ".opencode/skills",
+    ".github/skills",
+    ".claude/skills",
+)
+
+
+def skill_user_dirs(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The user-level skill directories, in the order of SKILL_PROJECT_DIRS."""
+    env = os.environ if environ is None else environ
+    home = os.path.expanduser("~")
+    codex = env.get("CODEX_HOME") or os.path.join(home, ".codex")
+    config = env.get("XDG_CONFIG_HOME", "").strip() or os.path.join(home, ".config")
+    return [
+        os.path.join(home, ".agents", "skills"),
+        os.path.join(codex, "skills"),
+        os.path.join(home, ".gemini", "skills"),
+        os.path.join(home, ".qwen", "skills"),
+        os.path.join(config, "opencode", "skills"),
+        os.path.join(home, ".copilot", "skills"),
+        os.path.join(home, ".claude", "skills"),
+    ]
+
+
+def skills_anywhere(root: str | None, *, user: bool) -> bool:
+    """Whether any skill directory is there, like `anywhere`: one stat for each."""
+    paths = skill_user_dirs() if user else []
+    if root is not None:
+        paths.extend(os.path.join(root, relative) for relative in SKILL_PROJECT_DIRS)
     for path in paths:
         try:
             os.stat(path)

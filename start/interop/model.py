@@ -91,6 +91,14 @@ class Imported(Record):
     segments: tuple[Segment, ...]
     hint: str | None = None
     model: str | None = None
+    # A skill (start.interop.skills): its folder, and the files in it below the folder.
+    folder: str | None = None
+    files: tuple[str, ...] = ()
+
+    @property
+    def source(self) -> str:
+        """What `start task` and `start show` call its origin: the format, or `skill`."""
+        return "skill" if self.folder is not None else self.format
 
     def refs(self) -> list[Arg]:
         """Every argument reference, inside snippets too, in order."""
@@ -159,14 +167,18 @@ def encode(imported: Imported) -> tuple[Any, ...]:
         tuple(segments),
         imported.hint,
         imported.model,
+        imported.folder,
+        imported.files,
     )
 
 
 def decode(data: object) -> Imported:
     """The record `encode` wrote; BadDataError for anything else."""
-    if type(data) is not tuple or len(data) != 6:
+    if type(data) is not tuple or len(data) != 8:
         raise BadDataError("not an imported template")
-    form, command, body, raw, hint, model = data
+    form, command, body, raw, hint, model, folder, files = data
+    if type(files) is not tuple:
+        raise BadDataError("not an imported template")
     if form not in FORMATS or type(raw) is not tuple:
         raise BadDataError("not an imported template")
     segments: list[Segment] = []
@@ -192,6 +204,8 @@ def decode(data: object) -> Imported:
         tuple(segments),
         None if hint is None else _str(hint),
         None if model is None else _str(model),
+        None if folder is None else _str(folder),
+        tuple(_str(f) for f in files),
     )
 
 

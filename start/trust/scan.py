@@ -293,12 +293,15 @@ def scan(config: Config) -> Scan | None:
 
 def _command_dirs(config: Config, layer: dict[str, str]) -> tuple[str, ...]:
     """The project's command directories of other agents that hold files the approval covers."""
+    from start.interop import SKILL_PROJECT_DIRS
     from start.interop.dirs import project_places
 
+    directories = [place.directory for place in project_places(config.root)]
+    directories.extend(paths.join(config.root, relative) for relative in SKILL_PROJECT_DIRS)
     found = [
-        place.directory
-        for place in project_places(config.root)
-        if any(within(os.path.normpath(path), os.path.normpath(place.directory)) for path in layer)
+        directory
+        for directory in directories
+        if any(within(os.path.normpath(path), os.path.normpath(directory)) for path in layer)
     ]
     return tuple(dict.fromkeys(found))
 

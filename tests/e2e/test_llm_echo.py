@@ -172,3 +172,40 @@ large_prompt_stdin = true
     echoed = json.loads(proc.stdout)
     assert echoed["prompt"].endswith(f"```diff\n{diff}\n```\n Review the diff above.")
     assert "too large for the command line: goes to the agent's stdin from" in proc.stderr
+
+
+@pytest.mark.skipif(LLM is None, reason="llm is a test dependency; install the test extras")
+def test_a_claude_code_skill_with_a_script_beside_it_through_print(isolated: Path) -> None:
+    """The round trip of docs/interop.md#skills: a project's Claude Code skill, its script beside
+    SKILL.md, run headless by the shipped llm entry; the prompt names the script's absolute path,
+    and the skill's shell command ran the script."""
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(
+        isolated,
+        {
+            ".claude/skills/lint-check/SKILL.md": (
+                "---\n"
+                "description: Check one file with the bundled script\n"
+                "---\n"
+                "Check $0 with ${CLAUDE_SKILL_DIR}/scripts/check.sh.\n"
+                'It said: !`sh "${CLAUDE_SKILL_DIR}/scripts/check.sh" "$0"`\n'
+            ),
+            ".claude/skills/lint-check/scripts/check.sh": 'echo "checked $1"\n',
+        },
+    )
+    env = llm_env(isolated)
+    assert run_start("trust", "--yes", cwd=isolated, env=env).returncode == 0
+    proc = run_start(
+        "task", "skill:lint-check", "src/app.py", "--print", "-a", "llm", "-m", "echo",
+        "--json", cwd=isolated, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    answer = json.loads(json.loads(proc.stdout)["answer"])
+    folder = isolated / ".claude" / "skills" / "lint-check"
+    assert answer["prompt"] == (
+        f"Base directory for this skill: {folder}\n"
+        f"Check src/app.py with {folder}/scripts/check.sh.\n"
+        "It said: checked src/app.py\n"
+        "\n"
+        "ARGUMENTS: src/app.py"
+    )

@@ -186,7 +186,7 @@ def test_a_name_with_a_colon_must_be_an_imported_one(project: Path) -> None:
         load(str(project), strict=True)
     assert [p.message for p in raised.value.problems] == [
         "invalid task name 'foo:bar': a name with ':' is an imported command's, SOURCE:NAME, "
-        "where SOURCE is one of claude, gemini, qwen, codex, opencode and each ':'-separated "
+        "where SOURCE is one of claude, gemini, qwen, codex, opencode, skill and each ':'-separated "
         "part is letters, digits, '_', '.' and '-', such as 'claude:git:commit'"
     ]
 
@@ -211,7 +211,7 @@ def test_import_commands_takes_only_known_sources(project: Path) -> None:
     with pytest.raises(ConfigError) as raised:
         load(str(project), strict=True)
     assert [p.message for p in raised.value.problems] == [
-        "must be an array of sources; 'cursor' is not one of claude, gemini, qwen, codex, opencode"
+        "must be an array of sources; 'cursor' is not one of claude, gemini, qwen, codex, opencode, skill"
     ]
 
 
