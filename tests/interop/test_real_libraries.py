@@ -188,3 +188,106 @@ def test_a_chain_runs_in_order_beside_commands_that_run_at_once(tmp_path: Path) 
     assert results[1].error == f"working directory '{tmp_path / 'missing'}' does not exist"
     assert results[2].ok and results[3].ok
     assert (here / "b").exists()
+
+
+# --- 2. symlinked folders -----------------------------------------------------------------------
+
+
+def problems(root: Path) -> list[str]:
+    return [str(p) for p in load(str(root)).problems]
+
+
+def imported(root: Path) -> dict[str, str]:
+    tasks = load(str(root)).tasks.values()
+    return {t.name: t.origin.layer for t in tasks if t.imported is not None}
+
+
+def test_a_folder_linked_inside_the_root_is_read(project: Path) -> None:
+    """One library links `.claude/commands/git` to `../../src/commands/git`; Claude Code follows
+    it (`rg --follow`), and so does start while the link stays inside the project root."""
+    write_tree(project, {"src/commands/git/commit.md": "Commit\n", ".claude/commands/own.md": "x\n"})
+    (project / ".claude" / "commands" / "git").symlink_to("../../src/commands/git")
+    assert imported(project) == {"claude:git:commit": "project", "claude:own": "project"}
+    assert problems(project) == []
+
+
+def test_a_folder_linked_outside_the_root_stays_refused(project: Path, tmp_path: Path) -> None:
+    write_tree(tmp_path / "elsewhere", {"x.md": "x\n"})
+    link = project / ".claude" / "commands" / "git"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(tmp_path / "elsewhere")
+    assert imported(project) == {}
+    assert problems(project) == [
+        f"{link}: not imported: leads outside the project root (to {tmp_path / 'elsewhere'}) "
+        "through a symlink; start does not read it"
+    ]
+
+
+def test_a_user_folder_may_link_inside_the_home_only(project: Path, tmp_path: Path) -> None:
+    home = Path.home()
+    write_tree(home, {"dotfiles/cmds/a.md": "a\n"})
+    write_tree(tmp_path / "elsewhere", {"b.md": "b\n"})
+    commands = home / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "mine").symlink_to(home / "dotfiles" / "cmds")
+    (commands / "theirs").symlink_to(tmp_path / "elsewhere")
+    assert imported(project) == {"claude:mine:a": "imported"}
+    assert problems(project) == [
+        f"{commands / 'theirs'}: not imported: leads outside the home directory (to "
+        f"{tmp_path / 'elsewhere'}) through a symlink; start does not read it"
+    ]
+
+
+def test_a_folder_linked_twice_or_in_a_loop_is_read_once(project: Path) -> None:
+    write_tree(project, {".claude/commands/a/x.md": "x\n"})
+    commands = project / ".claude" / "commands"
+    (commands / "b").symlink_to("a")
+    (commands / "a" / "loop").symlink_to("..")
+    assert imported(project) == {"claude:a:x": "project"}
+    assert problems(project) == [
+        f"{commands / 'a' / 'loop'}: not imported: is the folder {commands}, which start already "
+        "read",
+        f"{commands / 'b'}: not imported: is the folder {commands / 'a'}, which start already "
+        "read",
+    ]
+
+
+def test_trust_covers_a_linked_folder_its_files_and_its_target(project: Path) -> None:
+    """The approval pins the bytes read through the link and the link itself: a file changed in
+    the target, or the link pointed at another folder (even one with the same files), asks
+    again (exit 5 without a terminal)."""
+    write_tree(
+        project,
+        {
+            "src/commands/git/commit.md": "Commit\n",
+            "copy/git/commit.md": "Commit\n",
+            ".claude/commands/.keep": "",
+        },
+    )
+    link = project / ".claude" / "commands" / "git"
+    link.symlink_to("../../src/commands/git")
+    env = {"START_TRUSTED_PATHS": ""}
+
+    def launch() -> tuple[int, str]:
+        result = run_start("task", "claude:git:commit", "--dry-run", cwd=project, env=env)
+        return result.returncode, result.stderr
+
+    assert launch()[0] == 5
+    assert run_start("trust", "--yes", cwd=project, env=env).returncode == 0
+    assert launch() == (0, "")
+    target = project / "src" / "commands" / "git" / "commit.md"
+    target.write_text("Commit and push\n")
+    assert launch() == (
+        5,
+        f"start: {project / '.claude' / 'commands'} is not trusted (1 file changed since "
+        "approval); run 'start trust' to review it\n",
+    )
+    target.write_text("Commit\n")
+    assert launch() == (0, "")
+    link.unlink()
+    link.symlink_to("../../copy/git")
+    assert launch() == (
+        5,
+        f"start: {project / '.claude' / 'commands'} is not trusted (1 file changed since "
+        "approval); run 'start trust' to review it\n",
+    )
