@@ -251,7 +251,9 @@ class Expansion:
             return text
         name = self.task.name
         if self.format == "claude":
-            if any(ref.literal.startswith("$ARGUMENTS") for ref in refs):
+            # Claude Code 2.1.332 appends them only when it filled no placeholder at all: a word
+            # not given is not filled (decision D-C3).
+            if any(ref.form == ALL or ref.position < len(self.words) for ref in refs):
                 return text
             return f"{text}\n\nARGUMENTS: {self.raw}"
         if self.format in ("gemini", "qwen"):

@@ -82,7 +82,7 @@ def test_claude_dollar_number_is_not_followed_by_a_word_character(project: Path)
     write_tree(project, {".claude/commands/cost.md": "Costs $1M, $10, $1x\n"})
     assert text(project, "claude:cost", "a b c") == "Costs $1M, $10, $1x\n\nARGUMENTS: a b c"
     many = " ".join(f"w{n}" for n in range(11))
-    assert text(project, "claude:cost", many) == f"Costs $1M, w10, $1x\n\nARGUMENTS: {many}"
+    assert text(project, "claude:cost", many) == "Costs $1M, w10, $1x"
 
 
 # --- 4. a placeholder right after `@` ---------------------------------------------------------
@@ -205,7 +205,9 @@ def imported(root: Path) -> dict[str, str]:
 def test_a_folder_linked_inside_the_root_is_read(project: Path) -> None:
     """One library links `.claude/commands/git` to `../../src/commands/git`; Claude Code follows
     it (`rg --follow`), and so does start while the link stays inside the project root."""
-    write_tree(project, {"src/commands/git/commit.md": "Commit\n", ".claude/commands/own.md": "x\n"})
+    write_tree(
+        project, {"src/commands/git/commit.md": "Commit\n", ".claude/commands/own.md": "x\n"}
+    )
     (project / ".claude" / "commands" / "git").symlink_to("../../src/commands/git")
     assert imported(project) == {"claude:git:commit": "project", "claude:own": "project"}
     assert problems(project) == []
@@ -247,8 +249,7 @@ def test_a_folder_linked_twice_or_in_a_loop_is_read_once(project: Path) -> None:
     assert problems(project) == [
         f"{commands / 'a' / 'loop'}: not imported: is the folder {commands}, which start already "
         "read",
-        f"{commands / 'b'}: not imported: is the folder {commands / 'a'}, which start already "
-        "read",
+        f"{commands / 'b'}: not imported: is the folder {commands / 'a'}, which start already read",
     ]
 
 
