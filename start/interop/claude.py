@@ -56,7 +56,8 @@ _CLOSE: Final = re.compile(r"^```[ \t]*$", re.MULTILINE)
 
 def parse(text: str) -> Parsed:
     """A command file's text (BOM and CRLF already gone) as a template."""
-    split = frontmatter.split(text)
+    # Claude Code 2.1.332 keeps the blank space at the end of the body (checked with claude -p).
+    split = frontmatter.split(text, keep_end=True)
     notes = front_matter_notes(split, TRANSLATED, RUNTIME)
     fields = split.fields
     names: list[str] = []

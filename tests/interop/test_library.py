@@ -461,7 +461,7 @@ def test_the_cache_key_covers_the_command_files(
     changed = load(str(project))
     assert len(built) == 2
     imported = changed.tasks["claude:a"].imported
-    assert imported is not None and imported.body == "second"
+    assert imported is not None and imported.body == "second\n"
 
 
 # --- listings, completion, show --------------------------------------------------------------

@@ -38,7 +38,7 @@ def test_a_colon_in_a_file_name_separates_segments_as_in_claude_code(project: Pa
     config = load(str(project))
     task = config.tasks["claude:svelte:svelte:a11y"]
     assert task.imported is not None and task.imported.command == "/svelte:svelte:a11y"
-    assert text(project, "claude:svelte:svelte:a11y", "App.svelte") == "Check App.svelte"
+    assert text(project, "claude:svelte:svelte:a11y", "App.svelte") == "Check App.svelte\n"
     shown = invoke("show", "claude:svelte:svelte:a11y", "--no-pager")
     assert shown.exit_code == 0, shown.stderr
     assert "Check $ARGUMENTS" in shown.stdout
@@ -80,9 +80,9 @@ def test_claude_dollar_number_is_not_followed_by_a_word_character(project: Path)
     """Claude Code's `\\$(\\d+)(?!\\w)`: `$1M` and `$1x` are text, `$10` is the word numbered
     10, and without it stays as written."""
     write_tree(project, {".claude/commands/cost.md": "Costs $1M, $10, $1x\n"})
-    assert text(project, "claude:cost", "a b c") == "Costs $1M, $10, $1x\n\nARGUMENTS: a b c"
+    assert text(project, "claude:cost", "a b c") == "Costs $1M, $10, $1x\n\n\nARGUMENTS: a b c"
     many = " ".join(f"w{n}" for n in range(11))
-    assert text(project, "claude:cost", many) == "Costs $1M, w10, $1x"
+    assert text(project, "claude:cost", many) == "Costs $1M, w10, $1x\n"
 
 
 # --- 4. a placeholder right after `@` ---------------------------------------------------------
@@ -90,7 +90,7 @@ def test_claude_dollar_number_is_not_followed_by_a_word_character(project: Path)
 
 def test_claude_fills_a_placeholder_right_after_an_at_sign(project: Path) -> None:
     write_tree(project, {".claude/commands/see.md": "See @$1 and @$ARGUMENTS.\n"})
-    assert text(project, "claude:see", "a b") == "See @b and @a b."
+    assert text(project, "claude:see", "a b") == "See @b and @a b.\n"
 
 
 def test_opencode_fills_a_placeholder_right_after_an_at_sign(project: Path) -> None:
