@@ -281,7 +281,8 @@ class Expansion:
         if self.format == "claude":
             if result.returncode != 0:
                 raise self._failed(snippet, result)
-            return result.stdout.rstrip("\n")
+            # Claude Code 2.1.332 puts its Bash tool's note in the place of no output.
+            return result.stdout.rstrip("\n") or "(Bash completed with no output)"
         if self.format == "opencode":
             if result.returncode != 0:
                 self.notes.append(

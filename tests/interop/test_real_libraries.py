@@ -292,3 +292,10 @@ def test_trust_covers_a_linked_folder_its_files_and_its_target(project: Path) ->
         f"start: {project / '.claude' / 'commands'} is not trusted (1 file changed since "
         "approval); run 'start trust' to review it\n",
     )
+
+
+def test_a_claude_command_without_output_says_so_as_claude_code_does(project: Path) -> None:
+    """What `claude -p` 2.1.332 sent for claudekit's checkpoint:create, whose `git stash` printed
+    nothing."""
+    write_tree(project, {".claude/commands/e.md": "Out: !`true`\n"})
+    assert text(project, "claude:e", run=shell.run_all) == "Out: (Bash completed with no output)\n"
