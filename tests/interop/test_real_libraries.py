@@ -299,3 +299,13 @@ def test_a_claude_command_without_output_says_so_as_claude_code_does(project: Pa
     nothing."""
     write_tree(project, {".claude/commands/e.md": "Out: !`true`\n"})
     assert text(project, "claude:e", run=shell.run_all) == "Out: (Bash completed with no output)\n"
+
+
+def test_qwen_shows_dollar_arguments_as_it_pastes_them(project: Path) -> None:
+    """Qwen Code's failure line: `$ARGUMENTS` without one pair of outer single quotes, or quoted
+    like `{{args}}` when it looks like shell syntax (checkArgumentSafety)."""
+    write_tree(project, {".qwen/commands/q.toml": 'prompt = "!{false $ARGUMENTS {{args}}}"\n'})
+    got = text(project, "qwen:q", "'a b'", run=shell.run_all)
+    assert got == "\n[Shell command 'false a b \"'a b'\"' exited with code 1]"
+    got = text(project, "qwen:q", "a;b", run=shell.run_all)
+    assert got == "\n[Shell command 'false a\\;b a\\;b' exited with code 1]"
