@@ -90,11 +90,18 @@ def bind(task: Task, given: Sequence[tuple[str, str]]) -> dict[str, str]:
     """Every parameter of `task` with its value: the one given (the last wins), else its default.
 
     Raises UsageError (exit 2) for a name the task does not declare, with "did you mean", and
-    for parameters without a default that are not given, naming them all.
+    for parameters without a default that are not given, naming them all. A Codex prompt that
+    takes named arguments accepts a name it does not use, as Codex does (prompt_args.rs): it is
+    kept among the values, and the expansion notes it.
     """
     declared = {param.name: param for param in task.params}
     values: dict[str, str] = {}
+    extra: dict[str, str] = {}
+    unused_ok = bool(declared) and task.imported is not None and task.imported.format == "codex"
     for name, value in given:
+        if name not in declared and unused_ok:
+            extra[name] = fs.arg_text(value)
+            continue
         if name not in declared:
             if not declared:
                 raise UsageError(f"task '{task.name}' has no parameters; drop -p {name}=...")
@@ -114,7 +121,8 @@ def bind(task: Task, given: Sequence[tuple[str, str]]) -> dict[str, str]:
             )
         )
     # A default follows the text rule like a value from the command line: no NUL.
-    return {p.name: fs.arg_text(values.get(p.name, p.default or "")) for p in task.params}
+    bound = {p.name: fs.arg_text(values.get(p.name, p.default or "")) for p in task.params}
+    return {**bound, **extra}
 
 
 def environment(values: Mapping[str, str], instructions: str | None) -> dict[str, str]:

@@ -89,6 +89,9 @@ class CommandSpec(Record):
     label: str = ""  # how progress names it, e.g. "context git-status"
     # Variables added to start's environment: values reach the command without shell parsing.
     env: Mapping[str, str] | None = None
+    # Commands of one non-empty chain run one after another, in the order given (the others at
+    # once): the shell commands of one Gemini CLI command, which runs them in order.
+    chain: str = ""
 
 
 class CommandResult(Record):
@@ -171,7 +174,8 @@ def run(spec: CommandSpec) -> CommandResult:
 def run_all(
     specs: Sequence[CommandSpec], progress: Progress | None = None, owner: Owner | None = None
 ) -> list[CommandResult]:
-    """Run every command at once, all driven from one poll loop; results in input order.
+    """Run every command at once, all driven from one poll loop; results in input order. A
+    command with a `chain` starts when the one before it in that chain has ended.
 
     While they run (from the main thread), SIGINT, SIGTERM and SIGHUP kill every command's
     process group and raise KeyboardInterrupt (SIGINT) or StoppedError (128 + N). `progress`,
@@ -180,15 +184,45 @@ def run_all(
     called before. `owner`, when given, is told of every command's process group (see Owner).
     """
     results: dict[int, CommandResult] = {}
+    waiting: dict[str, list[int]] = {}  # each chain's commands not started yet, in order
+    first: list[int] = []
+    for index, spec in enumerate(specs):
+        if spec.chain in waiting:
+            waiting[spec.chain].append(index)
+        else:
+            first.append(index)
+            if spec.chain:
+                waiting[spec.chain] = []
+
+    def start(index: int) -> None:
+        """Start a command; one that cannot start lets the next of its chain start."""
+        while True:
+            with stop.held():
+                started = _start(specs[index], index)
+                if not isinstance(started, CommandResult):
+                    loop.add(started)
+                    return
+            results[index] = started
+            rest = waiting.get(specs[index].chain)
+            if not rest:
+                return
+            index = rest.pop(0)
+
+    ended: list[_Job] = []
+
+    def resume() -> None:
+        """Start the next command of each chain whose command has ended."""
+        while ended:
+            rest = waiting.get(ended.pop().spec.chain)
+            if rest:
+                start(rest.pop(0))
+
     with _Stop() as stop, _Loop(stop, progress, owner) as loop:
+        if waiting:
+            loop.ended, loop.resume = ended.append, resume
         try:
-            for index, spec in enumerate(specs):
-                with stop.held():
-                    started = _start(spec, index)
-                    if isinstance(started, CommandResult):
-                        results[index] = started
-                    else:
-                        loop.add(started)
+            for index in first:
+                start(index)
             for job, result in loop.drive():
                 results[job.index] = result
         except BaseException:
@@ -446,6 +480,11 @@ class _Loop:
         self.progress = progress
         self.progress_at = time.monotonic() + PROGRESS_DELAY if progress is not None else _FOREVER
         self.shown: list[str] | None = None  # what progress was last told
+        # Told of each job once it has ended; `resume` is called between polls, where a new job
+        # may start (never while a poll's events are handled: a new pipe could reuse a closed
+        # pipe's descriptor, with an event still to come for it).
+        self.ended: Callable[[_Job], None] | None = None
+        self.resume: Callable[[], None] | None = None
 
     def __enter__(self) -> _Loop:
         return self
@@ -469,12 +508,13 @@ class _Loop:
 
     def drive(self) -> list[tuple[_Job, CommandResult]]:
         done: list[tuple[_Job, CommandResult]] = []
-        while self.jobs:
+        while self.more():
             now = time.monotonic()
             for job in [job for job in self.jobs if job.deadline <= now]:
                 done.append((job, self.finish(job, timed_out=True)))
-            if not self.jobs:
+            if not self.more():
                 break
+            now = time.monotonic()
             self.report(now)
             wake = min(job.deadline for job in self.jobs)
             polls = [job.poll_at for job in self.jobs if job.poll_at is not None]
@@ -501,6 +541,12 @@ class _Loop:
                 if job.poll_at is not None and job.poll_at <= now:
                     self.leader_or_finish(job, done)
         return done
+
+    def more(self) -> bool:
+        """Whether any job runs, once those due to start have started."""
+        if self.resume is not None:
+            self.resume()
+        return bool(self.jobs)
 
     def watch(self, fd: int, job: _Job, what: int) -> None:
         self.poll.register(fd, self.readable)
@@ -585,6 +631,8 @@ class _Loop:
                 self.unwatch(fd)
             job.close()
             self.jobs.discard(job)
+        if self.ended is not None:
+            self.ended(job)
         output, truncated = job.output.text()
         stdout, stderr = job.streams()
         return CommandResult(

@@ -56,7 +56,8 @@ _CLOSE: Final = re.compile(r"^```[ \t]*$", re.MULTILINE)
 
 def parse(text: str) -> Parsed:
     """A command file's text (BOM and CRLF already gone) as a template."""
-    split = frontmatter.split(text)
+    # Claude Code 2.1.332 keeps the blank space at the end of the body (checked with claude -p).
+    split = frontmatter.split(text, keep_end=True)
     notes = front_matter_notes(split, TRANSLATED, RUNTIME)
     fields = split.fields
     names: list[str] = []
@@ -80,7 +81,9 @@ def parse(text: str) -> Parsed:
 
 def _refs(names: list[str]) -> str:
     named = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    refs = r"\$ARGUMENTS\[(?P<n>\d+)\]|\$ARGUMENTS|\$(?P<d>\d)"
+    # `$N` is any number not followed by a word character, as Claude Code's `\$(\d+)(?!\w)`: `$1M`
+    # and `$10x` are text, `$10` is the word numbered 10.
+    refs = r"\$ARGUMENTS\[(?P<n>\d+)\]|\$ARGUMENTS|\$(?P<d>\d+)(?!\w)"
     if named:
         refs += rf"|\$(?P<name>{named})\b"
     return refs
@@ -145,6 +148,11 @@ def _segments(body: str, first: int, names: list[str], notes: list[Note]) -> tup
             arg = _arg(match, names)
             refs.append((arg, line))
             out.add(arg)
+        elif inside.search(match.group("path")):
+            # `@$1`, `@src/$ARGUMENTS.ts`: Claude Code fills the placeholder wherever it stands,
+            # so the `@` is text and the scan goes on after it.
+            out.text("@")
+            position = searched = match.start() + 1
         else:
             out.add(Include(match.group("path"), match.group(0), line))
     out.text(body[position:])

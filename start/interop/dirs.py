@@ -3,10 +3,12 @@
 User-level directories form the imported layer (between built-in and global); project-level ones,
 under the project root, belong to the project layer (same trust, same precedence). Without any of
 them a load costs one stat per directory. The walk is bounded like the trust scan of `.start/`:
-at most MAX_DEPTH levels, MAX_ENTRIES entries and FILE_LIMIT bytes a file. Directory symlinks are
-not followed, nor hidden names (`.x`); in a project directory, a file (or the command directory
-itself) that a symlink leads outside the project root is not opened. A file that is not text
-(not UTF-8, or with a NUL byte) is skipped.
+at most MAX_DEPTH levels, MAX_ENTRIES entries and FILE_LIMIT bytes a file. Hidden names (`.x`)
+are not read. A symlink to a folder is followed when it leads inside the project root (a project
+directory) or inside the home directory (a user one), and once (a folder already read is not read
+again); in a project directory, a file (or the command directory itself) that a symlink leads
+outside the project root is not opened. A file that is not text (not UTF-8, or with a NUL byte)
+is skipped.
 """
 
 from __future__ import annotations
@@ -126,6 +128,7 @@ def discover(root: str | None, *, user: bool) -> Discovery:
                 files.append(Found(place, place.directory, (), None, _outside(real)))
                 continue
         walk = _Walk(place, real_root)
+        walk.seen.add(os.path.realpath(place.directory))
         try:
             walk.directory(place.directory, (), 0)
         except _RefusedError as error:
@@ -173,6 +176,9 @@ class _Walk:
         self.real_root = real_root
         self.count = 0
         self.found: list[Found] = []
+        self.seen: set[str] = set()  # the real paths of the folders read, so a loop ends
+        # Where a linked folder may lead: the project root, or for a user directory, the home.
+        self.fence = real_root if place.scope == PROJECT else os.path.realpath(paths.home())
 
     def directory(self, path: str, parts: tuple[str, ...], depth: int) -> None:
         if depth > MAX_DEPTH:
@@ -192,18 +198,14 @@ class _Walk:
     def entry(self, path: str, parts: tuple[str, ...], depth: int) -> None:
         info = os.lstat(path)
         base = os.path.basename(path)
-        if stat.S_ISDIR(info.st_mode):
-            if self.place.nested and not base.startswith("."):
-                self.directory(path, parts, depth + 1)
-            return
         if base.startswith("."):
             return  # hidden: an editor's lock or backup file, never a command
+        if stat.S_ISDIR(info.st_mode) or (stat.S_ISLNK(info.st_mode) and _is_dir(path)):
+            if self.place.nested:
+                self.folder(path, parts, depth, linked=not stat.S_ISDIR(info.st_mode))
+            return
         name = base.lower() if self.place.format == "codex" else base
         if not name.endswith(self.place.suffixes):
-            return
-        if stat.S_ISLNK(info.st_mode) and _is_dir(path):
-            if self.place.nested:
-                self.skip(path, parts, "is a symlink to a directory, which start does not follow")
             return
         project = self.place.scope == PROJECT
         if project and stat.S_ISLNK(info.st_mode):
@@ -229,6 +231,26 @@ class _Walk:
             self.skip(path, parts, NOT_TEXT)
             return
         self.found.append(Found(self.place, path, parts, read.data))
+
+    def folder(self, path: str, parts: tuple[str, ...], depth: int, *, linked: bool) -> None:
+        """A folder, read once; a symlink to one is read as a folder of the directory when it
+        leads inside the fence (Claude Code follows it anywhere: `rg --follow`), else skipped
+        with a warning."""
+        real = os.path.realpath(path)
+        if linked and not fs.within(real, self.fence):
+            where = "the project root" if self.place.scope == PROJECT else "the home directory"
+            self.skip(
+                path,
+                parts,
+                f"leads outside {where} (to {real}) through a symlink; start does not read it",
+            )
+            return
+        if real in self.seen:
+            # A loop, or a second way to a folder (Claude Code keeps one copy of a file).
+            self.skip(path, parts, f"is the folder {real}, which start already read")
+            return
+        self.seen.add(real)
+        self.directory(path, parts, depth + 1)
 
     def skip(self, path: str, parts: tuple[str, ...], why: str) -> None:
         self.found.append(Found(self.place, path, parts, None, why))

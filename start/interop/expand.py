@@ -39,6 +39,8 @@ MAX_LINES: Final = 2000
 MAX_LINE_CHARS: Final = 2000
 NOT_RUN: Final = "[command output: not run]"
 _ANSI: Final = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+# What Qwen Code's checkArgumentSafety calls dangerous in arguments pasted into a command.
+_UNSAFE: Final = re.compile(r"\$\(|`|<\(|>\(|;|\||&&| &|& |>\s|\d>|<\s|\d<")
 
 
 def attachment(path: str, text: str) -> str:
@@ -89,10 +91,21 @@ class Expansion:
                 separate=self.format in ("claude", "opencode"),
                 label=f"task {task.name}: {snippet.literal}",
                 env=env,
+                # Gemini CLI and Qwen Code run a command's snippets one after another
+                # (shellProcessor.ts); Claude Code runs them at once (Promise.all in 2.1.332).
+                chain=f"task {task.name}" if self.format in ("gemini", "qwen") else "",
             )
             for snippet in imported.snippets()
         ]
         self.files = self._read(config, reader)
+        declared = {param.name for param in task.params}
+        unused = [name for name in values if name not in declared]
+        if unused:
+            shown = ", ".join(f"{name}=..." for name in unused)
+            self.notes.append(
+                f"{task.name}: the prompt does not use {shown}; accepted and not used, as Codex "
+                "does"
+            )
         if agent is not None and imported.model is not None and not agent.runs(self.format):
             self.notes.append(
                 f"{task.name} asks for the model '{imported.model}' in its front matter, for "
@@ -238,11 +251,15 @@ class Expansion:
             return text
         name = self.task.name
         if self.format == "claude":
-            if any(ref.literal.startswith("$ARGUMENTS") for ref in refs):
+            # Claude Code 2.1.332 appends them only when it filled no placeholder at all: a word
+            # not given is not filled (decision D-C3).
+            if any(ref.form == ALL or ref.position < len(self.words) for ref in refs):
                 return text
             return f"{text}\n\nARGUMENTS: {self.raw}"
         if self.format in ("gemini", "qwen"):
-            if any(ref.form == ALL for ref in refs):
+            # Only `{{args}}` counts (FileCommandLoader.ts, command-factory.ts): Qwen Code's
+            # `$ARGUMENTS` in a shell command is filled, and the arguments are appended too.
+            if any(ref.literal == "{{args}}" for ref in refs):
                 return text
             return f"{text}\n\n{self.imported.command} {self.raw}".rstrip()
         if self.format == "opencode":
@@ -264,7 +281,8 @@ class Expansion:
         if self.format == "claude":
             if result.returncode != 0:
                 raise self._failed(snippet, result)
-            return result.stdout.rstrip("\n")
+            # Claude Code 2.1.332 puts its Bash tool's note in the place of no output.
+            return result.stdout.rstrip("\n") or "(Bash completed with no output)"
         if self.format == "opencode":
             if result.returncode != 0:
                 self.notes.append(
@@ -285,7 +303,14 @@ class Expansion:
 
     def _shown(self, snippet: Snippet) -> str:
         quoted = words.shell_quote(self.all)
-        return "".join(part if isinstance(part, str) else quoted for part in snippet.parts)
+        # Qwen Code pastes `$ARGUMENTS` with one pair of outer single quotes removed, unless the
+        # text looks like shell syntax (checkArgumentSafety), then quoted like `{{args}}`.
+        bare = re.sub(r"^'([\s\S]*?)'\Z", r"\1", self.all)
+        plain = quoted if _UNSAFE.search(bare) else bare
+        return "".join(
+            part if isinstance(part, str) else plain if part.literal == "$ARGUMENTS" else quoted
+            for part in snippet.parts
+        )
 
     def _failed(self, snippet: Snippet, result: CommandResult) -> CommandError:
         reason = None

@@ -48,8 +48,9 @@ def normalize(text: str) -> str:
     return text.removeprefix("\ufeff").replace("\r\n", "\n")
 
 
-def split(text: str, *, trim: bool = True) -> Split:
-    """The front matter fields and the body (stripped of blank space around it with `trim`)."""
+def split(text: str, *, trim: bool = True, keep_end: bool = False) -> Split:
+    """The front matter fields and the body (stripped of blank space around it with `trim`, only
+    before it with `keep_end` too)."""
     lines = text.split("\n")
     fields: dict[str, Field] = {}
     problems: list[tuple[int, str]] = []
@@ -65,7 +66,7 @@ def split(text: str, *, trim: bool = True) -> Split:
     if trim:
         stripped = body.lstrip()
         line += body[: len(body) - len(stripped)].count("\n")
-        body = stripped.rstrip()
+        body = stripped if keep_end else stripped.rstrip()
     return Split(fields, body, line, problems)
 
 

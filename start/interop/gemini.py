@@ -105,26 +105,19 @@ def _key_lines(text: str) -> dict[str, int]:
 
 
 def _segments(prompt: str, first: int, notes: list[Note], *, qwen: bool) -> tuple[Segment, ...]:
-    """`{{args}}`, `!{...}` and `@{...}`; for Qwen Code without `{{args}}`, `$ARGUMENTS` too
-    (one revision of its shellProcessor.ts replaces it, decision D-Q1)."""
-    dollar = qwen and ARGS not in prompt and "$ARGUMENTS" in prompt
-    if dollar:
-        line = first + prompt.count("\n", 0, prompt.index("$ARGUMENTS"))
-        notes.append(
-            Note(
-                line,
-                "",
-                "$ARGUMENTS is taken for {{args}}, as newer Qwen Code builds do (older ones "
-                "leave it as written); write {{args}} to be sure",
-            )
-        )
-    refs = ("{{args}}", "$ARGUMENTS") if dollar else ("{{args}}",)
+    """`{{args}}`, `!{...}` and `@{...}`; for Qwen Code, `$ARGUMENTS` inside `!{...}` too.
+
+    Qwen Code 0.24.4 (shellProcessor.ts in its npm bundle) fills `$ARGUMENTS` only in a shell
+    command; elsewhere it is text (decision D-Q1). An `@{...}` that holds `{{args}}` names no file
+    (Gemini CLI leaves it as written, then fills `{{args}}` in it), so it is text.
+    """
     out = Segments()
     lines = Lines(prompt, first)
     position = 0
+    kept: int | None = None  # where a `$ARGUMENTS` outside `!{...}` was first kept
     # Where each token next occurs at or after `position` (None: nowhere). A token is looked for
     # again only once `position` has passed it, so the prompt is scanned once per token.
-    after: dict[str, int | None] = dict.fromkeys((*refs, "!{", "@{"), -1)
+    after: dict[str, int | None] = dict.fromkeys((ARGS, "!{", "@{"), -1)
     while True:
         for token, index in after.items():
             if index is not None and index < position:
@@ -134,9 +127,11 @@ def _segments(prompt: str, first: int, notes: list[Note], *, qwen: bool) -> tupl
         if not found:
             break
         index, token = min(found)
+        if qwen and kept is None and "$ARGUMENTS" in prompt[position:index]:
+            kept = prompt.index("$ARGUMENTS", position)
         out.text(prompt[position:index])
         line = lines.of(index)
-        if token in refs:
+        if token == ARGS:
             out.add(Arg(ALL, literal=token))
             position = index + len(token)
             continue
@@ -149,12 +144,28 @@ def _segments(prompt: str, first: int, notes: list[Note], *, qwen: bool) -> tupl
             )
         content = prompt[index + 2 : end].strip()
         literal = prompt[index : end + 1]
+        if token == "@{" and ARGS in literal:
+            out.text("@")
+            position = index + 1
+            continue
         position = end + 1
         if token == "@{":
             out.add(Include(content, literal, line))
         elif content:
+            refs = (ARGS, "$ARGUMENTS") if qwen else (ARGS,)
             out.add(_snippet(content, literal, line, refs))
+    if qwen and kept is None and "$ARGUMENTS" in prompt[position:]:
+        kept = prompt.index("$ARGUMENTS", position)
     out.text(prompt[position:])
+    if kept is not None:
+        notes.append(
+            Note(
+                lines.of(kept),
+                "",
+                "$ARGUMENTS outside !{...} is kept as written, as Qwen Code 0.24.4 does (it fills "
+                "it only in a shell command); write {{args}} for the arguments",
+            )
+        )
     return out.done()
 
 

@@ -106,10 +106,12 @@ def name(file: Found) -> tuple[str, str] | str:
     elif form == "qwen":
         segments = [s.replace(":", "_") for s in segments]  # command-factory.ts
     for segment in segments:
-        if not segment_ok(segment):
+        # A `:` in a name (`svelte:a11y.md`) separates segments, as in the source CLI's own
+        # name for it (Claude Code's /svelte:svelte:a11y).
+        if not all(segment_ok(piece) for piece in segment.split(":")):
             return (
                 f"'{segment}' cannot be part of a task name (letters, digits, '_', '.' and '-', "
-                "not starting with '.' or '-')"
+                "not starting with '.' or '-'; a ':' between two such parts)"
             )
     task = f"{form}:{':'.join(segments)}"
     if form == "codex":

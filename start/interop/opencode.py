@@ -44,12 +44,20 @@ def parse(text: str) -> Parsed:
     position = 0
     pattern = re.compile(rf"(?P<shell>!`(?P<cmd>[^`]+)`)|(?P<ref>{_REF})|(?P<at>{_FILE})")
     lines = Lines(body, first)
-    for match in pattern.finditer(body):
+    searched = 0
+    while (match := pattern.search(body, searched)) is not None:
+        searched = match.end()
         line = lines.of(match.start())
         if match.group("at") is not None and not match.group("path"):
             continue  # a lone `@`
         out.text(body[position : match.start()])
         position = match.end()
+        if match.group("at") is not None and refs.search(match.group("path")):
+            # `@$1`: opencode fills the arguments in before it looks for files, so the `@` is
+            # text and the scan goes on after it.
+            out.text("@")
+            position = searched = match.start() + 1
+            continue
         if match.group("shell") is not None:
             parts: list[str | Arg] = []
             command = match.group("cmd")

@@ -141,6 +141,9 @@ class _Scanner:
             if (self.label(path), FILE) not in self.entries and digest:
                 self.check(path, os.stat(path))
                 self.add(Entry(self.label(path), FILE, digest, path, real=os.path.realpath(path)))
+        for link in _linked_folders(self.root, self.layer):
+            if (self.label(link), SYMLINK) not in self.entries:
+                self.symlink(link)  # a retargeted link asks again, even to the same bytes
 
     def walk(self, directory: str, depth: int) -> None:
         if depth > MAX_DEPTH:
@@ -304,6 +307,26 @@ def _command_dirs(config: Config, layer: dict[str, str]) -> tuple[str, ...]:
         if any(within(os.path.normpath(path), os.path.normpath(directory)) for path in layer)
     ]
     return tuple(dict.fromkeys(found))
+
+
+def _linked_folders(root: str, layer: dict[str, str]) -> list[str]:
+    """The symlinked folders below the project's command directories that the files of the layer
+    were read through (start.interop.dirs follows those that stay inside the project root)."""
+    from start.interop.dirs import project_places
+
+    places = [os.path.normpath(place.directory) for place in project_places(root)]
+    links: dict[str, None] = {}
+    for path in layer:
+        clean = os.path.normpath(path)
+        for place in places:
+            if not within(clean, place) or clean == place:
+                continue
+            folder = place
+            for part in os.path.relpath(clean, place).split(os.sep)[:-1]:
+                folder = os.path.join(folder, part)
+                if os.path.islink(folder):
+                    links[folder] = None
+    return list(links)
 
 
 def current_bytes(entry: Entry) -> bytes:

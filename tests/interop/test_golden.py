@@ -66,9 +66,9 @@ def test_claude(layout: Layout, case: dict[str, Any]) -> None:
     - a reference to a word that was not given stays as written (CHANGELOG 2.1.210; claude-3,
       claude-7);
     - `\\$` is a literal `$` (CHANGELOG 2.1.163; claude-6);
-    - without `$ARGUMENTS`, arguments are appended as `ARGUMENTS: <input>` ("If you invoke a
-      skill with arguments but the skill doesn't include $ARGUMENTS, Claude Code appends
-      ARGUMENTS: <your input>", the skills page; claude-4 to claude-7);
+    - arguments are appended as `ARGUMENTS: <input>` when no placeholder was filled (Claude Code
+      2.1.332's bundle, and `claude -p` run against the offline model server; claude-4): a
+      filled `$N` or `$name` is enough to leave them out (claude-5 to claude-7);
     - `` !`cmd` `` and a ```` ```! ```` block are replaced by the command's output (claude-6);
     - `@path` attaches the file and the text stays (CHANGELOG 1.0.30; claude-4): start adds it
       after the text in the documented wrapper (docs/interop.md, decision D-C4).

@@ -105,7 +105,7 @@ def test_a_name_start_cannot_spell_is_skipped_with_a_warning(project: Path) -> N
     path = project / ".claude" / "commands" / "my cmd.md"
     assert problems(project, path) == [
         f"{path}: not imported: 'my cmd' cannot be part of a task name (letters, digits, '_', "
-        "'.' and '-', not starting with '.' or '-')"
+        "'.' and '-', not starting with '.' or '-'; a ':' between two such parts)"
     ]
 
 
@@ -461,7 +461,7 @@ def test_the_cache_key_covers_the_command_files(
     changed = load(str(project))
     assert len(built) == 2
     imported = changed.tasks["claude:a"].imported
-    assert imported is not None and imported.body == "second"
+    assert imported is not None and imported.body == "second\n"
 
 
 # --- listings, completion, show --------------------------------------------------------------
