@@ -212,7 +212,7 @@ def test_exported_skills_are_read_back_as_skill_tasks(isolated: Path) -> None:
     assert prompt == (
         f"Base directory for this skill: {root}/.claude/skills/explain\n"
         "Explain how this works: the cache\n"
-        "Quote awk's $1 as written, and keep {braces}."
+        "Quote awk's $1 as written, and keep {braces}.\n"
     )
 
 

@@ -82,9 +82,8 @@ def test_claude_code_rules_for_its_own_skills(tree: Path) -> None:
         "The script says: checked: src/app.py\n"
         "\n"
         "Run `sh scripts/check.sh FILE` from this skill's folder for each file you change.\n"
-        "\n"
-        'ARGUMENTS: src/app.py "long lines"\n'
-        "\n"
+        "\n"  # the body's own last newline, kept as Claude Code keeps it; no ARGUMENTS line,
+        "\n"  # since placeholders were filled (interop.md)
         '<file path=".claude/skills/lint-check/reference.md">\n'
         "Four spaces, no tabs.\n"
         "</file>"
@@ -97,8 +96,6 @@ def test_named_arguments_and_the_folder_of_a_user_skill(tree: Path) -> None:
         f"Base directory for this skill: {folder}\n"
         "Draft the release notes for the changes from v1.2 to v1.3.\n"
         f"Group them as the template {folder}/template.md does.\n"
-        "\n"
-        "ARGUMENTS: v1.2 v1.3"
     )
 
 

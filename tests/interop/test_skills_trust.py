@@ -129,7 +129,8 @@ def test_after_approval_it_runs_and_a_change_beside_skill_md_asks_again(repo: Re
     agent = repo.agent()
     assert agent is not None
     assert agent["argv"][-1].startswith(
-        f"Base directory for this skill: {repo.path}/.claude/skills/pwn\nStatus: \n"
+        f"Base directory for this skill: {repo.path}/.claude/skills/pwn\n"
+        "Status: (Bash completed with no output)\n"
     )
     repo.canary.unlink()
     repo.record.unlink()
