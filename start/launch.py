@@ -147,9 +147,7 @@ def build(
         else:
             from start.output import with_instruction
 
-            composition = composition._replace(
-                prompt=with_instruction(composition.prompt, output)
-            )
+            composition = composition._replace(prompt=with_instruction(composition.prompt, output))
             values["prompt"] = composition.prompt
     if schema_options:
         agent_args = [*granted, *schema_options, *agent_args[len(granted) :]]

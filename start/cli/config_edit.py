@@ -61,6 +61,11 @@ _FIELD_HELP = {
     "if_no_output": ("TEXT", "Stop with this message when the command prints nothing."),
     "permissions": ("LEVEL", "What a headless run (--print) may do: read-only, edit or full."),
     "params": ("NAME[=DEFAULT]", "A parameter; without =DEFAULT it must be given (repeatable)."),
+    "output": (
+        "text|json|FILE",
+        "The answer a headless run must give: text, json, or JSON matching the schema in FILE.",
+    ),
+    "print_schema": ("OPTIONS", "The options that hold a headless answer to a task's schema."),
 }
 _FIELD_COMPLETION = {
     "role": "complete_roles",

@@ -177,7 +177,7 @@ def type_error(field_type: str, value: object) -> str | None:
         shown = f"'{value}'" if isinstance(value, str) else _describe(value)
         return (
             'must be "text", "json", or a JSON Schema: { schema = "FILE.json" } or '
-            f"{{ schema = {{ type = \"object\", ... }} }}, not {shown}"
+            f'{{ schema = {{ type = "object", ... }} }}, not {shown}'
         )
     if field_type == MODELS:
         if not isinstance(value, dict):

@@ -282,7 +282,7 @@ def _check_print_schema(options: str, where: str, out: Collector) -> None:
         out.error(
             where,
             "print_schema must name {schema} (the schema as JSON text) or {schema_file} "
-            "(a file holding it), such as \"--json-schema {schema}\"",
+            '(a file holding it), such as "--json-schema {schema}"',
         )
 
 
@@ -624,6 +624,13 @@ def check_output_schemas(config: Config) -> list[Problem]:
     the agent starts. A project task's schema file is read only inside the project root; a file
     that cannot be read is left to the run to report.
     """
+    declared = [
+        task
+        for task in config.tasks.values()
+        if task.output is not None and task.output.format == model.OUTPUT_SCHEMA
+    ]
+    if not declared:
+        return []  # no schema: the module that checks them (and json) is not imported
     import functools
     import os
 
@@ -632,9 +639,7 @@ def check_output_schemas(config: Config) -> list[Problem]:
 
     real_root = os.path.realpath(config.root)
     problems: list[Problem] = []
-    for task in config.tasks.values():
-        if task.output is None or task.output.format != model.OUTPUT_SCHEMA:
-            continue
+    for task in declared:
         path = output.schema_path(task)
         data = b""
         if path is not None:
