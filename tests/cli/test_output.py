@@ -151,9 +151,12 @@ def test_a_schema_file_option_gets_a_file_holding_the_schema(project: Path) -> N
         "filed",
         FAKE_ANSWER='{"severity": "low"}',
         FAKE_RECORD=str(record),
+        FAKE_READ_AFTER="--output-schema",
     )
-    argv = json.loads(record.read_text())["argv"]
+    recorded = json.loads(record.read_text())
+    argv = recorded["argv"]
     assert result.returncode == 0, result.stderr
+    assert recorded["read"] == json.dumps(json.loads(SCHEMA), separators=(",", ":")) + "\n"
     assert argv[:2] == ["--ro", "--output-schema"] and argv[3:] == ["--", "Triage."]
     assert not Path(argv[2]).exists()  # a temp file of the run
 
