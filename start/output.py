@@ -144,6 +144,18 @@ def _clip(text: str) -> str:
     return text if len(text) <= _WIDTH else text[: _WIDTH - 1] + "…"
 
 
+# How much of a refused value a problem quotes: the rest of the message says what is wrong.
+_QUOTED: Final = 60
+
+
+def _shorter(message: str, value: Any) -> str:
+    """A validator's message with the value it quotes cut short, so that what is wrong shows."""
+    quoted = repr(value)
+    if len(quoted) <= _QUOTED or quoted not in message:
+        return message
+    return message.replace(quoted, quoted[: _QUOTED - 1] + "…", 1)
+
+
 def _validator(schema: Any) -> Any:
     import jsonschema.validators  # about 75 ms: only a task with a schema pays it
 
@@ -157,7 +169,7 @@ def _mismatches(schema: Any, value: Any) -> Iterator[str]:
     validator = _validator(schema)(schema)
     try:
         for error in validator.iter_errors(value):
-            yield f"{error.json_path}: {_clip(error.message)}"
+            yield f"{error.json_path}: {_clip(_shorter(error.message, error.instance))}"
     except referencing.exceptions.Unresolvable as error:
         yield f"the schema's $ref cannot be resolved ({error}): a schema refers only within itself"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from start import output
@@ -78,7 +80,14 @@ def test_the_message_shows_the_first_problems() -> None:
 def test_a_long_value_is_cut_in_the_message() -> None:
     checked = output.check(SPEC, '{"severity": "' + "x" * 500 + '", "summary": ""}')
     (problem,) = checked.problems
-    assert len(problem) == len("$.severity: ") + 200 and problem.endswith("…")
+    assert problem == "$.severity: '" + "x" * 58 + "… is not one of ['low', 'medium', 'high']"
+    many = output.check(SPEC, json.dumps({"severity": "low", "summary": "s"} | {"k": "x" * 300}))
+    assert many.ok
+    wide = output.Spec("schema", {"enum": ["y" * 300]}, "x")
+    (problem,) = output.check(wide, '"z"').problems
+    assert (
+        problem == "$: 'z' is not one of ['" + "y" * 179 + "…"
+    )  # the message cut to 200 characters
 
 
 def test_a_ref_outside_the_schema_is_not_fetched() -> None:
