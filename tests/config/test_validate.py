@@ -367,8 +367,8 @@ CASES = [
     pytest.param(
         '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\nprint_command = "{bin} {prompt}"\nprint_output = "text"\nprint_permissions = { read-only = "" }\nprint_schema = "--schema {prompt}"\n',
         [
-            "error: 7:1: agents.a.print_schema: placeholder {prompt} is not available in an "
-            "agent's print_schema; it is allowed in task prompts",
+            "error: 7:26: agents.a.print_schema: placeholder {prompt} is not available in an "
+            "agent's print_schema; it is allowed in agent commands",
             "error: 7:1: agents.a.print_schema: print_schema must name {schema} (the schema as JSON "
             'text) or {schema_file} (a file holding it), such as "--json-schema {schema}"',
         ],
