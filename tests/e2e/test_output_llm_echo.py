@@ -14,15 +14,11 @@ import pytest
 
 from tests.conftest import run_start, write_tree
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        (shutil.which("llm", path=str(Path(sys.executable).parent)) or shutil.which("llm")) is None,
-        reason="llm is not on PATH (a test dependency, with llm-echo)",
-    ),
-]
+# End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
+pytestmark = pytest.mark.slow
 
-LLM = shutil.which("llm", path=str(Path(sys.executable).parent)) or shutil.which("llm") or "llm"
+FOUND = shutil.which("llm", path=str(Path(sys.executable).parent)) or shutil.which("llm")
+LLM = FOUND or "llm"
 
 # The echo model's answer: {"prompt": ..., "system": ..., "attachments": [], ...}.
 CONFIG = f"""
@@ -57,6 +53,8 @@ SCHEMA = {
 
 @pytest.fixture
 def project(isolated: Path) -> tuple[Path, dict[str, str]]:
+    if FOUND is None:
+        pytest.skip("llm is not on PATH (a test dependency, with llm-echo)")
     subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
     config = isolated.parent / "config"
     write_tree(config, {"config.toml": CONFIG, "echo.schema.json": json.dumps(SCHEMA)})
