@@ -93,9 +93,9 @@ def build(
 
     With `permissions` (a level of schema.LEVELS), the template is the agent's headless form,
     `print_command`, and the options of `print_permissions` for that level come before the
-    arguments after `--`. With a task's `output` format (start.output), an agent with
-    `print_schema` gets those options for a schema; any other gets the prompt with the format's
-    instruction after it.
+    arguments after `--`. With a task's output schema (start.output), an agent with
+    `print_schema` gets those options (the prompt of any other agent names the format: see
+    pipeline.told).
 
     A prompt too large for the command line is written to a file and replaced by the agent's
     `large_prompt`, which names that file, or, with `large_prompt_stdin`, goes to its stdin.
@@ -141,14 +141,9 @@ def build(
     temp = temp or TempFiles(keep=dry_run)
     sweep_due(temp.directory)
     schema_options: list[str] = []
-    if permissions is not None and output is not None and not output.is_text:
-        if output.format == "schema" and agent.print_schema is not None:
-            schema_options = _schema_options(agent.print_schema, output, temp)
-        else:
-            from start.output import with_instruction
-
-            composition = composition._replace(prompt=with_instruction(composition.prompt, output))
-            values["prompt"] = composition.prompt
+    if permissions is not None and holds_to_schema(agent, output):
+        assert output is not None and agent.print_schema is not None
+        schema_options = _schema_options(agent.print_schema, output, temp)
     if schema_options:
         agent_args = [*granted, *schema_options, *agent_args[len(granted) :]]
 
@@ -253,6 +248,11 @@ def permission_options(agent: Agent, level: str) -> list[str]:
             "another level with --permissions, or another agent"
         )
     return shlex.split(options)
+
+
+def holds_to_schema(agent: Agent, output: Spec | None) -> bool:
+    """Whether the agent's CLI is given the task's output schema (its `print_schema`)."""
+    return output is not None and output.format == "schema" and agent.print_schema is not None
 
 
 def _schema_options(options: str, output: Spec, temp: TempFiles) -> list[str]:

@@ -114,7 +114,7 @@ def prepare(
     plan = resolve.plan(config, request.selection)
     output = answer_format(config, grant, plan) if request.headless else None
     date = now()
-    composition = _compose(config, grant, plan, date, runner, progress)
+    composition = told(_compose(config, grant, plan, date, runner, progress), plan, output)
     lap("compose")
     if build:
         launch = _build(request, config, plan, composition, date, output)
@@ -144,10 +144,9 @@ def prepare_each(
     built: list[Prepared] = []
     try:
         for plan in plans:
-            launch = _build(request, config, plan, composition, date, output)
-            built.append(
-                Prepared(config, grant, plan, composition, launch, date, {}, warnings, output)
-            )
+            own = told(composition, plan, output)
+            launch = _build(request, config, plan, own, date, output)
+            built.append(Prepared(config, grant, plan, own, launch, date, {}, warnings, output))
     except BaseException:
         for prepared in built:
             prepared.launch.cleanup()
@@ -159,7 +158,7 @@ def answer_format(config: Config, grant: Grant | None, plan: resolve.Plan) -> Sp
     """The task's output format for a headless run, its schema file read through the wall and
     the schema checked, before anything runs. Raises ConfigError (exit 3) for a schema that is
     not one, fs.FileError or WallError for a file that cannot be read."""
-    from start import output
+    from start import output  # json, and jsonschema for a schema: not for a launch
 
     task = plan.task
     if task is None or task.output is None:
@@ -175,6 +174,18 @@ def answer_format(config: Config, grant: Grant | None, plan: resolve.Plan) -> Sp
         from start.config.validate import placed
 
         raise ConfigError(placed(list(error.problems)), error.headline) from None
+
+
+def told(
+    composition: sources.Composition, plan: resolve.Plan, output: Spec | None
+) -> sources.Composition:
+    """The composition whose prompt names the task's output format, for an agent whose CLI is
+    not held to it (start.output.instruction): the prompt the agent gets, and the one shown."""
+    if output is None or output.is_text or launcher.holds_to_schema(plan.agent, output):
+        return composition
+    from start.output import with_instruction
+
+    return composition._replace(prompt=with_instruction(composition.prompt, output))
 
 
 def _compose(

@@ -251,3 +251,20 @@ def test_config_validate_checks_each_schema_at_its_file_and_line(project: Path) 
         f"{project / '.start' / 'named.json'}:3:1: error: not JSON: Expecting property name "
         "enclosed in double quotes",
     ]
+
+
+def test_a_dry_run_shows_the_prompt_the_agent_gets(project: Path) -> None:
+    told = start(project, "task", "data", "--print", "--dry-run", "--json")
+    held = start(project, "task", "triage", "--print", "--dry-run", "--json", "-a", "held")
+    assert json.loads(told.stdout)["prompt"] == f"Data.\n\n{INSTRUCTION}\n"
+    data = json.loads(held.stdout)
+    assert data["prompt"] == "Triage."
+    assert data["argv"][-4:-2] == [
+        "--json-schema",
+        json.dumps(json.loads(SCHEMA), separators=(",", ":")),
+    ]
+
+
+def test_a_launch_ignores_the_output_format(project: Path) -> None:
+    result = start(project, "task", "data", "--dry-run", "--json")
+    assert json.loads(result.stdout)["prompt"] == "Data."
