@@ -268,3 +268,39 @@ def test_a_dry_run_shows_the_prompt_the_agent_gets(project: Path) -> None:
 def test_a_launch_ignores_the_output_format(project: Path) -> None:
     result = start(project, "task", "data", "--dry-run", "--json")
     assert json.loads(result.stdout)["prompt"] == "Data."
+
+
+def test_a_project_schema_outside_the_project_is_not_read(project: Path) -> None:
+    outside = project.parent / "elsewhere.json"
+    outside.write_text("{not JSON: read, it would be reported\n")
+    write_tree(
+        project,
+        {".start/config.toml": f'[tasks.far]\nprompt = "x"\noutput = {{ schema = "{outside}" }}\n'},
+    )
+    untrusted = {"START_TRUSTED_PATHS": ""}
+    assert run_start("trust", "--yes", cwd=project, env=untrusted).returncode == 0
+    result = start(project, "task", "far", "--print", FAKE_ANSWER="{}", **untrusted)
+    assert (result.returncode, result.stdout) == (5, "")
+    assert result.stderr == (
+        f"start: {outside} resolves to {outside}, outside the project root, and the approval "
+        "does not cover it; run 'start trust' to review it\n"
+    )
+    validate = run_start("config", "validate", cwd=project, env=untrusted)
+    assert (validate.returncode, str(outside) in validate.stdout) == (0, False)
+
+
+def test_a_project_schema_in_start_dir_is_read_as_approved(project: Path) -> None:
+    write_tree(
+        project,
+        {
+            ".start/config.toml": '[tasks.near]\nprompt = "x"\noutput = { schema = "near.json" }\n',
+            ".start/near.json": '{"type": "array"}\n',
+        },
+    )
+    assert start(project, "task", "near", "--print", FAKE_ANSWER="[1]").returncode == 0
+    result = start(project, "task", "near", "--print", FAKE_ANSWER="{}")
+    assert result.returncode == 65
+    assert (
+        f"({project / '.start' / 'near.json'}):\n  $: {{}} is not of type 'array'\n"
+        in result.stderr
+    )
