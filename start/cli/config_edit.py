@@ -273,6 +273,8 @@ def add(kind: str, name: str, project: bool, **values: Any) -> int:
         )
     if "params" in given:
         given["params"] = _params(given["params"])
+    if given.get("output", "text") not in schema.OUTPUTS:
+        given["output"] = {"schema": given["output"]}  # a schema file, beside the config file
     scope = _scope(project)
     if edit.in_lower_layer(scope, section, name):
         # A built-in item (say): copied whole with its comments, then the fields given are set.

@@ -304,3 +304,17 @@ def test_a_project_schema_in_start_dir_is_read_as_approved(project: Path) -> Non
         f"({project / '.start' / 'near.json'}):\n  $: {{}} is not of type 'array'\n"
         in result.stderr
     )
+
+
+def test_config_add_writes_each_form(project: Path) -> None:
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    for name, given in (("a", "json"), ("b", "b.schema.json")):
+        result = run_start(
+            "config", "add", "task", name, "--prompt", "x", "--output", given, cwd=project
+        )
+        assert result.returncode == 0, result.stderr
+    text = config.read_text()
+    assert text.endswith(
+        '[tasks.a]\noutput = "json"\nprompt = "x"\n\n'
+        '[tasks.b]\nprompt = "x"\n\n[tasks.b.output]\nschema = "b.schema.json"\n'
+    )
