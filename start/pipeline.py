@@ -57,7 +57,7 @@ class Prepared(Record):
     timings: dict[str, float]
     warnings: tuple[str, ...]
     # A headless run's answer format (the task's `output`), its schema read and checked; None
-    # for a launch.
+    # for a launch, or for a task without one (text).
     output: Spec | None = None
 
 
@@ -154,15 +154,15 @@ def prepare_each(
     return built
 
 
-def answer_format(config: Config, grant: Grant | None, plan: resolve.Plan) -> Spec:
-    """The task's output format for a headless run, its schema file read through the wall and
-    the schema checked, before anything runs. Raises ConfigError (exit 3) for a schema that is
-    not one, fs.FileError or WallError for a file that cannot be read."""
-    from start import output  # json, and jsonschema for a schema: not for a launch
-
+def answer_format(config: Config, grant: Grant | None, plan: resolve.Plan) -> Spec | None:
+    """The task's output format for a headless run (None: text), its schema file read through
+    the wall and the schema checked, before anything runs. Raises ConfigError (exit 3) for a
+    schema that is not one, WallError for a file the wall keeps shut."""
     task = plan.task
     if task is None or task.output is None:
-        return output.TEXT
+        return None  # text: start.output (and json) is not imported
+    from start import output
+
     reader = Reader(config.root, grant, config.settings.file_size_limit)
 
     def read(path: str) -> bytes:

@@ -318,3 +318,15 @@ def test_config_add_writes_each_form(project: Path) -> None:
         '[tasks.a]\noutput = "json"\nprompt = "x"\n\n'
         '[tasks.b]\nprompt = "x"\n\n[tasks.b.output]\nschema = "b.schema.json"\n'
     )
+
+
+def test_the_schema_validator_is_imported_only_for_a_schema(project: Path) -> None:
+    from tests.test_import_hygiene import imported
+
+    env = {"FAKE_ANSWER": '{"severity": "low"}', "PYTHONPROFILEIMPORTTIME": "1"}
+    loaded = {
+        task: imported(start(project, "task", task, "--print", **env).stderr)
+        for task in ("notes", "data", "triage")
+    }
+    assert ["jsonschema" in names for names in loaded.values()] == [False, False, True]
+    assert ["start.output" in names for names in loaded.values()] == [False, True, True]
