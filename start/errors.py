@@ -20,6 +20,7 @@ class ExitCode:
     CONFIG: Final = 3
     UNKNOWN_NAME: Final = 4
     UNTRUSTED: Final = 5
+    OUTPUT: Final = 65  # EX_DATAERR: a --print answer is not in the task's output format
     UNSUPPORTED: Final = 69  # EX_UNAVAILABLE: not a POSIX system
     SOFTWARE: Final = 70  # EX_SOFTWARE: a bug in start
     TIMED_OUT: Final = 124  # as timeout(1): a headless agent run (--print) ran out of time
@@ -43,6 +44,11 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
         "unknown or ambiguous agent, role, context, task or model name; no such run (start log)",
     ),
     (ExitCode.UNTRUSTED, "project config not trusted"),
+    (
+        ExitCode.OUTPUT,
+        "a --print answer is not in the task's output format (not JSON, or not matching its "
+        "schema)",
+    ),
     (ExitCode.UNSUPPORTED, "not a POSIX system (start runs on Linux and macOS)"),
     (ExitCode.SOFTWARE, "internal error (a bug; --debug or START_DEBUG=1 shows the traceback)"),
     (ExitCode.TIMED_OUT, "a --print run timed out (its agent was stopped)"),
@@ -125,6 +131,7 @@ class ConfigError(StartError):
 
     def __init__(self, problems: Sequence[Problem], headline: str | None = None) -> None:
         self.problems = tuple(problems)
+        self.headline = headline
         errors = sum(1 for p in self.problems if p.is_error)
         head = headline or f"configuration is invalid ({errors} error{'s' if errors != 1 else ''})"
         lines = [head, *problem_lines(self.problems)]

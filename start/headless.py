@@ -18,7 +18,7 @@ from start.errors import StartError
 from start.record import Record
 
 if TYPE_CHECKING:
-    from start import pipeline, shell
+    from start import output, pipeline, shell
 
 
 class Answer(Record):
@@ -87,6 +87,12 @@ def _result(stdout: str, answer_file: str | None) -> Answer:
     result = found[-1]
     text = result.get("result")
     text = text if isinstance(text, str) else ""
+    # Held to a JSON Schema (claude --json-schema, qwen --json-schema), the CLI gives the value
+    # itself beside the text: Claude Code as structured_output, Qwen Code as structured_result.
+    for field in ("structured_output", "structured_result"):
+        if result.get(field) is not None:
+            text = json.dumps(result[field], ensure_ascii=False)
+            break
     usage = _usage(result, "usage", "total_cost_usd", "num_turns")
     subtype = result.get("subtype")
     denied = _denials(result.get("permission_denials"))
@@ -281,10 +287,19 @@ class Result(Record):
     stderr: str
     usage: Mapping[str, Any] | None
     denied: tuple[str, ...] = ()  # actions the agent was refused, as its CLI reported them
+    # The task's output format (start.output): the answer's parsed JSON value when it is one and
+    # matches; else the problems of the check, first first (`answer` keeps the raw answer).
+    value: Any = None
+    problems: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def mismatched(self) -> bool:
+        """Whether the agent answered, but not in the task's output format."""
+        return bool(self.problems)
 
 
 # How much of a failed agent's output a message quotes.
@@ -364,6 +379,14 @@ def _ended(prepared: pipeline.Prepared, done: shell.AgentRun, timeout: float) ->
         except EnvelopeError as wrong:
             problem = f"{wrong} (print_output = '{agent.print_output}')"
     error = _failure(done, answer, problem, timeout)
+    checked = None
+    spec = prepared.output
+    if error is None and answer is not None and spec is not None and not spec.is_text:
+        from start import output
+
+        checked = output.check(spec, answer.text)
+        if not checked.ok:
+            error = _mismatch(spec, checked)
     return Result(
         agent=agent.name,
         model=plan.model,
@@ -373,13 +396,25 @@ def _ended(prepared: pipeline.Prepared, done: shell.AgentRun, timeout: float) ->
         exit_code=done.returncode,
         timed_out=done.timed_out,
         duration=done.duration,
-        answer=answer.text if answer is not None and error is None else "",
+        answer=answer.text if answer is not None and (error is None or checked is not None) else "",
         error=error,
         stdout=done.stdout,
         stderr=done.stderr,
         usage=answer.usage if answer is not None else None,
         denied=answer.denied if answer is not None else (),
+        value=checked.value if checked is not None else None,
+        problems=checked.problems if checked is not None and not checked.ok else (),
     )
+
+
+def _mismatch(spec: output.Spec, checked: output.Checked) -> str:
+    """Why an answer is not in the task's format: the first problems, one a line."""
+    if spec.format == "json":
+        head = "its answer is not the JSON the task's output asks for"
+    else:
+        head = f"its answer does not match the task's output schema ({spec.where})"
+    lines = checked.message().split("\n")
+    return head + ":\n" + "\n".join(f"  {line}" for line in lines)
 
 
 def _failure(

@@ -7,7 +7,7 @@ import re
 import signal
 import sys
 from collections.abc import Mapping, Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from start import agent as agent_template
 from start import paths, resolve
@@ -24,6 +24,9 @@ from start.resolve import Plan
 from start.sources import Composition
 from start.tempfiles import TempFiles, remove, sweep_due
 from start.template import fill
+
+if TYPE_CHECKING:
+    from start.output import Spec
 
 # Linux limits one argument or environment string to 32 pages (MAX_ARG_STRLEN), NUL included.
 MAX_ARG_STRLEN = 131072
@@ -84,12 +87,15 @@ def build(
     dry_run: bool = False,
     agents: Mapping[str, Agent] | None = None,
     permissions: str | None = None,
+    output: Spec | None = None,
 ) -> Launch:
     """Fill the agent's command template; the values never pass through a shell parser.
 
     With `permissions` (a level of schema.LEVELS), the template is the agent's headless form,
     `print_command`, and the options of `print_permissions` for that level come before the
-    arguments after `--`.
+    arguments after `--`. With a task's output schema (start.output), an agent with
+    `print_schema` gets those options (the prompt of any other agent names the format: see
+    pipeline.told).
 
     A prompt too large for the command line is written to a file and replaced by the agent's
     `large_prompt`, which names that file, or, with `large_prompt_stdin`, goes to its stdin.
@@ -98,9 +104,11 @@ def build(
     """
     agent = plan.agent
     template = agent.command
+    granted: list[str] = []
     if permissions is not None:
         template = headless_command(agent)
-        agent_args = [*permission_options(agent, permissions), *agent_args]
+        granted = permission_options(agent, permissions)
+        agent_args = [*granted, *agent_args]
     used = agent_template.placeholders(template)
     model = plan.model
     if "model" in agent_template.required(template) and not model:
@@ -132,6 +140,12 @@ def build(
     }
     temp = temp or TempFiles(keep=dry_run)
     sweep_due(temp.directory)
+    schema_options: list[str] = []
+    if permissions is not None and holds_to_schema(agent, output):
+        assert output is not None and agent.print_schema is not None
+        schema_options = _schema_options(agent, output, temp)
+    if schema_options:
+        agent_args = [*granted, *schema_options, *agent_args[len(granted) :]]
 
     def write_prompt() -> None:
         if "prompt_file" not in values:
@@ -240,6 +254,31 @@ def permission_options(agent: Agent, level: str) -> list[str]:
             f"agent '{agent.name}': its '{level}' permission options cannot be split into "
             f"words: {error}; fix print_permissions in {_where(agent)}"
         ) from None
+
+
+def holds_to_schema(agent: Agent, output: Spec | None) -> bool:
+    """Whether the agent's CLI is given the task's output schema (its `print_schema`)."""
+    return output is not None and output.format == "schema" and agent.print_schema is not None
+
+
+def _schema_options(agent: Agent, output: Spec, temp: TempFiles) -> list[str]:
+    """An agent's `print_schema` as words, {schema} and {schema_file} filled in each."""
+    import shlex
+
+    options = agent.print_schema
+    assert options is not None
+    try:
+        words = shlex.split(options)  # a launch does not lex the shipped agents' (config.load)
+    except ValueError as error:
+        raise HeadlessError(
+            f"agent '{agent.name}': its print_schema options cannot be split into words: "
+            f"{error}; fix print_schema in {_where(agent)}"
+        ) from None
+    text = output.schema_text()
+    values = {"schema": text}
+    if "{schema_file}" in options:
+        values["schema_file"] = temp.write("schema", text + "\n")
+    return [fill(word, values) for word in words]
 
 
 class HeadlessError(StartError):

@@ -17,13 +17,18 @@ import functools
 import time
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from start import launch as launcher
 from start import resolve, shell, sources
 from start.config.load import load
 from start.config.model import Config
+from start.errors import ConfigError
 from start.record import Record
 from start.wall import Grant, Reader
+
+if TYPE_CHECKING:
+    from start.output import Spec
 
 
 class LaunchRequest(Record):
@@ -51,6 +56,9 @@ class Prepared(Record):
     date: str
     timings: dict[str, float]
     warnings: tuple[str, ...]
+    # A headless run's answer format (the task's `output`), its schema read and checked; None
+    # for a launch, or for a task without one (text).
+    output: Spec | None = None
 
 
 def now() -> str:
@@ -104,15 +112,16 @@ def prepare(
     grant, warnings = grant_for(config)
     lap("trust")
     plan = resolve.plan(config, request.selection)
+    output = answer_format(config, grant, plan) if request.headless else None
     date = now()
-    composition = _compose(config, grant, plan, date, runner, progress)
+    composition = told(_compose(config, grant, plan, date, runner, progress), plan, output)
     lap("compose")
     if build:
-        launch = _build(request, config, plan, composition, date)
+        launch = _build(request, config, plan, composition, date, output)
     else:
         launch = launcher.Launch("", (), {}, request.workdir, uses_shell=False)
     lap("build")
-    return Prepared(config, grant, plan, composition, launch, date, timings, warnings)
+    return Prepared(config, grant, plan, composition, launch, date, timings, warnings, output)
 
 
 def prepare_each(
@@ -129,18 +138,54 @@ def prepare_each(
     config = load(request.workdir, use_project=request.use_project, strict=True)
     grant, warnings = grant_for(config)
     plans = [_plan_for(config, request.selection, name) for name in agents]
+    output = answer_format(config, grant, plans[0])
     date = now()
     composition = _compose(config, grant, plans[0], date, None, progress)
     built: list[Prepared] = []
     try:
         for plan in plans:
-            launch = _build(request, config, plan, composition, date)
-            built.append(Prepared(config, grant, plan, composition, launch, date, {}, warnings))
+            own = told(composition, plan, output)
+            launch = _build(request, config, plan, own, date, output)
+            built.append(Prepared(config, grant, plan, own, launch, date, {}, warnings, output))
     except BaseException:
         for prepared in built:
             prepared.launch.cleanup()
         raise
     return built
+
+
+def answer_format(config: Config, grant: Grant | None, plan: resolve.Plan) -> Spec | None:
+    """The task's output format for a headless run (None: text), its schema file read through
+    the wall and the schema checked, before anything runs. Raises ConfigError (exit 3) for a
+    schema that is not one, WallError for a file the wall keeps shut."""
+    task = plan.task
+    if task is None or task.output is None:
+        return None  # text: start.output (and json) is not imported
+    from start import output
+
+    reader = Reader(config.root, grant, config.settings.file_size_limit)
+
+    def read(path: str) -> bytes:
+        return reader.read(path, layer=task.origin.layer, relative=False).data
+
+    try:
+        return output.spec_for(task, read)
+    except ConfigError as error:
+        from start.config.validate import placed
+
+        raise ConfigError(placed(list(error.problems)), error.headline) from None
+
+
+def told(
+    composition: sources.Composition, plan: resolve.Plan, output: Spec | None
+) -> sources.Composition:
+    """The composition whose prompt names the task's output format, for an agent whose CLI is
+    not held to it (start.output.instruction): the prompt the agent gets, and the one shown."""
+    if output is None or output.is_text or launcher.holds_to_schema(plan.agent, output):
+        return composition
+    from start.output import with_instruction
+
+    return composition._replace(prompt=with_instruction(composition.prompt, output))
 
 
 def _compose(
@@ -165,6 +210,7 @@ def _build(
     plan: resolve.Plan,
     composition: sources.Composition,
     date: str,
+    output: Spec | None = None,
 ) -> launcher.Launch:
     return launcher.build(
         plan,
@@ -175,6 +221,7 @@ def _build(
         dry_run=request.dry_run,
         agents=config.agents,
         permissions=level(request, plan) if request.headless else None,
+        output=output,
     )
 
 

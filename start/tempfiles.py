@@ -16,8 +16,9 @@ KEPT_PREFIX = "dry-run-"
 SWEEP_EVERY = 60  # seconds between two sweeps of the runtime directory
 _STAMP = ".swept"  # its mtime is the time of the last sweep
 # The NAMEs of `PID-NAME-HEX` files: launch.py writes "prompt", "role" and, for a headless run
-# whose CLI writes its answer to a file, "answer".
-_NAMES = frozenset({"prompt", "role", "answer"})
+# whose CLI writes its answer to a file, "answer"; for a CLI that reads a task's output schema
+# from a file ({schema_file}), "schema".
+_NAMES = frozenset({"prompt", "role", "answer", "schema"})
 
 
 class TempFiles:

@@ -25,7 +25,10 @@ AGENT_COMMAND: Final = frozenset(
 PRINT_COMMAND: Final = AGENT_COMMAND | {"answer_file"}
 # An agent's `large_prompt`: the short prompt sent instead of one too large for the command line.
 LARGE_PROMPT: Final = frozenset({"prompt_file", "prompt_dir", "date"})
-KNOWN: Final = TASK_PROMPT | ITEM_PROMPT | PRINT_COMMAND
+# An agent's `print_schema`: the options that hold its answer to a task's JSON Schema, given as
+# compact JSON text or as a file.
+PRINT_SCHEMA: Final = frozenset({"schema", "schema_file"})
+KNOWN: Final = TASK_PROMPT | ITEM_PROMPT | PRINT_COMMAND | PRINT_SCHEMA
 
 SCOPE_NAMES: Final[Mapping[frozenset[str], str]] = {
     TASK_PROMPT: "task prompts",
@@ -33,6 +36,7 @@ SCOPE_NAMES: Final[Mapping[frozenset[str], str]] = {
     AGENT_COMMAND: "agent commands",
     PRINT_COMMAND: "an agent's print_command",
     LARGE_PROMPT: "an agent's large_prompt",
+    PRINT_SCHEMA: "an agent's print_schema",
 }
 
 

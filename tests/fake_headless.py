@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A stand-in headless agent for --print tests: FAKE_MODE says how it answers, or fails.
 
-It records its argv and stdin as JSON in FAKE_RECORD, and its pid (and its child's) in FAKE_PIDS.
+It records its argv and stdin as JSON in FAKE_RECORD (and the file named after the option
+FAKE_READ_AFTER), and its pid (and its child's) in FAKE_PIDS.
 The prompt is its last argument.
 """
 
@@ -22,7 +23,12 @@ def main() -> int:
     record = os.environ.get("FAKE_RECORD")
     if record:
         with open(record, "w", encoding="utf-8") as out:
-            json.dump({"argv": sys.argv[1:], "stdin": stdin}, out)
+            found: dict[str, object] = {"argv": sys.argv[1:], "stdin": stdin}
+            after = os.environ.get("FAKE_READ_AFTER")  # the file an option names, as it is now
+            if after in sys.argv:
+                with open(sys.argv[sys.argv.index(after) + 1], encoding="utf-8") as named:
+                    found["read"] = named.read()
+            json.dump(found, out)
     pids = os.environ.get("FAKE_PIDS")
     if pids and os.environ.get("FAKE_NAME"):
         pids += "." + os.environ["FAKE_NAME"]
@@ -51,6 +57,13 @@ def main() -> int:
             with open(log, "a", encoding="utf-8") as out:
                 out.write(f"{name} {began} {time.time()}\n")
         print(f"{answer} from {name}")
+    elif mode == "say":  # FAKE_ANSWER_<FAKE_NAME>, else FAKE_ANSWER, verbatim
+        name = os.environ.get("FAKE_NAME", "")
+        print(os.environ.get(f"FAKE_ANSWER_{name}", os.environ.get("FAKE_ANSWER", "")))
+    elif mode == "structured":  # Claude Code held to --json-schema
+        value = json.loads(os.environ.get("FAKE_ANSWER", "null"))
+        print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
+                          "result": "Done.", "structured_output": value}))  # fmt: skip
     elif mode == "empty":
         pass
     elif mode == "not-json":

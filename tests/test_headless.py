@@ -184,3 +184,12 @@ def test_an_unknown_envelope() -> None:
 
 def test_tail_keeps_the_last_non_empty_lines() -> None:
     assert tail("a\n\nb\nc\n", 2) == "b\nc"
+
+
+def test_a_value_held_to_a_schema_is_the_answer() -> None:
+    """Claude Code --json-schema gives structured_output; Qwen Code --json-schema gives
+    structured_result beside its result text."""
+    claude = {"type": "result", "is_error": False, "result": "Done.", "structured_output": {"a": 1}}
+    qwen = {"type": "result", "is_error": False, "result": '{"a":1}', "structured_result": {"a": 1}}
+    assert read("result", json.dumps(claude)).text == '{"a": 1}'
+    assert read("result", json.dumps([{"type": "system"}, qwen])).text == '{"a": 1}'

@@ -14,7 +14,7 @@ from start.cli.state import get_options
 from start.config import load as config_load
 from start.config import schema
 from start.config.model import LAYERS, Config
-from start.config.validate import check_shells, check_task_files
+from start.config.validate import check_output_schemas, check_shells, check_task_files
 from start.console import Styled
 from start.errors import ExitCode, UnknownNameError, UsageError, suggest
 
@@ -64,16 +64,22 @@ def validate() -> int:
     """
     options = get_options()
     loaded = config_load.load(options.workdir, use_project=not options.no_project, use_cache=False)
-    problems = (*loaded.problems, *check_shells(loaded), *check_task_files(loaded))
+    problems = (
+        *loaded.problems,
+        *check_shells(loaded),
+        *check_task_files(loaded),
+        *check_output_schemas(loaded),
+    )
+    failed = any(p.is_error for p in problems)
     if options.json:
         console.print_json([p.as_dict() for p in problems])
-        return ExitCode.CONFIG if loaded.errors else ExitCode.OK
+        return ExitCode.CONFIG if failed else ExitCode.OK
     out = printer("stdout")
     if options.verbose:
         for read in loaded.files:
             out.line(Styled("read", "dim"), f" {read.layer}: {read.path}")
     show_problems(out, problems)
-    errors = len(loaded.errors)
+    errors = sum(1 for p in problems if p.is_error)
     warnings = len(problems) - errors
     files = len(loaded.files)
     summary = (
@@ -83,7 +89,7 @@ def validate() -> int:
     )
     mark = Styled("✗", "red bold") if errors else Styled("✓", "green")
     out.note(mark, " ", summary)
-    return ExitCode.CONFIG if loaded.errors else ExitCode.OK
+    return ExitCode.CONFIG if failed else ExitCode.OK
 
 
 _SHOWN = ("settings", *schema.ITEM_SECTIONS)

@@ -61,6 +61,11 @@ _FIELD_HELP = {
     "if_no_output": ("TEXT", "Stop with this message when the command prints nothing."),
     "permissions": ("LEVEL", "What a headless run (--print) may do: read-only, edit or full."),
     "params": ("NAME[=DEFAULT]", "A parameter; without =DEFAULT it must be given (repeatable)."),
+    "output": (
+        "text|json|FILE",
+        "The answer a headless run must give: text, json, or JSON matching the schema in FILE.",
+    ),
+    "print_schema": ("OPTIONS", "The options that hold a headless answer to a task's schema."),
 }
 _FIELD_COMPLETION = {
     "role": "complete_roles",
@@ -268,6 +273,8 @@ def add(kind: str, name: str, project: bool, **values: Any) -> int:
         )
     if "params" in given:
         given["params"] = _params(given["params"])
+    if given.get("output", "text") not in schema.OUTPUTS:
+        given["output"] = {"schema": given["output"]}  # a schema file, beside the config file
     scope = _scope(project)
     if edit.in_lower_layer(scope, section, name):
         # A built-in item (say): copied whole with its comments, then the fields given are set.

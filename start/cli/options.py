@@ -165,7 +165,7 @@ VALUED = frozenset(
         *("--instructions", "--large-prompt", "--layer", "--model-alias", "--models-url"),
         *("--output", "--param", "--permissions", "--print-command", "--print-config"),
         *("--print-output", "--print-permission", "--shell", "--timeout", "--url"),
-        *("-n", "--before", "--project", "--task"),
+        *("-n", "--before", "--project", "--task", "--print-schema"),
     }
 )
 

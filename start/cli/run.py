@@ -157,7 +157,7 @@ def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
         if status is not None:
             status([])
     record(options, prepared, result)
-    code = ExitCode.OK if result.ok else ExitCode.TIMED_OUT if result.timed_out else ExitCode.ERROR
+    code = _exit_code([result])
     if result.denied and not options.json:
         # A refused action can explain a thin answer: say so, whatever the outcome.
         level = result.permissions
@@ -177,6 +177,15 @@ def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
         sys.stdout.flush()
         return code
     printer = console.Printer("stderr", no_color=options.no_color)
+    if result.mismatched:
+        # The agent did answer: the answer is kept, whole, for whoever reads the log.
+        head, *rest = (result.error or "").split("\n")
+        printer.line(f"start: agent '{agent}' answered, but {head}")
+        for line in rest:
+            printer.line(line)
+        printer.line("Answer:")
+        printer.block(result.answer.rstrip("\n") or "(empty)")
+        return code
     printer.line(f"start: agent '{agent}' failed: {result.error}")
     # Seed 000's failure format: the output, the error output and the exit code, each cut to
     # its last lines.
@@ -240,12 +249,24 @@ def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Pri
                 console.out(f"(no answer: {result.error.splitlines()[0] if result.error else ''})")
         sys.stdout.flush()
         for result in results:
-            if not result.ok:
+            if result.mismatched:
+                console.err(f"start: agent '{result.agent}' answered, but {result.error}")
+            elif not result.ok:
                 console.err(f"start: agent '{result.agent}' failed: {result.error}")
+    return _exit_code(results)
+
+
+def _exit_code(results: list[Any]) -> int:
+    """Of headless runs: OK when every one succeeded; else TIMED_OUT when every failed one timed
+    out, OUTPUT when every failed one answered out of format, ERROR otherwise."""
     failed = [result for result in results if not result.ok]
     if not failed:
         return ExitCode.OK
-    return ExitCode.TIMED_OUT if all(r.timed_out for r in failed) else ExitCode.ERROR
+    if all(r.timed_out for r in failed):
+        return ExitCode.TIMED_OUT
+    if all(r.mismatched for r in failed):
+        return ExitCode.OUTPUT
+    return ExitCode.ERROR
 
 
 def _show_dry_runs(options: Options, each: list[pipeline.Prepared]) -> None:
@@ -281,7 +302,7 @@ def _write_answers(directory: str, results: list[Any]) -> None:
         seen[result.agent] = seen.get(result.agent, 0) + 1
         count = seen[result.agent]
         name = f"{result.agent}.md" if count == 1 else f"{result.agent}-{count}.md"
-        text = result.answer if result.ok else f"(no answer: {result.error})\n"
+        text = result.answer if result.ok or result.mismatched else f"(no answer: {result.error})\n"
         atomic.replace(os.path.join(directory, name), text.encode("utf-8"), mode=0o644)
         summary.append({"file": name, **_result_json(result)})
     import json
@@ -304,6 +325,8 @@ def _result_json(result: Any) -> dict[str, Any]:
         "timed_out": result.timed_out,
         "duration": round(result.duration, 3),
         "answer": result.answer,
+        "value": result.value,
+        "problems": list(result.problems),
         "error": result.error,
         "stderr": headless.tail(result.stderr),
         "usage": dict(result.usage) if result.usage is not None else None,

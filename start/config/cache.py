@@ -31,6 +31,7 @@ from start.config.model import (
     Item,
     LayerFile,
     Origin,
+    Output,
     Param,
     Settings,
     non_defaults,
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
 
 # 4: items are stored by columns, (names, origin indexes, one list per field), not by rows.
 # 5: the key is the keyed bytes themselves, and entries live in the state directory.
-FORMAT = 5
+# 6: a task's `output`.
+FORMAT = 6
 KEEP = 32
 # A temp file this old belongs to a writer that was killed: a live one renames it within moments.
 STALE_TEMP_SECONDS = 60
@@ -69,6 +71,7 @@ _TYPES: Mapping[str, type] = {
     schema.PARAMS: tuple,
     schema.SOURCES: tuple,
     schema.LEVEL: str,
+    schema.OUTPUT: tuple,
 }
 _FIELDS: Mapping[str, Mapping[str, type]] = {
     section: {name: _TYPES[field_type] for name, field_type in fields.items()}
@@ -414,6 +417,7 @@ _VALUE_ENCODERS: Mapping[str, Callable[[Any], Any]] = {
     # marshal writes plain tuples only
     "params": lambda params: tuple((p.name, p.default, p.description) for p in params),
     "imported": _encode_imported,
+    "output": tuple,
 }
 
 
@@ -571,6 +575,13 @@ def _params(value: tuple[Any, ...]) -> tuple[Param, ...]:
     return tuple(found)
 
 
+def _output(value: tuple[Any, ...]) -> Output:
+    """A task's output format from the (format, schema, schema_file) tuple `_encode` writes."""
+    if len(value) != 3 or value[0] not in ("json", "schema"):
+        raise _BadEntryError(f"{value!r} is not an output format")
+    return Output(_str(value[0]), _optional(value[1]), _optional(value[2]))
+
+
 def _optional(value: object) -> str | None:
     return None if value is None else _str(value)
 
@@ -615,7 +626,11 @@ _STR = frozenset({str})
 _HEX = frozenset("0123456789abcdef")
 _INT = frozenset({int})
 # What a stored value that is not None goes through, by field, then by the field's type.
-_VALUE_DECODERS: Mapping[str, Callable[[Any], Any]] = {"params": _params, "imported": _imported}
+_VALUE_DECODERS: Mapping[str, Callable[[Any], Any]] = {
+    "params": _params,
+    "imported": _imported,
+    "output": _output,
+}
 _TYPE_DECODERS: Mapping[type, Callable[[Any], Any]] = {dict: _models}
 # The columns of each item section, in the order of its record's fields after name and origin.
 _COLUMNS: Mapping[str, tuple[_Column, ...]] = {

@@ -211,6 +211,8 @@ def parse_field(section: str, field: str, sub: str | None, text: str) -> Any:
             ) from None
     elif field_type == schema.BOOL:
         value = {"true": True, "false": False}.get(text.lower(), text)
+    elif field_type == schema.OUTPUT and text not in schema.OUTPUTS:
+        value = {"schema": text}  # a JSON Schema file, beside the config file
     wrong = schema.type_error(field_type, value)
     if wrong:
         raise UsageError(f"{field} {wrong}")

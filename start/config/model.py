@@ -57,6 +57,8 @@ class Agent(Record):
     print_command: str | None = None  # the headless form, for --print (start.headless)
     print_output: str | None = None  # how its answer is read: one of headless.ENVELOPES
     print_permissions: Mapping[str, str] = _EMPTY  # level -> the options that grant it
+    # The options that hold a headless answer to a task's JSON Schema ({schema}, {schema_file}).
+    print_schema: str | None = None
 
     def runs(self, cli: str) -> bool:
         """Whether this agent is `cli`, the one a command was written for, whose `model` it may
@@ -106,6 +108,18 @@ class Param(Record):
     description: str | None = None
 
 
+# A task's answer formats (`output`; start.output): text, any JSON value, or JSON matching a schema.
+OUTPUT_TEXT, OUTPUT_JSON, OUTPUT_SCHEMA = "text", "json", "schema"
+
+
+class Output(Record):
+    """A task's declared answer format, as validated: the schema is not read until a run."""
+
+    format: str  # OUTPUT_JSON or OUTPUT_SCHEMA (a text task has no Output)
+    schema: str | None = None  # an inline schema, as JSON text
+    schema_file: str | None = None  # a schema file, as written: relative to the config file
+
+
 class Task(Record):
     """A reusable prompt template with its own role, agent and model choices."""
 
@@ -125,6 +139,7 @@ class Task(Record):
     if_no_output: str | None = None  # when the command prints nothing: stop with this message
     permissions: str | None = None  # what a headless run may do (schema.LEVELS); None: read-only
     params: tuple[Param, ...] = ()  # in declaration order
+    output: Output | None = None  # the answer format of a headless run; None: text
     # A task read from another agent's command file (start.interop): its template, instead of
     # `file`, `command` and `prompt`; `origin.path` is the command file.
     imported: Imported | None = None

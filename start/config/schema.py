@@ -17,6 +17,9 @@ PATHS = "paths"  # an array of absolute directory paths (`~` allowed)
 PARAMS = "params"  # a table of parameter name = { default = "...", description = "..." }
 SOURCES = "sources"  # an array of the names of other agents whose commands are imported
 LEVEL = "level"  # a permission level of a headless run: one of LEVELS
+# A task's answer format: "text", "json", or a table { schema = "FILE" } or { schema = {...} }.
+OUTPUT = "output"
+OUTPUTS: Final = ("text", "json")
 # What a headless run (`--print`) lets the agent do, least first; read-only is the default.
 LEVELS: Final = ("read-only", "edit", "full")
 # How each CLI's headless output carries its answer (an agent's `print_output`); docs/agents.md
@@ -57,6 +60,8 @@ ITEM_SECTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         "print_command": STR,
         "print_output": STR,
         "print_permissions": MODELS,
+        # The options that hold the answer to a task's output schema (start.output).
+        "print_schema": STR,
     },
     "roles": {"description": STR, **_SOURCE},
     "contexts": {"description": STR, "required": BOOL, **_SOURCE},
@@ -70,6 +75,7 @@ ITEM_SECTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         "if_no_output": STR,
         "permissions": LEVEL,
         "params": PARAMS,
+        "output": OUTPUT,
         **_SOURCE,
     },
 }
@@ -172,6 +178,14 @@ def type_error(field_type: str, value: object) -> str | None:
             return None
         shown = f"'{value}'" if isinstance(value, str) else _describe(value)
         return f"must be one of {', '.join(LEVELS)}, not {shown}"
+    if field_type == OUTPUT:
+        if isinstance(value, dict) or value in OUTPUTS:
+            return None
+        shown = f"'{value}'" if isinstance(value, str) else _describe(value)
+        return (
+            'must be "text", "json", or a JSON Schema: { schema = "FILE.json" } or '
+            f'{{ schema = {{ type = "object", ... }} }}, not {shown}'
+        )
     if field_type == MODELS:
         if not isinstance(value, dict):
             return f'must be a table of alias = "model id", not {_describe(value)}'

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from start.config import schema
-from start.config.model import Config, Item, Origin, Param, non_defaults
+from start.config.model import OUTPUT_JSON, Config, Item, Origin, Output, Param, non_defaults
 
 # The fields that are tables of string = string, shown as sub-tables of their item.
 _TABLES = frozenset({"models", "print_permissions"})
@@ -27,8 +27,19 @@ def item_fields(item: Item) -> dict[str, Any]:
         elif name == "imported":
             values.update(imported_fields(value))
             continue
+        elif name == "output":
+            value = output_value(value)
         values[name] = value
     return values
+
+
+def output_value(output: Output) -> str | dict[str, Any]:
+    """A task's `output` as its config spells it: "json", or { schema = FILE or the schema }."""
+    if output.format == OUTPUT_JSON:
+        return OUTPUT_JSON
+    if output.schema_file is not None:
+        return {"schema": output.schema_file}
+    return {"schema": json.loads(output.schema or "{}")}
 
 
 def imported_fields(imported: Any) -> dict[str, str]:
@@ -91,12 +102,18 @@ def toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, float):
+        return repr(value)
     if isinstance(value, str):
         if "\n" in value and "'''" not in value and not any(_hidden(c) for c in value if c != "\n"):
             return "'''\n" + value + "'''"
         return _basic_string(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):  # a task's output schema, written inline
+        if not value:
+            return "{}"
+        return "{ " + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
     raise TypeError(f"cannot write {type(value).__name__} as TOML")
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from start import params, paths, shellwords, template
-from start.config import schema
+from start.config import model, schema
 from start.config.model import (
     RECORDS,
     Agent,
@@ -15,6 +15,7 @@ from start.config.model import (
     Context,
     Item,
     Origin,
+    Output,
     Param,
     Role,
     Settings,
@@ -142,6 +143,10 @@ def check_item(
         out.error(key, f"missing required field '{field}'")
     if section == "tasks" and "params" in good:
         good["params"] = _check_params(good["params"], f"{key}.params", out)
+    if section == "tasks" and "output" in good:
+        output = _check_output(good.pop("output"), f"{key}.output", out)
+        if output is not None:
+            good["output"] = output
     if section == "agents":
         _check_agent(good, key, out)
         if missing:
@@ -253,11 +258,33 @@ def _check_headless(good: dict[str, Any], key: str, out: Collector) -> None:
                 shlex.split(options)
             except ValueError as error:
                 out.error(where, f"the options cannot be split into words: {error}")
+    given = good.get("print_schema")
+    if given is not None:
+        _check_print_schema(given, f"{key}.print_schema", out)
     if present and not levels:
         out.error(
             f"{key}.print_permissions",
             "a headless form needs print_permissions: the options for read-only (the default), "
             "edit and full, each level the CLI can enforce",
+        )
+
+
+def _check_print_schema(options: str, where: str, out: Collector) -> None:
+    if out.lex:  # as for command templates: a run with a schema splits them
+        import shlex
+
+        try:
+            shlex.split(options)
+        except ValueError as error:
+            out.error(where, f"the options cannot be split into words: {error}")
+            return
+    used = template.names(options)
+    _check_placeholders(used, template.PRINT_SCHEMA, where, out)
+    if not template.PRINT_SCHEMA.intersection(used):
+        out.error(
+            where,
+            "print_schema must name {schema} (the schema as JSON text) or {schema_file} "
+            '(a file holding it), such as "--json-schema {schema}"',
         )
 
 
@@ -298,6 +325,58 @@ def _check_params(table: Mapping[str, Any], key: str, out: Collector) -> tuple[P
                 values[field] = value
         found.append(Param(name, values.get("default"), values.get("description")))
     return tuple(found)
+
+
+def _check_output(value: str | dict[str, Any], key: str, out: Collector) -> Output | None:
+    """A task's `output` as a record (None for text). The schema itself is checked by `start
+    config validate` and before a run (start.output), which import a schema validator."""
+    if isinstance(value, str):
+        return None if value == model.OUTPUT_TEXT else Output(model.OUTPUT_JSON)
+    for name in value:
+        if name != "schema":
+            out.error(f"{key}.{name}", f"unknown key '{name}': an output table has only 'schema'")
+    if "schema" not in value:
+        out.error(
+            key,
+            'an output table needs schema: { schema = "FILE.json" } or '
+            '{ schema = { type = "object", ... } }',
+        )
+        return None
+    given = value["schema"]
+    where = f"{key}.schema"
+    if isinstance(given, str):
+        if not given.strip():
+            out.error(where, "must name a JSON Schema file, not be empty")
+            return None
+        return Output(model.OUTPUT_SCHEMA, schema_file=given)
+    if isinstance(given, dict):
+        try:
+            return Output(model.OUTPUT_SCHEMA, schema=_json_text(given))
+        except ValueError as error:
+            out.error(where, f"must be JSON: {error}")
+            return None
+    out.error(
+        where,
+        "must be the path of a JSON Schema file or a table (the schema itself), not "
+        f"{schema.describe_value(given)}",
+    )
+    return None
+
+
+def _json_text(value: dict[str, Any]) -> str:
+    """A TOML table as JSON text; ValueError for a value JSON cannot hold (a date, nan)."""
+    import json
+
+    def plain(item: object) -> Any:
+        if isinstance(item, dict):
+            return {name: plain(v) for name, v in item.items()}
+        if isinstance(item, list):
+            return [plain(v) for v in item]
+        if isinstance(item, str | int | float | bool):
+            return item
+        raise ValueError(f"{schema.describe_value(item)} has no JSON form")
+
+    return json.dumps(plain(value), ensure_ascii=False, allow_nan=False)
 
 
 def _check_param_use(good: dict[str, Any], key: str, out: Collector, used: list[str]) -> None:
@@ -537,3 +616,65 @@ def check_shells(config: Config, which: Callable[[str], str | None] | None = Non
             message = f"shell '{shell}' is not on PATH, so the commands that use it cannot run"
             problems.append(Problem("warning", path, key, message))
     return problems
+
+
+def check_output_schemas(config: Config) -> list[Problem]:
+    """Errors of the tasks' output schemas, each placed at its file and line: a schema that is not
+    JSON, or not a JSON Schema (checked against its own metaschema).
+
+    Like `check_task_files`, for `start config validate`: a run checks the schema again before
+    the agent starts. A project task's schema file is read only inside the project root; a file
+    that cannot be read is left to the run to report.
+    """
+    declared = [
+        task
+        for task in config.tasks.values()
+        if task.output is not None and task.output.format == model.OUTPUT_SCHEMA
+    ]
+    if not declared:
+        return []  # no schema: the module that checks them (and json) is not imported
+    import functools
+    import os
+
+    from start import fs, output
+    from start.errors import ConfigError
+
+    real_root = os.path.realpath(config.root)
+    problems: list[Problem] = []
+    for task in declared:
+        path = output.schema_path(task)
+        data = b""
+        if path is not None:
+            if task.origin.layer == "project" and not fs.within(os.path.realpath(path), real_root):
+                continue
+            try:
+                data = fs.read(path, config.settings.file_size_limit).data
+            except fs.FileError as error:
+                key = f"tasks.{task.name}.output.schema"
+                message = f"{path}: {error.reason}"
+                problems.append(Problem("error", task.origin.path, key, message))
+                continue
+        try:
+            output.spec_for(task, functools.partial(_given, data))
+        except ConfigError as error:
+            problems.extend(error.problems)
+    return placed(problems)
+
+
+def placed(problems: list[Problem]) -> list[Problem]:
+    """The problems, each at its line in its config file (read again: an error path)."""
+    from start import fs
+    from start.config.positions import locate
+
+    contents: dict[str, bytes] = {}
+    for problem in problems:
+        if problem.file is not None and problem.file.endswith(".toml"):
+            try:
+                contents[problem.file] = fs.read(problem.file, 1 << 24).data
+            except fs.FileError:
+                continue
+    return list(locate(problems, contents))
+
+
+def _given(data: bytes, path: str) -> bytes:
+    return data

@@ -139,7 +139,7 @@ def test_a_json_envelope_gives_the_answer_and_its_usage(project: Path) -> None:
     assert result.returncode == 0
     assert set(data) == {
         "task", "agent", "model", "permissions", "success", "exit_code", "timed_out",
-        "duration", "answer", "error", "stderr", "usage", "denied", "argv",
+        "duration", "answer", "value", "problems", "error", "stderr", "usage", "denied", "argv",
     }  # fmt: skip
     assert (data["agent"], data["permissions"], data["success"], data["answer"]) == (
         "json",

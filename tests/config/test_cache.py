@@ -23,7 +23,7 @@ from start import atomic, fs, paths, trust
 from start.config import cache
 from start.config import load as load_module
 from start.config.load import load
-from start.config.model import RECORDS, Config, Param
+from start.config.model import RECORDS, Config, Output, Param
 from start.record import Record
 from tests.conftest import FAKE_AGENT, invoke, write_tree
 
@@ -66,11 +66,27 @@ internal = true
 [tasks.t.params]
 focus = { default = "x", description = "What" }
 depth = {}
+
+[tasks.j]
+prompt = "x"
+output = "json"
+
+[tasks.s]
+prompt = "x"
+output = { schema = { type = "object", required = ["a"], properties = { a = { minimum = 1.5 } } } }
+
+[tasks.f]
+prompt = "x"
+output = { schema = "s.json" }
 """
 AGENTS = """\
 [agents.a]
 bin = "a"
 command = "{bin} --model {model} {prompt}"
+print_command = "{bin} -p {prompt}"
+print_output = "text"
+print_permissions = { read-only = "" }
+print_schema = "--json-schema {schema}"
 default_model = "m"
 url = "https://example.com/a"
 
@@ -83,7 +99,9 @@ big = "m-2"
 @pytest.fixture
 def global_dir(isolated: Path) -> Path:
     directory = isolated.parent / "home" / ".config" / "start"
-    write_tree(directory, {"config.toml": CONFIG, "agents.toml": AGENTS})
+    write_tree(
+        directory, {"config.toml": CONFIG, "agents.toml": AGENTS, "s.json": '{"type": "array"}'}
+    )
     return directory
 
 
@@ -144,6 +162,11 @@ def test_the_second_load_is_served_from_the_cache(global_dir: Path, parsed: list
     assert second.contexts["c"].required is True
     assert second.tasks["t"].internal is True
     assert second.tasks["t"].params == (Param("focus", "x", "What"), Param("depth"))
+    assert second.agents["a"].print_schema == "--json-schema {schema}"
+    assert (second.tasks["t"].output, second.tasks["j"].output) == (None, Output("json"))
+    assert second.tasks["f"].output == Output("schema", schema_file="s.json")
+    schema = '{"type": "object", "required": ["a"], "properties": {"a": {"minimum": 1.5}}}'
+    assert second.tasks["s"].output == Output("schema", schema=schema)
     assert second.problems  # the unknown placeholder, stored and given back
 
 

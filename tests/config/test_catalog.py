@@ -251,7 +251,7 @@ def _headless_options(entry: dict[str, object]) -> list[str]:
     assert isinstance(levels, dict)
     for value in levels.values():
         options += _options(str(value))
-    return options
+    return options + _options(str(entry.get("print_schema", "")))
 
 
 @pytest.mark.parametrize("agent", sorted(AGENTS))
@@ -297,7 +297,7 @@ def test_headless_permission_levels(agent: str) -> None:
 )
 def test_headless_option_appears_in_recorded_help(agent: str, option: str) -> None:
     assert _mentions(_help(agent), option), (
-        f"{agent}: {option} (print_command or print_permissions) is not in "
+        f"{agent}: {option} (print_command, print_permissions or print_schema) is not in "
         f"tests/fixtures/agent_help/{agent}.txt; check the CLI's --help (and that of the "
         "subcommand its headless form runs) and refresh the fixture"
     )
@@ -336,8 +336,22 @@ def test_headless_options_are_those_of_the_command_and_of_every_level() -> None:
     entry: dict[str, object] = {
         "print_command": "{bin} -p --out=json {args} -- {prompt}",
         "print_permissions": {"read-only": "--mode plan", "edit": "", "full": "--yolo=1"},
+        "print_schema": "--schema {schema}",
     }
-    assert _headless_options(entry) == ["-p", "--out", "--mode", "--yolo"]
+    assert _headless_options(entry) == ["-p", "--out", "--mode", "--yolo", "--schema"]
+
+
+def test_the_agents_whose_cli_holds_an_answer_to_a_schema() -> None:
+    """docs/agents.md ("Answers held to a schema") names these; the others are asked in the
+    prompt."""
+    held = {name: e["print_schema"] for name, e in AGENTS.items() if "print_schema" in e}
+    assert held == {
+        "claude": "--json-schema {schema}",
+        "codex": "--output-schema '{schema_file}'",
+        "qwen": "--json-schema {schema}",
+        "llm": "--schema {schema}",
+        "llm-chat": "--schema {schema}",
+    }
 
 
 def test_template_parsing_helpers() -> None:

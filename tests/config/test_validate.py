@@ -321,6 +321,59 @@ CASES = [
         ["error: 2:1: agents.x: must be a table ([agents.x])"],
         id="item-not-table",
     ),
+    pytest.param(
+        '[tasks.t]\nprompt = "p"\noutput = "yaml"\n',
+        [
+            'error: 3:1: tasks.t.output: must be "text", "json", or a JSON Schema: '
+            '{ schema = "FILE.json" } or { schema = { type = "object", ... } }, not \'yaml\''
+        ],
+        id="output-unknown",
+    ),
+    pytest.param(
+        '[tasks.t]\nprompt = "p"\noutput = { scheme = "s.json" }\n',
+        [
+            "error: 3:1: tasks.t.output.scheme: unknown key 'scheme': an output table has only 'schema'",
+            'error: 3:1: tasks.t.output: an output table needs schema: { schema = "FILE.json" } '
+            'or { schema = { type = "object", ... } }',
+        ],
+        id="output-table-without-schema",
+    ),
+    pytest.param(
+        '[tasks.t]\nprompt = "p"\noutput = { schema = " " }\n',
+        ["error: 3:1: tasks.t.output.schema: must name a JSON Schema file, not be empty"],
+        id="output-schema-empty",
+    ),
+    pytest.param(
+        '[tasks.t]\nprompt = "p"\noutput = { schema = 3 }\n',
+        [
+            "error: 3:1: tasks.t.output.schema: must be the path of a JSON Schema file or a table "
+            "(the schema itself), not an integer"
+        ],
+        id="output-schema-integer",
+    ),
+    pytest.param(
+        '[tasks.t]\nprompt = "p"\n[tasks.t.output.schema]\nconst = 1979-05-27\n',
+        ["error: 3:1: tasks.t.output.schema: must be JSON: a date has no JSON form"],
+        id="output-schema-date",
+    ),
+    pytest.param(
+        '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\nprint_command = "{bin} {prompt}"\nprint_output = "text"\nprint_permissions = { read-only = "" }\nprint_schema = "--json-schema"\n',
+        [
+            "error: 7:1: agents.a.print_schema: print_schema must name {schema} (the schema as JSON "
+            'text) or {schema_file} (a file holding it), such as "--json-schema {schema}"'
+        ],
+        id="print-schema-without-placeholder",
+    ),
+    pytest.param(
+        '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\nprint_command = "{bin} {prompt}"\nprint_output = "text"\nprint_permissions = { read-only = "" }\nprint_schema = "--schema {prompt}"\n',
+        [
+            "error: 7:26: agents.a.print_schema: placeholder {prompt} is not available in an "
+            "agent's print_schema; it is allowed in agent commands",
+            "error: 7:1: agents.a.print_schema: print_schema must name {schema} (the schema as JSON "
+            'text) or {schema_file} (a file holding it), such as "--json-schema {schema}"',
+        ],
+        id="print-schema-other-placeholder",
+    ),
 ]
 
 

@@ -1,0 +1,332 @@
+"""`start task NAME --print` of a task with an `output` format: the agent is held to it or told
+it, and the answer is checked (issue 28)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_start, write_tree
+
+FAKE = REPO / "tests" / "fake_headless.py"
+SCHEMA = (
+    '{"type": "object", "required": ["severity"],'
+    ' "properties": {"severity": {"enum": ["low", "high"]}}}'
+)
+
+CONFIG = f'''
+[settings]
+default_agent = "fake"
+
+[agents.fake]
+bin = "{sys.executable}"
+command = "{{bin}} {FAKE} {{prompt}}"
+print_command = "{{bin}} {FAKE} {{args}} -- {{prompt}}"
+print_output = "text"
+print_permissions = {{ read-only = "--ro" }}
+
+[agents.held]
+bin = "{sys.executable}"
+command = "{{bin}} {FAKE} {{prompt}}"
+print_command = "FAKE_NAME=held {{bin}} {FAKE} {{args}} -- {{prompt}}"
+print_output = "result"
+print_permissions = {{ read-only = "--ro" }}
+print_schema = "--json-schema {{schema}}"
+
+[agents.filed]
+bin = "{sys.executable}"
+command = "{{bin}} {FAKE} {{prompt}}"
+print_command = "FAKE_NAME=filed {{bin}} {FAKE} {{args}} -- {{prompt}}"
+print_output = "text"
+print_permissions = {{ read-only = "--ro" }}
+print_schema = "--output-schema '{{schema_file}}'"
+
+[tasks.notes]
+prompt = "Notes."
+
+[tasks.data]
+prompt = "Data."
+output = "json"
+
+[tasks.triage]
+prompt = "Triage."
+output = {{ schema = {{ type = "object", required = ["severity"], properties = {{ severity = {{ enum = ["low", "high"] }} }} }} }}
+
+[tasks.filed]
+prompt = "Triage."
+output = {{ schema = "triage.schema.json" }}
+'''
+
+INSTRUCTION = "Answer with one JSON value only, with no other text before or after it."
+
+
+@pytest.fixture
+def project(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("START_TRUSTED_PATHS", str(isolated))
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(
+        isolated.parent / "home" / ".config" / "start",
+        {"config.toml": CONFIG, "triage.schema.json": SCHEMA + "\n"},
+    )
+    return isolated
+
+
+def start(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_start("-q", *args, cwd=project, env={"FAKE_MODE": "say", **env})
+
+
+def test_a_text_task_is_not_checked_nor_told(project: Path) -> None:
+    record = project.parent / "record.json"
+    result = start(
+        project, "task", "notes", "--print", FAKE_ANSWER="plain words", FAKE_RECORD=str(record)
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "plain words\n", "")
+    assert json.loads(record.read_text())["argv"] == ["--ro", "--", "Notes."]
+
+
+@pytest.mark.parametrize("task", ["data", "triage", "filed"])
+@pytest.mark.parametrize(
+    "answer", ['{"severity": "high"}', 'Sure:\n```json\n{"severity": "high"}\n```']
+)
+def test_a_good_answer_passes_whole_or_fenced(project: Path, task: str, answer: str) -> None:
+    result = start(project, "task", task, "--print", FAKE_ANSWER=answer)
+    assert (result.returncode, result.stdout, result.stderr) == (0, answer + "\n", "")
+    data = start(project, "task", task, "--print", "--json", FAKE_ANSWER=answer)
+    value = json.loads(data.stdout)
+    assert (data.returncode, value["value"], value["answer"], value["success"]) == (
+        0,
+        {"severity": "high"},
+        answer,
+        True,
+    )
+
+
+def test_the_prompt_names_the_format_for_an_agent_without_a_schema_option(project: Path) -> None:
+    record = project.parent / "record.json"
+    start(project, "task", "data", "--print", FAKE_ANSWER="1", FAKE_RECORD=str(record))
+    assert json.loads(record.read_text())["argv"] == ["--ro", "--", f"Data.\n\n{INSTRUCTION}\n"]
+    start(project, "task", "filed", "--print", FAKE_ANSWER="1", FAKE_RECORD=str(record))
+    schema = json.dumps(json.loads(SCHEMA), separators=(",", ":"))
+    assert json.loads(record.read_text())["argv"] == [
+        "--ro",
+        "--",
+        f"Triage.\n\n{INSTRUCTION} It must match this JSON Schema:\n{schema}\n",
+    ]
+
+
+def test_an_agent_with_a_schema_option_gets_the_schema_not_the_instruction(project: Path) -> None:
+    record = project.parent / "record.json"
+    result = start(
+        project, "task", "triage", "--print", "-a", "held", "--json",
+        FAKE_MODE="structured", FAKE_ANSWER='{"severity": "low"}', FAKE_RECORD=str(record),
+    )  # fmt: skip
+    schema = '{"type":"object","required":["severity"],"properties":{"severity":{"enum":["low","high"]}}}'
+    assert json.loads(record.read_text())["argv"] == [
+        "--ro",
+        "--json-schema",
+        schema,
+        "--",
+        "Triage.",
+    ]
+    data = json.loads(result.stdout)
+    assert (result.returncode, data["value"], data["answer"]) == (
+        0,
+        {"severity": "low"},
+        '{"severity": "low"}',
+    )
+
+
+def test_a_schema_file_option_gets_a_file_holding_the_schema(project: Path) -> None:
+    record = project.parent / "record.json"
+    result = start(
+        project,
+        "task",
+        "filed",
+        "--print",
+        "-a",
+        "filed",
+        FAKE_ANSWER='{"severity": "low"}',
+        FAKE_RECORD=str(record),
+        FAKE_READ_AFTER="--output-schema",
+    )
+    recorded = json.loads(record.read_text())
+    argv = recorded["argv"]
+    assert result.returncode == 0, result.stderr
+    assert recorded["read"] == json.dumps(json.loads(SCHEMA), separators=(",", ":")) + "\n"
+    assert argv[:2] == ["--ro", "--output-schema"] and argv[3:] == ["--", "Triage."]
+    assert not Path(argv[2]).exists()  # a temp file of the run
+
+
+@pytest.mark.parametrize("task", ["triage", "filed"])
+def test_a_mismatch_fails_with_its_own_exit_code_and_the_paths(project: Path, task: str) -> None:
+    answer = '{"severity": "urgent"}'
+    result = start(project, "task", task, "--print", FAKE_ANSWER=answer)
+    where = (
+        "tasks.triage.output.schema"
+        if task == "triage"
+        else str(project.parent / "home" / ".config" / "start" / "triage.schema.json")
+    )
+    assert (result.returncode, result.stdout) == (65, "")
+    assert result.stderr == (
+        f"start: agent 'fake' answered, but its answer does not match the task's output schema ({where}):\n"
+        "  $.severity: 'urgent' is not one of ['low', 'high']\n"
+        "Answer:\n"
+        '{"severity": "urgent"}\n'
+    )
+    data = start(project, "task", task, "--print", "--json", FAKE_ANSWER=answer)
+    value = json.loads(data.stdout)
+    assert data.returncode == 65
+    assert (value["success"], value["value"], value["answer"], value["problems"]) == (
+        False,
+        None,
+        answer,
+        ["$.severity: 'urgent' is not one of ['low', 'high']"],
+    )
+
+
+@pytest.mark.parametrize("task", ["data", "triage", "filed"])
+def test_prose_is_not_json(project: Path, task: str) -> None:
+    result = start(project, "task", task, "--print", FAKE_ANSWER="The severity is high.")
+    assert result.returncode == 65
+    assert (
+        "  the answer is not JSON: Expecting value at line 1 column 1\nAnswer:\nThe severity is high.\n"
+        in result.stderr
+    )
+
+
+def test_each_of_several_agents_is_checked_on_its_own(project: Path) -> None:
+    held_says = {
+        "type": "result",
+        "is_error": False,
+        "result": "",
+        "structured_output": {"severity": "low"},
+    }
+    env = {"FAKE_ANSWER_held": json.dumps(held_says), "FAKE_ANSWER_filed": '{"severity": "no"}'}
+    result = start(project, "task", "triage", "--print", "-a", "held,filed", "--json", **env)
+    held, filed = json.loads(result.stdout)
+    assert result.returncode == 65
+    assert (held["success"], held["value"]) == (True, {"severity": "low"})
+    assert (filed["success"], filed["value"], filed["answer"]) == (
+        False,
+        None,
+        '{"severity": "no"}',
+    )
+    assert filed["problems"] == ["$.severity: 'no' is not one of ['low', 'high']"]
+
+
+def test_config_validate_checks_each_schema_at_its_file_and_line(project: Path) -> None:
+    write_tree(
+        project,
+        {
+            ".start/config.toml": (
+                "[tasks.inline]\n"
+                'prompt = "x"\n'
+                "\n"
+                "[tasks.inline.output.schema]\n"
+                'type = "objekt"\n'
+                "\n"
+                "[tasks.named]\n"
+                'prompt = "x"\n'
+                'output = { schema = "named.json" }\n'
+                "\n"
+                "[tasks.odd]\n"
+                'prompt = "x"\n'
+                'output = "yaml"\n'
+            ),
+            ".start/named.json": '{\n  "type": "object",\n}\n',
+        },
+    )
+    result = run_start("config", "validate", cwd=project)
+    config = project / ".start" / "config.toml"
+    assert result.returncode == 3
+    assert result.stdout.split("\n")[:3] == [
+        f"{config}:5:1: error: tasks.inline.output.schema.type: 'objekt' is not valid under any "
+        "of the given schemas",
+        f'{config}:13:1: error: tasks.odd.output: must be "text", "json", or a JSON Schema: '
+        '{ schema = "FILE.json" } or { schema = { type = "object", ... } }, not \'yaml\'',
+        f"{project / '.start' / 'named.json'}:3:1: error: not JSON: Expecting property name "
+        "enclosed in double quotes",
+    ]
+
+
+def test_a_dry_run_shows_the_prompt_the_agent_gets(project: Path) -> None:
+    told = start(project, "task", "data", "--print", "--dry-run", "--json")
+    held = start(project, "task", "triage", "--print", "--dry-run", "--json", "-a", "held")
+    assert json.loads(told.stdout)["prompt"] == f"Data.\n\n{INSTRUCTION}\n"
+    data = json.loads(held.stdout)
+    assert data["prompt"] == "Triage."
+    assert data["argv"][-4:-2] == [
+        "--json-schema",
+        json.dumps(json.loads(SCHEMA), separators=(",", ":")),
+    ]
+
+
+def test_a_launch_ignores_the_output_format(project: Path) -> None:
+    result = start(project, "task", "data", "--dry-run", "--json")
+    assert json.loads(result.stdout)["prompt"] == "Data."
+
+
+def test_a_project_schema_outside_the_project_is_not_read(project: Path) -> None:
+    outside = project.parent / "elsewhere.json"
+    outside.write_text("{not JSON: read, it would be reported\n")
+    write_tree(
+        project,
+        {".start/config.toml": f'[tasks.far]\nprompt = "x"\noutput = {{ schema = "{outside}" }}\n'},
+    )
+    untrusted = {"START_TRUSTED_PATHS": ""}
+    assert run_start("trust", "--yes", cwd=project, env=untrusted).returncode == 0
+    result = start(project, "task", "far", "--print", FAKE_ANSWER="{}", **untrusted)
+    assert (result.returncode, result.stdout) == (5, "")
+    assert result.stderr == (
+        f"start: {outside} resolves to {outside}, outside the project root, and the approval "
+        "does not cover it; run 'start trust' to review it\n"
+    )
+    validate = run_start("config", "validate", cwd=project, env=untrusted)
+    assert (validate.returncode, str(outside) in validate.stdout) == (0, False)
+
+
+def test_a_project_schema_in_start_dir_is_read_as_approved(project: Path) -> None:
+    write_tree(
+        project,
+        {
+            ".start/config.toml": '[tasks.near]\nprompt = "x"\noutput = { schema = "near.json" }\n',
+            ".start/near.json": '{"type": "array"}\n',
+        },
+    )
+    assert start(project, "task", "near", "--print", FAKE_ANSWER="[1]").returncode == 0
+    result = start(project, "task", "near", "--print", FAKE_ANSWER="{}")
+    assert result.returncode == 65
+    assert (
+        f"({project / '.start' / 'near.json'}):\n  $: {{}} is not of type 'array'\n"
+        in result.stderr
+    )
+
+
+def test_config_add_writes_each_form(project: Path) -> None:
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    for name, given in (("a", "json"), ("b", "b.schema.json")):
+        result = run_start(
+            "config", "add", "task", name, "--prompt", "x", "--output", given, cwd=project
+        )
+        assert result.returncode == 0, result.stderr
+    text = config.read_text()
+    assert text.endswith(
+        '[tasks.a]\noutput = "json"\nprompt = "x"\n\n'
+        '[tasks.b]\nprompt = "x"\n\n[tasks.b.output]\nschema = "b.schema.json"\n'
+    )
+
+
+def test_the_schema_validator_is_imported_only_for_a_schema(project: Path) -> None:
+    from tests.test_import_hygiene import imported
+
+    env = {"FAKE_ANSWER": '{"severity": "low"}', "PYTHONPROFILEIMPORTTIME": "1"}
+    loaded = {
+        task: imported(start(project, "task", task, "--print", **env).stderr)
+        for task in ("notes", "data", "triage")
+    }
+    assert ["jsonschema" in names for names in loaded.values()] == [False, False, True]
+    assert ["start.output" in names for names in loaded.values()] == [False, True, True]
