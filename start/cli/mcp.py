@@ -61,7 +61,7 @@ def mcp(client: str | None) -> int:
     require_sdk()
     import logging
 
-    from start.mcp import library, server
+    from start.mcp import asking, library, server
 
     logging.basicConfig(
         stream=sys.stderr,
@@ -75,7 +75,8 @@ def mcp(client: str | None) -> int:
         )
     # A server runs for as long as its client: collect cycles again (start.__main__ turns it off).
     gc.enable()
-    stopped = server.serve(library.Scope(options.workdir, not options.no_project))
+    scope = library.Scope(options.workdir, not options.no_project, asking.depth())
+    stopped = server.serve(scope)
     return ExitCode.OK if stopped is None else 128 + stopped
 
 

@@ -64,6 +64,7 @@ _TYPES: Mapping[str, type] = {
     schema.PATHS: tuple,
     schema.PARAMS: tuple,
     schema.SOURCES: tuple,
+    schema.NAMES: tuple,
     schema.LEVEL: str,
 }
 _FIELDS: Mapping[str, Mapping[str, type]] = {
