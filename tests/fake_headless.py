@@ -51,6 +51,8 @@ def main() -> int:
             with open(log, "a", encoding="utf-8") as out:
                 out.write(f"{name} {began} {time.time()}\n")
         print(f"{answer} from {name}")
+    elif mode == "depth":  # the depth `start mcp` marks a run with
+        print(f"depth={os.environ.get('START_MCP_DEPTH')}")
     elif mode == "empty":
         pass
     elif mode == "not-json":

@@ -57,7 +57,7 @@ ASK_RESULT: Final = "ask_result"
 ASK_CANCEL: Final = "ask_cancel"
 ASKING: Final = (ASK_AGENT, ASK_AGENTS, ASK_START, ASK_RESULT, ASK_CANCEL)
 # Seconds between progress notifications while no agent's state changes.
-PROGRESS_EVERY: Final = 5.0
+PROGRESS_EVERY: Final = 2.0
 # The most seconds ask_result waits for a run, under the shortest client timeout (Codex: 60 s).
 WAIT_MOST: Final = 50
 # Asynchronous runs: how many may run at once, and how many ended ones are kept for ask_result.
@@ -509,10 +509,8 @@ class _Board:
 
 async def _with_progress(ctx: Context, board: _Board, work: Awaitable[R]) -> R:
     """`await work`, telling the client the time elapsed and each agent's state meanwhile (when
-    its request carries a progress token): at once, on each change, and every PROGRESS_EVERY."""
-    token = ctx.meta.get("progress_token") if ctx.meta is not None else None
-    if token is None:
-        return await work
+    its request asked for progress; the SDK sends nothing otherwise): at once, on each change,
+    and every PROGRESS_EVERY seconds."""
 
     async def tell() -> None:
         told = -1.0
@@ -521,22 +519,22 @@ async def _with_progress(ctx: Context, board: _Board, work: Awaitable[R]) -> R:
             now = board.elapsed()
             if board.take_change() or now - last >= PROGRESS_EVERY:
                 # Progress must grow with every notification.
-                told = max(round(now, 1), told + 0.1)
+                told = max(round(now, 1), round(told + 0.1, 1))
                 last = now
-                params = types.ProgressNotificationParams(
-                    progress_token=token, progress=told, message=board.message()
-                )
-                await ctx.session.send_notification(
-                    types.ProgressNotification(params=params), ctx.request_id
-                )
+                await ctx.session.report_progress(told, message=board.message())
             await anyio.sleep(0.2)
 
+    failure: Exception | None = None
     async with anyio.create_task_group() as group:
         group.start_soon(tell)
         try:
             result = await work
+        except Exception as error:  # raised as itself, not in the task group's ExceptionGroup
+            failure = error
         finally:
             group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
     return result
 
 
