@@ -219,12 +219,12 @@ async def test_progress_notifications_tell_the_time_and_the_agents_state(
     monkeypatch.setattr(server, "PROGRESS_EVERY", 0.3)
     told: list[tuple[float, str | None]] = []
 
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        told.append((value, message))
+    async def tell(progress: float, total: float | None, message: str | None) -> None:
+        told.append((progress, message))
 
     async with connect(isolated, mode) as client:
         result = await client.call_tool(
-            "ask_agents", {"agents": ["fake", "other"], "prompt": "hi"}, progress_callback=progress
+            "ask_agents", {"agents": ["fake", "other"], "prompt": "hi"}, progress_callback=tell
         )
     assert result.is_error is False
     assert len(told) >= 3
