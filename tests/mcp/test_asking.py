@@ -126,8 +126,10 @@ async def test_ask_agent_returns_the_answer_with_the_fields_of_print_json(
 ) -> None:
     async with connect(isolated, mode) as client:
         tools = [tool.name for tool in (await client.list_tools()).tools]
+        instructions = client.instructions or ""
         result = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
     assert tools == ["list_tasks", "run_task", *ASKING_TOOLS]
+    assert instructions.endswith(" Agents that can be asked: fake, other.")
     assert (result.is_error, texts(result)) == (False, [f"ANSWER: {PROMPT}"])
     cli = run_start(
         "prompt", "--print", "--json", "-a", "fake", "hi", cwd=isolated,
@@ -504,3 +506,63 @@ prompt = "theirs"
     assert texts(agent) == ["unknown agent 'mine'; agents that can be asked: fake, other"]
     assert texts(task)[0].startswith("unknown task 'theirs'")
     assert not ran.exists()
+
+
+# --- the real process -------------------------------------------------------------------------
+
+
+def real_server(config: Path, isolated: Path, **env: str) -> Any:
+    from tests.mcp.test_stdio import Server
+
+    full = {
+        **os.environ,
+        "START_CONFIG_DIR": str(config.parent),
+        "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        **env,
+    }
+    return Server([], isolated, full)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize("how", ["stdin closed", "SIGKILL"])
+def test_a_real_server_whose_client_goes_away_leaves_no_agent(
+    config: Path, isolated: Path, tmp_path: Path, survivors: list[int], how: str
+) -> None:
+    """However the server ends, the agents it runs, and their children, end with it."""
+    from tests.mcp.test_stdio import INITIALIZE, message
+
+    pids = tmp_path / "pids"
+    server = real_server(config, isolated, FAKE_MODE="sleep", FAKE_PIDS=str(pids))
+    try:
+        server.send(INITIALIZE)
+        server.responses({1})
+        ask = {"agent": "fake", "prompt": "hi"}
+        server.send(message("tools/call", 2, name="ask_agent", arguments=ask))
+        survivors.extend(anyio.run(read_pids, pids))
+        assert len(survivors) == 2
+        if how == "stdin closed":
+            code, _, stderr = server.close()
+            assert code == 0, stderr
+        else:
+            server.proc.kill()
+            server.proc.wait(timeout=30)
+        assert anyio.run(wait_gone, survivors) == []
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait()
+
+
+def test_a_real_server_started_by_a_run_offers_no_asking_tools(
+    config: Path, isolated: Path
+) -> None:
+    from tests.mcp.test_stdio import INITIALIZE, message
+
+    server = real_server(config, isolated, START_MCP_DEPTH="1")
+    server.send(INITIALIZE)
+    server.send(message("tools/list", 2))
+    found = server.responses({1, 2})
+    code, _, stderr = server.close()
+    assert code == 0, stderr
+    assert found[1]["result"]["instructions"].endswith(DEEP)
+    assert [tool["name"] for tool in found[2]["result"]["tools"]] == ["list_tasks", "run_task"]
