@@ -43,7 +43,9 @@ class MissingExtraError(StartError):
 def mcp(client: str | None) -> int:
     """Serve your tasks as MCP prompts and tools, and contexts and roles as resources.
 
-    The client starts this command and speaks MCP on its stdin and stdout. Needs the mcp extra:
+    Its ask_agent tools let the agent ask other agents, run headless (read-only unless
+    settings.mcp_permissions allows more). The client starts this command and speaks MCP on its
+    stdin and stdout. Needs the mcp extra:
     pipx inject start-agent 'mcp>=2.3,<3'. See docs/mcp.md.
     """
     options = get_options()
