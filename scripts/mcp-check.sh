@@ -3,8 +3,11 @@
 # and Node 22.19 or newer (Node 24 from the npm registry works: npm install --prefix DIR node@24).
 #
 # 1. MCP Inspector's CLI lists and gets the prompts, and calls the tools, of a scratch project.
+#    It also asks agents through `ask_agent`: a stand-in headless agent (tests/fake_headless.py),
+#    and llm with the llm-echo plugin (`-m echo`) when llm is on PATH.
 # 2. Claude Code registers the server with `claude mcp add` and `claude mcp list` shows it
-#    connected.
+#    connected. Then a headless `claude -p`, pointed at the offline model server
+#    (tests/model_server.py), must offer the model the asking tools of `start mcp`.
 # 3. Every other client installed in the same npm prefix (gemini, qwen, codex, opencode, copilot)
 #    runs the registration `start mcp --print-config AGENT` prints, in a scratch home; the clients
 #    whose `mcp list` starts the server must show it connected.
@@ -12,6 +15,7 @@
 # The clients are installed into a scratch npm prefix, unless MCP_CHECK_NPM names a prefix that
 # already has them. Every check that fails stops the script with a non-zero status.
 set -eu
+repo=$(cd "$(dirname "$0")/.." && pwd)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT INT TERM
 
@@ -68,6 +72,19 @@ description = "A task designed to exit with an error code to demonstrate error h
 command = "echo 'This task will fail!' && exit 1"
 TOML
 
+# Agents for the asking tools, in the user's own config: a stand-in headless agent, and llm's
+# catalog entry (with its echo model) when llm is installed.
+mkdir -p "$HOME/.config/start"
+python=$(command -v python3 || command -v python)
+cat >"$HOME/.config/start/config.toml" <<TOML
+[agents.stand-in]
+bin = "$python"
+command = "{bin} $repo/tests/fake_headless.py {prompt}"
+print_command = "{bin} $repo/tests/fake_headless.py {args} -- {prompt}"
+print_output = "text"
+print_permissions = { read-only = "--ro" }
+TOML
+
 out="$scratch/out"
 # Show a shell command line, run it, keep its output in $out, and show that too.
 run() {
@@ -100,9 +117,58 @@ expect '"message": "Successfully listed 6 tasks for'
 run "mcp-inspector --cli start mcp --method resources/read --uri start://context/style"
 expect '"text": "Use four spaces.\n"'
 
+# The asking tools: another agent, run headless, answers.
+run "mcp-inspector --cli start mcp --method tools/list"
+expect '"name": "ask_agent"'
+expect '"name": "ask_start"'
+run "mcp-inspector --cli start mcp --method tools/call --tool-name ask_agent \
+--tool-arg agent=stand-in --tool-arg 'prompt=say hi'"
+expect '"text": "ANSWER: Use four spaces.\n\nsay hi"'
+expect '"permissions": "read-only"'
+expect '"isError": false'
+run "mcp-inspector --cli start mcp --method tools/call --tool-name ask_agent \
+--tool-arg agent=stand-in --tool-arg 'prompt=say hi' --tool-arg permissions=full"
+expect "refused: a run at 'full' permissions needs the user's consent"
+expect '"isError": true'
+run "mcp-inspector --cli start mcp --method tools/call --tool-name ask_agent \
+--tool-arg agent=stand-in --tool-arg task=greet --tool-arg 'instructions=be brief'"
+expect 'ANSWER: Use four spaces.\n\nGreet the user with: Hello from your custom Taskfile!'
+if command -v llm >/dev/null && llm models list 2>/dev/null | grep -q '^Echo: echo'; then
+    run "mcp-inspector --cli start mcp --method tools/call --tool-name ask_agent \
+--tool-arg agent=llm --tool-arg model=echo --tool-arg 'prompt=say hi'"
+    expect '"agent": "llm"'
+    expect '"model": "echo"'
+    expect 'say hi'
+    expect '"isError": false'
+else
+    printf '\n(llm with the llm-echo plugin is not on PATH: its ask_agent check is skipped)\n'
+fi
+
 run "claude mcp add start -- start mcp"
 run "claude mcp list"
 expect 'start: start mcp - ✔ Connected'
+
+# Claude Code, pointed at the offline model server, offers the model start's asking tools: the
+# server records each request, whose tools must include them.
+printf '\n$ claude -p "say hi" --output-format json  (against tests/model_server.py)\n'
+PYTHONPATH="$repo" "$python" - >"$out" 2>&1 <<'PY' || { cat "$out"; fail "claude -p failed"; }
+import json, os, subprocess
+from tests.model_server import serve
+
+with serve(answer="ANSWER-claude") as server:
+    env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "k" * 40,
+           "ENABLE_TOOL_SEARCH": "false"}
+    done = subprocess.run(["claude", "-p", "say hi", "--output-format", "json"], env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    print(done.stdout.strip())
+    names = sorted({tool.get("name", "") for request in server.requests
+                    if isinstance(request.body, dict)
+                    for tool in request.body.get("tools") or [] if isinstance(tool, dict)})
+    print("tools offered:", " ".join(n for n in names if n.startswith("mcp__start__")))
+PY
+cat "$out"
+expect '"result":"ANSWER-claude"'
+expect 'mcp__start__ask_agent mcp__start__ask_agents mcp__start__ask_cancel mcp__start__ask_result mcp__start__ask_start'
 
 # The other clients, each in its own scratch home, with the registration start prints.
 for client in gemini qwen codex opencode copilot; do

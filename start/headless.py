@@ -340,9 +340,16 @@ def run_each(
     timeout: float,
     cap: int,
     on_state: Callable[[int, str, float], None] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    owner: shell.Owner | None = None,
 ) -> list[Result]:
     """Run several launches prepared for --print at once (shell.run_agents: at most `cap`
-    together, never two of one CLI), and read each answer; results in the order given."""
+    together, never two of one CLI), and read each answer; results in the order given.
+
+    `env` is added to each agent's environment (`start mcp` marks its depth there), and `owner`
+    is told of each agent's process group (shell.Owner).
+    """
     import os
 
     from start import shell
@@ -351,7 +358,7 @@ def run_each(
         jobs = [
             shell.AgentJob(
                 p.launch.argv,
-                {**os.environ, **p.launch.env},
+                {**os.environ, **p.launch.env, **(env or {})},
                 p.launch.cwd,
                 timeout,
                 p.launch.stdin,
@@ -359,11 +366,34 @@ def run_each(
             )
             for p in each
         ]
-        runs = shell.run_agents(jobs, cap=cap, on_state=on_state)
+        runs = shell.run_agents(jobs, cap=cap, on_state=on_state, owner=owner)
         return [_ended(p, done, timeout) for p, done in zip(each, runs, strict=True)]
     finally:
         for prepared in each:
             prepared.launch.cleanup()
+
+
+def result_data(result: Result) -> dict[str, Any]:
+    """The documented --print --json object of a run (docs/usage.md, "Headless runs"), which is
+    also the structured content of `start mcp`'s ask_agent: the one place both are built."""
+    return {
+        "task": result.task,
+        "agent": result.agent,
+        "model": result.model,
+        "permissions": result.permissions,
+        "success": result.ok,
+        "exit_code": result.exit_code,
+        "timed_out": result.timed_out,
+        "duration": round(result.duration, 3),
+        "answer": result.answer,
+        "value": result.value,
+        "problems": list(result.problems),
+        "error": result.error,
+        "stderr": tail(result.stderr),
+        "usage": dict(result.usage) if result.usage is not None else None,
+        "denied": list(result.denied),
+        "argv": list(result.argv),
+    }
 
 
 def _ended(prepared: pipeline.Prepared, done: shell.AgentRun, timeout: float) -> Result:

@@ -125,7 +125,10 @@ def prepare(
 
 
 def prepare_each(
-    request: LaunchRequest, agents: Sequence[str], progress: shell.Progress | None = None
+    request: LaunchRequest,
+    agents: Sequence[str],
+    progress: shell.Progress | None = None,
+    runner: sources.Runner | None = None,
 ) -> list[Prepared]:
     """One composition, built for each of several agents (`--print -a a,b,c`).
 
@@ -133,14 +136,14 @@ def prepare_each(
     agent gets its own role placement, model and permissions, as a single run would. A model
     asked for with -m goes only to the agents that know it (an alias or id of their `models`);
     the others use their own default, and the plan says so. The temp files of the result belong
-    to the caller, as for `prepare`.
+    to the caller, as for `prepare`; `runner` runs the commands, as for `prepare`.
     """
     config = load(request.workdir, use_project=request.use_project, strict=True)
     grant, warnings = grant_for(config)
     plans = [_plan_for(config, request.selection, name) for name in agents]
     output = answer_format(config, grant, plans[0])
     date = now()
-    composition = _compose(config, grant, plans[0], date, None, progress)
+    composition = _compose(config, grant, plans[0], date, runner, progress)
     built: list[Prepared] = []
     try:
         for plan in plans:

@@ -697,6 +697,7 @@ def run_agent(
     progress: Callable[[float], None] | None = None,
     grace: float = GRACE,
     on_start: Callable[[int], None] | None = None,
+    owner: Owner | None = None,
 ) -> AgentRun:
     """Run an agent CLI to its end in a session of its own, stdin from `stdin` (a file) or
     /dev/null, its stdout and stderr into files (so nothing is cut and nothing blocks), and
@@ -705,7 +706,9 @@ def run_agent(
     At the timeout, and on SIGINT, SIGTERM or SIGHUP (which then raise as in run_all), the whole
     process group gets SIGTERM, `grace` seconds, then SIGKILL. What the agent left running in its
     group when it exited is killed too. `on_start` is told the process group's id as soon as it
-    exists (run_agents, which runs this in threads, kills the groups on a signal).
+    exists (run_agents, which runs this in threads, kills the groups on a signal). `owner`, when
+    given, is told of the group as run_all tells it (Owner): `start mcp` kills it when the request
+    that asked for the run is cancelled or the client goes away.
     """
     import subprocess
     import tempfile
@@ -735,6 +738,8 @@ def run_agent(
                 )  # fmt: skip
                 if on_start is not None:
                     on_start(process.pid)
+                if owner is not None:
+                    owner.adopt(process.pid)
         except OSError as error:
             duration = time.monotonic() - started
             reason = f"cannot start '{argv[0]}': {error.strerror or error}"
@@ -742,18 +747,26 @@ def run_agent(
         finally:
             if stdin:
                 os.close(source)
+
+        def reap() -> int:
+            # The owner lets go of the group before its leader is reaped, so that it never
+            # kills a group id the kernel has reused.
+            if owner is not None:
+                owner.release(process.pid)
+            return process.wait()
+
         try:
             exited = _await(process, started + timeout, progress)
         except BaseException:
             stop.hold += 1  # a second signal must not interrupt the cleanup
-            _end_group(process, grace)
+            _end_group(process, grace, reap)
             raise
         stop.hold += 1
         if not exited:
-            _end_group(process, grace)
+            _end_group(process, grace, reap)
             return ended(None, True, out, err)
         _kill_group(process.pid)  # what the agent left behind; its leader is not reaped yet
-        return ended(process.wait(), False, out, err)
+        return ended(reap(), False, out, err)
 
 
 def _await(
@@ -805,7 +818,9 @@ def _leader_exited(process: subprocess.Popen[bytes]) -> bool:
         return True
 
 
-def _end_group(process: subprocess.Popen[bytes], grace: float) -> None:
+def _end_group(
+    process: subprocess.Popen[bytes], grace: float, reap: Callable[[], int] | None = None
+) -> None:
     """SIGTERM to the group, `grace` seconds for the leader to go, SIGKILL, then reap."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGTERM)
@@ -813,7 +828,10 @@ def _end_group(process: subprocess.Popen[bytes], grace: float) -> None:
     while time.monotonic() < deadline and not _leader_exited(process):
         time.sleep(0.02)
     _kill_group(process.pid)
-    process.wait()
+    if reap is not None:
+        reap()
+    else:
+        process.wait()
 
 
 class AgentJob(Record):
@@ -839,12 +857,14 @@ def run_agents(
     cap: int,
     on_state: State | None = None,
     grace: float = GRACE,
+    owner: Owner | None = None,
 ) -> list[AgentRun]:
     """Run agents at once, at most `cap` at a time and never two of one `key` together, each as
     run_agent runs one; results in the order of `jobs`.
 
     On SIGINT, SIGTERM or SIGHUP (from the main thread) no job starts any more, every running
     process group gets SIGTERM, `grace` seconds, then SIGKILL, and the signal raises as in run_all.
+    `owner` is told of every group, as run_agent tells it.
     """
     import threading
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -878,7 +898,7 @@ def run_agents(
 
             done = run_agent(
                 job.argv, job.env, job.cwd, timeout=job.timeout, stdin=job.stdin,
-                grace=grace, on_start=mine,
+                grace=grace, on_start=mine, owner=owner,
             )  # fmt: skip
             with guard:
                 groups.difference_update(pgid)

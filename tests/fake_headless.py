@@ -64,6 +64,8 @@ def main() -> int:
         value = json.loads(os.environ.get("FAKE_ANSWER", "null"))
         print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
                           "result": "Done.", "structured_output": value}))  # fmt: skip
+    elif mode == "depth":  # the depth `start mcp` marks a run with
+        print(f"depth={os.environ.get('START_MCP_DEPTH')}")
     elif mode == "empty":
         pass
     elif mode == "not-json":

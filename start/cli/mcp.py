@@ -43,7 +43,9 @@ class MissingExtraError(StartError):
 def mcp(client: str | None) -> int:
     """Serve your tasks as MCP prompts and tools, and contexts and roles as resources.
 
-    The client starts this command and speaks MCP on its stdin and stdout. Needs the mcp extra:
+    Its ask_agent tools let the agent ask other agents, run headless (read-only unless
+    settings.mcp_permissions allows more). The client starts this command and speaks MCP on its
+    stdin and stdout. Needs the mcp extra:
     pipx inject start-agent 'mcp>=2.3,<3'. See docs/mcp.md.
     """
     options = get_options()
@@ -61,7 +63,7 @@ def mcp(client: str | None) -> int:
     require_sdk()
     import logging
 
-    from start.mcp import library, server
+    from start.mcp import asking, library, server
 
     logging.basicConfig(
         stream=sys.stderr,
@@ -75,7 +77,8 @@ def mcp(client: str | None) -> int:
         )
     # A server runs for as long as its client: collect cycles again (start.__main__ turns it off).
     gc.enable()
-    stopped = server.serve(library.Scope(options.workdir, not options.no_project))
+    scope = library.Scope(options.workdir, not options.no_project, asking.depth())
+    stopped = server.serve(scope)
     return ExitCode.OK if stopped is None else 128 + stopped
 
 

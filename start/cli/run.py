@@ -168,7 +168,7 @@ def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
         for line in result.denied:
             console.err(f"  {line}")
     if options.json:
-        console.print_json(_result_json(result))
+        console.print_json(headless.result_data(result))
         return code
     if result.ok:
         if options.verbose and result.stderr.strip():
@@ -235,7 +235,7 @@ def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Pri
     if printing.output is not None:
         _write_answers(printing.output, results)
     if options.json:
-        console.print_json([_result_json(result) for result in results])
+        console.print_json([headless.result_data(result) for result in results])
     else:
         for index, result in enumerate(results):
             model = f" ({result.model})" if result.model else ""
@@ -293,7 +293,7 @@ def _write_answers(directory: str, results: list[Any]) -> None:
     summary.json, so that the answers can be diffed."""
     import os
 
-    from start import atomic
+    from start import atomic, headless
 
     os.makedirs(directory, exist_ok=True)
     seen: dict[str, int] = {}
@@ -304,35 +304,11 @@ def _write_answers(directory: str, results: list[Any]) -> None:
         name = f"{result.agent}.md" if count == 1 else f"{result.agent}-{count}.md"
         text = result.answer if result.ok or result.mismatched else f"(no answer: {result.error})\n"
         atomic.replace(os.path.join(directory, name), text.encode("utf-8"), mode=0o644)
-        summary.append({"file": name, **_result_json(result)})
+        summary.append({"file": name, **headless.result_data(result)})
     import json
 
     data = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
     atomic.replace(os.path.join(directory, "summary.json"), data.encode("utf-8"), mode=0o644)
-
-
-def _result_json(result: Any) -> dict[str, Any]:
-    """The documented --print --json object (docs/usage.md, "Headless runs")."""
-    from start import headless
-
-    return {
-        "task": result.task,
-        "agent": result.agent,
-        "model": result.model,
-        "permissions": result.permissions,
-        "success": result.ok,
-        "exit_code": result.exit_code,
-        "timed_out": result.timed_out,
-        "duration": round(result.duration, 3),
-        "answer": result.answer,
-        "value": result.value,
-        "problems": list(result.problems),
-        "error": result.error,
-        "stderr": headless.tail(result.stderr),
-        "usage": dict(result.usage) if result.usage is not None else None,
-        "denied": list(result.denied),
-        "argv": list(result.argv),
-    }
 
 
 def run_session(options: Options) -> int:

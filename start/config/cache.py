@@ -70,6 +70,7 @@ _TYPES: Mapping[str, type] = {
     schema.PATHS: tuple,
     schema.PARAMS: tuple,
     schema.SOURCES: tuple,
+    schema.NAMES: tuple,
     schema.LEVEL: str,
     schema.OUTPUT: tuple,
 }

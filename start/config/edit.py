@@ -108,7 +108,7 @@ def parse_setting(key: str, text: str) -> Any:
         value = {"true": True, "false": False}.get(text.lower(), text)
     elif field == schema.PATHS:
         value = [part for part in text.split(os.pathsep) if part]  # like START_TRUSTED_PATHS
-    elif field == schema.SOURCES:
+    elif field in (schema.SOURCES, schema.NAMES):
         value = [part.strip() for part in text.split(",") if part.strip()]  # "claude,gemini"
     wrong = schema.type_error(field, value)
     if wrong:

@@ -338,7 +338,7 @@ def merge(
         for section, items in layer.items.items():
             # Assigning to an existing key keeps its slot; new names are appended.
             merged[section].update(items)
-    for key in ("trusted_paths", "import_commands"):
+    for key in ("trusted_paths", "import_commands", "mcp_agents"):
         if key in setting_values:
             setting_values[key] = tuple(setting_values[key])
     settings = Settings(**setting_values, origins=origins)

@@ -20,6 +20,7 @@ LEVEL = "level"  # a permission level of a headless run: one of LEVELS
 # A task's answer format: "text", "json", or a table { schema = "FILE" } or { schema = {...} }.
 OUTPUT = "output"
 OUTPUTS: Final = ("text", "json")
+NAMES = "names"  # an array of item names (`mcp_agents`: agents)
 # What a headless run (`--print`) lets the agent do, least first; read-only is the default.
 LEVELS: Final = ("read-only", "edit", "full")
 # How each CLI's headless output carries its answer (an agent's `print_output`); docs/agents.md
@@ -91,6 +92,12 @@ SETTINGS: Final[Mapping[str, str]] = {
     "file_size_limit": SIZE,
     "print_timeout": TIMEOUT,
     "print_agents": SIZE,
+    # `start mcp`'s asking tools (ask_agent, ...): the agents they may run (none listed: every
+    # agent with a headless form on PATH), the highest permission level a caller may ask for,
+    # and how many levels of `start mcp` may ask agents, one inside another's run.
+    "mcp_agents": NAMES,
+    "mcp_permissions": LEVEL,
+    "mcp_depth": SIZE,
     # Trusted by the user's own layers only: a project's trust keys are dropped with a warning.
     "trusted_paths": PATHS,
     "import_commands": SOURCES,
@@ -172,6 +179,13 @@ def type_error(field_type: str, value: object) -> str | None:
             if entry not in FORMATS:
                 shown = repr(entry) if not isinstance(entry, str) else f"'{entry}'"
                 return f"must be an array of sources; {shown} is not one of {', '.join(FORMATS)}"
+        return None
+    if field_type == NAMES:
+        if not isinstance(value, list):
+            return f"must be an array of names, not {_describe(value)}"
+        for entry in value:
+            if not isinstance(entry, str):
+                return f"must be an array of names; {entry!r} is {_describe(entry)}"
         return None
     if field_type == LEVEL:
         if value in LEVELS:

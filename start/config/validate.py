@@ -504,6 +504,10 @@ def check_merged(
         name = getattr(settings, field)
         if name is not None and name not in known:
             missing(settings.origins.get(field), f"settings.{field}", kind, name, known)
+    for name in settings.mcp_agents:
+        if name not in agents:
+            origin = settings.origins.get("mcp_agents")
+            missing(origin, "settings.mcp_agents", "agent", name, agents)
 
     alias_owner: dict[str, str] = {}
     for task in tasks.values():

@@ -45,6 +45,9 @@ class Scope(Record):
 
     workdir: str
     use_project: bool = True
+    # How many `start mcp` runs this server runs inside (asking.DEPTH_VARIABLE): 0 when a user's
+    # agent started it.
+    depth: int = 0
 
 
 class View(Record):

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from start.config.model import Task
 from start.mcp.library import Run
+
+if TYPE_CHECKING:
+    from start.headless import Result
 
 
 def outcome(run: Run) -> str:
@@ -33,16 +37,52 @@ def outcome_data(run: Run) -> dict[str, Any]:
     }
 
 
-def listing(tasks: list[Task], workdir: str, note: str | None) -> dict[str, Any]:
-    """`list_tasks`: `{"tasks": [{"name", "description"}], "message": "..."}`."""
+def listing(
+    tasks: list[Task],
+    workdir: str,
+    note: str | None,
+    agents: Sequence[str] = (),
+    closed: str | None = None,
+) -> dict[str, Any]:
+    """`list_tasks`: `{"tasks": [{"name", "description"}], "agents": [...], "message": "..."}`:
+    the tasks, and the agents ask_agent may run (none, and `closed` says why, when it may not)."""
     count = "1 task" if len(tasks) == 1 else f"{len(tasks)} tasks"
     message = f"Successfully listed {count} for {workdir}."
     if note is not None:
         message += f" Only built-in and global tasks are offered: {note}."
+    if agents:
+        message += f" Agents that ask_agent can ask: {', '.join(agents)}."
+    elif closed is not None:
+        message += f" {closed[0].upper()}{closed[1:]}."
     return {
         "tasks": [{"name": task.name, "description": task.description or ""} for task in tasks],
+        "agents": list(agents),
         "message": message,
     }
+
+
+def answer(result: Result) -> str:
+    """ask_agent's text: the answer; or, for a failed run, why, with the output's last lines
+    and the exit code (as `start task NAME --print` reports a failure)."""
+    if result.ok:
+        return result.answer
+    from start.headless import tail
+
+    code = "none (it did not exit by itself)" if result.exit_code is None else result.exit_code
+    return (
+        f"agent '{result.agent}' failed: {result.error}\nOutput:\n{tail(result.stdout)}\n"
+        f"Error Output:\n{tail(result.stderr)}\nExit Code: {code}"
+    )
+
+
+def answers(results: Sequence[Result]) -> str:
+    """ask_agents' text: each agent's answer under a heading, in the order asked."""
+    parts = []
+    for result in results:
+        model = f" ({result.model})" if result.model else ""
+        body = result.answer.rstrip("\n") if result.ok else f"(no answer: {result.error})"
+        parts.append(f"## {result.agent}{model}\n\n{body}")
+    return "\n\n".join(parts)
 
 
 def _chomp(text: str) -> str:
@@ -60,9 +100,10 @@ LIST_SCHEMA: dict[str, Any] = {
                 "required": ["name", "description"],
             },
         },
+        "agents": {"type": "array", "items": {"type": "string"}},
         "message": {"type": "string"},
     },
-    "required": ["tasks", "message"],
+    "required": ["tasks", "agents", "message"],
 }
 
 RUN_SCHEMA: dict[str, Any] = {
@@ -77,4 +118,57 @@ RUN_SCHEMA: dict[str, Any] = {
         "prompt": {"type": "string"},
     },
     "required": ["task", "ok", "exit_code", "stdout", "stderr", "error", "prompt"],
+}
+
+# One run as `--print --json` prints it (headless.result_data); only the fields every run has
+# are required, so the object may grow.
+RESULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "task": {"type": ["string", "null"]},
+        "agent": {"type": "string"},
+        "model": {"type": ["string", "null"]},
+        "permissions": {"type": "string"},
+        "success": {"type": "boolean"},
+        "exit_code": {"type": ["integer", "null"]},
+        "timed_out": {"type": "boolean"},
+        "duration": {"type": "number"},
+        "answer": {"type": "string"},
+        "value": {},  # the answer's parsed JSON, for a task with an output format
+        "problems": {"type": "array", "items": {"type": "string"}},
+        "error": {"type": ["string", "null"]},
+        "stderr": {"type": "string"},
+        "usage": {"type": ["object", "null"]},
+        "denied": {"type": "array", "items": {"type": "string"}},
+        "argv": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["agent", "permissions", "success", "answer", "error"],
+}
+
+RESULTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"results": {"type": "array", "items": RESULT_SCHEMA}},
+    "required": ["results"],
+}
+
+# An asynchronous run (ask_start, ask_result, ask_cancel): its id and state, with the results
+# once it has ended.
+STATUS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "state": {"type": "string", "enum": ["running", "done", "cancelled", "failed"]},
+        "elapsed": {"type": "number"},
+        "agents": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"agent": {"type": "string"}, "state": {"type": "string"}},
+                "required": ["agent", "state"],
+            },
+        },
+        "error": {"type": ["string", "null"]},
+        "results": {"type": "array", "items": RESULT_SCHEMA},
+    },
+    "required": ["id", "state", "elapsed", "agents", "error", "results"],
 }

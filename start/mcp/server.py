@@ -9,7 +9,8 @@ while it serves).
 
 Every command's process group has an owner until it is gone (`Commands`): a cancelled request's
 groups are killed, the server kills all of them when it stops, and a watchdog process kills those
-left when the server itself is killed.
+left when the server itself is killed. The agents that the asking tools run (`asking`) are such
+groups too, whether their call waits for them (ask_agent, ask_agents) or not (ask_start).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Final, ParamSpec, TypeVar, cast
@@ -37,16 +39,30 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from start import __version__
+from start import __version__, headless
+from start.config import schema
 from start.config.model import Task
 from start.errors import StartError
-from start.mcp import library, report
+from start.mcp import asking, library, report
 from start.mcp.library import RequestError, Scope
 from start.params import TASK_NAME_ARGUMENT
 from start.shell import Owner
 
 LIST_TASKS: Final = "list_tasks"
 RUN_TASK: Final = "run_task"
+ASK_AGENT: Final = "ask_agent"
+ASK_AGENTS: Final = "ask_agents"
+ASK_START: Final = "ask_start"
+ASK_RESULT: Final = "ask_result"
+ASK_CANCEL: Final = "ask_cancel"
+ASKING: Final = (ASK_AGENT, ASK_AGENTS, ASK_START, ASK_RESULT, ASK_CANCEL)
+# Seconds between progress notifications while no agent's state changes.
+PROGRESS_EVERY: Final = 2.0
+# The most seconds ask_result waits for a run, under the shortest client timeout (Codex: 60 s).
+WAIT_MOST: Final = 50
+# Asynchronous runs: how many may run at once, and how many ended ones are kept for ask_result.
+RUNS_AT_ONCE: Final = 16
+RUNS_KEPT: Final = 64
 MIME: Final = "text/markdown"
 STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # The most bytes one message may take on stdin, its newline not counted.
@@ -155,6 +171,126 @@ def _tools(tasks: list[Task]) -> list[types.Tool]:
     ]
 
 
+def _asking_tools(agents: list[str]) -> list[types.Tool]:
+    """ask_agent, ask_agents, ask_start, ask_result and ask_cancel, for the agents offered."""
+    what: dict[str, Any] = {
+        "prompt": {
+            "type": "string",
+            "description": "The text to ask, composed as `start prompt TEXT` does (with the "
+            "user's required contexts and default role). Give this or task.",
+        },
+        "task": {
+            "type": "string",
+            "description": "One of the user's tasks, as list_tasks names them, composed as "
+            "`start task NAME INSTRUCTIONS` does (its command runs). Give this or prompt.",
+        },
+        "instructions": {
+            "type": "string",
+            "description": "With task: the task's {instructions}.",
+        },
+        "params": {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+            "description": "With task: values of the task's parameters, by name.",
+        },
+        "model": {
+            "type": "string",
+            "description": "A model alias or id of the agent; default: the agent's default.",
+        },
+        "permissions": {
+            "type": "string",
+            "enum": list(schema.LEVELS),
+            "description": "What the agent may do; default: the task's level, else read-only. "
+            "A level above what the user's config allows is refused.",
+        },
+    }
+    one = {"type": "string", "enum": agents, "description": "The agent to ask."}
+    several = {
+        "type": "array",
+        "items": {"type": "string", "enum": agents},
+        "minItems": 1,
+        "description": "The agents to ask, at once; the same agent twice runs twice.",
+    }
+
+    def schema_of(who: str, kind: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {who: kind, **what},
+            "required": [who],
+            "additionalProperties": False,
+        }
+
+    run_id = {"type": "string", "description": "The id ask_start returned."}
+    return [
+        types.Tool(
+            name=ASK_AGENT,
+            description=(
+                "Ask another coding agent: run it headless on a prompt or one of the user's "
+                "tasks, as `start task NAME --print` does, and return its answer. The structured "
+                "content is `start --print --json`'s object. Runs take minutes; where the client "
+                "may cut a call off sooner, use ask_start."
+            ),
+            input_schema=schema_of("agent", one),
+            output_schema=report.RESULT_SCHEMA,
+        ),
+        types.Tool(
+            name=ASK_AGENTS,
+            description=(
+                "Ask several agents the same prompt or task at once, and return every answer, "
+                "each under a heading with the agent's name. Structured content: {results: "
+                "[one `start --print --json` object per agent]}."
+            ),
+            input_schema=schema_of("agents", several),
+            output_schema=report.RESULTS_SCHEMA,
+        ),
+        types.Tool(
+            name=ASK_START,
+            description=(
+                "Start asking one or more agents, as ask_agents does, without waiting: returns "
+                "the run's id at once. Then call ask_result with the id until its state is not "
+                "running, or ask_cancel to stop it."
+            ),
+            input_schema=schema_of("agents", several),
+            output_schema=report.STATUS_SCHEMA,
+        ),
+        types.Tool(
+            name=ASK_RESULT,
+            description=(
+                "The state of a run ask_start started; waits up to wait_seconds for it to end, "
+                "and returns the answers once it has."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "id": run_id,
+                    "wait_seconds": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": WAIT_MOST,
+                        "description": f"How long to wait for the end (default and most: "
+                        f"{WAIT_MOST}).",
+                    },
+                },
+                "required": ["id"],
+                "additionalProperties": False,
+            },
+            output_schema=report.STATUS_SCHEMA,
+            annotations=types.ToolAnnotations(read_only_hint=True),
+        ),
+        types.Tool(
+            name=ASK_CANCEL,
+            description="Stop a run that ask_start started: its agents' processes are killed.",
+            input_schema={
+                "type": "object",
+                "properties": {"id": run_id},
+                "required": ["id"],
+                "additionalProperties": False,
+            },
+            output_schema=report.STATUS_SCHEMA,
+        ),
+    ]
+
+
 def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
     """The server for one directory; it reads nothing until a request comes.
 
@@ -162,6 +298,7 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
     """
     if commands is None:
         commands = Commands()
+    runs = Runs(scope, commands)
 
     @_guarded
     async def list_prompts(
@@ -187,11 +324,23 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
     ) -> types.ListToolsResult:
         seen = await _off_loop(library.view, scope)
         tasks = library.listed(seen.config)
-        # No task offered: the task tools are not registered (seed 000), and nothing fails.
-        return types.ListToolsResult(tools=_tools(tasks) if tasks else [])
+        agents, _ = await _off_loop(asking.offered, scope, seen.config)
+        # No task offered: the task tools are not registered (seed 000), and nothing fails. No
+        # agent may be asked (too deep, or none on PATH): no asking tools.
+        tools = _tools(tasks) if tasks else []
+        return types.ListToolsResult(tools=tools + (_asking_tools(agents) if agents else []))
 
     @_guarded
     async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = params.arguments or {}
+        if params.name in (ASK_AGENT, ASK_AGENTS):
+            return await _ask(ctx, scope, commands, arguments, several=params.name == ASK_AGENTS)
+        if params.name == ASK_START:
+            return await runs.start(arguments)
+        if params.name == ASK_RESULT:
+            return await runs.result(ctx, arguments)
+        if params.name == ASK_CANCEL:
+            return await runs.cancel(arguments)
         if params.name not in (LIST_TASKS, RUN_TASK):
             raise MCPError(types.INVALID_PARAMS, f"unknown tool '{params.name}'")
         try:
@@ -206,10 +355,11 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
                 "registered",
             )
         if params.name == LIST_TASKS:
-            data = report.listing(tasks, scope.workdir, seen.note)
+            agents, closed = await _off_loop(asking.offered, scope, seen.config)
+            data = report.listing(tasks, scope.workdir, seen.note, agents, closed)
             text = json.dumps(data, ensure_ascii=False)
             return types.CallToolResult(content=[_text(text)], structured_content=data)
-        return await _run_task(scope, commands, params.arguments or {})
+        return await _run_task(scope, commands, arguments)
 
     @_guarded
     async def list_resources(
@@ -252,7 +402,7 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
     return Server(
         "start",
         version=__version__,
-        instructions=library.instructions(scope),
+        instructions=library.instructions(scope) + asking.instructions(scope),
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
         on_list_tools=list_tools,
@@ -280,6 +430,242 @@ async def _run_task(
     return types.CallToolResult(
         content=content, structured_content=report.outcome_data(run), is_error=not run.ok
     )
+
+
+# --- asking agents ---------------------------------------------------------------------------
+
+
+async def _ask(
+    ctx: Context,
+    scope: Scope,
+    commands: Commands,
+    arguments: Mapping[str, Any],
+    *,
+    several: bool,
+) -> types.CallToolResult:
+    """ask_agent and ask_agents: run the agents to their end, with progress notifications when
+    the client asked for them; a cancelled call kills the agents' process groups."""
+    try:
+        ask = asking.check(arguments, several=several)
+    except RequestError as error:
+        return _failed(str(error))
+    board = _Board(ask.agents)
+    try:
+        results = await _with_progress(
+            ctx, board, commands.run(lambda owner: asking.run(scope, ask, owner, board.update))
+        )
+    except StartError as error:
+        return _failed(str(error))
+    if not several:
+        (result,) = results
+        return types.CallToolResult(
+            content=[_text(report.answer(result))],
+            structured_content=headless.result_data(result),
+            is_error=not result.ok,
+        )
+    return types.CallToolResult(
+        content=[_text(report.answers(results))],
+        structured_content={"results": [headless.result_data(r) for r in results]},
+        is_error=not any(result.ok for result in results),
+    )
+
+
+class _Board:
+    """Each asked agent's state, told from the threads that run them (shell.run_agents'
+    on_state), read by the event loop for progress notifications and ask_result."""
+
+    def __init__(self, agents: tuple[str, ...]) -> None:
+        self.agents = agents
+        self.states = ["waiting"] * len(agents)
+        self.began = time.monotonic()
+        self.lock = threading.Lock()
+        self.changed = True
+
+    def update(self, index: int, state: str, elapsed: float) -> None:
+        with self.lock:
+            self.states[index] = state
+            self.changed = True
+
+    def take_change(self) -> bool:
+        with self.lock:
+            changed, self.changed = self.changed, False
+            return changed
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.began
+
+    def each(self) -> list[dict[str, str]]:
+        with self.lock:
+            return [
+                {"agent": agent, "state": state}
+                for agent, state in zip(self.agents, self.states, strict=True)
+            ]
+
+    def message(self) -> str:
+        """`claude: running, gemini: waiting (12 s)`"""
+        states = ", ".join(f"{one['agent']}: {one['state']}" for one in self.each())
+        return f"{states} ({int(self.elapsed())} s)"
+
+
+async def _with_progress(ctx: Context, board: _Board, work: Awaitable[R]) -> R:
+    """`await work`, telling the client the time elapsed and each agent's state meanwhile (when
+    its request asked for progress; the SDK sends nothing otherwise): at once, on each change,
+    and every PROGRESS_EVERY seconds."""
+
+    async def tell() -> None:
+        told = -1.0
+        last = -PROGRESS_EVERY
+        while True:
+            now = board.elapsed()
+            if board.take_change() or now - last >= PROGRESS_EVERY:
+                # Progress must grow with every notification.
+                told = max(round(now, 1), round(told + 0.1, 1))
+                last = now
+                await ctx.session.report_progress(told, message=board.message())
+            await anyio.sleep(0.2)
+
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+        group.start_soon(tell)
+        try:
+            result = await work
+        except Exception as error:  # raised as itself, not in the task group's ExceptionGroup
+            failure = error
+        finally:
+            group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return result
+
+
+class _Run:
+    """One asynchronous run (ask_start): its agents' states, and its results once it ended."""
+
+    def __init__(self, id_: str, ask: asking.Ask, request: _Request) -> None:
+        self.id = id_
+        self.ask = ask
+        self.request = request
+        self.board = _Board(ask.agents)
+        self.done = threading.Event()
+        self.results: list[headless.Result] = []
+        self.error: str | None = None
+        self.cancelled = False
+
+    def status(self) -> dict[str, Any]:
+        if not self.done.is_set():
+            state = "running"
+        else:
+            state = "cancelled" if self.cancelled else "failed" if self.error else "done"
+        return {
+            "id": self.id,
+            "state": state,
+            "elapsed": round(self.board.elapsed(), 1),
+            "agents": self.board.each(),
+            "error": self.error,
+            "results": [headless.result_data(r) for r in self.results],
+        }
+
+    def reply(self) -> types.CallToolResult:
+        data = self.status()
+        if data["state"] == "running":
+            text = f"Run {self.id} is running: {self.board.message()}. Call ask_result again."
+        elif data["state"] == "done":
+            text = report.answers(self.results)
+        elif data["state"] == "cancelled":
+            text = f"Run {self.id} was cancelled; its agents' processes were killed."
+        else:
+            text = f"Run {self.id} failed: {self.error}"
+        return types.CallToolResult(
+            content=[_text(text)], structured_content=data, is_error=data["state"] == "failed"
+        )
+
+
+class Runs:
+    """The asynchronous runs of one server: ask_start starts one in a thread of its own, whose
+    process groups `commands` owns, as it owns those of a request."""
+
+    def __init__(self, scope: Scope, commands: Commands) -> None:
+        self.scope = scope
+        self.commands = commands
+        self.lock = threading.Lock()
+        self.runs: dict[str, _Run] = {}
+        self.count = 0
+
+    async def start(self, arguments: Mapping[str, Any]) -> types.CallToolResult:
+        try:
+            ask = asking.check(arguments, several=True)
+            await _off_loop(asking.vet, self.scope, ask)
+        except StartError as error:
+            return _failed(str(error))
+        with self.lock:
+            running = [run for run in self.runs.values() if not run.done.is_set()]
+            if len(running) >= RUNS_AT_ONCE:
+                return _failed(
+                    f"{len(running)} runs are running, the most at once; wait for one with "
+                    "ask_result, or stop one with ask_cancel"
+                )
+            ended = [key for key, run in self.runs.items() if run.done.is_set()]
+            for key in ended[: max(0, len(self.runs) - RUNS_KEPT + 1)]:
+                del self.runs[key]
+            self.count += 1
+            run = _Run(f"ask-{self.count}", ask, _Request(self.commands))
+            self.runs[run.id] = run
+        threading.Thread(
+            target=self._work, args=(run,), name=f"start mcp {run.id}", daemon=True
+        ).start()
+        return run.reply()
+
+    def _work(self, run: _Run) -> None:
+        try:
+            run.results = asking.run(self.scope, run.ask, run.request, run.board.update)
+        except StartError as error:
+            run.error = str(error)
+        except Exception as error:
+            logger.exception("%s failed", run.id)
+            run.error = f"internal error: {type(error).__name__}: {error}"
+        finally:
+            run.done.set()
+
+    def _find(self, arguments: Mapping[str, Any]) -> _Run:
+        id_ = arguments.get("id")
+        with self.lock:
+            run = self.runs.get(id_) if isinstance(id_, str) else None
+            known = list(self.runs)
+        if run is None:
+            listing = f"runs: {', '.join(known)}" if known else "no run was started"
+            raise RequestError(f"no run '{id_}'; {listing}")
+        return run
+
+    async def result(self, ctx: Context, arguments: Mapping[str, Any]) -> types.CallToolResult:
+        try:
+            run = self._find(arguments)
+        except RequestError as error:
+            return _failed(str(error))
+        wait = arguments.get("wait_seconds", WAIT_MOST)
+        if not isinstance(wait, int) or isinstance(wait, bool) or not 0 <= wait <= WAIT_MOST:
+            return _failed(f"'wait_seconds' must be a whole number from 0 to {WAIT_MOST}")
+
+        async def ended() -> None:
+            deadline = time.monotonic() + wait
+            while not run.done.is_set() and time.monotonic() < deadline:
+                await anyio.sleep(0.1)
+
+        await _with_progress(ctx, run.board, ended())
+        return run.reply()
+
+    async def cancel(self, arguments: Mapping[str, Any]) -> types.CallToolResult:
+        try:
+            run = self._find(arguments)
+        except RequestError as error:
+            return _failed(str(error))
+        if not run.done.is_set():
+            run.cancelled = True
+            self.commands.kill(run.request)
+            # The agents' threads end once their groups are gone.
+            deadline = time.monotonic() + 10
+            while not run.done.is_set() and time.monotonic() < deadline:
+                await anyio.sleep(0.05)
+        return run.reply()
 
 
 def serve(scope: Scope) -> int | None:

@@ -151,6 +151,20 @@ CASES = [
         id="default-agent-ref",
     ),
     pytest.param(
+        AGENT + '[settings]\nmcp_agents = ["a", "b"]\n',
+        ["error: 5:1: settings.mcp_agents: agent 'b' is not defined; defined agents: a"],
+        id="mcp-agents-ref",
+    ),
+    pytest.param(
+        '[settings]\nmcp_agents = "a"\nmcp_permissions = "all"\nmcp_depth = 0\n',
+        [
+            "error: 2:1: settings.mcp_agents: must be an array of names, not a string",
+            "error: 3:1: settings.mcp_permissions: must be one of read-only, edit, full, not 'all'",
+            "error: 4:1: settings.mcp_depth: must be a positive integer, not 0",
+        ],
+        id="mcp-settings-types",
+    ),
+    pytest.param(
         '[settings]\ndefault_role = "x"\n',
         ["error: 2:1: settings.default_role: role 'x' is not defined"],
         id="default-role-ref",

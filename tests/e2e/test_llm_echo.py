@@ -205,7 +205,5 @@ def test_a_claude_code_skill_with_a_script_beside_it_through_print(isolated: Pat
     assert answer["prompt"] == (
         f"Base directory for this skill: {folder}\n"
         f"Check src/app.py with {folder}/scripts/check.sh.\n"
-        "It said: checked src/app.py\n"
-        "\n"
-        "ARGUMENTS: src/app.py"
+        "It said: checked src/app.py\n"  # $1 filled: no ARGUMENTS line (docs/interop.md)
     )

@@ -75,6 +75,11 @@ prompt = "no description"
 """
 
 TASKS = ["both-streams", "deliberate-fail", "exit-three", "greet", "review"]
+# What the instructions and list_tasks say when no agent can be asked (CONFIG's has no headless
+# form).
+NO_ASKING = (
+    " The asking tools are not offered: no agent with a headless form (print_command) is on PATH."
+)
 
 
 @pytest.fixture

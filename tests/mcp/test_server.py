@@ -22,7 +22,7 @@ from start import __version__, trust
 from start.config.load import load
 from start.mcp import library
 from tests.conftest import invoke, write_tree
-from tests.mcp.conftest import CONFIG, TASKS, connect
+from tests.mcp.conftest import CONFIG, NO_ASKING, TASKS, connect
 
 pytestmark = pytest.mark.anyio
 
@@ -66,7 +66,7 @@ async def test_server_names_itself_and_says_what_it_offers(
         assert info is not None
         assert info.name == "start"
         assert info.version == __version__
-        assert client.instructions == intro(isolated)
+        assert client.instructions == intro(isolated) + NO_ASKING
         capabilities = client.server_capabilities
         assert capabilities.prompts is not None
         assert capabilities.tools is not None
@@ -183,7 +183,8 @@ async def test_list_tasks_returns_the_seed_shape(
             {"name": "greet", "description": "Prints a simple greeting message."},
             {"name": "review", "description": "Review the change"},
         ],
-        "message": f"Successfully listed 5 tasks for {isolated}.",
+        "agents": [],
+        "message": f"Successfully listed 5 tasks for {isolated}.{NO_ASKING}",
     }
     assert result.is_error is False
     assert result.structured_content == data
@@ -416,6 +417,7 @@ async def test_without_tasks_the_tools_are_not_registered_and_nothing_fails(
         assert client.instructions == (
             intro(isolated)
             + " No task is offered now (none has a description and is not internal)."
+            + NO_ASKING
         )
         assert (await client.list_tools()).tools == []
         assert (await client.list_prompts()).prompts == []
@@ -621,7 +623,7 @@ async def test_an_untrusted_project_offers_only_builtin_and_global_items(
         "approved); run 'start trust' to review it."
     )
     async with connect(isolated, mode) as client:
-        assert client.instructions == f"{intro(isolated)} {note}"
+        assert client.instructions == f"{intro(isolated)} {note}{NO_ASKING}"
         listing = await client.call_tool("list_tasks", {})
         prompts = (await client.list_prompts()).prompts
         project_task = await client.call_tool("run_task", {"task_name": "project-task"})
@@ -642,6 +644,7 @@ async def test_an_untrusted_project_offers_only_builtin_and_global_items(
     assert listing.structured_content["message"] == (
         f"Successfully listed 5 tasks for {isolated}. Only built-in and global tasks are offered: "
         f"{isolated}/.start is not trusted (never approved); run 'start trust' to review it."
+        f"{NO_ASKING}"
     )
     assert [t["name"] for t in listing.structured_content["tasks"]] == TASKS
     assert [p.name for p in prompts] == TASKS
@@ -660,7 +663,9 @@ async def test_an_untrusted_project_offers_only_builtin_and_global_items(
     )
     assert (isolated / "TASK-RAN").exists() and (isolated / "CONTEXT-RAN").exists()
     assert relisted.structured_content is not None
-    assert relisted.structured_content["message"] == f"Successfully listed 6 tasks for {isolated}."
+    assert relisted.structured_content["message"] == (
+        f"Successfully listed 6 tasks for {isolated}.{NO_ASKING}"
+    )
 
 
 async def test_no_project_ignores_the_project_as_elsewhere(
@@ -674,11 +679,13 @@ async def test_no_project_ignores_the_project_as_elsewhere(
         listing = await client.call_tool("list_tasks", {})
         instructions = client.instructions
     note = f"{isolated}/.start is ignored (--no-project)"
-    assert instructions == f"{intro(isolated)} Only built-in and global items are offered: {note}."
+    assert instructions == (
+        f"{intro(isolated)} Only built-in and global items are offered: {note}.{NO_ASKING}"
+    )
     assert listing.structured_content is not None
     assert listing.structured_content["message"] == (
         f"Successfully listed 5 tasks for {isolated}. Only built-in and global tasks are offered: "
-        f"{note}."
+        f"{note}.{NO_ASKING}"
     )
     assert not (isolated / "CONTEXT-RAN").exists()
 

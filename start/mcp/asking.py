@@ -1,0 +1,300 @@
+"""`start mcp`'s asking tools: a prompt or a task, run headless by other agents as `--print` runs
+it, the answers returned to the agent that asked.
+
+Three rules keep it safe. No loops: a run marks its environment with its depth (DEPTH_VARIABLE),
+and a server at `settings.mcp_depth` or deeper offers no asking tools. Least permission: a run is
+read-only unless the user's config allows more (`settings.mcp_permissions`, or the task's own
+`permissions`); the caller's `permissions` argument alone never raises it. Trust: the agents and
+tasks come from `library.view`, which leaves an untrusted project's `.start/` out.
+
+Nothing here imports the MCP SDK, prints or asks.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Final
+
+from start import fs, headless, paths, pipeline, resolve, shell
+from start.config import schema
+from start.config.model import Config, Task
+from start.errors import StartError, suggest
+from start.mcp import library
+from start.mcp.library import RequestError, Scope
+from start.record import Record
+
+# The depth of the `start mcp` that started a run, plus one, in the run's environment.
+DEPTH_VARIABLE: Final = "START_MCP_DEPTH"
+# A depth that cannot be read counts as too deep: the asking tools are then not offered.
+UNREADABLE: Final = 1 << 30
+# The most agents one ask_agents call runs.
+MOST_AGENTS: Final = 16
+
+
+class Ask(Record):
+    """One asking call: who is asked, and what."""
+
+    agents: tuple[str, ...]
+    prompt: str | None = None  # free text, as `start prompt TEXT --print`
+    task: str | None = None  # a task, as `start task NAME --print`
+    values: Mapping[str, str] = MappingProxyType({})  # the task's instructions and parameters
+    model: str | None = None
+    permissions: str | None = None  # the level asked for; None: the task's, else read-only
+
+
+def depth(environ: Mapping[str, str] | None = None) -> int:
+    """This process's depth: DEPTH_VARIABLE, 0 when unset, UNREADABLE when it is not a count."""
+    value = (os.environ if environ is None else environ).get(DEPTH_VARIABLE, "").strip()
+    if not value:
+        return 0
+    return int(value) if value.isascii() and value.isdigit() else UNREADABLE
+
+
+def closed(scope: Scope, config: Config) -> str | None:
+    """Why this server offers no asking tools, or None when it offers them."""
+    limit = config.settings.mcp_depth
+    if scope.depth < limit:
+        return None
+    if scope.depth == UNREADABLE:
+        at = f"{DEPTH_VARIABLE} is not a whole number"
+    else:
+        at = f"it runs at depth {scope.depth} ({DEPTH_VARIABLE}={scope.depth})"
+    levels = "1 level" if limit == 1 else f"{limit} levels"
+    return (
+        f"the asking tools are not offered: {at}, inside an agent run that start mcp started, "
+        f"and settings.mcp_depth allows {levels}, so that agents cannot ask each other in a loop"
+    )
+
+
+def askable(config: Config, which: Callable[[str], str | None] = paths.which) -> list[str]:
+    """The agents that may be asked: those of `settings.mcp_agents` (all when it is empty) that
+    have a headless form (`print_command`) and whose CLI is on PATH."""
+    names = config.settings.mcp_agents or tuple(config.agents)
+    found = []
+    for name in names:
+        agent = config.agents.get(name)
+        if agent is None or agent.print_command is None or agent.print_output is None:
+            continue
+        if which(os.path.expanduser(agent.bin)):
+            found.append(name)
+    return found
+
+
+def allowed(config: Config, task: Task | None) -> str:
+    """The highest level the user allows a run: settings.mcp_permissions, or the task's own."""
+    levels = [config.settings.mcp_permissions]
+    if task is not None and task.permissions is not None:
+        levels.append(task.permissions)
+    return max(levels, key=schema.LEVELS.index)
+
+
+def offered(scope: Scope, config: Config) -> tuple[list[str], str | None]:
+    """The agents the asking tools may run now, and why there are none when there are none."""
+    why = closed(scope, config)
+    if why is not None:
+        return [], why
+    agents = askable(config)
+    if not agents:
+        restricted = " of settings.mcp_agents" if config.settings.mcp_agents else ""
+        return [], (
+            f"the asking tools are not offered: no agent{restricted} with a headless form "
+            "(print_command) is on PATH"
+        )
+    return agents, None
+
+
+def instructions(scope: Scope) -> str:
+    """What the server's instructions say of the asking tools."""
+    try:
+        agents, why = offered(scope, library.view(scope).config)
+    except StartError:  # library.instructions already says why the config cannot be loaded
+        return ""
+    if why is not None:
+        return f" {why[0].upper()}{why[1:]}."
+    return (
+        " ask_agent(agent, prompt | task + instructions) runs another agent headless on a prompt "
+        "or one of the tasks, as `start task NAME --print` does, and returns its answer; "
+        "ask_agents asks several at once; ask_start, ask_result and ask_cancel do the same for "
+        "runs longer than the client waits for a tool. Runs are read-only unless the user's "
+        f"config allows more. Agents that can be asked: {', '.join(agents)}."
+    )
+
+
+# --- one call -------------------------------------------------------------------------------
+
+
+def check(arguments: Mapping[str, object], *, several: bool) -> Ask:
+    """The arguments of ask_agent (`agent`) or of ask_agents and ask_start (`agents`) as an Ask.
+
+    Raises RequestError naming what is wrong.
+    """
+    who = "agents" if several else "agent"
+    known = (who, "prompt", "task", "instructions", "params", "model", "permissions")
+    for name in arguments:
+        if name not in known:
+            close = suggest(name, known)
+            hint = f"; did you mean '{close}'?" if close else f"; it takes: {', '.join(known)}"
+            raise RequestError(f"no argument '{name}'{hint}")
+    given = {name: value for name, value in arguments.items() if value is not None}
+    if several:
+        agents = given.get("agents")
+        if (
+            not isinstance(agents, list)
+            or not agents
+            or not all(isinstance(a, str) for a in agents)
+        ):
+            raise RequestError("'agents' must be a non-empty array of agent names")
+        if len(agents) > MOST_AGENTS:
+            raise RequestError(f"'agents' names {len(agents)} agents; at most {MOST_AGENTS}")
+        names = tuple(str(a) for a in agents)
+    else:
+        agent = given.get("agent")
+        if not isinstance(agent, str) or not agent:
+            raise RequestError("'agent' must be the name of an agent")
+        names = (agent,)
+    text = _string(given, "prompt")
+    task = _string(given, "task")
+    if (text is None) == (task is None):
+        raise RequestError("give either 'prompt' (the text to ask) or 'task' (a task's name)")
+    instructions = _string(given, "instructions")
+    params = given.get("params", {})
+    if not isinstance(params, dict) or not all(isinstance(v, str) for v in params.values()):
+        raise RequestError("'params' must be an object of parameter name to string value")
+    if text is not None and (instructions is not None or params):
+        raise RequestError("'instructions' and 'params' go with 'task', not with 'prompt'")
+    permissions = _string(given, "permissions")
+    if permissions is not None and permissions not in schema.LEVELS:
+        raise RequestError(
+            f"'permissions' must be one of {', '.join(schema.LEVELS)}, not '{permissions}'"
+        )
+    values = {str(k): v for k, v in params.items()}
+    if instructions is not None:
+        values["instructions"] = instructions
+    return Ask(
+        names,
+        fs.arg_text(text) if text is not None else None,
+        task,
+        values,
+        _string(given, "model"),
+        permissions,
+    )
+
+
+def _string(given: Mapping[str, object], name: str) -> str | None:
+    value = given.get(name)
+    if value is not None and not isinstance(value, str):
+        raise RequestError(f"'{name}' must be a string")
+    return value
+
+
+class Vetted(Record):
+    """An ask that may run: the launch request it makes."""
+
+    request: pipeline.LaunchRequest
+    agents: tuple[str, ...]
+
+
+def vet(scope: Scope, ask: Ask) -> Vetted:
+    """Check an ask against the config, running nothing.
+
+    Raises RequestError for an agent that may not be asked, a task not offered or its arguments
+    wrong, or a permission level the user does not allow; ConfigError for a broken config.
+    """
+    seen = library.view(scope)
+    config = seen.config
+    why = closed(scope, config)
+    if why is not None:
+        raise RequestError(why)
+    agents = askable(config)
+    for name in ask.agents:
+        if name not in agents:
+            raise RequestError(_not_askable(config, name, agents))
+    task: Task | None = None
+    if ask.task is not None:
+        task = library.find(config, ask.task)
+        selection = library.selection(task, library.check(task, ask.values))
+        selection = selection._replace(model=ask.model)
+    else:
+        selection = resolve.Request("prompt", model=ask.model, text=ask.prompt)
+    level = ask.permissions or (task.permissions if task is not None else None) or "read-only"
+    most = allowed(config, task)
+    if schema.LEVELS.index(level) > schema.LEVELS.index(most):
+        raise RequestError(
+            f"refused: a run at '{level}' permissions needs the user's consent, and the user "
+            f"allows '{most}' (settings.mcp_permissions, or the task's own permissions). Ask "
+            "again without 'permissions' for a read-only run, or ask the user to raise "
+            "settings.mcp_permissions"
+        )
+    request = pipeline.LaunchRequest(
+        scope.workdir, selection, seen.use_project, headless=True, permissions=level
+    )
+    return Vetted(request, ask.agents)
+
+
+def prepare(scope: Scope, ask: Ask, owner: shell.Owner | None = None) -> list[pipeline.Prepared]:
+    """Each asked agent's headless launch, composed once (pipeline.prepare_each), after `vet`.
+
+    Raises what `vet` raises, and StartError for anything else that stops the launch. The task's
+    and contexts' commands run here, owned by `owner`. The temp files of the result belong to
+    the caller, as for `pipeline.prepare`.
+    """
+    vetted = vet(scope, ask)
+    request = vetted.request
+    runner = functools.partial(shell.run_all, owner=owner)
+    if len(vetted.agents) == 1:
+        one = request.selection._replace(agent=vetted.agents[0])
+        return [pipeline.prepare(request._replace(selection=one), runner)]
+    return pipeline.prepare_each(request, vetted.agents, runner=runner)
+
+
+def _not_askable(config: Config, name: str, agents: Sequence[str]) -> str:
+    listing = f"agents that can be asked: {', '.join(agents)}"
+    agent = config.agents.get(name)
+    if agent is None:
+        close = suggest(name, agents)
+        hint = f"; did you mean '{close}'?" if close else ""
+        return f"unknown agent '{name}'{hint}; {listing}"
+    if config.settings.mcp_agents and name not in config.settings.mcp_agents:
+        why = "settings.mcp_agents leaves it out"
+    elif agent.print_command is None or agent.print_output is None:
+        why = "it has no headless form (print_command and print_output)"
+    else:
+        why = f"its CLI '{agent.bin}' is not on PATH"
+    return f"agent '{name}' cannot be asked: {why}; {listing}"
+
+
+def run(
+    scope: Scope,
+    ask: Ask,
+    owner: shell.Owner | None = None,
+    on_state: shell.State | None = None,
+) -> list[headless.Result]:
+    """Prepare and run every asked agent to its end (headless.run_each), each run's environment
+    marked with this server's depth plus one; results in the order asked.
+
+    `owner` is told of every process group, the composition's commands and the agents';
+    `on_state` of each agent's state, as shell.run_agents tells it.
+    """
+    each = prepare(scope, ask, owner)
+    settings = each[0].config.settings
+    mark = {DEPTH_VARIABLE: str(scope.depth + 1)}
+    results = headless.run_each(
+        each, settings.print_timeout, settings.print_agents, on_state, env=mark, owner=owner
+    )
+    _record(each, results)
+    return results
+
+
+def _record(each: Sequence[pipeline.Prepared], results: Sequence[headless.Result]) -> None:
+    """Put each run in the history, as `--print` does (start.history), with no command line for
+    `start again` to repeat. A history that cannot be written never costs the caller an answer."""
+    from start import history
+
+    for prepared, result in zip(each, results, strict=True):
+        try:
+            history.record(prepared, result)
+        except history.HistoryError:
+            continue
