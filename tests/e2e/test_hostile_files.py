@@ -17,7 +17,7 @@ from start import paths, trust
 from start.config.load import load
 from start.mcp import library
 from tests.conftest import run_start, write_tree
-from tests.mcp.conftest import CONFIG, TASKS, connect
+from tests.mcp.conftest import CONFIG, NO_ASKING, TASKS, connect
 
 pytestmark = pytest.mark.slow
 
@@ -137,12 +137,12 @@ async def test_the_listing_of_a_repository_with_such_a_link_names_the_file_only(
     async with connect(repo, "legacy") as client:
         instructions = client.instructions
         listing = await client.call_tool("list_tasks", {})
-    assert instructions == offered(repo, f"{link}: cannot be read")
+    assert instructions == offered(repo, f"{link}: cannot be read") + NO_ASKING
     assert listing.structured_content is not None
     assert listing.structured_content["message"] == (
         f"Successfully listed 5 tasks for {repo}. Only built-in and global tasks are offered: "
         f"{repo}/.start {UNTRUSTED}; the project's config has errors ({link}: cannot be read), "
-        f"{WITHHELD}."
+        f"{WITHHELD}.{NO_ASKING}"
     )
     assert [task["name"] for task in listing.structured_content["tasks"]] == TASKS
 
