@@ -42,9 +42,8 @@ def test_json_whole_or_in_one_fenced_block(answer: str) -> None:
         ("", "the answer is empty, not JSON"),
         ("The severity is high.", "the answer is not JSON: Expecting value at line 1 column 1"),
         (
-            '```json\n{"a": 1,}\n```',
-            "the fenced block of the answer is not JSON: Expecting property name enclosed in "
-            "double quotes at line 1 column 9",
+            '```json\n{"a" 1}\n```',  # a message every Python 3.11+ words alike
+            "the fenced block of the answer is not JSON: Expecting ':' delimiter at line 1 column 6",
         ),
         (
             "```\n1\n```\nand\n```\n2\n```",
@@ -144,10 +143,10 @@ def test_a_schema_that_is_not_one_is_a_config_error() -> None:
     )
     named = task(Output("schema", schema_file="s.json"))
     with pytest.raises(ConfigError) as caught:
-        output.spec_for(named, lambda path: b'{\n  "type": "object",\n}\n')
+        output.spec_for(named, lambda path: b'{\n  "type" "object"\n}\n')
     assert str(caught.value) == (
         "the task's output schema is not JSON\n"
         "  /cfg/s.json\n"
-        "    3:1: error: not JSON: Expecting property name enclosed in double quotes\n"
+        "    2:10: error: not JSON: Expecting ':' delimiter\n"
         "Run 'start config validate' to see every problem."
     )
