@@ -58,6 +58,10 @@ def anywhere(root: str | None, *, user: bool) -> bool:
     paths = [path for _, path in user_dirs()] if user else []
     if root is not None:
         paths.extend(os.path.join(root, relative) for _, relative in PROJECT_DIRS)
+    return _any_exists(paths)
+
+
+def _any_exists(paths: list[str]) -> bool:
     for path in paths:
         try:
             os.stat(path)
@@ -102,10 +106,4 @@ def skills_anywhere(root: str | None, *, user: bool) -> bool:
     paths = skill_user_dirs() if user else []
     if root is not None:
         paths.extend(os.path.join(root, relative) for relative in SKILL_PROJECT_DIRS)
-    for path in paths:
-        try:
-            os.stat(path)
-        except OSError:
-            continue
-        return True
-    return False
+    return _any_exists(paths)

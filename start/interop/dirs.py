@@ -109,11 +109,11 @@ def discover(root: str | None, *, user: bool) -> Discovery:
     A project directory that is a user-level one too (the project root is the home directory)
     is read once, as the user's.
     """
-    users = [place for place in user_places() if _is_dir(place.directory)]
+    users = [place for place in user_places() if is_dir(place.directory)]
     places = users if user else []
     real_root = ""
     if root is not None:
-        found = [place for place in project_places(root) if _is_dir(place.directory)]
+        found = [place for place in project_places(root) if is_dir(place.directory)]
         if found:
             real_root = os.path.realpath(root)
             mine = {os.path.realpath(place.directory) for place in users}
@@ -125,7 +125,7 @@ def discover(root: str | None, *, user: bool) -> Discovery:
             real = os.path.realpath(place.directory)
             if not fs.within(real, real_root):
                 # `.claude/commands` (or `.claude`) is a link out of the repository: not listed.
-                files.append(Found(place, place.directory, (), None, _outside(real)))
+                files.append(Found(place, place.directory, (), None, outside(real)))
                 continue
         walk = _Walk(place, real_root)
         walk.seen.add(os.path.realpath(place.directory))
@@ -144,7 +144,8 @@ def discover(root: str | None, *, user: bool) -> Discovery:
 NOT_TEXT: Final = "is not a text file (it is not UTF-8, or holds a NUL byte)"
 
 
-def _outside(real: str) -> str:
+def outside(real: str) -> str:
+    """The problem of a path that a symlink leads out of the project root (or home)."""
     return f"leads outside the project root (to {real}) through a symlink; start does not read it"
 
 
@@ -159,7 +160,8 @@ def _is_text(data: bytes) -> bool:
     return True
 
 
-def _is_dir(path: str) -> bool:
+def is_dir(path: str) -> bool:
+    """Whether `path` is a directory, through symlinks; False when it cannot be looked at."""
     try:
         return stat.S_ISDIR(os.stat(path).st_mode)
     except OSError:
@@ -200,7 +202,7 @@ class _Walk:
         base = os.path.basename(path)
         if base.startswith("."):
             return  # hidden: an editor's lock or backup file, never a command
-        if stat.S_ISDIR(info.st_mode) or (stat.S_ISLNK(info.st_mode) and _is_dir(path)):
+        if stat.S_ISDIR(info.st_mode) or (stat.S_ISLNK(info.st_mode) and is_dir(path)):
             if self.place.nested:
                 self.folder(path, parts, depth, linked=not stat.S_ISDIR(info.st_mode))
             return
@@ -211,7 +213,7 @@ class _Walk:
         if project and stat.S_ISLNK(info.st_mode):
             real = os.path.realpath(path)
             if not fs.within(real, self.real_root):
-                self.skip(path, parts, _outside(real))  # not opened
+                self.skip(path, parts, outside(real))  # not opened
                 return
         try:
             read = fs.read(path, FILE_LIMIT)
@@ -219,7 +221,7 @@ class _Walk:
             self.skip(path, parts, error.reason)
             return
         if project and not fs.within(read.real, self.real_root):
-            self.skip(path, parts, _outside(read.real))  # the link changed as it was opened
+            self.skip(path, parts, outside(read.real))  # the link changed as it was opened
             return
         if read.truncated:
             self.skip(

@@ -32,7 +32,16 @@ from start.config.model import LayerFile, Origin, Task
 from start.errors import Problem
 from start.interop import SKILL_PROJECT_DIRS, frontmatter, skill_user_dirs
 from start.interop.common import Note, Parsed, UnusableError, first_line
-from start.interop.dirs import FILE_LIMIT, MAX_DEPTH, MAX_ENTRIES, NOT_TEXT, PROJECT, USER
+from start.interop.dirs import (
+    FILE_LIMIT,
+    MAX_DEPTH,
+    MAX_ENTRIES,
+    NOT_TEXT,
+    PROJECT,
+    USER,
+    is_dir,
+    outside,
+)
 from start.interop.library import IMPORTED, Layer, Library
 from start.interop.model import Imported, Segment, Snippet, Text, segment_ok
 from start.record import Record
@@ -134,7 +143,7 @@ def discover(root: str | None, *, user: bool) -> Found:
     """Every skill folder of the user's skill directories (with `user`) and of the project's under
     `root`, read. A project directory that is the user's too (the root is the home) is read once.
     """
-    listed = [(scope, path) for scope, path in places(root, user=user) if _is_dir(path)]
+    listed = [(scope, path) for scope, path in places(root, user=user) if is_dir(path)]
     mine = {os.path.realpath(path) for scope, path in listed if scope == USER}
     real_root = os.path.realpath(root) if root is not None else ""
     folders: list[Folder] = []
@@ -145,7 +154,7 @@ def discover(root: str | None, *, user: bool) -> Found:
             if real in mine:
                 continue
             if not fs.within(real, real_root):
-                problems.append((scope, directory, _outside(real)))
+                problems.append((scope, directory, outside(real)))
                 continue
         walk = _Walk(scope, directory, real_root)
         try:
@@ -355,17 +364,6 @@ def _joined(segments: Iterable[Segment]) -> tuple[Segment, ...]:
 # --- the walk -------------------------------------------------------------------------------
 
 
-def _outside(real: str) -> str:
-    return f"leads outside the project root (to {real}) through a symlink; start does not read it"
-
-
-def _is_dir(path: str) -> bool:
-    try:
-        return stat.S_ISDIR(os.stat(path).st_mode)
-    except OSError:
-        return False
-
-
 class _RefusedError(Exception):
     """A skill directory over the walk's bounds: none of it is read."""
 
@@ -401,11 +399,11 @@ class _Walk:
             if name.startswith("."):
                 continue  # hidden, like Codex's `.system`: not a skill of the user's
             path = os.path.join(self.directory, name)
-            if not _is_dir(path) or not os.path.isfile(os.path.join(path, SKILL_FILE)):
+            if not is_dir(path) or not os.path.isfile(os.path.join(path, SKILL_FILE)):
                 continue  # not a skill folder
             if self.project and not fs.within(os.path.realpath(path), self.real_root):
                 real = os.path.realpath(path)
-                problem = _outside(real)
+                problem = outside(real)
                 self.folders.append(Folder(self.scope, self.directory, path, None, problem=problem))
                 continue
             self.folder(path)
@@ -447,8 +445,8 @@ class _Walk:
             if stat.S_ISLNK(info.st_mode):
                 real = os.path.realpath(child)
                 if self.project and not fs.within(real, self.real_root):
-                    raise _SkipError(f"{relative} {_outside(real)}")
-                if _is_dir(child):
+                    raise _SkipError(f"{relative} {outside(real)}")
+                if is_dir(child):
                     if self.project:
                         raise _SkipError(
                             f"{relative} is a symlink to a directory, which start does not follow"
@@ -468,7 +466,7 @@ class _Walk:
         except fs.FileError as error:
             raise _SkipError(f"{path}: {error.reason}") from None
         if self.project and not fs.within(read.real, self.real_root):
-            raise _SkipError(f"{path} {_outside(read.real)}")
+            raise _SkipError(f"{path} {outside(read.real)}")
         if read.truncated:
             raise _SkipError(
                 f"{path} is {read.size:,} bytes; start reads the files of a skill of at most "
