@@ -73,6 +73,12 @@ class ModelServer:
         with self._lock:
             self._requests.append(request)
 
+    @property
+    def tool_called(self) -> bool:
+        """Whether the server has answered with its tool call."""
+        with self._lock:
+            return self._tool_called
+
     def take_tool_call(self, body: dict[str, Any]) -> bool:
         """Whether to answer BODY with the tool call: the first request that offers the tool."""
         tools = body.get("tools")

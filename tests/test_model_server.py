@@ -145,7 +145,9 @@ def answered(result: str) -> dict[str, Any]:
 def test_the_first_request_offering_the_tool_gets_a_streamed_call() -> None:
     with serve(answer=ANSWER, call_tool=TOOL, tool_input=TOOL_INPUT) as server:
         plain = sse(server, "/v1/messages", {**MESSAGES, "stream": True})
+        assert not server.tool_called
         called = sse(server, "/v1/messages", {**OFFERING, "stream": True})
+        assert server.tool_called
         again = sse(server, "/v1/messages", {**OFFERING, "stream": True})
         after = sse(server, "/v1/messages", {**answered("the tool's answer"), "stream": True})
         assert server.tool_results() == ["the tool's answer"]
@@ -182,6 +184,7 @@ def test_the_tool_call_unstreamed() -> None:
 def test_no_tool_is_called_unless_told(server: ModelServer) -> None:
     message = post_json(server, "/v1/messages", OFFERING)
     assert message["content"] == [{"type": "text", "text": ANSWER}]
+    assert not server.tool_called
     assert server.tool_results() == []
 
 
