@@ -7,7 +7,10 @@
 #    and llm with the llm-echo plugin (`-m echo`) when llm is on PATH.
 # 2. Claude Code registers the server with `claude mcp add` and `claude mcp list` shows it
 #    connected. Then a headless `claude -p`, pointed at the offline model server
-#    (tests/model_server.py), must offer the model the asking tools of `start mcp`.
+#    (tests/model_server.py), must offer the model the asking tools of `start mcp`. And agents
+#    ask agents: when llm with llm-echo is on PATH, the model server makes its model call
+#    `ask_agent` (llm, model echo); Claude Code runs it through `start mcp`, which runs the real
+#    `llm -m echo`, and the tool_result Claude Code sends back must hold llm-echo's answer.
 # 3. Every other client installed in the same npm prefix (gemini, qwen, codex, opencode, copilot)
 #    runs the registration `start mcp --print-config AGENT` prints, in a scratch home; the clients
 #    whose `mcp list` starts the server must show it connected.
@@ -133,7 +136,11 @@ expect '"isError": true'
 run "mcp-inspector --cli start mcp --method tools/call --tool-name ask_agent \
 --tool-arg agent=stand-in --tool-arg task=greet --tool-arg 'instructions=be brief'"
 expect 'ANSWER: Use four spaces.\n\nGreet the user with: Hello from your custom Taskfile!'
+llm_echo=no
 if command -v llm >/dev/null && llm models list 2>/dev/null | grep -q '^Echo: echo'; then
+    llm_echo=yes
+fi
+if [ "$llm_echo" = yes ]; then
     run "mcp-inspector --cli start mcp --method tools/call --tool-name ask_agent \
 --tool-arg agent=llm --tool-arg model=echo --tool-arg 'prompt=say hi'"
     expect '"agent": "llm"'
@@ -169,6 +176,55 @@ PY
 cat "$out"
 expect '"result":"ANSWER-claude"'
 expect 'mcp__start__ask_agent mcp__start__ask_agents mcp__start__ask_cancel mcp__start__ask_result mcp__start__ask_start'
+
+# Agents asking agents: the model calls ask_agent once, Claude Code runs it through start mcp,
+# which runs llm -m echo (it answers its prompt back as JSON), and Claude Code's next request to
+# the model carries that answer as the tool_result.
+if [ "$llm_echo" = yes ]; then
+    printf '\n$ claude -p "ask llm" --allowedTools mcp__start__ask_agent --output-format json'
+    printf '  (the model calls ask_agent)\n'
+    PYTHONPATH="$repo" "$python" - >"$out" 2>&1 <<'PY' || { cat "$out"; fail "claude -p failed"; }
+import json, os, subprocess
+from tests.model_server import serve
+
+arguments = {"agent": "llm", "model": "echo", "prompt": "Claude Code asks llm"}
+with serve("ANSWER-claude", call_tool="mcp__start__ask_agent", tool_input=arguments) as server:
+    env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "k" * 40,
+           "ENABLE_TOOL_SEARCH": "false"}
+    argv = ["claude", "-p", "ask llm", "--allowedTools", "mcp__start__ask_agent",
+            "--output-format", "json"]
+    done = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=300)
+    print(done.stdout.strip())
+    if server.tool_called:
+        print("the model called: mcp__start__ask_agent", json.dumps(arguments))
+    else:
+        print("the model never called mcp__start__ask_agent: no request offered it")
+    results = server.tool_results()
+    print("tool_result:", json.dumps(results[0]) if results else "(none came back)")
+    # Claude Code sends the tool's structured content (start's --print --json object) as text,
+    # or its text (the answer itself) as a string or text blocks.
+    content = results[0] if results else ""
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict))
+    try:
+        found = json.loads(text)
+        if isinstance(found, dict) and "answer" in found:
+            print("start's result: agent", found.get("agent"), "model", found.get("model"),
+                  "success", found.get("success"))
+            found = json.loads(found["answer"])
+    except (TypeError, ValueError):
+        found = None
+    if isinstance(found, dict) and str(found.get("prompt", "")).endswith(arguments["prompt"]):
+        print("llm-echo answered the prompt:", json.dumps(found["prompt"]))
+PY
+    cat "$out"
+    expect '"result":"ANSWER-claude"'
+    expect "start's result: agent llm model echo success True"
+    expect 'llm-echo answered the prompt: "Use four spaces.\n\nClaude Code asks llm"'
+else
+    printf '\n(llm with llm-echo is not on PATH: the agents-asking-agents check is skipped)\n'
+fi
 
 # The other clients, each in its own scratch home, with the registration start prints.
 for client in gemini qwen codex opencode copilot; do

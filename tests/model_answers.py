@@ -14,6 +14,8 @@ from typing import Any
 NAME = "tests.model_server"
 # Offered by the model lists; any other model name is answered too.
 MODELS = ("answer-model", "gpt-4o", "gpt-5.5", "claude-sonnet-4-5", "gemini-2.5-pro")
+# The id of the one tool call the server makes when told to call a tool.
+TOOL_USE_ID = "toolu_model_server_1"
 # A JSON schema nested deeper than this (or a $ref cycle) gets null there.
 MAX_DEPTH = 32
 
@@ -147,18 +149,45 @@ Events = list[tuple[str | None, Any]]
 
 
 def anthropic(text: str, body: dict[str, Any], stream: bool, used: int) -> Any:
+    block = {"type": "text", "text": text}
+    deltas = [{"type": "text_delta", "text": piece} for piece in pieces(text)]
+    return messages(block, {**block, "text": ""}, deltas, "end_turn", body, stream, used)
+
+
+def anthropic_tool_use(
+    name: str, arguments: dict[str, Any], body: dict[str, Any], stream: bool, used: int
+) -> Any:
+    """A Messages answer that calls the tool NAME with ARGUMENTS (id TOOL_USE_ID), and stops."""
+    block = {"type": "tool_use", "id": TOOL_USE_ID, "name": name, "input": arguments}
+    deltas = [
+        {"type": "input_json_delta", "partial_json": piece}
+        for piece in pieces(json.dumps(arguments))
+    ]
+    return messages(block, {**block, "input": {}}, deltas, "tool_use", body, stream, used)
+
+
+def messages(
+    block: dict[str, Any],
+    empty: dict[str, Any],
+    deltas: list[dict[str, Any]],
+    stop: str,
+    body: dict[str, Any],
+    stream: bool,
+    used: int,
+) -> Any:
+    """An Anthropic message of one content BLOCK; streamed, EMPTY starts it and DELTAS fill it."""
     model = str(body.get("model") or MODELS[0])
-    usage = {"input_tokens": used, "output_tokens": tokens(text)}
+    output = tokens(block["text"] if block["type"] == "text" else json.dumps(block["input"]))
     zero = {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
     message = {
         "id": "msg_answer",
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn",
+        "content": [block],
+        "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {**usage, **zero},
+        "usage": {"input_tokens": used, "output_tokens": output, **zero},
     }
     if not stream:
         return message
@@ -172,16 +201,11 @@ def anthropic(text: str, body: dict[str, Any], stream: bool, used: int) -> Any:
         ("message_start", {"type": "message_start", "message": start}),
         (
             "content_block_start",
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            },
+            {"type": "content_block_start", "index": 0, "content_block": empty},
         ),
         ("ping", {"type": "ping"}),
     ]
-    for piece in pieces(text):
-        delta = {"type": "text_delta", "text": piece}
+    for delta in deltas:
         events.append(
             ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
         )
@@ -191,8 +215,8 @@ def anthropic(text: str, body: dict[str, Any], stream: bool, used: int) -> Any:
             "message_delta",
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": tokens(text)},
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": output},
             },
         ),
         ("message_stop", {"type": "message_stop"}),

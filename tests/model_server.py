@@ -3,7 +3,12 @@
 `with serve(answer="ANSWER-x") as server:` gives `server.url` and `server.requests`. From a shell,
 `python -m tests.model_server --answer TEXT [--port N]` prints its URL on the first line of stdout
 and serves until killed or until its stdin closes, logging each request to stderr. It binds only
-to 127.0.0.1, records every request, and never calls a tool.
+to 127.0.0.1 and records every request.
+
+It calls no tool, unless told to: with `serve(call_tool=NAME, tool_input={...})` (from a shell,
+`--call-tool NAME --tool-input JSON`), the first Anthropic Messages request that offers a tool
+NAME is answered with a call of that tool (id `TOOL_USE_ID`), and every later request as usual;
+`server.tool_results()` gives what came back for that call.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from urllib.parse import urlsplit
 
 from tests.model_answers import (
     NAME,
+    TOOL_USE_ID,
     anthropic,
+    anthropic_tool_use,
     augment,
     chat,
     gemini,
@@ -50,8 +57,11 @@ class Request:
 class ModelServer:
     url: str
     answer: str
+    call_tool: str | None = None
+    tool_input: dict[str, Any] = field(default_factory=dict)
     _requests: list[Request] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _tool_called: bool = False
 
     @property
     def requests(self) -> list[Request]:
@@ -62,6 +72,41 @@ class ModelServer:
     def record(self, request: Request) -> None:
         with self._lock:
             self._requests.append(request)
+
+    @property
+    def tool_called(self) -> bool:
+        """Whether the server has answered with its tool call."""
+        with self._lock:
+            return self._tool_called
+
+    def take_tool_call(self, body: dict[str, Any]) -> bool:
+        """Whether to answer BODY with the tool call: the first request that offers the tool."""
+        tools = body.get("tools")
+        offered = isinstance(tools, list) and any(
+            isinstance(tool, dict) and tool.get("name") == self.call_tool for tool in tools
+        )
+        with self._lock:
+            if self.call_tool is None or self._tool_called or not offered:
+                return False
+            self._tool_called = True
+            return True
+
+    def tool_results(self) -> list[Any]:
+        """The content of each `tool_result` block answering the server's tool call, in order."""
+        found: list[Any] = []
+        for request in self.requests:
+            body = request.body if isinstance(request.body, dict) else {}
+            turns = body.get("messages")
+            for turn in turns if isinstance(turns, list) else []:
+                content = turn.get("content") if isinstance(turn, dict) else None
+                for block in content if isinstance(content, list) else []:
+                    if (
+                        isinstance(block, dict)
+                        and block.get("type") == "tool_result"
+                        and block.get("tool_use_id") == TOOL_USE_ID
+                    ):
+                        found.append(block.get("content"))
+        return found
 
 
 # --- HTTP --------------------------------------------------------------------------------------
@@ -76,10 +121,22 @@ class BodyError(Exception):
 class Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, port: int, answer: str, verbose: bool) -> None:
+    def __init__(
+        self,
+        port: int,
+        answer: str,
+        verbose: bool,
+        call_tool: str | None = None,
+        tool_input: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(("127.0.0.1", port), Handler)
         host, bound = self.server_address[:2]
-        self.state = ModelServer(url=f"http://{host!s}:{bound}", answer=answer)
+        self.state = ModelServer(
+            url=f"http://{host!s}:{bound}",
+            answer=answer,
+            call_tool=call_tool,
+            tool_input=dict(tool_input or {}),
+        )
         self.verbose = verbose
 
 
@@ -182,6 +239,9 @@ class Handler(BaseHTTPRequestHandler):
         stream = body.get("stream") is True
         if path.endswith("/messages/count_tokens"):
             self.send_json(200, {"input_tokens": used})
+        elif path.endswith("/messages") and self.server.state.take_tool_call(body):
+            name, arguments = self.server.state.call_tool, self.server.state.tool_input
+            self.send_answer(anthropic_tool_use(str(name), arguments, body, stream, used), stream)
         elif path.endswith("/messages"):
             text = reply_text(answer, "anthropic", body)
             self.send_answer(anthropic(text, body, stream, used), stream)
@@ -267,9 +327,18 @@ class Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serve(answer: str = "ANSWER", port: int = 0, verbose: bool = False) -> Iterator[ModelServer]:
-    """A server on 127.0.0.1 (PORT 0: one the system chooses) for the duration of the block."""
-    server = Server(port, answer, verbose)
+def serve(
+    answer: str = "ANSWER",
+    port: int = 0,
+    verbose: bool = False,
+    call_tool: str | None = None,
+    tool_input: dict[str, Any] | None = None,
+) -> Iterator[ModelServer]:
+    """A server on 127.0.0.1 (PORT 0: one the system chooses) for the duration of the block.
+
+    CALL_TOOL: the name of a tool the model calls once, with TOOL_INPUT (see the module's text).
+    """
+    server = Server(port, answer, verbose, call_tool, tool_input)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), name=NAME, daemon=True)
     thread.start()
     try:
@@ -280,12 +349,34 @@ def serve(answer: str = "ANSWER", port: int = 0, verbose: bool = False) -> Itera
         thread.join()
 
 
+def json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"not a JSON object: {text}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"python -m {NAME}", description=__doc__)
     parser.add_argument("--answer", required=True, help="the text every model answers")
     parser.add_argument("--port", type=int, default=0, help="the port (default: any free one)")
+    parser.add_argument(
+        "--call-tool",
+        metavar="NAME",
+        help="call the tool NAME once, in answer to the first Messages request offering it",
+    )
+    parser.add_argument(
+        "--tool-input",
+        metavar="JSON",
+        type=json_object,
+        default={},
+        help="the arguments of that call, a JSON object (default: {})",
+    )
     args = parser.parse_args(argv)
-    with serve(args.answer, args.port, verbose=True) as server:
+    with serve(args.answer, args.port, True, args.call_tool, args.tool_input) as server:
         print(server.url, flush=True)
         try:
             while sys.stdin.buffer.read(65536):

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from tests.model_answers import MODELS, fit, pieces
-from tests.model_server import MAX_BODY, ModelServer, serve
+from tests.model_answers import MODELS, TOOL_USE_ID, fit, pieces
+from tests.model_server import MAX_BODY, ModelServer, main, serve
 
 ANSWER = "ANSWER-test-5f1c9e02"
 
@@ -113,6 +113,107 @@ def test_anthropic_counts_tokens(server: ModelServer) -> None:
     counted = post_json(server, "/v1/messages/count_tokens", MESSAGES)
     assert list(counted) == ["input_tokens"]
     assert counted["input_tokens"] > 0
+
+
+# --- Anthropic Messages: a tool call, when told to make one ---------------------------------------
+
+TOOL = "mcp__start__ask_agent"
+TOOL_INPUT = {"agent": "llm", "model": "echo", "prompt": "say hi"}
+OFFERING = {
+    **MESSAGES,
+    "tools": [
+        {"name": "Read", "input_schema": {"type": "object"}},
+        {"name": TOOL, "input_schema": {"type": "object"}},
+    ],
+}
+
+
+def answered(result: str) -> dict[str, Any]:
+    """OFFERING, continued by the tool call and a tool_result holding RESULT."""
+    call = {"type": "tool_use", "id": TOOL_USE_ID, "name": TOOL, "input": TOOL_INPUT}
+    back = {"type": "tool_result", "tool_use_id": TOOL_USE_ID, "content": result}
+    return {
+        **OFFERING,
+        "messages": [
+            {"role": "user", "content": "say hi"},
+            {"role": "assistant", "content": [call]},
+            {"role": "user", "content": [back]},
+        ],
+    }
+
+
+def test_the_first_request_offering_the_tool_gets_a_streamed_call() -> None:
+    with serve(answer=ANSWER, call_tool=TOOL, tool_input=TOOL_INPUT) as server:
+        plain = sse(server, "/v1/messages", {**MESSAGES, "stream": True})
+        assert not server.tool_called
+        called = sse(server, "/v1/messages", {**OFFERING, "stream": True})
+        assert server.tool_called
+        again = sse(server, "/v1/messages", {**OFFERING, "stream": True})
+        after = sse(server, "/v1/messages", {**answered("the tool's answer"), "stream": True})
+        assert server.tool_results() == ["the tool's answer"]
+    assert [name for name, _ in called] == [name for name, _ in plain]
+    assert called[1][1]["content_block"] == {
+        "type": "tool_use",
+        "id": TOOL_USE_ID,
+        "name": TOOL,
+        "input": {},
+    }
+    deltas = [data["delta"] for name, data in called if name == "content_block_delta"]
+    assert {delta["type"] for delta in deltas} == {"input_json_delta"}
+    assert json.loads("".join(delta["partial_json"] for delta in deltas)) == TOOL_INPUT
+    assert called[7][1]["delta"]["stop_reason"] == "tool_use"
+    for events in (plain, again, after):
+        texts = [data["delta"]["text"] for name, data in events if name == "content_block_delta"]
+        assert "".join(texts) == ANSWER
+        assert events[7][1]["delta"]["stop_reason"] == "end_turn"
+
+
+def test_the_tool_call_unstreamed() -> None:
+    with serve(answer=ANSWER, call_tool=TOOL, tool_input=TOOL_INPUT) as server:
+        message = post_json(server, "/v1/messages", OFFERING)
+        after = post_json(server, "/v1/messages", answered("ok"))
+        assert server.tool_results() == ["ok"]
+    assert message["content"] == [
+        {"type": "tool_use", "id": TOOL_USE_ID, "name": TOOL, "input": TOOL_INPUT}
+    ]
+    assert message["stop_reason"] == "tool_use"
+    assert after["content"] == [{"type": "text", "text": ANSWER}]
+    assert after["stop_reason"] == "end_turn"
+
+
+def test_no_tool_is_called_unless_told(server: ModelServer) -> None:
+    message = post_json(server, "/v1/messages", OFFERING)
+    assert message["content"] == [{"type": "text", "text": ANSWER}]
+    assert not server.tool_called
+    assert server.tool_results() == []
+
+
+def test_a_tool_result_for_another_call_is_not_taken() -> None:
+    with serve(answer=ANSWER, call_tool=TOOL) as server:
+        body = answered("not ours")
+        body["messages"][-1]["content"][0]["tool_use_id"] = "toolu_other"
+        post_json(server, "/v1/messages", body)
+        assert server.tool_results() == []
+
+
+@pytest.mark.parametrize(
+    ("given", "why"),
+    [
+        ("[1]", "not a JSON object: [1]"),
+        (
+            "{",
+            "not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+        ),
+    ],
+)
+def test_tool_input_must_be_a_json_object(
+    capsys: pytest.CaptureFixture[str], given: str, why: str
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["--answer", ANSWER, "--call-tool", TOOL, "--tool-input", given])
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert error == f"python -m tests.model_server: error: argument --tool-input: {why}"
 
 
 # --- OpenAI Chat Completions -------------------------------------------------------------------
@@ -514,6 +615,36 @@ def test_command_line_prints_its_url_and_exits_when_stdin_closes() -> None:
         assert process.stdout.read() == b""
         assert process.stderr is not None
         assert '"POST /v1/chat/completions HTTP/1.1" 200 -' in process.stderr.read().decode()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_command_line_calls_the_tool_it_is_told_to() -> None:
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "tests.model_server", "--answer", ANSWER),
+            *("--call-tool", TOOL, "--tool-input", json.dumps(TOOL_INPUT)),
+        ],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None and process.stdin is not None
+        url = process.stdout.readline().decode().strip()
+        request = urllib.request.Request(
+            url + "/v1/messages", data=json.dumps(OFFERING).encode(), method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            message = json.loads(response.read())
+        assert message["content"][0]["input"] == TOOL_INPUT
+        assert message["stop_reason"] == "tool_use"
+        process.stdin.close()
+        assert process.wait(timeout=10) == 0
     finally:
         if process.poll() is None:
             process.kill()
