@@ -80,7 +80,8 @@ def state_dir() -> str:
 
 
 def cache_dir() -> str:
-    """Per-user cache (validated configs): `$XDG_CACHE_HOME/start`, else `~/.cache/start`."""
+    """Per-user cache: `$XDG_CACHE_HOME/start`, else `~/.cache/start`. Releases before kept the
+    config cache there; now only `start.config.cache` looks in it, to remove what they left."""
     return _xdg("XDG_CACHE_HOME", ".cache", "cache")
 
 
