@@ -99,5 +99,28 @@ def main() -> int:
     return 0
 
 
+def agent(
+    name: str,
+    *,
+    output: str = "text",
+    levels: str = 'read-only = "--ro", edit = "--edit"',
+    prefix: str = "",
+    extra: str = "",
+) -> str:
+    """`[agents.NAME]` running this stand-in, interactive and headless (`print_output` =
+    `output`, `print_permissions` = `{ levels }`, `prefix` before the headless command line and
+    `extra` lines after): the TOML the tests' configs share."""
+    me = os.path.realpath(__file__)  # as tests.conftest.REPO spells it
+    return (
+        f"[agents.{name}]\n"
+        f'bin = "{sys.executable}"\n'
+        f'command = "{{bin}} {me} {{prompt}}"\n'
+        f'print_command = "{prefix}{{bin}} {me} {{args}} -- {{prompt}}"\n'
+        f'print_output = "{output}"\n'
+        f"print_permissions = {{ {levels} }}\n"
+        f"{extra}"
+    )
+
+
 if __name__ == "__main__":
     sys.exit(main())

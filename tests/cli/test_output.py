@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO, run_start, write_tree
+from tests.fake_headless import agent
 
 FAKE = REPO / "tests" / "fake_headless.py"
 SCHEMA = (
@@ -19,32 +19,22 @@ SCHEMA = (
     ' "properties": {"severity": {"enum": ["low", "high"]}}}'
 )
 
-CONFIG = f'''
+RO = 'read-only = "--ro"'
+AGENTS = "\n".join(
+    [
+        agent("fake", levels=RO),
+        agent("held", output="result", levels=RO, prefix="FAKE_NAME=held ",
+              extra='print_schema = "--json-schema {schema}"\n'),
+        agent("filed", levels=RO, prefix="FAKE_NAME=filed ",
+              extra="print_schema = \"--output-schema '{schema_file}'\"\n"),
+    ]
+)  # fmt: skip
+
+CONFIG = f"""
 [settings]
 default_agent = "fake"
 
-[agents.fake]
-bin = "{sys.executable}"
-command = "{{bin}} {FAKE} {{prompt}}"
-print_command = "{{bin}} {FAKE} {{args}} -- {{prompt}}"
-print_output = "text"
-print_permissions = {{ read-only = "--ro" }}
-
-[agents.held]
-bin = "{sys.executable}"
-command = "{{bin}} {FAKE} {{prompt}}"
-print_command = "FAKE_NAME=held {{bin}} {FAKE} {{args}} -- {{prompt}}"
-print_output = "result"
-print_permissions = {{ read-only = "--ro" }}
-print_schema = "--json-schema {{schema}}"
-
-[agents.filed]
-bin = "{sys.executable}"
-command = "{{bin}} {FAKE} {{prompt}}"
-print_command = "FAKE_NAME=filed {{bin}} {FAKE} {{args}} -- {{prompt}}"
-print_output = "text"
-print_permissions = {{ read-only = "--ro" }}
-print_schema = "--output-schema '{{schema_file}}'"
+{AGENTS}
 
 [tasks.notes]
 prompt = "Notes."
@@ -60,7 +50,7 @@ output = {{ schema = {{ type = "object", required = ["severity"], properties = {
 [tasks.filed]
 prompt = "Triage."
 output = {{ schema = "triage.schema.json" }}
-'''
+"""
 
 INSTRUCTION = "Answer with one JSON value only, with no other text before or after it."
 

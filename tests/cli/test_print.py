@@ -16,6 +16,7 @@ import pytest
 
 from start import shell
 from tests.conftest import REPO, run_start, write_tree
+from tests.fake_headless import agent
 
 FAKE = REPO / "tests" / "fake_headless.py"
 
@@ -23,19 +24,8 @@ CONFIG = f'''
 [settings]
 default_agent = "fake"
 
-[agents.fake]
-bin = "{sys.executable}"
-command = "{{bin}} {FAKE} {{prompt}}"
-print_command = "{{bin}} {FAKE} {{args}} -- {{prompt}}"
-print_output = "text"
-print_permissions = {{ read-only = "--ro", edit = "--edit" }}
-
-[agents.json]
-bin = "{sys.executable}"
-command = "{{bin}} {FAKE} {{prompt}}"
-print_command = "{{bin}} {FAKE} {{args}} -- {{prompt}}"
-print_output = "result"
-print_permissions = {{ read-only = "" }}
+{agent("fake")}
+{agent("json", output="result", levels='read-only = ""')}
 
 [agents.plain]
 bin = "{sys.executable}"

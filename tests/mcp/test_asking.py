@@ -17,26 +17,16 @@ import pytest
 
 from start.mcp import library, server
 from tests.conftest import REPO, run_start, write_tree
+from tests.fake_headless import agent
 from tests.mcp.conftest import connect
 
 pytestmark = pytest.mark.anyio
 
 FAKE = REPO / "tests" / "fake_headless.py"
 
-AGENTS = f'''
-[agents.fake]
-bin = "{sys.executable}"
-command = "{{bin}} {FAKE} {{prompt}}"
-print_command = "{{bin}} {FAKE} {{args}} -- {{prompt}}"
-print_output = "text"
-print_permissions = {{ read-only = "--ro", edit = "--edit" }}
-
-[agents.other]
-bin = "{sys.executable}"
-command = "{{bin}} {FAKE} {{prompt}}"
-print_command = "{{bin}} {FAKE} {{args}} -- {{prompt}}"
-print_output = "text"
-print_permissions = {{ read-only = "--ro", edit = "--edit" }}
+AGENTS = f"""
+{agent("fake")}
+{agent("other")}
 
 [agents.absent]
 bin = "no-such-agent-cli-27"
@@ -49,7 +39,7 @@ print_permissions = {{ read-only = "" }}
 description = "Fix what the instructions say"
 prompt = "Fix: {{instructions}}"
 permissions = "edit"
-'''
+"""
 
 ASKING_TOOLS = ["ask_agent", "ask_agents", "ask_start", "ask_result", "ask_cancel"]
 # The prompt `start prompt TEXT` composes from CONFIG: the required context, then the text.
