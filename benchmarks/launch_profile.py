@@ -1,7 +1,8 @@
 """Where a launch spends its time: `-X importtime` against the floor's imports, and cProfile.
 
 The runs happen in the benchmark's own scratch world (see scenarios.py), warm by default (the
-config cache filled by a first run) or `--cold` (the cache emptied before every run):
+config cache filled by a first run), `--cold` (the config edited before every run, as `make bench`
+measures a cold launch) or `--first` (the state directory emptied before every run):
 
     python benchmarks/launch_profile.py --phases --runs 21           # start -q task t x, small
     python benchmarks/launch_profile.py --importtime --cost
@@ -21,6 +22,7 @@ Every run is a fresh interpreter, so imports count.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import shutil
@@ -28,7 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -142,12 +144,16 @@ class Traces:
 
 
 def trace(
-    argv: Sequence[str], env: Mapping[str, str], cwd: Path, runs: int, cache: Path | None
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    runs: int,
+    prepare: Callable[[], None] | None,
 ) -> Traces:
     found = []
     for _ in range(runs):
-        if cache is not None:
-            scenarios.empty(cache)
+        if prepare is not None:
+            prepare()
         proc = subprocess.run(
             [sys.executable, "-X", "importtime", *argv],
             env=dict(env),
@@ -184,10 +190,10 @@ def importtime(
     cwd: Path,
     runs: int,
     top: int,
-    cache: Path | None,
+    prepare: Callable[[], None] | None,
     tree: float | None,
 ) -> None:
-    launch = trace(["-m", "start", *argv], env, cwd, runs, cache)
+    launch = trace(["-m", "start", *argv], env, cwd, runs, prepare)
     floor_traces = trace(["-c", FLOOR], env, cwd, runs, None)
     bare = trace(["-c", "pass"], env, cwd, runs, None)
     floor = floor_traces.names()
@@ -273,7 +279,7 @@ def phases(
     env: Mapping[str, str],
     cwd: Path,
     runs: int,
-    cache: Path | None,
+    prepare: Callable[[], None] | None,
 ) -> None:
     """Where the wall time of a launch goes, by subtraction, without a profiler's overhead.
 
@@ -282,8 +288,7 @@ def phases(
     nothing else, and the launch. The first three then exec `true`, as the launch does. Each
     difference is the median cost of one phase.
     """
-    names = [node.name for node in trace(["-m", "start", *argv], env, cwd, 1, cache).last]
-    prepare = (lambda: scenarios.empty(cache)) if cache is not None else None
+    names = [node.name for node in trace(["-m", "start", *argv], env, cwd, 1, prepare).last]
     py = sys.executable
     series = [
         harness.Series("nothing", (py, "-c", _EXEC), env, cwd),
@@ -295,7 +300,7 @@ def phases(
     for item in series:
         if item.failure:
             sys.exit(item.describe())
-    state = "cold" if cache is not None else "warm"
+    state = "cold" if prepare is not None else "warm"
     print(f"phases of start {' '.join(argv)} ({state}): medians of {runs} interleaved runs, ms")
     print("     wall    delta      CPU    delta")
     labels = [
@@ -386,7 +391,7 @@ def profile(
     env: Mapping[str, str],
     cwd: Path,
     options: argparse.Namespace,
-    cache: Path | None,
+    prepare: Callable[[], None] | None,
 ) -> None:
     with tempfile.NamedTemporaryFile("r", suffix=".txt") as out:
         settings = {
@@ -396,8 +401,8 @@ def profile(
             "only": options.only,
             "callers": options.callers,
         }
-        if cache is not None:
-            scenarios.empty(cache)
+        if prepare is not None:
+            prepare()
         subprocess.run(
             [sys.executable, "-c", _DRIVER, json.dumps(settings), *argv],
             env=dict(env),
@@ -405,7 +410,7 @@ def profile(
             stdin=subprocess.DEVNULL,
             check=True,
         )
-        state = "cold" if cache is not None else "warm"
+        state = "cold" if prepare is not None else "warm"
         print(f"cProfile of start {' '.join(argv)} ({state}, os.execve stubbed), by {options.sort}")
         print(out.read())
 
@@ -422,7 +427,7 @@ runpy.run_module("start", run_name="__main__", alter_sys=True)
 
 
 def instructions(
-    argv: Sequence[str], env: Mapping[str, str], cwd: Path, cache: Path | None
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path, prepare: Callable[[], None] | None
 ) -> None:
     """Instructions executed (valgrind's callgrind), which, unlike time, do not move with load.
 
@@ -433,8 +438,8 @@ def instructions(
         raise SystemExit("--instructions needs valgrind on PATH")
 
     def count(*args: str) -> float:
-        if cache is not None:
-            scenarios.empty(cache)
+        if prepare is not None:
+            prepare()
         proc = subprocess.run(
             ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *args],
             env=dict(env),
@@ -453,7 +458,7 @@ def instructions(
     bare = count(sys.executable, "-c", "import os; os._exit(0)")
     floor = count(sys.executable, "-c", f"{FLOOR}, os; os._exit(0)")
     launch = count(sys.executable, "-c", _EXIT_AT_EXEC, *argv)
-    state = "cold" if cache is not None else "warm"
+    state = "cold" if prepare is not None else "warm"
     print(f"instructions (millions) of start {' '.join(argv)} ({state}), each ending at its exit")
     print(f"  {bare:8.1f}  python, doing nothing")
     print(f"  {floor:8.1f}  the floor: {FLOOR}  ({floor - bare:+.1f})")
@@ -464,7 +469,14 @@ def instructions(
 def main(args: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", choices=["small", "large", "big"], default="small")
-    parser.add_argument("--cold", action="store_true", help="empty the config cache before runs")
+    parser.add_argument(
+        "--cold", action="store_true", help="edit the config before each run (as make bench does)"
+    )
+    parser.add_argument(
+        "--first",
+        action="store_true",
+        help="empty the state directory before each run: the first launch after installing",
+    )
     parser.add_argument("--importtime", action="store_true", help="import times, not cProfile")
     parser.add_argument(
         "--phases", action="store_true", help="wall time by phase: interpreter, floor, imports, run"
@@ -507,7 +519,11 @@ def main(args: Sequence[str] | None = None) -> int:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        cold = cache_home if options.cold else None
+        cold: Callable[[], None] | None = None
+        if options.cold:
+            cold = scenarios.Editor(Path(env["START_CONFIG_DIR"]) / "config.toml")
+        elif options.first:
+            cold = functools.partial(scenarios.empty, cache_home)
         if options.phases:
             phases(argv, env, world.repo, options.runs, cold)
         elif options.instructions:

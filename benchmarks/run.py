@@ -1,14 +1,15 @@
 """`make bench`: measure the performance targets and print one table; exit 1 on a miss.
 
 Every time is a median of interleaved runs after warm-ups, and every ratio is the median of the
-per-round ratios to a baseline measured in the same rounds. Each launch is measured cold (no config
-cache: the series' own XDG_STATE_HOME is emptied before every run, outside the timed region) and
-warm (the cache filled by the warm-up runs). `start` runs as the installed `start` script of the
-interpreter running this script when there is one (the project's venv), else as `python -m start`,
-with the repository root on PYTHONPATH, so the harness works in the venv and from a checkout
-alike. Notes on progress and the machine go to stderr; stdout gets the
-table only; `--output` also writes the table, the machine and the notes to a Markdown file. See
-docs/performance.md.
+per-round ratios to a baseline measured in the same rounds. Each launch is measured cold (the
+first launch after a config edit: the series' own copy of its config is edited before every run,
+outside the timed region), warm (the cache filled by the warm-up runs), and once as the first
+launch after installing (the series' own XDG_STATE_HOME emptied before every run). `start` runs
+as the installed `start` script of the interpreter running this script when there is one (the
+project's venv), else as `python -m start`, with the repository root on PYTHONPATH, so the harness
+works in the venv and from a checkout alike. Notes on progress and the machine go to stderr;
+stdout gets the table only; `--output` also writes the table, the machine and the notes to a
+Markdown file. See docs/performance.md.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,35 +89,54 @@ def env(world: scenarios.World, scenario: str, cache: Path | None = None) -> dic
     return world.env(scenario, REPO, cache)
 
 
+# How a series finds the config cache: warm, edited before each run (cold), or emptied before
+# each run (the first launch after installing or upgrading `start`).
+WARM, COLD, EMPTY = "warm", "cold", "empty"
+
+
 @dataclass(frozen=True, slots=True)
 class Launch:
-    """A series of `start` runs with its own cache home, emptied before each run if `cold`."""
+    """A series of `start` runs with its own state directory (its cache home) and, when `state`
+    is COLD, its own copy of the scenario's config, edited before each run."""
 
     series: Series
     cache: Path
-    cold: bool
+    state: str
 
 
 def launch(
-    world: scenarios.World, scenario: str, args: Sequence[str], *, cold: bool, label: str = ""
+    world: scenarios.World,
+    scenario: str,
+    args: Sequence[str],
+    *,
+    state: str,
+    label: str = "",
 ) -> Launch:
-    state = "cold" if cold else "warm"
     slug = "-".join([scenario, *(a for a in args if a != "-q"), state])
     cache = world.cache(slug)
     scenarios.empty(cache)
+    environment = env(world, scenario, cache)
+    prepare: Callable[[], None] | None = None
+    if state == COLD:
+        copy = scenarios.copy_config(world, scenario, slug)
+        environment["START_CONFIG_DIR"] = str(copy)
+        prepare = scenarios.Editor(copy / "config.toml")
+    elif state == EMPTY:
+        prepare = functools.partial(scenarios.empty, cache)
     series = Series(
         label or f"{scenario}, {state}: start {' '.join(args)}".rstrip(),
         start(*args),
-        env(world, scenario, cache),
+        environment,
         world.repo,
-        functools.partial(scenarios.empty, cache) if cold else None,
+        prepare,
     )
-    return Launch(series, cache, cold)
+    return Launch(series, cache, state)
 
 
 def check_cache(item: Launch, log: Log) -> None:
-    """Say whether a series ran as cold or warm as its label claims."""
-    found = scenarios.cached_files(item.cache)
+    """Say whether a series ran as cold or warm as its label claims: a warm run rewrote no
+    entry, and a cold run (after an edit) rewrote the merged config's entry and no other."""
+    found = scenarios.cache_entries(item.cache)
     label = item.series.label
     if item.series.failure:
         return
@@ -124,14 +144,24 @@ def check_cache(item: Launch, log: Log) -> None:
         log(f"  note: {label}: start cached nothing, so cold and warm runs do the same work")
         return
     since = item.series.measured_from
-    if item.cold or since is None:
+    if item.state == EMPTY or since is None:
         return
     rewritten = [path.name for path in found if path.stat().st_mtime > since]
-    if rewritten:
+    if item.state == WARM and rewritten:
         log(
             f"  note: {label}: the cache was rewritten during the measured runs "
             f"({', '.join(rewritten)}), so they missed it: not warm"
         )
+    if item.state == COLD:
+        merged = [name for name in rewritten if name.startswith("config-")]
+        others = [name for name in rewritten if not name.startswith("config-")]
+        if not merged:
+            log(f"  note: {label}: no run rewrote the config's entry, so they hit it: not cold")
+        if others:
+            log(
+                f"  note: {label}: an edit of the user's config rewrote {', '.join(others)}, "
+                "which only the shipped files and start's code should change"
+            )
 
 
 def ratio(measured: Series, baseline: Series) -> str:
@@ -217,15 +247,16 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
     floor_exec = Series(f"python -c {FLOOR_EXEC!r}", (PYTHON, "-c", FLOOR_EXEC), small, world.repo)
     task = ("-q", "task", "t", "x")
     large_task = ("-q", "task", scenarios.LARGE_TASK, "x")
-    task_cold = launch(world, "small", task, cold=True)
-    task_warm = launch(world, "small", task, cold=False)
-    prompt_cold = launch(world, "small", ("-q", "prompt", "x"), cold=True)
-    prompt_warm = launch(world, "small", ("-q", "prompt", "x"), cold=False)
-    session_cold = launch(world, "small", ("-q",), cold=True)
-    session_warm = launch(world, "small", ("-q",), cold=False)
-    large_cold = launch(world, "large", large_task, cold=True)
-    large_warm = launch(world, "large", large_task, cold=False)
-    validate = launch(world, "large", ("config", "validate"), cold=True)
+    task_cold = launch(world, "small", task, state=COLD)
+    task_warm = launch(world, "small", task, state=WARM)
+    prompt_cold = launch(world, "small", ("-q", "prompt", "x"), state=COLD)
+    prompt_warm = launch(world, "small", ("-q", "prompt", "x"), state=WARM)
+    session_cold = launch(world, "small", ("-q",), state=COLD)
+    session_warm = launch(world, "small", ("-q",), state=WARM)
+    task_first = launch(world, "small", task, state=EMPTY)
+    large_cold = launch(world, "large", large_task, state=COLD)
+    large_warm = launch(world, "large", large_task, state=WARM)
+    validate = launch(world, "large", ("config", "validate"), state=EMPTY)
     starts = [
         task_cold,
         task_warm,
@@ -233,6 +264,7 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
         prompt_warm,
         session_cold,
         session_warm,
+        task_first,
         large_cold,
         large_warm,
         validate,
@@ -269,6 +301,15 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
                 f"1{following}. small, warm: start {args}", warm.series, floor, WARM_LIMIT, bare
             ),
         ]
+    rows.append(
+        ratio_row(
+            "1g. small, first launch after installing start: start task t x",
+            task_first.series,
+            floor,
+            None,
+            bare,
+        )
+    )
     name = scenarios.LARGE_TASK
     rows += [
         ratio_row(
@@ -393,9 +434,9 @@ def recording(world: scenarios.World, runs: int, warmups: int, log: Log) -> list
     """Target 9: what recording a launch in the history adds to the small warm launch (1b):
     the same launch with `history = false` is the baseline, interleaved in the same rounds."""
     task = ("-q", "task", "t", "x")
-    on = launch(world, "small", task, cold=False, label="small, warm, recorded: start task t x")
+    on = launch(world, "small", task, state=WARM, label="small, warm, recorded: start task t x")
     off = launch(
-        world, "unrecorded", task, cold=False, label="small, warm, history = false: start task t x"
+        world, "unrecorded", task, state=WARM, label="small, warm, history = false: start task t x"
     )
     log(f"target 9: 2 commands x ({warmups} warm-up + {runs} runs), interleaved")
     harness.measure([on.series, off.series], runs, warmups)
@@ -527,10 +568,10 @@ def memory(world: scenarios.World, runs: int, log: Log) -> list[Row]:
     floor = Series(f"floor: python -c {FLOOR!r}", (PYTHON, "-c", FLOOR), small, world.repo)
     task = ("-q", "task", "t", "x")
     large_task = ("-q", "task", scenarios.LARGE_TASK, "x")
-    cold = launch(world, "small", task, cold=True).series
-    warm = launch(world, "small", task, cold=False).series
-    large_cold = launch(world, "large", large_task, cold=True).series
-    large_warm = launch(world, "large", large_task, cold=False).series
+    cold = launch(world, "small", task, state=COLD).series
+    warm = launch(world, "small", task, state=WARM).series
+    large_cold = launch(world, "large", large_task, state=COLD).series
+    large_warm = launch(world, "large", large_task, state=WARM).series
     for series in (warm, large_warm):  # fill their caches
         harness.run_once(series.argv, series.env, series.cwd)
     llm = llm_template(world)

@@ -3,8 +3,9 @@
 Every scenario is a `START_CONFIG_DIR` (the global layer, which needs no trust approval); the
 scratch repository has no `.start/`, so the project layer is empty and the built-in layer is merged
 in as it ships. The agent is `true`, so an exec costs next to nothing. Each measured series gets
-its own `XDG_STATE_HOME` (see `World.cache`), where `start` keeps its config cache, so a cold series
-can empty its config cache without touching the cache a warm series relies on.
+its own `XDG_STATE_HOME` (see `World.cache`), where `start` keeps its config cache, and a cold
+series edits its own copy of the config (`copy_config`, `Editor`), so neither touches what a warm
+series relies on.
 """
 
 from __future__ import annotations
@@ -102,9 +103,32 @@ def empty(directory: Path) -> None:
     directory.mkdir(parents=True)
 
 
-def cached_files(directory: Path) -> list[Path]:
-    """Every file below a cache home: whatever `start` cached there, wherever it keeps it."""
-    return sorted(path for path in directory.rglob("*") if path.is_file())
+def cache_entries(directory: Path) -> list[Path]:
+    """The config cache's entries below a state directory (XDG_STATE_HOME): the merged configs'
+    (`config-*.bin`) and the built-in layer's (`layer-*.bin`), not the history's files."""
+    return sorted((directory / "start" / "config-cache").glob("*.bin"))
+
+
+def copy_config(world: World, scenario: str, name: str) -> Path:
+    """A copy of a scenario's global layer for one series to edit, beside the scenarios."""
+    copy = world.root / "edited" / name
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(world.config(scenario), copy)
+    return copy
+
+
+class Editor:
+    """Edits a config file as a user would, a comment at its end that differs each time: called
+    before each run of a cold series, so every run is the first launch after an edit."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.text = path.read_text(encoding="utf-8")
+        self.edits = 0
+
+    def __call__(self) -> None:
+        self.edits += 1
+        self.path.write_text(f"{self.text}# edit {self.edits}\n", encoding="utf-8")
 
 
 def write(directory: Path, files: Mapping[str, str]) -> None:

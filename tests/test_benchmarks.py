@@ -73,3 +73,32 @@ def test_the_interval_of_a_ratio_widens_with_the_noise_of_its_rounds() -> None:
     assert harness.paired_ratio(noisy, baseline) == 1.2
     assert 1.05 < low < 1.2 < high < 1.35
     assert harness.paired_interval(noisy, baseline) == (low, high)  # a fixed seed
+
+
+def test_a_cold_series_is_a_launch_after_an_edit_and_a_warm_one_hits(tmp_path: Path) -> None:
+    # The harness's own check, on real runs: each cold run misses the merged entry only (the
+    # built-in layer's entry is written once), and warm runs rewrite nothing.
+    import run
+    import scenarios
+
+    world = scenarios.create(tmp_path / "world")
+    scenarios.small(world)
+    task = ("-q", "task", "t", "x")
+    cold = run.launch(world, "small", task, state=run.COLD)
+    warm = run.launch(world, "small", task, state=run.WARM)
+    harness.measure([cold.series, warm.series], runs=2, warmups=1)
+    assert (cold.series.failure, warm.series.failure) == (None, None)
+    notes = run.Log()
+    for item in (cold, warm):
+        run.check_cache(item, notes)
+    assert notes.lines == []
+    names = [path.name for path in scenarios.cache_entries(cold.cache)]
+    assert [name.split("-")[0] for name in names] == ["config", "layer"]
+
+    cold.series.prepare = None  # no edit: the runs hit the entry the last one wrote
+    cold.series.measured_from = None
+    harness.measure([cold.series], runs=2, warmups=0)
+    run.check_cache(cold, notes)
+    assert notes.lines == [
+        f"  note: {cold.series.label}: no run rewrote the config's entry, so they hit it: not cold"
+    ]

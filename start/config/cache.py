@@ -6,10 +6,13 @@ key covers the bytes of every layer file and of other agents' command files (sta
 stray files, the layer directories, the Python that runs and the code of the `start` package
 itself (`code_stamp`). The key is those bytes themselves, not a digest of them: an entry holds
 its key and is used only when that is equal, byte for byte, to the key of the launch; the entry's
-file name is only a CRC of it. Entries live in the state directory (`directory`), which only the
-user writes, beside the trust records. An entry that cannot be read, is not a private regular file
-of ours, has another key, or does not have exactly the shape `_encode` writes is a miss, never an
-error: the load that follows parses from source and writes the entry again.
+file name is only a hash of the place it was loaded from. The built-in layer's validated items
+have an entry of their own (`layer_key`), so that an edit of the user's config does not make the
+next launch parse the shipped catalog again. Entries live in the state directory (`directory`),
+which only the user writes, beside the trust records. An entry that cannot be read, is not a
+private regular file of ours, has another key, or does not have exactly the shape `_encode`
+writes is a miss, never an error: the load that follows parses from source and writes the entry
+again.
 """
 
 from __future__ import annotations
@@ -45,7 +48,12 @@ if TYPE_CHECKING:
 # 4: items are stored by columns, (names, origin indexes, one list per field), not by rows.
 # 5: the key is the keyed bytes themselves, and entries live in the state directory.
 # 6: a task's `output`.
-FORMAT = 6
+# 7: the built-in layer has an entry of its own (`layer_key`).
+FORMAT = 7
+# The kinds of entries, the start of their file names: a merged config, and one layer's items.
+CONFIG_ENTRY = "config"
+LAYER_ENTRY = "layer"
+# How many entries of each kind are kept, the newest written.
 KEEP = 32
 # A temp file this old belongs to a writer that was killed: a live one renames it within moments.
 STALE_TEMP_SECONDS = 60
@@ -108,10 +116,12 @@ def _columns(cls: type[Item], types: Mapping[str, type]) -> tuple[_Column, ...]:
 
 
 class Key(Record):
-    """What a loaded config depends on (`data`), and the file name of its entry (`name`)."""
+    """What a loaded config depends on (`data`), and the file name of its entry (`name`).
+    `head` is the start of `data` that the code and the Python decide (see `layer_key`)."""
 
     name: str
     data: bytes
+    head: bytes = b""
 
 
 class _BadEntryError(ValueError):
@@ -160,18 +170,50 @@ def key(
     name comes from the layers and their directories alone: one entry for each place a config
     is loaded from, replaced when its files change.
     """
+    head = _head()
+    if head is None:
+        return None
+    chunks = [head]
+    _part(chunks, repr(tuple(layers)))
+    place: list[bytes] = []
+    for name in layers:
+        _part(place, f"{name}={dirs.get(name)}")
+    chunks.extend(place)
+    _files(chunks, contents, strays)
+    for text in more:
+        _part(chunks, f"more:{text}")
+    return Key(_name(b"".join(place)), b"".join(chunks), head)
+
+
+def layer_key(
+    config_key: Key,
+    layer: str,
+    directory: str,
+    contents: Mapping[str, bytes],
+    strays: Sequence[str],
+) -> Key:
+    """The key of one layer's own entry: what `config_key` says of the code and the Python, the
+    layer's directory, and the bytes of its files (`contents`) and its stray files.
+
+    The built-in layer has one (see start.config.load): a launch after an edit of the user's
+    config then parses only the layers that can change, not the shipped catalog.
+    """
+    chunks = [config_key.head]
+    _part(chunks, f"layer:{layer}={directory}")
+    place = chunks[-1]
+    _files(chunks, contents, strays)
+    return Key(_name(place, LAYER_ENTRY), b"".join(chunks), config_key.head)
+
+
+def _head() -> bytes | None:
+    """The part of every key that the code and the Python decide; None when the code's stamp
+    cannot be known."""
     stamp = code_stamp()
     if stamp is None:
         return None
     from start import __version__
 
     chunks: list[bytes] = []
-
-    def part(text: str) -> None:
-        data = text.encode("utf-8", "surrogateescape")
-        chunks.append(b"%d|" % len(data))
-        chunks.append(data)
-
     for text in (
         str(FORMAT),
         __version__,
@@ -179,21 +221,24 @@ def key(
         str(sys.implementation.cache_tag),
         str(marshal.version),
         stamp,
-        repr(tuple(layers)),
     ):
-        part(text)
-    for name in layers:
-        part(f"{name}={dirs.get(name)}")
-    place = b"".join(chunks[-2 * len(layers) :]) if layers else b""
+        _part(chunks, text)
+    return b"".join(chunks)
+
+
+def _part(chunks: list[bytes], text: str) -> None:
+    """Append `text`, preceded by its length, to `chunks`."""
+    data = text.encode("utf-8", "surrogateescape")
+    chunks.append(b"%d|%s" % (len(data), data))
+
+
+def _files(chunks: list[bytes], contents: Mapping[str, bytes], strays: Sequence[str]) -> None:
     for path, data in contents.items():
-        part(str(path))
+        _part(chunks, str(path))
         chunks.append(b"%d|" % len(data))
         chunks.append(data)
     for path in strays:
-        part(f"stray:{path}")
-    for text in more:
-        part(f"more:{text}")
-    return Key(_name(place), b"".join(chunks))
+        _part(chunks, f"stray:{path}")
 
 
 def directory() -> str:
@@ -201,14 +246,14 @@ def directory() -> str:
     return os.path.join(paths.state_dir(), DIRECTORY)
 
 
-def _name(place: bytes) -> str:
-    """An entry's file name: the 32-bit FNV-1a hash of the layers and directories it was loaded
-    from, a few hundred bytes that need no checksum module. Two places with one name share the
-    entry, and the one not stored there misses (`_decode` compares the whole key)."""
+def _name(place: bytes, kind: str = CONFIG_ENTRY) -> str:
+    """An entry's file name: its kind and the 32-bit FNV-1a hash of the layers and directories it
+    was loaded from, a few hundred bytes that need no checksum module. Two places with one name
+    share the entry, and the one not stored there misses (`_decode` compares the whole key)."""
     hashed = 0x811C9DC5
     for byte in place:
         hashed = ((hashed ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return f"config-{hashed:08x}.bin"
+    return f"{kind}-{hashed:08x}.bin"
 
 
 def get(
@@ -258,7 +303,8 @@ def put(cache_key: Key, config: Config) -> None:
         # No fsync: an entry lost in a crash is a miss, and every launch after an edit writes one.
         data = marshal.dumps(_encode(cache_key.data, config))
         atomic.replace(os.path.join(home, cache_key.name), data, mode=0o600, durable=False)
-        _prune(home, _is_entry, _is_entry_temp)
+        kind = cache_key.name.partition("-")[0]
+        _prune(home, lambda name: _is_entry(name, kind), _is_entry_temp)
     except OSError:
         return
     _forget_old()
@@ -299,16 +345,16 @@ def _remove_names(directory: str, ours: Callable[[str], bool]) -> bool:
     return True
 
 
-def _is_entry(name: str) -> bool:
-    return name.startswith("config-") and name.endswith(".bin")
+def _is_entry(name: str, kind: str = CONFIG_ENTRY) -> bool:
+    return name.startswith(kind + "-") and name.endswith(".bin")
 
 
 def _is_entry_temp(name: str) -> bool:
-    """`.config-KEY.bin.8HEX.tmp` from atomic.replace, or `config-KEY.bin.PID.tmp` from the writer
+    """`.KIND-KEY.bin.8HEX.tmp` from atomic.replace, or `config-KEY.bin.PID.tmp` from the writer
     before it."""
     from start import atomic
 
-    return (atomic.is_temp_name(name) and name.startswith(".config-")) or (
+    return (atomic.is_temp_name(name) and name.startswith((".config-", ".layer-"))) or (
         name.startswith("config-") and name.endswith(".tmp")
     )
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from start.interop.skills import Found as Skills
 
 IMPORTED = "imported"
+BUILT_IN = "built-in"
 
 
 class _Layer:
@@ -48,7 +49,7 @@ class _Layer:
 def layer_dirs(project: paths.ProjectLocation, use_project: bool = True) -> dict[str, str | None]:
     # The imported layer has no directory of its own: it is other agents' (start.interop.dirs).
     return {
-        "built-in": paths.builtin_config_dir(),
+        BUILT_IN: paths.builtin_config_dir(),
         "imported": None,
         "global": paths.global_config_dir(),
         "project": project.start_dir if use_project else None,
@@ -113,11 +114,18 @@ def load(
     if config is None:
         contents.update(replaced or {})
         problems = list(unreadable.values())
-        read_layers = [
-            _read_layer(name, dirs[name], problems, contents, unreadable, use_cache, walls[name])
-            for name in layers
-            if name != IMPORTED
-        ]
+        read_layers = []
+        for name in layers:
+            directory = dirs[name]
+            if name == BUILT_IN and cache_key is not None and directory is not None:
+                layer = _builtin_layer(directory, problems, contents, cache_key, project, dirs)
+            elif name != IMPORTED:
+                layer = _read_layer(
+                    name, directory, problems, contents, unreadable, use_cache, walls[name]
+                )
+            else:
+                continue
+            read_layers.append(layer)
         found = commands is not None and bool(commands.files or commands.problems)
         if found or (skills is not None and bool(skills.folders or skills.problems)):
             read_layers = _with_commands(read_layers, commands, problems, skills)
@@ -191,13 +199,71 @@ def _with_commands(
         if layer.name == "project":
             ordered.append(project)
         ordered.append(layer)
-        if layer.name == "built-in":
+        if layer.name == BUILT_IN:
             ordered.append(user)
     if user not in ordered:
         ordered.insert(0, user)
     if project not in ordered:
         ordered.append(project)
     return ordered
+
+
+def _builtin_layer(
+    directory: str,
+    problems: list[Problem],
+    contents: Mapping[str, bytes],
+    config_key: cache.Key,
+    project: paths.ProjectLocation,
+    dirs: Mapping[str, str | None],
+) -> _Layer:
+    """The built-in layer, from its own cache entry when neither its files nor start's code
+    changed since it was stored; else parsed, validated as a launch validates it, and stored.
+
+    An edit of the user's or the project's config misses the merged config's entry, but not
+    this one: the launch after it parses the layers that can change, never the shipped catalog
+    again (docs/performance.md).
+    """
+    own = {path: data for path, data in contents.items() if os.path.dirname(path) == directory}
+    key = cache.layer_key(config_key, BUILT_IN, directory, own, files.stray_toml(directory))
+    stored = cache.get(key, project, dirs)
+    if stored is not None:
+        layer = _Layer(BUILT_IN, directory)
+        for section in layer.items:
+            layer.items[section] = dict(getattr(stored, section))
+        layer.settings = {
+            name: (getattr(stored.settings, name), origin)
+            for name, origin in stored.settings.origins.items()
+        }
+        layer.files = list(stored.files)
+        problems.extend(stored.problems)
+        return layer
+    found: list[Problem] = []
+    layer = _read_layer(BUILT_IN, directory, found, contents, {}, True)
+    problems.extend(found)
+    settings = Settings(
+        **{name: _frozen(value) for name, (value, _) in layer.settings.items()},
+        origins={name: origin for name, (_, origin) in layer.settings.items()},
+    )
+    cache.put(
+        key,
+        Config(
+            settings=settings,
+            agents=layer.items["agents"],  # type: ignore[arg-type]
+            roles=layer.items["roles"],  # type: ignore[arg-type]
+            contexts=layer.items["contexts"],  # type: ignore[arg-type]
+            tasks=layer.items["tasks"],  # type: ignore[arg-type]
+            project=project,
+            files=tuple(layer.files),
+            layer_dirs=dict(dirs),
+            problems=tuple(found),
+        ),
+    )
+    return layer
+
+
+def _frozen(value: Any) -> Any:
+    """A setting's value as the merged Settings hold it: lists become tuples."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _read_layer(
@@ -245,7 +311,7 @@ def _read_layer(
             table = validate.drop_trust_keys(
                 table, validate.Collector(Origin(name, path), problems)
             )
-        lex = not (trust_shipped and name == "built-in")
+        lex = not (trust_shipped and name == BUILT_IN)
         _extract(layer, Origin(name, path), table, seen, problems, lex)
     return layer
 

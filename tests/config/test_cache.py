@@ -23,7 +23,7 @@ from start import atomic, fs, paths, trust
 from start.config import cache
 from start.config import load as load_module
 from start.config.load import load
-from start.config.model import RECORDS, Config, Output, Param
+from start.config.model import RECORDS, Config, Origin, Output, Param
 from start.record import Record
 from tests.conftest import FAKE_AGENT, invoke, write_tree
 
@@ -34,6 +34,8 @@ if str(BENCHMARKS) not in sys.path:
 import scenarios  # noqa: E402
 
 ALL_LAYERS = ["built-in", "global", "project"]
+# What a load parses when the merged entry misses and the built-in layer's own entry hits.
+UNSHIPPED_LAYERS = ["global", "project"]
 
 # Every field type the cache stores: strings, booleans, positive integers, a models table and
 # trusted paths; problems with and without a line, a suggestion and a file.
@@ -125,6 +127,12 @@ def cache_files() -> list[Path]:
 
 def entry() -> Path:
     (found,) = cache_files()
+    return found
+
+
+def layer_entry() -> Path:
+    """The built-in layer's own entry."""
+    (found,) = Path(cache.directory()).glob("layer-*.bin")
     return found
 
 
@@ -265,11 +273,100 @@ def test_the_cached_config_gets_the_current_project_location(
     assert config.root == str(other)
 
 
+def shipped_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the shipped config as the built-in layer, to change."""
+    copy = tmp_path / "builtin"
+    shutil.copytree(paths.builtin_config_dir(), copy)
+    monkeypatch.setattr(paths, "builtin_config_dir", lambda: str(copy))
+    return copy
+
+
+def test_an_edit_parses_only_the_layers_that_can_change(
+    global_dir: Path, parsed: list[str]
+) -> None:
+    load()
+    path = global_dir / "config.toml"
+    path.write_text(CONFIG.replace("Brief", "Short"), encoding="utf-8")
+    parsed.clear()
+
+    edited = load()
+
+    assert parsed == UNSHIPPED_LAYERS  # the built-in layer from its own entry
+    assert edited.roles["r"].description == "Short"
+    parsed.clear()
+    same(edited, load(use_cache=False))
+    assert parsed == ALL_LAYERS
+
+
+def test_the_built_in_entry_gives_back_its_problems_and_settings(
+    global_dir: Path, parsed: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = shipped_copy(tmp_path, monkeypatch)
+    (shipped / "agent.toml").write_text("")  # a stray file: a warning of the built-in layer
+    with (shipped / "roles.toml").open("a", encoding="utf-8") as stream:
+        stream.write('\n[settings]\ntrusted_paths = ["/shipped"]\ncommand_timeout = 9\n')
+    (global_dir / "config.toml").write_text(CONFIG.replace("command_timeout = 7\n", ""))
+    first = load()
+    assert parsed == ALL_LAYERS
+    (global_dir / "config.toml").write_text(
+        CONFIG.replace("command_timeout = 7\n", "") + "# edited\n"
+    )
+    parsed.clear()
+
+    edited = load()
+
+    assert parsed == UNSHIPPED_LAYERS
+    same(edited, first)
+    assert edited.settings.command_timeout == 9
+    assert edited.settings.origins["command_timeout"] == Origin(
+        "built-in", str(shipped / "roles.toml")
+    )
+    assert edited.settings.trusted_paths == ("/srv/trusted", "~/work")  # the global layer's
+    stray = [p for p in edited.problems if p.file == str(shipped / "agent.toml")]
+    assert [p.severity for p in stray] == ["warning"]
+
+
+def test_a_changed_shipped_file_misses_the_built_in_entry(
+    global_dir: Path, parsed: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = shipped_copy(tmp_path, monkeypatch)
+    agents = shipped / "agents.toml"
+    text = agents.read_text(encoding="utf-8")
+    assert 'description = "' in text
+    load()
+
+    agents.write_text(text.replace('description = "', 'description = "Changed. ', 1))
+    parsed.clear()
+    config = load()
+
+    assert parsed == ALL_LAYERS
+    assert any((a.description or "").startswith("Changed. ") for a in config.agents.values())
+    assert len(list(Path(cache.directory()).glob("layer-*.bin"))) == 1  # replaced
+
+
+def test_validate_neither_reads_nor_writes_the_built_in_entry(
+    global_dir: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    load()
+
+    def refused(*args: object) -> None:
+        raise AssertionError("the cache was used")
+
+    monkeypatch.setattr(cache, "get", refused)
+    monkeypatch.setattr(cache, "put", refused)
+    parsed.clear()
+    load(use_cache=False)
+    assert parsed == ALL_LAYERS
+
+
 # --- misses --------------------------------------------------------------------------------
 
 
-def miss_after(change: Callable[[], object], parsed: list[str]) -> Config:
-    """Load twice (the second load hits), make `change`, and load again: that load parses."""
+def miss_after(
+    change: Callable[[], object], parsed: list[str], layers: list[str] = UNSHIPPED_LAYERS
+) -> Config:
+    """Load twice (the second load hits), make `change`, and load again: that load parses
+    `layers` (by default the built-in layer comes from its own entry)."""
     load()
     parsed.clear()
     load()
@@ -277,7 +374,7 @@ def miss_after(change: Callable[[], object], parsed: list[str]) -> Config:
     change()
     parsed.clear()
     config = load()
-    assert parsed == ALL_LAYERS
+    assert parsed == layers
     return config
 
 
@@ -303,7 +400,7 @@ def test_a_changed_module_of_the_package_misses(
     shutil.copytree(cache.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(cache, "PACKAGE", str(copy))
     module = copy / "config" / "validate.py"
-    miss_after(lambda: module.write_text(module.read_text() + "# changed\n"), parsed)
+    miss_after(lambda: module.write_text(module.read_text() + "# changed\n"), parsed, ALL_LAYERS)
 
 
 def test_a_new_module_in_the_package_misses(
@@ -312,7 +409,7 @@ def test_a_new_module_in_the_package_misses(
     copy = tmp_path / "package"
     shutil.copytree(cache.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(cache, "PACKAGE", str(copy))
-    miss_after(lambda: (copy / "config" / "extra.py").write_text(""), parsed)
+    miss_after(lambda: (copy / "config" / "extra.py").write_text(""), parsed, ALL_LAYERS)
 
 
 @pytest.mark.parametrize(
@@ -330,7 +427,7 @@ def test_another_python_misses(
     name: str,
     value: str,
 ) -> None:
-    miss_after(lambda: monkeypatch.setattr(target, name, value), parsed)
+    miss_after(lambda: monkeypatch.setattr(target, name, value), parsed, ALL_LAYERS)
 
 
 def rewrite(change: Callable[[dict[str, Any]], object]) -> Callable[[], None]:
@@ -484,7 +581,7 @@ def test_any_exception_while_decoding_is_a_miss(
     def flawed(*args: object) -> None:
         raise error("flawed")
 
-    miss_after(lambda: monkeypatch.setattr(cache, "_decode", flawed), parsed)
+    miss_after(lambda: monkeypatch.setattr(cache, "_decode", flawed), parsed, ALL_LAYERS)
 
 
 def test_a_truncated_entry_is_a_miss(global_dir: Path, parsed: list[str]) -> None:
@@ -500,7 +597,7 @@ def test_an_entry_owned_by_another_user_is_a_miss(
 ) -> None:
     uid = os.getuid()
     # Seen from another user, the entry (and the directory) belong to someone else.
-    miss_after(lambda: monkeypatch.setattr(os, "getuid", lambda: uid + 1), parsed)
+    miss_after(lambda: monkeypatch.setattr(os, "getuid", lambda: uid + 1), parsed, ALL_LAYERS)
 
 
 @pytest.mark.parametrize("mode", [0o640, 0o606, 0o660])
@@ -684,7 +781,7 @@ def test_entries_in_the_cache_directory_are_never_read(approved: Path, parsed: l
 
     config = load()
 
-    assert parsed == ALL_LAYERS  # the approved bytes, parsed
+    assert parsed == UNSHIPPED_LAYERS  # the approved bytes, parsed
     assert config.tasks["t"].command == "echo approved"
     assert trust.check(config).trusted
     parsed.clear()
@@ -761,12 +858,12 @@ def test_the_key_is_compared_whole_not_by_its_file_name(
     global_dir: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Every key with one name: the entry of one config is a miss for the other.
-    monkeypatch.setattr(cache, "_name", lambda key: "config-00000000.bin")
+    monkeypatch.setattr(cache, "_name", lambda place, kind="config": f"{kind}-00000000.bin")
     load()
     (global_dir / "config.toml").write_text(CONFIG.replace("Brief", "Short"), encoding="utf-8")
     parsed.clear()
     assert load().roles["r"].description == "Short"
-    assert parsed == ALL_LAYERS
+    assert parsed == UNSHIPPED_LAYERS
 
 
 @pytest.mark.parametrize("kind", ["symlink", "file", "another user's"])
@@ -789,7 +886,7 @@ def test_entries_are_read_only_from_a_directory_of_ours(
         else:
             home.write_bytes(b"")
 
-    miss_after(replace, parsed)
+    miss_after(replace, parsed, ALL_LAYERS)
 
 
 def test_bytes_outside_the_state_directory_never_reach_marshal(
@@ -814,8 +911,8 @@ def test_bytes_outside_the_state_directory_never_reach_marshal(
 
     load()
 
-    assert parsed == ALL_LAYERS
-    assert unmarshalled == []
+    assert parsed == UNSHIPPED_LAYERS
+    assert unmarshalled == [layer_entry().read_bytes()]  # the built-in layer's own entry
 
 
 def test_a_launch_takes_no_digest(global_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -845,7 +942,8 @@ def test_entries_are_written_through_atomic_replace_as_private_files(
     load()
 
     # Not durable: an entry lost in a crash is only a miss, so no launch waits for an fsync.
-    assert written == [(str(entry()), 0o600, False)]
+    assert written == [(str(layer_entry()), 0o600, False), (str(entry()), 0o600, False)]
+    assert stat.S_IMODE(layer_entry().stat().st_mode) == 0o600
     assert entry().parent == Path(paths.state_dir(), "config-cache")
     assert stat.S_IMODE(entry().stat().st_mode) == 0o600
     assert stat.S_IMODE(Path(cache.directory()).stat().st_mode) == 0o700
@@ -897,8 +995,9 @@ def test_writing_keeps_the_newest_entries_and_removes_stale_temp_files(
 
     new = [path for path in cache_files() if path not in old]
     assert len(new) == 1
+    # Each kind keeps its own newest: the built-in layer's entry is not one of the merged ones.
     assert sorted(p.name for p in directory.iterdir()) == sorted(
-        p.name for p in [*new, old[0], old[1], fresh, *others]
+        p.name for p in [*new, layer_entry(), old[0], old[1], fresh, *others]
     )
 
 
