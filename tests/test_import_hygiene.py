@@ -216,6 +216,51 @@ def test_a_launch_imports_the_command_runner_only_when_it_runs_a_command(
     assert {"subprocess", "select"} <= set(names), proc.stderr
 
 
+# Ends a launch at its exec by listing the modules it imported, which `-X importtime` misses
+# for a command module loaded with importlib.import_module.
+_MODULES_AT_EXEC = """
+import os, sys
+def _done(*args):
+    sys.stdout.write(" ".join(sorted(sys.modules)))
+    sys.stdout.flush()
+    os._exit(0)
+os.execve = _done
+sys.argv = ["start", *sys.argv[1:]]
+from start.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "defined"),
+    [
+        (("task", "t", "x"), "start.cli.task"),
+        (("prompt", "x"), "start.cli.prompt"),
+        ((), None),
+    ],
+)
+def test_a_launch_defines_only_the_command_it_runs(
+    args: tuple[str, ...], defined: str | None, isolated: Path, env: dict[str, str]
+) -> None:
+    # Each command's click options are built when its module is imported: a launch pays for
+    # those of the command it runs, and a bare session for none.
+    full = {**os.environ, **env, "PYTHONPATH": str(REPO)}
+    del full["PYTHONPROFILEIMPORTTIME"]
+    proc = subprocess.run(
+        [sys.executable, "-c", _MODULES_AT_EXEC, "-q", *args],
+        cwd=isolated,
+        env=full,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    names = set(proc.stdout.split())
+    assert proc.returncode == 0, proc.stderr
+    assert "start.launch" in names, proc.stderr
+    commands = {"start.cli.task", "start.cli.prompt"}
+    assert names & commands == ({defined} if defined else set())
+
+
 def test_start_imports_no_private_module() -> None:
     """Public modules only: a private one (`_signal`, `_sha2`, `click.parser._OptionParser`),
     imported or reached as click's attribute, can change or go in any release (issue 24)."""

@@ -61,9 +61,9 @@ _COMMANDS = {
     "init": ("start.cli.init", "init"),
     "log": ("start.cli.log", "log"),
     "mcp": ("start.cli.mcp", "mcp"),
-    "prompt": ("start.cli.run", "prompt"),
+    "prompt": ("start.cli.prompt", "prompt"),
     "show": ("start.cli.show", "show"),
-    "task": ("start.cli.run", "task"),
+    "task": ("start.cli.task", "task"),
     "trust": ("start.cli.trust", "trust"),
     "untrust": ("start.cli.trust", "untrust"),
 }

@@ -393,7 +393,8 @@ def _specs() -> dict[str, tuple[str, bool]]:
     """Every option of `start`, `start prompt` and `start task`: its name and whether it
     takes a value."""
     from start.cli import cli
-    from start.cli.run import prompt, task
+    from start.cli.prompt import prompt
+    from start.cli.task import task
 
     found: dict[str, tuple[str, bool]] = {}
     for each in (cli, prompt, task):

@@ -1,4 +1,5 @@
-"""`start`, `start prompt` and `start task`: compose the prompt and exec the agent."""
+"""What `start`, `start prompt` and `start task` share: compose the prompt, then exec the agent
+or run it headless (the two commands are in start.cli.prompt and start.cli.task)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ import click
 from start import console, fs, pipeline, resolve, sources
 from start import launch as launcher
 from start.cli.commands import Command, HintedUsageError
-from start.cli.options import F, completer, launch_options
-from start.cli.state import Options, get_options
-from start.config.load import load
+from start.cli.options import F
+from start.cli.state import Options
 from start.config.model import Config
 from start.console import Line, Styled
 from start.errors import CommandError, ExitCode, Problem, UntrustedError, UsageError
@@ -326,7 +326,7 @@ def run_session(options: Options) -> int:
 # Text read with -i FILE or -i - (and `start prompt -`) is capped, so memory stays bounded.
 TEXT_LIMIT = 16 * 1_048_576
 
-_SAFE_FORM = """
+SAFE_FORM = """
 \b
 Words that look like options are read as options. In scripts, and for text that
 starts with '-', pass the text with --instructions=TEXT (one argument, the '='
@@ -340,7 +340,7 @@ Docs: start help usage
 """
 
 
-class _TextCommand(Command):
+class TextCommand(Command):
     """A command taking free text: an unknown option names the safe form for text."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -353,7 +353,7 @@ class _TextCommand(Command):
             raise HintedUsageError(f"no such option '{error.option_name}'", ctx, [hint]) from None
 
 
-def _text_options(function: F) -> F:
+def text_options(function: F) -> F:
     function = click.option(
         "-i",
         "--instructions-file",
@@ -400,7 +400,7 @@ def print_options(function: F) -> F:
     return function
 
 
-def _printing(
+def headless_printing(
     print_: bool, permissions: str | None, timeout: int | None, output: str | None = None
 ) -> Printing | None:
     if not print_:
@@ -436,7 +436,7 @@ def _read_text(name: str) -> str:
     return fs.text(read.data)
 
 
-def _text(words: tuple[str, ...], option: str | None, file: str | None) -> str | None:
+def user_text(words: tuple[str, ...], option: str | None, file: str | None) -> str | None:
     """The user's text from exactly one of: words, --instructions, -i FILE; None if none."""
     given = [
         what
@@ -454,176 +454,6 @@ def _text(words: tuple[str, ...], option: str | None, file: str | None) -> str |
     if words:
         return " ".join(fs.arg_text(word) for word in words)
     return None
-
-
-@click.command(
-    cls=_TextCommand,
-    epilog=_SAFE_FORM,
-    examples=[
-        ("Ask with the required contexts", 'start prompt "explain the retry logic in client.go"'),
-        ("Read the text from stdin", "git log -5 | start prompt -"),
-        ("Another agent and model", 'start prompt -a gemini -m flash "summarise README.md"'),
-    ],
-)
-@click.argument("words", metavar="TEXT...", nargs=-1)
-@_text_options
-@print_options
-@launch_options
-def prompt(
-    words: tuple[str, ...],
-    text_option: str | None,
-    text_file: str | None,
-    print_: bool,
-    permissions: str | None,
-    timeout: int | None,
-    output_dir: str | None,
-) -> int:
-    """Send TEXT to the agent with the required contexts.
-
-    The words of TEXT are joined by spaces; - reads TEXT from stdin.
-    """
-    options = get_options()
-    if words == ("-",) and text_option is None and text_file is None:
-        words, text_file = (), "-"
-    body = _text(words, text_option, text_file)
-    if body is None:
-        raise UsageError("missing argument TEXT (or --instructions=TEXT, or -i FILE)")
-    request = resolve.Request(
-        "prompt",
-        options.agent,
-        options.role,
-        options.no_role,
-        options.model,
-        text=body,
-        contexts=tuple(options.contexts),
-    )
-    return run(options, request, _printing(print_, permissions, timeout, output_dir))
-
-
-@click.command(
-    cls=_TextCommand,
-    epilog=_SAFE_FORM,
-    examples=[
-        ("List the tasks", "start task"),
-        ("Review the staged diff, focusing on security", 'start task gdr "focus on security"'),
-        ("Another role and agent for one run", 'start task gdr -r go-expert -a gemini "races?"'),
-        ("Text that starts with a dash, exactly", 'start task gdr --instructions="$TEXT"'),
-        ("A task's parameter", "start task review -p focus=performance"),
-        ("A Markdown file as the task, with a file as a context", "start task ./t.md -c NOTES.md"),
-        ("A Claude Code command, run by Gemini", 'start task claude:review -a gemini "auth"'),
-        ("Every task, internal ones too, as data", "start task --all --json"),
-    ],
-)
-@click.argument(
-    "name", metavar="[NAME|PATH]", required=False, shell_complete=completer("complete_task_or_file")
-)
-@click.argument("instructions", nargs=-1)
-@click.option(
-    "-p",
-    "--param",
-    "param_words",
-    metavar="NAME=VALUE",
-    multiple=True,
-    help="Set a task parameter; repeatable. Its command sees it as $START_PARAM_NAME.",
-    shell_complete=completer("complete_params"),
-)
-@click.option("--all", "show_all", is_flag=True, help="List internal tasks too.")
-@_text_options
-@print_options
-@launch_options
-def task(
-    name: str | None,
-    instructions: tuple[str, ...],
-    param_words: tuple[str, ...],
-    show_all: bool,
-    text_option: str | None,
-    text_file: str | None,
-    print_: bool,
-    permissions: str | None,
-    timeout: int | None,
-    output_dir: str | None,
-) -> int:
-    """Run a task with INSTRUCTIONS; without NAME, list the tasks.
-
-    NAME is a task's name, its alias, or a unique prefix of either; PATH is a Markdown or text
-    file used as the task's template (./NAME forces a path). The listing shows each task's
-    alias, description, parameters and layer; -v adds the file it comes from.
-    """
-    from start import params
-
-    options = get_options()
-    text = _text(instructions, text_option, text_file)
-    given = tuple(params.split(fs.arg_text(word)) for word in param_words)
-    printing = _printing(print_, permissions, timeout, output_dir)
-    if name is None and printing is not None:
-        raise UsageError("--print needs a task: start task NAME --print")
-    if name is None:
-        if text is not None:
-            raise UsageError("instructions need a task: start task NAME --instructions=TEXT")
-        if given:
-            raise UsageError("parameters need a task: start task NAME -p NAME=VALUE")
-        return _list_tasks(options, show_all)
-    request = resolve.Request(
-        "task",
-        options.agent,
-        options.role,
-        options.no_role,
-        options.model,
-        task=name,
-        instructions=(text,) if text is not None and text.strip() else (),
-        contexts=tuple(options.contexts),
-        params=given,
-    )
-    return run(options, request, _printing(print_, permissions, timeout, output_dir))
-
-
-def _list_tasks(options: Options, show_all: bool) -> int:
-    config = load(options.workdir, use_project=not options.no_project, strict=True)
-    tasks = sorted(
-        (t for t in config.tasks.values() if show_all or not t.internal), key=lambda t: t.name
-    )
-    if options.json:
-        console.print_json(
-            [
-                {
-                    "name": t.name,
-                    "alias": t.alias,
-                    "description": t.description,
-                    "layer": t.origin.layer,
-                    "file": str(t.origin.path),
-                    "internal": t.internal,
-                    "params": [
-                        {"name": p.name, "default": p.default, "description": p.description}
-                        for p in t.params
-                    ],
-                    # The format of another agent's command file it comes from, else None.
-                    "source": t.imported.source if t.imported is not None else None,
-                }
-                for t in tasks
-            ]
-        )
-        return ExitCode.OK
-    if not tasks:
-        console.err("No tasks are defined. Add one with 'start config add task NAME ...'.")
-        return ExitCode.OK
-    from start import params
-
-    headers = ["task", "alias", "description", "layer"]
-    rows = [[t.name, t.alias or "", t.description or "", t.origin.layer] for t in tasks]
-    if any(t.params for t in tasks):
-        headers.insert(3, "params")
-        for row, t in zip(rows, tasks, strict=True):
-            row.insert(3, ", ".join(params.describe(p) for p in t.params))
-    if any(t.imported is not None for t in tasks):
-        headers.insert(-1, "source")
-        for row, t in zip(rows, tasks, strict=True):
-            row.insert(-1, t.imported.source if t.imported is not None else "start")
-    if options.verbose:
-        headers.append("file")
-        for row, t in zip(rows, tasks, strict=True):
-            row.append(str(t.origin.path))
-    console.print_table(headers, rows, no_color=options.no_color)
-    return ExitCode.OK
 
 
 def command_line(launch: launcher.Launch) -> str:

@@ -1,0 +1,66 @@
+"""`start prompt`: send text to the agent with the required contexts.
+
+Its own module, so that a launch defines the options of the command it runs and no other's.
+"""
+
+from __future__ import annotations
+
+import click
+
+from start import resolve
+from start.cli.options import launch_options
+from start.cli.run import (
+    SAFE_FORM,
+    TextCommand,
+    headless_printing,
+    print_options,
+    run,
+    text_options,
+    user_text,
+)
+from start.cli.state import get_options
+from start.errors import UsageError
+
+
+@click.command(
+    cls=TextCommand,
+    epilog=SAFE_FORM,
+    examples=[
+        ("Ask with the required contexts", 'start prompt "explain the retry logic in client.go"'),
+        ("Read the text from stdin", "git log -5 | start prompt -"),
+        ("Another agent and model", 'start prompt -a gemini -m flash "summarise README.md"'),
+    ],
+)
+@click.argument("words", metavar="TEXT...", nargs=-1)
+@text_options
+@print_options
+@launch_options
+def prompt(
+    words: tuple[str, ...],
+    text_option: str | None,
+    text_file: str | None,
+    print_: bool,
+    permissions: str | None,
+    timeout: int | None,
+    output_dir: str | None,
+) -> int:
+    """Send TEXT to the agent with the required contexts.
+
+    The words of TEXT are joined by spaces; - reads TEXT from stdin.
+    """
+    options = get_options()
+    if words == ("-",) and text_option is None and text_file is None:
+        words, text_file = (), "-"
+    body = user_text(words, text_option, text_file)
+    if body is None:
+        raise UsageError("missing argument TEXT (or --instructions=TEXT, or -i FILE)")
+    request = resolve.Request(
+        "prompt",
+        options.agent,
+        options.role,
+        options.no_role,
+        options.model,
+        text=body,
+        contexts=tuple(options.contexts),
+    )
+    return run(options, request, headless_printing(print_, permissions, timeout, output_dir))

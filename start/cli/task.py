@@ -1,0 +1,149 @@
+"""`start task`: run a task with instructions; without a name, list the tasks.
+
+Its own module, so that a launch defines the options of the command it runs and no other's.
+"""
+
+from __future__ import annotations
+
+import click
+
+from start import console, fs, resolve
+from start.cli.options import completer, launch_options
+from start.cli.run import (
+    SAFE_FORM,
+    TextCommand,
+    headless_printing,
+    print_options,
+    run,
+    text_options,
+    user_text,
+)
+from start.cli.state import Options, get_options
+from start.config.load import load
+from start.errors import ExitCode, UsageError
+
+
+@click.command(
+    cls=TextCommand,
+    epilog=SAFE_FORM,
+    examples=[
+        ("List the tasks", "start task"),
+        ("Review the staged diff, focusing on security", 'start task gdr "focus on security"'),
+        ("Another role and agent for one run", 'start task gdr -r go-expert -a gemini "races?"'),
+        ("Text that starts with a dash, exactly", 'start task gdr --instructions="$TEXT"'),
+        ("A task's parameter", "start task review -p focus=performance"),
+        ("A Markdown file as the task, with a file as a context", "start task ./t.md -c NOTES.md"),
+        ("A Claude Code command, run by Gemini", 'start task claude:review -a gemini "auth"'),
+        ("Every task, internal ones too, as data", "start task --all --json"),
+    ],
+)
+@click.argument(
+    "name", metavar="[NAME|PATH]", required=False, shell_complete=completer("complete_task_or_file")
+)
+@click.argument("instructions", nargs=-1)
+@click.option(
+    "-p",
+    "--param",
+    "param_words",
+    metavar="NAME=VALUE",
+    multiple=True,
+    help="Set a task parameter; repeatable. Its command sees it as $START_PARAM_NAME.",
+    shell_complete=completer("complete_params"),
+)
+@click.option("--all", "show_all", is_flag=True, help="List internal tasks too.")
+@text_options
+@print_options
+@launch_options
+def task(
+    name: str | None,
+    instructions: tuple[str, ...],
+    param_words: tuple[str, ...],
+    show_all: bool,
+    text_option: str | None,
+    text_file: str | None,
+    print_: bool,
+    permissions: str | None,
+    timeout: int | None,
+    output_dir: str | None,
+) -> int:
+    """Run a task with INSTRUCTIONS; without NAME, list the tasks.
+
+    NAME is a task's name, its alias, or a unique prefix of either; PATH is a Markdown or text
+    file used as the task's template (./NAME forces a path). The listing shows each task's
+    alias, description, parameters and layer; -v adds the file it comes from.
+    """
+    from start import params
+
+    options = get_options()
+    text = user_text(instructions, text_option, text_file)
+    given = tuple(params.split(fs.arg_text(word)) for word in param_words)
+    printing = headless_printing(print_, permissions, timeout, output_dir)
+    if name is None and printing is not None:
+        raise UsageError("--print needs a task: start task NAME --print")
+    if name is None:
+        if text is not None:
+            raise UsageError("instructions need a task: start task NAME --instructions=TEXT")
+        if given:
+            raise UsageError("parameters need a task: start task NAME -p NAME=VALUE")
+        return _list_tasks(options, show_all)
+    request = resolve.Request(
+        "task",
+        options.agent,
+        options.role,
+        options.no_role,
+        options.model,
+        task=name,
+        instructions=(text,) if text is not None and text.strip() else (),
+        contexts=tuple(options.contexts),
+        params=given,
+    )
+    return run(options, request, printing)
+
+
+def _list_tasks(options: Options, show_all: bool) -> int:
+    config = load(options.workdir, use_project=not options.no_project, strict=True)
+    tasks = sorted(
+        (t for t in config.tasks.values() if show_all or not t.internal), key=lambda t: t.name
+    )
+    if options.json:
+        console.print_json(
+            [
+                {
+                    "name": t.name,
+                    "alias": t.alias,
+                    "description": t.description,
+                    "layer": t.origin.layer,
+                    "file": str(t.origin.path),
+                    "internal": t.internal,
+                    "params": [
+                        {"name": p.name, "default": p.default, "description": p.description}
+                        for p in t.params
+                    ],
+                    # The format of another agent's command file it comes from, else None.
+                    "source": t.imported.source if t.imported is not None else None,
+                }
+                for t in tasks
+            ]
+        )
+        return ExitCode.OK
+    if not tasks:
+        console.err("No tasks are defined. Add one with 'start config add task NAME ...'.")
+        return ExitCode.OK
+    from start import params
+
+    headers = ["task", "alias", "description", "layer"]
+    rows = [[t.name, t.alias or "", t.description or "", t.origin.layer] for t in tasks]
+    if any(t.params for t in tasks):
+        headers.insert(3, "params")
+        for row, t in zip(rows, tasks, strict=True):
+            row.insert(3, ", ".join(params.describe(p) for p in t.params))
+    if any(t.imported is not None for t in tasks):
+        headers.insert(-1, "source")
+        for row, t in zip(rows, tasks, strict=True):
+            row.insert(-1, t.imported.source if t.imported is not None else "start")
+    if options.verbose:
+        headers.append("file")
+        for row, t in zip(rows, tasks, strict=True):
+            row.append(str(t.origin.path))
+    console.print_table(headers, rows, no_color=options.no_color)
+    return ExitCode.OK
