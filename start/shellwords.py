@@ -27,7 +27,6 @@ ARGS: Final = "args"
 _BLANKS: Final = " \t\n"
 _OPERATORS: Final = "|&;<>()"
 _DQ_ESCAPABLE: Final = '$`"\\\n'
-_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?==)")
 # Characters that mean something to the lexer in some mode; `units` keeps each on its own and
 # hands every run of other characters over as one unit, which the lexer takes whole.
 _SPECIAL: Final = re.compile(r"""([ \t\n|&;<>()'"\\$`#\[\]])""")
@@ -92,9 +91,10 @@ class Word:
         return "".join(str(part) for part in self.parts)
 
     def assignment(self) -> str | None:
-        """The variable name when the word is a leading NAME=value assignment."""
-        match = _ASSIGNMENT.match(self.prefix)
-        return match.group() if match else None
+        """The variable name when the word is a leading NAME=value assignment: NAME is ASCII
+        letters, digits and underscores, not starting with a digit."""
+        name, equals, _ = self.prefix.partition("=")
+        return name if equals and name.isascii() and name.isidentifier() else None
 
 
 class Group(Record):

@@ -182,3 +182,16 @@ def test_units_keep_special_characters_apart_and_ordinary_runs_whole() -> None:
         Placeholder("bin", 0), " ", "--model", " ", Placeholder("model", 14), " ", "'", "$",
         "(", "x", ")", "'", " ", "[", "-s", " ", Placeholder("role", 33), "]",
     ]  # fmt: skip
+
+
+@given(st.text(alphabet="aZ_9=-é. $x", max_size=12))
+def test_an_assignment_is_an_ascii_name_then_equals(prefix: str) -> None:
+    # POSIX's NAME=value: the name is letters, digits and underscores, not starting with a digit.
+    import re
+
+    from start.shellwords import Word
+
+    word = Word()
+    word.prefix = prefix
+    match = re.match(r"[A-Za-z_][A-Za-z0-9_]*(?==)", prefix)
+    assert word.assignment() == (match.group() if match else None)

@@ -64,7 +64,8 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # a config of its own, and whatever can write the state directory can already write trust records.
 DIRECTORY = "config-cache"
 # Where releases before FORMAT 5 kept entries (in the cache directory) and the SHA-256 of each
-# (in the state directory); the first entry written removes what they left.
+# (in the state directory); writing the built-in layer's entry, which the first launch after an
+# upgrade does, removes what they left.
 _OLD_DIGESTS = "cache-digests"
 
 # The Python type of each schema field type, as validation leaves it in a record.
@@ -307,7 +308,10 @@ def put(cache_key: Key, config: Config) -> None:
         _prune(home, lambda name: _is_entry(name, kind), _is_entry_temp)
     except OSError:
         return
-    _forget_old()
+    if kind == LAYER_ENTRY:
+        # The first launch after an upgrade writes the built-in layer's entry (the code changed),
+        # so what older releases left goes then, not on every launch after an edit.
+        _forget_old()
 
 
 def _forget_old() -> None:

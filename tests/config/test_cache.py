@@ -1024,6 +1024,17 @@ def test_the_first_entry_written_removes_what_older_releases_left(global_dir: Pa
     assert not digests.exists()
 
 
+def test_only_the_built_in_entry_looks_for_what_older_releases_left(global_dir: Path) -> None:
+    # The first launch after an upgrade writes the built-in layer's entry; a launch after an
+    # edit writes only the merged one, and spends nothing on older releases.
+    load()
+    entries, digests = old_layout(notes=False)
+    (global_dir / "config.toml").write_text(CONFIG + "# edited\n", encoding="utf-8")
+    load()
+    assert len(list(entries.iterdir())) == 2
+    assert digests.exists()
+
+
 def test_removing_what_older_releases_left_spares_every_other_file(global_dir: Path) -> None:
     entries, digests = old_layout(notes=True)
     load()
