@@ -249,10 +249,10 @@ def complete_runs(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     """The ids of the recorded runs, newest first, each with what it ran."""
-    from start import history
+    from start import historydb
 
     try:
-        with history.opened(create=False) as store:
+        with historydb.opened(create=False) as store:
             runs = store.runs(50)
     except (StartError, OSError):
         return []

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from start import console, history
+from start import console, history, historydb
 from start.cli.commands import command, group
 from start.cli.options import common_options, completer, launch_options
 from start.cli.run import print_options
@@ -52,7 +52,7 @@ def log(
     if ctx.invoked_subcommand is not None:
         return ExitCode.OK
     options = get_options()
-    with history.opened(create=False) as store:
+    with historydb.opened(create=False) as store:
         runs = store.runs(count, task=task, agent=agent, project=project)
     if options.json:
         console.print_json([_summary(run) for run in runs])
@@ -81,19 +81,19 @@ def _cut(text: str) -> str:
     return line if len(line) <= _CELL else line[: _CELL - 1] + "…"
 
 
-def _what(run: history.Run) -> str:
+def _what(run: historydb.Run) -> str:
     name = f"task {run.task}" if run.task else run.mode
     return _cut(f"{name}: {run.instructions}") if run.instructions else name
 
 
-def _outcome(run: history.Run) -> str:
+def _outcome(run: historydb.Run) -> str:
     outcome = run.outcome
     if run.headless and run.duration is not None:
         outcome += f" ({run.duration:.1f} s)"
     return outcome
 
 
-def _summary(run: history.Run) -> dict[str, Any]:
+def _summary(run: historydb.Run) -> dict[str, Any]:
     """A run in `start log --json`: everything but its texts."""
     return {
         "id": run.id,
@@ -120,7 +120,7 @@ def _summary(run: history.Run) -> dict[str, Any]:
     }
 
 
-def _full(run: history.Run) -> dict[str, Any]:
+def _full(run: historydb.Run) -> dict[str, Any]:
     """A run in `start log show --json`: the summary and its texts."""
     return {
         **_summary(run),
@@ -132,7 +132,7 @@ def _full(run: history.Run) -> dict[str, Any]:
     }
 
 
-def command_line(run: history.Run) -> str:
+def command_line(run: historydb.Run) -> str:
     """How the run was asked for, as one shell line; `(start mcp)` when it has none."""
     import shlex
 
@@ -154,7 +154,7 @@ def command_line(run: history.Run) -> str:
 def show(run_id: int | None, no_pager: bool) -> int:
     """Show one run (default: the latest): its command, role, prompt and answer."""
     options = get_options()
-    with history.opened(create=False) as store:
+    with historydb.opened(create=False) as store:
         run = store.get(run_id)
     if options.json:
         console.print_json(_full(run))
@@ -198,7 +198,7 @@ def show(run_id: int | None, no_pager: bool) -> int:
     return ExitCode.OK
 
 
-def _ended(run: history.Run) -> str:
+def _ended(run: historydb.Run) -> str:
     parts = [run.outcome]
     if run.exit_code is not None:
         parts.append(f"exit status {run.exit_code}")
@@ -239,7 +239,7 @@ def clear(before: str | None) -> int:
     """Delete recorded runs: all of them, or those before a date."""
     options = get_options()
     moment = _moment(before) if before is not None else None
-    with history.opened(create=False) as store:
+    with historydb.opened(create=False) as store:
         count = store.clear(moment)
     if options.json:
         console.print_json({"deleted": count})
@@ -305,7 +305,7 @@ def again(
     from stdin reads stdin again.
     """
     options = get_options()
-    with history.opened(create=False) as store:
+    with historydb.opened(create=False) as store:
         run = store.get(run_id)
     if run.args is None:
         raise UsageError(f"run {run.id} has no command line to repeat (start mcp started it)")

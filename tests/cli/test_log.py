@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from start import history
+from start import history, historydb
 from tests.cli.test_print import CONFIG as PRINT_CONFIG
 from tests.conftest import FAKE_AGENT, invoke, launch, run_start, write_tree
 from tests.hostile import Scene, approve, edit
@@ -190,7 +190,7 @@ def test_parallel_runs_lose_nothing(headless: Path) -> None:
 
 _WRITER = """
 import sys
-from start import history
+from start import history, historydb
 data = {
     "format": history.FORMAT, "time": "t", "at": 1.0, "cwd": "/", "workdir": "/",
     "project": "/p", "args": ["prompt", sys.argv[1]], "mode": "prompt", "task": None,
@@ -200,7 +200,7 @@ data = {
 }
 for index in range(5):
     history._spool({**data, "instructions": f"{sys.argv[1]}-{index}"})
-    with history.opened():
+    with historydb.opened():
         pass  # each process moves the pending runs in while the others write theirs
 """
 
@@ -245,7 +245,7 @@ def _prompt(text: str) -> Any:
 
 def test_the_size_cap_trims_the_oldest_runs(headless: Path) -> None:
     assert start(headless, "prompt", "-a", "launcher", "0" * 1000).returncode == 0
-    with history.opened() as store:
+    with historydb.opened() as store:
         size = store.get(1).size
     assert size > 4000  # the words are in the prompt, the command, the args and the text
     config = headless.parent / "home" / ".config" / "start" / "config.toml"
@@ -272,7 +272,7 @@ def test_the_newest_run_is_kept_even_alone_over_the_cap(headless: Path) -> None:
 def test_clear_all_and_before_a_date(headless: Path) -> None:
     for word in ("a", "b", "c"):
         assert start(headless, "prompt", "--print", word).returncode == 0
-    with history.opened() as store:
+    with historydb.opened() as store:
         store.connection.execute("UPDATE runs SET at = 0 WHERE id = 1")  # the epoch: 1970
     result = invoke("log", "clear", "--before", "2000-01-01")
     assert (result.exit_code, result.stderr) == (0, "Deleted 1 run from the history.\n")
@@ -392,7 +392,7 @@ def test_prompts_are_kept_byte_exact(repo: Path) -> None:
     prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt("caf\udce9 \u00e9")))
     history.record(prepared, args=["prompt", "x"])
     prepared.launch.cleanup()
-    with history.opened() as store:
+    with historydb.opened() as store:
         assert store.get(None).prompt.endswith("caf\udce9 \u00e9")
 
 

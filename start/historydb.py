@@ -1,0 +1,445 @@
+"""The history's database: SQLite in the history directory, which `start log` and `start again`
+read (through `opened`), and into which every pending file that start.history wrote is moved.
+
+A launch never imports this module: it only writes a pending file (start.history). Opening the
+database moves the pending runs in and trims the oldest runs to the size limit. It is in WAL mode
+with a busy timeout, writers take the write lock at once, and a pending file is moved in once
+only (its name is a unique key), so runs that end together never lose or corrupt a record.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Any, Final
+
+from start.errors import ExitCode, StartError
+from start.history import (
+    DATABASE,
+    FORMAT,
+    PENDING,
+    HistoryError,
+    database,
+    directory,
+    open_dir,
+    private_directory,
+    reason,
+)
+from start.record import Record
+
+if TYPE_CHECKING:
+    import sqlite3
+
+# A pending temp file this old belongs to a writer that died.
+_STALE: Final = 3600.0
+# How long a writer waits for another to finish with the database, in seconds.
+BUSY_TIMEOUT: Final = 30.0
+
+
+class NoSuchRunError(StartError):
+    """No recorded run has that id."""
+
+    exit_code = ExitCode.UNKNOWN_NAME
+
+
+class Run(Record):
+    """One recorded run: a launch, or a headless run (`headless`) with its outcome."""
+
+    id: int
+    time: str  # ISO 8601 with the UTC offset: the run's {date}
+    at: float  # the same moment, seconds since the epoch
+    cwd: str  # the directory `start` was started in
+    workdir: str  # the directory it ran as (-d DIR)
+    project: str  # the project root
+    args: tuple[str, ...] | None  # start's arguments (`--` and the agent's included); None: mcp
+    mode: str  # session, prompt or task
+    task: str | None
+    agent: str
+    model: str | None
+    role: str | None
+    contexts: tuple[str, ...]
+    params: Mapping[str, str]
+    instructions: str | None
+    prompt: str
+    role_text: str
+    command: tuple[str, ...]  # the agent's argv
+    headless: bool
+    permissions: str | None
+    answer: str | None
+    error: str | None
+    exit_code: int | None
+    timed_out: bool
+    duration: float | None
+    usage: Mapping[str, Any] | None
+    size: int  # bytes this record counts against settings.history_size_limit
+
+    @property
+    def outcome(self) -> str:
+        """`launched`, `ok`, `timed out` or `failed`."""
+        if not self.headless:
+            return "launched"
+        if self.error is None:
+            return "ok"
+        return "timed out" if self.timed_out else "failed"
+
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    pending TEXT UNIQUE,
+    time TEXT NOT NULL,
+    at REAL NOT NULL,
+    cwd TEXT NOT NULL,
+    workdir TEXT NOT NULL,
+    project TEXT NOT NULL,
+    args TEXT,
+    mode TEXT NOT NULL,
+    task TEXT,
+    agent TEXT NOT NULL,
+    model TEXT,
+    role TEXT,
+    contexts TEXT NOT NULL,
+    params TEXT NOT NULL,
+    instructions BLOB,
+    prompt BLOB NOT NULL,
+    role_text BLOB NOT NULL,
+    command TEXT NOT NULL,
+    headless INTEGER NOT NULL,
+    permissions TEXT,
+    answer BLOB,
+    error BLOB,
+    exit_code INTEGER,
+    timed_out INTEGER NOT NULL,
+    duration REAL,
+    usage TEXT,
+    size INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_at ON runs (at);
+"""
+
+# The columns a record fills, in order (id is the database's).
+_COLUMNS: Final = (
+    "pending", "time", "at", "cwd", "workdir", "project", "args", "mode", "task", "agent",
+    "model", "role", "contexts", "params", "instructions", "prompt", "role_text", "command",
+    "headless", "permissions", "answer", "error", "exit_code", "timed_out", "duration", "usage",
+    "size",
+)  # fmt: skip
+# Text kept as bytes (BLOB): a prompt may hold any byte a file held (surrogate escapes).
+_BYTES: Final = ("instructions", "prompt", "role_text", "answer", "error")
+_JSON: Final = ("args", "contexts", "params", "command", "usage")
+
+
+def _blob(text: str | None) -> bytes | None:
+    return None if text is None else text.encode("utf-8", "surrogateescape")
+
+
+def _text(blob: bytes | str | None) -> str | None:
+    if blob is None or isinstance(blob, str):
+        return blob
+    return blob.decode("utf-8", "surrogateescape")
+
+
+class Store:
+    """The open history database."""
+
+    def __init__(self, connection: sqlite3.Connection, fd: int) -> None:
+        self.connection = connection
+        self.fd = fd  # the history directory, checked
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, begun at once so that writers queue rather than deadlock."""
+        connection = self.connection
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield connection
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+    def _insert(
+        self, connection: sqlite3.Connection, data: Mapping[str, Any], pending: str | None
+    ) -> int:
+        import json
+
+        row: dict[str, Any] = {column: data.get(column) for column in _COLUMNS}
+        row["pending"] = pending
+        for column in _BYTES:
+            row[column] = _blob(row[column])
+        for column in _JSON:
+            if row[column] is not None or column not in ("args", "usage"):
+                row[column] = json.dumps(row[column])
+        row["headless"] = int(bool(row["headless"]))
+        row["timed_out"] = int(bool(row["timed_out"]))
+        row["size"] = sum(len(value) for value in row.values() if isinstance(value, (bytes, str)))
+        names = ", ".join(_COLUMNS)
+        marks = ", ".join("?" for _ in _COLUMNS)
+        cursor = connection.execute(
+            f"INSERT OR IGNORE INTO runs ({names}) VALUES ({marks})",
+            [row[column] for column in _COLUMNS],
+        )
+        return cursor.lastrowid or 0
+
+    def ingest(self) -> int:
+        """Move every pending file into the database, and keep to the size limit the newest of
+        them was recorded under; how many were moved."""
+        if not os.path.lexists(os.path.join(directory(), PENDING)):
+            return 0
+        pending = open_dir(PENDING, self.fd)
+        limit: int | None = None
+        try:
+            names = sorted(name for name in os.listdir(pending) if not name.startswith("."))
+            _sweep(pending)
+            if not names:
+                return 0
+            with self._writing() as connection:
+                for name in names:
+                    data = _read_pending(pending, name)
+                    if data is not None:
+                        self._insert(connection, data, name)
+                        limit = data["limit"]
+            for name in names:
+                # Another process may have moved it too: INSERT OR IGNORE kept one copy.
+                with suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=pending)
+        finally:
+            os.close(pending)
+        if limit is not None:
+            self.trim(limit)
+        return len(names)
+
+    def trim(self, limit: int) -> int:
+        """Delete the oldest runs until the rest fit in `limit` bytes; the newest is always kept.
+        How many were deleted."""
+        with self._writing() as connection:
+            rows = connection.execute("SELECT id, size FROM runs ORDER BY id DESC").fetchall()
+            kept = 0
+            doomed: list[int] = []
+            for index, (run_id, size) in enumerate(rows):
+                kept += size
+                if kept > limit and index > 0:
+                    doomed.append(run_id)
+            if doomed:
+                connection.executemany("DELETE FROM runs WHERE id = ?", [(i,) for i in doomed])
+        return len(doomed)
+
+    def runs(
+        self,
+        limit: int | None = None,
+        *,
+        task: str | None = None,
+        agent: str | None = None,
+        project: str | None = None,
+    ) -> list[Run]:
+        """The newest runs first, filtered."""
+        where: list[str] = []
+        values: list[str | int] = []
+        for column, wanted in (("task", task), ("agent", agent)):
+            if wanted is not None:
+                where.append(f"{column} = ?")
+                values.append(wanted)
+        if project is not None:
+            # A path (the project root) or a name (its last part).
+            where.append("(project = ? OR project = ? OR project LIKE ? ESCAPE '\\')")
+            escaped = project.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            values += [project, os.path.realpath(project), f"%/{escaped}"]
+        sql = "SELECT * FROM runs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            values.append(limit)
+        return [_run(row) for row in self.connection.execute(sql, values)]
+
+    def get(self, run_id: int | None) -> Run:
+        """The run of that id, or the latest (None); NoSuchRunError when there is none."""
+        if run_id is None:
+            found = self.runs(1)
+            if not found:
+                raise NoSuchRunError("no run is recorded yet ('start log' lists the runs)")
+            return found[0]
+        row = self.connection.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise NoSuchRunError(f"no run {run_id} in the history ('start log' lists the runs)")
+        return _run(row)
+
+    def ids(self) -> list[int]:
+        return [row[0] for row in self.connection.execute("SELECT id FROM runs ORDER BY id DESC")]
+
+    def clear(self, before: float | None = None) -> int:
+        """Delete every run, or those older than `before` (seconds since the epoch); how many.
+
+        secure_delete zeroes what was deleted; the WAL is checkpointed so that no copy of a
+        deleted prompt stays behind in it.
+        """
+        with self._writing() as connection:
+            if before is None:
+                cursor = connection.execute("DELETE FROM runs")
+            else:
+                cursor = connection.execute("DELETE FROM runs WHERE at < ?", (before,))
+            count = cursor.rowcount
+        self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return count
+
+
+def _run(row: sqlite3.Row) -> Run:
+    import json
+
+    def loaded(column: str) -> Any:
+        value = row[column]
+        return None if value is None else json.loads(value)
+
+    args = loaded("args")
+    return Run(
+        id=row["id"],
+        time=row["time"],
+        at=row["at"],
+        cwd=row["cwd"],
+        workdir=row["workdir"],
+        project=row["project"],
+        args=tuple(args) if args is not None else None,
+        mode=row["mode"],
+        task=row["task"],
+        agent=row["agent"],
+        model=row["model"],
+        role=row["role"],
+        contexts=tuple(loaded("contexts")),
+        params=loaded("params"),
+        instructions=_text(row["instructions"]),
+        prompt=_text(row["prompt"]) or "",
+        role_text=_text(row["role_text"]) or "",
+        command=tuple(loaded("command")),
+        headless=bool(row["headless"]),
+        permissions=row["permissions"],
+        answer=_text(row["answer"]),
+        error=_text(row["error"]),
+        exit_code=row["exit_code"],
+        timed_out=bool(row["timed_out"]),
+        duration=row["duration"],
+        usage=loaded("usage"),
+        size=row["size"],
+    )
+
+
+# The keys and types a pending file must have: the shape checked where it is read back.
+_SHAPE: Final[Mapping[str, tuple[type, ...]]] = {
+    "format": (int,),
+    "time": (str,),
+    "at": (float, int),
+    "cwd": (str,),
+    "workdir": (str,),
+    "project": (str,),
+    "args": (list, type(None)),
+    "mode": (str,),
+    "task": (str, type(None)),
+    "agent": (str,),
+    "model": (str, type(None)),
+    "role": (str, type(None)),
+    "contexts": (list,),
+    "params": (dict,),
+    "instructions": (str, type(None)),
+    "prompt": (str,),
+    "role_text": (str,),
+    "command": (list,),
+    "headless": (bool,),
+    "permissions": (str, type(None)),
+    "limit": (int,),
+}
+
+
+def _read_pending(pending: int, name: str) -> dict[str, Any] | None:
+    """A pending file's dict; None when it is not one this version wrote."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=pending)
+    except FileNotFoundError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as stream:
+            data = marshal.loads(stream.read())
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return None
+    for key, types in _SHAPE.items():
+        if not isinstance(data.get(key), types):
+            return None
+    return data
+
+
+def _sweep(pending: int) -> None:
+    """Remove temp files whose writer died."""
+    now = time.time()
+    for name in os.listdir(pending):
+        if not name.startswith("."):
+            continue
+        try:
+            if now - os.stat(name, dir_fd=pending, follow_symlinks=False).st_mtime > _STALE:
+                os.unlink(name, dir_fd=pending)
+        except FileNotFoundError:
+            pass
+
+
+@contextmanager
+def opened(*, create: bool = True) -> Iterator[Store]:
+    """The history database, with every pending run moved in. Without `create`, a history that
+    does not exist yet is an empty one held in memory."""
+    import sqlite3
+
+    fd = private_directory(create)
+    connection: sqlite3.Connection | None = None
+    try:
+        if fd is None:
+            connection = sqlite3.connect(":memory:", isolation_level=None)
+        else:
+            _check_database(fd)
+            connection = sqlite3.connect(
+                database(), timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+            )
+        connection.row_factory = sqlite3.Row
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = NORMAL")
+        connection.execute("PRAGMA secure_delete = ON")
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        if version > FORMAT:
+            raise HistoryError(
+                f"{database()} was written by a newer start (history format {version}); "
+                "upgrade start, or move the file away"
+            )
+        if version < FORMAT:
+            script = f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {FORMAT};\nCOMMIT;"
+            connection.executescript(script)
+        store = Store(connection, fd if fd is not None else -1)
+        if fd is not None:
+            store.ingest()
+        yield store
+    except sqlite3.Error as error:
+        raise HistoryError(f"the history in {database()} cannot be used: {error}") from None
+    finally:
+        if connection is not None:
+            connection.close()
+        if fd is not None:
+            os.close(fd)
+
+
+def _check_database(fd: int) -> None:
+    """Make the database file 0600 if it is missing; refuse one that is a link or not ours."""
+    import stat
+
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        file = os.open(DATABASE, flags, 0o600, dir_fd=fd)
+    except OSError as error:
+        raise HistoryError(f"{database()}: {reason(error)}") from None
+    try:
+        info = os.fstat(file)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+            raise HistoryError(f"{database()} is not a file owned by you; remove it")
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            os.fchmod(file, 0o600)
+    finally:
+        os.close(file)
