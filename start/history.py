@@ -110,24 +110,23 @@ def record(
     *,
     args: Sequence[str] | None = None,
     cwd: str | None = None,
-) -> None:
+) -> bool:
     """Record one run, unless `settings.history` is off: a launch (no `result`), or a headless
-    run with the `headless.Result` of its run.
+    run with the `headless.Result` of its run. True when `pending/` holds PENDING_LIMIT runs or
+    more: the caller then moves them into the database (`start.historydb.flush`), which this
+    module leaves to start.historydb so that a launch does not import it for nothing.
 
     `args` is the command line that `start again` repeats (None for a run that has none, such
     as one that `start mcp` started), and `cwd` the directory it was given in (default: the
     workdir). The record is a pending file until the database is next opened. Raises
-    HistoryError when the history cannot be written.
+    HistoryError when the history cannot be written. `start.historydb.record` records and
+    flushes in one call.
     """
     if not prepared.config.settings.history:
-        return
+        return False
     data = fields(prepared, result, args=args, cwd=cwd)
     try:
-        if _spool(data) >= PENDING_LIMIT:
-            from start.historydb import opened
-
-            with opened():
-                pass  # opening moves the pending runs in, and keeps to the size limit
+        return _spool(data) >= PENDING_LIMIT
     except OSError as error:
         raise HistoryError(f"cannot record the run in {directory()}: {reason(error)}") from None
 

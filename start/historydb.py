@@ -12,10 +12,11 @@ from __future__ import annotations
 import marshal
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Final
 
+from start import history
 from start.errors import ExitCode, StartError
 from start.history import (
     DATABASE,
@@ -32,6 +33,9 @@ from start.record import Record
 
 if TYPE_CHECKING:
     import sqlite3
+
+    from start.headless import Result
+    from start.pipeline import Prepared
 
 # A pending temp file this old belongs to a writer that died.
 _STALE: Final = 3600.0
@@ -382,6 +386,26 @@ def _sweep(pending: int) -> None:
                 os.unlink(name, dir_fd=pending)
         except FileNotFoundError:
             pass
+
+
+def record(
+    prepared: Prepared,
+    result: Result | None = None,
+    *,
+    args: Sequence[str] | None = None,
+    cwd: str | None = None,
+) -> None:
+    """Record one run (`start.history.record`), and move the pending runs into the database
+    once there are PENDING_LIMIT of them. Raises HistoryError when the history cannot be
+    written."""
+    if history.record(prepared, result, args=args, cwd=cwd):
+        flush()
+
+
+def flush() -> None:
+    """Move every pending run into the database, and keep to the size limit."""
+    with opened():
+        pass  # opening moves the pending runs in, and trims the oldest
 
 
 @contextmanager

@@ -133,7 +133,10 @@ def record(options: Options, prepared: pipeline.Prepared, result: Any = None) ->
     from start import history
 
     try:
-        history.record(prepared, result, args=options.argv, cwd=options.started_in)
+        if history.record(prepared, result, args=options.argv, cwd=options.started_in):
+            from start import historydb
+
+            historydb.flush()
     except history.HistoryError as error:
         console.warning(f"this run is not in the history: {error}", no_color=options.no_color)
 

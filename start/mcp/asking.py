@@ -291,10 +291,10 @@ def run(
 def _record(each: Sequence[pipeline.Prepared], results: Sequence[headless.Result]) -> None:
     """Put each run in the history, as `--print` does (start.history), with no command line for
     `start again` to repeat. A history that cannot be written never costs the caller an answer."""
-    from start import history
+    from start import history, historydb
 
     for prepared, result in zip(each, results, strict=True):
         try:
-            history.record(prepared, result)
+            historydb.record(prepared, result)
         except history.HistoryError:
             continue

@@ -224,14 +224,35 @@ def test_many_launches_move_themselves_into_the_database(
     """Without a `start log`, the pending files stay few: a launch moves them in."""
     monkeypatch.setattr(history, "PENDING_LIMIT", 3)
     from start import pipeline
+    from start.cli import run
+    from start.cli.state import Options
 
+    full = []
     for word in ("a", "b", "c", "d"):
         prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt(word)), build=True)
-        history.record(prepared, args=["prompt", word])
+        run.record(Options(argv=["prompt", word]), prepared)  # what a launch calls
         prepared.launch.cleanup()
-    pending = os.path.join(history.directory(), history.PENDING)
-    assert sorted(os.listdir(pending)) != [] and len(os.listdir(pending)) == 1
+        pending = os.path.join(history.directory(), history.PENDING)
+        full.append(len(os.listdir(pending)))
+    assert full == [1, 2, 0, 1]  # the third filled pending/, and was moved in with the others
     assert [r["args"] for r in runs()] == [["prompt", w] for w in "dcba"]
+
+
+def test_recording_says_when_pending_is_full_and_historydb_moves_the_runs_in(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # start.history only writes files (a launch imports nothing more); start.historydb.record,
+    # for programs and `start mcp`, also moves them in.
+    monkeypatch.setattr(history, "PENDING_LIMIT", 2)
+    from start import pipeline
+
+    prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt("a")), build=False)
+    pending = os.path.join(history.directory(), history.PENDING)
+    assert [history.record(prepared), history.record(prepared)] == [False, True]
+    assert len(os.listdir(pending)) == 2
+    historydb.record(prepared)
+    assert os.listdir(pending) == []
+    assert len(runs()) == 3
 
 
 def _prompt(text: str) -> Any:
