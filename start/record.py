@@ -12,7 +12,8 @@ The difference is the price of the class statement, which every launch pays for 
 on its path. `typing.NamedTuple` compiles each field's annotation string (under
 `from __future__ import annotations`) and compiles a `__new__` for each class, for each of a
 launch's thirty records. A record class is built from its annotations' names alone, and shares
-one `__new__`. `tests/test_record.py` holds that difference (defining one compiles nothing),
+one `__new__`, and the property of each field position, with every other record.
+`tests/test_record.py` holds that difference (defining one compiles nothing),
 and type checkers see the fields through `dataclass_transform`.
 """
 
@@ -23,6 +24,17 @@ from typing import Any, ClassVar, Self, dataclass_transform
 
 # In `_defaults`, the place of a field that has none.
 _MISSING: Any = type("_Missing", (), {"__repr__": lambda self: "<no default>"})()
+
+
+# The read-only property of each field position, shared by every record: field `i` of any record
+# is item `i` of its tuple.
+_FIELDS: list[property] = []
+
+
+def _field(index: int) -> property:
+    while len(_FIELDS) <= index:
+        _FIELDS.append(property(itemgetter(len(_FIELDS))))
+    return _FIELDS[index]
 
 
 @dataclass_transform(frozen_default=True)
@@ -44,7 +56,7 @@ class _RecordType(type):
                     raise TypeError(
                         f"record {name}: field {field!r} has no default but follows one that has"
                     )
-                namespace[field] = property(itemgetter(index), doc=f"Field {index}: {field}.")
+                namespace[field] = _field(index)
             namespace["_fields"] = namespace["__match_args__"] = fields
             namespace["_field_defaults"] = defaults
             namespace["_defaults"] = tuple(defaults.get(field, _MISSING) for field in fields)

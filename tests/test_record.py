@@ -147,3 +147,19 @@ def test_nothing_in_start_uses_typing_namedtuple() -> None:
         and path.name != "record.py"
     ]
     assert users == [], "use start.record.Record: typing.NamedTuple costs every launch ~0.4 ms"
+
+
+def test_fields_at_one_position_share_one_property() -> None:
+    # Defining a record creates no descriptor: field i of every record reads item i.
+    class One(Record):
+        a: int
+        b: str = "b"
+
+    class Other(Record):
+        x: str
+        y: int = 0
+
+    assert One.__dict__["b"] is Other.__dict__["y"]
+    assert (One(1).a, One(1).b, Other("x", 2).y) == (1, "b", 2)
+    with pytest.raises(AttributeError):
+        One(1).a = 2  # type: ignore[misc]
