@@ -18,7 +18,7 @@ from start.errors import StartError
 from start.record import Record
 
 if TYPE_CHECKING:
-    from start import output, pipeline, shell
+    from start import agentrun, output, pipeline, shell
 
 
 class Answer(Record):
@@ -322,12 +322,12 @@ def run(
     group is gone; every failure of the agent itself is a Result that is not ok."""
     import os
 
-    from start import shell
+    from start import agentrun
 
     launch = prepared.launch
     try:
         env = {**os.environ, **launch.env}
-        done = shell.run_agent(
+        done = agentrun.run_agent(
             launch.argv, env, launch.cwd, timeout=timeout, stdin=launch.stdin, progress=progress
         )
         return _ended(prepared, done, timeout)
@@ -344,7 +344,7 @@ def run_each(
     env: Mapping[str, str] | None = None,
     owner: shell.Owner | None = None,
 ) -> list[Result]:
-    """Run several launches prepared for --print at once (shell.run_agents: at most `cap`
+    """Run several launches prepared for --print at once (agentrun.run_agents: at most `cap`
     together, never two of one CLI), and read each answer; results in the order given.
 
     `env` is added to each agent's environment (`start mcp` marks its depth there), and `owner`
@@ -352,11 +352,11 @@ def run_each(
     """
     import os
 
-    from start import shell
+    from start import agentrun
 
     try:
         jobs = [
-            shell.AgentJob(
+            agentrun.AgentJob(
                 p.launch.argv,
                 {**os.environ, **p.launch.env, **(env or {})},
                 p.launch.cwd,
@@ -366,7 +366,7 @@ def run_each(
             )
             for p in each
         ]
-        runs = shell.run_agents(jobs, cap=cap, on_state=on_state, owner=owner)
+        runs = agentrun.run_agents(jobs, cap=cap, on_state=on_state, owner=owner)
         return [_ended(p, done, timeout) for p, done in zip(each, runs, strict=True)]
     finally:
         for prepared in each:
@@ -396,7 +396,7 @@ def result_data(result: Result) -> dict[str, Any]:
     }
 
 
-def _ended(prepared: pipeline.Prepared, done: shell.AgentRun, timeout: float) -> Result:
+def _ended(prepared: pipeline.Prepared, done: agentrun.AgentRun, timeout: float) -> Result:
     """The answer of a finished run, read before its temp files go."""
     launch, plan = prepared.launch, prepared.plan
     agent = plan.agent
@@ -448,7 +448,7 @@ def _mismatch(spec: output.Spec, checked: output.Checked) -> str:
 
 
 def _failure(
-    done: shell.AgentRun, answer: Answer | None, problem: str | None, timeout: float
+    done: agentrun.AgentRun, answer: Answer | None, problem: str | None, timeout: float
 ) -> str | None:
     """Why the run failed, or None when it succeeded (the rule in the module docstring)."""
     if done.error is not None:

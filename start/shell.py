@@ -1,5 +1,8 @@
 """Runs shell commands: own process group, stdin from /dev/null, per-command timeout, output cap,
-one pipe for stdout and stderr (so their order is kept), and no orphans when start is stopped."""
+one pipe for stdout and stderr (so their order is kept), and no orphans when start is stopped.
+
+Headless agents (`--print`, `start mcp`) run in start.agentrun, which shares this module's
+signal handling (Stop) and process-group helpers; a launch never imports it."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from start import fs, paths
 from start.errors import StartError, signal_name
@@ -16,6 +19,22 @@ from start.record import Record
 
 if TYPE_CHECKING:
     import subprocess
+    from typing import Protocol
+
+    class Owner(Protocol):
+        """Told of each command's process group while it may be killed from outside the run.
+
+        `adopt` comes just after the command starts, `release` just before its leader is reaped
+        (so the group id cannot be reused in between). Both are called from the thread that runs
+        the commands; an owner that kills a group in between makes the command end as killed.
+
+        Only annotations name it (it exists for type checkers alone): an owner is any object with
+        these two methods.
+        """
+
+        def adopt(self, pgid: int) -> None: ...
+
+        def release(self, pgid: int) -> None: ...
 
 # Commands start with subprocess.Popen and are watched with select.poll. subprocess, fcntl and
 # select are imported only when a command runs: a launch that runs none does without them
@@ -46,7 +65,7 @@ _CHUNK: Final = 1 << 16
 _PIPE_SIZE: Final = 1 << 20
 _LEADER: Final = -1  # what a leader's pidfd is watched for; a pipe is watched for its own fd
 # Without pidfd_open, a leader that closed its pipes but keeps running is polled this often at most.
-_POLL_MAX: Final = 0.05
+POLL_MAX: Final = 0.05
 _FOREVER: Final = float("inf")
 # The longest single wait in the poll loop; deadlines are checked at least this often.
 _MAX_WAIT: Final = 3600.0
@@ -154,19 +173,6 @@ def _flag(basename: str) -> str:
 Progress = Callable[[list[str]], None]
 
 
-class Owner(Protocol):
-    """Told of each command's process group while it may be killed from outside the run.
-
-    `adopt` comes just after the command starts, `release` just before its leader is reaped (so
-    the group id cannot be reused in between). Both are called from the thread that runs the
-    commands; an owner that kills a group in between makes the command end as killed.
-    """
-
-    def adopt(self, pgid: int) -> None: ...
-
-    def release(self, pgid: int) -> None: ...
-
-
 def run(spec: CommandSpec) -> CommandResult:
     return run_all([spec])[0]
 
@@ -217,7 +223,7 @@ def run_all(
             if rest:
                 start(rest.pop(0))
 
-    with _Stop() as stop, _Loop(stop, progress, owner) as loop:
+    with Stop() as stop, _Loop(stop, progress, owner) as loop:
         if waiting:
             loop.ended, loop.resume = ended.append, resume
         try:
@@ -231,7 +237,7 @@ def run_all(
             # is reaped, so its group id may now be reused.
             stop.hold += 1
             for job in loop.jobs:
-                _kill_group(job.pid)
+                kill_group(job.pid)
             for job in loop.jobs:
                 job.close()
                 loop.release(job)
@@ -242,7 +248,7 @@ def run_all(
     return [results[index] for index in range(len(specs))]
 
 
-class _Stop:
+class Stop:
     """SIGINT, SIGTERM and SIGHUP become StoppedError while commands run (main thread only).
 
     Inside `held()` a signal is remembered and raised at its end, so a process is never started
@@ -256,7 +262,7 @@ class _Stop:
         self.pending: int | None = None
         self.saved: dict[int, Any] = {}
 
-    def __enter__(self) -> _Stop:
+    def __enter__(self) -> Stop:
         for signum in _STOP_SIGNALS:
             try:
                 self.saved[signum] = signal.signal(signum, self.handle)
@@ -454,7 +460,7 @@ def _grow_pipe(fd: int) -> None:
             fcntl.fcntl(fd, setpipe, _PIPE_SIZE)
 
 
-def _kill_group(pgid: int) -> None:
+def kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
 
@@ -463,7 +469,7 @@ class _Loop:
     """One poll over every command's pipes, and the shared /dev/null drain."""
 
     def __init__(
-        self, stop: _Stop, progress: Progress | None = None, owner: Owner | None = None
+        self, stop: Stop, progress: Progress | None = None, owner: Owner | None = None
     ) -> None:
         import select
 
@@ -604,7 +610,7 @@ class _Loop:
 
     def leader_or_finish(self, job: _Job, done: list[tuple[_Job, CommandResult]]) -> None:
         """Both pipes are closed: finish now if the leader has exited, else wait for it."""
-        if _exited(job):
+        if leader_exited(job.process):
             job.poll_at = None
             done.append((job, self.finish(job, timed_out=False)))
             return
@@ -617,13 +623,13 @@ class _Loop:
                 self.watch(job.leader_fd, job, _LEADER)
                 return
         job.poll_at = time.monotonic() + job.poll_gap
-        job.poll_gap = min(job.poll_gap * 2, _POLL_MAX)
+        job.poll_gap = min(job.poll_gap * 2, POLL_MAX)
 
     def finish(self, job: _Job, *, timed_out: bool) -> CommandResult:
         with self.stop.held():
             # Kill the group before reaping the leader: while the leader is unreaped its pid, and
             # so the group id, cannot be reused by an unrelated process.
-            _kill_group(job.pid)
+            kill_group(job.pid)
             self.release(job)
             returncode = job.process.wait()  # its exit code, or -N when signal N killed it
             duration = time.monotonic() - job.started
@@ -653,7 +659,7 @@ def _index(job: _Job) -> int:
     return job.index
 
 
-def _exited(job: _Job) -> bool:
+def leader_exited(process: subprocess.Popen[bytes]) -> bool:
     """Whether the leader has exited, without reaping it (so its group id stays reserved).
 
     Where there is no waitid (macOS), an exited leader is reaped, and its Popen keeps its status.
@@ -661,278 +667,9 @@ def _exited(job: _Job) -> bool:
     waitid = getattr(os, "waitid", None)
     nowait = getattr(os, "WNOWAIT", None)
     if waitid is None or nowait is None:
-        return job.process.poll() is not None
+        return process.poll() is not None
     try:
-        info = waitid(os.P_PID, job.pid, os.WEXITED | os.WNOHANG | nowait)
+        info = waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | nowait)
     except ChildProcessError:
         return True
     return info is not None
-
-
-# --- headless agents (start --print) --------------------------------------------------------
-
-# How long a headless agent's process group has between SIGTERM and SIGKILL.
-GRACE: Final = 5.0
-
-
-class AgentRun(Record):
-    """One headless agent run, to its end."""
-
-    argv: tuple[str, ...]
-    returncode: int | None  # None if it timed out or never started; -N if signal N killed it
-    timed_out: bool
-    stdout: str
-    stderr: str
-    duration: float  # seconds
-    error: str | None  # why it could not start, else None
-
-
-def run_agent(
-    argv: Sequence[str],
-    env: Mapping[str, str],
-    cwd: str,
-    *,
-    timeout: float,
-    stdin: str | None = None,
-    progress: Callable[[float], None] | None = None,
-    grace: float = GRACE,
-    on_start: Callable[[int], None] | None = None,
-    owner: Owner | None = None,
-) -> AgentRun:
-    """Run an agent CLI to its end in a session of its own, stdin from `stdin` (a file) or
-    /dev/null, its stdout and stderr into files (so nothing is cut and nothing blocks), and
-    `progress` told the seconds elapsed about once a second.
-
-    At the timeout, and on SIGINT, SIGTERM or SIGHUP (which then raise as in run_all), the whole
-    process group gets SIGTERM, `grace` seconds, then SIGKILL. What the agent left running in its
-    group when it exited is killed too. `on_start` is told the process group's id as soon as it
-    exists (run_agents, which runs this in threads, kills the groups on a signal). `owner`, when
-    given, is told of the group as run_all tells it (Owner): `start mcp` kills it when the request
-    that asked for the run is cancelled or the client goes away.
-    """
-    import subprocess
-    import tempfile
-
-    started = time.monotonic()
-    argv = tuple(argv)
-
-    def ended(returncode: int | None, timed_out: bool, out: Any, err: Any) -> AgentRun:
-        texts = []
-        for file in (out, err):
-            file.seek(0)
-            texts.append(fs.text(file.read()))
-        duration = time.monotonic() - started
-        return AgentRun(argv, returncode, timed_out, texts[0], texts[1], duration, None)
-
-    with (
-        tempfile.TemporaryFile() as out,
-        tempfile.TemporaryFile() as err,
-        _Stop() as stop,
-    ):
-        source = os.open(stdin, os.O_RDONLY | os.O_CLOEXEC) if stdin else subprocess.DEVNULL
-        try:
-            with stop.held():
-                process = subprocess.Popen(
-                    argv, cwd=cwd, env=env, stdin=source, stdout=out, stderr=err,
-                    start_new_session=True,
-                )  # fmt: skip
-                if on_start is not None:
-                    on_start(process.pid)
-                if owner is not None:
-                    owner.adopt(process.pid)
-        except OSError as error:
-            duration = time.monotonic() - started
-            reason = f"cannot start '{argv[0]}': {error.strerror or error}"
-            return AgentRun(argv, None, False, "", "", duration, reason)
-        finally:
-            if stdin:
-                os.close(source)
-
-        def reap() -> int:
-            # The owner lets go of the group before its leader is reaped, so that it never
-            # kills a group id the kernel has reused.
-            if owner is not None:
-                owner.release(process.pid)
-            return process.wait()
-
-        try:
-            exited = _await(process, started + timeout, progress)
-        except BaseException:
-            stop.hold += 1  # a second signal must not interrupt the cleanup
-            _end_group(process, grace, reap)
-            raise
-        stop.hold += 1
-        if not exited:
-            _end_group(process, grace, reap)
-            return ended(None, True, out, err)
-        _kill_group(process.pid)  # what the agent left behind; its leader is not reaped yet
-        return ended(reap(), False, out, err)
-
-
-def _await(
-    process: subprocess.Popen[bytes], deadline: float, progress: Callable[[float], None] | None
-) -> bool:
-    """Wait for the leader to exit, without reaping it; False at the deadline."""
-    import select
-
-    started = time.monotonic()
-    told = 0
-    watch: Any = None
-    pidfd: int | None = None
-    if hasattr(os, "pidfd_open"):
-        with contextlib.suppress(OSError):
-            pidfd = os.pidfd_open(process.pid)
-            watch = select.poll()
-            watch.register(pidfd, select.POLLIN)
-    gap = 0.001
-    try:
-        while True:
-            job_exited = _leader_exited(process)
-            if job_exited:
-                return True
-            now = time.monotonic()
-            if now >= deadline:
-                return False
-            if progress is not None and now - started >= told + 1:
-                told = int(now - started)
-                progress(now - started)
-            wait = min(deadline - now, 1.0)
-            if watch is not None:
-                watch.poll(wait * 1000)
-            else:
-                time.sleep(min(wait, gap))
-                gap = min(gap * 2, _POLL_MAX)
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
-
-
-def _leader_exited(process: subprocess.Popen[bytes]) -> bool:
-    waitid = getattr(os, "waitid", None)
-    nowait = getattr(os, "WNOWAIT", None)
-    if waitid is None or nowait is None:
-        return process.poll() is not None
-    try:
-        return waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | nowait) is not None
-    except ChildProcessError:
-        return True
-
-
-def _end_group(
-    process: subprocess.Popen[bytes], grace: float, reap: Callable[[], int] | None = None
-) -> None:
-    """SIGTERM to the group, `grace` seconds for the leader to go, SIGKILL, then reap."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and not _leader_exited(process):
-        time.sleep(0.02)
-    _kill_group(process.pid)
-    if reap is not None:
-        reap()
-    else:
-        process.wait()
-
-
-class AgentJob(Record):
-    """One agent run of several (run_agents)."""
-
-    argv: tuple[str, ...]
-    env: Mapping[str, str]
-    cwd: str
-    timeout: float
-    stdin: str | None = None
-    # Runs with the same key never overlap: two instances of one CLI can share state files.
-    key: str = ""
-
-
-# What run_agents tells `on_state` of each job, with the seconds since the first began: waiting
-# (for a free slot, or for another run of the same CLI), running, then done, failed or timed out.
-State = Callable[[int, str, float], None]
-
-
-def run_agents(
-    jobs: Sequence[AgentJob],
-    *,
-    cap: int,
-    on_state: State | None = None,
-    grace: float = GRACE,
-    owner: Owner | None = None,
-) -> list[AgentRun]:
-    """Run agents at once, at most `cap` at a time and never two of one `key` together, each as
-    run_agent runs one; results in the order of `jobs`.
-
-    On SIGINT, SIGTERM or SIGHUP (from the main thread) no job starts any more, every running
-    process group gets SIGTERM, `grace` seconds, then SIGKILL, and the signal raises as in run_all.
-    `owner` is told of every group, as run_agent tells it.
-    """
-    import threading
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-
-    groups: set[int] = set()
-    guard = threading.Lock()
-    stopped = threading.Event()
-    same = {job.key: threading.Lock() for job in jobs}
-    began = time.monotonic()
-
-    def state(index: int, what: str) -> None:
-        if on_state is not None:
-            on_state(index, what, time.monotonic() - began)
-
-    def started(pgid: int) -> None:
-        with guard:
-            groups.add(pgid)
-        if stopped.is_set():  # a signal came while it started: it must not run on
-            _kill_group(pgid)
-
-    def one(index: int, job: AgentJob) -> AgentRun:
-        with same[job.key]:
-            if stopped.is_set():
-                return AgentRun(job.argv, None, False, "", "", 0.0, "not started: stopped")
-            state(index, "running")
-            pgid: list[int] = []
-
-            def mine(found: int) -> None:
-                pgid.append(found)
-                started(found)
-
-            done = run_agent(
-                job.argv, job.env, job.cwd, timeout=job.timeout, stdin=job.stdin,
-                grace=grace, on_start=mine, owner=owner,
-            )  # fmt: skip
-            with guard:
-                groups.difference_update(pgid)
-        ended = done.error is not None or done.returncode != 0
-        state(index, "timed out" if done.timed_out else "failed" if ended else "done")
-        return done
-
-    with _Stop() as stop, ThreadPoolExecutor(max_workers=max(1, cap)) as pool:
-        for index in range(len(jobs)):
-            state(index, "waiting")
-        futures = [pool.submit(one, index, job) for index, job in enumerate(jobs)]
-        try:
-            pending = set(futures)
-            while pending:
-                # Short waits: the main thread must come back to Python for a signal to raise.
-                _, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-                for future in futures:
-                    failure = future.exception() if future.done() else None
-                    if failure is not None:
-                        raise failure
-        except BaseException:
-            stop.hold += 1
-            stopped.set()
-            with guard:
-                targets = list(groups)
-            for pgid in targets:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pgid, signal.SIGTERM)
-            deadline = time.monotonic() + grace
-            while time.monotonic() < deadline and not all(f.done() for f in futures):
-                time.sleep(0.05)
-            with guard:
-                targets = list(groups)
-            for pgid in targets:
-                _kill_group(pgid)
-            raise
-        return [future.result() for future in futures]

@@ -65,6 +65,8 @@ OFF_THE_LAUNCH_PATH = {
     "_hashlib": "hashlib imported it",
     "sqlite3": "a launch records itself in the history as a pending file (start.history)",
     "start.historydb": "the history's database is read by start log and start again, not a launch",
+    "start.agentrun": "headless agents run for --print and start mcp; a launch runs only commands",
+    "concurrent": "only several headless agents at once run in threads (start.agentrun)",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}

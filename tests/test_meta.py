@@ -147,12 +147,13 @@ def test_no_module_imports_itself_through_others() -> None:
     assert circles == []
 
 
-# The modules at the bottom: errors, records, paths and files, the doors for commands, temp files
-# and output, and the template lexers. They import each other and nothing above them (config,
+# The modules at the bottom: errors, records, paths and files, the doors for commands and headless
+# agents, temp files and output, and the template lexers. They import each other and nothing above them (config,
 # resolve, sources, launch, the CLI).
 BOTTOM = {
     "start.errors", "start.record", "start.paths", "start.fs", "start.atomic", "start.shellwords",
-    "start.template", "start.console", "start.tempfiles", "start.shell", "start.wall",
+    "start.template", "start.console", "start.tempfiles", "start.shell", "start.agentrun",
+    "start.wall",
 }  # fmt: skip
 
 

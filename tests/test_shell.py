@@ -225,7 +225,7 @@ def test_a_command_runs_when_starts_own_directory_was_removed(tmp_path: Path) ->
 def test_without_waitid_an_exited_leader_is_reaped_once_and_its_status_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """macOS has no os.waitid: `_exited` reaps the leader, and `finish` uses the status kept."""
+    """macOS has no os.waitid: `leader_exited` reaps the leader, and `finish` uses the status kept."""
     monkeypatch.delattr(os, "waitid")
 
     results = run_all(
@@ -742,9 +742,9 @@ def test_outside_the_main_thread_signals_are_left_alone(tmp_path: Path) -> None:
 
 
 def test_a_signal_while_a_command_starts_is_raised_once_it_is_tracked() -> None:
-    from start.shell import _Stop
+    from start.shell import Stop
 
-    with _Stop() as stop:
+    with Stop() as stop:
         with pytest.raises(StoppedError) as caught, stop.held():
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(0.05)

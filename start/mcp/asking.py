@@ -16,7 +16,7 @@ import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from start import fs, headless, paths, pipeline, resolve, shell
 from start.config import schema
@@ -25,6 +25,9 @@ from start.errors import StartError, suggest
 from start.mcp import library
 from start.mcp.library import RequestError, Scope
 from start.record import Record
+
+if TYPE_CHECKING:
+    from start import agentrun
 
 # The depth of the `start mcp` that started a run, plus one, in the run's environment.
 DEPTH_VARIABLE: Final = "START_MCP_DEPTH"
@@ -270,13 +273,13 @@ def run(
     scope: Scope,
     ask: Ask,
     owner: shell.Owner | None = None,
-    on_state: shell.State | None = None,
+    on_state: agentrun.State | None = None,
 ) -> list[headless.Result]:
     """Prepare and run every asked agent to its end (headless.run_each), each run's environment
     marked with this server's depth plus one; results in the order asked.
 
     `owner` is told of every process group, the composition's commands and the agents';
-    `on_state` of each agent's state, as shell.run_agents tells it.
+    `on_state` of each agent's state, as agentrun.run_agents tells it.
     """
     each = prepare(scope, ask, owner)
     settings = each[0].config.settings

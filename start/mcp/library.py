@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import quote, unquote
 
 from start import fs, pipeline, resolve, shell, sources
@@ -27,8 +27,11 @@ from start.errors import (
     suggest,
 )
 from start.record import Record
-from start.shell import CommandResult, CommandSpec, Owner
+from start.shell import CommandResult, CommandSpec
 from start.wall import Reader
+
+if TYPE_CHECKING:
+    from start.shell import Owner
 
 Kind = Literal["context", "role"]
 SCHEME = "start://"

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Final, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar, cast
 
 import anyio
 import anyio.from_thread
@@ -46,7 +46,9 @@ from start.errors import StartError
 from start.mcp import asking, library, report
 from start.mcp.library import RequestError, Scope
 from start.params import TASK_NAME_ARGUMENT
-from start.shell import Owner
+
+if TYPE_CHECKING:
+    from start.shell import Owner
 
 LIST_TASKS: Final = "list_tasks"
 RUN_TASK: Final = "run_task"
@@ -471,7 +473,7 @@ async def _ask(
 
 
 class _Board:
-    """Each asked agent's state, told from the threads that run them (shell.run_agents'
+    """Each asked agent's state, told from the threads that run them (agentrun.run_agents'
     on_state), read by the event loop for progress notifications and ask_result."""
 
     def __init__(self, agents: tuple[str, ...]) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from start import shell
+from start import agentrun
 from tests.conftest import REPO, run_start, write_tree
 from tests.fake_headless import agent
 
@@ -295,7 +295,7 @@ def test_an_agent_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path)
     pids = tmp_path / "pids"
     env = {**os.environ, "FAKE_MODE": "stubborn", "FAKE_PIDS": str(pids)}
     started = time.monotonic()
-    done = shell.run_agent(
+    done = agentrun.run_agent(
         [sys.executable, str(FAKE), "hi"], env, str(tmp_path), timeout=1, grace=0.5
     )
     assert (done.timed_out, done.returncode) == (True, None)
