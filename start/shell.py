@@ -404,8 +404,9 @@ def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
     try:
         for fd in readers:
             _grow_pipe(fd)
-        process = _spawn(argv, spec.cwd, {**os.environ, **spec.env} if spec.env else os.environ,
-                         out_w, err_w)  # fmt: skip
+        # None: the command inherits this process's environment as it is, without a copy.
+        env = {**os.environ, **spec.env} if spec.env else None
+        process = _spawn(argv, spec.cwd, env, out_w, err_w)
     except OSError as error:
         for fd in readers:
             os.close(fd)
@@ -428,9 +429,10 @@ def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
 
 
 def _spawn(
-    argv: tuple[str, ...], cwd: str, env: Mapping[str, str], stdout: int, stderr: int
+    argv: tuple[str, ...], cwd: str, env: Mapping[str, str] | None, stdout: int, stderr: int
 ) -> subprocess.Popen[bytes]:
-    """Start `argv` in `cwd` in a new session (its own process group), stdin from /dev/null.
+    """Start `argv` in `cwd` in a new session (its own process group), stdin from /dev/null,
+    with `env` (None: this process's environment, `os.environ` and all it was given).
 
     Raises OSError when it cannot start. subprocess gives the command the default SIGPIPE and
     SIGXFSZ back (Python ignores them, and an ignored signal stays ignored across exec), so

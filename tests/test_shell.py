@@ -158,6 +158,18 @@ def test_inherits_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert result.output == "inherited value"
 
 
+def test_a_variable_removed_from_the_environment_is_not_inherited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A command without variables of its own inherits the process's environment as it stands.
+    monkeypatch.setenv("SHELL_TEST_GONE", "here")
+    monkeypatch.delenv("SHELL_TEST_GONE")
+
+    result = run(spec('printf %s "${SHELL_TEST_GONE-unset}"', tmp_path))
+
+    assert result.output == "unset"
+
+
 def test_runs_in_its_own_session(tmp_path: Path) -> None:
     result = run(spec("echo $$; ps -o sid= -p $$", tmp_path))
     if result.returncode != 0:
