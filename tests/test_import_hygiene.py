@@ -65,6 +65,7 @@ OFF_THE_LAUNCH_PATH = {
     "_hashlib": "hashlib imported it",
     "sqlite3": "a launch records itself in the history as a pending file (start.history)",
     "start.historydb": "the history's database is read by start log and start again, not a launch",
+    "start.display": "rich pages, tables, the pager and the board: listings, show, help, doctor",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}
