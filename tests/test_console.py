@@ -1,4 +1,5 @@
-"""The console door: escaping, the colour rules, display width, and paging on a real terminal."""
+"""The terminal doors (start.console, start.display, start.status): escaping, the colour rules,
+display width, paging on a real terminal, and the status line."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from start import console
-from start.console import Page, Printer, Styled, printable, trim_end
+from start import console, display
+from start.console import Printer, Styled, printable
+from start.display import Page, trim_end
+from start.status import StatusLine
 from tests.conftest import FAKE_AGENT, invoke, run_start, write_tree
 from tests.terminal import run_on_terminal
 
@@ -133,7 +136,7 @@ def test_rich_output_with_colour_has_no_background(monkeypatch: pytest.MonkeyPat
 
 
 def test_a_plain_table_pads_by_display_width(capsys: pytest.CaptureFixture[str]) -> None:
-    console.print_table(
+    display.print_table(
         ["task", "alias", "description"],
         [["名前", "n", "wide name"], ["ab", "a", "ascii"], ["x\x1b[2J", "", "escaped"]],
     )
@@ -147,7 +150,7 @@ def test_a_plain_table_pads_by_display_width(capsys: pytest.CaptureFixture[str])
 
 def test_a_plain_table_is_never_wrapped_into_a_pipe(capsys: pytest.CaptureFixture[str]) -> None:
     long = "word " * 60
-    console.print_table(["task", "description"], [["t", long.strip()]])
+    display.print_table(["task", "description"], [["t", long.strip()]])
     assert capsys.readouterr().out.splitlines()[1] == f"t     {long.strip()}"
 
 
@@ -273,21 +276,22 @@ def _plain(text: str) -> str:
 # --- one door --------------------------------------------------------------------------------
 
 
-def test_only_the_console_writes_to_the_terminal_or_imports_rich() -> None:
-    """Writes, prints and rich live in start/console.py; elsewhere only flushes and isatty."""
+def test_only_the_doors_write_to_the_terminal_and_only_the_display_imports_rich() -> None:
+    """Writes and prints live in start/console.py and start/display.py, rich in start/display.py
+    only; elsewhere only flushes and isatty (start/status.py writes to the stream it is given)."""
     import re
 
     package = Path(__file__).resolve().parents[1] / "start"
-    forbidden = re.compile(
-        r"sys\.(stdout|stderr)\.write|\bprint\(|click\.(echo|secho)|^\s*(from|import) rich",
-        re.MULTILINE,
-    )
-    offenders = [
-        f"{path.relative_to(package)}: {match.group()}"
-        for path in package.rglob("*.py")
-        if path.name != "console.py"
-        for match in forbidden.finditer(path.read_text(encoding="utf-8"))
-    ]
+    writes = re.compile(r"sys\.(stdout|stderr)\.write|\bprint\(|click\.(echo|secho)")
+    rich = re.compile(r"^\s*(from|import) rich", re.MULTILINE)
+    offenders = []
+    for path in package.rglob("*.py"):
+        name = str(path.relative_to(package))
+        text = path.read_text(encoding="utf-8")
+        if name not in ("console.py", "display.py"):
+            offenders += [f"{name}: {match.group()}" for match in writes.finditer(text)]
+        if name != "display.py":
+            offenders += [f"{name}: {match.group()}" for match in rich.finditer(text)]
     assert offenders == []
 
 
@@ -349,7 +353,7 @@ def test_the_task_list_with_a_long_description_is_linear(isolated: Path) -> None
 def test_a_status_line_counts_the_seconds_elapsed() -> None:
     now = [100.0]
     stream = Terminal()
-    status = console.StatusLine(stream, elapsed=True, clock=lambda: now[0])
+    status = StatusLine(stream, elapsed=True, clock=lambda: now[0])
     try:
         status(["task slow"])
         assert stream.getvalue() == "\rstart: running task slow …"
@@ -372,7 +376,7 @@ def test_a_status_line_counts_the_seconds_elapsed() -> None:
 def test_a_status_line_keeps_the_time_in_view_when_cut() -> None:
     now = [0.0]
     stream = Terminal()
-    status = console.StatusLine(stream, elapsed=True, clock=lambda: now[0])
+    status = StatusLine(stream, elapsed=True, clock=lambda: now[0])
     try:
         status(["x" * 200])
         now[0] = 12.5

@@ -67,6 +67,7 @@ OFF_THE_LAUNCH_PATH = {
     "start.historydb": "the history's database is read by start log and start again, not a launch",
     "start.agentrun": "headless agents run for --print and start mcp; a launch runs only commands",
     "concurrent": "only several headless agents at once run in threads (start.agentrun)",
+    "start.display": "rich pages, tables, the pager and the board: listings, show, help, doctor",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from start import console
+from start import console, display
 from start.cli.commands import Choice, Group, group
 from start.cli.options import common_options, printer
 from start.cli.problems import show_problems
@@ -143,7 +143,7 @@ def show(
     if options.json:
         console.print_json(data_with_origins(shown, section, name))
         return ExitCode.OK
-    page = console.Page()
+    page = display.Page()
     page.syntax(annotated_toml(shown, section, name), "toml")
     page.show(no_color=options.no_color, pager=not no_pager)
     return ExitCode.OK

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from start import console
+from start import console, display
 from start import doctor as core
 from start.cli.commands import command
 from start.cli.options import common_options
@@ -59,7 +59,7 @@ def show(report: core.Report, options: Options) -> None:
     Long lines wrap with a hanging indent. Without -v, the checks that share a `fold` label (the
     shipped agents that are not installed) collapse into one line.
     """
-    page = console.Page()
+    page = display.Page()
     for section in core.SECTIONS:
         checks = [c for c in report.checks if c.section == section]
         if options.quiet:
@@ -70,7 +70,7 @@ def show(report: core.Report, options: Options) -> None:
             continue
         if not options.quiet:
             page.line(Styled(TITLES[section], "bold"))
-        width = min(_SUBJECT_WIDTH, max(console.display_width(c.subject) for c in checks))
+        width = min(_SUBJECT_WIDTH, max(display.display_width(c.subject) for c in checks))
         heading = None
         for check in checks:
             if check.heading is not None and check.heading != heading:

@@ -129,7 +129,9 @@ def _topic(name: str, *, no_pager: bool) -> int:
     except OSError as error:
         raise UsageError(f"the docs page {path} is missing: {error.strerror}") from error
     if console.is_tty():
-        page = console.Page()
+        from start import display
+
+        page = display.Page()
         page.markdown(text)
         page.show(no_color=get_options().no_color, pager=not no_pager)
     else:

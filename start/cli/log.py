@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from start import console, history, historydb
+from start import console, display, history, historydb
 from start.cli.commands import command, group
 from start.cli.options import common_options, completer, launch_options
 from start.cli.run import print_options
@@ -72,7 +72,7 @@ def log(
         for run in runs
     ]
     headers = ["id", "time", "project", "run", "agent", "outcome"]
-    console.print_table(headers, rows, no_color=options.no_color)
+    display.print_table(headers, rows, no_color=options.no_color)
     return ExitCode.OK
 
 
@@ -159,7 +159,7 @@ def show(run_id: int | None, no_pager: bool) -> int:
     if options.json:
         console.print_json(_full(run))
         return ExitCode.OK
-    page = console.Page()
+    page = display.Page()
     page.line(Styled(f"run {run.id}", "bold"), f"  {run.time}")
     rows = [
         ("command", command_line(run)),

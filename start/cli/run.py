@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -19,6 +19,9 @@ from start.config.model import Config
 from start.console import Line, Styled
 from start.errors import CommandError, ExitCode, Problem, UntrustedError, UsageError
 
+if TYPE_CHECKING:
+    from start.status import StatusLine
+
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
 
 
@@ -26,7 +29,7 @@ T = TypeVar("T")
 
 
 def _prepare(
-    request: pipeline.LaunchRequest, progress: console.StatusLine | None = None
+    request: pipeline.LaunchRequest, progress: StatusLine | None = None
 ) -> pipeline.Prepared:
     """pipeline.prepare, asking on a terminal when the project's .start/ is not trusted yet."""
     return _trusted(functools.partial(pipeline.prepare, request, progress=progress))
@@ -93,8 +96,13 @@ def run(options: Options, selection: resolve.Request, printing: Printing | None 
     # Commands that take a while get a status line with the time elapsed, on a terminal and
     # without -q only.
     tty = not options.quiet and console.is_tty(sys.stderr)
+    progress = None
+    if tty:
+        from start.status import StatusLine
+
+        progress = StatusLine(sys.stderr, elapsed=True)
     try:
-        prepared = _prepare(request, console.StatusLine(sys.stderr, elapsed=True) if tty else None)
+        prepared = _prepare(request, progress)
     except CommandError as error:
         if options.debug:
             raise error.in_full() from None
@@ -148,7 +156,9 @@ def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
     agent = prepared.plan.agent.name
     status = None
     if not options.quiet and console.is_tty(sys.stderr):
-        status = console.StatusLine(sys.stderr)
+        from start.status import StatusLine
+
+        status = StatusLine(sys.stderr)
 
     def progress(elapsed: float) -> None:
         if status is not None:
@@ -208,7 +218,11 @@ def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Pri
 
     names = list(options.agents)
     tty = not options.quiet and console.is_tty(sys.stderr)
-    status = console.StatusLine(sys.stderr) if tty else None
+    status = None
+    if tty:
+        from start.status import StatusLine
+
+        status = StatusLine(sys.stderr)
     each = _trusted(functools.partial(pipeline.prepare_each, request, names, progress=status))
     if options.dry_run:
         try:
@@ -227,7 +241,11 @@ def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Pri
             if prepared.plan.model_reason == pipeline.NOT_ITS_MODEL:
                 console.err(f"  {prepared.plan.agent.name}: {pipeline.NOT_ITS_MODEL}")
     timeout = printing.timeout or config.settings.print_timeout
-    board = console.Board(names) if tty else None
+    board = None
+    if tty:
+        from start import display
+
+        board = display.Board(names)
     if board is not None:
         with board:
             results = headless.run_each(each, timeout, config.settings.print_agents, board.update)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from start import console, details
+from start import console, details, display
 from start.cli.commands import command
 from start.cli.options import common_options, completer
 from start.cli.state import get_options
@@ -56,13 +56,13 @@ def show(first: str, second: str | None, run_commands: bool, no_pager: bool) -> 
     if options.json:
         console.print_json(details.as_data(found))
         return ExitCode.OK
-    page = console.Page()
+    page = display.Page()
     _page(page, found)
     page.show(no_color=options.no_color, pager=not no_pager)
     return ExitCode.OK
 
 
-def _page(page: console.Page, found: details.Details) -> None:
+def _page(page: display.Page, found: details.Details) -> None:
     from start import params
     from start.config import show
 
@@ -98,7 +98,7 @@ def _page(page: console.Page, found: details.Details) -> None:
             )
             for p in found.params
         ]
-        widths = [max(console.display_width(row[i]) for row in rows) for i in (0, 1)]
+        widths = [max(display.display_width(row[i]) for row in rows) for i in (0, 1)]
         for row in rows:
             page.row(list(row), widths, indent=2, gaps=[2, 2])
         variables = ", ".join(f"${params.env_name(p.name)}" for p in found.params)
@@ -116,7 +116,7 @@ def _page(page: console.Page, found: details.Details) -> None:
         shown = [
             (c.what, c.value if c.value is not None else "none", c.reason) for c in found.choices
         ]
-        width = max(console.display_width(value) for _, value, _ in shown)
+        width = max(display.display_width(value) for _, value, _ in shown)
         for what, value, reason in shown:
             page.row([what, value, reason], [5, width], indent=2, gaps=[2, 2])
 
@@ -131,5 +131,5 @@ def _page(page: console.Page, found: details.Details) -> None:
             page.line(Styled(f"⚠ {note}", "yellow"))
 
 
-def _row(page: console.Page, label: str, value: str) -> None:
+def _row(page: display.Page, label: str, value: str) -> None:
     page.row([label, value], [_LABEL], indent=2)

@@ -129,7 +129,7 @@ def _list_tasks(options: Options, show_all: bool) -> int:
     if not tasks:
         console.err("No tasks are defined. Add one with 'start config add task NAME ...'.")
         return ExitCode.OK
-    from start import params
+    from start import display, params
 
     headers = ["task", "alias", "description", "layer"]
     rows = [[t.name, t.alias or "", t.description or "", t.origin.layer] for t in tasks]
@@ -145,5 +145,5 @@ def _list_tasks(options: Options, show_all: bool) -> int:
         headers.append("file")
         for row, t in zip(rows, tasks, strict=True):
             row.append(str(t.origin.path))
-    console.print_table(headers, rows, no_color=options.no_color)
+    display.print_table(headers, rows, no_color=options.no_color)
     return ExitCode.OK

@@ -156,7 +156,9 @@ def _paged(lines: list[Line]) -> bool:
     terminal too. Whether it was."""
     if not console.is_tty(sys.stdout):
         return False
-    command = console.pager_command()
+    from start import display
+
+    command = display.pager_command()
     try:
         size = os.get_terminal_size(sys.stdout.fileno())
     except OSError:
@@ -170,7 +172,7 @@ def _paged(lines: list[Line]) -> bool:
     if command is None or not size.lines or rows + 1 < size.lines:
         return False
     printer = console.Printer(stream=sys.stdout)
-    console.run_pager(command, "".join(printer.render(line) + "\n" for line in lines))
+    display.run_pager(command, "".join(printer.render(line) + "\n" for line in lines))
     return True
 
 
@@ -365,8 +367,10 @@ def _list(as_json: bool, no_color: bool) -> int:
     if not found:
         printer().note("No approvals. Run 'start trust' in a project to review and approve it.")
         return ExitCode.OK
+    from start import display
+
     rows = [[r.root, r.approved, str(len(r.copies)), r.fingerprint[:12]] for r in found]
-    console.print_table(["root", "approved", "files", "id"], rows, no_color=no_color)
+    display.print_table(["root", "approved", "files", "id"], rows, no_color=no_color)
     return ExitCode.OK
 
 
