@@ -65,6 +65,8 @@ OFF_THE_LAUNCH_PATH = {
     "_hashlib": "hashlib imported it",
     "sqlite3": "a launch records itself in the history as a pending file (start.history)",
     "start.historydb": "the history's database is read by start log and start again, not a launch",
+    "start.cli.printing": "--print runs the agent headless and shows its answers; a launch execs",
+    "start.cli.dryrun": "a dry run (and -v's command line) shows what a launch would run",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}
