@@ -68,6 +68,8 @@ OFF_THE_LAUNCH_PATH = {
     "start.agentrun": "headless agents run for --print and start mcp; a launch runs only commands",
     "concurrent": "only several headless agents at once run in threads (start.agentrun)",
     "start.display": "rich pages, tables, the pager and the board: listings, show, help, doctor",
+    "start.cli.printing": "--print runs the agent headless and shows its answers; a launch execs",
+    "start.cli.dryrun": "a dry run (and -v's command line) shows what a launch would run",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}

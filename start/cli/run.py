@@ -1,5 +1,6 @@
 """What `start`, `start prompt` and `start task` share: compose the prompt, then exec the agent
-or run it headless (the two commands are in start.cli.prompt and start.cli.task)."""
+(the two commands are in start.cli.prompt and start.cli.task). A headless run (--print) and a dry
+run branch to start.cli.printing and start.cli.dryrun, which a plain launch does not import."""
 
 from __future__ import annotations
 
@@ -119,8 +120,14 @@ def run(options: Options, selection: resolve.Request, printing: Printing | None 
         prepared.launch,
     )
     if options.dry_run:
+        from start.cli import dryrun
+
         try:
-            _show_dry_run(options, config, plan, composition, launch)
+            if options.json:
+                dryrun.show_json(plan, composition, launch)
+            else:
+                summary = _summary_lines(options, config, plan, composition, launch, {})
+                dryrun.show(options, summary, composition, launch)
         finally:
             launch.cleanup()
         return ExitCode.OK
@@ -150,71 +157,18 @@ def record(options: Options, prepared: pipeline.Prepared, result: Any = None) ->
 
 
 def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
-    """Run the headless form to its end; the answer on stdout, anything else on stderr."""
-    from start import headless
+    """--print: run the headless form to its end, put it in the history, show its answer."""
+    from start.cli import printing as print_cli
 
-    agent = prepared.plan.agent.name
-    status = None
-    if not options.quiet and console.is_tty(sys.stderr):
-        from start.status import StatusLine
-
-        status = StatusLine(sys.stderr)
-
-    def progress(elapsed: float) -> None:
-        if status is not None:
-            status([f"{agent} ({int(elapsed)} s)"])
-
-    try:
-        result = headless.run(prepared, timeout, progress)
-    finally:
-        if status is not None:
-            status([])
+    result = print_cli.run_one(options, prepared, timeout)
     record(options, prepared, result)
-    code = _exit_code([result])
-    if result.denied and not options.json:
-        # A refused action can explain a thin answer: say so, whatever the outcome.
-        level = result.permissions
-        console.err(
-            f"start: ⚠ {agent} was refused {len(result.denied)} action(s) at {level} "
-            "permissions (--permissions grants more):"
-        )
-        for line in result.denied:
-            console.err(f"  {line}")
-    if options.json:
-        console.print_json(headless.result_data(result))
-        return code
-    if result.ok:
-        if options.verbose and result.stderr.strip():
-            console.err(result.stderr.rstrip("\n"))
-        console.out(result.answer, end="" if result.answer.endswith("\n") else "\n")
-        sys.stdout.flush()
-        return code
-    printer = console.Printer("stderr", no_color=options.no_color)
-    if result.mismatched:
-        # The agent did answer: the answer is kept, whole, for whoever reads the log.
-        head, *rest = (result.error or "").split("\n")
-        printer.line(f"start: agent '{agent}' answered, but {head}")
-        for line in rest:
-            printer.line(line)
-        printer.line("Answer:")
-        printer.block(result.answer.rstrip("\n") or "(empty)")
-        return code
-    printer.line(f"start: agent '{agent}' failed: {result.error}")
-    # Seed 000's failure format: the output, the error output and the exit code, each cut to
-    # its last lines.
-    for title, text in (("Output", result.stdout), ("Error Output", result.stderr)):
-        shown = headless.tail(text)
-        printer.line(f"{title}:" if shown else f"{title}: (none)")
-        if shown:
-            printer.block(shown)
-    exit_code = "none (it did not exit by itself)" if result.exit_code is None else result.exit_code
-    printer.line(f"Exit Code: {exit_code}")
-    return code
+    return print_cli.show_one(options, prepared, result)
 
 
 def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Printing) -> int:
     """Several agents at once (--print -a A,B,C): every answer, in the order given."""
-    from start import headless
+    from start.cli import dryrun
+    from start.cli import printing as print_cli
 
     names = list(options.agents)
     tty = not options.quiet and console.is_tty(sys.stderr)
@@ -226,110 +180,15 @@ def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Pri
     each = _trusted(functools.partial(pipeline.prepare_each, request, names, progress=status))
     if options.dry_run:
         try:
-            _show_dry_runs(options, each)
+            dryrun.show_each(options, each)
         finally:
             for prepared in each:
                 prepared.launch.cleanup()
         return ExitCode.OK
-    config = each[0].config
-    if not options.quiet:
-        agents = ", ".join(
-            p.plan.agent.name + (f" ({p.plan.model})" if p.plan.model else "") for p in each
-        )
-        console.err(f"start ▸ {agents}  ({each[0].launch.permissions} permissions)")
-        for prepared in each:
-            if prepared.plan.model_reason == pipeline.NOT_ITS_MODEL:
-                console.err(f"  {prepared.plan.agent.name}: {pipeline.NOT_ITS_MODEL}")
-    timeout = printing.timeout or config.settings.print_timeout
-    board = None
-    if tty:
-        from start import display
-
-        board = display.Board(names)
-    if board is not None:
-        with board:
-            results = headless.run_each(each, timeout, config.settings.print_agents, board.update)
-    else:
-        results = headless.run_each(each, timeout, config.settings.print_agents)
+    results = print_cli.run_each(options, each, printing.timeout)
     for prepared, result in zip(each, results, strict=True):
         record(options, prepared, result)
-    if printing.output is not None:
-        _write_answers(printing.output, results)
-    if options.json:
-        console.print_json([headless.result_data(result) for result in results])
-    else:
-        for index, result in enumerate(results):
-            model = f" ({result.model})" if result.model else ""
-            if index:
-                console.out()
-            console.out(f"## {result.agent}{model}")
-            console.out()
-            if result.ok:
-                console.out(result.answer.rstrip("\n"))
-            else:
-                console.out(f"(no answer: {result.error.splitlines()[0] if result.error else ''})")
-        sys.stdout.flush()
-        for result in results:
-            if result.mismatched:
-                console.err(f"start: agent '{result.agent}' answered, but {result.error}")
-            elif not result.ok:
-                console.err(f"start: agent '{result.agent}' failed: {result.error}")
-    return _exit_code(results)
-
-
-def _exit_code(results: list[Any]) -> int:
-    """Of headless runs: OK when every one succeeded; else TIMED_OUT when every failed one timed
-    out, OUTPUT when every failed one answered out of format, ERROR otherwise."""
-    failed = [result for result in results if not result.ok]
-    if not failed:
-        return ExitCode.OK
-    if all(r.timed_out for r in failed):
-        return ExitCode.TIMED_OUT
-    if all(r.mismatched for r in failed):
-        return ExitCode.OUTPUT
-    return ExitCode.ERROR
-
-
-def _show_dry_runs(options: Options, each: list[pipeline.Prepared]) -> None:
-    if options.json:
-        console.print_json(
-            [
-                {
-                    "agent": p.plan.agent.name,
-                    "model": p.plan.model,
-                    "permissions": p.launch.permissions,
-                    "argv": list(p.launch.argv),
-                    "env": p.launch.env,
-                }
-                for p in each
-            ]
-        )
-        return
-    for prepared in each:
-        console.out(f"{prepared.plan.agent.name}: {command_line(prepared.launch)}")
-
-
-def _write_answers(directory: str, results: list[Any]) -> None:
-    """--output DIR: AGENT.md per answer (AGENT-2.md for a second run of one agent) and
-    summary.json, so that the answers can be diffed."""
-    import os
-
-    from start import atomic, headless
-
-    os.makedirs(directory, exist_ok=True)
-    seen: dict[str, int] = {}
-    summary = []
-    for result in results:
-        seen[result.agent] = seen.get(result.agent, 0) + 1
-        count = seen[result.agent]
-        name = f"{result.agent}.md" if count == 1 else f"{result.agent}-{count}.md"
-        text = result.answer if result.ok or result.mismatched else f"(no answer: {result.error})\n"
-        atomic.replace(os.path.join(directory, name), text.encode("utf-8"), mode=0o644)
-        summary.append({"file": name, **headless.result_data(result)})
-    import json
-
-    data = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
-    atomic.replace(os.path.join(directory, "summary.json"), data.encode("utf-8"), mode=0o644)
+    return print_cli.show_each(options, results, printing.output)
 
 
 def run_session(options: Options) -> int:
@@ -477,16 +336,6 @@ def user_text(words: tuple[str, ...], option: str | None, file: str | None) -> s
     return None
 
 
-def command_line(launch: launcher.Launch) -> str:
-    """The launch as one shell-quoted line; a dry run's refers to its kept files."""
-    if launch.shown:
-        return " ".join(launch.shown)
-    import shlex
-
-    env = [f"{k}={shlex.quote(v)}" for k, v in launch.env.items()]
-    return " ".join([*env, shlex.join(launch.argv)])
-
-
 def _summary_lines(
     options: Options,
     config: Config,
@@ -554,6 +403,8 @@ def _summary_lines(
             text = f"  ⚠ {plan.task.origin.path} has {count}; run 'start config validate'"
             lines.append([Styled(text, "yellow")])
     if options.verbose or options.debug:
+        from start.cli.dryrun import command_line
+
         lines.append([f"  command       {command_line(launch)}"])
     if options.debug:
         lines.append([f"  agent from    {plan.agent_reason} ({plan.agent.origin})"])
@@ -617,55 +468,3 @@ def _warnings_only(
         printer.line(f"start: {text}")
     for text in composition.notes:
         printer.line(f"start: ⚠ {text}")
-
-
-def _show_dry_run(
-    options: Options,
-    config: Config,
-    plan: resolve.Plan,
-    composition: sources.Composition,
-    launch: launcher.Launch,
-) -> None:
-    if options.json:
-        data: dict[str, Any] = {
-            "agent": plan.agent.name,
-            "model": plan.model,
-            "role": plan.role.name if plan.role else None,
-            "contexts": [
-                {"name": p.name, "status": p.status, "source": p.source, "detail": p.detail}
-                for p in composition.contexts
-            ],
-            "task": plan.task.name if plan.task else None,
-            "instructions": plan.instructions,
-            "params": dict(plan.params),
-            "notes": list(composition.notes),
-            "role_text": composition.role.text if composition.role else "",
-            "prompt": composition.prompt,
-            "argv": list(launch.argv),
-            "env": launch.env,
-            "cwd": str(launch.cwd),
-            "large_prompt": str(launch.large_prompt) if launch.large_prompt else None,
-            "stdin": str(launch.stdin) if launch.stdin else None,
-            "kept_dir": str(launch.kept) if launch.kept else None,
-            # A dry run of --print: the permission level its headless form was built with.
-            "permissions": launch.permissions,
-        }
-        console.print_json(data)
-        return
-    printer = console.Printer("stdout", no_color=options.no_color)
-    printer.wrapped(_summary_lines(options, config, plan, composition, launch, {}))
-    role_text = composition.role.text if composition.role else ""
-    for title, body in (
-        ("role", role_text),
-        ("prompt", composition.prompt),
-        ("command", command_line(launch)),
-    ):
-        printer.line()
-        printer.line(Styled(f"──── {title} ────", "bold"))
-        printer.block(body.rstrip("\n") if body else "(empty)")
-    printer.line()
-    note = "(dry run: the agent was not started; task and context commands did run)"
-    printer.line(Styled(note, "dim"))
-    if launch.kept is not None:
-        kept = f"(its files are kept in {launch.kept}; a run a day later removes them)"
-        printer.line(Styled(kept, "dim"))
