@@ -36,10 +36,6 @@ Part = str | Styled
 Line = Sequence[Part]
 
 
-def styled(text: str, *styles: str) -> Styled:
-    return Styled(text, " ".join(styles))
-
-
 # Unicode categories that can hide or reorder text on a terminal: controls, bidi and zero-width
 # format characters, line separators, surrogates (undecodable file names) and private use.
 _HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co"}

@@ -7,7 +7,7 @@ are safe in a project whose `.start/` is not trusted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
 
 import click
@@ -19,6 +19,8 @@ from start.config import schema
 from start.config.load import load
 from start.config.model import Agent, Config, Item, Task
 from start.errors import StartError
+
+Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
 
 
 def escaped(item: CompletionItem) -> CompletionItem:
@@ -48,25 +50,24 @@ def _named(items: Mapping[str, Item], incomplete: str) -> list[CompletionItem]:
     return _matching(((name, item.description) for name, item in items.items()), incomplete)
 
 
-def complete_agents(
-    ctx: click.Context, param: click.Parameter, incomplete: str
-) -> list[CompletionItem]:
-    config = _config(ctx)
-    return _named(config.agents, incomplete) if config else []
+def _in_section(ctx: click.Context, section: str | None, incomplete: str) -> list[CompletionItem]:
+    """The names of one section of the config (`agents`, `roles`, ...) that match."""
+    config = _config(ctx) if section else None
+    return _named(getattr(config, section), incomplete) if config and section else []
 
 
-def complete_roles(
-    ctx: click.Context, param: click.Parameter, incomplete: str
-) -> list[CompletionItem]:
-    config = _config(ctx)
-    return _named(config.roles, incomplete) if config else []
+def _names_in(section: str) -> Completer:
+    def complete(
+        ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        return _in_section(ctx, section, incomplete)
+
+    return complete
 
 
-def complete_contexts(
-    ctx: click.Context, param: click.Parameter, incomplete: str
-) -> list[CompletionItem]:
-    config = _config(ctx)
-    return _named(config.contexts, incomplete) if config else []
+complete_agents = _names_in("agents")
+complete_roles = _names_in("roles")
+complete_contexts = _names_in("contexts")
 
 
 def complete_tasks(
@@ -136,8 +137,7 @@ def complete_setting_values(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     section = {"default_agent": "agents", "default_role": "roles"}.get(ctx.params.get("key") or "")
-    config = _config(ctx) if section else None
-    return _named(getattr(config, section), incomplete) if config and section else []
+    return _in_section(ctx, section, incomplete)
 
 
 def complete_kind_names(
@@ -164,29 +164,23 @@ def _then_files(names: list[CompletionItem], incomplete: str) -> list[Completion
     word can only be a path (`./`, `../`, `/`, `~`; see start.adhoc)."""
     from start import adhoc
 
-    if adhoc.forced_path(incomplete) or "/" in incomplete:
-        return [CompletionItem(incomplete, type="file")]
-    if names:
+    if names and not adhoc.forced_path(incomplete) and "/" not in incomplete:
         return names
     return [CompletionItem(incomplete, type="file")]
 
 
-def complete_role_or_file(
-    ctx: click.Context, param: click.Parameter, incomplete: str
-) -> list[CompletionItem]:
-    return _then_files(complete_roles(ctx, param, incomplete), incomplete)
+def _or_files(names: Completer) -> Completer:
+    def complete(
+        ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        return _then_files(names(ctx, param, incomplete), incomplete)
+
+    return complete
 
 
-def complete_context_or_file(
-    ctx: click.Context, param: click.Parameter, incomplete: str
-) -> list[CompletionItem]:
-    return _then_files(complete_contexts(ctx, param, incomplete), incomplete)
-
-
-def complete_task_or_file(
-    ctx: click.Context, param: click.Parameter, incomplete: str
-) -> list[CompletionItem]:
-    return _then_files(complete_tasks(ctx, param, incomplete), incomplete)
+complete_role_or_file = _or_files(complete_roles)
+complete_context_or_file = _or_files(complete_contexts)
+complete_task_or_file = _or_files(complete_tasks)
 
 
 def complete_params(
@@ -236,13 +230,7 @@ def complete_show_name(
     """The names of the kind given first."""
     from start import details
 
-    config = _config(ctx)
-    first = ctx.params.get("first") or ""
-    section = details.SECTION_OF_WORD.get(first)
-    if config is None or section is None:
-        return []
-    items: Mapping[str, Item] = getattr(config, section)
-    return _named(items, incomplete)
+    return _in_section(ctx, details.SECTION_OF_WORD.get(ctx.params.get("first") or ""), incomplete)
 
 
 def complete_runs(
