@@ -99,20 +99,28 @@ def parse_setting(key: str, text: str) -> Any:
     """The typed value of setting `key` given as text on the command line."""
     field = setting_type(key)
     value: Any = text
-    if field in (schema.TIMEOUT, schema.SIZE):
-        try:
-            value = int(text)
-        except ValueError:
-            raise UsageError(f"{key} must be {schema.expected(field)}, not '{text}'") from None
-    elif field == schema.BOOL:
-        value = {"true": True, "false": False}.get(text.lower(), text)
-    elif field == schema.PATHS:
+    if field == schema.PATHS:
         value = [part for part in text.split(os.pathsep) if part]  # like START_TRUSTED_PATHS
     elif field in (schema.SOURCES, schema.NAMES):
         value = [part.strip() for part in text.split(",") if part.strip()]  # "claude,gemini"
-    wrong = schema.type_error(field, value)
+    return _typed(key, field, text, value)
+
+
+def _typed(name: str, field_type: str, text: str, value: Any) -> Any:
+    """`text` as a number or a boolean when `field_type` is one, else `value` (the caller's
+    reading of it), checked against the type; an error names `name`."""
+    if field_type in (schema.TIMEOUT, schema.SIZE):
+        try:
+            value = int(text)
+        except ValueError:
+            raise UsageError(
+                f"{name} must be {schema.expected(field_type)}, not '{text}'"
+            ) from None
+    elif field_type == schema.BOOL:
+        value = {"true": True, "false": False}.get(text.lower(), text)
+    wrong = schema.type_error(field_type, value)
     if wrong:
-        raise UsageError(f"{key} {wrong}")
+        raise UsageError(f"{name} {wrong}")
     return value
 
 
@@ -202,21 +210,9 @@ def parse_field(section: str, field: str, sub: str | None, text: str) -> Any:
     if sub is not None:
         return {sub: {"default": text}} if field_type == schema.PARAMS else {sub: text}
     value: Any = text
-    if field_type in (schema.TIMEOUT, schema.SIZE):
-        try:
-            value = int(text)
-        except ValueError:
-            raise UsageError(
-                f"{field} must be {schema.expected(field_type)}, not '{text}'"
-            ) from None
-    elif field_type == schema.BOOL:
-        value = {"true": True, "false": False}.get(text.lower(), text)
-    elif field_type == schema.OUTPUT and text not in schema.OUTPUTS:
+    if field_type == schema.OUTPUT and text not in schema.OUTPUTS:
         value = {"schema": text}  # a JSON Schema file, beside the config file
-    wrong = schema.type_error(field_type, value)
-    if wrong:
-        raise UsageError(f"{field} {wrong}")
-    return value
+    return _typed(field, field_type, text, value)
 
 
 def set_fields(
