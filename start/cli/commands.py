@@ -64,10 +64,21 @@ def _show_help(ctx: click.Context, param: click.Parameter, value: bool) -> None:
 
 
 class _Base(click.Command):
-    """What every `start` command and group shares: a help option whose text does not go
-    through gettext, whose first call imports locale (docs/performance.md)."""
+    """What every `start` command and group shares: `examples` and the summary line in help, and
+    a help option whose text does not go through gettext, whose first call imports locale
+    (docs/performance.md)."""
 
     _start_help: click.Option | None = None
+
+    def __init__(self, *args: Any, examples: Sequence[Example] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.examples = tuple(examples)
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return summary(self)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        format_extras(self, self.examples, formatter)
 
     def get_help_option(self, ctx: click.Context) -> click.Option | None:
         names = self.get_help_option_names(ctx)
@@ -113,18 +124,9 @@ class Command(_Base):
 
     context_class = Context
 
-    def __init__(
-        self, *args: Any, examples: Sequence[Example] = (), json: bool = True, **kwargs: Any
-    ) -> None:
+    def __init__(self, *args: Any, json: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.examples = tuple(examples)
         self.json = json
-
-    def get_short_help_str(self, limit: int = 45) -> str:
-        return summary(self)
-
-    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        format_extras(self, self.examples, formatter)
 
     def invoke(self, ctx: click.Context) -> Any:
         check_json(self, ctx)
@@ -136,16 +138,6 @@ class Group(_Base, click.Group):
 
     context_class = Context
     command_class = Command
-
-    def __init__(self, *args: Any, examples: Sequence[Example] = (), **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.examples = tuple(examples)
-
-    def get_short_help_str(self, limit: int = 45) -> str:
-        return summary(self)
-
-    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        format_extras(self, self.examples, formatter)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

@@ -333,7 +333,7 @@ def _extract(
             if not isinstance(body, dict):
                 out.error("settings", "must be a table ([settings])")
                 continue
-            for key, value in validate.check_settings(body, "settings", out).items():
+            for key, value in validate.fields(body, schema.SETTINGS, "settings", out).items():
                 layer.settings[key] = (value, origin)
             continue
         if canonical not in schema.ITEM_SECTIONS:

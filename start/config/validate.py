@@ -125,10 +125,6 @@ def drop_trust_keys(table: Mapping[str, Any], out: Collector) -> dict[str, Any]:
     return result
 
 
-def check_settings(table: Mapping[str, Any], key: str, out: Collector) -> dict[str, Any]:
-    return fields(table, schema.SETTINGS, key, out)
-
-
 def check_item(
     section: str, name: str, table: Mapping[str, Any], key: str, out: Collector
 ) -> Item | None:
