@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from stat import S_ISREG
 from typing import Literal
@@ -158,29 +158,20 @@ def environment() -> Iterator[Check]:
             yield Check("environment", "info", subject, message, hint, directory)
 
 
-def _command_file(config: Config, path: str) -> bool:
-    from start.interop.dirs import in_command_dir
-
-    return in_command_dir(path, config.root)
-
-
-def _skill_file(config: Config, path: str) -> bool:
-    from start.interop.skills import in_skill_dir
-
-    return in_skill_dir(path, config.root)
-
-
 def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iterator[Check]:
     """Each file of each layer, parsed or not, then every validator problem."""
+    from start.interop.dirs import in_command_dir
+    from start.interop.skills import in_skill_dir
+
     # A file's own problem (syntax, or why it cannot be read) is told on the file's line.
     unparsed = {f.path for f in config.files if not f.parsed}
     syntax = {p.file: p for p in config.problems if p.file in unparsed and not p.key}
     for layer, directory in config.layer_dirs.items():
         layer_files = [f for f in config.files if f.layer == layer]
         # Other agents' command files (start.interop): one line, their findings below.
-        commands = [f for f in layer_files if _command_file(config, f.path)]
+        commands = [f for f in layer_files if in_command_dir(f.path, config.root)]
         # Skill folders (start.interop.skills): one line for all their files.
-        skills = [f for f in layer_files if f not in commands and _skill_file(config, f.path)]
+        skills = [f for f in layer_files if f not in commands and in_skill_dir(f.path, config.root)]
         layer_files = [f for f in layer_files if f not in commands and f not in skills]
         if commands:
             many = "s" if len(commands) != 1 else ""
@@ -362,11 +353,7 @@ def items(config: Config, which: Which, claims: set[_Claim]) -> Iterator[Check]:
     if not problems:
         counts = ", ".join(
             f"{len(group)} {kind}{'s' if len(group) != 1 else ''}"
-            for kind, group in (
-                ("role", config.roles),
-                ("context", config.contexts),
-                ("task", config.tasks),
-            )
+            for kind, group in _source_groups(config)
         )
         yield Check(
             "items", "ok", "references", f"{counts}: every named file and reference resolves"
@@ -396,12 +383,12 @@ def _default_role(
     return (role.name, reason) if role is not None else None
 
 
+def _source_groups(config: Config) -> tuple[tuple[str, Mapping[str, SourceItem]], ...]:
+    return (("role", config.roles), ("context", config.contexts), ("task", config.tasks))
+
+
 def _source_items(config: Config) -> Iterator[tuple[str, SourceItem]]:
-    for kind, group in (
-        ("role", config.roles),
-        ("context", config.contexts),
-        ("task", config.tasks),
-    ):
+    for kind, group in _source_groups(config):
         for item in group.values():
             yield kind, item
 
