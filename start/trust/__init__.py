@@ -17,41 +17,31 @@ from start import paths
 from start.config.model import Config
 from start.errors import Problem, StartError, UntrustedError
 from start.record import Record
-from start.trust.review import Change, Mention, Review, changes, review
+from start.trust.review import Mention, Review, changes, review
 from start.trust.scan import (
-    FILE,
     MISSING,
     OTHER,
     OUTSIDE,
     SYMLINK,
-    Entry,
-    Named,
     Scan,
-    current_bytes,
-    fingerprint,
     scan,
     unsafe_message,
     within,
 )
-from start.trust.store import Approval, Copy, approve, lookup, records, revoke, store_dir
+from start.trust.store import Approval, approve, lookup, records, revoke
 from start.wall import Grant
 
 ENV_TRUSTED_PATHS = "START_TRUSTED_PATHS"
 
 __all__ = [
     "ENV_TRUSTED_PATHS",
-    "FILE",
     "MISSING",
     "OTHER",
     "OUTSIDE",
     "SYMLINK",
     "Approval",
-    "Change",
-    "Copy",
-    "Entry",
     "Grant",
     "Mention",
-    "Named",
     "Review",
     "Scan",
     "TrustRequired",
@@ -59,16 +49,13 @@ __all__ = [
     "approve",
     "changes",
     "check",
-    "current_bytes",
     "describe",
-    "fingerprint",
     "grant",
     "records",
     "review",
     "revoke",
     "scan",
     "self_edit",
-    "store_dir",
     "trusted_prefixes",
     "unsafe_message",
     "withheld",
