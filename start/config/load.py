@@ -97,8 +97,7 @@ def load(
                 contents[path] = data
     # Other agents' command files: one stat per directory when there are none. Every source's
     # files are read, so the cache key is known before the settings that choose among them.
-    commands = _discover(project, layers, use_project)
-    skills = _discover_skills(project, layers, use_project)
+    commands, skills = _discover(project, layers, use_project)
     config: Config | None = None
     cache_key = None
     if use_cache and replaced is None and not unreadable:
@@ -143,28 +142,23 @@ def load(
 
 def _discover(
     project: paths.ProjectLocation, layers: Sequence[str], use_project: bool
-) -> Discovery | None:
-    """The command files of the imported layer and of the project layer, when they are loaded."""
+) -> tuple[Discovery | None, Skills | None]:
+    """The command files and the skill folders of the imported layer and of the project layer,
+    when they are loaded."""
     user = IMPORTED in layers
     root = project.root if use_project and "project" in layers else None
-    if not interop.anywhere(str(root) if root is not None else None, user=user):
-        return None
-    from start.interop.dirs import discover
+    where = str(root) if root is not None else None
+    commands: Discovery | None = None
+    skills: Skills | None = None
+    if interop.anywhere(where, user=user):
+        from start.interop.dirs import discover
 
-    return discover(root, user=user)
+        commands = discover(root, user=user)
+    if interop.skills_anywhere(where, user=user):
+        from start.interop import skills as skill_folders
 
-
-def _discover_skills(
-    project: paths.ProjectLocation, layers: Sequence[str], use_project: bool
-) -> Skills | None:
-    """The skill folders of the imported layer and of the project layer, when they are loaded."""
-    user = IMPORTED in layers
-    root = project.root if use_project and "project" in layers else None
-    if not interop.skills_anywhere(str(root) if root is not None else None, user=user):
-        return None
-    from start.interop.skills import discover
-
-    return discover(root, user=user)
+        skills = skill_folders.discover(root, user=user)
+    return commands, skills
 
 
 def _with_commands(
