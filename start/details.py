@@ -188,7 +188,9 @@ def describe(config: Config, section: str, item: Item, *, run: bool = False) -> 
     text: str | None = None
     notes: list[str] = []
     if section != "agents":
-        values: dict[str, str] = {"date": _now()}
+        from start.pipeline import now
+
+        values: dict[str, str] = {"date": now()}
         env: dict[str, str] | None = None
         if isinstance(item, Task):
             choices, model = _choices(config, item)
@@ -217,12 +219,6 @@ def describe(config: Config, section: str, item: Item, *, run: bool = False) -> 
         choices,
         trust_note,
     )
-
-
-def _now() -> str:
-    from start.pipeline import now
-
-    return now()
 
 
 def _choices(config: Config, task: Task) -> tuple[tuple[Choice, ...], str | None]:
@@ -276,7 +272,8 @@ def _text(
                 read = reader.read(file, layer=item.origin.layer, relative=relative)
             except (fs.FileError, WallError) as error:
                 file_text = f"[{file}: not read]"
-                notes.append(f"{file} was not read: {_reason(error)}")
+                reason = error.reason if isinstance(error, fs.FileError) else str(error)
+                notes.append(f"{file} was not read: {reason}")
             else:
                 file_text = fs.capped_text(read.data, read.truncated)
                 if read.truncated:
@@ -331,15 +328,6 @@ def _imported_text(
         text = expansion.finish(None)
     notes.extend(dict.fromkeys(expansion.notes))
     return text
-
-
-def _reason(error: Exception) -> str:
-    from start.wall import WallError
-
-    if isinstance(error, fs.FileError):
-        return error.reason
-    assert isinstance(error, WallError)
-    return str(error)
 
 
 def _run(config: Config, kind: str, item: Any, env: dict[str, str] | None, notes: list[str]) -> str:
