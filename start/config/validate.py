@@ -515,26 +515,16 @@ def check_merged(
         if task.alias is None:
             continue
         if task.alias in tasks and task.alias != task.name:
-            problems.append(
-                Problem(
-                    "warning",
-                    task.origin.path,
-                    f"{key}.alias",
-                    f"alias '{task.alias}' is the name of another task; the name wins",
-                )
-            )
+            clash = f"alias '{task.alias}' is the name of another task; the name wins"
         elif task.alias in alias_owner:
-            problems.append(
-                Problem(
-                    "warning",
-                    task.origin.path,
-                    f"{key}.alias",
-                    f"alias '{task.alias}' is already used by task '{alias_owner[task.alias]}', "
-                    "which comes first and keeps it",
-                )
+            clash = (
+                f"alias '{task.alias}' is already used by task '{alias_owner[task.alias]}', "
+                "which comes first and keeps it"
             )
         else:
             alias_owner[task.alias] = task.name
+            continue
+        problems.append(Problem("warning", task.origin.path, f"{key}.alias", clash))
     return problems
 
 
