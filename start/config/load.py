@@ -408,7 +408,7 @@ def merge(
     tasks: dict[str, Task] = merged["tasks"]  # type: ignore[assignment]
     from start.config.validate import check_merged
 
-    problems.extend(check_merged(settings, agents, roles, contexts, tasks))
+    problems.extend(check_merged(settings, agents, roles, tasks))
     return Config(
         settings=settings,
         agents=agents,

@@ -480,7 +480,6 @@ def check_merged(
     settings: Settings,
     agents: Mapping[str, Agent],
     roles: Mapping[str, Role],
-    contexts: Mapping[str, Context],
     tasks: Mapping[str, Task],
 ) -> list[Problem]:
     """References and aliases, checked on the merged result."""
