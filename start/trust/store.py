@@ -197,17 +197,13 @@ def approve(found: Scan) -> Approval:
     directory = store_dir()
     path = os.path.join(directory, _record_name(real, found.fingerprint))
     try:
-        _write_private(directory, path, json.dumps(body, indent=1).encode("utf-8") + b"\n")
+        if not paths.private_directory(directory):
+            raise StartError(f"{directory} is not a directory owned by you; remove it")
+        atomic.replace(path, json.dumps(body, indent=1).encode("utf-8") + b"\n", mode=0o600)
     except OSError as error:
         raise StartError(f"cannot record the approval in {directory}: {error.strerror}") from error
     kept = tuple(Copy(c["kind"], c["label"], c["digest"], c["text"]) for c in copies)
     return Approval(path, real, found.fingerprint, approved, kept)
-
-
-def _write_private(directory: str, path: str, data: bytes) -> None:
-    if not paths.private_directory(directory):
-        raise StartError(f"{directory} is not a directory owned by you; remove it")
-    atomic.replace(path, data, mode=0o600)
 
 
 def revoke(root: str) -> int:
