@@ -272,9 +272,6 @@ class Store:
             raise NoSuchRunError(f"no run {run_id} in the history ('start log' lists the runs)")
         return _run(row)
 
-    def ids(self) -> list[int]:
-        return [row[0] for row in self.connection.execute("SELECT id FROM runs ORDER BY id DESC")]
-
     def clear(self, before: float | None = None) -> int:
         """Delete every run, or those older than `before` (seconds since the epoch); how many.
 
