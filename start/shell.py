@@ -71,7 +71,7 @@ _FOREVER: Final = float("inf")
 _MAX_WAIT: Final = 3600.0
 # How long commands run before `progress` is first told about them.
 PROGRESS_DELAY: Final = 0.3
-_STOP_SIGNALS: Final = tuple(
+STOP_SIGNALS: Final = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
 
@@ -260,7 +260,7 @@ class Stop:
         self.saved: dict[int, Any] = {}
 
     def __enter__(self) -> Stop:
-        for signum in _STOP_SIGNALS:
+        for signum in STOP_SIGNALS:
             try:
                 self.saved[signum] = signal.signal(signum, self.handle)
             except ValueError:  # not the main thread: signals are not ours to handle

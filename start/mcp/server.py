@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import re
-import signal
 import sys
 import threading
 import time
@@ -46,7 +45,7 @@ from start.errors import StartError
 from start.mcp import asking, library, report
 from start.mcp.library import RequestError, Scope
 from start.params import TASK_NAME_ARGUMENT
-from start.shell import kill_group
+from start.shell import STOP_SIGNALS, kill_group
 
 if TYPE_CHECKING:
     from start.shell import Owner
@@ -66,7 +65,6 @@ WAIT_MOST: Final = 50
 RUNS_AT_ONCE: Final = 16
 RUNS_KEPT: Final = 64
 MIME: Final = "text/markdown"
-STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # The most bytes one message may take on stdin, its newline not counted.
 MESSAGE_LIMIT: Final = 16 << 20
 # How many requests that may run commands (run_task, prompts/get, resources/read) run at once;
