@@ -140,8 +140,7 @@ def _await(
     gap = 0.001
     try:
         while True:
-            job_exited = leader_exited(process)
-            if job_exited:
+            if leader_exited(process):
                 return True
             now = time.monotonic()
             if now >= deadline:
@@ -160,9 +159,7 @@ def _await(
             os.close(pidfd)
 
 
-def _end_group(
-    process: subprocess.Popen[bytes], grace: float, reap: Callable[[], int] | None = None
-) -> None:
+def _end_group(process: subprocess.Popen[bytes], grace: float, reap: Callable[[], int]) -> None:
     """SIGTERM to the group, `grace` seconds for the leader to go, SIGKILL, then reap."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGTERM)
@@ -170,10 +167,7 @@ def _end_group(
     while time.monotonic() < deadline and not leader_exited(process):
         time.sleep(0.02)
     kill_group(process.pid)
-    if reap is not None:
-        reap()
-    else:
-        process.wait()
+    reap()
 
 
 class AgentJob(Record):

@@ -272,9 +272,6 @@ class Store:
             raise NoSuchRunError(f"no run {run_id} in the history ('start log' lists the runs)")
         return _run(row)
 
-    def ids(self) -> list[int]:
-        return [row[0] for row in self.connection.execute("SELECT id FROM runs ORDER BY id DESC")]
-
     def clear(self, before: float | None = None) -> int:
         """Delete every run, or those older than `before` (seconds since the epoch); how many.
 
@@ -292,42 +289,23 @@ class Store:
 
 
 def _run(row: sqlite3.Row) -> Run:
+    """A row as a Run: the conversions of `Store._insert` undone."""
     import json
 
-    def loaded(column: str) -> Any:
-        value = row[column]
-        return None if value is None else json.loads(value)
-
-    args = loaded("args")
-    return Run(
-        id=row["id"],
-        time=row["time"],
-        at=row["at"],
-        cwd=row["cwd"],
-        workdir=row["workdir"],
-        project=row["project"],
-        args=tuple(args) if args is not None else None,
-        mode=row["mode"],
-        task=row["task"],
-        agent=row["agent"],
-        model=row["model"],
-        role=row["role"],
-        contexts=tuple(loaded("contexts")),
-        params=loaded("params"),
-        instructions=_text(row["instructions"]),
-        prompt=_text(row["prompt"]) or "",
-        role_text=_text(row["role_text"]) or "",
-        command=tuple(loaded("command")),
-        headless=bool(row["headless"]),
-        permissions=row["permissions"],
-        answer=_text(row["answer"]),
-        error=_text(row["error"]),
-        exit_code=row["exit_code"],
-        timed_out=bool(row["timed_out"]),
-        duration=row["duration"],
-        usage=loaded("usage"),
-        size=row["size"],
-    )
+    values = {name: row[name] for name in Run._fields}
+    for column in _BYTES:
+        values[column] = _text(values[column])
+    for column in _JSON:
+        if values[column] is not None:
+            values[column] = json.loads(values[column])
+    for column in ("args", "contexts", "command"):
+        if values[column] is not None:
+            values[column] = tuple(values[column])
+    values["prompt"] = values["prompt"] or ""
+    values["role_text"] = values["role_text"] or ""
+    values["headless"] = bool(values["headless"])
+    values["timed_out"] = bool(values["timed_out"])
+    return Run(**values)
 
 
 # The keys and types a pending file must have: the shape checked where it is read back.

@@ -234,8 +234,6 @@ def headless_command(agent: Agent) -> str:
 def permission_options(agent: Agent, level: str) -> list[str]:
     """The options that give the agent's headless form `level`; HeadlessError where its CLI
     cannot enforce that level."""
-    import shlex
-
     from start.config import schema
 
     options = agent.print_permissions.get(level)
@@ -247,12 +245,19 @@ def permission_options(agent: Agent, level: str) -> list[str]:
             f"to enforce that level ({offered}; print_permissions in {_where(agent)}). Choose "
             "another level with --permissions, or another agent"
         )
+    return _words(agent, options, f"'{level}' permission", "print_permissions")
+
+
+def _words(agent: Agent, options: str, what: str, key: str) -> list[str]:
+    """An agent's `key` option string as words; HeadlessError when it cannot be split."""
+    import shlex
+
     try:
         return shlex.split(options)
     except ValueError as error:
         raise HeadlessError(
-            f"agent '{agent.name}': its '{level}' permission options cannot be split into "
-            f"words: {error}; fix print_permissions in {_where(agent)}"
+            f"agent '{agent.name}': its {what} options cannot be split into words: {error}; "
+            f"fix {key} in {_where(agent)}"
         ) from None
 
 
@@ -263,17 +268,10 @@ def holds_to_schema(agent: Agent, output: Spec | None) -> bool:
 
 def _schema_options(agent: Agent, output: Spec, temp: TempFiles) -> list[str]:
     """An agent's `print_schema` as words, {schema} and {schema_file} filled in each."""
-    import shlex
-
     options = agent.print_schema
     assert options is not None
-    try:
-        words = shlex.split(options)  # a launch does not lex the shipped agents' (config.load)
-    except ValueError as error:
-        raise HeadlessError(
-            f"agent '{agent.name}': its print_schema options cannot be split into words: "
-            f"{error}; fix print_schema in {_where(agent)}"
-        ) from None
+    # A launch does not lex the shipped agents' (config.load).
+    words = _words(agent, options, "print_schema", "print_schema")
     text = output.schema_text()
     values = {"schema": text}
     if "{schema_file}" in options:
@@ -459,7 +457,7 @@ def exec_agent(launch: Launch) -> NoReturn:
     sys.stdout.flush()
     sys.stderr.flush()
     if launch.stdin is not None:
-        _stdin_from(launch.stdin)
+        _as_stdin(os.open(launch.stdin, os.O_RDONLY))
     else:
         terminal_stdin()
     env = {**os.environ, **launch.env}
@@ -484,13 +482,10 @@ def terminal_stdin() -> None:
         fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:
         return
-    if fd != 0:
-        os.dup2(fd, 0)
-        os.close(fd)
+    _as_stdin(fd)
 
 
-def _stdin_from(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
+def _as_stdin(fd: int) -> None:
     if fd != 0:
         os.dup2(fd, 0)
         os.close(fd)

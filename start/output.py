@@ -159,8 +159,7 @@ def _shorter(message: str, value: Any) -> str:
 def _validator(schema: Any) -> Any:
     import jsonschema.validators  # about 75 ms: only a task with a schema pays it
 
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
 
 
 def _mismatches(schema: Any, value: Any) -> Iterator[str]:
@@ -262,10 +261,7 @@ def instruction(spec: Spec) -> str:
         return ""
     text = "Answer with one JSON value only, with no other text before or after it."
     if spec.format == OUTPUT_SCHEMA:
-        text = (
-            "Answer with one JSON value only, with no other text before or after it. "
-            f"It must match this JSON Schema:\n{spec.schema_text()}"
-        )
+        text += f" It must match this JSON Schema:\n{spec.schema_text()}"
     return text
 
 

@@ -71,7 +71,7 @@ _FOREVER: Final = float("inf")
 _MAX_WAIT: Final = 3600.0
 # How long commands run before `progress` is first told about them.
 PROGRESS_DELAY: Final = 0.3
-_STOP_SIGNALS: Final = tuple(
+STOP_SIGNALS: Final = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
 
@@ -163,11 +163,8 @@ def shell_argv(shell: str | None, command: str) -> list[str]:
 
 
 def _flag(basename: str) -> str:
-    flag = _FLAGS.get(basename)
-    if flag is None:
-        # python3.12, perl5.36, ruby3.2: the versioned name takes the flag of its family.
-        flag = _FLAGS.get(basename.rstrip("0123456789.-"), "-c")
-    return flag
+    # python3.12, perl5.36, ruby3.2: the versioned name takes the flag of its family.
+    return _FLAGS.get(basename) or _FLAGS.get(basename.rstrip("0123456789.-"), "-c")
 
 
 Progress = Callable[[list[str]], None]
@@ -263,7 +260,7 @@ class Stop:
         self.saved: dict[int, Any] = {}
 
     def __enter__(self) -> Stop:
-        for signum in _STOP_SIGNALS:
+        for signum in STOP_SIGNALS:
             try:
                 self.saved[signum] = signal.signal(signum, self.handle)
             except ValueError:  # not the main thread: signals are not ours to handle
@@ -568,7 +565,10 @@ class _Loop:
         """Tell `progress` what still runs, once the commands have taken PROGRESS_DELAY."""
         if self.progress is None or now < self.progress_at:
             return
-        running = [job.spec.label or job.spec.command for job in sorted(self.jobs, key=_index)]
+        running = [
+            job.spec.label or job.spec.command
+            for job in sorted(self.jobs, key=lambda job: job.index)
+        ]
         if running != self.shown:
             self.shown = running
             self.progress(running)
@@ -655,10 +655,6 @@ class _Loop:
             duration=duration,
             error=None,
         )
-
-
-def _index(job: _Job) -> int:
-    return job.index
 
 
 def leader_exited(process: subprocess.Popen[bytes]) -> bool:

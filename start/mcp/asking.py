@@ -193,15 +193,8 @@ def _string(given: Mapping[str, object], name: str) -> str | None:
     return value
 
 
-class Vetted(Record):
-    """An ask that may run: the launch request it makes."""
-
-    request: pipeline.LaunchRequest
-    agents: tuple[str, ...]
-
-
-def vet(scope: Scope, ask: Ask) -> Vetted:
-    """Check an ask against the config, running nothing.
+def vet(scope: Scope, ask: Ask) -> pipeline.LaunchRequest:
+    """Check an ask against the config, running nothing; the launch request it makes.
 
     Raises RequestError for an agent that may not be asked, a task not offered or its arguments
     wrong, or a permission level the user does not allow; ConfigError for a broken config.
@@ -231,10 +224,9 @@ def vet(scope: Scope, ask: Ask) -> Vetted:
             "again without 'permissions' for a read-only run, or ask the user to raise "
             "settings.mcp_permissions"
         )
-    request = pipeline.LaunchRequest(
+    return pipeline.LaunchRequest(
         scope.workdir, selection, seen.use_project, headless=True, permissions=level
     )
-    return Vetted(request, ask.agents)
 
 
 def prepare(scope: Scope, ask: Ask, owner: shell.Owner | None = None) -> list[pipeline.Prepared]:
@@ -244,13 +236,12 @@ def prepare(scope: Scope, ask: Ask, owner: shell.Owner | None = None) -> list[pi
     and contexts' commands run here, owned by `owner`. The temp files of the result belong to
     the caller, as for `pipeline.prepare`.
     """
-    vetted = vet(scope, ask)
-    request = vetted.request
+    request = vet(scope, ask)
     runner = functools.partial(shell.run_all, owner=owner)
-    if len(vetted.agents) == 1:
-        one = request.selection._replace(agent=vetted.agents[0])
+    if len(ask.agents) == 1:
+        one = request.selection._replace(agent=ask.agents[0])
         return [pipeline.prepare(request._replace(selection=one), runner)]
-    return pipeline.prepare_each(request, vetted.agents, runner=runner)
+    return pipeline.prepare_each(request, ask.agents, runner=runner)
 
 
 def _not_askable(config: Config, name: str, agents: Sequence[str]) -> str:

@@ -22,13 +22,9 @@ class Registration(Record):
     hint: str
 
 
-def _command(words: Sequence[str]) -> str:
-    return shlex.join(words)
-
-
 def _claude(args: list[str]) -> Registration:
     return Registration(
-        _command(["claude", "mcp", "add", NAME, "--", "start", *args]),
+        shlex.join(["claude", "mcp", "add", NAME, "--", "start", *args]),
         "Claude Code: run it in the project (local scope). Put -s user after 'add' for every "
         "project, or -s project to share it in .mcp.json. Prompts become /mcp__start__NAME.",
     )
@@ -38,7 +34,7 @@ def _gemini(args: list[str]) -> Registration:
     # Gemini's parser takes the first word after `--` as the server's command, so `--` goes after
     # `start` (and its own -d means --debug).
     return Registration(
-        _command(["gemini", "mcp", "add", NAME, "start", "--", *args]),
+        shlex.join(["gemini", "mcp", "add", NAME, "start", "--", *args]),
         "Gemini CLI: writes .gemini/settings.json in this folder (-s user: ~/.gemini/settings.json)"
         "; servers run only in trusted folders. Prompts become /NAME.",
     )
@@ -46,14 +42,14 @@ def _gemini(args: list[str]) -> Registration:
 
 def _qwen(args: list[str]) -> Registration:
     return Registration(
-        _command(["qwen", "mcp", "add", NAME, "start", "--", *args]),
+        shlex.join(["qwen", "mcp", "add", NAME, "start", "--", *args]),
         "Qwen Code: writes ~/.qwen/settings.json (-s project: .qwen/settings.json).",
     )
 
 
 def _codex(args: list[str]) -> Registration:
     return Registration(
-        _command(["codex", "mcp", "add", NAME, "--", "start", *args]),
+        shlex.join(["codex", "mcp", "add", NAME, "--", "start", *args]),
         "Codex: writes [mcp_servers.start] to ~/.codex/config.toml. If the first start is slow, "
         "add startup_timeout_sec = 30 there (the default is 10).",
     )
@@ -61,7 +57,7 @@ def _codex(args: list[str]) -> Registration:
 
 def _opencode(args: list[str]) -> Registration:
     return Registration(
-        _command(["opencode", "mcp", "add", NAME, "--", "start", *args]),
+        shlex.join(["opencode", "mcp", "add", NAME, "--", "start", *args]),
         "opencode: writes ~/.config/opencode/opencode.jsonc; for one project, put the same "
         'entry under "mcp" in its opencode.json.',
     )
@@ -69,7 +65,7 @@ def _opencode(args: list[str]) -> Registration:
 
 def _copilot(args: list[str]) -> Registration:
     return Registration(
-        _command(["copilot", "mcp", "add", NAME, "--", "start", *args]),
+        shlex.join(["copilot", "mcp", "add", NAME, "--", "start", *args]),
         "GitHub Copilot CLI: writes ~/.copilot/mcp-config.json.",
     )
 

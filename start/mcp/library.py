@@ -23,7 +23,6 @@ from start.errors import (
     StartError,
     UnknownNameError,
     UntrustedError,
-    signal_name,
     suggest,
 )
 from start.record import Record
@@ -310,14 +309,9 @@ class _Recorder:
 
 
 def _failure(task: Task, result: CommandResult) -> str:
-    if result.error is not None:
-        how = f"could not start: {result.error}"
-    elif result.timed_out:
-        how = f"timed out after {result.spec.timeout:g} s"
-    elif result.returncode is not None and result.returncode < 0:
-        how = f"was killed by {signal_name(-result.returncode)}"
-    else:
-        how = f"failed with exit code {result.returncode}"
+    how = result.status  # CommandResult's words, with `was` before `killed by SIGNAL`
+    if how.startswith("killed by "):
+        how = f"was {how}"
     return f"the command of task '{task.name}' {how}"
 
 

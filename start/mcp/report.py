@@ -17,7 +17,8 @@ def outcome(run: Run) -> str:
 
     Each stream loses its final newline, so its lines stand exactly between the headings.
     """
-    head = f"Output:\n{_chomp(run.stdout)}\nError Output:\n{_chomp(run.stderr)}"
+    stdout, stderr = run.stdout.removesuffix("\n"), run.stderr.removesuffix("\n")
+    head = f"Output:\n{stdout}\nError Output:\n{stderr}"
     if run.ok:
         return f"Task '{run.task}' completed successfully. {head}"
     code = "none" if run.exit_code is None else str(run.exit_code)
@@ -83,10 +84,6 @@ def answers(results: Sequence[Result]) -> str:
         body = result.answer.rstrip("\n") if result.ok else f"(no answer: {result.error})"
         parts.append(f"## {result.agent}{model}\n\n{body}")
     return "\n\n".join(parts)
-
-
-def _chomp(text: str) -> str:
-    return text[:-1] if text.endswith("\n") else text
 
 
 LIST_SCHEMA: dict[str, Any] = {

@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import re
-import signal
 import sys
 import threading
 import time
@@ -46,6 +45,7 @@ from start.errors import StartError
 from start.mcp import asking, library, report
 from start.mcp.library import RequestError, Scope
 from start.params import TASK_NAME_ARGUMENT
+from start.shell import STOP_SIGNALS, kill_group
 
 if TYPE_CHECKING:
     from start.shell import Owner
@@ -57,7 +57,6 @@ ASK_AGENTS: Final = "ask_agents"
 ASK_START: Final = "ask_start"
 ASK_RESULT: Final = "ask_result"
 ASK_CANCEL: Final = "ask_cancel"
-ASKING: Final = (ASK_AGENT, ASK_AGENTS, ASK_START, ASK_RESULT, ASK_CANCEL)
 # Seconds between progress notifications while no agent's state changes.
 PROGRESS_EVERY: Final = 2.0
 # The most seconds ask_result waits for a run, under the shortest client timeout (Codex: 60 s).
@@ -66,7 +65,6 @@ WAIT_MOST: Final = 50
 RUNS_AT_ONCE: Final = 16
 RUNS_KEPT: Final = 64
 MIME: Final = "text/markdown"
-STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # The most bytes one message may take on stdin, its newline not counted.
 MESSAGE_LIMIT: Final = 16 << 20
 # How many requests that may run commands (run_task, prompts/get, resources/read) run at once;
@@ -744,7 +742,7 @@ class Commands:
             if self.watchdog is not None:
                 self.watchdog.tell(f"+{pgid}")
             if self.stopped or request.killed:
-                _kill_group(pgid)
+                kill_group(pgid)
 
     def release(self, pgid: int) -> None:
         with self.lock:
@@ -756,14 +754,14 @@ class Commands:
         with self.lock:
             request.killed = True
             for pgid in [pgid for pgid, owner in self.live.items() if owner is request]:
-                _kill_group(pgid)
+                kill_group(pgid)
 
     def stop(self) -> None:
         """Kill every group, now and from now on."""
         with self.lock:
             self.stopped = True
             for pgid in self.live:
-                _kill_group(pgid)
+                kill_group(pgid)
 
     def close(self) -> None:
         """Stop, and let the watchdog go: it kills what is left, which is no longer running."""
@@ -786,11 +784,6 @@ class _Request:
 
     def release(self, pgid: int) -> None:
         self.commands.release(pgid)
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 # Reads "+PGID" and "-PGID" lines until end of file, which comes when the server is gone, however
