@@ -234,30 +234,10 @@ def _builtin_layer(
     found: list[Problem] = []
     layer = _read_layer(BUILT_IN, directory, found, contents, {}, True)
     problems.extend(found)
-    settings = Settings(
-        **{name: _frozen(value) for name, (value, _) in layer.settings.items()},
-        origins={name: origin for name, (_, origin) in layer.settings.items()},
-    )
-    cache.put(
-        key,
-        Config(
-            settings=settings,
-            agents=layer.items["agents"],  # type: ignore[arg-type]
-            roles=layer.items["roles"],  # type: ignore[arg-type]
-            contexts=layer.items["contexts"],  # type: ignore[arg-type]
-            tasks=layer.items["tasks"],  # type: ignore[arg-type]
-            project=project,
-            files=tuple(layer.files),
-            layer_dirs=dict(dirs),
-            problems=tuple(found),
-        ),
-    )
+    # Stored as a config of one layer, with the layer's own problems (the merge of every layer
+    # checks how they fit together).
+    cache.put(key, merge([layer], project, dirs, [])._replace(problems=tuple(found)))
     return layer
-
-
-def _frozen(value: Any) -> Any:
-    """A setting's value as the merged Settings hold it: lists become tuples."""
-    return tuple(value) if isinstance(value, list) else value
 
 
 def _read_layer(
