@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FAKE_AGENT, run_start, write_tree
+from tests.conftest import FAKE_AGENT, git, run_start, write_tree
 
 SENTINEL = "SENTINEL-9b2e44"
 
@@ -146,3 +146,45 @@ def assert_nothing_happened(
     assert not record.exists(), "an agent was launched"
     for output in outputs:
         assert sentinel not in output
+
+
+# The user's global config beside a Clone: the fake agent, run as it is.
+CLONE_GLOBAL = f"""\
+[settings]
+default_agent = "fake"
+
+[agents.fake]
+bin = "{FAKE_AGENT}"
+command = "{{bin}} {{prompt}}"
+"""
+
+
+class Clone:
+    """A fresh clone of an upstream repository holding `files` (and a README), as a user gets
+    one: ~/secret.txt holds `sentinel`, the global config's default agent is the fake agent
+    (tests/fake_agent.py), and $CANARY is a file the hostile files would create."""
+
+    def __init__(self, base: Path, files: Mapping[str, str], sentinel: str) -> None:
+        self.home = Path.home()
+        self.sentinel = sentinel
+        (self.home / "secret.txt").write_text(sentinel + "\n")
+        write_tree(self.home / ".config" / "start", {"config.toml": CLONE_GLOBAL})
+        upstream = base / "upstream"
+        write_tree(upstream, {**files, "README.md": "A project.\n"})
+        git(upstream, "init", "-q", "-b", "main")
+        git(upstream, "add", "-A")
+        git(upstream, "commit", "-q", "-m", "init")
+        self.path = (self.home / "src" / "repo").resolve()
+        git(base, "clone", "-q", str(upstream), str(self.path))
+        self.canary = base / "canary"
+        self.record = base / "record.json"
+
+    def start(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        extra = {"CANARY": str(self.canary), "FAKE_AGENT_RECORD": str(self.record), **env}
+        return run_start(*args, cwd=self.path, env=extra)
+
+    def agent(self) -> dict[str, Any] | None:
+        return agent_record(self.record)
+
+    def assert_nothing_happened(self, *outputs: str) -> None:
+        assert_nothing_happened(self.canary, self.record, outputs, self.sentinel)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,13 +15,13 @@ import anyio
 import pytest
 
 from start.mcp import library, server
+from tests import fake_headless
 from tests.conftest import REPO, run_start, write_tree
 from tests.fake_headless import agent
 from tests.mcp.conftest import connect
 
 pytestmark = pytest.mark.anyio
 
-FAKE = REPO / "tests" / "fake_headless.py"
 
 AGENTS = f"""
 {agent("fake")}
@@ -475,19 +474,14 @@ async def test_an_untrusted_projects_agents_and_tasks_never_run(
     write_tree(
         isolated,
         {
-            ".start/config.toml": f'''
-[agents.mine]
-bin = "{sys.executable}"
-command = "{{bin}} {FAKE} {{prompt}}"
-print_command = "{{bin}} {FAKE} -- {{prompt}}"
-print_output = "text"
-print_permissions = {{ read-only = "" }}
+            ".start/config.toml": f"""
+{fake_headless.agent("mine", levels='read-only = ""')}
 
 [tasks.theirs]
 description = "A project task"
 command = "touch {ran}"
 prompt = "theirs"
-'''
+"""
         },
     )
     async with connect(isolated, mode) as client:
