@@ -100,6 +100,7 @@ def load(
     commands, skills = _discover(project, layers, use_project)
     config: Config | None = None
     cache_key = None
+    strays: list[str] = []
     if use_cache and replaced is None and not unreadable:
         strays = [path for name in layers for path in files.stray_toml(dirs[name], walls[name])]
         keyed = contents if commands is None else {**contents, **commands.contents}
@@ -117,7 +118,9 @@ def load(
         for name in layers:
             directory = dirs[name]
             if name == BUILT_IN and cache_key is not None and directory is not None:
-                layer = _builtin_layer(directory, problems, contents, cache_key, project, dirs)
+                layer = _builtin_layer(
+                    directory, problems, contents, strays, cache_key, project, dirs
+                )
             elif name != IMPORTED:
                 layer = _read_layer(
                     name, directory, problems, contents, unreadable, use_cache, walls[name]
@@ -206,6 +209,7 @@ def _builtin_layer(
     directory: str,
     problems: list[Problem],
     contents: Mapping[str, bytes],
+    strays: Sequence[str],
     config_key: cache.Key,
     project: paths.ProjectLocation,
     dirs: Mapping[str, str | None],
@@ -215,10 +219,12 @@ def _builtin_layer(
 
     An edit of the user's or the project's config misses the merged config's entry, but not
     this one: the launch after it parses the layers that can change, never the shipped catalog
-    again (docs/performance.md).
+    again (docs/performance.md). `contents` and `strays` are every layer's, as the merged
+    config's key has them.
     """
     own = {path: data for path, data in contents.items() if os.path.dirname(path) == directory}
-    key = cache.layer_key(config_key, BUILT_IN, directory, own, files.stray_toml(directory))
+    own_strays = [path for path in strays if os.path.dirname(path) == directory]
+    key = cache.layer_key(config_key, BUILT_IN, directory, own, own_strays)
     stored = cache.get(key, project, dirs)
     if stored is not None:
         layer = _Layer(BUILT_IN, directory)
