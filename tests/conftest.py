@@ -206,6 +206,24 @@ def problems(conf: Path, text: str) -> list[str]:
     return [f"{p.severity}: {p}".replace(f"{conf}:", "") for p in load().problems]
 
 
+def running(pid: int) -> bool:
+    """Whether process `pid` still runs. A zombie, which has exited and waits only for its parent
+    to reap it, does not; nor does a process that ends while /proc is read."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's: it exists
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            state = stat.read().rpartition(")")[2].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        # It ended between the two looks; or, without /proc, os.kill's answer stands.
+        return not os.path.isdir("/proc/self")
+    return state not in ("Z", "X")
+
+
 def git(cwd: Path, *args: str) -> str:
     """Run git in CWD as a fixed author, without the system's config; its stdout."""
     env = {

@@ -11,6 +11,8 @@ from types import ModuleType
 
 import pytest
 
+from tests.conftest import running
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "agents.py"
 
 
@@ -21,15 +23,6 @@ def agents() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def gone(pid: int) -> bool:
-    """The process has ended (a zombie waiting for its parent counts as ended)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state == "Z"
 
 
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
@@ -45,9 +38,9 @@ def test_run_marked_kills_what_the_run_left_behind(agents: ModuleType, tmp_path:
     assert (code, err) == (0, "")
     pid = int(out)
     deadline = time.monotonic() + 10
-    while not gone(pid) and time.monotonic() < deadline:
+    while running(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert gone(pid)
+    assert not running(pid)
 
 
 def test_judge_plain_run(agents: ModuleType) -> None:

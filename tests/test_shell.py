@@ -28,6 +28,7 @@ from start.shell import (
     run_all,
     shell_argv,
 )
+from tests.conftest import running
 
 
 def spec(
@@ -44,22 +45,9 @@ def spec(
     )
 
 
-def alive(pid: int) -> bool:
-    """Whether pid runs; a zombie waiting for an absent reaper counts as dead."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        stat_line = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat_line.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
 def wait_dead(pid: int, within: float = 3.0) -> bool:
     give_up = time.monotonic() + within
-    while alive(pid):
+    while running(pid):
         if time.monotonic() > give_up:
             return False
         time.sleep(0.01)
@@ -835,3 +823,22 @@ def test_progress_is_cleared_when_the_run_is_stopped(tmp_path: Path) -> None:
         signal.signal(signal.SIGALRM, previous)
 
     assert calls == [["task t"], []]
+
+
+def test_the_tests_running_helper_sees_a_zombie_and_a_reaped_pid_as_ended() -> None:
+    # The helper every test uses to look for survivors (tests.conftest.running).
+    import subprocess
+
+    live = subprocess.Popen(["sleep", "30"])
+    ended = subprocess.Popen(["true"])
+    try:
+        assert running(live.pid)
+        deadline = time.monotonic() + 10
+        while running(ended.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not running(ended.pid)  # a zombie until it is reaped
+    finally:
+        live.kill()
+        live.wait()
+        ended.wait()
+    assert not running(live.pid)

@@ -4,10 +4,9 @@ commands of tasks and roles."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from tests.conftest import dry, invoke, write_tree
+from tests.conftest import dry, invoke, running, write_tree
 
 # --- composition ---------------------------------------------------------------------------
 
@@ -247,20 +246,9 @@ def alive(pid: int) -> bool:
     import time
 
     deadline = time.monotonic() + 5
-    while _running(pid) and time.monotonic() < deadline:
+    while running(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
-    return _running(pid)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    status = Path(f"/proc/{pid}/status")
-    if status.exists():
-        return "\nState:\tZ" not in status.read_text()
-    return True
+    return running(pid)
 
 
 def test_role_command_failure_is_an_error(repo: Path) -> None:

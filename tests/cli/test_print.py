@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from start import agentrun
-from tests.conftest import REPO, run_start, write_tree
+from tests.conftest import REPO, run_start, running, write_tree
 from tests.fake_headless import agent
 
 FAKE = REPO / "tests" / "fake_headless.py"
@@ -222,19 +222,10 @@ def test_a_dry_run_shows_the_headless_command(project: Path) -> None:
 # --- every way a run ends: nothing is left behind ------------------------------------------
 
 
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-        return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-
-
 def wait_gone(pids: list[int], seconds: float = 15) -> list[int]:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        alive = [pid for pid in pids if not gone(pid)]
+        alive = [pid for pid in pids if running(pid)]
         if not alive:
             return []
         time.sleep(0.1)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FAKE_AGENT, REPO, invoke, run_start, write_tree
+from tests.conftest import FAKE_AGENT, REPO, invoke, run_start, running, write_tree
 from tests.terminal import run_on_terminal
 
 # End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
@@ -101,12 +101,7 @@ def alive(pid: int) -> bool:
     """Whether pid still runs after a moment for SIGKILL to land (a zombie counts as dead)."""
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        status = Path(f"/proc/{pid}/status")
-        if status.exists() and "\nState:\tZ" in status.read_text():
+        if not running(pid):
             return False
         time.sleep(0.02)
     return True

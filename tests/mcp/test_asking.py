@@ -16,7 +16,7 @@ import pytest
 
 from start.mcp import library, server
 from tests import fake_headless
-from tests.conftest import REPO, run_start, write_tree
+from tests.conftest import REPO, run_start, running, write_tree
 from tests.fake_headless import agent
 from tests.mcp.conftest import connect
 
@@ -67,23 +67,11 @@ def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:  # a zombie has exited: only its parent has not reaped it yet
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
-
-
 async def wait_gone(pids: list[int], seconds: float = 20) -> list[int]:
     """The pids still alive after up to `seconds`; the in-process server runs meanwhile."""
     deadline = time.monotonic() + seconds
     while True:
-        alive = [pid for pid in pids if not gone(pid)]
+        alive = [pid for pid in pids if running(pid)]
         if not alive or time.monotonic() > deadline:
             return alive
         await anyio.sleep(0.05)
@@ -103,7 +91,7 @@ def survivors() -> Iterator[list[int]]:
     pids: list[int] = []
     yield pids
     for pid in pids:
-        if not gone(pid):
+        if running(pid):
             os.kill(pid, signal.SIGKILL)
 
 
@@ -244,7 +232,7 @@ async def test_a_cancelled_call_kills_the_agent_and_its_child(
             group.start_soon(client.call_tool, "ask_agent", {"agent": "fake", "prompt": "hi"})
             survivors.extend(await read_pids(pids))
             assert len(survivors) == 2  # the agent, and the child it started
-            assert not any(gone(pid) for pid in survivors)
+            assert all(running(pid) for pid in survivors)
             group.cancel_scope.cancel()  # the client sends notifications/cancelled
         assert await wait_gone(survivors) == []
         # The server goes on.

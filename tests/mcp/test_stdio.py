@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, write_tree
+from tests.conftest import REPO, running, write_tree
 from tests.mcp.conftest import CONFIG, NO_ASKING
 
 SLOW = """
@@ -215,15 +215,6 @@ def started(workdir: Path, count: int = 1) -> list[int]:
         time.sleep(0.05)
 
 
-def alive(pid: int) -> bool:
-    """Whether `pid` runs; a zombie that init has yet to reap does not."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def children(pid: int) -> list[int]:
     """The processes whose parent is `pid`."""
     found = []
@@ -241,7 +232,7 @@ def children(pid: int) -> list[int]:
 def assert_gone(pids: list[int]) -> None:
     """Every one of `pids` ends within a few seconds (a command runs for five minutes)."""
     deadline = time.monotonic() + 10
-    while survivors := [pid for pid in pids if alive(pid)]:
+    while survivors := [pid for pid in pids if running(pid)]:
         assert time.monotonic() < deadline, f"still running: {survivors}"
         time.sleep(0.05)
 
