@@ -15,7 +15,6 @@ Two additions to POSIX words, both outside quotes and outside `$(...)`:
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
@@ -29,7 +28,7 @@ _OPERATORS: Final = "|&;<>()"
 _DQ_ESCAPABLE: Final = '$`"\\\n'
 # Characters that mean something to the lexer in some mode; `units` keeps each on its own and
 # hands every run of other characters over as one unit, which the lexer takes whole.
-_SPECIAL: Final = re.compile(r"""([ \t\n|&;<>()'"\\$`#\[\]])""")
+_SPECIAL: Final = frozenset(" \t\n|&;<>()'\"\\$`#[]")
 
 # Lexer modes. Inside `$(...)` and backquotes quoting starts afresh, as it does at the top level.
 _PLAIN: Final = "plain"
@@ -147,8 +146,21 @@ def units(template: str) -> list[Unit]:
         if isinstance(segment, Placeholder):
             found.append(segment)
         else:
-            found.extend(piece for piece in _SPECIAL.split(segment) if piece)
+            _pieces(segment, found)
     return found
+
+
+def _pieces(text: str, found: list[Unit]) -> None:
+    """Append each character of `text` in _SPECIAL on its own, and each run of others whole."""
+    run = 0
+    for at, char in enumerate(text):
+        if char in _SPECIAL:
+            if run < at:
+                found.append(text[run:at])
+            found.append(char)
+            run = at + 1
+    if run < len(text):
+        found.append(text[run:])
 
 
 @functools.lru_cache(maxsize=64)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Final
 
 from start.record import Record
 
-# `{{name}}` is the literal text `{name}`; `{name}` is a placeholder; any other brace is plain text.
-_TOKEN: Final = re.compile(r"\{\{([a-z][a-z0-9_]*)\}\}|\{([a-z][a-z0-9_]*)\}")
+# `{{name}}` is the literal text `{name}`; `{name}` is a placeholder; any other brace is plain
+# text. A name is a lowercase ASCII letter, then lowercase letters, digits and underscores.
+_FIRST: Final = frozenset("abcdefghijklmnopqrstuvwxyz")
+_NAME_CHARS: Final = "abcdefghijklmnopqrstuvwxyz0123456789_"
 
 TASK_PROMPT: Final = frozenset(
     {"instructions", "file", "file_contents", "command", "command_output", "model", "date"}
@@ -50,24 +51,48 @@ class Placeholder(Record):
 Segment = str | Placeholder
 
 
+def _is_name(text: str) -> bool:
+    return text[:1] in _FIRST and not text.strip(_NAME_CHARS)
+
+
+def _tokens(template: str) -> Iterator[tuple[int, int, str, bool]]:
+    """Each `{{name}}` and `{name}` as (start, end, name, escaped), from left to right; a brace
+    that starts neither is text, and the search goes on at the character after it."""
+    at = template.find("{")
+    while at >= 0:
+        if template.startswith("{", at + 1):
+            close = template.find("}", at + 2)
+            name = template[at + 2 : close]
+            if close > 0 and template.startswith("}", close + 1) and _is_name(name):
+                yield at, close + 2, name, True
+                at = template.find("{", close + 2)
+                continue
+        close = template.find("}", at + 1)
+        name = template[at + 1 : close]
+        if close > 0 and _is_name(name):
+            yield at, close + 1, name, False
+            at = template.find("{", close + 1)
+        else:
+            at = template.find("{", at + 1)
+
+
 def scan(template: str) -> tuple[Segment, ...]:
     """Split a template into literal text and placeholders; `{{x}}` becomes the literal `{x}`."""
     segments: list[Segment] = []
     literal: list[str] = []
     pos = 0
-    for match in _TOKEN.finditer(template):
-        literal.append(template[pos : match.start()])
-        escaped, name = match.group(1), match.group(2)
-        if escaped is not None:
-            literal.append("{" + escaped + "}")
+    for start, end, name, escaped in _tokens(template):
+        literal.append(template[pos:start])
+        if escaped:
+            literal.append("{" + name + "}")
         else:
             if literal:
                 text = "".join(literal)
                 if text:
                     segments.append(text)
                 literal = []
-            segments.append(Placeholder(name, match.start()))
-        pos = match.end()
+            segments.append(Placeholder(name, start))
+        pos = end
     literal.append(template[pos:])
     text = "".join(literal)
     if text:
@@ -78,7 +103,9 @@ def scan(template: str) -> tuple[Segment, ...]:
 def names(template: str) -> list[str]:
     """The placeholder names a template uses, in order of first use."""
     # The names alone, without building the segments: validation asks this of every template.
-    return list(dict.fromkeys([name for _, name in _TOKEN.findall(template) if name]))
+    if "{" not in template:
+        return []
+    return list(dict.fromkeys([name for _, _, name, escaped in _tokens(template) if not escaped]))
 
 
 def fill(segments: tuple[Segment, ...] | str, values: Mapping[str, str]) -> str:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from start import atomic
 
@@ -57,6 +60,16 @@ def test_failure_leaves_the_old_file_and_no_temp(
 def test_temp_names_are_the_ones_the_trust_scan_ignores(tmp_path: Path) -> None:
     assert atomic.is_temp_name(atomic.temp_name("config.toml"))
     assert not atomic.is_temp_name("config.toml")
+
+
+_PARTS = [".", "a", "x.toml", ".tmp", "0123abcd", "0123ABCD", "12345678", "\n", "é", "-"]
+
+
+@given(st.one_of(st.lists(st.sampled_from(_PARTS), max_size=6).map("".join), st.text()))
+def test_a_temp_name_is_what_the_pattern_said_it_is(name: str) -> None:
+    # The oracle: the pattern the names were matched with before, but whole (its `$` also let
+    # a name end in a newline, which no temp file of ours does).
+    assert atomic.is_temp_name(name) == bool(re.fullmatch(r"\..+\.[0-9a-f]{8}\.tmp", name))
 
 
 def old(path: Path, seconds: float = 60) -> Path:

@@ -177,6 +177,21 @@ def test_runs_of_ordinary_characters_lex_as_their_characters_do(template: str) -
     assert _observable(by_runs) == _observable(by_chars)
 
 
+@given(st.one_of(st.lists(st.sampled_from(_PIECES), max_size=24).map("".join), st.text()))
+def test_units_split_text_as_the_regular_expression_did(template: str) -> None:
+    """The oracle: the pattern `units` split literal text with before it scanned it itself."""
+    import re
+
+    expected: list[str | Placeholder] = []
+    for segment in scan(template):
+        if isinstance(segment, Placeholder):
+            expected.append(segment)
+        else:
+            pieces = re.split(r"""([ \t\n|&;<>()'"\\$`#\[\]])""", segment)
+            expected.extend(piece for piece in pieces if piece)
+    assert units(template) == expected
+
+
 def test_units_keep_special_characters_apart_and_ordinary_runs_whole() -> None:
     assert units("{bin} --model {model} '$(x)' [-s {role}]") == [
         Placeholder("bin", 0), " ", "--model", " ", Placeholder("model", 14), " ", "'", "$",

@@ -95,3 +95,41 @@ def test_text_without_placeholders_is_filled_unchanged(text: str) -> None:
 def test_values_arrive_verbatim(before: str, value: str) -> None:
     safe = before.replace("{", "(").replace("}", ")")
     assert template.fill(safe + "{prompt}", {"prompt": value}) == safe + value
+
+
+# The regular expression that placeholders were found with before the scanner; the oracle.
+_TOKEN = r"\{\{([a-z][a-z0-9_]*)\}\}|\{([a-z][a-z0-9_]*)\}"
+_BRACY = st.lists(
+    st.sampled_from(["{", "}", "{{", "}}", "a", "b_1", "Z", "9", "-", " ", "é", "\n", "{x}"]),
+    max_size=20,
+).map("".join)
+
+
+@given(st.one_of(_BRACY, st.text()))
+def test_the_scanner_finds_what_the_regular_expression_found(text: str) -> None:
+    import re
+
+    segments: list[template.Segment] = []
+    literal, pos = "", 0
+    for match in re.finditer(_TOKEN, text):
+        literal += text[pos : match.start()]
+        if match.group(1) is not None:
+            literal += "{" + match.group(1) + "}"
+        else:
+            if literal:
+                segments.append(literal)
+            literal = ""
+            segments.append(Placeholder(match.group(2), match.start()))
+        pos = match.end()
+    literal += text[pos:]
+    if literal:
+        segments.append(literal)
+    assert template.scan(text) == tuple(segments)
+    found = [name for _, name in re.findall(_TOKEN, text) if name]
+    assert template.names(text) == list(dict.fromkeys(found))
+
+
+def test_a_brace_that_starts_no_placeholder_leaves_the_next_one_found() -> None:
+    assert template.scan("{{a}b}") == ("{", Placeholder("a", 1), "b}")
+    assert template.scan("{{}}{{x}}{y") == ("{{}}{x}{y",)
+    assert template.names("{A}{a-b}{_x}{x_1}") == ["x_1"]

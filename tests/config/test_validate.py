@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from start.config.schema import is_name
 from tests.conftest import problems
 
 AGENT = '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\n'
@@ -389,6 +393,23 @@ CASES = [
         id="print-schema-other-placeholder",
     ),
 ]
+
+
+_NAME_PARTS = ["a", "z9", "0", "-", "--", "A", "_", " ", "\n", "é", ":"]
+
+
+@given(st.one_of(st.lists(st.sampled_from(_NAME_PARTS), max_size=6).map("".join), st.text()))
+def test_a_name_is_what_the_pattern_says_it_is(name: str) -> None:
+    # The oracle: the pattern names were matched with before, whole (its `$` let a name end in
+    # a newline: `[tasks."x\n"]` was taken as task 'x\n').
+    assert is_name(name) == bool(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name))
+
+
+def test_a_name_that_ends_in_a_newline_is_not_one(conf: Path) -> None:
+    assert problems(conf, '[tasks."x\\n"]\nprompt = "p"\n') == [
+        "error: 1:1: tasks.x\n: invalid task name 'x\n': use lowercase letters and digits in "
+        "words joined by single hyphens, such as 'code-review'"
+    ]
 
 
 @pytest.mark.parametrize(("text", "expected"), CASES)
