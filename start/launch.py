@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -74,6 +75,17 @@ def _where(agent: Agent) -> str:
     if agent.origin.layer == "built-in":
         return f"a copy of [agents.{agent.name}] in {user_file(agent)}"
     return f"[agents.{agent.name}] in {agent.origin.path}"
+
+
+def ready(agent: Agent, *, headless: bool = False) -> None:
+    """Lex the command template that `build` fills for `agent` (lexing is cached), ahead of
+    it: the pipeline calls this while the launch's commands run, so that this module's import
+    and the lexing overlap them. A template that cannot be lexed is left for `build` to report.
+    """
+    template = agent.print_command if headless else agent.command
+    if template is not None:
+        with contextlib.suppress(StartError):
+            agent_template.required(template)
 
 
 def build(

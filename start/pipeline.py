@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from start import launch as launcher
 from start import resolve, shell, sources
 from start.config.load import load
 from start.config.model import Config
@@ -28,6 +27,7 @@ from start.record import Record
 from start.wall import Grant, Reader
 
 if TYPE_CHECKING:
+    from start import launch as launcher
     from start.output import Spec
 
 
@@ -114,8 +114,11 @@ def prepare(
     plan = resolve.plan(config, request.selection)
     output = answer_format(config, grant, plan) if request.headless else None
     date = now()
-    composition = told(_compose(config, grant, plan, date, runner, progress), plan, output)
+    ready = functools.partial(_ready, request, [plan]) if build else None
+    composition = told(_compose(config, grant, plan, date, runner, progress, ready), plan, output)
     lap("compose")
+    from start import launch as launcher
+
     if build:
         launch = _build(request, config, plan, composition, date, output)
     else:
@@ -143,7 +146,8 @@ def prepare_each(
     plans = [_plan_for(config, request.selection, name) for name in agents]
     output = answer_format(config, grant, plans[0])
     date = now()
-    composition = _compose(config, grant, plans[0], date, runner, progress)
+    ready = functools.partial(_ready, request, plans)
+    composition = _compose(config, grant, plans[0], date, runner, progress, ready)
     built: list[Prepared] = []
     try:
         for plan in plans:
@@ -184,7 +188,11 @@ def told(
 ) -> sources.Composition:
     """The composition whose prompt names the task's output format, for an agent whose CLI is
     not held to it (start.output.instruction): the prompt the agent gets, and the one shown."""
-    if output is None or output.is_text or launcher.holds_to_schema(plan.agent, output):
+    if output is None or output.is_text:
+        return composition
+    from start import launch as launcher
+
+    if launcher.holds_to_schema(plan.agent, output):
         return composition
     from start.output import with_instruction
 
@@ -198,13 +206,23 @@ def _compose(
     date: str,
     runner: sources.Runner | None,
     progress: shell.Progress | None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> sources.Composition:
+    """The composition; `meanwhile` is done while its commands run (see shell.run_all), when
+    `runner` is start's own."""
     reader = Reader(config.root, grant, config.settings.file_size_limit)
-    if runner is None and progress is not None:
-        runner = functools.partial(shell.run_all, progress=progress)
     if runner is None:
-        return sources.compose(config, plan, date, reader)
+        runner = functools.partial(shell.run_all, progress=progress, meanwhile=meanwhile)
     return sources.compose(config, plan, date, reader, runner)
+
+
+def _ready(request: LaunchRequest, plans: Sequence[resolve.Plan]) -> None:
+    """What building the launch can do before the prompt is known, done while the commands
+    that compose it run: the launcher is imported and each agent's command template lexed."""
+    from start import launch as launcher
+
+    for plan in plans:
+        launcher.ready(plan.agent, headless=request.headless)
 
 
 def _build(
@@ -215,6 +233,8 @@ def _build(
     date: str,
     output: Spec | None = None,
 ) -> launcher.Launch:
+    from start import launch as launcher
+
     return launcher.build(
         plan,
         composition,

@@ -251,10 +251,11 @@ def select_model(agent: Agent, request: Request, task: Task | None) -> tuple[str
         return model, f"task '{task.name}' ({how}, from its front matter)"
     if agent.default_model is not None and agent.default_model in agent.models:
         return agent.models[agent.default_model], f"agent default_model '{agent.default_model}'"
-    from start import agent as agent_template
+    if "{model}" in agent.command:  # else no {model} at all: the template need not be lexed
+        from start import agent as agent_template
 
-    if "model" in agent_template.required(agent.command):
-        return first_model(agent)
+        if "model" in agent_template.required(agent.command):
+            return first_model(agent)
     return None, "none chosen: the agent's own default applies"
 
 

@@ -175,7 +175,10 @@ def run(spec: CommandSpec) -> CommandResult:
 
 
 def run_all(
-    specs: Sequence[CommandSpec], progress: Progress | None = None, owner: Owner | None = None
+    specs: Sequence[CommandSpec],
+    progress: Progress | None = None,
+    owner: Owner | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[CommandResult]:
     """Run every command at once, all driven from one poll loop; results in input order. A
     command with a `chain` starts when the one before it in that chain has ended.
@@ -185,6 +188,9 @@ def run_all(
     when given, is called with the labels of the commands still running once they have taken
     PROGRESS_DELAY seconds, again whenever that list changes, and with [] at the end if it was
     called before. `owner`, when given, is told of every command's process group (see Owner).
+    `meanwhile`, when given, is called once the first commands have started and before any is
+    waited for: work that needs none of their output is done while they run. If it raises,
+    the commands are killed, as for a signal.
     """
     results: dict[int, CommandResult] = {}
     waiting: dict[str, list[int]] = {}  # each chain's commands not started yet, in order
@@ -226,6 +232,8 @@ def run_all(
         try:
             for index in first:
                 start(index)
+            if meanwhile is not None and first:
+                meanwhile()
             for job, result in loop.drive():
                 results[job.index] = result
         except BaseException:

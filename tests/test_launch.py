@@ -511,3 +511,36 @@ def test_no_role_adds_nothing_to_the_prompt(agent: str, argument: str, installed
     with_role = dry("prompt", "-a", agent, "-r", "code-reviewer", "the prompt")["argv"][-1]
     assert with_role.startswith(argument.removesuffix("the prompt") + "You are a meticulous")
     assert with_role.endswith("fine.\n\n\nthe prompt")  # the role ends with a newline
+
+
+# --- what a launch does while its commands run -----------------------------------------------
+
+
+def test_the_agent_is_readied_while_the_contexts_commands_run(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The context's command waits for the file that readying the agent writes: were the agent
+    # readied after the commands, the command would time out and the context be left out.
+    from start import launch as launcher
+    from start import pipeline, resolve
+
+    flag = repo / "readied"
+    waits = f"while [ ! -e {flag} ]; do sleep 0.01; done; echo after"
+    settings = FAKE.replace("[settings]\n", "[settings]\ncommand_timeout = 5\n")
+    config = settings + f"[contexts.wait]\nrequired = true\ncommand = '{waits}'\n"
+    write_tree(repo.parent / "home" / ".config" / "start", {"config.toml": config})
+    readied: list[str] = []
+
+    def ready(agent: Any, *, headless: bool = False) -> None:
+        readied.append(agent.name)
+        flag.write_text("")
+
+    monkeypatch.setattr(launcher, "ready", ready)
+    request = pipeline.LaunchRequest(str(repo), resolve.Request("prompt", text="hi"))
+    prepared = pipeline.prepare(request)
+    prepared.launch.cleanup()
+
+    assert readied == ["fake"]
+    assert [(p.name, p.status, p.text) for p in prepared.composition.contexts] == [
+        ("wait", "ok", "after\n")
+    ]

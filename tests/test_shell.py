@@ -391,6 +391,44 @@ def test_run_all_of_nothing(tmp_path: Path) -> None:
     assert run_all([]) == []
 
 
+def test_meanwhile_runs_while_the_commands_run(tmp_path: Path) -> None:
+    # Each command waits for the file that `meanwhile` writes: were it called after the wait,
+    # they would time out.
+    flag = tmp_path / "flag"
+    wait = f"while [ ! -e {flag} ]; do sleep 0.01; done; echo saw"
+    specs = [spec(wait, tmp_path, timeout=5), spec(wait, tmp_path, timeout=5)]
+    calls: list[float] = []
+
+    def meanwhile() -> None:
+        calls.append(time.monotonic())
+        flag.write_text("")
+
+    results = run_all(specs, meanwhile=meanwhile)
+
+    assert len(calls) == 1
+    assert [(r.output, r.timed_out) for r in results] == [("saw\n", False)] * 2
+
+
+def test_a_failing_meanwhile_kills_the_commands_and_propagates(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    command = f"sleep 30 & echo $! > {pid_file}; sleep 30"
+
+    def meanwhile() -> None:
+        read_pid(pid_file)  # the command has started
+        raise RuntimeError("meanwhile failed")
+
+    with pytest.raises(RuntimeError, match="meanwhile failed"):
+        run_all([spec(command, tmp_path, timeout=20)], meanwhile=meanwhile)
+
+    assert wait_dead(read_pid(pid_file))
+
+
+def test_meanwhile_is_not_called_without_commands(tmp_path: Path) -> None:
+    called: list[bool] = []
+    assert run_all([], meanwhile=lambda: called.append(True)) == []
+    assert called == []
+
+
 # -- capping -----------------------------------------------------------------------------------
 
 

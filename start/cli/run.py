@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from start import console, fs, pipeline, resolve, sources
-from start import launch as launcher
 from start.cli.commands import Command, HintedUsageError
 from start.cli.options import F
 from start.cli.state import Options
@@ -21,6 +20,7 @@ from start.console import Line, Styled
 from start.errors import CommandError, ExitCode, Problem, UntrustedError, UsageError
 
 if TYPE_CHECKING:
+    from start import launch as launcher
     from start.status import StatusLine
 
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
@@ -139,6 +139,8 @@ def run(options: Options, selection: resolve.Request, printing: Printing | None 
     if printing is not None:
         return _print(options, prepared, printing.timeout or config.settings.print_timeout)
     record(options, prepared)
+    from start import launch as launcher
+
     launcher.exec_agent(launch)
 
 

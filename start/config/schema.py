@@ -19,6 +19,7 @@ def is_name(text: str) -> bool:
         and "--" not in text
     )
 
+
 # Field types. "timeout" is whole seconds from 1 to MAX_TIMEOUT; "size" is a positive integer;
 # "models" is a table of string to string.
 STR, BOOL, TIMEOUT, SIZE, MODELS = "string", "boolean", "timeout", "size", "models"
