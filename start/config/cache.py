@@ -49,7 +49,8 @@ if TYPE_CHECKING:
 # 5: the key is the keyed bytes themselves, and entries live in the state directory.
 # 6: a task's `output`.
 # 7: the built-in layer has an entry of its own (`layer_key`).
-FORMAT = 7
+# 8: the key comes before the marshal data, so another key is a miss without unmarshalling.
+FORMAT = 8
 # The kinds of entries, the start of their file names: a merged config, and one layer's items.
 CONFIG_ENTRY = "config"
 LAYER_ENTRY = "layer"
@@ -283,7 +284,10 @@ def get(
         raw = os.read(fd, info.st_size)
         if len(raw) != info.st_size:
             return None
-        return _decode(cache_key.data, marshal.loads(raw), project, dirs)
+        key, payload = split(raw)
+        if key != cache_key.data:
+            return None
+        return _decode(marshal.loads(payload), project, dirs)
     except Exception:
         # Whatever is wrong with the entry (unreadable, not ours, not marshal, a shape `_decode`
         # rejects or trips over), it is a miss; the load that follows writes the entry again.
@@ -302,7 +306,7 @@ def put(cache_key: Key, config: Config) -> None:
         if not paths.private_directory(home):
             return
         # No fsync: an entry lost in a crash is a miss, and every launch after an edit writes one.
-        data = marshal.dumps(_encode(cache_key.data, config))
+        data = pack(cache_key.data, _encode(config))
         atomic.replace(os.path.join(home, cache_key.name), data, mode=0o600, durable=False)
         kind = cache_key.name.partition("-")[0]
         _prune(home, lambda name: _is_entry(name, kind), _is_entry_temp)
@@ -407,7 +411,26 @@ def _prune(directory: str, kept: Callable[[str], bool], temp: Callable[[str], bo
             continue
 
 
-def _encode(cache_key: bytes, config: Config) -> dict[str, Any]:
+def pack(key: bytes, payload: dict[str, Any]) -> bytes:
+    """An entry's bytes: the length of its key, `|`, the key, then the payload as marshal data."""
+    return b"%d|%s%s" % (len(key), key, marshal.dumps(payload))
+
+
+def split(raw: bytes) -> tuple[memoryview, memoryview]:
+    """An entry's key and the marshal data after it, without copying either. Raises ValueError
+    for bytes that do not start with a length and `|`, or are shorter than it says."""
+    length, bar, _ = raw[:20].partition(b"|")
+    if not bar or not length.isdigit():
+        raise ValueError("not an entry")
+    start = len(length) + 1
+    end = start + int(length)
+    if end > len(raw):
+        raise ValueError("not an entry")
+    view = memoryview(raw)
+    return view[start:end], view[end:]
+
+
+def _encode(config: Config) -> dict[str, Any]:
     origins: dict[Origin, int] = {}
 
     def origin(value: Origin) -> int:
@@ -431,7 +454,6 @@ def _encode(cache_key: bytes, config: Config) -> dict[str, Any]:
     settings = config.settings
     setting_origins = {name: origin(o) for name, o in settings.origins.items()}
     return {
-        "key": cache_key,
         # Filled by the calls above, so it comes after them.
         "origins": [(o.layer, str(o.path)) for o in origins],
         "settings": non_defaults(settings),  # str, int and tuples of str
@@ -473,7 +495,6 @@ _VALUE_ENCODERS: Mapping[str, Callable[[Any], Any]] = {
 
 
 def _decode(
-    cache_key: bytes,
     data: dict[str, Any],
     project: paths.ProjectLocation,
     dirs: Mapping[str, str | None],
@@ -485,8 +506,8 @@ def _decode(
     _BadEntryError; any other flaw in the structure raises as it is met. Either way `get`
     reports a miss.
     """
-    if type(data) is not dict or data["key"] != cache_key or len(data) != 7:
-        raise _BadEntryError("not an entry for this key")
+    if type(data) is not dict or len(data) != 6:
+        raise _BadEntryError("not an entry")
     known: dict[str, str] = {}
 
     def path(text: object) -> str:

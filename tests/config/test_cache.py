@@ -141,6 +141,19 @@ def overwrite(path: Path, data: bytes) -> None:
     path.write_bytes(data)
 
 
+def read_entry(path: Path) -> dict[str, Any]:
+    """An entry's payload, with its key as `key`."""
+    key, payload = cache.split(path.read_bytes())
+    data: dict[str, Any] = {"key": bytes(key), **marshal.loads(payload)}
+    return data
+
+
+def entry_bytes(data: dict[str, Any]) -> bytes:
+    """The bytes of an entry that `read_entry` read as `data`."""
+    payload = dict(data)
+    return cache.pack(payload.pop("key"), payload)
+
+
 def same(one: Config, other: Config) -> None:
     """Equal configs, down to what `==` on records does not compare."""
     assert one == other
@@ -436,9 +449,9 @@ def rewrite(change: Callable[[dict[str, Any]], object]) -> Callable[[], None]:
 
     def apply() -> None:
         path = entry()
-        data = marshal.loads(path.read_bytes())
+        data = read_entry(path)
         change(data)
-        overwrite(path, marshal.dumps(data))
+        overwrite(path, entry_bytes(data))
 
     return apply
 
@@ -531,7 +544,7 @@ WRONG_SHAPES: dict[str, Callable[[dict[str, Any]], object]] = {
     ),
     "a file is not parsed-or-not": lambda d: d["files"].__setitem__(0, ("global", "/x", "", "yes")),
     "an extra top-level key": lambda d: d.update(extra=1),
-    "another key": lambda d: d.update(key="0" * 64),
+    "another key": lambda d: d.update(key=b"0" * 64),
 }
 
 
@@ -554,16 +567,34 @@ def test_an_entry_of_the_wrong_shape_is_a_miss_and_is_rewritten(
     [
         b"",
         b"\x00garbage",
-        marshal.dumps([1, 2, 3]),
-        marshal.dumps(None),
         marshal.dumps({"key": 1}),
+        b"99999|" + b"x" * 100,
+        b"-1|x",
+        b"|x",
+        "garbage",
+        "a list",
+        "None",
     ],
-    ids=["empty", "not marshal", "a list", "None", "a key of another type"],
+    ids=[
+        "empty",
+        "not an entry",
+        "marshal alone",
+        "short of its key",
+        "a negative length",
+        "no length",
+        "its key, then garbage",
+        "its key, then a list",
+        "its key, then None",
+    ],
 )
 def test_a_corrupt_entry_is_a_miss_and_is_rewritten(
-    global_dir: Path, parsed: list[str], data: bytes
+    global_dir: Path, parsed: list[str], data: bytes | str
 ) -> None:
     expected = load(use_cache=False)
+    if isinstance(data, str):  # what follows the entry's own key
+        load()
+        after = {"garbage": b"\x00garbage", "a list": marshal.dumps([1]), "None": b"N"}
+        data = b"%d|%s%s" % (len(key := read_entry(entry())["key"]), key, after[data])
     parsed.clear()
 
     same(miss_after(lambda: overwrite(entry(), data), parsed), expected)
@@ -719,11 +750,11 @@ def test_an_entry_of_the_wrong_shape_crashes_no_command(
     expected = [invoke(*command) for command in commands]
     assert [r.exit_code for r in expected] == [0, 0, 0, 0]
     for path in cache_files():
-        data = marshal.loads(path.read_bytes())
+        data = read_entry(path)
         # Most shapes need a problem, an origin and a row of each kind to change.
         data["problems"] = data["problems"] or [("warning", None, "k", "m", None, None, None)]
         change(data)
-        overwrite(path, marshal.dumps(data))
+        overwrite(path, entry_bytes(data))
 
     for command, before in zip(commands, expected, strict=True):
         result = invoke(*command)
@@ -766,10 +797,10 @@ def forge(command: str) -> None:
     planted = Path(paths.cache_dir())
     planted.mkdir(parents=True, exist_ok=True, mode=0o700)
     for path in cache_files():
-        data = marshal.loads(path.read_bytes())
+        data = read_entry(path)
         task_command(command)(data)
         for name in (path.name, f"config-{'0' * 32}.bin"):
-            (planted / name).write_bytes(marshal.dumps(data))
+            (planted / name).write_bytes(entry_bytes(data))
             (planted / name).chmod(0o600)
 
 
@@ -903,7 +934,7 @@ def test_bytes_outside_the_state_directory_never_reach_marshal(
     loads = marshal.loads
 
     def watched(data: bytes) -> Any:
-        unmarshalled.append(data)
+        unmarshalled.append(bytes(data))
         return loads(data)
 
     monkeypatch.setattr(marshal, "loads", watched)
@@ -912,7 +943,31 @@ def test_bytes_outside_the_state_directory_never_reach_marshal(
     load()
 
     assert parsed == UNSHIPPED_LAYERS
-    assert unmarshalled == [layer_entry().read_bytes()]  # the built-in layer's own entry
+    # The built-in layer's own entry's payload
+    assert unmarshalled == [bytes(cache.split(layer_entry().read_bytes())[1])]
+
+
+def test_an_entry_of_another_key_is_never_unmarshalled(
+    global_dir: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # After an edit the merged entry's key differs: its bytes are compared, not unmarshalled.
+    load()
+    with (global_dir / "config.toml").open("a", encoding="utf-8") as config:
+        config.write("\n# an edit\n")
+    unmarshalled: list[bytes] = []
+    loads = marshal.loads
+
+    def watched(data: bytes) -> Any:
+        unmarshalled.append(bytes(data))
+        return loads(data)
+
+    monkeypatch.setattr(marshal, "loads", watched)
+    parsed.clear()
+
+    load()
+
+    assert parsed == UNSHIPPED_LAYERS
+    assert unmarshalled == [bytes(cache.split(layer_entry().read_bytes())[1])]
 
 
 def test_a_launch_takes_no_digest(global_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
