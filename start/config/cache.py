@@ -3,10 +3,11 @@
 Parsing TOML and validating a large config costs far more than a launch may spend, so the result
 is kept as plain data (marshal) and rebuilt into records on the next run with the same key. The
 key covers the bytes of every layer file and of other agents' command files (start.interop), the
-stray files, the layer directories, the Python that runs and the code of the `start` package
-itself (`code_stamp`). The key is those bytes themselves, not a digest of them: an entry holds
-its key and is used only when that is equal, byte for byte, to the key of the launch; the entry's
-file name is only a hash of the place it was loaded from. The built-in layer's validated items
+stray files, the layer directories, the Python that runs and `start`'s version; the entry's
+stamp, the code of `start` that made it (`code_stamp`). The key is those bytes themselves, not a
+digest of them: an entry holds its key and is used only when that is equal, byte for byte, to the
+key of the launch, and its stamp still holds; the entry's file name is only a hash of the place
+it was loaded from. The built-in layer's validated items
 have an entry of their own (`layer_key`), so that an edit of the user's config does not make the
 next launch parse the shipped catalog again. Entries live in the state directory (`directory`),
 which only the user writes, beside the trust records. An entry that cannot be read, is not a
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 # 5: the key is the keyed bytes themselves, and entries live in the state directory.
 # 6: a task's `output`.
 # 7: the built-in layer has an entry of its own (`layer_key`).
-# 8: the key comes before the marshal data, so another key is a miss without unmarshalling.
+# 8: the key, then the code stamp of the modules imported, come before the marshal data.
 FORMAT = 8
 # The kinds of entries, the start of their file names: a merged config, and one layer's items.
 CONFIG_ENTRY = "config"
@@ -60,6 +61,8 @@ KEEP = 32
 STALE_TEMP_SECONDS = 60
 # The installed `start` package, whose code decides what a config means.
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Where this process imported `start` from: a module's path below it is its path below PACKAGE.
+_LOADED_FROM = PACKAGE
 # The directory of the entries, in the state directory beside the trust records: whatever can
 # write the cache directory but not the state directory (an agent's sandbox, say) cannot pass off
 # a config of its own, and whatever can write the state directory can already write trust records.
@@ -119,7 +122,7 @@ def _columns(cls: type[Item], types: Mapping[str, type]) -> tuple[_Column, ...]:
 
 class Key(Record):
     """What a loaded config depends on (`data`), and the file name of its entry (`name`).
-    `head` is the start of `data` that the code and the Python decide (see `layer_key`)."""
+    `head` is the start of `data` that the version and the Python decide (see `layer_key`)."""
 
     name: str
     data: bytes
@@ -130,31 +133,36 @@ class _BadEntryError(ValueError):
     """The entry does not have the shape `_encode` writes."""
 
 
-def code_stamp(package: str | None = None) -> str | None:
-    """The size and mtime of every `*.py` below `package` (default: `PACKAGE`), one per line.
+def loaded_modules() -> list[str] | None:
+    """The files of the `start` modules this process has imported, relative to the package,
+    sorted; None when one is not a file below it (a zip import, for example)."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        if name == "start" or name.startswith("start."):
+            path = getattr(module, "__file__", None)
+            relative = os.path.relpath(path, _LOADED_FROM) if path else ".."
+            if relative.startswith(".."):
+                return None
+            found.append(relative)
+    return sorted(found)
 
-    Found by walking the directory, so a module added anywhere in the package is covered
-    without a list to keep. None when the package is not a directory that can be walked (a zip
-    import, for example): then nothing is cached.
-    """
-    root = PACKAGE if package is None else package
-    lines: list[str] = []
-    pending = [""]  # directories below root, each ending in "/"
-    try:
-        while pending:
-            relative = pending.pop()
-            with os.scandir(root + "/" + relative) as entries:
-                for entry in entries:
-                    name = entry.name
-                    if name.endswith(".py"):
-                        info = entry.stat()
-                        lines.append(f"{relative}{name}:{info.st_size}:{info.st_mtime_ns}")
-                    elif name != "__pycache__" and entry.is_dir():
-                        pending.append(f"{relative}{name}/")
-    except OSError:
-        return None
-    lines.sort()
+
+def code_stamp(modules: Sequence[str]) -> str | None:
+    """The size and mtime of each of `modules` (paths below `PACKAGE`), one per line; None when
+    one of them cannot be statted."""
+    lines = []
+    for module in modules:
+        try:
+            info = os.stat(os.path.join(PACKAGE, module))
+        except OSError:
+            return None
+        lines.append(f"{module}:{info.st_size}:{info.st_mtime_ns}")
     return "\n".join(lines)
+
+
+def _stamp_holds(stamp: str) -> bool:
+    """Whether the modules an entry's stamp names are still as they were when it was written."""
+    return code_stamp([line.rsplit(":", 2)[0] for line in stamp.split("\n")]) == stamp
 
 
 def key(
@@ -163,8 +171,9 @@ def key(
     contents: Mapping[str, bytes],
     strays: Sequence[str],
     more: Sequence[str] = (),
-) -> Key | None:
-    """Everything the loaded config depends on, as one byte string; None when it cannot be known.
+) -> Key:
+    """Everything the loaded config depends on but `start`'s code, as one byte string (the code
+    is the entry's stamp: see `put`).
 
     Each part is preceded by its length, so no two sets of parts give the same key. `more` names
     anything else it depends on, such as command files that were not read. It is compared, never
@@ -173,8 +182,6 @@ def key(
     is loaded from, replaced when its files change.
     """
     head = _head()
-    if head is None:
-        return None
     chunks = [head]
     _part(chunks, repr(tuple(layers)))
     place: list[bytes] = []
@@ -194,7 +201,7 @@ def layer_key(
     contents: Mapping[str, bytes],
     strays: Sequence[str],
 ) -> Key:
-    """The key of one layer's own entry: what `config_key` says of the code and the Python, the
+    """The key of one layer's own entry: what `config_key` says of the version and the Python, the
     layer's directory, and the bytes of its files (`contents`) and its stray files.
 
     The built-in layer has one (see start.config.load): a launch after an edit of the user's
@@ -207,12 +214,8 @@ def layer_key(
     return Key(_name(place, LAYER_ENTRY), b"".join(chunks), config_key.head)
 
 
-def _head() -> bytes | None:
-    """The part of every key that the code and the Python decide; None when the code's stamp
-    cannot be known."""
-    stamp = code_stamp()
-    if stamp is None:
-        return None
+def _head() -> bytes:
+    """The part of every key that `start`'s version and the Python decide."""
     from start import __version__
 
     chunks: list[bytes] = []
@@ -222,7 +225,6 @@ def _head() -> bytes | None:
         sys.version,
         str(sys.implementation.cache_tag),
         str(marshal.version),
-        stamp,
     ):
         _part(chunks, text)
     return b"".join(chunks)
@@ -284,8 +286,8 @@ def get(
         raw = os.read(fd, info.st_size)
         if len(raw) != info.st_size:
             return None
-        key, payload = split(raw)
-        if key != cache_key.data:
+        key, stamp, payload = split(raw)
+        if key != cache_key.data or not _stamp_holds(str(stamp, "utf-8", "surrogateescape")):
             return None
         return _decode(marshal.loads(payload), project, dirs)
     except Exception:
@@ -297,7 +299,13 @@ def get(
 
 
 def put(cache_key: Key, config: Config) -> None:
-    """Store a config; failures to write only cost speed next time."""
+    """Store a config, stamped with the size and mtime of the files of the `start` modules
+    imported so far: the code that made it. Nothing is stored when they cannot be statted (a zip
+    import). Failures to write only cost speed next time."""
+    modules = loaded_modules()
+    stamp = None if modules is None else code_stamp(modules)
+    if stamp is None:
+        return
     # Off the warm launch path: only a miss writes.
     from start import atomic
 
@@ -306,7 +314,7 @@ def put(cache_key: Key, config: Config) -> None:
         if not paths.private_directory(home):
             return
         # No fsync: an entry lost in a crash is a miss, and every launch after an edit writes one.
-        data = pack(cache_key.data, _encode(config))
+        data = pack(cache_key.data, stamp, _encode(config))
         atomic.replace(os.path.join(home, cache_key.name), data, mode=0o600, durable=False)
         kind = cache_key.name.partition("-")[0]
         _prune(home, lambda name: _is_entry(name, kind), _is_entry_temp)
@@ -411,23 +419,32 @@ def _prune(directory: str, kept: Callable[[str], bool], temp: Callable[[str], bo
             continue
 
 
-def pack(key: bytes, payload: dict[str, Any]) -> bytes:
-    """An entry's bytes: the length of its key, `|`, the key, then the payload as marshal data."""
-    return b"%d|%s%s" % (len(key), key, marshal.dumps(payload))
+def pack(key: bytes, stamp: str, payload: dict[str, Any]) -> bytes:
+    """An entry's bytes: its key and its code stamp, each as its length, `|` and its bytes, then
+    the payload as marshal data."""
+    code = stamp.encode("utf-8", "surrogateescape")
+    return b"%d|%s%d|%s%s" % (len(key), key, len(code), code, marshal.dumps(payload))
 
 
-def split(raw: bytes) -> tuple[memoryview, memoryview]:
-    """An entry's key and the marshal data after it, without copying either. Raises ValueError
-    for bytes that do not start with a length and `|`, or are shorter than it says."""
-    length, bar, _ = raw[:20].partition(b"|")
+def split(raw: bytes) -> tuple[memoryview, memoryview, memoryview]:
+    """An entry's key, stamp and marshal data, without copying them. Raises ValueError for bytes
+    that are not an entry's."""
+    view = memoryview(raw)
+    key, at = _field(view, 0)
+    stamp, at = _field(view, at)
+    return key, stamp, view[at:]
+
+
+def _field(view: memoryview, at: int) -> tuple[memoryview, int]:
+    """The bytes of the `LENGTH|BYTES` field at `at`, and where it ends."""
+    length, bar, _ = bytes(view[at : at + 20]).partition(b"|")
     if not bar or not length.isdigit():
         raise ValueError("not an entry")
-    start = len(length) + 1
+    start = at + len(length) + 1
     end = start + int(length)
-    if end > len(raw):
+    if end > len(view):
         raise ValueError("not an entry")
-    view = memoryview(raw)
-    return view[start:end], view[end:]
+    return view[start:end], end
 
 
 def _encode(config: Config) -> dict[str, Any]:

@@ -109,8 +109,7 @@ def load(
             keyed = {**keyed, **skills.contents}
             more = [*more, *skills.keyed()]
         cache_key = cache.key(layers, dirs, keyed, strays, more)
-        if cache_key is not None:
-            config = cache.get(cache_key, project, dirs)
+        config = cache.get(cache_key, project, dirs)
     if config is None:
         contents.update(replaced or {})
         problems = list(unreadable.values())

@@ -142,16 +142,20 @@ def overwrite(path: Path, data: bytes) -> None:
 
 
 def read_entry(path: Path) -> dict[str, Any]:
-    """An entry's payload, with its key as `key`."""
-    key, payload = cache.split(path.read_bytes())
-    data: dict[str, Any] = {"key": bytes(key), **marshal.loads(payload)}
+    """An entry's payload, with its key as `key` and its code stamp as `stamp`."""
+    key, stamp, payload = cache.split(path.read_bytes())
+    data: dict[str, Any] = {
+        "key": bytes(key),
+        "stamp": str(stamp, "utf-8"),
+        **marshal.loads(payload),
+    }
     return data
 
 
 def entry_bytes(data: dict[str, Any]) -> bytes:
     """The bytes of an entry that `read_entry` read as `data`."""
     payload = dict(data)
-    return cache.pack(payload.pop("key"), payload)
+    return cache.pack(payload.pop("key"), payload.pop("stamp"), payload)
 
 
 def same(one: Config, other: Config) -> None:
@@ -416,13 +420,28 @@ def test_a_changed_module_of_the_package_misses(
     miss_after(lambda: module.write_text(module.read_text() + "# changed\n"), parsed, ALL_LAYERS)
 
 
-def test_a_new_module_in_the_package_misses(
+def test_a_removed_module_of_the_package_misses(
     global_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parsed: list[str]
 ) -> None:
     copy = tmp_path / "package"
     shutil.copytree(cache.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(cache, "PACKAGE", str(copy))
-    miss_after(lambda: (copy / "config" / "extra.py").write_text(""), parsed, ALL_LAYERS)
+    miss_after((copy / "config" / "files.py").unlink, parsed, ALL_LAYERS)
+
+
+def test_a_module_that_no_load_imported_changes_nothing(
+    global_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parsed: list[str]
+) -> None:
+    # An entry depends on the code that made it, the modules imported when it was written; a
+    # new one is imported by none of them (else one of them changed, and misses).
+    copy = tmp_path / "package"
+    shutil.copytree(cache.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "PACKAGE", str(copy))
+    load()
+    (copy / "config" / "extra.py").write_text("")
+    parsed.clear()
+    load()
+    assert parsed == []
 
 
 @pytest.mark.parametrize(
@@ -594,7 +613,8 @@ def test_a_corrupt_entry_is_a_miss_and_is_rewritten(
     if isinstance(data, str):  # what follows the entry's own key
         load()
         after = {"garbage": b"\x00garbage", "a list": marshal.dumps([1]), "None": b"N"}
-        data = b"%d|%s%s" % (len(key := read_entry(entry())["key"]), key, after[data])
+        head = cache.pack(read_entry(entry())["key"], read_entry(entry())["stamp"], {})
+        data = head[: -len(marshal.dumps({}))] + after[data]
     parsed.clear()
 
     same(miss_after(lambda: overwrite(entry(), data), parsed), expected)
@@ -944,7 +964,7 @@ def test_bytes_outside_the_state_directory_never_reach_marshal(
 
     assert parsed == UNSHIPPED_LAYERS
     # The built-in layer's own entry's payload
-    assert unmarshalled == [bytes(cache.split(layer_entry().read_bytes())[1])]
+    assert unmarshalled == [bytes(cache.split(layer_entry().read_bytes())[2])]
 
 
 def test_an_entry_of_another_key_is_never_unmarshalled(
@@ -967,7 +987,7 @@ def test_an_entry_of_another_key_is_never_unmarshalled(
     load()
 
     assert parsed == UNSHIPPED_LAYERS
-    assert unmarshalled == [bytes(cache.split(layer_entry().read_bytes())[1])]
+    assert unmarshalled == [bytes(cache.split(layer_entry().read_bytes())[2])]
 
 
 def test_a_launch_takes_no_digest(global_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1129,63 +1149,46 @@ def test_the_key_depends_on_contents_layers_directories_and_strays() -> None:
     assert len({base, *variants}) == 6
 
 
-def test_the_code_stamp_covers_every_module_of_the_package() -> None:
-    stamp = cache.code_stamp()
-    assert stamp is not None
-    stamped = [line.rsplit(":", 2)[0] for line in stamp.splitlines()]
-    package = Path(cache.PACKAGE)
-    modules = sorted(
-        str(path.relative_to(package))
-        for path in package.rglob("*.py")
-        if "__pycache__" not in path.parts
+def test_the_stamp_names_every_module_of_start_imported_so_far() -> None:
+    import sys
+
+    from start.config import validate  # noqa: F401
+
+    modules = cache.loaded_modules()
+    assert modules is not None
+    expected = sorted(
+        str(Path(module.__file__).relative_to(cache.PACKAGE))
+        for name, module in sys.modules.items()
+        if (name == "start" or name.startswith("start.")) and module.__file__
     )
-    assert stamped == modules
-    assert "config/validate.py" in stamped
-    assert "trust/scan.py" in stamped
+    assert modules == expected
+    assert {"__init__.py", "config/__init__.py", "config/validate.py"} <= set(modules)
+    assert "config/scanner.py" not in modules or "start.config.scanner" in sys.modules
 
 
-def test_the_code_stamp_changes_with_any_python_file_and_only_with_those(tmp_path: Path) -> None:
-    package = tmp_path / "start"
-    write_tree(
-        package,
-        {
-            "__init__.py": "",
-            "a.py": "x = 1\n",
-            "sub/b.py": "y = 2\n",
-            "sub/data.toml": "",
-            "__pycache__/a.cpython-311.pyc": "",
-        },
-    )
-    stamp = cache.code_stamp(str(package))
+def test_the_code_stamp_changes_with_the_size_or_mtime_of_a_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_tree(tmp_path, {"a.py": "x = 1\n", "sub/b.py": "y = 2\n", "c.py": ""})
+    monkeypatch.setattr(cache, "PACKAGE", str(tmp_path))
+    stamp = cache.code_stamp(["a.py", "sub/b.py"])
     assert stamp is not None
-    assert [line.rsplit(":", 2)[0] for line in stamp.splitlines()] == [
-        "__init__.py",
-        "a.py",
-        "sub/b.py",
-    ]
+    assert [line.rsplit(":", 2)[0] for line in stamp.splitlines()] == ["a.py", "sub/b.py"]
+    (tmp_path / "c.py").write_text("changed")  # not one of them
+    assert cache.code_stamp(["a.py", "sub/b.py"]) == stamp
 
-    (package / "sub" / "data.toml").write_text("changed")
-    (package / "__pycache__" / "a.cpython-311.pyc").write_text("changed")
-    (package / "notes.txt").write_text("")
-    assert cache.code_stamp(str(package)) == stamp
-
-    b = package / "sub" / "b.py"
+    b = tmp_path / "sub" / "b.py"
     info = b.stat()
     os.utime(b, ns=(info.st_atime_ns, info.st_mtime_ns + 1))  # same size, newer
-    touched = cache.code_stamp(str(package))
+    touched = cache.code_stamp(["a.py", "sub/b.py"])
     assert touched != stamp
 
     b.write_text("y = 30\n")
     os.utime(b, ns=(info.st_atime_ns, info.st_mtime_ns + 1))  # same mtime, new size
-    assert cache.code_stamp(str(package)) != touched
+    assert cache.code_stamp(["a.py", "sub/b.py"]) not in (stamp, touched)
 
-    (package / "sub" / "deeper").mkdir()
-    (package / "sub" / "deeper" / "c.py").write_text("")
-    assert cache.code_stamp(str(package)) not in (stamp, touched)
-
-
-def test_the_code_stamp_of_a_missing_package_is_none(tmp_path: Path) -> None:
-    assert cache.code_stamp(str(tmp_path / "nowhere")) is None
+    b.unlink()
+    assert cache.code_stamp(["a.py", "sub/b.py"]) is None
 
 
 def test_records_has_one_record_for_each_item_section_of_the_schema() -> None:
