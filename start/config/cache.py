@@ -152,12 +152,20 @@ def code_stamp(modules: Sequence[str]) -> str | None:
     one of them cannot be statted."""
     lines = []
     for module in modules:
-        try:
-            info = os.stat(os.path.join(PACKAGE, module))
-        except OSError:
+        stamp = file_stamp(os.path.join(PACKAGE, module))
+        if stamp is None:
             return None
-        lines.append(f"{module}:{info.st_size}:{info.st_mtime_ns}")
+        lines.append(f"{module}:{stamp}")
     return "\n".join(lines)
+
+
+def file_stamp(path: str) -> str | None:
+    """The size and mtime of a regular file, `SIZE:MTIME_NS`; None when it is none."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return f"{info.st_size}:{info.st_mtime_ns}" if stat.S_ISREG(info.st_mode) else None
 
 
 def _stamp_holds(stamp: str) -> bool:
@@ -200,9 +208,10 @@ def layer_key(
     directory: str,
     contents: Mapping[str, bytes],
     strays: Sequence[str],
+    more: Sequence[str] = (),
 ) -> Key:
     """The key of one layer's own entry: what `config_key` says of the version and the Python, the
-    layer's directory, and the bytes of its files (`contents`) and its stray files.
+    layer's directory, the bytes of its files (`contents`), its stray files and `more`.
 
     The built-in layer has one (see start.config.load): a launch after an edit of the user's
     config then parses only the layers that can change, not the shipped catalog.
@@ -211,6 +220,8 @@ def layer_key(
     _part(chunks, f"layer:{layer}={directory}")
     place = chunks[-1]
     _files(chunks, contents, strays)
+    for text in more:
+        _part(chunks, f"more:{text}")
     return Key(_name(place, LAYER_ENTRY), b"".join(chunks), config_key.head)
 
 

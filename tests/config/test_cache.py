@@ -361,6 +361,57 @@ def test_a_changed_shipped_file_misses_the_built_in_entry(
     assert len(list(Path(cache.directory()).glob("layer-*.bin"))) == 1  # replaced
 
 
+def test_a_load_from_the_cache_reads_no_shipped_file(
+    global_dir: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # They are package data, keyed by size and mtime as the code is.
+    load()
+    read: list[str] = []
+    real = fs.read
+
+    def watched(path: str, *args: Any, **kwargs: Any) -> fs.Read:
+        read.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(fs, "read", watched)
+    load()
+    (global_dir / "config.toml").write_text(CONFIG + "# edited\n")
+    load()  # the merged entry misses; the built-in layer's hits
+    assert parsed == [*ALL_LAYERS, *UNSHIPPED_LAYERS]
+    shipped = paths.builtin_config_dir()
+    assert [path for path in read if path.startswith(shipped)] == []
+    assert str(global_dir / "config.toml") in read
+
+
+def test_a_touched_shipped_file_misses_the_built_in_entry(
+    global_dir: Path, parsed: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = shipped_copy(tmp_path, monkeypatch)
+    load()
+    roles = shipped / "roles.toml"
+    info = roles.stat()
+    os.utime(roles, ns=(info.st_atime_ns, info.st_mtime_ns + 1))  # the same bytes
+    parsed.clear()
+    load()
+    assert parsed == ALL_LAYERS
+
+
+def test_a_shipped_files_problem_keeps_its_place_from_the_entry(
+    global_dir: Path, parsed: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = shipped_copy(tmp_path, monkeypatch)
+    with (shipped / "roles.toml").open("a", encoding="utf-8") as stream:
+        stream.write('\n[roles.odd]\nprompt = "p"\nbogus = 1\n')
+    lines = (shipped / "roles.toml").read_text(encoding="utf-8").count("\n")
+    first = [p for p in load().problems if p.key == "roles.odd.bogus"]
+    (global_dir / "config.toml").write_text(CONFIG + "# edited\n")
+    parsed.clear()
+    again = [p for p in load().problems if p.key == "roles.odd.bogus"]
+    assert parsed == UNSHIPPED_LAYERS
+    assert [(p.line, p.column) for p in first] == [(lines, 1)]
+    assert again == first
+
+
 def test_validate_neither_reads_nor_writes_the_built_in_entry(
     global_dir: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
