@@ -67,10 +67,6 @@ _LOADED_FROM = PACKAGE
 # write the cache directory but not the state directory (an agent's sandbox, say) cannot pass off
 # a config of its own, and whatever can write the state directory can already write trust records.
 DIRECTORY = "config-cache"
-# Where releases before FORMAT 5 kept entries (in the cache directory) and the SHA-256 of each
-# (in the state directory); writing the built-in layer's entry, which the first launch after an
-# upgrade does, removes what they left.
-_OLD_DIGESTS = "cache-digests"
 
 # The Python type of each schema field type, as validation leaves it in a record.
 _TYPES: Mapping[str, type] = {
@@ -331,45 +327,6 @@ def put(cache_key: Key, config: Config) -> None:
         _prune(home, lambda name: _is_entry(name, kind), _is_entry_temp)
     except OSError:
         return
-    if kind == LAYER_ENTRY:
-        # The first launch after an upgrade writes the built-in layer's entry (the code changed),
-        # so what older releases left goes then, not on every launch after an edit.
-        _forget_old()
-
-
-def _forget_old() -> None:
-    """Remove the entries and digests that releases before FORMAT 5 wrote: only names they
-    wrote, and only from directories of ours (a symlink planted at either name is left alone).
-    The digests' directory goes too once it is empty; the cache directory is the user's."""
-    digests = os.path.join(paths.state_dir(), _OLD_DIGESTS)
-    _remove_names(paths.cache_dir(), lambda name: _is_old_entry(name) or _is_entry_temp(name))
-    if _remove_names(digests, lambda name: _is_old_digest(name) or _is_old_digest_temp(name)):
-        try:
-            os.rmdir(digests)
-        except OSError:
-            return  # not empty: a file of the user's
-
-
-def _remove_names(directory: str, ours: Callable[[str], bool]) -> bool:
-    """Remove the files of `directory` that `ours` names; whether it was a directory of ours."""
-    try:
-        fd = paths.open_private(directory, create=False)
-    except OSError:
-        return False
-    if fd is None:
-        return False
-    try:
-        for name in os.listdir(fd):
-            if ours(name):
-                try:
-                    os.unlink(name, dir_fd=fd)
-                except OSError:
-                    continue
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return True
 
 
 def _is_entry(name: str, kind: str = CONFIG_ENTRY) -> bool:
@@ -377,29 +334,10 @@ def _is_entry(name: str, kind: str = CONFIG_ENTRY) -> bool:
 
 
 def _is_entry_temp(name: str) -> bool:
-    """`.KIND-KEY.bin.8HEX.tmp` from atomic.replace, or `config-KEY.bin.PID.tmp` from the writer
-    before it."""
+    """`.KIND-KEY.bin.8HEX.tmp`, from atomic.replace."""
     from start import atomic
 
-    return (atomic.is_temp_name(name) and name.startswith((".config-", ".layer-"))) or (
-        name.startswith("config-") and name.endswith(".tmp")
-    )
-
-
-def _is_old_entry(name: str) -> bool:
-    """`config-KEY.bin`, KEY the first 32 hex digits of a SHA-256 (before FORMAT 5)."""
-    return _is_entry(name) and len(name) == 43 and set(name[7:39]) <= _HEX
-
-
-def _is_old_digest(name: str) -> bool:
-    return len(name) == 64 and set(name) <= _HEX
-
-
-def _is_old_digest_temp(name: str) -> bool:
-    """`.DIGEST.8HEX.tmp` from atomic.replace."""
-    from start import atomic
-
-    return atomic.is_temp_name(name) and _is_old_digest(name[1:65])
+    return atomic.is_temp_name(name) and name.startswith((".config-", ".layer-"))
 
 
 def _prune(directory: str, kept: Callable[[str], bool], temp: Callable[[str], bool]) -> None:
@@ -723,7 +661,6 @@ def _severity(value: object) -> str:
 
 
 _STR = frozenset({str})
-_HEX = frozenset("0123456789abcdef")
 _INT = frozenset({int})
 # What a stored value that is not None goes through, by field, then by the field's type.
 _VALUE_DECODERS: Mapping[str, Callable[[Any], Any]] = {

@@ -1106,10 +1106,7 @@ def test_writing_keeps_the_newest_entries_and_removes_stale_temp_files(
         path.write_bytes(b"")
         os.utime(path, (hour_ago - age, hour_ago - age))
         old.append(path)
-    stale = [
-        directory / ".config-aaaaaaaa.bin.0123abcd.tmp",  # atomic.replace's, writer killed
-        directory / "config-bbbbbbbb.bin.4242.tmp",  # the writer before it
-    ]
+    stale = [directory / ".config-aaaaaaaa.bin.0123abcd.tmp"]  # atomic.replace's, writer killed
     fresh = directory / ".config-cccccccc.bin.89abcdef.tmp"  # a writer at work
     others = [directory / "notes.txt", directory / ".notes.0123abcd.tmp"]
     for path in [*stale, *others]:
@@ -1125,62 +1122,6 @@ def test_writing_keeps_the_newest_entries_and_removes_stale_temp_files(
     assert sorted(p.name for p in directory.iterdir()) == sorted(
         p.name for p in [*new, layer_entry(), old[0], old[1], fresh, *others]
     )
-
-
-def old_layout(notes: bool) -> tuple[Path, Path]:
-    """The entries and digests a release before FORMAT 5 left, and (with `notes`) a file of the
-    user's in each directory."""
-    entries, digests = Path(paths.cache_dir()), Path(paths.state_dir(), "cache-digests")
-    for directory in (entries, digests):
-        directory.mkdir(parents=True, mode=0o700)
-    (entries / f"config-{'a' * 32}.bin").write_bytes(b"old")
-    (entries / f".config-{'b' * 32}.bin.0123abcd.tmp").write_bytes(b"old")
-    (digests / ("c" * 64)).write_bytes(b"")
-    (digests / f".{'d' * 64}.89abcdef.tmp").write_bytes(b"")
-    if notes:
-        (entries / "notes.txt").write_text("mine", encoding="utf-8")
-        (digests / "notes.txt").write_text("mine", encoding="utf-8")
-    return entries, digests
-
-
-def test_the_first_entry_written_removes_what_older_releases_left(global_dir: Path) -> None:
-    entries, digests = old_layout(notes=False)
-    load()
-    assert list(entries.iterdir()) == []  # the user's cache directory stays
-    assert not digests.exists()
-
-
-def test_only_the_built_in_entry_looks_for_what_older_releases_left(global_dir: Path) -> None:
-    # The first launch after an upgrade writes the built-in layer's entry; a launch after an
-    # edit writes only the merged one, and spends nothing on older releases.
-    load()
-    entries, digests = old_layout(notes=False)
-    (global_dir / "config.toml").write_text(CONFIG + "# edited\n", encoding="utf-8")
-    load()
-    assert len(list(entries.iterdir())) == 2
-    assert digests.exists()
-
-
-def test_removing_what_older_releases_left_spares_every_other_file(global_dir: Path) -> None:
-    entries, digests = old_layout(notes=True)
-    load()
-    assert [p.name for p in entries.iterdir()] == ["notes.txt"]
-    assert [p.name for p in digests.iterdir()] == ["notes.txt"]
-
-
-def test_removing_what_older_releases_left_follows_no_symlink(
-    global_dir: Path, tmp_path: Path
-) -> None:
-    target = tmp_path / "mine"
-    target.mkdir()
-    (target / f"config-{'a' * 32}.bin").write_bytes(b"mine")
-    (target / ("c" * 64)).write_bytes(b"mine")
-    Path(paths.cache_dir()).parent.mkdir(parents=True, exist_ok=True)
-    Path(paths.cache_dir()).symlink_to(target)
-    Path(paths.state_dir()).mkdir(parents=True, exist_ok=True)
-    Path(paths.state_dir(), "cache-digests").symlink_to(target)
-    load()
-    assert sorted(p.name for p in target.iterdir()) == sorted([f"config-{'a' * 32}.bin", "c" * 64])
 
 
 # --- the key -------------------------------------------------------------------------------
