@@ -22,52 +22,39 @@ class Registration(Record):
     hint: str
 
 
-def _claude(args: list[str]) -> Registration:
-    return Registration(
-        shlex.join(["claude", "mcp", "add", NAME, "--", "start", *args]),
+# Each CLI's `mcp add`: whether the `--` that ends its own options goes after `start` (Gemini's
+# and Qwen's parsers take the first word after `--` as the server's command; Gemini's own -d
+# means --debug), and where the registration goes.
+_ADD: dict[str, tuple[bool, str]] = {
+    "claude": (
+        False,
         "Claude Code: run it in the project (local scope). Put -s user after 'add' for every "
         "project, or -s project to share it in .mcp.json. Prompts become /mcp__start__NAME.",
-    )
-
-
-def _gemini(args: list[str]) -> Registration:
-    # Gemini's parser takes the first word after `--` as the server's command, so `--` goes after
-    # `start` (and its own -d means --debug).
-    return Registration(
-        shlex.join(["gemini", "mcp", "add", NAME, "start", "--", *args]),
+    ),
+    "gemini": (
+        True,
         "Gemini CLI: writes .gemini/settings.json in this folder (-s user: ~/.gemini/settings.json)"
         "; servers run only in trusted folders. Prompts become /NAME.",
-    )
-
-
-def _qwen(args: list[str]) -> Registration:
-    return Registration(
-        shlex.join(["qwen", "mcp", "add", NAME, "start", "--", *args]),
-        "Qwen Code: writes ~/.qwen/settings.json (-s project: .qwen/settings.json).",
-    )
-
-
-def _codex(args: list[str]) -> Registration:
-    return Registration(
-        shlex.join(["codex", "mcp", "add", NAME, "--", "start", *args]),
+    ),
+    "codex": (
+        False,
         "Codex: writes [mcp_servers.start] to ~/.codex/config.toml. If the first start is slow, "
         "add startup_timeout_sec = 30 there (the default is 10).",
-    )
-
-
-def _opencode(args: list[str]) -> Registration:
-    return Registration(
-        shlex.join(["opencode", "mcp", "add", NAME, "--", "start", *args]),
+    ),
+    "opencode": (
+        False,
         "opencode: writes ~/.config/opencode/opencode.jsonc; for one project, put the same "
         'entry under "mcp" in its opencode.json.',
-    )
+    ),
+    "qwen": (True, "Qwen Code: writes ~/.qwen/settings.json (-s project: .qwen/settings.json)."),
+    "copilot": (False, "GitHub Copilot CLI: writes ~/.copilot/mcp-config.json."),
+}
 
 
-def _copilot(args: list[str]) -> Registration:
-    return Registration(
-        shlex.join(["copilot", "mcp", "add", NAME, "--", "start", *args]),
-        "GitHub Copilot CLI: writes ~/.copilot/mcp-config.json.",
-    )
+def _add(client: str, args: list[str]) -> Registration:
+    after, hint = _ADD[client]
+    server = ["start", "--", *args] if after else ["--", "start", *args]
+    return Registration(shlex.join([client, "mcp", "add", NAME, *server]), hint)
 
 
 def _vscode(args: list[str]) -> Registration:
@@ -81,17 +68,9 @@ def _vscode(args: list[str]) -> Registration:
     )
 
 
-CLIENTS = {
-    "claude": _claude,
-    "gemini": _gemini,
-    "codex": _codex,
-    "opencode": _opencode,
-    "qwen": _qwen,
-    "copilot": _copilot,
-    "vscode": _vscode,
-}
+CLIENTS = (*_ADD, "vscode")
 
 
 def registration(client: str, args: Sequence[str]) -> Registration:
     """The registration of `start ARGS` (ARGS begins with `mcp`) for one client."""
-    return CLIENTS[client](list(args))
+    return _vscode(list(args)) if client == "vscode" else _add(client, list(args))
