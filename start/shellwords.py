@@ -15,6 +15,7 @@ Two additions to POSIX words, both outside quotes and outside `$(...)`:
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
@@ -152,15 +153,9 @@ def units(template: str) -> list[Unit]:
 
 def _pieces(text: str, found: list[Unit]) -> None:
     """Append each character of `text` in _SPECIAL on its own, and each run of others whole."""
-    run = 0
-    for at, char in enumerate(text):
-        if char in _SPECIAL:
-            if run < at:
-                found.append(text[run:at])
-            found.append(char)
-            run = at + 1
-    if run < len(text):
-        found.append(text[run:])
+    for special, run in itertools.groupby(text, _SPECIAL.__contains__):
+        chars = "".join(run)
+        found.extend(chars if special else [chars])
 
 
 @functools.lru_cache(maxsize=64)

@@ -60,18 +60,13 @@ def _tokens(template: str) -> Iterator[tuple[int, int, str, bool]]:
     that starts neither is text, and the search goes on at the character after it."""
     at = template.find("{")
     while at >= 0:
-        if template.startswith("{", at + 1):
-            close = template.find("}", at + 2)
-            name = template[at + 2 : close]
-            if close > 0 and template.startswith("}", close + 1) and _is_name(name):
-                yield at, close + 2, name, True
-                at = template.find("{", close + 2)
-                continue
-        close = template.find("}", at + 1)
-        name = template[at + 1 : close]
-        if close > 0 and _is_name(name):
-            yield at, close + 1, name, False
-            at = template.find("{", close + 1)
+        escaped = template.startswith("{", at + 1)
+        first = at + 1 + escaped
+        close = template.find("}", first)
+        name = template[first:close]
+        if close > 0 and _is_name(name) and template.startswith("}" * escaped, close + 1):
+            yield at, close + 1 + escaped, name, escaped
+            at = template.find("{", close + 1 + escaped)
         else:
             at = template.find("{", at + 1)
 

@@ -133,7 +133,9 @@ def run(options: Options, selection: resolve.Request, printing: Printing | None 
         return ExitCode.OK
     printer = console.Printer("stderr", no_color=options.no_color)
     if not options.quiet:
-        _summary(printer, options, config, plan, composition, launch, prepared.timings)
+        summary = _summary_lines(options, config, plan, composition, launch, prepared.timings)
+        printer.wrapped(summary)
+        printer.flush()
     else:
         _warnings_only(printer, config, composition)
     if printing is not None:
@@ -417,19 +419,6 @@ def _summary_lines(
         spent = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in timings.items())
         lines.append([f"  timings       {spent}"])
     return lines
-
-
-def _summary(
-    printer: console.Printer,
-    options: Options,
-    config: Config,
-    plan: resolve.Plan,
-    composition: sources.Composition,
-    launch: launcher.Launch,
-    timings: dict[str, float],
-) -> None:
-    printer.wrapped(_summary_lines(options, config, plan, composition, launch, timings))
-    printer.flush()
 
 
 def _command_problems(config: Config) -> list[Problem]:

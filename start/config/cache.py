@@ -22,7 +22,7 @@ import marshal
 import os
 import stat
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
@@ -483,7 +483,7 @@ def _decode(
             found = known[name] = name
         return found
 
-    origins = [Origin(_layer(layer), path(where)) for layer, where in data["origins"]]
+    origins = [Origin(_str(layer, LAYERS), path(where)) for layer, where in data["origins"]]
 
     def at(index: object) -> Origin:
         if type(index) is not int or not 0 <= index < len(origins):
@@ -501,7 +501,7 @@ def _decode(
         raise _BadEntryError("setting origins are not a table")
     settings = Settings(
         **_checked(data["settings"], _SETTINGS),
-        origins={_setting(name): at(index) for name, index in setting_origins.items()},
+        origins={_str(name, _SETTINGS): at(index) for name, index in setting_origins.items()},
     )
     return Config(
         settings=settings,
@@ -511,13 +511,13 @@ def _decode(
         tasks=sections["tasks"],  # type: ignore[arg-type]
         project=project,
         files=tuple(
-            LayerFile(_layer(layer), path(where), _str(digest), _bool(parsed))
+            LayerFile(_str(layer, LAYERS), path(where), _str(digest), _bool(parsed))
             for layer, where, digest, parsed in data["files"]
         ),
         layer_dirs=dict(dirs),
         problems=tuple(
             Problem(
-                _severity(severity),
+                _str(severity, _SEVERITIES),
                 None if file is None else path(file),
                 _str(key),
                 _str(message),
@@ -624,9 +624,10 @@ def _optional(value: object) -> str | None:
     return None if value is None else _str(value)
 
 
-def _str(value: object) -> str:
-    if type(value) is not str:
-        raise _BadEntryError(f"{value!r} is not a string")
+def _str(value: object, among: Collection[object] | None = None) -> str:
+    """`value`, when it is a string (of `among`, when given)."""
+    if type(value) is not str or (among is not None and value not in among):
+        raise _BadEntryError(f"{value!r} is not a string" + (" of ours" if among else ""))
     return value
 
 
@@ -640,24 +641,6 @@ def _bool(value: object) -> bool:
     if type(value) is not bool:
         raise _BadEntryError(f"{value!r} is not a boolean")
     return value
-
-
-def _layer(value: object) -> str:
-    if value not in LAYERS:
-        raise _BadEntryError(f"no layer {value!r}")
-    return _str(value)
-
-
-def _setting(value: object) -> str:
-    if value not in _SETTINGS:
-        raise _BadEntryError(f"no setting {value!r}")
-    return _str(value)
-
-
-def _severity(value: object) -> str:
-    if value not in _SEVERITIES:
-        raise _BadEntryError(f"no severity {value!r}")
-    return _str(value)
 
 
 _STR = frozenset({str})
