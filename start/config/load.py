@@ -79,8 +79,8 @@ def load(
     # Every file is read once, here; the bytes read are the bytes parsed (and hashed for trust).
     contents: dict[str, bytes] = {}
     unreadable: dict[str, Problem] = {}
-    # The shipped files are package data, keyed as the code is, by their size and mtime: they
-    # are read only when the built-in layer is parsed (`_read_shipped`).
+    # The shipped files are package data, keyed by size and mtime as the code is: a launch
+    # served from the cache does not read them.
     shipped: dict[str, str] = {}
     # A project file that a symlink leads out of the project root is never opened.
     real_root = os.path.realpath(project.root) if use_project and "project" in layers else None
@@ -112,8 +112,7 @@ def load(
         strays = [path for name in layers for path in files.stray_toml(dirs[name], walls[name])]
         keyed = contents if commands is None else {**contents, **commands.contents}
         more = [f"shipped:{path}:{stamp}" for path, stamp in shipped.items()]
-        if commands is not None:
-            more.extend(commands.keyed())
+        more.extend(commands.keyed() if commands is not None else [])
         if skills is not None:
             keyed = {**keyed, **skills.contents}
             more = [*more, *skills.keyed()]
@@ -121,17 +120,22 @@ def load(
         config = cache.get(cache_key, project, dirs)
     if config is None:
         contents.update(replaced or {})
+        for path in shipped:
+            data, problem = files.read_bytes(path)
+            if data is None:
+                assert problem is not None
+                unreadable[path] = problem
+            else:
+                contents[path] = data
         problems = list(unreadable.values())
         read_layers = []
         for name in layers:
             directory = dirs[name]
             if name == BUILT_IN and cache_key is not None and directory is not None:
                 layer = _builtin_layer(
-                    directory, problems, contents, strays, shipped, cache_key, project, dirs
+                    directory, problems, contents, strays, cache_key, project, dirs
                 )
             elif name != IMPORTED:
-                if name == BUILT_IN:
-                    problems.extend(_read_shipped(shipped, contents, unreadable))
                 layer = _read_layer(
                     name, directory, problems, contents, unreadable, use_cache, walls[name]
                 )
@@ -218,9 +222,8 @@ def _with_commands(
 def _builtin_layer(
     directory: str,
     problems: list[Problem],
-    contents: dict[str, bytes],
+    contents: Mapping[str, bytes],
     strays: Sequence[str],
-    shipped: Mapping[str, str],
     config_key: cache.Key,
     project: paths.ProjectLocation,
     dirs: Mapping[str, str | None],
@@ -230,14 +233,12 @@ def _builtin_layer(
 
     An edit of the user's or the project's config misses the merged config's entry, but not
     this one: the launch after it parses the layers that can change, never the shipped catalog
-    again (docs/performance.md). `contents`, `strays` and `shipped` (the stamps of the files not
-    read) are every layer's, as the merged config's key has them; the shipped files are read
-    on a miss.
+    again (docs/performance.md). `contents` and `strays` are every layer's, as the merged
+    config's key has them.
     """
     own = {path: data for path, data in contents.items() if os.path.dirname(path) == directory}
     own_strays = [path for path in strays if os.path.dirname(path) == directory]
-    stamps = [f"shipped:{path}:{stamp}" for path, stamp in shipped.items()]
-    key = cache.layer_key(config_key, BUILT_IN, directory, own, own_strays, stamps)
+    key = cache.layer_key(config_key, BUILT_IN, directory, own, own_strays)
     stored = cache.get(key, project, dirs)
     if stored is not None:
         layer = _Layer(BUILT_IN, directory)
@@ -250,35 +251,13 @@ def _builtin_layer(
         layer.files = list(stored.files)
         problems.extend(stored.problems)
         return layer
-    unreadable: dict[str, Problem] = {}
-    found = _read_shipped(shipped, contents, unreadable)
-    layer = _read_layer(BUILT_IN, directory, found, contents, unreadable, True)
-    if found:
-        from start.config.positions import locate  # placed while the bytes are at hand
-
-        found = list(locate(found, contents))
+    found: list[Problem] = []
+    layer = _read_layer(BUILT_IN, directory, found, contents, {}, True)
     problems.extend(found)
     # Stored as a config of one layer, with the layer's own problems (the merge of every layer
     # checks how they fit together).
     cache.put(key, merge([layer], project, dirs, [])._replace(problems=tuple(found)))
     return layer
-
-
-def _read_shipped(
-    shipped: Mapping[str, str], contents: dict[str, bytes], unreadable: dict[str, Problem]
-) -> list[Problem]:
-    """Read the shipped files that were only stamped into `contents`; the problems of those that
-    cannot be read, also kept in `unreadable`."""
-    found = []
-    for path in shipped:
-        data, problem = files.read_bytes(path)
-        if data is None:
-            assert problem is not None
-            unreadable[path] = problem
-            found.append(problem)
-        else:
-            contents[path] = data
-    return found
 
 
 def _read_layer(
