@@ -117,12 +117,10 @@ def _columns(cls: type[Item], types: Mapping[str, type]) -> tuple[_Column, ...]:
 
 
 class Key(Record):
-    """What a loaded config depends on (`data`), and the file name of its entry (`name`).
-    `head` is the start of `data` that the version and the Python decide (see `layer_key`)."""
+    """What a loaded config depends on (`data`), and the file name of its entry (`name`)."""
 
     name: str
     data: bytes
-    head: bytes = b""
 
 
 class _BadEntryError(ValueError):
@@ -185,8 +183,7 @@ def key(
     name comes from the layers and their directories alone: one entry for each place a config
     is loaded from, replaced when its files change.
     """
-    head = _head()
-    chunks = [head]
+    chunks = [_head()]
     _part(chunks, repr(tuple(layers)))
     place: list[bytes] = []
     for name in layers:
@@ -195,30 +192,26 @@ def key(
     _files(chunks, contents, strays)
     for text in more:
         _part(chunks, f"more:{text}")
-    return Key(_name(b"".join(place)), b"".join(chunks), head)
+    return Key(_name(b"".join(place)), b"".join(chunks))
 
 
 def layer_key(
-    config_key: Key,
     layer: str,
     directory: str,
     contents: Mapping[str, bytes],
     strays: Sequence[str],
-    more: Sequence[str] = (),
 ) -> Key:
-    """The key of one layer's own entry: what `config_key` says of the version and the Python, the
-    layer's directory, the bytes of its files (`contents`), its stray files and `more`.
+    """The key of one layer's own entry: `start`'s version and the Python, the layer's
+    directory, and the bytes of its files (`contents`) and its stray files.
 
     The built-in layer has one (see start.config.load): a launch after an edit of the user's
     config then parses only the layers that can change, not the shipped catalog.
     """
-    chunks = [config_key.head]
+    chunks = [_head()]
     _part(chunks, f"layer:{layer}={directory}")
     place = chunks[-1]
     _files(chunks, contents, strays)
-    for text in more:
-        _part(chunks, f"more:{text}")
-    return Key(_name(place, LAYER_ENTRY), b"".join(chunks), config_key.head)
+    return Key(_name(place, LAYER_ENTRY), b"".join(chunks))
 
 
 def _head() -> bytes:

@@ -132,9 +132,7 @@ def load(
         for name in layers:
             directory = dirs[name]
             if name == BUILT_IN and cache_key is not None and directory is not None:
-                layer = _builtin_layer(
-                    directory, problems, contents, strays, cache_key, project, dirs
-                )
+                layer = _builtin_layer(directory, problems, contents, strays, project, dirs)
             elif name != IMPORTED:
                 layer = _read_layer(
                     name, directory, problems, contents, unreadable, use_cache, walls[name]
@@ -224,7 +222,6 @@ def _builtin_layer(
     problems: list[Problem],
     contents: Mapping[str, bytes],
     strays: Sequence[str],
-    config_key: cache.Key,
     project: paths.ProjectLocation,
     dirs: Mapping[str, str | None],
 ) -> _Layer:
@@ -238,7 +235,7 @@ def _builtin_layer(
     """
     own = {path: data for path, data in contents.items() if os.path.dirname(path) == directory}
     own_strays = [path for path in strays if os.path.dirname(path) == directory]
-    key = cache.layer_key(config_key, BUILT_IN, directory, own, own_strays)
+    key = cache.layer_key(BUILT_IN, directory, own, own_strays)
     stored = cache.get(key, project, dirs)
     if stored is not None:
         layer = _Layer(BUILT_IN, directory)
