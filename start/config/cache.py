@@ -316,34 +316,25 @@ def put(cache_key: Key, config: Config) -> None:
         # No fsync: an entry lost in a crash is a miss, and every launch after an edit writes one.
         data = pack(cache_key.data, stamp, _encode(config))
         atomic.replace(os.path.join(home, cache_key.name), data, mode=0o600, durable=False)
-        kind = cache_key.name.partition("-")[0]
-        _prune(home, lambda name: _is_entry(name, kind), _is_entry_temp)
+        _prune(home, cache_key.name.partition("-")[0])
     except OSError:
         return
 
 
-def _is_entry(name: str, kind: str = CONFIG_ENTRY) -> bool:
-    return name.startswith(kind + "-") and name.endswith(".bin")
-
-
-def _is_entry_temp(name: str) -> bool:
-    """`.KIND-KEY.bin.8HEX.tmp`, from atomic.replace."""
-    from start import atomic
-
-    return atomic.is_temp_name(name) and name.startswith((".config-", ".layer-"))
-
-
-def _prune(directory: str, kept: Callable[[str], bool], temp: Callable[[str], bool]) -> None:
-    """Keep the KEEP newest files `kept` names, and remove the `temp` files of killed writers."""
+def _prune(directory: str, kind: str) -> None:
+    """Keep the KEEP newest entries of `kind`, and remove the temp files that killed writers
+    left (`.KIND-KEY.bin.8HEX.tmp`, from atomic.replace)."""
     import time
+
+    from start import atomic
 
     entries: list[tuple[int, str]] = []
     stale = time.time() - STALE_TEMP_SECONDS
     with os.scandir(directory) as found:
         for entry in found:
             name = entry.name
-            is_temp = temp(name)
-            if not is_temp and not kept(name):
+            is_temp = atomic.is_temp_name(name) and name.startswith((".config-", ".layer-"))
+            if not is_temp and not (name.startswith(kind + "-") and name.endswith(".bin")):
                 continue
             try:
                 info = entry.stat(follow_symlinks=False)
