@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 # 5: the key is the keyed bytes themselves, and entries live in the state directory.
 # 6: a task's `output`.
 # 7: the built-in layer has an entry of its own (`layer_key`).
-# 8: the key, then the code stamp of the modules imported, come before the marshal data.
+# 8: the key comes before the marshal data, which holds the code stamp of the modules imported.
 FORMAT = 8
 # The kinds of entries, the start of their file names: a merged config, and one layer's items.
 CONFIG_ENTRY = "config"
@@ -286,10 +286,11 @@ def get(
         raw = os.read(fd, info.st_size)
         if len(raw) != info.st_size:
             return None
-        key, stamp, payload = split(raw)
-        if key != cache_key.data or not _stamp_holds(str(stamp, "utf-8", "surrogateescape")):
+        key, payload = split(raw)
+        if key != cache_key.data:
             return None
-        return _decode(marshal.loads(payload), project, dirs)
+        data = marshal.loads(payload)
+        return _decode(data, project, dirs) if _stamp_holds(data["stamp"]) else None
     except Exception:
         # Whatever is wrong with the entry (unreadable, not ours, not marshal, a shape `_decode`
         # rejects or trips over), it is a miss; the load that follows writes the entry again.
@@ -314,7 +315,7 @@ def put(cache_key: Key, config: Config) -> None:
         if not paths.private_directory(home):
             return
         # No fsync: an entry lost in a crash is a miss, and every launch after an edit writes one.
-        data = pack(cache_key.data, stamp, _encode(config))
+        data = pack(cache_key.data, {**_encode(config), "stamp": stamp})
         atomic.replace(os.path.join(home, cache_key.name), data, mode=0o600, durable=False)
         _prune(home, cache_key.name.partition("-")[0])
     except OSError:
@@ -352,32 +353,20 @@ def _prune(directory: str, kind: str) -> None:
             continue
 
 
-def pack(key: bytes, stamp: str, payload: dict[str, Any]) -> bytes:
-    """An entry's bytes: its key and its code stamp, each as its length, `|` and its bytes, then
-    the payload as marshal data."""
-    code = stamp.encode("utf-8", "surrogateescape")
-    return b"%d|%s%d|%s%s" % (len(key), key, len(code), code, marshal.dumps(payload))
+def pack(key: bytes, payload: dict[str, Any]) -> bytes:
+    """An entry's bytes: the length of its key, `|`, the key, then the payload as marshal data."""
+    return b"%d|%s%s" % (len(key), key, marshal.dumps(payload))
 
 
-def split(raw: bytes) -> tuple[memoryview, memoryview, memoryview]:
-    """An entry's key, stamp and marshal data, without copying them. Raises ValueError for bytes
+def split(raw: bytes) -> tuple[memoryview, memoryview]:
+    """An entry's key and marshal data, without copying either. Raises ValueError for bytes
     that are not an entry's."""
+    length, bar, _ = raw[:20].partition(b"|")
+    end = len(length) + 1 + int(length) if bar and length.isdigit() else len(raw) + 1
+    if end > len(raw):
+        raise ValueError("not an entry")
     view = memoryview(raw)
-    key, at = _field(view, 0)
-    stamp, at = _field(view, at)
-    return key, stamp, view[at:]
-
-
-def _field(view: memoryview, at: int) -> tuple[memoryview, int]:
-    """The bytes of the `LENGTH|BYTES` field at `at`, and where it ends."""
-    length, bar, _ = bytes(view[at : at + 20]).partition(b"|")
-    if not bar or not length.isdigit():
-        raise ValueError("not an entry")
-    start = at + len(length) + 1
-    end = start + int(length)
-    if end > len(view):
-        raise ValueError("not an entry")
-    return view[start:end], end
+    return view[len(length) + 1 : end], view[end:]
 
 
 def _encode(config: Config) -> dict[str, Any]:
@@ -456,7 +445,7 @@ def _decode(
     _BadEntryError; any other flaw in the structure raises as it is met. Either way `get`
     reports a miss.
     """
-    if type(data) is not dict or len(data) != 6:
+    if type(data) is not dict or len(data) != 7:
         raise _BadEntryError("not an entry")
     known: dict[str, str] = {}
 

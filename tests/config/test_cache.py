@@ -142,20 +142,16 @@ def overwrite(path: Path, data: bytes) -> None:
 
 
 def read_entry(path: Path) -> dict[str, Any]:
-    """An entry's payload, with its key as `key` and its code stamp as `stamp`."""
-    key, stamp, payload = cache.split(path.read_bytes())
-    data: dict[str, Any] = {
-        "key": bytes(key),
-        "stamp": str(stamp, "utf-8"),
-        **marshal.loads(payload),
-    }
+    """An entry's payload, with its key as `key`."""
+    key, payload = cache.split(path.read_bytes())
+    data: dict[str, Any] = {"key": bytes(key), **marshal.loads(payload)}
     return data
 
 
 def entry_bytes(data: dict[str, Any]) -> bytes:
     """The bytes of an entry that `read_entry` read as `data`."""
     payload = dict(data)
-    return cache.pack(payload.pop("key"), payload.pop("stamp"), payload)
+    return cache.pack(payload.pop("key"), payload)
 
 
 def same(one: Config, other: Config) -> None:
@@ -664,8 +660,8 @@ def test_a_corrupt_entry_is_a_miss_and_is_rewritten(
     if isinstance(data, str):  # what follows the entry's own key
         load()
         after = {"garbage": b"\x00garbage", "a list": marshal.dumps([1]), "None": b"N"}
-        head = cache.pack(read_entry(entry())["key"], read_entry(entry())["stamp"], {})
-        data = head[: -len(marshal.dumps({}))] + after[data]
+        key = read_entry(entry())["key"]
+        data = b"%d|%s%s" % (len(key), key, after[data])
     parsed.clear()
 
     same(miss_after(lambda: overwrite(entry(), data), parsed), expected)
@@ -1015,7 +1011,7 @@ def test_bytes_outside_the_state_directory_never_reach_marshal(
 
     assert parsed == UNSHIPPED_LAYERS
     # The built-in layer's own entry's payload
-    assert unmarshalled == [bytes(cache.split(layer_entry().read_bytes())[2])]
+    assert unmarshalled == [bytes(cache.split(layer_entry().read_bytes())[1])]
 
 
 def test_an_entry_of_another_key_is_never_unmarshalled(
@@ -1038,7 +1034,7 @@ def test_an_entry_of_another_key_is_never_unmarshalled(
     load()
 
     assert parsed == UNSHIPPED_LAYERS
-    assert unmarshalled == [bytes(cache.split(layer_entry().read_bytes())[2])]
+    assert unmarshalled == [bytes(cache.split(layer_entry().read_bytes())[1])]
 
 
 def test_a_launch_takes_no_digest(global_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
