@@ -131,13 +131,13 @@ def loaded_modules() -> list[str] | None:
     """The files of the `start` modules this process has imported, relative to the package,
     sorted; None when one is not a file below it (a zip import, for example)."""
     found = []
+    below = _LOADED_FROM + os.sep
     for name, module in list(sys.modules.items()):
         if name == "start" or name.startswith("start."):
-            path = getattr(module, "__file__", None)
-            relative = os.path.relpath(path, _LOADED_FROM) if path else ".."
-            if relative.startswith(".."):
+            path = getattr(module, "__file__", None) or ""
+            if not path.startswith(below):
                 return None
-            found.append(relative)
+            found.append(path[len(below) :])
     return sorted(found)
 
 
