@@ -286,8 +286,8 @@ def get(
         raw = os.read(fd, info.st_size)
         if len(raw) != info.st_size:
             return None
-        key, payload = split(raw)
-        if key != cache_key.data:
+        payload = payload_of(raw, cache_key.data)
+        if payload is None:
             return None
         data = marshal.loads(payload)
         return _decode(data, project, dirs) if _stamp_holds(data["stamp"]) else None
@@ -358,15 +358,13 @@ def pack(key: bytes, payload: dict[str, Any]) -> bytes:
     return b"%d|%s%s" % (len(key), key, marshal.dumps(payload))
 
 
-def split(raw: bytes) -> tuple[memoryview, memoryview]:
-    """An entry's key and marshal data, without copying either. Raises ValueError for bytes
-    that are not an entry's."""
-    length, bar, _ = raw[:20].partition(b"|")
-    end = len(length) + 1 + int(length) if bar and length.isdigit() else len(raw) + 1
-    if end > len(raw):
-        raise ValueError("not an entry")
-    view = memoryview(raw)
-    return view[len(length) + 1 : end], view[end:]
+def payload_of(raw: bytes, key: bytes) -> memoryview | None:
+    """The marshal data of an entry (`pack`'s bytes) whose key is `key`, without copying it;
+    None for an entry of another key, or bytes that are no entry's."""
+    head = b"%d|" % len(key)
+    if not raw.startswith(head) or not raw.startswith(key, len(head)):
+        return None
+    return memoryview(raw)[len(head) + len(key) :]
 
 
 def _encode(config: Config) -> dict[str, Any]:
