@@ -56,19 +56,22 @@ def _is_name(text: str) -> bool:
 
 
 def _tokens(template: str) -> Iterator[tuple[int, int, str, bool]]:
-    """Each `{{name}}` and `{name}` as (start, end, name, escaped), from left to right; a brace
-    that starts neither is text, and the search goes on at the character after it."""
-    at = template.find("{")
-    while at >= 0:
-        escaped = template.startswith("{", at + 1)
-        first = at + 1 + escaped
-        close = template.find("}", first)
-        name = template[first:close]
-        if close > 0 and _is_name(name) and template.startswith("}" * escaped, close + 1):
-            yield at, close + 1 + escaped, name, escaped
-            at = template.find("{", close + 1 + escaped)
-        else:
-            at = template.find("{", at + 1)
+    """Each `{{name}}` and `{name}` as (start, end, name, escaped), from left to right.
+
+    Every match starts at a brace and ends before the next, so the text is split at the braces:
+    a piece that starts with a name and `}` is a placeholder, escaped when the brace before it
+    follows another (an empty piece) and a second `}` follows. Any other brace is text.
+    """
+    pieces = template.split("{")
+    at = len(pieces[0])  # where the brace before the piece is
+    for index in range(1, len(pieces)):
+        name, close, rest = pieces[index].partition("}")
+        if close and _is_name(name):
+            if index > 1 and not pieces[index - 1] and rest.startswith("}"):
+                yield at - 1, at + len(name) + 3, name, True
+            else:
+                yield at, at + len(name) + 2, name, False
+        at += len(pieces[index]) + 1
 
 
 def scan(template: str) -> tuple[Segment, ...]:
@@ -97,10 +100,15 @@ def scan(template: str) -> tuple[Segment, ...]:
 
 def names(template: str) -> list[str]:
     """The placeholder names a template uses, in order of first use."""
-    # The names alone, without building the segments: validation asks this of every template.
-    if "{" not in template:
-        return []
-    return list(dict.fromkeys([name for _, _, name, escaped in _tokens(template) if not escaped]))
+    # `_tokens`' rule without its tuples: validation asks this of every template.
+    pieces = template.split("{")
+    found: dict[str, None] = {}
+    for index in range(1, len(pieces)):
+        name, close, rest = pieces[index].partition("}")
+        escaped = index > 1 and not pieces[index - 1] and rest.startswith("}")
+        if close and not escaped and _is_name(name):
+            found[name] = None
+    return list(found)
 
 
 def fill(segments: tuple[Segment, ...] | str, values: Mapping[str, str]) -> str:
