@@ -107,15 +107,20 @@ def prepare(
         timings[name] = now_ - mark
         mark = now_
 
-    config = load(request.workdir, use_project=request.use_project, strict=True)
+    writes: list[Callable[[], None]] = []
+    config = load(request.workdir, use_project=request.use_project, strict=True, writes=writes)
     lap("load")
-    grant, warnings = grant_for(config)
-    lap("trust")
-    plan = resolve.plan(config, request.selection)
-    output = answer_format(config, grant, plan) if request.headless else None
-    date = now()
-    ready = functools.partial(_ready, request, [plan]) if build else None
-    composition = told(_compose(config, grant, plan, date, runner, progress, ready), plan, output)
+    try:
+        grant, warnings = grant_for(config)
+        lap("trust")
+        plan = resolve.plan(config, request.selection)
+        output = answer_format(config, grant, plan) if request.headless else None
+        date = now()
+        meanwhile = functools.partial(_meanwhile, request, [plan] if build else [], writes)
+        composition = _compose(config, grant, plan, date, runner, progress, meanwhile)
+    finally:
+        _meanwhile(request, [], writes)  # the writes no command run took
+    composition = told(composition, plan, output)
     lap("compose")
     from start import launch as launcher
 
@@ -141,13 +146,17 @@ def prepare_each(
     the others use their own default, and the plan says so. The temp files of the result belong
     to the caller, as for `prepare`; `runner` runs the commands, as for `prepare`.
     """
-    config = load(request.workdir, use_project=request.use_project, strict=True)
-    grant, warnings = grant_for(config)
-    plans = [_plan_for(config, request.selection, name) for name in agents]
-    output = answer_format(config, grant, plans[0])
-    date = now()
-    ready = functools.partial(_ready, request, plans)
-    composition = _compose(config, grant, plans[0], date, runner, progress, ready)
+    writes: list[Callable[[], None]] = []
+    config = load(request.workdir, use_project=request.use_project, strict=True, writes=writes)
+    try:
+        grant, warnings = grant_for(config)
+        plans = [_plan_for(config, request.selection, name) for name in agents]
+        output = answer_format(config, grant, plans[0])
+        date = now()
+        meanwhile = functools.partial(_meanwhile, request, plans, writes)
+        composition = _compose(config, grant, plans[0], date, runner, progress, meanwhile)
+    finally:
+        _meanwhile(request, [], writes)
     built: list[Prepared] = []
     try:
         for plan in plans:
@@ -216,13 +225,19 @@ def _compose(
     return sources.compose(config, plan, date, reader, runner)
 
 
-def _ready(request: LaunchRequest, plans: Sequence[resolve.Plan]) -> None:
-    """What building the launch can do before the prompt is known, done while the commands
-    that compose it run: the launcher is imported and each agent's command template lexed."""
-    from start import launch as launcher
+def _meanwhile(
+    request: LaunchRequest, plans: Sequence[resolve.Plan], writes: list[Callable[[], None]]
+) -> None:
+    """What needs no command's output, done while the commands that compose the prompt run: the
+    config cache's writes, and readying the build of each plan's launch (the launcher imported,
+    the agent's command template lexed)."""
+    while writes:
+        writes.pop(0)()
+    if plans:
+        from start import launch as launcher
 
-    for plan in plans:
-        launcher.ready(plan.agent, headless=request.headless)
+        for plan in plans:
+            launcher.ready(plan.agent, headless=request.headless)
 
 
 def _build(

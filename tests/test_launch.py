@@ -544,3 +544,50 @@ def test_the_agent_is_readied_while_the_contexts_commands_run(
     assert [(p.name, p.status, p.text) for p in prepared.composition.contexts] == [
         ("wait", "ok", "after\n")
     ]
+
+
+def test_the_config_cache_is_written_while_the_commands_run(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from start import pipeline, resolve, shell
+    from start.config import cache
+
+    config = FAKE + "[contexts.c]\nrequired = true\ncommand = 'echo hi'\n"
+    write_tree(repo.parent / "home" / ".config" / "start", {"config.toml": config})
+    events: list[str] = []
+    spawn, put = shell._spawn, cache.put
+
+    def spawned(*args: Any) -> Any:
+        events.append("spawn")
+        return spawn(*args)
+
+    def stored(*args: Any) -> None:
+        events.append("put")
+        put(*args)
+
+    monkeypatch.setattr(shell, "_spawn", spawned)
+    monkeypatch.setattr(cache, "put", stored)
+    request = pipeline.LaunchRequest(str(repo), resolve.Request("prompt", text="hi"))
+    pipeline.prepare(request).launch.cleanup()
+    # The first load writes the built-in layer's entry and the merged one, after the command
+    # has started.
+    assert events == ["spawn", "put", "put"]
+
+
+@pytest.mark.parametrize("text", ["hi", None], ids=["no command", "an unknown task"])
+def test_the_config_cache_is_written_without_commands_and_when_the_launch_fails(
+    repo: Path, text: str | None
+) -> None:
+    from start import pipeline, resolve
+    from start.config import cache
+    from start.errors import StartError
+
+    if text is None:
+        selection = resolve.Request("task", task="no-such-task")
+    else:
+        selection = resolve.Request("prompt", text=text)
+    try:
+        pipeline.prepare(pipeline.LaunchRequest(str(repo), selection)).launch.cleanup()
+    except StartError:
+        assert text is None
+    assert len(list(Path(cache.directory()).glob("config-*.bin"))) == 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from start import fs, interop, paths
@@ -64,13 +64,16 @@ def load(
     strict: bool = False,
     replaced: Mapping[str, bytes] | None = None,
     use_cache: bool = True,
+    writes: list[Callable[[], None]] | None = None,
 ) -> Config:
     """Load, validate and merge the configuration seen from `workdir`.
 
     With `strict`, a config with errors raises ConfigError (exit 3). `replaced` gives layer files'
     would-be bytes (existing or not), so an edit can be validated before it is written.
     With `use_cache=False` every file is parsed and validated, and the cache is neither read nor
-    written: `config validate` reports what the files say, never a stored result. Only then are
+    written: `config validate` reports what the files say, never a stored result. With
+    `writes`, what the cache is to store is appended to it rather than written, for the caller
+    to do when it suits (a launch: while its commands run). Only then are
     the shipped agents' command templates lexed for problems: they are the package's own, and
     tests/config/test_shipped.py holds them to that (a launch lexes its agent's template anyway).
     """
@@ -132,7 +135,7 @@ def load(
         for name in layers:
             directory = dirs[name]
             if name == BUILT_IN and cache_key is not None and directory is not None:
-                layer = _builtin_layer(directory, problems, contents, strays, project, dirs)
+                layer = _builtin_layer(directory, problems, contents, strays, project, dirs, writes)
             elif name != IMPORTED:
                 layer = _read_layer(
                     name, directory, problems, contents, unreadable, use_cache, walls[name]
@@ -149,7 +152,7 @@ def load(
 
             config = config._replace(problems=locate(config.problems, contents))
         if cache_key is not None:
-            cache.put(cache_key, config)
+            _store(writes, cache_key, config)
     if strict and config.errors:
         raise ConfigError(config.problems)
     return config
@@ -224,6 +227,7 @@ def _builtin_layer(
     strays: Sequence[str],
     project: paths.ProjectLocation,
     dirs: Mapping[str, str | None],
+    writes: list[Callable[[], None]] | None,
 ) -> _Layer:
     """The built-in layer, from its own cache entry when neither its files nor start's code
     changed since it was stored; else parsed, validated as a launch validates it, and stored.
@@ -253,8 +257,16 @@ def _builtin_layer(
     problems.extend(found)
     # Stored as a config of one layer, with the layer's own problems (the merge of every layer
     # checks how they fit together).
-    cache.put(key, merge([layer], project, dirs, [])._replace(problems=tuple(found)))
+    _store(writes, key, merge([layer], project, dirs, [])._replace(problems=tuple(found)))
     return layer
+
+
+def _store(writes: list[Callable[[], None]] | None, key: cache.Key, config: Config) -> None:
+    """Store `config` in the cache now, or later: see `load`'s `writes`."""
+    if writes is None:
+        cache.put(key, config)
+    else:
+        writes.append(lambda: cache.put(key, config))
 
 
 def _read_layer(
