@@ -9,25 +9,19 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import stat
 import time
 
 # `.NAME.8HEX.tmp`: the temp file `replace` writes beside NAME (debris if its writer was killed).
-_HEX = frozenset("0123456789abcdef")
+_TEMP = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")
 # A temp file younger than this is never swept: its writer may not have locked it yet.
 _GRACE = 10.0
 
 
 def is_temp_name(name: str) -> bool:
     """Whether a file name is one of `replace`'s temp files."""
-    return (
-        len(name) >= 15  # `.`, a name of one character at least, `.`, 8 digits, `.tmp`
-        and name.startswith(".")
-        and name.endswith(".tmp")
-        and name[-13] == "."
-        and _HEX.issuperset(name[-12:-4])
-        and "\n" not in name
-    )
+    return _TEMP.fullmatch(name) is not None
 
 
 def replace(path: str, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:

@@ -22,7 +22,7 @@ from typing import Final
 
 from start import atomic, fs, sources, template
 from start.config.model import Config, Task
-from start.config.schema import is_name
+from start.config.schema import NAME_PATTERN
 from start.errors import StartError, UnknownNameError, UntrustedError
 from start.paths import expand
 from start.record import Record
@@ -145,7 +145,7 @@ def _text(config: Config, task: Task, reader: Reader) -> str | Skipped:
 
     if task.imported is not None:
         return skip(f"it is another agent's file already ({task.origin.path})")
-    if not is_name(task.name) or len(task.name) > MAX_NAME:
+    if not re.fullmatch(NAME_PATTERN, task.name) or len(task.name) > MAX_NAME:
         return skip(
             f"a skill's name is at most {MAX_NAME} lowercase letters, digits and single '-'"
         )

@@ -5,19 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-# The characters of item names (see `is_name`).
-_NAME_CHARS: Final = "abcdefghijklmnopqrstuvwxyz0123456789-"
-
-
-def is_name(text: str) -> bool:
-    """Whether `text` is an item name: lowercase ASCII letters and digits in words joined by
-    single hyphens, such as `code-review`."""
-    return (
-        not text.strip(_NAME_CHARS)
-        and text[:1] not in ("-", "")
-        and text[-1] != "-"
-        and "--" not in text
-    )
+# The names of items, whole (`re.fullmatch`); compiled by validation, which a launch served from
+# the cache never runs.
+NAME_PATTERN: Final = r"[a-z0-9]+(-[a-z0-9]+)*"
 
 
 # Field types. "timeout" is whole seconds from 1 to MAX_TIMEOUT; "size" is a positive integer;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,6 +23,8 @@ from start.config.model import (
 )
 from start.config.schema import STR, type_error
 from start.errors import Problem, suggest
+
+_NAME = re.compile(schema.NAME_PATTERN)
 
 
 class Collector:
@@ -44,7 +47,7 @@ class Collector:
 
 def check_name(what: str, name: str) -> str | None:
     """Why `name` is not a valid name for `what` (an item kind, or \"alias\"), or None."""
-    if schema.is_name(name):
+    if _NAME.fullmatch(name):
         return None
     if what == "task" and ":" in name:
         # An imported command's name, `claude:review`: config may replace that task.

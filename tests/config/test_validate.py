@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from start.config.schema import is_name
+from start.config.validate import check_name
 from tests.conftest import problems
 
 AGENT = '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\n'
@@ -402,7 +402,7 @@ _NAME_PARTS = ["a", "z9", "0", "-", "--", "A", "_", " ", "\n", "é", ":"]
 def test_a_name_is_what_the_pattern_says_it_is(name: str) -> None:
     # The oracle: the pattern names were matched with before, whole (its `$` let a name end in
     # a newline: `[tasks."x\n"]` was taken as task 'x\n').
-    assert is_name(name) == bool(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name))
+    assert (check_name("role", name) is None) == bool(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name))
 
 
 def test_a_name_that_ends_in_a_newline_is_not_one(conf: Path) -> None:
