@@ -162,11 +162,6 @@ def file_stamp(path: str) -> str | None:
     return f"{info.st_size}:{info.st_mtime_ns}" if stat.S_ISREG(info.st_mode) else None
 
 
-def _stamp_holds(stamp: str) -> bool:
-    """Whether the modules an entry's stamp names are still as they were when it was written."""
-    return code_stamp([line.rsplit(":", 2)[0] for line in stamp.split("\n")]) == stamp
-
-
 def key(
     layers: Sequence[str],
     dirs: Mapping[str, str | None],
@@ -290,7 +285,9 @@ def get(
         if payload is None:
             return None
         data = marshal.loads(payload)
-        return _decode(data, project, dirs) if _stamp_holds(data["stamp"]) else None
+        # Used only while the modules its stamp names are as they were when it was written.
+        modules = [line.rsplit(":", 2)[0] for line in data["stamp"].split("\n")]
+        return _decode(data, project, dirs) if code_stamp(modules) == data["stamp"] else None
     except Exception:
         # Whatever is wrong with the entry (unreadable, not ours, not marshal, a shape `_decode`
         # rejects or trips over), it is a miss; the load that follows writes the entry again.

@@ -88,6 +88,14 @@ def load(
     # A project file that a symlink leads out of the project root is never opened.
     real_root = os.path.realpath(project.root) if use_project and "project" in layers else None
     walls = {name: real_root if name == "project" else None for name in layers}
+
+    def read(path: str, wall: str | None = None) -> None:
+        data, problem = files.read_bytes(path, wall)
+        if data is not None:
+            contents[path] = data
+        elif problem is not None:
+            unreadable[path] = problem
+
     for name in layers:
         problem = files.layer_problem(dirs[name], walls[name])
         if problem is not None:
@@ -98,13 +106,8 @@ def load(
             stamp = cache.file_stamp(path) if name == BUILT_IN and use_cache else None
             if stamp is not None:
                 shipped[path] = stamp
-                continue
-            data, problem = files.read_bytes(path, walls[name])
-            if data is None:
-                assert problem is not None
-                unreadable[path] = problem
             else:
-                contents[path] = data
+                read(path, walls[name])
     # Other agents' command files: one stat per directory when there are none. Every source's
     # files are read, so the cache key is known before the settings that choose among them.
     commands, skills = _discover(project, layers, use_project)
@@ -124,12 +127,7 @@ def load(
     if config is None:
         contents.update(replaced or {})
         for path in shipped:
-            data, problem = files.read_bytes(path)
-            if data is None:
-                assert problem is not None
-                unreadable[path] = problem
-            else:
-                contents[path] = data
+            read(path)
         problems = list(unreadable.values())
         read_layers = []
         for name in layers:
