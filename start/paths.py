@@ -79,12 +79,6 @@ def state_dir() -> str:
     return _xdg("XDG_STATE_HOME", ".local/state", "state")
 
 
-def cache_dir() -> str:
-    """Per-user cache: `$XDG_CACHE_HOME/start`, else `~/.cache/start`. Releases before kept the
-    config cache there; now only `start.config.cache` looks in it, to remove what they left."""
-    return _xdg("XDG_CACHE_HOME", ".cache", "cache")
-
-
 def runtime_dir() -> str:
     """A per-user private directory for temp files (`{role_file}`, `{prompt_file}`).
 

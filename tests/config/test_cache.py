@@ -862,12 +862,17 @@ def task_command(command: str) -> Callable[[dict[str, Any]], None]:
     return apply
 
 
+def old_cache_dir() -> Path:
+    """Where development versions kept the entries: `$XDG_CACHE_HOME/start`."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "start"
+
+
 def forge(command: str) -> None:
     """Plant, in the cache directory (`$XDG_CACHE_HOME/start`), the entry of every entry of ours
     with task t running `command`, under its own name and under the name releases before used:
     what whatever can write the cache directory but not the state directory (an agent's
     sandbox, say) can do. Releases before kept the entries there."""
-    planted = Path(paths.cache_dir())
+    planted = old_cache_dir()
     planted.mkdir(parents=True, exist_ok=True, mode=0o700)
     for path in cache_files():
         data = read_entry(path)
@@ -999,7 +1004,7 @@ def test_bytes_outside_the_state_directory_never_reach_marshal(
     load()
     name = entry().name
     entry().unlink()
-    planted = Path(paths.cache_dir())
+    planted = old_cache_dir()
     planted.mkdir(parents=True, mode=0o700)
     (planted / name).write_bytes(b"\xff" * 64)
     (planted / name).chmod(0o600)
