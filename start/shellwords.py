@@ -147,15 +147,11 @@ def units(template: str) -> list[Unit]:
         if isinstance(segment, Placeholder):
             found.append(segment)
         else:
-            _pieces(segment, found)
+            # Each special character on its own, and each run of others whole.
+            for special, run in itertools.groupby(segment, _SPECIAL.__contains__):
+                chars = "".join(run)
+                found.extend(chars if special else [chars])
     return found
-
-
-def _pieces(text: str, found: list[Unit]) -> None:
-    """Append each character of `text` in _SPECIAL on its own, and each run of others whole."""
-    for special, run in itertools.groupby(text, _SPECIAL.__contains__):
-        chars = "".join(run)
-        found.extend(chars if special else [chars])
 
 
 @functools.lru_cache(maxsize=64)

@@ -9,7 +9,6 @@ from start.record import Record
 
 # `{{name}}` is the literal text `{name}`; `{name}` is a placeholder; any other brace is plain
 # text. A name is a lowercase ASCII letter, then lowercase letters, digits and underscores.
-_FIRST: Final = frozenset("abcdefghijklmnopqrstuvwxyz")
 _NAME_CHARS: Final = "abcdefghijklmnopqrstuvwxyz0123456789_"
 
 TASK_PROMPT: Final = frozenset(
@@ -52,7 +51,7 @@ Segment = str | Placeholder
 
 
 def _is_name(text: str) -> bool:
-    return text[:1] in _FIRST and not text.strip(_NAME_CHARS)
+    return "a" <= text[:1] <= "z" and not text.strip(_NAME_CHARS)
 
 
 def _tokens(template: str) -> Iterator[tuple[int, int, str, bool]]:
