@@ -91,28 +91,21 @@ _FIELDS: Mapping[str, Mapping[str, type]] = {
 _SETTINGS: Mapping[str, type] = {name: _TYPES[t] for name, t in schema.SETTINGS.items()}
 _SEVERITIES = ("error", "warning")
 _NONE = type(None)
-
-
-class _Column(Record):
-    """How one field of a section's records is stored: a list with a value per item."""
-
-    field: str
-    # The types a stored value may have: the field's, and None (the field's default) unless
-    # the field has none.
-    allowed: frozenset[type]
-    default: Any  # what a stored None decodes to
-    # Checks and rebuilds a value that is not None, for types whose values need more than a
-    # type check; None when the type check is enough.
-    decode: Callable[[Any], Any] | None
+# A field's column: its name, the types a stored value may have (the field's, and None, its
+# default, unless it has none), what a stored None decodes to, and what checks and rebuilds a
+# value that is not None where a type check is not enough (else None).
+_Column = tuple[str, frozenset[type], Any, Callable[[Any], Any] | None]
 
 
 def _columns(cls: type[Item], types: Mapping[str, type]) -> tuple[_Column, ...]:
+    """How each field of a section's records is stored, in the record's order after name and
+    origin: a list with a value per item (see `_Column`)."""
     columns = []
-    for field in cls._fields[2:]:  # after name and origin, in the record's order
+    for field in cls._fields[2:]:
         kind = types[field]
         allowed = frozenset({kind, _NONE} if field in cls._field_defaults else {kind})
         decode = _VALUE_DECODERS.get(field) or _TYPE_DECODERS.get(kind)
-        columns.append(_Column(field, allowed, cls._field_defaults.get(field), decode))
+        columns.append((field, allowed, cls._field_defaults.get(field), decode))
     return tuple(columns)
 
 
@@ -374,8 +367,8 @@ def _encode(config: Config) -> dict[str, Any]:
     for section in RECORDS:
         records: list[Item] = list(getattr(config, section).values())
         columns = []
-        for index, spec in enumerate(_COLUMNS[section], start=2):
-            default, encode = spec.default, _VALUE_ENCODERS.get(spec.field)
+        for index, (field, _, default, _) in enumerate(_COLUMNS[section], start=2):
+            encode = _VALUE_ENCODERS.get(field)
             values = [record[index] for record in records]
             columns.append(
                 [
@@ -519,12 +512,11 @@ def _section(
     if type(columns) is not list or len(columns) != len(specs):
         raise _BadEntryError(f"{section}: not a column for each field")
     decoded: list[list[Any]] = []
-    for spec, column in zip(specs, columns, strict=True):
+    for (field, allowed, default, decode), column in zip(specs, columns, strict=True):
         if type(column) is not list or len(column) != count:
-            raise _BadEntryError(f"{section}.{spec.field}: not a column of {count} values")
-        if not set(map(type, column)) <= spec.allowed:
-            raise _BadEntryError(f"{section}.{spec.field}: a value of another type")
-        decode, default = spec.decode, spec.default
+            raise _BadEntryError(f"{section}.{field}: not a column of {count} values")
+        if not set(map(type, column)) <= allowed:
+            raise _BadEntryError(f"{section}.{field}: a value of another type")
         if decode is not None:
             column = [default if value is None else decode(value) for value in column]
         elif default is not None:
