@@ -197,11 +197,9 @@ def told(
 ) -> sources.Composition:
     """The composition whose prompt names the task's output format, for an agent whose CLI is
     not held to it (start.output.instruction): the prompt the agent gets, and the one shown."""
-    if output is None or output.is_text:
-        return composition
-    from start import launch as launcher
+    from start import launch as launcher  # after the commands: the build imports it next
 
-    if launcher.holds_to_schema(plan.agent, output):
+    if output is None or output.is_text or launcher.holds_to_schema(plan.agent, output):
         return composition
     from start.output import with_instruction
 

@@ -170,10 +170,6 @@ def _flag(basename: str) -> str:
 Progress = Callable[[list[str]], None]
 
 
-def run(spec: CommandSpec) -> CommandResult:
-    return run_all([spec])[0]
-
-
 def run_all(
     specs: Sequence[CommandSpec],
     progress: Progress | None = None,

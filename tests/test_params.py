@@ -16,7 +16,7 @@ from start import params
 from start.config.load import load
 from start.config.model import Origin, Param, Task
 from start.errors import UsageError
-from start.shell import CommandSpec, run
+from start.shell import CommandSpec, run_all
 from tests.conftest import FAKE_AGENT, invoke, problems, run_start, write_tree
 
 # --- declaring parameters in TOML ----------------------------------------------------------
@@ -468,7 +468,7 @@ def test_property_a_value_reaches_a_real_sh_byte_exact(value: str, tmp_path: Pat
         env=env,
         separate=True,
     )
-    result = run(spec)
+    (result,) = run_all([spec])
     assert result.ok, result
     assert result.stdout == value
     assert result.stderr == value

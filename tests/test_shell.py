@@ -24,11 +24,14 @@ from start.shell import (
     CommandSpec,
     ShellNotFoundError,
     StoppedError,
-    run,
     run_all,
     shell_argv,
 )
 from tests.conftest import running
+
+
+def run(spec: CommandSpec) -> CommandResult:
+    return run_all([spec])[0]
 
 
 def spec(
