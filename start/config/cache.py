@@ -366,17 +366,16 @@ def _encode(config: Config) -> dict[str, Any]:
     items: dict[str, tuple[list[str], list[int], list[list[Any]]]] = {}
     for section in RECORDS:
         records: list[Item] = list(getattr(config, section).values())
+        fields = list(zip(*records, strict=True)) or [()] * len(RECORDS[section]._fields)
         columns = []
         for index, (field, _, default, _) in enumerate(_COLUMNS[section], start=2):
-            encode = _VALUE_ENCODERS.get(field)
-            values = [record[index] for record in records]
-            columns.append(
-                [
-                    None if value == default else value if encode is None else encode(value)
-                    for value in values
+            encode, values = _VALUE_ENCODERS.get(field), list(fields[index])
+            if default is not None or encode is not None:  # a None stays None
+                values = [
+                    None if v == default else v if encode is None else encode(v) for v in values
                 ]
-            )
-        names = [record.name for record in records]
+            columns.append(values)
+        names = list(fields[0])
         items[section] = (names, [origin(record.origin) for record in records], columns)
     settings = config.settings
     setting_origins = {name: origin(o) for name, o in settings.origins.items()}
