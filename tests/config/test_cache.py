@@ -463,12 +463,18 @@ def test_a_stray_file_is_part_of_the_key(global_dir: Path, parsed: list[str]) ->
     ]
 
 
-def test_a_changed_module_of_the_package_misses(
-    global_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parsed: list[str]
-) -> None:
+def package_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the `start` package for the stamp to look at, to change."""
     copy = tmp_path / "package"
     shutil.copytree(cache.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(cache, "PACKAGE", str(copy))
+    return copy
+
+
+def test_a_changed_module_of_the_package_misses(
+    global_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parsed: list[str]
+) -> None:
+    copy = package_copy(tmp_path, monkeypatch)
     module = copy / "config" / "validate.py"
     miss_after(lambda: module.write_text(module.read_text() + "# changed\n"), parsed, ALL_LAYERS)
 
@@ -476,9 +482,7 @@ def test_a_changed_module_of_the_package_misses(
 def test_a_removed_module_of_the_package_misses(
     global_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parsed: list[str]
 ) -> None:
-    copy = tmp_path / "package"
-    shutil.copytree(cache.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(cache, "PACKAGE", str(copy))
+    copy = package_copy(tmp_path, monkeypatch)
     miss_after((copy / "config" / "files.py").unlink, parsed, ALL_LAYERS)
 
 
@@ -487,9 +491,7 @@ def test_a_module_that_no_load_imported_changes_nothing(
 ) -> None:
     # An entry depends on the code that made it, the modules imported when it was written; a
     # new one is imported by none of them (else one of them changed, and misses).
-    copy = tmp_path / "package"
-    shutil.copytree(cache.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(cache, "PACKAGE", str(copy))
+    copy = package_copy(tmp_path, monkeypatch)
     load()
     (copy / "config" / "extra.py").write_text("")
     parsed.clear()
@@ -1008,6 +1010,13 @@ def test_bytes_outside_the_state_directory_never_reach_marshal(
     planted.mkdir(parents=True, mode=0o700)
     (planted / name).write_bytes(b"\xff" * 64)
     (planted / name).chmod(0o600)
+    parsed.clear()
+    assert unmarshalled_by_a_load(monkeypatch) == [layer_payload()]
+    assert parsed == UNSHIPPED_LAYERS
+
+
+def unmarshalled_by_a_load(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """What a load gives marshal to read."""
     unmarshalled: list[bytes] = []
     loads = marshal.loads
 
@@ -1016,13 +1025,13 @@ def test_bytes_outside_the_state_directory_never_reach_marshal(
         return loads(data)
 
     monkeypatch.setattr(marshal, "loads", watched)
-    parsed.clear()
-
     load()
+    return unmarshalled
 
-    assert parsed == UNSHIPPED_LAYERS
-    # The built-in layer's own entry's payload
-    assert unmarshalled == [split_entry(layer_entry().read_bytes())[1]]
+
+def layer_payload() -> bytes:
+    """The marshal data of the built-in layer's own entry."""
+    return split_entry(layer_entry().read_bytes())[1]
 
 
 def test_an_entry_of_another_key_is_never_unmarshalled(
@@ -1032,20 +1041,9 @@ def test_an_entry_of_another_key_is_never_unmarshalled(
     load()
     with (global_dir / "config.toml").open("a", encoding="utf-8") as config:
         config.write("\n# an edit\n")
-    unmarshalled: list[bytes] = []
-    loads = marshal.loads
-
-    def watched(data: bytes) -> Any:
-        unmarshalled.append(bytes(data))
-        return loads(data)
-
-    monkeypatch.setattr(marshal, "loads", watched)
     parsed.clear()
-
-    load()
-
+    assert unmarshalled_by_a_load(monkeypatch) == [layer_payload()]
     assert parsed == UNSHIPPED_LAYERS
-    assert unmarshalled == [split_entry(layer_entry().read_bytes())[1]]
 
 
 def test_a_launch_takes_no_digest(global_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
