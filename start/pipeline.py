@@ -119,7 +119,7 @@ def prepare(
         meanwhile = functools.partial(_meanwhile, request, [plan] if build else [], writes)
         composition = _compose(config, grant, plan, date, runner, progress, meanwhile)
     finally:
-        _meanwhile(request, [], writes)  # the writes no command run took
+        _write(writes)  # what no command's run took
     composition = told(composition, plan, output)
     lap("compose")
     from start import launch as launcher
@@ -156,7 +156,7 @@ def prepare_each(
         meanwhile = functools.partial(_meanwhile, request, plans, writes)
         composition = _compose(config, grant, plans[0], date, runner, progress, meanwhile)
     finally:
-        _meanwhile(request, [], writes)
+        _write(writes)
     built: list[Prepared] = []
     try:
         for plan in plans:
@@ -229,13 +229,18 @@ def _meanwhile(
     """What needs no command's output, done while the commands that compose the prompt run: the
     config cache's writes, and readying the build of each plan's launch (the launcher imported,
     the agent's command template lexed)."""
-    while writes:
-        writes.pop(0)()
+    _write(writes)
     if plans:
         from start import launch as launcher
 
         for plan in plans:
             launcher.ready(plan.agent, headless=request.headless)
+
+
+def _write(writes: list[Callable[[], None]]) -> None:
+    """Do the config cache's writes that are left (see config.load's `writes`)."""
+    while writes:
+        writes.pop(0)()
 
 
 def _build(
