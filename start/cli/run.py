@@ -17,7 +17,7 @@ from start.cli.options import F
 from start.cli.state import Options
 from start.config.model import Config
 from start.console import Line, Styled
-from start.errors import CommandError, ExitCode, Problem, UntrustedError, UsageError
+from start.errors import CommandError, ExitCode, UntrustedError, UsageError
 
 if TYPE_CHECKING:
     from start import launch as launcher
@@ -394,14 +394,15 @@ def _summary_lines(
     lines.extend([Styled(f"  ⚠ {text}", "yellow")] for text in composition.notes)
     # Other agents' command files are not start's config: their findings (front matter start
     # does not import, ...) are counted only for the task that runs.
-    commands = _command_problems(config)
-    warnings = [p for p in config.problems if not p.is_error and p not in commands]
+    commands = _command_files(config)
+    warnings = [p for p in config.problems if not p.is_error and p.file not in commands]
     if warnings:
         count = f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
         text = f"  ⚠ the config has {count}; run 'start config validate'"
         lines.append([Styled(text, "yellow")])
     if plan.task is not None and plan.task.imported is not None:
-        own = [p for p in commands if p.file == plan.task.origin.path]
+        path = plan.task.origin.path
+        own = [p for p in config.problems if p.file == path] if path in commands else []
         if own:
             count = f"{len(own)} warning{'s' if len(own) != 1 else ''}"
             text = f"  ⚠ {plan.task.origin.path} has {count}; run 'start config validate'"
@@ -421,18 +422,20 @@ def _summary_lines(
     return lines
 
 
-def _command_problems(config: Config) -> list[Problem]:
-    """The findings about other agents' command files (start.interop)."""
+def _command_files(config: Config) -> set[str | None]:
+    """The files of other agents' command and skill directories (start.interop) that the
+    config's problems are about; each file is looked up once, however many problems it has."""
     if not any(task.imported is not None for task in config.tasks.values()):
-        return []
+        return set()
     from start.interop.dirs import in_command_dir
     from start.interop.skills import in_skill_dir
 
-    return [
-        p
-        for p in config.problems
-        if in_command_dir(p.file, config.root) or in_skill_dir(p.file, config.root)
-    ]
+    files = {p.file for p in config.problems}
+    return {
+        file
+        for file in files
+        if in_command_dir(file, config.root) or in_skill_dir(file, config.root)
+    }
 
 
 def _cut_warnings(config: Config, composition: sources.Composition) -> list[str]:
