@@ -114,16 +114,21 @@ class Found(Record):
         """The SKILL.md files read, by path, for the config cache's key."""
         return {f.skill_path: f.skill for f in self.folders if f.skill is not None}
 
+    @property
+    def digests(self) -> dict[str, str]:
+        """The digest of each file beside a project skill's SKILL.md, by path."""
+        return {
+            os.path.join(f.path, relative): digest
+            for f in self.folders
+            for relative, digest in f.digests
+        }
+
     def keyed(self) -> list[str]:
         """What else the loaded config depends on: skills not read, the files of each, and the
         digests of a project skill's files beside SKILL.md."""
         parts = [f"skip:{f.path}:{f.problem}" for f in self.folders if f.problem is not None]
         parts.extend(f"files:{f.path}:{'/'.join(f.files)}" for f in self.folders)
-        parts.extend(
-            f"digest:{os.path.join(f.path, relative)}:{digest}"
-            for f in self.folders
-            for relative, digest in f.digests
-        )
+        parts.extend(f"digest:{path}:{digest}" for path, digest in self.digests.items())
         parts.extend(f"refused:{directory}:{why}" for _, directory, why in self.problems)
         return parts
 
