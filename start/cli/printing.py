@@ -53,7 +53,8 @@ def show_one(options: Options, prepared: pipeline.Prepared, result: headless.Res
     if result.ok:
         if options.verbose and result.stderr.strip():
             console.err(result.stderr.rstrip("\n"))
-        console.out(result.answer, end="" if result.answer.endswith("\n") else "\n")
+        answer = answer_text(options, result.answer)
+        console.out(answer, end="" if answer.endswith("\n") else "\n")
         sys.stdout.flush()
         return code
     printer = console.Printer("stderr", no_color=options.no_color)
@@ -114,12 +115,13 @@ def show_each(options: Options, results: list[headless.Result], output: str | No
             model = f" ({result.model})" if result.model else ""
             if index:
                 console.out()
-            console.out(f"## {result.agent}{model}")
+            console.out(answer_text(options, f"## {result.agent}{model}"))
             console.out()
             if result.ok:
-                console.out(result.answer.rstrip("\n"))
+                console.out(answer_text(options, result.answer.rstrip("\n")))
             else:
-                console.out(f"(no answer: {result.error.splitlines()[0] if result.error else ''})")
+                why = result.error.splitlines()[0] if result.error else ""
+                console.out(answer_text(options, f"(no answer: {why})"))
         sys.stdout.flush()
         for result in results:
             if result.mismatched:
@@ -127,6 +129,15 @@ def show_each(options: Options, results: list[headless.Result], output: str | No
             elif not result.ok:
                 console.err(f"start: agent '{result.agent}' failed: {result.error}")
     return exit_code(results)
+
+
+def answer_text(options: Options, answer: str) -> str:
+    """An answer as it goes to stdout: on a terminal, with its control characters and escape
+    sequences shown escaped (an answer could set the clipboard, or hide text); piped, or with
+    --raw, exactly."""
+    if options.raw or not console.is_tty(sys.stdout):
+        return answer
+    return console.printable(answer, multiline=True)
 
 
 def exit_code(results: list[headless.Result]) -> int:

@@ -73,6 +73,8 @@ class Printing:
 def run(options: Options, selection: resolve.Request, printing: Printing | None = None) -> int:
     """Prepare the launch; then exec the agent or, with --dry-run, show it; with --print, run
     the agent's headless form and print its answer."""
+    if options.raw and printing is None:
+        raise UsageError("--raw goes with --print (a headless run)")
     if options.json and not options.dry_run and printing is None:
         raise UsageError(
             "--json prints a launch only with --dry-run or --print "
@@ -255,9 +257,22 @@ def text_options(function: F) -> F:
     return function
 
 
+def _raw(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        (ctx.find_object(Options) or ctx.ensure_object(Options)).raw = True
+
+
 def print_options(function: F) -> F:
     from start.config import schema
 
+    function = click.option(
+        "--raw",
+        is_flag=True,
+        callback=_raw,
+        expose_value=False,
+        help="With --print on a terminal: the answer exactly, its escape sequences too "
+        "(by default they are shown escaped; piped, the answer is always exact).",
+    )(function)
     function = click.option(
         "--timeout",
         type=click.IntRange(min=1, max=schema.MAX_TIMEOUT),

@@ -72,6 +72,45 @@ def test_the_summary_goes_to_stderr(project: Path) -> None:
     assert result.stderr.startswith("start ▸ fake\n")
 
 
+# OSC 52 (set the clipboard), a colour, a carriage return that would hide what came before.
+HOSTILE = "hi \x1b]52;c;cHduZWQ=\x07 there \x1b[31mred\tand\rover"
+HOSTILE_SHOWN = "ANSWER: hi \\x1b]52;c;cHduZWQ=\\x07 there \\x1b[31mred\tand\\rover\n"
+
+
+def test_an_answer_on_a_terminal_is_shown_escaped(project: Path) -> None:
+    from tests.terminal import run_on_terminal
+
+    code, screen = run_on_terminal("-q", "prompt", "--print", HOSTILE, cwd=project)
+    assert (code, screen) == (0, HOSTILE_SHOWN)
+    code, screen = run_on_terminal(
+        "-q", "prompt", "--print", "-a", "fake,fake", HOSTILE, cwd=project
+    )
+    assert (code, screen) == (0, f"## fake\n\n{HOSTILE_SHOWN}\n## fake\n\n{HOSTILE_SHOWN}")
+
+
+def test_an_answer_piped_or_with_raw_is_exact(project: Path) -> None:
+    from tests.terminal import run_on_terminal
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    piped = subprocess.run(
+        [sys.executable, "-m", "start", "-q", "prompt", "--print", HOSTILE],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    answer = f"ANSWER: {HOSTILE}\n"
+    assert (piped.returncode, piped.stdout, piped.stderr) == (0, answer.encode(), b"")
+    code, screen = run_on_terminal("-q", "prompt", "--print", "--raw", HOSTILE, cwd=project)
+    assert (code, screen) == (0, answer)
+    refused = start(project, "prompt", "--raw", "hi")
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        "start: --raw goes with --print (a headless run)\n",
+    )
+
+
 def test_permissions_from_the_command_line_then_the_task_then_read_only(project: Path) -> None:
     record = project.parent / "record.json"
     env = {"FAKE_RECORD": str(record)}
