@@ -155,12 +155,13 @@ def exit_code(results: list[headless.Result]) -> int:
 
 def write_answers(directory: str, results: list[headless.Result]) -> None:
     """--output DIR: AGENT.md per answer (AGENT-2.md for a second run of one agent) and
-    summary.json, so that the answers can be diffed."""
+    summary.json, so that the answers can be diffed. They hold the prompts and the answers, so
+    they are private, as the history is: the files 0600, and each directory start creates 0700."""
     import os
 
     from start import atomic
 
-    os.makedirs(directory, exist_ok=True)
+    _private_directory(directory)
     seen: dict[str, int] = {}
     summary = []
     for result in results:
@@ -168,9 +169,21 @@ def write_answers(directory: str, results: list[headless.Result]) -> None:
         count = seen[result.agent]
         name = f"{result.agent}.md" if count == 1 else f"{result.agent}-{count}.md"
         text = result.answer if result.ok or result.mismatched else f"(no answer: {result.error})\n"
-        atomic.replace(os.path.join(directory, name), text.encode("utf-8"), mode=0o644)
+        atomic.replace(os.path.join(directory, name), text.encode("utf-8"), mode=0o600)
         summary.append({"file": name, **headless.result_data(result)})
     import json
 
     data = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
-    atomic.replace(os.path.join(directory, "summary.json"), data.encode("utf-8"), mode=0o644)
+    atomic.replace(os.path.join(directory, "summary.json"), data.encode("utf-8"), mode=0o600)
+
+
+def _private_directory(directory: str) -> None:
+    """`directory`, made with its missing parents, each 0700 (a directory there is kept as is)."""
+    import os
+
+    if os.path.isdir(directory):
+        return
+    parent = os.path.dirname(os.path.abspath(directory))
+    if parent != os.path.abspath(directory):
+        _private_directory(parent)
+    os.mkdir(directory, 0o700)

@@ -543,6 +543,35 @@ def test_output_dir_and_dry_run_of_several(project: Path) -> None:
     assert [(d["agent"], d["argv"][-1]) for d in dry] == [("a", "x"), ("b", "x")]
 
 
+def test_output_files_are_private_whatever_the_umask(project: Path) -> None:
+    """summary.json holds every prompt: the files are 0600 like the history, each directory
+    start creates 0700, and one that was there keeps its mode."""
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(agents_config(project.parent, {"a": "", "b": ""}))
+    kept = project.parent / "kept"
+    kept.mkdir(mode=0o755)
+    kept.chmod(0o755)
+    (kept / "a.md").write_text("before\n")
+    (kept / "a.md").chmod(0o644)
+    made = project.parent / "made" / "answers"
+    for out in (kept, made):
+        argv = [sys.executable, "-m", "start", "-q", "prompt", "--print", "-a", "a,b"]
+        result = subprocess.run(
+            ["sh", "-c", 'umask 022 && exec "$@"', "sh", *argv, "--output", str(out), "x"],
+            cwd=project,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert (result.returncode, result.stderr) == (0, "")
+        modes = {p.name: oct(p.stat().st_mode & 0o777) for p in out.iterdir()}
+        assert modes == {"a.md": "0o600", "b.md": "0o600", "summary.json": "0o600"}
+    assert oct(kept.stat().st_mode & 0o777) == "0o755"
+    assert oct(made.stat().st_mode & 0o777) == "0o700"
+    assert oct(made.parent.stat().st_mode & 0o777) == "0o700"
+
+
 def test_several_agents_need_print(project: Path) -> None:
     result = start(project, "prompt", "-a", "fake,json", "x")
     assert (result.returncode, result.stderr) == (
