@@ -167,8 +167,14 @@ def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
     from start.cli import printing as print_cli
 
     result = print_cli.run_one(options, prepared, timeout)
-    record(options, prepared, result)
-    return print_cli.show_one(options, prepared, result)
+    # The answer first, on stdout and flushed: the history (a database another process may
+    # hold) never delays it, and records it whatever happens to stdout.
+    try:
+        code = print_cli.show_one(options, prepared, result)
+        sys.stdout.flush()
+        return code
+    finally:
+        record(options, prepared, result)
 
 
 def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Printing) -> int:
@@ -192,9 +198,13 @@ def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Pri
                 prepared.launch.cleanup()
         return ExitCode.OK
     results = print_cli.run_each(options, each, printing.timeout)
-    for prepared, result in zip(each, results, strict=True):
-        record(options, prepared, result)
-    return print_cli.show_each(options, results, printing.output)
+    try:
+        code = print_cli.show_each(options, results, printing.output)
+        sys.stdout.flush()
+        return code
+    finally:
+        for prepared, result in zip(each, results, strict=True):
+            record(options, prepared, result)
 
 
 def run_session(options: Options) -> int:
