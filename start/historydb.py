@@ -41,6 +41,15 @@ if TYPE_CHECKING:
 _STALE: Final = 3600.0
 # How long a writer waits for another to finish with the database, in seconds.
 BUSY_TIMEOUT: Final = 30.0
+# How long a run's own flush waits: a run never waits on its history (what it could not move
+# stays pending, for the next flush, or `start log`).
+FLUSH_TIMEOUT: Final = 0.2
+# SQLite's primary result codes for a database that another connection holds.
+_BUSY: Final = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
+
+
+class HistoryBusyError(HistoryError):
+    """Another process held the database for longer than the wait allowed."""
 
 
 class NoSuchRunError(StartError):
@@ -381,15 +390,17 @@ def record(
 
 
 def flush() -> None:
-    """Move every pending run into the database, and keep to the size limit."""
-    with opened():
+    """Move every pending run into the database, and keep to the size limit; when another
+    process holds the database past FLUSH_TIMEOUT, the runs stay pending (they are recorded)."""
+    with suppress(HistoryBusyError), opened(timeout=FLUSH_TIMEOUT):
         pass  # opening moves the pending runs in, and trims the oldest
 
 
 @contextmanager
-def opened(*, create: bool = True) -> Iterator[Store]:
+def opened(*, create: bool = True, timeout: float = BUSY_TIMEOUT) -> Iterator[Store]:
     """The history database, with every pending run moved in. Without `create`, a history that
-    does not exist yet is an empty one held in memory."""
+    does not exist yet is an empty one held in memory. Another process holding the database
+    past `timeout` seconds raises HistoryBusyError."""
     import sqlite3
 
     fd = private_directory(create)
@@ -400,7 +411,7 @@ def opened(*, create: bool = True) -> Iterator[Store]:
         else:
             _check_database(fd)
             connection = sqlite3.connect(
-                database(), timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+                database(), timeout=timeout, isolation_level=None, check_same_thread=False
             )
         connection.row_factory = sqlite3.Row
         connection.execute("PRAGMA journal_mode = WAL")
@@ -420,7 +431,9 @@ def opened(*, create: bool = True) -> Iterator[Store]:
             store.ingest()
         yield store
     except sqlite3.Error as error:
-        raise HistoryError(f"the history in {database()} cannot be used: {error}") from None
+        busy = getattr(error, "sqlite_errorcode", 0) & 0xFF in _BUSY
+        kind = HistoryBusyError if busy else HistoryError
+        raise kind(f"the history in {database()} cannot be used: {error}") from None
     finally:
         if connection is not None:
             connection.close()

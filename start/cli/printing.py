@@ -53,7 +53,8 @@ def show_one(options: Options, prepared: pipeline.Prepared, result: headless.Res
     if result.ok:
         if options.verbose and result.stderr.strip():
             console.err(result.stderr.rstrip("\n"))
-        console.out(result.answer, end="" if result.answer.endswith("\n") else "\n")
+        answer = answer_text(options, result.answer)
+        console.out(answer, end="" if answer.endswith("\n") else "\n")
         sys.stdout.flush()
         return code
     printer = console.Printer("stderr", no_color=options.no_color)
@@ -114,12 +115,13 @@ def show_each(options: Options, results: list[headless.Result], output: str | No
             model = f" ({result.model})" if result.model else ""
             if index:
                 console.out()
-            console.out(f"## {result.agent}{model}")
+            console.out(answer_text(options, f"## {result.agent}{model}"))
             console.out()
             if result.ok:
-                console.out(result.answer.rstrip("\n"))
+                console.out(answer_text(options, result.answer.rstrip("\n")))
             else:
-                console.out(f"(no answer: {result.error.splitlines()[0] if result.error else ''})")
+                why = result.error.splitlines()[0] if result.error else ""
+                console.out(answer_text(options, f"(no answer: {why})"))
         sys.stdout.flush()
         for result in results:
             if result.mismatched:
@@ -127,6 +129,15 @@ def show_each(options: Options, results: list[headless.Result], output: str | No
             elif not result.ok:
                 console.err(f"start: agent '{result.agent}' failed: {result.error}")
     return exit_code(results)
+
+
+def answer_text(options: Options, answer: str) -> str:
+    """An answer as it goes to stdout: on a terminal, with its control characters and escape
+    sequences shown escaped (an answer could set the clipboard, or hide text); piped, or with
+    --raw, exactly."""
+    if options.raw or not console.is_tty(sys.stdout):
+        return answer
+    return console.printable(answer, multiline=True)
 
 
 def exit_code(results: list[headless.Result]) -> int:
@@ -144,12 +155,13 @@ def exit_code(results: list[headless.Result]) -> int:
 
 def write_answers(directory: str, results: list[headless.Result]) -> None:
     """--output DIR: AGENT.md per answer (AGENT-2.md for a second run of one agent) and
-    summary.json, so that the answers can be diffed."""
+    summary.json, so that the answers can be diffed. They hold the prompts and the answers, so
+    they are private, as the history is: the files 0600, and each directory start creates 0700."""
     import os
 
     from start import atomic
 
-    os.makedirs(directory, exist_ok=True)
+    _private_directory(directory)
     seen: dict[str, int] = {}
     summary = []
     for result in results:
@@ -157,9 +169,21 @@ def write_answers(directory: str, results: list[headless.Result]) -> None:
         count = seen[result.agent]
         name = f"{result.agent}.md" if count == 1 else f"{result.agent}-{count}.md"
         text = result.answer if result.ok or result.mismatched else f"(no answer: {result.error})\n"
-        atomic.replace(os.path.join(directory, name), text.encode("utf-8"), mode=0o644)
+        atomic.replace(os.path.join(directory, name), text.encode("utf-8"), mode=0o600)
         summary.append({"file": name, **headless.result_data(result)})
     import json
 
     data = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
-    atomic.replace(os.path.join(directory, "summary.json"), data.encode("utf-8"), mode=0o644)
+    atomic.replace(os.path.join(directory, "summary.json"), data.encode("utf-8"), mode=0o600)
+
+
+def _private_directory(directory: str) -> None:
+    """`directory`, made with its missing parents, each 0700 (a directory there is kept as is)."""
+    import os
+
+    if os.path.isdir(directory):
+        return
+    parent = os.path.dirname(os.path.abspath(directory))
+    if parent != os.path.abspath(directory):
+        _private_directory(parent)
+    os.mkdir(directory, 0o700)

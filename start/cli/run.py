@@ -17,7 +17,7 @@ from start.cli.options import F
 from start.cli.state import Options
 from start.config.model import Config
 from start.console import Line, Styled
-from start.errors import CommandError, ExitCode, Problem, UntrustedError, UsageError
+from start.errors import CommandError, ExitCode, UntrustedError, UsageError
 
 if TYPE_CHECKING:
     from start import launch as launcher
@@ -73,6 +73,8 @@ class Printing:
 def run(options: Options, selection: resolve.Request, printing: Printing | None = None) -> int:
     """Prepare the launch; then exec the agent or, with --dry-run, show it; with --print, run
     the agent's headless form and print its answer."""
+    if options.raw and printing is None:
+        raise UsageError("--raw goes with --print (a headless run)")
     if options.json and not options.dry_run and printing is None:
         raise UsageError(
             "--json prints a launch only with --dry-run or --print "
@@ -165,8 +167,14 @@ def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
     from start.cli import printing as print_cli
 
     result = print_cli.run_one(options, prepared, timeout)
-    record(options, prepared, result)
-    return print_cli.show_one(options, prepared, result)
+    # The answer first, on stdout and flushed: the history (a database another process may
+    # hold) never delays it, and records it whatever happens to stdout.
+    try:
+        code = print_cli.show_one(options, prepared, result)
+        sys.stdout.flush()
+        return code
+    finally:
+        record(options, prepared, result)
 
 
 def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Printing) -> int:
@@ -190,9 +198,13 @@ def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Pri
                 prepared.launch.cleanup()
         return ExitCode.OK
     results = print_cli.run_each(options, each, printing.timeout)
-    for prepared, result in zip(each, results, strict=True):
-        record(options, prepared, result)
-    return print_cli.show_each(options, results, printing.output)
+    try:
+        code = print_cli.show_each(options, results, printing.output)
+        sys.stdout.flush()
+        return code
+    finally:
+        for prepared, result in zip(each, results, strict=True):
+            record(options, prepared, result)
 
 
 def run_session(options: Options) -> int:
@@ -255,9 +267,22 @@ def text_options(function: F) -> F:
     return function
 
 
+def _raw(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        (ctx.find_object(Options) or ctx.ensure_object(Options)).raw = True
+
+
 def print_options(function: F) -> F:
     from start.config import schema
 
+    function = click.option(
+        "--raw",
+        is_flag=True,
+        callback=_raw,
+        expose_value=False,
+        help="With --print on a terminal: the answer exactly, its escape sequences too "
+        "(by default they are shown escaped; piped, the answer is always exact).",
+    )(function)
     function = click.option(
         "--timeout",
         type=click.IntRange(min=1, max=schema.MAX_TIMEOUT),
@@ -394,14 +419,15 @@ def _summary_lines(
     lines.extend([Styled(f"  ⚠ {text}", "yellow")] for text in composition.notes)
     # Other agents' command files are not start's config: their findings (front matter start
     # does not import, ...) are counted only for the task that runs.
-    commands = _command_problems(config)
-    warnings = [p for p in config.problems if not p.is_error and p not in commands]
+    commands = _command_files(config)
+    warnings = [p for p in config.problems if not p.is_error and p.file not in commands]
     if warnings:
         count = f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
         text = f"  ⚠ the config has {count}; run 'start config validate'"
         lines.append([Styled(text, "yellow")])
     if plan.task is not None and plan.task.imported is not None:
-        own = [p for p in commands if p.file == plan.task.origin.path]
+        path = plan.task.origin.path
+        own = [p for p in config.problems if p.file == path] if path in commands else []
         if own:
             count = f"{len(own)} warning{'s' if len(own) != 1 else ''}"
             text = f"  ⚠ {plan.task.origin.path} has {count}; run 'start config validate'"
@@ -421,18 +447,20 @@ def _summary_lines(
     return lines
 
 
-def _command_problems(config: Config) -> list[Problem]:
-    """The findings about other agents' command files (start.interop)."""
+def _command_files(config: Config) -> set[str | None]:
+    """The files of other agents' command and skill directories (start.interop) that the
+    config's problems are about; each file is looked up once, however many problems it has."""
     if not any(task.imported is not None for task in config.tasks.values()):
-        return []
+        return set()
     from start.interop.dirs import in_command_dir
     from start.interop.skills import in_skill_dir
 
-    return [
-        p
-        for p in config.problems
-        if in_command_dir(p.file, config.root) or in_skill_dir(p.file, config.root)
-    ]
+    files = {p.file for p in config.problems}
+    return {
+        file
+        for file in files
+        if in_command_dir(file, config.root) or in_skill_dir(file, config.root)
+    }
 
 
 def _cut_warnings(config: Config, composition: sources.Composition) -> list[str]:

@@ -27,6 +27,7 @@ class Options:
         self.json = False
         self.no_color = False
         self.no_project = False
+        self.raw = False  # --raw: an answer on a terminal as it is, its escape sequences too
         self.contexts: list[str] = []  # -c, from every place it is given, in order
         self.agent_args: list[str] = agent_args or []
         # Every argument given to `start`, `--` and the agent's included: what the history

@@ -124,6 +124,8 @@ def load(
             more = [*more, *skills.keyed()]
         cache_key = cache.key(layers, dirs, keyed, strays, more)
         config = cache.get(cache_key, project, dirs)
+        if config is not None and not _agrees(config, keyed, skills):
+            config = None  # parsed again below, and stored again
     if config is None:
         contents.update(replaced or {})
         for path in shipped:
@@ -154,6 +156,19 @@ def load(
     if strict and config.errors:
         raise ConfigError(config.problems)
     return config
+
+
+def _agrees(config: Config, keyed: Mapping[str, bytes], skills: Skills | None) -> bool:
+    """Whether the digests a cached config holds for the project's files are those of the files
+    just read. Trust approves by them: an entry that disagrees (a flipped bit) is a miss, never
+    a project that asks again, or a file said to change while start read it."""
+    beside = skills.digests if skills is not None else {}
+    for file in config.files:
+        if file.layer == "project" and file.digest:
+            data = keyed.get(file.path)
+            if (fs.sha256(data) if data is not None else beside.get(file.path)) != file.digest:
+                return False
+    return True
 
 
 def _discover(

@@ -11,11 +11,14 @@ that the body points to (`scripts/check.sh`, `reference.md`). Each folder below 
   agents that read those directories expand nothing in it.
 - The text starts with the line `Base directory for this skill: FOLDER`, as Claude Code starts
   it, so that the body's relative paths resolve.
-- A project skill's files, every one of them, are project config: load reads their bytes, and
-  the trust approval covers each (start.trust.scan pins the project layer's files).
+- A project skill's files, every one of them, are project config: the trust approval covers
+  each (start.trust.scan pins the project layer's files). Load keeps the bytes of SKILL.md, which
+  it parses, and only the digest of each file beside it (a script, a font), read one at a time:
+  the config cache's key holds those digests, not the files.
 
 The walk is bounded like the command directories' (start.interop.dirs): MAX_DEPTH levels,
-MAX_ENTRIES entries for each skill directory, FILE_LIMIT bytes a file.
+MAX_ENTRIES entries for each skill directory, FILE_LIMIT bytes a file; and a project skill
+directory's files, MAX_BYTES bytes in all.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ SOURCE: Final = "skill"  # the `import_commands` entry, and the names' prefix
 BASE: Final = "Base directory for this skill: "  # Claude Code's first line of a skill's text
 SKILL_DIR: Final = "${CLAUDE_SKILL_DIR}"
 CLAUDE_DIR: Final = os.path.join(".claude", "skills")
+# The bytes of all the files of one project skill directory that a load reads (and hashes).
+MAX_BYTES: Final = 64 * 1_048_576
 
 # Front matter that start uses, or that only says what the skill is (the Agent Skills fields).
 USED: Final = ("name", "description", "argument-hint", "arguments", "model")
@@ -73,8 +78,9 @@ RUNTIME: Final = {
 class Folder(Record):
     """One skill folder as read: its SKILL.md's bytes, and the files beside it.
 
-    `files` are paths below the folder; `data` holds their bytes for a project skill (the
-    approval covers them), and is empty for a user's. `problem` says why it is not a task.
+    `files` are paths below the folder; `digests` holds the SHA-256 of each but SKILL.md, for a
+    project skill (the approval covers them), and is empty for a user's. `problem` says why it
+    is not a task.
     """
 
     scope: str  # USER or PROJECT
@@ -82,7 +88,7 @@ class Folder(Record):
     path: str  # the folder
     skill: bytes | None
     files: tuple[str, ...] = ()
-    data: tuple[tuple[str, bytes], ...] = ()
+    digests: tuple[tuple[str, str], ...] = ()
     problem: str | None = None
 
     @property
@@ -105,18 +111,24 @@ class Found(Record):
 
     @property
     def contents(self) -> dict[str, bytes]:
-        """Every byte read, by path, for the config cache's key."""
-        found: dict[str, bytes] = {}
-        for folder in self.folders:
-            if folder.skill is not None:
-                found[folder.skill_path] = folder.skill
-            found.update(folder.data)
-        return found
+        """The SKILL.md files read, by path, for the config cache's key."""
+        return {f.skill_path: f.skill for f in self.folders if f.skill is not None}
+
+    @property
+    def digests(self) -> dict[str, str]:
+        """The digest of each file beside a project skill's SKILL.md, by path."""
+        return {
+            os.path.join(f.path, relative): digest
+            for f in self.folders
+            for relative, digest in f.digests
+        }
 
     def keyed(self) -> list[str]:
-        """What else the loaded config depends on: skills not read, and the files of the user's."""
+        """What else the loaded config depends on: skills not read, the files of each, and the
+        digests of a project skill's files beside SKILL.md."""
         parts = [f"skip:{f.path}:{f.problem}" for f in self.folders if f.problem is not None]
         parts.extend(f"files:{f.path}:{'/'.join(f.files)}" for f in self.folders)
+        parts.extend(f"digest:{path}:{digest}" for path, digest in self.digests.items())
         parts.extend(f"refused:{directory}:{why}" for _, directory, why in self.problems)
         return parts
 
@@ -187,10 +199,9 @@ def build(found: Found, enabled: Iterable[str]) -> Library:
             if folder.skill is not None:
                 digest = fs.sha256(folder.skill)
                 layer.files.append(LayerFile(PROJECT, folder.skill_path, digest, bool(task)))
-            for relative, data in folder.data:
+            for relative, digest in folder.digests:
                 path = os.path.join(folder.path, relative)
-                if path != folder.skill_path:
-                    layer.files.append(LayerFile(PROJECT, path, fs.sha256(data), True))
+                layer.files.append(LayerFile(PROJECT, path, digest, True))
         elif folder.skill is not None:
             layer.files.append(LayerFile(IMPORTED, folder.skill_path, "", bool(task)))
         if task is None:
@@ -378,6 +389,7 @@ class _Walk:
         self.directory = directory
         self.real_root = real_root
         self.count = 0
+        self.size = 0  # the bytes read, in a project directory
         self.folders: list[Folder] = []
 
     @property
@@ -410,11 +422,10 @@ class _Walk:
 
     def folder(self, path: str) -> None:
         files: list[str] = []
-        data: list[tuple[str, bytes]] = []
+        digests: list[tuple[str, str]] = []
         try:
-            self.tree(path, (), 0, files, data)
-            # A project skill's SKILL.md is the bytes read with the rest, read once.
-            skill = dict(data).get(SKILL_FILE) or self.read(os.path.join(path, SKILL_FILE))
+            self.tree(path, (), 0, files, digests)
+            skill = self.read(os.path.join(path, SKILL_FILE))
         except _SkipError as error:
             self.folders.append(Folder(self.scope, self.directory, path, None, problem=str(error)))
             return
@@ -423,7 +434,7 @@ class _Walk:
             self.folders.append(Folder(self.scope, self.directory, path, None, problem=problem))
             return
         self.folders.append(
-            Folder(self.scope, self.directory, path, skill, tuple(files), tuple(data))
+            Folder(self.scope, self.directory, path, skill, tuple(files), tuple(digests))
         )
 
     def tree(
@@ -432,7 +443,7 @@ class _Walk:
         parts: tuple[str, ...],
         depth: int,
         files: list[str],
-        data: list[tuple[str, bytes]],
+        digests: list[tuple[str, str]],
     ) -> None:
         if depth > MAX_DEPTH:
             raise _RefusedError(
@@ -454,11 +465,12 @@ class _Walk:
                     files.append(relative)
                     continue
             elif stat.S_ISDIR(info.st_mode):
-                self.tree(child, (*parts, name), depth + 1, files, data)
+                self.tree(child, (*parts, name), depth + 1, files, digests)
                 continue
             files.append(relative)
-            if self.project:
-                data.append((relative, self.read(child)))
+            if self.project and relative != SKILL_FILE:
+                # Read one at a time and kept as a digest: held whole by nothing.
+                digests.append((relative, fs.sha256(self.read(child))))
 
     def read(self, path: str) -> bytes:
         try:
@@ -472,6 +484,12 @@ class _Walk:
                 f"{path} is {read.size:,} bytes; start reads the files of a skill of at most "
                 f"{FILE_LIMIT:,} bytes"
             )
+        if self.project:
+            self.size += len(read.data)
+            if self.size > MAX_BYTES:
+                raise _RefusedError(
+                    f"holds more than {MAX_BYTES:,} bytes of files; start does not read it"
+                )
         return read.data
 
 

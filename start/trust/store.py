@@ -23,6 +23,8 @@ from start.trust.scan import (
 RECORD_VERSION = 1
 # Larger files are covered by their digest only; the record keeps no copy to diff against.
 COPY_LIMIT = 1 << 20
+# So are the files met once the copies hold this many bytes: every launch reads the record.
+COPIES_LIMIT = 8 << 20
 
 
 class Copy(Record):
@@ -173,13 +175,15 @@ def approve(found: Scan) -> Approval:
     if found.unsafe:
         raise UntrustedError(unsafe_message(found))
     copies: list[dict[str, Any]] = []
+    left = COPIES_LIMIT
     for entry in found.entries:
         text = None
         if entry.what == FILE:
             data = current_bytes(entry)
-            if len(data) <= COPY_LIMIT:
+            if len(data) <= min(COPY_LIMIT, left):
                 try:
                     text = data.decode("utf-8")
+                    left -= len(data)
                 except UnicodeDecodeError:
                     text = None
         copies.append(

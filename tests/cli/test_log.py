@@ -255,6 +255,66 @@ def test_recording_says_when_pending_is_full_and_historydb_moves_the_runs_in(
     assert len(runs()) == 3
 
 
+LOCKER = """
+import sqlite3, sys
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+connection.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.read()  # until the test closes it
+"""
+
+
+def test_a_locked_history_never_holds_an_answer(headless: Path) -> None:
+    """Another process holds history.db while the run that fills pending/ ends: the answer is
+    printed, the run stays pending, and start exits while the lock is still held, with no
+    warning; the next flush moves every run in."""
+    assert start(headless, "prompt", "--print", "first").returncode == 0
+    assert [r["instructions"] for r in runs()] == ["first"]  # the database exists
+    assert start(headless, "prompt", "--print", "second").returncode == 0
+    pending = Path(history.directory()) / history.PENDING
+    (spooled,) = pending.iterdir()
+    for index in range(history.PENDING_LIMIT - 2):
+        name = spooled.name.replace("-", f"{index:03d}-", 1)
+        (pending / name).write_bytes(spooled.read_bytes())
+    assert len(list(pending.iterdir())) == history.PENDING_LIMIT - 1
+    locker = subprocess.Popen(
+        [sys.executable, "-c", LOCKER, history.database()],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert locker.stdout is not None and locker.stdout.readline() == "locked\n"
+        result = start(headless, "prompt", "--print", "third")
+        assert (result.returncode, result.stdout, result.stderr) == (0, "ANSWER: third\n", "")
+        assert locker.poll() is None  # start ended while the lock was held
+        assert len(list(pending.iterdir())) == history.PENDING_LIMIT
+    finally:
+        locker.communicate("")
+    assert [r["instructions"] for r in runs()][:2] == ["third", "second"]
+    assert len(runs("-n", "100")) == history.PENDING_LIMIT + 1
+    assert list(pending.iterdir()) == []
+
+
+@pytest.mark.parametrize("agents", ["fake", "fake,fake"])
+def test_the_answer_is_on_stdout_before_the_history_is_written(
+    headless: Path, monkeypatch: pytest.MonkeyPatch, agents: str
+) -> None:
+    seen: list[str] = []
+    spool = history.record
+
+    def record(*args: Any, **kwargs: Any) -> bool:
+        sys.stdout.flush()
+        seen.append(sys.stdout.buffer.getvalue().decode())  # type: ignore[union-attr]
+        return spool(*args, **kwargs)
+
+    monkeypatch.setattr(history, "record", record)
+    result = invoke("-q", "prompt", "--print", "-a", agents, "hi")
+    assert result.exit_code == 0, result.stderr
+    assert seen == [result.stdout] * len(agents.split(","))
+    assert "ANSWER: hi\n" in result.stdout
+
+
 def _prompt(text: str) -> Any:
     from start import resolve
 

@@ -72,6 +72,45 @@ def test_the_summary_goes_to_stderr(project: Path) -> None:
     assert result.stderr.startswith("start ▸ fake\n")
 
 
+# OSC 52 (set the clipboard), a colour, a carriage return that would hide what came before.
+HOSTILE = "hi \x1b]52;c;cHduZWQ=\x07 there \x1b[31mred\tand\rover"
+HOSTILE_SHOWN = "ANSWER: hi \\x1b]52;c;cHduZWQ=\\x07 there \\x1b[31mred\tand\\rover\n"
+
+
+def test_an_answer_on_a_terminal_is_shown_escaped(project: Path) -> None:
+    from tests.terminal import run_on_terminal
+
+    code, screen = run_on_terminal("-q", "prompt", "--print", HOSTILE, cwd=project)
+    assert (code, screen) == (0, HOSTILE_SHOWN)
+    code, screen = run_on_terminal(
+        "-q", "prompt", "--print", "-a", "fake,fake", HOSTILE, cwd=project
+    )
+    assert (code, screen) == (0, f"## fake\n\n{HOSTILE_SHOWN}\n## fake\n\n{HOSTILE_SHOWN}")
+
+
+def test_an_answer_piped_or_with_raw_is_exact(project: Path) -> None:
+    from tests.terminal import run_on_terminal
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    piped = subprocess.run(
+        [sys.executable, "-m", "start", "-q", "prompt", "--print", HOSTILE],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    answer = f"ANSWER: {HOSTILE}\n"
+    assert (piped.returncode, piped.stdout, piped.stderr) == (0, answer.encode(), b"")
+    code, screen = run_on_terminal("-q", "prompt", "--print", "--raw", HOSTILE, cwd=project)
+    assert (code, screen) == (0, answer)
+    refused = start(project, "prompt", "--raw", "hi")
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        "start: --raw goes with --print (a headless run)\n",
+    )
+
+
 def test_permissions_from_the_command_line_then_the_task_then_read_only(project: Path) -> None:
     record = project.parent / "record.json"
     env = {"FAKE_RECORD": str(record)}
@@ -502,6 +541,35 @@ def test_output_dir_and_dry_run_of_several(project: Path) -> None:
         start(project, "prompt", "--print", "-a", "a,b", "--dry-run", "--json", "x").stdout
     )
     assert [(d["agent"], d["argv"][-1]) for d in dry] == [("a", "x"), ("b", "x")]
+
+
+def test_output_files_are_private_whatever_the_umask(project: Path) -> None:
+    """summary.json holds every prompt: the files are 0600 like the history, each directory
+    start creates 0700, and one that was there keeps its mode."""
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(agents_config(project.parent, {"a": "", "b": ""}))
+    kept = project.parent / "kept"
+    kept.mkdir(mode=0o755)
+    kept.chmod(0o755)
+    (kept / "a.md").write_text("before\n")
+    (kept / "a.md").chmod(0o644)
+    made = project.parent / "made" / "answers"
+    for out in (kept, made):
+        argv = [sys.executable, "-m", "start", "-q", "prompt", "--print", "-a", "a,b"]
+        result = subprocess.run(
+            ["sh", "-c", 'umask 022 && exec "$@"', "sh", *argv, "--output", str(out), "x"],
+            cwd=project,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert (result.returncode, result.stderr) == (0, "")
+        modes = {p.name: oct(p.stat().st_mode & 0o777) for p in out.iterdir()}
+        assert modes == {"a.md": "0o600", "b.md": "0o600", "summary.json": "0o600"}
+    assert oct(kept.stat().st_mode & 0o777) == "0o755"
+    assert oct(made.stat().st_mode & 0o777) == "0o700"
+    assert oct(made.parent.stat().st_mode & 0o777) == "0o700"
 
 
 def test_several_agents_need_print(project: Path) -> None:

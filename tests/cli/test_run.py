@@ -4,7 +4,10 @@ the agent command's errors (dry runs in-process)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import FAKE_AGENT, dry, invoke, launch, stage, write_tree
 
@@ -155,3 +158,43 @@ def test_json_without_dry_run_is_a_usage_error(repo: Path) -> None:
     assert result.stderr == (
         "start: --json prints a launch only with --dry-run or --print (or a listing: start task --json)\n"
     )
+
+
+# --- the summary on hostile input --------------------------------------------------------------
+
+
+def test_the_summary_is_linear_in_the_config_problems(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SKILL.md with thousands of unknown front matter keys: the summary compares no two
+    problems, and looks each file up in the command and skill directories once, however many
+    problems it has (the membership tests over lists of problems made a launch quadratic)."""
+    from start.errors import Problem
+    from start.interop import dirs, skills
+
+    keys = 3000
+    front = "".join(f"k{i}: v\n" for i in range(keys))
+    write_tree(repo, {".claude/skills/big/SKILL.md": f"---\n{front}---\nBody\n"})
+    counts = {"eq": 0, "lookups": 0}
+
+    def equal(self: Problem, other: object) -> bool:
+        counts["eq"] += 1
+        return tuple.__eq__(self, other)
+
+    def counted(lookup: Callable[[str | None, str], bool]) -> Callable[[str | None, str], bool]:
+        def look(path: str | None, root: str) -> bool:
+            counts["lookups"] += 1
+            return lookup(path, root)
+
+        return look
+
+    monkeypatch.setattr(Problem, "__eq__", equal)
+    monkeypatch.setattr(Problem, "__hash__", tuple.__hash__)
+    monkeypatch.setattr(dirs, "in_command_dir", counted(dirs.in_command_dir))
+    monkeypatch.setattr(skills, "in_skill_dir", counted(skills.in_skill_dir))
+    result = invoke("task", "skill:big", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    skill = repo / ".claude" / "skills" / "big" / "SKILL.md"
+    assert f"  ⚠ {skill} has {keys} warnings; run 'start config validate'\n" in result.stdout
+    assert counts["eq"] < keys
+    assert counts["lookups"] <= 2 * len({str(skill), "None"})

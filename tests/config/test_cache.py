@@ -25,7 +25,7 @@ from start.config import load as load_module
 from start.config.load import load
 from start.config.model import RECORDS, Config, Origin, Output, Param
 from start.record import Record
-from tests.conftest import FAKE_AGENT, invoke, write_tree
+from tests.conftest import FAKE_AGENT, invoke, run_start, write_tree
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 if str(BENCHMARKS) not in sys.path:
@@ -927,6 +927,32 @@ def test_an_entry_in_the_state_directory_is_used_as_it_is(
     parsed.clear()
     assert load().tasks["t"].command == "echo REWRITTEN"
     assert parsed == []
+
+
+def test_an_entry_whose_digest_disagrees_with_the_files_is_dropped(approved: Path) -> None:
+    """One flipped byte in the digest an entry holds for a project file: the launch parses the
+    files again, runs, and stores the entry again (trust approves by that digest, so the entry
+    made every launch fail, "changed while start was reading it", for good)."""
+    write_tree(approved, {".claude/skills/s/SKILL.md": "Run x.sh\n", ".claude/skills/s/x.sh": ""})
+    found = trust.scan(load())
+    assert found is not None
+    trust.approve(found)
+    assert run_start("task", "t", "--dry-run", cwd=approved).returncode == 0
+    good = read_entry(entry())["files"]
+    for path in (approved / ".start" / "config.toml", approved / ".claude/skills/s/x.sh"):
+
+        def flip(data: dict[str, Any], path: Path = path) -> None:
+            (index,) = [i for i, f in enumerate(data["files"]) if f[1] == str(path)]
+            layer, where, digest, parsed = data["files"][index]
+            flipped = digest[:-1] + ("0" if digest[-1] != "0" else "1")
+            data["files"][index] = (layer, where, flipped, parsed)
+
+        rewrite(flip)()
+        assert read_entry(entry())["files"] != good
+        result = run_start("task", "t", "--dry-run", cwd=approved)
+        assert (result.returncode, result.stderr) == (0, ""), path
+        assert "approved\n" in result.stdout
+        assert read_entry(entry())["files"] == good
 
 
 def test_trust_reviews_and_approves_the_files_never_the_cache(

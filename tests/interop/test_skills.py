@@ -225,6 +225,30 @@ def test_a_project_skill_directory_over_the_bound_is_an_error(isolated: Path) ->
     ]
 
 
+def test_a_project_skill_directory_over_its_bytes_is_an_error(isolated: Path) -> None:
+    """Every file of a project skill is read (and hashed) on every load, so a directory's files
+    are bounded in all, as they are in number; a user's, which start does not read, are not."""
+    root = _project(isolated, {".agents/skills/fonts/SKILL.md": "Use the fonts\n"})
+    folder = root / ".agents/skills/fonts"
+    chunk = b"x" * dirs.FILE_LIMIT
+    for index in range(64):  # 64 MiB
+        (folder / f"font{index}.ttf").write_bytes(chunk)
+    (folder / "font0.ttf").write_bytes(chunk[:-100])
+    (folder / "SKILL.md").write_bytes(b"U" * 100)
+    assert "skill:fonts" in load(str(root)).tasks  # exactly MAX_BYTES in all
+    (folder / "SKILL.md").write_bytes(b"U" * 101)
+    config = load(str(root))
+    assert "skill:fonts" not in config.tasks
+    assert [(p.severity, p.file, p.message) for p in config.problems] == [
+        (
+            "error",
+            str(root / ".agents/skills"),
+            "holds more than 67,108,864 bytes of files; start does not read it; turn skills "
+            "off with [settings] import_commands, or move files out",
+        )
+    ]
+
+
 def test_a_name_start_cannot_spell_is_skipped(isolated: Path) -> None:
     root = _project(isolated, {".claude/skills/my skill/SKILL.md": "Hi\n"})
     config = load(str(root))

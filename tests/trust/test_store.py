@@ -11,6 +11,7 @@ import pytest
 
 from start import trust
 from start.config.load import load
+from tests.conftest import write_tree
 from tests.trust.conftest import CONFIG, approve_here
 
 # --- the store ------------------------------------------------------------------------------
@@ -39,6 +40,27 @@ def test_several_approvals_per_root_are_kept(project: Path) -> None:
     assert (len(found), warnings) == (2, [])
     (project / "roles/r.md").write_text("ROLE v1\n")
     assert trust.describe(load())[0] is True
+
+
+def test_the_copies_in_a_record_are_bounded_in_all(project: Path) -> None:
+    """Every launch reads the record: past 8 MiB of copies, files are covered by their digest
+    alone (and a change to one is shown without a diff)."""
+    files = {f".claude/skills/big/part{i}.md": f"{i}" * 1_000_000 for i in range(10)}
+    write_tree(project, {".claude/skills/big/SKILL.md": "Read the parts\n", **files})
+    record = approve_here()
+    copied = {c.label: c.text for c in record.copies}
+    assert copied[".start/config.toml"] == CONFIG
+    assert copied[".claude/skills/big/part0.md"] == "0" * 1_000_000
+    texts = [c.text for c in record.copies if c.text is not None]
+    assert sum(len(text) for text in texts) <= 8 * 1_048_576
+    assert copied[".claude/skills/big/part9.md"] is None
+    assert Path(record.path).stat().st_size < 9 * 1_048_576
+    (project / ".claude/skills/big/part9.md").write_text("changed\n")
+    found = trust.scan(load())
+    assert found is not None
+    assert [
+        (c.label, c.status, c.diff) for c in trust.changes(found, record) if c.status != "same"
+    ] == [(".claude/skills/big/part9.md", "changed", ())]
 
 
 @pytest.mark.parametrize(
