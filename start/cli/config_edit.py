@@ -268,8 +268,12 @@ def add(kind: str, name: str, project: bool, **values: Any) -> int:
     if "models" in given:
         given["models"] = _models(given["models"])
     if "print_permissions" in given:
+        # A level the CLI gives without an option (llm: read-only) is LEVEL= with nothing after.
         given["print_permissions"] = _pairs(
-            given["print_permissions"], "--print-permission", "LEVEL=OPTIONS, such as edit=--yes"
+            given["print_permissions"],
+            "--print-permission",
+            "LEVEL=OPTIONS, such as edit=--yes (read-only= when a level needs no option)",
+            empty=True,
         )
     if "params" in given:
         given["params"] = _params(given["params"])
@@ -297,11 +301,13 @@ def _models(pairs: tuple[str, ...]) -> dict[str, str]:
     return _pairs(pairs, "--model-alias", "ALIAS=ID, such as fast=model-id-1")
 
 
-def _pairs(pairs: tuple[str, ...], flag: str, form: str) -> dict[str, str]:
+def _pairs(
+    pairs: tuple[str, ...], flag: str, form: str, *, empty: bool = False
+) -> dict[str, str]:
     found: dict[str, str] = {}
     for pair in pairs:
         key, equals, value = pair.partition("=")
-        if not equals or not key.strip() or not value.strip():
+        if not equals or not key.strip() or not (value.strip() or empty):
             raise UsageError(f"{flag} takes {form}; got '{pair}'")
         found[key.strip()] = value.strip()
     return found

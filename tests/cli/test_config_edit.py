@@ -179,6 +179,29 @@ def test_add_agent_with_models(config_file: Path) -> None:
     )
 
 
+def test_add_agent_with_a_level_that_needs_no_option(config_file: Path) -> None:
+    """llm's headless form: read-only is what it does without any option."""
+    result = invoke(
+        "config", "add", "agent", "echo", "--bin", "llm", "--command", "{bin} {prompt}",
+        "--print-command", "{bin} prompt {args} {prompt}", "--print-output", "text",
+        "--print-permission", "read-only=",
+    )  # fmt: skip
+    assert (result.exit_code, result.stderr) == (0, f"Added agent 'echo' ({config_file})\n")
+    assert config_file.read_text() == MINE + (
+        '\n[agents.echo]\nbin = "llm"\ncommand = "{bin} {prompt}"\n'
+        'print_command = "{bin} prompt {args} {prompt}"\nprint_output = "text"\n\n'
+        '[agents.echo.print_permissions]\nread-only = ""\n'
+    )
+    result = invoke(
+        "config", "add", "agent", "a", "--bin", "a", "--command", "a", "--print-permission", "="
+    )
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: --print-permission takes LEVEL=OPTIONS, such as edit=--yes (read-only= when a "
+        "level needs no option); got '='\n",
+    )
+
+
 def test_add_context_flags(config_file: Path) -> None:
     result = invoke("config", "add", "context", "docs", "--file", "README.md", "--required")
     assert result.exit_code == 0, result.stderr
