@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -295,14 +296,46 @@ def test_clear_all_and_before_a_date(headless: Path) -> None:
         assert start(headless, "prompt", "--print", word).returncode == 0
     with historydb.opened() as store:
         store.connection.execute("UPDATE runs SET at = 0 WHERE id = 1")  # the epoch: 1970
-    result = invoke("log", "clear", "--before", "2000-01-01")
+    result = invoke("log", "clear", "--before", "2000-01-01", "--yes")
     assert (result.exit_code, result.stderr) == (0, "Deleted 1 run from the history.\n")
     assert [r["id"] for r in runs()] == [3, 2]
-    result = invoke("log", "clear", "--json")
+    result = invoke("log", "clear", "--json", "-y")
     assert (result.exit_code, json.loads(result.stdout)) == (0, {"deleted": 2})
     assert runs() == []
     assert start(headless, "prompt", "--print", "d").returncode == 0
     assert [r["id"] for r in runs()] == [4]  # ids are never reused
+
+
+def test_clear_asks_on_a_terminal_and_needs_yes_without_one(headless: Path) -> None:
+    from tests.terminal import run_on_terminal
+
+    for word in ("a", "b"):
+        assert start(headless, "prompt", "--print", word).returncode == 0
+    assert len(runs()) == 2
+    proc = start(headless, "log", "clear")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2,
+        "",
+        "start: not deleting every recorded run without confirmation; pass --yes\n",
+    )
+    proc = start(headless, "log", "clear", "--before", "2100-01-01")
+    assert (proc.returncode, proc.stderr) == (
+        2,
+        "start: not deleting the runs before 2100-01-01 without confirmation; pass --yes\n",
+    )
+    assert len(runs()) == 2
+    question = f"Delete every recorded run from the history ({history.database()})? [y/N]: "
+
+    def answer(typed: bytes) -> Callable[[str], bytes | None]:
+        return lambda shown: typed if shown.endswith(question) else None
+
+    env = {"NO_COLOR": "1"}
+    code, screen = run_on_terminal("log", "clear", cwd=headless, env=env, watch=answer(b"\n"))
+    assert (code, screen) == (1, f"{question}\nNothing was deleted.\n")
+    assert len(runs()) == 2
+    code, screen = run_on_terminal("log", "clear", cwd=headless, env=env, watch=answer(b"y\n"))
+    assert (code, screen) == (0, f"{question}y\nDeleted 2 runs from the history.\n")
+    assert runs() == []
 
 
 def test_clear_before_something_that_is_not_a_date(headless: Path) -> None:
