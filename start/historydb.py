@@ -420,7 +420,7 @@ def opened(*, create: bool = True) -> Iterator[Store]:
             store.ingest()
         yield store
     except sqlite3.Error as error:
-        raise HistoryError(f"the history in {database()} cannot be used: {error}") from None
+        raise HistoryError(_unusable(error)) from None
     finally:
         if connection is not None:
             connection.close()
@@ -445,3 +445,22 @@ def _check_database(fd: int) -> None:
             os.fchmod(file, 0o600)
     finally:
         os.close(file)
+
+
+def _unusable(error: sqlite3.Error) -> str:
+    """Why the database cannot be used, and for a file that is no database (or a damaged one)
+    how to start again: the runs recorded meanwhile wait in pending/ for a database to go in."""
+    import shlex
+    import sqlite3
+
+    where = database()
+    if getattr(error, "sqlite_errorcode", None) not in (
+        sqlite3.SQLITE_NOTADB,
+        sqlite3.SQLITE_CORRUPT,
+    ):
+        return f"the history in {where} cannot be used: {error}"
+    aside = shlex.join(["mv", where, f"{where}.broken"])
+    return (
+        f"{where} is not a history start can read ({error}); move it aside ({aside}), and the "
+        "next command starts a new history with the runs kept meanwhile"
+    )

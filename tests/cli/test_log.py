@@ -256,6 +256,39 @@ def test_recording_says_when_pending_is_full_and_historydb_moves_the_runs_in(
     assert len(runs()) == 3
 
 
+def test_a_history_that_is_not_a_database_says_how_to_start_again(headless: Path) -> None:
+    """`start log`, and the run that finds pending/ full, name what is wrong and the fix; the
+    runs recorded meanwhile are kept, and go into the new history."""
+    from start import pipeline
+
+    assert start(headless, "prompt", "--print", "a").returncode == 0
+    assert len(runs()) == 1
+    database = Path(history.database())
+    database.write_bytes(b"not a database\n" * 300)
+    proc = start(headless, "prompt", "--print", "b")  # kept in pending/, which is not full
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "ANSWER: b\n", "")
+    aside = f"mv {database} {database}.broken"
+    message = (
+        f"start: {database} is not a history start can read (file is not a database); move it "
+        f"aside ({aside}), and the next command starts a new history with the runs kept "
+        "meanwhile\n"
+    )
+    result = invoke("log")
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", message)
+    request = pipeline.LaunchRequest(str(headless), _prompt("meanwhile"))
+    prepared = pipeline.prepare(request, build=False)
+    while not history.record(prepared):  # until pending/ is full
+        pass
+    proc = start(headless, "prompt", "--print", "c")
+    assert (proc.returncode, proc.stderr) == (
+        0,
+        message.replace("start: ", "start: warning: this run is not in the history: ", 1),
+    )
+    subprocess.run(aside, shell=True, check=True)
+    kept = [r["instructions"] for r in runs("-n", "100")]
+    assert kept == ["c", *["meanwhile"] * (history.PENDING_LIMIT - 1), "b"]
+
+
 def _prompt(text: str) -> Any:
     from start import resolve
 
