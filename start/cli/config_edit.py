@@ -388,6 +388,14 @@ def edit_(file: str, project: bool) -> int:
     that 'start init' writes.
     """
     scope = _scope(project)
+    if _named_editor() is None and not _interactive():
+        # vi on a pipe or /dev/null draws to nothing and waits for keys that never come. An
+        # editor the user named may need no terminal (a script, "code --wait"): it is run.
+        raise UsageError(
+            "vi (the editor when $VISUAL and $EDITOR are unset) needs a terminal, and stdin is "
+            "not one; run 'start config edit' on a terminal, name an editor in $VISUAL or "
+            "$EDITOR, or change the config with 'start config set', 'add' or 'remove'"
+        )
     target = edit.file_target(scope, file)
     if scope.layer == "global" and file == edit.MAIN_FILE and not os.path.exists(target.path):
         _offer_starter(target.path)
@@ -471,8 +479,13 @@ def _edit_until_accepted(
             return data, problems
 
 
+def _named_editor() -> str | None:
+    """The editor the user named: $VISUAL, else $EDITOR (None: vi)."""
+    return os.environ.get("VISUAL") or os.environ.get("EDITOR") or None
+
+
 def _run_editor(path: str) -> None:
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    editor = _named_editor() or "vi"
     # As git does: the variable may carry arguments ("code --wait"), and the path is passed as a
     # positional parameter, never parsed by the shell. The editor needs the terminal, so this is
     # not a `start.shell` command (no captured output, no timeout).

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +13,7 @@ import pytest
 
 from start import paths
 from start.cli import config_edit
-from tests.conftest import invoke, write_tree
+from tests.conftest import REPO, invoke, write_tree
 
 MINE = """\
 # My start config.
@@ -477,6 +479,33 @@ def test_edit_refuses_to_overwrite_a_change_made_meanwhile(
     kept = Path(message[len(prefix + "your version is kept in ") :].strip())
     assert kept.read_text() == MINE + "# mine\n"
     assert config_file.read_text() == "# changed meanwhile\n"
+
+
+def test_edit_without_a_terminal_never_starts_vi(
+    isolated: Path, global_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vi on /dev/null would draw to nothing and wait; an editor the user named is run."""
+    from tests.conftest import run_start
+
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    with open(os.devnull) as null:
+        proc = subprocess.run(
+            [sys.executable, "-m", "start", "config", "edit"],
+            stdin=null, capture_output=True, text=True, timeout=60,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )  # fmt: skip
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2,
+        "",
+        "start: vi (the editor when $VISUAL and $EDITOR are unset) needs a terminal, and stdin "
+        "is not one; run 'start config edit' on a terminal, name an editor in $VISUAL or "
+        "$EDITOR, or change the config with 'start config set', 'add' or 'remove'\n",
+    )
+    assert not global_dir.exists()
+    appends = 'sh -c \'echo "# edited" >> "$1"\' sh'
+    proc = run_start("config", "edit", cwd=isolated, env={"EDITOR": appends})
+    assert (proc.returncode, proc.stderr) == (0, f"Saved {global_dir / 'config.toml'}\n")
 
 
 def test_trusted_paths_set_globally_and_refused_locally(isolated: Path) -> None:
