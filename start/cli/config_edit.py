@@ -211,18 +211,24 @@ def _set_field(key: str, text: str, project: bool) -> int:
 @command(
     examples=[
         ("Go back to the first installed agent", "start config unset default_agent"),
+        ("Remove a field of an item", "start config unset agents.llm.default_model"),
     ]
 )
 @click.argument("key", shell_complete=completer("complete_settings"))
 @_project
 @common_options
 def unset(key: str, project: bool) -> int:
-    """Remove a setting, so the next layer's value or the default applies.
+    """Remove a setting, so the next layer's value or the default applies; or one field of an
+    item, so the field's default applies.
 
-    KEY is one of the settings that 'start config set' takes.
+    KEY is what 'start config set' takes: a setting, or SECTION.NAME.FIELD (a table field such
+    as models takes .KEY too).
     """
     scope = _scope(project)
-    outcome = edit.unset_setting(scope, key)
+    if "." in key:
+        outcome = edit.unset_field(scope, key)
+    else:
+        outcome = edit.unset_setting(scope, key)
     return _report(outcome, f"Unset {key}", f"{key} is not set in the {scope.layer} config")
 
 

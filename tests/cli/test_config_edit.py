@@ -143,6 +143,42 @@ def test_unset_removes_the_key_only(config_file: Path) -> None:
     )
 
 
+def test_unset_takes_the_dotted_keys_that_set_takes(config_file: Path) -> None:
+    agent = (
+        "\n# Mine.\n[agents.mine]\nbin = \"mine\"  # on PATH\ncommand = \"mine {prompt}\"\n"
+        'default_model = "fast"\n\n[agents.mine.models]\nfast = "mine-1"\nbig = "mine-2"\n'
+    )
+    config_file.write_text(MINE + agent)
+    result = invoke("config", "unset", "agents.mine.default_model")
+    assert (result.exit_code, result.stderr) == (
+        0,
+        f"Unset agents.mine.default_model ({config_file})\n",
+    )
+    assert config_file.read_text() == MINE + agent.replace('default_model = "fast"\n', "")
+    assert invoke("config", "unset", "agent.mine.models.fast").exit_code == 0
+    assert invoke("config", "unset", "agents.mine.models.big").exit_code == 0
+    assert config_file.read_text() == MINE + (
+        '\n# Mine.\n[agents.mine]\nbin = "mine"  # on PATH\ncommand = "mine {prompt}"\n\n'
+    )
+    again = invoke("config", "unset", "agents.mine.default_model")
+    assert (again.exit_code, again.stderr) == (
+        0,
+        f"agents.mine.default_model is not set in the global config ({config_file})\n",
+    )
+    refused = invoke("config", "unset", "agents.mine.command")
+    assert (refused.exit_code, refused.stderr) == (
+        3,
+        f"start: refused: the change would make the config invalid, so {config_file} was not "
+        f"changed\n  {config_file}\n    11:1: error: agents.mine: missing required field "
+        "'command'\nRun 'start config validate' to see every problem.\n",
+    )
+    wrong = invoke("config", "unset", "agents.mine.comand")
+    assert (wrong.exit_code, wrong.stderr) == (
+        2,
+        "start: unknown field 'comand' of agent 'mine'; did you mean 'command'?\n",
+    )
+
+
 def test_json_reports_the_file_and_the_change(config_file: Path) -> None:
     result = invoke("config", "set", "shell", "zsh", "--json")
     assert json.loads(result.stdout) == {"file": str(config_file), "changed": True, "problems": []}
