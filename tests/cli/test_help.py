@@ -48,6 +48,27 @@ def test_every_command_has_examples_that_run_start(path: tuple[str, ...]) -> Non
     assert all(re.search(r"(^  |[|(] ?)start\b", line) for line in lines), examples
 
 
+def test_the_roles_and_agents_of_the_examples_ship() -> None:
+    """An example a new user copies works with no config: its -r and -a name shipped items."""
+    import shlex
+
+    from start.config.load import load
+
+    config = load(None, use_project=False, layers=("built-in",))
+    named: list[tuple[str, str]] = []
+    for path in COMMANDS:
+        for _, line in getattr(_command(path), "examples", ()):
+            words = shlex.split(line)
+            for flag, value in zip(words, words[1:], strict=False):
+                if flag in ("-r", "--role"):
+                    named.append(("roles", value))
+                elif flag in ("-a", "--agent"):
+                    named.extend(("agents", agent) for agent in value.split(","))
+    assert named
+    missing = [(s, n) for s, n in named if n not in getattr(config, s)]
+    assert missing == []
+
+
 @pytest.mark.parametrize("path", [p for p in COMMANDS if p], ids=_name)
 def test_summaries_are_whole_sentences_never_cut(path: tuple[str, ...]) -> None:
     text = summary(_command(path))
