@@ -271,6 +271,12 @@ def add(kind: str, name: str, project: bool, **values: Any) -> int:
         raise UsageError(f"{', '.join(foreign)}: not a field of a {kind}; a {kind} takes {takes}")
     if given.get("prompt") == "-":
         given["prompt"] = sys.stdin.read()
+        if not given["prompt"].strip():
+            raise UsageError(
+                f"--prompt - read nothing from stdin, and a {kind} with an empty prompt says "
+                f"nothing; pipe the text in (cat prompt.md | start config add {kind} {name} "
+                "--prompt -), or give --prompt TEXT"
+            )
     if "models" in given:
         given["models"] = _models(given["models"])
     if "print_permissions" in given:

@@ -256,6 +256,18 @@ def test_add_reads_the_prompt_from_stdin(config_file: Path) -> None:
     )
 
 
+def test_add_refuses_an_empty_prompt_from_stdin(config_file: Path) -> None:
+    for empty in ("", "\n  \n"):
+        result = invoke("config", "add", "role", "terse", "--prompt", "-", stdin=empty)
+        assert (result.exit_code, result.stderr) == (
+            2,
+            "start: --prompt - read nothing from stdin, and a role with an empty prompt says "
+            "nothing; pipe the text in (cat prompt.md | start config add role terse --prompt -), "
+            "or give --prompt TEXT\n",
+        )
+    assert config_file.read_text() == MINE
+
+
 def test_add_rejects_flags_of_another_kind(config_file: Path) -> None:
     result = invoke("config", "add", "role", "r", "--prompt", "p", "--bin", "x", "--required")
     assert result.exit_code == 2
