@@ -82,12 +82,15 @@ class Run(Record):
 
     @property
     def outcome(self) -> str:
-        """`launched`, `ok`, `timed out` or `failed`."""
+        """`launched`, `ok`, `timed out`, `out of format` or `failed`."""
         if not self.headless:
             return "launched"
         if self.error is None:
             return "ok"
-        return "timed out" if self.timed_out else "failed"
+        if self.timed_out:
+            return "timed out"
+        # A failed run keeps no answer; one that answered out of the task's format keeps it.
+        return "out of format" if self.answer else "failed"
 
 
 _SCHEMA: Final = """

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -117,6 +118,20 @@ def test_a_headless_run_keeps_its_answer_status_duration_and_usage(headless: Pat
     assert detail["id"] == second["id"]
     assert detail["answer"] == ""
     assert detail["error"].startswith("exited with status 3")
+
+
+def test_an_answer_out_of_the_tasks_format_is_not_called_failed(headless: Path) -> None:
+    config = headless.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(config.read_text() + '\n[tasks.data]\nprompt = "Data."\noutput = "json"\n')
+    prose = start(headless, "task", "data", "--print", FAKE_MODE="say", FAKE_ANSWER="It is high.")
+    assert prose.returncode == 65
+    assert start(headless, "task", "data", "--print", FAKE_MODE="fail").returncode == 1
+    failed, mismatched = runs()
+    assert (mismatched["outcome"], failed["outcome"]) == ("out of format", "failed")
+    listing = invoke("log").stdout.splitlines()
+    assert re.search(r"  failed \(\d+\.\d s\)$", listing[1]), listing
+    assert re.search(r"  out of format \(\d+\.\d s\)$", listing[2]), listing
+    assert "  outcome      out of format, exit status 0, " in invoke("log", "show", "1").stdout
 
 
 def test_each_agent_of_several_is_a_run(headless: Path) -> None:
