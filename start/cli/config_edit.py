@@ -225,10 +225,8 @@ def unset(key: str, project: bool) -> int:
     as models takes .KEY too).
     """
     scope = _scope(project)
-    if "." in key:
-        outcome = edit.unset_field(scope, key)
-    else:
-        outcome = edit.unset_setting(scope, key)
+    unsetting = edit.unset_field if "." in key else edit.unset_setting
+    outcome = unsetting(scope, key)
     return _report(outcome, f"Unset {key}", f"{key} is not set in the {scope.layer} config")
 
 
@@ -313,9 +311,7 @@ def _models(pairs: tuple[str, ...]) -> dict[str, str]:
     return _pairs(pairs, "--model-alias", "ALIAS=ID, such as fast=model-id-1")
 
 
-def _pairs(
-    pairs: tuple[str, ...], flag: str, form: str, *, empty: bool = False
-) -> dict[str, str]:
+def _pairs(pairs: tuple[str, ...], flag: str, form: str, *, empty: bool = False) -> dict[str, str]:
     found: dict[str, str] = {}
     for pair in pairs:
         key, equals, value = pair.partition("=")

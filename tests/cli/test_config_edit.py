@@ -145,7 +145,7 @@ def test_unset_removes_the_key_only(config_file: Path) -> None:
 
 def test_unset_takes_the_dotted_keys_that_set_takes(config_file: Path) -> None:
     agent = (
-        "\n# Mine.\n[agents.mine]\nbin = \"mine\"  # on PATH\ncommand = \"mine {prompt}\"\n"
+        '\n# Mine.\n[agents.mine]\nbin = "mine"  # on PATH\ncommand = "mine {prompt}"\n'
         'default_model = "fast"\n\n[agents.mine.models]\nfast = "mine-1"\nbig = "mine-2"\n'
     )
     config_file.write_text(MINE + agent)

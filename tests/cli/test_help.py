@@ -50,6 +50,7 @@ def test_every_command_has_examples_that_run_start(path: tuple[str, ...]) -> Non
 
 def test_the_roles_and_agents_of_the_examples_ship() -> None:
     """An example a new user copies works with no config: its -r and -a name shipped items."""
+    import itertools
     import shlex
 
     from start.config.load import load
@@ -59,7 +60,7 @@ def test_the_roles_and_agents_of_the_examples_ship() -> None:
     for path in COMMANDS:
         for _, line in getattr(_command(path), "examples", ()):
             words = shlex.split(line)
-            for flag, value in zip(words, words[1:], strict=False):
+            for flag, value in itertools.pairwise(words):
                 if flag in ("-r", "--role"):
                     named.append(("roles", value))
                 elif flag in ("-a", "--agent"):
@@ -208,7 +209,10 @@ def test_help_for_an_item_points_at_start_show(isolated: Path) -> None:
     )
     for word, named in [
         ("gdr", "'gdr' names the task git-diff-review: 'start show gdr' shows it"),
-        ("pair-programmer", "'pair-programmer' names a role: 'start show pair-programmer' shows it"),
+        (
+            "pair-programmer",
+            "'pair-programmer' names a role: 'start show pair-programmer' shows it",
+        ),
         ("claude", "'claude' names an agent: 'start show claude' shows it"),
         (
             "explain",
