@@ -85,9 +85,7 @@ def skills(config: Config, directory: str, names: Sequence[str] = ()) -> Export:
             skipped.append(text)
             continue
         planned.append((task, text))
-    directory = os.path.abspath(directory)
-    if os.path.lexists(directory) and not os.path.isdir(directory):
-        raise ExportError(f"{directory} is not a directory; name a directory to write skills to")
+    directory = _target(config, directory)
     writes = [
         (task, os.path.join(directory, task.name), files(task, text)) for task, text in planned
     ]
@@ -95,15 +93,57 @@ def skills(config: Config, directory: str, names: Sequence[str] = ()) -> Export:
     if refused:
         raise ExportError("\n".join([*refused, "Nothing was written."]))
     done: list[Skill] = []
+    changed = [folder for _, folder, written in writes if _current(folder) != written]
+    if changed:
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as error:
+            raise ExportError(_unwritable(directory, error, ())) from None
     for task, folder, written in writes:
-        if _current(folder) == written:
+        if folder not in changed:
             done.append(Skill(task.name, folder, UNCHANGED))
             continue
-        os.makedirs(folder, exist_ok=True)
-        for name, data in written.items():
-            atomic.replace(os.path.join(folder, name), data)
+        try:
+            os.makedirs(folder, exist_ok=True)
+            for name, data in written.items():
+                atomic.replace(os.path.join(folder, name), data)
+        except OSError as error:
+            raise ExportError(_unwritable(folder, error, done)) from None
         done.append(Skill(task.name, folder, WRITTEN))
     return Export(directory, tuple(done), tuple(skipped))
+
+
+def _target(config: Config, directory: str) -> str:
+    """The real directory to write to; ExportError when it cannot be one, or when a path inside
+    the project leads out of it through a symlink (the skills would land elsewhere)."""
+    named = os.path.abspath(directory)
+    real = os.path.realpath(named)
+    project = config.project
+    if project.start_dir is not None or project.git_root is not None:
+        root = os.path.realpath(config.root)
+        if fs.within(named, root) and not fs.within(real, root):
+            raise ExportError(
+                f"{named} leads out of the project through a symlink, to {real}; name {real} "
+                "if you mean to write there, or remove the link"
+            )
+    existing = real
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        cannot = f", so {real} cannot be created" if existing != real else ""
+        raise ExportError(
+            f"{existing} is not a directory{cannot}; name a directory to write skills to"
+        )
+    return real
+
+
+def _unwritable(path: str, error: OSError, done: Sequence[Skill]) -> str:
+    reason = (error.strerror or str(error)).lower()
+    lines = [f"cannot write {path} ({reason}); name a directory you can write to"]
+    written = [skill.path for skill in done if skill.status == WRITTEN]
+    if written:
+        lines.append(f"Written before it: {', '.join(written)}")
+    return "\n".join(lines)
 
 
 def files(task: Task, text: str) -> dict[str, bytes]:

@@ -91,12 +91,15 @@ class Run(Record):
 
     @property
     def outcome(self) -> str:
-        """`launched`, `ok`, `timed out` or `failed`."""
+        """`launched`, `ok`, `timed out`, `out of format` or `failed`."""
         if not self.headless:
             return "launched"
         if self.error is None:
             return "ok"
-        return "timed out" if self.timed_out else "failed"
+        if self.timed_out:
+            return "timed out"
+        # A failed run keeps no answer; one that answered out of the task's format keeps it.
+        return "out of format" if self.answer else "failed"
 
 
 _SCHEMA: Final = """
@@ -433,7 +436,7 @@ def opened(*, create: bool = True, timeout: float = BUSY_TIMEOUT) -> Iterator[St
     except sqlite3.Error as error:
         busy = getattr(error, "sqlite_errorcode", 0) & 0xFF in _BUSY
         kind = HistoryBusyError if busy else HistoryError
-        raise kind(f"the history in {database()} cannot be used: {error}") from None
+        raise kind(_unusable(error)) from None
     finally:
         if connection is not None:
             connection.close()
@@ -458,3 +461,22 @@ def _check_database(fd: int) -> None:
             os.fchmod(file, 0o600)
     finally:
         os.close(file)
+
+
+def _unusable(error: sqlite3.Error) -> str:
+    """Why the database cannot be used, and for a file that is no database (or a damaged one)
+    how to start again: the runs recorded meanwhile wait in pending/ for a database to go in."""
+    import shlex
+    import sqlite3
+
+    where = database()
+    if getattr(error, "sqlite_errorcode", None) not in (
+        sqlite3.SQLITE_NOTADB,
+        sqlite3.SQLITE_CORRUPT,
+    ):
+        return f"the history in {where} cannot be used: {error}"
+    aside = shlex.join(["mv", where, f"{where}.broken"])
+    return (
+        f"{where} is not a history start can read ({error}); move it aside ({aside}), and the "
+        "next command starts a new history with the runs kept meanwhile"
+    )

@@ -220,3 +220,61 @@ def test_dir_is_relative_to_the_directory_start_runs_in(isolated: Path, tmp_path
     root = _setup(isolated)
     code, out, err = export(tmp_path, "-d", str(root), "out", "explain")
     assert (code, out, err) == (0, f"written    {root}/out/explain\n", "")
+
+
+def test_dir_that_cannot_be_created_is_an_error(isolated: Path) -> None:
+    root = _setup(isolated)
+    (root / "f").write_text("x")
+    assert export(root, "f/sub", "explain") == (
+        1,
+        "",
+        f"start: {root}/f is not a directory, so {root}/f/sub cannot be created; name a "
+        "directory to write skills to\n",
+    )
+    assert export(root, "/proc/start-export", "explain") == (
+        1,
+        "",
+        "start: cannot write /proc/start-export (no such file or directory); name a directory "
+        "you can write to\n",
+    )
+    assert (root / "f").read_text() == "x"
+
+
+def test_a_symlink_out_of_the_project_is_refused(isolated: Path) -> None:
+    """A clone's `.claude/skills` linked to the user's own: the skills would land there."""
+    root = _setup(isolated)
+    mine = Path.home() / ".claude" / "skills"
+    mine.mkdir(parents=True)
+    (root / ".claude").mkdir()
+    (root / ".claude" / "skills").symlink_to(mine)
+    assert export(root, ".claude/skills", "explain") == (
+        1,
+        "",
+        f"start: {root}/.claude/skills leads out of the project through a symlink, to {mine}; "
+        f"name {mine} if you mean to write there, or remove the link\n",
+    )
+    assert list(mine.iterdir()) == []
+    # Named as what it is, it is written, and reported where it is.
+    assert export(root, str(mine), "explain") == (0, f"written    {mine}/explain\n", "")
+
+
+def test_a_symlink_is_reported_as_its_real_target(isolated: Path) -> None:
+    """Inside the project, or the user's own link outside any project: written, and the real
+    folder is what the output names."""
+    root = _setup(isolated)
+    (root / ".claude" / "skills").mkdir(parents=True)
+    (root / ".agents").mkdir()
+    (root / ".agents" / "skills").symlink_to(root / ".claude" / "skills")
+    assert export(root, ".agents/skills", "explain") == (
+        0,
+        f"written    {root}/.claude/skills/explain\n",
+        "",
+    )
+    skills = Path.home() / "dotfiles" / "skills"
+    skills.mkdir(parents=True)
+    (Path.home() / ".agents").mkdir()
+    (Path.home() / ".agents" / "skills").symlink_to(skills)
+    code, out, err = export(root, "~/.agents/skills", "explain", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["directory"] == str(skills)
+    assert (skills / "explain" / "SKILL.md").is_file()

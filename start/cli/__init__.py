@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -69,8 +69,18 @@ _COMMANDS = {
 }
 
 
+class _ReaderGoneError(Exception):
+    """stdout's reader went away; an OSError no more, so that click does not exit 1 for it."""
+
+
 class _Root(Group):
     """Loads each command's module only when that command runs."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as error:
+            raise _ReaderGoneError() from error
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*_COMMANDS, *self.commands})
@@ -169,10 +179,11 @@ def main(argv: list[str] | None = None) -> NoReturn:
         _traceback(options)
         console.error(str(error), no_color=options.no_color)
         code = error.exit_code
-    except BrokenPipeError:
-        # The reader went away (`start task | head -1`): say nothing more.
+    except (BrokenPipeError, _ReaderGoneError):
+        # The reader went away (`start task | head -1`): it had what it wanted, so say nothing
+        # more and exit 0, or `set -o pipefail` would fail the script for the reader's choice.
         console.gone(sys.stdout)
-        code = ExitCode.ERROR
+        code = ExitCode.OK
     except Exception as error:
         _traceback(options)
         code = _unexpected(error, options)

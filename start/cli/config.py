@@ -14,7 +14,12 @@ from start.cli.state import get_options
 from start.config import load as config_load
 from start.config import schema
 from start.config.model import LAYERS, Config
-from start.config.validate import check_output_schemas, check_shells, check_task_files
+from start.config.validate import (
+    check_context_files,
+    check_output_schemas,
+    check_shells,
+    check_task_files,
+)
 from start.console import Styled
 from start.errors import ExitCode, UnknownNameError, UsageError, suggest
 
@@ -67,6 +72,7 @@ def validate() -> int:
     problems = (
         *loaded.problems,
         *check_shells(loaded),
+        *check_context_files(loaded),
         *check_task_files(loaded),
         *check_output_schemas(loaded),
     )

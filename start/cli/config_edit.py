@@ -211,18 +211,22 @@ def _set_field(key: str, text: str, project: bool) -> int:
 @command(
     examples=[
         ("Go back to the first installed agent", "start config unset default_agent"),
+        ("Remove a field of an item", "start config unset agents.llm.default_model"),
     ]
 )
 @click.argument("key", shell_complete=completer("complete_settings"))
 @_project
 @common_options
 def unset(key: str, project: bool) -> int:
-    """Remove a setting, so the next layer's value or the default applies.
+    """Remove a setting, so the next layer's value or the default applies; or one field of an
+    item, so the field's default applies.
 
-    KEY is one of the settings that 'start config set' takes.
+    KEY is what 'start config set' takes: a setting, or SECTION.NAME.FIELD (a table field such
+    as models takes .KEY too).
     """
     scope = _scope(project)
-    outcome = edit.unset_setting(scope, key)
+    unsetting = edit.unset_field if "." in key else edit.unset_setting
+    outcome = unsetting(scope, key)
     return _report(outcome, f"Unset {key}", f"{key} is not set in the {scope.layer} config")
 
 
@@ -265,11 +269,21 @@ def add(kind: str, name: str, project: bool, **values: Any) -> int:
         raise UsageError(f"{', '.join(foreign)}: not a field of a {kind}; a {kind} takes {takes}")
     if given.get("prompt") == "-":
         given["prompt"] = sys.stdin.read()
+        if not given["prompt"].strip():
+            raise UsageError(
+                f"--prompt - read nothing from stdin, and a {kind} with an empty prompt says "
+                f"nothing; pipe the text in (cat prompt.md | start config add {kind} {name} "
+                "--prompt -), or give --prompt TEXT"
+            )
     if "models" in given:
         given["models"] = _models(given["models"])
     if "print_permissions" in given:
+        # A level the CLI gives without an option (llm: read-only) is LEVEL= with nothing after.
         given["print_permissions"] = _pairs(
-            given["print_permissions"], "--print-permission", "LEVEL=OPTIONS, such as edit=--yes"
+            given["print_permissions"],
+            "--print-permission",
+            "LEVEL=OPTIONS, such as edit=--yes (read-only= when a level needs no option)",
+            empty=True,
         )
     if "params" in given:
         given["params"] = _params(given["params"])
@@ -297,11 +311,11 @@ def _models(pairs: tuple[str, ...]) -> dict[str, str]:
     return _pairs(pairs, "--model-alias", "ALIAS=ID, such as fast=model-id-1")
 
 
-def _pairs(pairs: tuple[str, ...], flag: str, form: str) -> dict[str, str]:
+def _pairs(pairs: tuple[str, ...], flag: str, form: str, *, empty: bool = False) -> dict[str, str]:
     found: dict[str, str] = {}
     for pair in pairs:
         key, equals, value = pair.partition("=")
-        if not equals or not key.strip() or not value.strip():
+        if not equals or not key.strip() or not (value.strip() or empty):
             raise UsageError(f"{flag} takes {form}; got '{pair}'")
         found[key.strip()] = value.strip()
     return found
@@ -382,6 +396,14 @@ def edit_(file: str, project: bool) -> int:
     that 'start init' writes.
     """
     scope = _scope(project)
+    if _named_editor() is None and not _interactive():
+        # vi on a pipe or /dev/null draws to nothing and waits for keys that never come. An
+        # editor the user named may need no terminal (a script, "code --wait"): it is run.
+        raise UsageError(
+            "vi (the editor when $VISUAL and $EDITOR are unset) needs a terminal, and stdin is "
+            "not one; run 'start config edit' on a terminal, name an editor in $VISUAL or "
+            "$EDITOR, or change the config with 'start config set', 'add' or 'remove'"
+        )
     target = edit.file_target(scope, file)
     if scope.layer == "global" and file == edit.MAIN_FILE and not os.path.exists(target.path):
         _offer_starter(target.path)
@@ -465,8 +487,13 @@ def _edit_until_accepted(
             return data, problems
 
 
+def _named_editor() -> str | None:
+    """The editor the user named: $VISUAL, else $EDITOR (None: vi)."""
+    return os.environ.get("VISUAL") or os.environ.get("EDITOR") or None
+
+
 def _run_editor(path: str) -> None:
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    editor = _named_editor() or "vi"
     # As git does: the variable may carry arguments ("code --wait"), and the path is passed as a
     # positional parameter, never parsed by the shell. The editor needs the terminal, so this is
     # not a `start.shell` command (no captured output, no timeout).

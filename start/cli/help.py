@@ -12,7 +12,7 @@ from start.cli import TOPICS
 from start.cli.commands import command
 from start.cli.options import common_options, printer
 from start.cli.state import get_options
-from start.errors import ExitCode, UsageError, suggest
+from start.errors import ExitCode, StartError, UsageError, suggest
 
 
 def docs_dir() -> str:
@@ -93,7 +93,12 @@ def help_(ctx: click.Context, words: tuple[str, ...], no_pager: bool, topic: boo
         if found is None:
             if index == 0 and word in TOPICS:
                 return _topic(word, no_pager=no_pager)
-            raise _unknown(target, target_ctx, words[: index + 1])
+            error = _unknown(target, target_ctx, words[: index + 1])
+            if len(words) == 1:
+                named = _items_named(word)
+                if named:
+                    error = UsageError(f"no such command or help topic '{word}'; {named}")
+            raise error
         # The command's own context class, as a real run builds it: its formatter is start's.
         target_ctx = found.context_class(found, info_name=word, parent=target_ctx)
         target = found
@@ -118,6 +123,35 @@ def _unknown(group: click.Command, ctx: click.Context, words: tuple[str, ...]) -
     if close:
         return UsageError(f"{message}; did you mean '{close}'?")
     return UsageError(f"{message}; topics: {', '.join(TOPICS)}" if len(words) == 1 else message)
+
+
+def _items_named(word: str) -> str | None:
+    """What `start help gdr` meant when `gdr` is a task (name or alias), a role, an agent or a
+    context: where to read about it. None when no item has that name."""
+    from start.config import schema
+    from start.config.load import load
+
+    options = get_options()
+    try:
+        config = load(options.workdir, use_project=not options.no_project)
+    except StartError:
+        return None  # an error path: the config's own errors are for the commands that use it
+    found = [
+        (schema.KIND_OF[section], word)
+        for section in schema.ITEM_SECTIONS
+        if word in getattr(config, section)
+    ]
+    aliased = [t.name for t in config.tasks.values() if t.alias == word and t.name != word]
+    found += [("task", name) for name in aliased]
+    if not found:
+        return None
+    if len(found) == 1:
+        kind, name = found[0]
+        article = "an" if kind == "agent" else "a"
+        what = f"the {kind} {name}" if name != word else f"{article} {kind}"
+        return f"'{word}' names {what}: 'start show {word}' shows it"
+    shows = ", ".join(f"'start show {kind} {name}'" for kind, name in found)
+    return f"'{word}' names several items: {shows}"
 
 
 def _topic(name: str, *, no_pager: bool) -> int:

@@ -225,8 +225,9 @@ def path() -> int:
 
 @log.command(
     examples=[
-        ("Forget every run", "start log clear"),
+        ("Forget every run (asks first)", "start log clear"),
         ("Forget the runs before a day (local time)", "start log clear --before 2026-01-01"),
+        ("The same in a script", "start log clear --yes"),
     ]
 )
 @click.option(
@@ -234,11 +235,25 @@ def path() -> int:
     metavar="DATE",
     help="Only the runs before DATE: YYYY-MM-DD (local midnight) or an ISO 8601 time.",
 )
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @common_options
-def clear(before: str | None) -> int:
-    """Delete recorded runs: all of them, or those before a date."""
+def clear(before: str | None, yes: bool) -> int:
+    """Delete recorded runs: all of them, or those before a date.
+
+    Asks first on a terminal; without one, --yes is required.
+    """
+    import sys
+
     options = get_options()
     moment = _moment(before) if before is not None else None
+    if not yes:
+        which = "every recorded run" if before is None else f"the runs before {before}"
+        if not console.is_tty(sys.stdin):
+            raise UsageError(f"not deleting {which} without confirmation; pass --yes")
+        question = f"Delete {which} from the history ({history.database()})?"
+        if not click.confirm(console.printable(question), default=False, err=True):
+            console.err("Nothing was deleted.")
+            return ExitCode.ERROR
     with historydb.opened(create=False) as store:
         count = store.clear(moment)
     if options.json:

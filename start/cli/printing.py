@@ -119,15 +119,23 @@ def show_each(options: Options, results: list[headless.Result], output: str | No
             console.out()
             if result.ok:
                 console.out(answer_text(options, result.answer.rstrip("\n")))
+            elif result.mismatched:
+                # The answer arrived: under its heading, after why it is out of format.
+                console.out(answer_text(options, f"(answered, but {result.error})"))
+                console.out()
+                console.out(answer_text(options, result.answer.rstrip("\n") or "(empty)"))
             else:
-                why = result.error.splitlines()[0] if result.error else ""
-                console.out(answer_text(options, f"(no answer: {why})"))
+                console.out(answer_text(options, f"(no answer: {result.error})"))
         sys.stdout.flush()
+        printer = console.Printer("stderr", no_color=True)
         for result in results:
-            if result.mismatched:
-                console.err(f"start: agent '{result.agent}' answered, but {result.error}")
-            elif not result.ok:
-                console.err(f"start: agent '{result.agent}' failed: {result.error}")
+            if result.ok:
+                continue
+            said = "answered, but" if result.mismatched else "failed:"
+            head, *rest = (result.error or "").split("\n")
+            printer.line(f"start: agent '{result.agent}' {said} {head}")
+            for line in rest:
+                printer.line(line)
     return exit_code(results)
 
 

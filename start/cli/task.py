@@ -29,7 +29,7 @@ from start.errors import ExitCode, UsageError
     examples=[
         ("List the tasks", "start task"),
         ("Review the staged diff, focusing on security", 'start task gdr "focus on security"'),
-        ("Another role and agent for one run", 'start task gdr -r go-expert -a gemini "races?"'),
+        ("Another role and agent for one run", 'start task gdr -r code-reviewer -a gemini "why?"'),
         ("Text that starts with a dash, exactly", 'start task gdr --instructions="$TEXT"'),
         ("A task's parameter", "start task review -p focus=performance"),
         ("A Markdown file as the task, with a file as a context", "start task ./t.md -c NOTES.md"),

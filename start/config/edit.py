@@ -24,6 +24,7 @@ from start.config.splice import (
     with_fields,
     with_item,
     with_setting,
+    without_field,
     without_item,
     without_setting,
 )
@@ -148,6 +149,16 @@ def unset_setting(scope: Scope, key: str) -> Outcome:
     return apply(target, lambda source: without_setting(source, key))
 
 
+def unset_field(scope: Scope, key: str) -> Outcome:
+    """Remove one field of an item (`SECTION.NAME.FIELD`, or `.FIELD.KEY` of a table field) from
+    the layer; unchanged when the layer's item does not set it, or the layer has no such item."""
+    section, name, field, sub = item_field(key)
+    target, spelling, exists = _item_target(scope, section, name)
+    if not exists:
+        return apply(target, lambda source: source)
+    return apply(target, lambda source: without_field(source, spelling, name, field, sub))
+
+
 def add_item(scope: Scope, section: str, name: str, fields: Mapping[str, Any]) -> Outcome:
     """Define a new agent, role, context or task in the layer; refused if the layer has it."""
     target, spelling, exists = _item_target(scope, section, name)
@@ -192,7 +203,9 @@ def item_field(key: str) -> tuple[str, str, str, str | None]:
     fields = schema.ITEM_SECTIONS[section]
     if field not in fields:
         close = suggest(field, fields)
-        hint = f"did you mean '{close}'?" if close else f"a {schema.KIND_OF[section]} has: "
+        kind = schema.KIND_OF[section]
+        article = "an" if kind == "agent" else "a"
+        hint = f"did you mean '{close}'?" if close else f"{article} {kind} has: "
         raise UsageError(
             f"unknown field '{field}' of {schema.KIND_OF[section]} '{name}'; "
             + (hint if close else hint + ", ".join(fields))

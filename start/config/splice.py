@@ -224,6 +224,36 @@ def with_fields(source: str, section: str, name: str, fields: Mapping[str, Any])
     return _first_matching([tomlkit_edit], expected)
 
 
+def without_field(source: str, section: str, name: str, field: str, sub: str | None) -> str:
+    """Item `[section.name]` without `field` (or without key `sub` of a table field), keeping
+    everything else; the source as it is when the item does not set it."""
+    import tomlkit
+
+    table = tomllib.loads(source)
+    item = table.get(section, {}).get(name)
+    held = item.get(field) if isinstance(item, dict) else None
+    if held is None or (sub is not None and not (isinstance(held, dict) and sub in held)):
+        return source
+    # A table field left without keys goes too: `[agents.a.models]` alone says nothing.
+    whole = sub is None or len(held) == 1
+    expected = copy.deepcopy(table)
+    if whole:
+        del expected[section][name][field]
+    else:
+        del expected[section][name][field][sub]
+
+    def tomlkit_edit() -> str:
+        document = tomlkit.parse(source)
+        container: Any = document[section][name]
+        if whole:
+            del container[field]
+        else:
+            del container[field][sub]
+        return document.as_string()
+
+    return _first_matching([tomlkit_edit], expected)
+
+
 def without_item(source: str, section: str, name: str) -> str:
     table = tomllib.loads(source)
     expected = copy.deepcopy(table)

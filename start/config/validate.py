@@ -580,6 +580,41 @@ def check_task_files(config: Config) -> list[Problem]:
     return problems
 
 
+def check_context_files(config: Config) -> list[Problem]:
+    """A warning for each required context whose `file` does not exist: it goes into every
+    prompt, and a prompt that names `{file}` only would tell the agent to read nothing.
+
+    For `start config validate` (a launch reads the file only for `{file_contents}`). Nothing is
+    read: a project context's file is looked up only inside the project root, and not at all when
+    a symlink leads it out (an untrusted project cannot learn which files of yours exist).
+    """
+    import os
+
+    from start import fs
+    from start.paths import expand
+
+    real_root = os.path.realpath(config.root)
+    problems: list[Problem] = []
+    for context in config.contexts.values():
+        if not context.required or context.file is None:
+            continue
+        path = expand(context.file, config.root)
+        if context.origin.layer == "project" and not (
+            fs.within(os.path.normpath(path), real_root)
+            and fs.within(os.path.realpath(path), real_root)
+        ):
+            continue
+        if os.path.exists(path):
+            continue
+        message = (
+            f"{path} does not exist, and this required context names it in every prompt; "
+            "create it, or fix the path"
+        )
+        key = f"contexts.{context.name}.file"
+        problems.append(Problem("warning", context.origin.path, key, message))
+    return placed(problems)
+
+
 def check_shells(config: Config, which: Callable[[str], str | None] | None = None) -> list[Problem]:
     """A warning for each configured shell that is not on PATH.
 

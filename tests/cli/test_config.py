@@ -307,3 +307,52 @@ def test_show_escapes_control_characters_as_valid_toml(global_dir: Path) -> None
     shown = invoke("config", "show", "task", "t").stdout
     assert 'description = "x\\u001b]0;t\\u0007\\u009b2J\\u202e"\n' in shown
     assert tomllib.loads(shown)["tasks"]["t"]["description"] == "x\x1b]0;t\x07\x9b2J\u202e"
+
+
+def _readme_config() -> str:
+    """The README's minimal config, as it is printed there."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## A minimal config", 1)[1]
+    return section.split("```toml\n", 1)[1].split("```", 1)[0]
+
+
+def test_validate_warns_of_a_required_contexts_missing_file(global_dir: Path) -> None:
+    """The README's own config: its notes file named in every prompt, until it is written."""
+    write_tree(global_dir, {"config.toml": _readme_config()})
+    notes = global_dir.parents[1] / "notes" / "environment.md"
+    config = global_dir / "config.toml"
+    line = config.read_text().splitlines().index('file = "~/notes/environment.md"') + 1
+    result = invoke("config", "validate")
+    assert (result.exit_code, result.stdout) == (
+        0,
+        f"{config}:{line}:1: warning: contexts.environment.file: {notes} does not exist, and "
+        "this required context names it in every prompt; create it, or fix the path\n"
+        "✓ 0 errors, 1 warning in 5 files\n",
+    )
+    write_tree(notes.parent, {"environment.md": "Debian, fish.\n"})
+    assert invoke("config", "validate").stdout == "✓ 0 errors, 0 warnings in 5 files\n"
+    # A context only sessions get is not in every prompt: its file may come and go.
+    sessions_only = '[contexts.n]\nfile = "~/absent.md"\nprompt = "{file}"\n'
+    write_tree(global_dir, {"config.toml": sessions_only})
+    assert invoke("config", "validate").stdout == "✓ 0 errors, 0 warnings in 5 files\n"
+
+
+def test_validate_looks_up_a_projects_context_file_only_inside_it(
+    global_dir: Path, isolated: Path
+) -> None:
+    """Untrusted, a project learns nothing of which files of yours exist: a path outside the
+    root, or one that a symlink leads out of it, is not looked up."""
+    (isolated / "out").symlink_to(global_dir.parents[1])
+    contexts = "".join(
+        f'[contexts.c{n}]\nfile = "{path}"\nprompt = "{{file}}"\nrequired = true\n'
+        for n, path in enumerate(["~/absent.md", "/absent.md", "out/absent.md", "absent.md"])
+    )
+    write_tree(isolated, {".start/config.toml": contexts})
+    result = invoke("config", "validate")
+    config = isolated / ".start" / "config.toml"
+    assert (result.exit_code, result.stdout) == (
+        0,
+        f"{config}:14:1: warning: contexts.c3.file: {isolated}/absent.md does not exist, and "
+        "this required context names it in every prompt; create it, or fix the path\n"
+        "✓ 0 errors, 1 warning in 5 files\n",
+    )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +13,7 @@ import pytest
 
 from start import paths
 from start.cli import config_edit
-from tests.conftest import invoke, write_tree
+from tests.conftest import REPO, invoke, write_tree
 
 MINE = """\
 # My start config.
@@ -141,6 +143,42 @@ def test_unset_removes_the_key_only(config_file: Path) -> None:
     )
 
 
+def test_unset_takes_the_dotted_keys_that_set_takes(config_file: Path) -> None:
+    agent = (
+        '\n# Mine.\n[agents.mine]\nbin = "mine"  # on PATH\ncommand = "mine {prompt}"\n'
+        'default_model = "fast"\n\n[agents.mine.models]\nfast = "mine-1"\nbig = "mine-2"\n'
+    )
+    config_file.write_text(MINE + agent)
+    result = invoke("config", "unset", "agents.mine.default_model")
+    assert (result.exit_code, result.stderr) == (
+        0,
+        f"Unset agents.mine.default_model ({config_file})\n",
+    )
+    assert config_file.read_text() == MINE + agent.replace('default_model = "fast"\n', "")
+    assert invoke("config", "unset", "agent.mine.models.fast").exit_code == 0
+    assert invoke("config", "unset", "agents.mine.models.big").exit_code == 0
+    assert config_file.read_text() == MINE + (
+        '\n# Mine.\n[agents.mine]\nbin = "mine"  # on PATH\ncommand = "mine {prompt}"\n\n'
+    )
+    again = invoke("config", "unset", "agents.mine.default_model")
+    assert (again.exit_code, again.stderr) == (
+        0,
+        f"agents.mine.default_model is not set in the global config ({config_file})\n",
+    )
+    refused = invoke("config", "unset", "agents.mine.command")
+    assert (refused.exit_code, refused.stderr) == (
+        3,
+        f"start: refused: the change would make the config invalid, so {config_file} was not "
+        f"changed\n  {config_file}\n    11:1: error: agents.mine: missing required field "
+        "'command'\nRun 'start config validate' to see every problem.\n",
+    )
+    wrong = invoke("config", "unset", "agents.mine.comand")
+    assert (wrong.exit_code, wrong.stderr) == (
+        2,
+        "start: unknown field 'comand' of agent 'mine'; did you mean 'command'?\n",
+    )
+
+
 def test_json_reports_the_file_and_the_change(config_file: Path) -> None:
     result = invoke("config", "set", "shell", "zsh", "--json")
     assert json.loads(result.stdout) == {"file": str(config_file), "changed": True, "problems": []}
@@ -179,6 +217,29 @@ def test_add_agent_with_models(config_file: Path) -> None:
     )
 
 
+def test_add_agent_with_a_level_that_needs_no_option(config_file: Path) -> None:
+    """llm's headless form: read-only is what it does without any option."""
+    result = invoke(
+        "config", "add", "agent", "echo", "--bin", "llm", "--command", "{bin} {prompt}",
+        "--print-command", "{bin} prompt {args} {prompt}", "--print-output", "text",
+        "--print-permission", "read-only=",
+    )  # fmt: skip
+    assert (result.exit_code, result.stderr) == (0, f"Added agent 'echo' ({config_file})\n")
+    assert config_file.read_text() == MINE + (
+        '\n[agents.echo]\nbin = "llm"\ncommand = "{bin} {prompt}"\n'
+        'print_command = "{bin} prompt {args} {prompt}"\nprint_output = "text"\n\n'
+        '[agents.echo.print_permissions]\nread-only = ""\n'
+    )
+    result = invoke(
+        "config", "add", "agent", "a", "--bin", "a", "--command", "a", "--print-permission", "="
+    )
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "start: --print-permission takes LEVEL=OPTIONS, such as edit=--yes (read-only= when a "
+        "level needs no option); got '='\n",
+    )
+
+
 def test_add_context_flags(config_file: Path) -> None:
     result = invoke("config", "add", "context", "docs", "--file", "README.md", "--required")
     assert result.exit_code == 0, result.stderr
@@ -193,6 +254,18 @@ def test_add_reads_the_prompt_from_stdin(config_file: Path) -> None:
     assert config_file.read_text().endswith(
         "\n[roles.terse]\nprompt = '''\nBe brief.\nVery.\n'''\n"
     )
+
+
+def test_add_refuses_an_empty_prompt_from_stdin(config_file: Path) -> None:
+    for empty in ("", "\n  \n"):
+        result = invoke("config", "add", "role", "terse", "--prompt", "-", stdin=empty)
+        assert (result.exit_code, result.stderr) == (
+            2,
+            "start: --prompt - read nothing from stdin, and a role with an empty prompt says "
+            "nothing; pipe the text in (cat prompt.md | start config add role terse --prompt -), "
+            "or give --prompt TEXT\n",
+        )
+    assert config_file.read_text() == MINE
 
 
 def test_add_rejects_flags_of_another_kind(config_file: Path) -> None:
@@ -454,6 +527,33 @@ def test_edit_refuses_to_overwrite_a_change_made_meanwhile(
     kept = Path(message[len(prefix + "your version is kept in ") :].strip())
     assert kept.read_text() == MINE + "# mine\n"
     assert config_file.read_text() == "# changed meanwhile\n"
+
+
+def test_edit_without_a_terminal_never_starts_vi(
+    isolated: Path, global_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vi on /dev/null would draw to nothing and wait; an editor the user named is run."""
+    from tests.conftest import run_start
+
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    with open(os.devnull) as null:
+        proc = subprocess.run(
+            [sys.executable, "-m", "start", "config", "edit"],
+            stdin=null, capture_output=True, text=True, timeout=60,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )  # fmt: skip
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2,
+        "",
+        "start: vi (the editor when $VISUAL and $EDITOR are unset) needs a terminal, and stdin "
+        "is not one; run 'start config edit' on a terminal, name an editor in $VISUAL or "
+        "$EDITOR, or change the config with 'start config set', 'add' or 'remove'\n",
+    )
+    assert not global_dir.exists()
+    appends = 'sh -c \'echo "# edited" >> "$1"\' sh'
+    proc = run_start("config", "edit", cwd=isolated, env={"EDITOR": appends})
+    assert (proc.returncode, proc.stderr) == (0, f"Saved {global_dir / 'config.toml'}\n")
 
 
 def test_trusted_paths_set_globally_and_refused_locally(isolated: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -45,6 +46,28 @@ def test_every_command_has_examples_that_run_start(path: tuple[str, ...]) -> Non
     comments, lines = examples[0::2], examples[1::2]
     assert all(line.startswith("  # ") for line in comments), examples
     assert all(re.search(r"(^  |[|(] ?)start\b", line) for line in lines), examples
+
+
+def test_the_roles_and_agents_of_the_examples_ship() -> None:
+    """An example a new user copies works with no config: its -r and -a name shipped items."""
+    import itertools
+    import shlex
+
+    from start.config.load import load
+
+    config = load(None, use_project=False, layers=("built-in",))
+    named: list[tuple[str, str]] = []
+    for path in COMMANDS:
+        for _, line in getattr(_command(path), "examples", ()):
+            words = shlex.split(line)
+            for flag, value in itertools.pairwise(words):
+                if flag in ("-r", "--role"):
+                    named.append(("roles", value))
+                elif flag in ("-a", "--agent"):
+                    named.extend(("agents", agent) for agent in value.split(","))
+    assert named
+    missing = [(s, n) for s, n in named if n not in getattr(config, s)]
+    assert missing == []
 
 
 @pytest.mark.parametrize("path", [p for p in COMMANDS if p], ids=_name)
@@ -175,6 +198,48 @@ def test_help_completes_commands_and_topics(
 def test_help_for_nothing(args: tuple[str, ...], message: str) -> None:
     result = invoke(*args)
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", message)
+
+
+def test_help_for_an_item_points_at_start_show(isolated: Path) -> None:
+    """`start help gdr`: a task's alias (or a task, role, agent or context) is not a command,
+    and `start show` is where it is described."""
+    write_tree(
+        isolated.parent / "home" / ".config" / "start",
+        {"config.toml": '[roles.explain]\nprompt = "r"\n[tasks.explain]\nprompt = "t"\n'},
+    )
+    for word, named in [
+        ("gdr", "'gdr' names the task git-diff-review: 'start show gdr' shows it"),
+        (
+            "pair-programmer",
+            "'pair-programmer' names a role: 'start show pair-programmer' shows it",
+        ),
+        ("claude", "'claude' names an agent: 'start show claude' shows it"),
+        (
+            "explain",
+            "'explain' names several items: 'start show role explain', 'start show task explain'",
+        ),
+    ]:
+        result = invoke("help", word)
+        assert (result.exit_code, result.stdout, result.stderr) == (
+            2,
+            "",
+            f"start: no such command or help topic '{word}'; {named}\n",
+        )
+
+
+def test_help_into_a_closed_pipe_is_a_clean_exit(isolated: Path) -> None:
+    """`set -o pipefail; start help usage | head -1`: the reader chose to stop."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    command = f"set -o pipefail; '{sys.executable}' -m start help usage | head -1"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run(
+        ["bash", "-c", command], cwd=isolated, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "# Using `start`\n", "")
 
 
 # --- one error format -----------------------------------------------------------------------

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +118,20 @@ def test_a_headless_run_keeps_its_answer_status_duration_and_usage(headless: Pat
     assert detail["id"] == second["id"]
     assert detail["answer"] == ""
     assert detail["error"].startswith("exited with status 3")
+
+
+def test_an_answer_out_of_the_tasks_format_is_not_called_failed(headless: Path) -> None:
+    config = headless.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(config.read_text() + '\n[tasks.data]\nprompt = "Data."\noutput = "json"\n')
+    prose = start(headless, "task", "data", "--print", FAKE_MODE="say", FAKE_ANSWER="It is high.")
+    assert prose.returncode == 65
+    assert start(headless, "task", "data", "--print", FAKE_MODE="fail").returncode == 1
+    failed, mismatched = runs()
+    assert (mismatched["outcome"], failed["outcome"]) == ("out of format", "failed")
+    listing = invoke("log").stdout.splitlines()
+    assert re.search(r"  failed \(\d+\.\d s\)$", listing[1]), listing
+    assert re.search(r"  out of format \(\d+\.\d s\)$", listing[2]), listing
+    assert "  outcome      out of format, exit status 0, " in invoke("log", "show", "1").stdout
 
 
 def test_each_agent_of_several_is_a_run(headless: Path) -> None:
@@ -315,6 +331,39 @@ def test_the_answer_is_on_stdout_before_the_history_is_written(
     assert "ANSWER: hi\n" in result.stdout
 
 
+def test_a_history_that_is_not_a_database_says_how_to_start_again(headless: Path) -> None:
+    """`start log`, and the run that finds pending/ full, name what is wrong and the fix; the
+    runs recorded meanwhile are kept, and go into the new history."""
+    from start import pipeline
+
+    assert start(headless, "prompt", "--print", "a").returncode == 0
+    assert len(runs()) == 1
+    database = Path(history.database())
+    database.write_bytes(b"not a database\n" * 300)
+    proc = start(headless, "prompt", "--print", "b")  # kept in pending/, which is not full
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "ANSWER: b\n", "")
+    aside = f"mv {database} {database}.broken"
+    message = (
+        f"start: {database} is not a history start can read (file is not a database); move it "
+        f"aside ({aside}), and the next command starts a new history with the runs kept "
+        "meanwhile\n"
+    )
+    result = invoke("log")
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", message)
+    request = pipeline.LaunchRequest(str(headless), _prompt("meanwhile"))
+    prepared = pipeline.prepare(request, build=False)
+    while not history.record(prepared):  # until pending/ is full
+        pass
+    proc = start(headless, "prompt", "--print", "c")
+    assert (proc.returncode, proc.stderr) == (
+        0,
+        message.replace("start: ", "start: warning: this run is not in the history: ", 1),
+    )
+    subprocess.run(aside, shell=True, check=True)
+    kept = [r["instructions"] for r in runs("-n", "100")]
+    assert kept == ["c", *["meanwhile"] * (history.PENDING_LIMIT - 1), "b"]
+
+
 def _prompt(text: str) -> Any:
     from start import resolve
 
@@ -355,14 +404,46 @@ def test_clear_all_and_before_a_date(headless: Path) -> None:
         assert start(headless, "prompt", "--print", word).returncode == 0
     with historydb.opened() as store:
         store.connection.execute("UPDATE runs SET at = 0 WHERE id = 1")  # the epoch: 1970
-    result = invoke("log", "clear", "--before", "2000-01-01")
+    result = invoke("log", "clear", "--before", "2000-01-01", "--yes")
     assert (result.exit_code, result.stderr) == (0, "Deleted 1 run from the history.\n")
     assert [r["id"] for r in runs()] == [3, 2]
-    result = invoke("log", "clear", "--json")
+    result = invoke("log", "clear", "--json", "-y")
     assert (result.exit_code, json.loads(result.stdout)) == (0, {"deleted": 2})
     assert runs() == []
     assert start(headless, "prompt", "--print", "d").returncode == 0
     assert [r["id"] for r in runs()] == [4]  # ids are never reused
+
+
+def test_clear_asks_on_a_terminal_and_needs_yes_without_one(headless: Path) -> None:
+    from tests.terminal import run_on_terminal
+
+    for word in ("a", "b"):
+        assert start(headless, "prompt", "--print", word).returncode == 0
+    assert len(runs()) == 2
+    proc = start(headless, "log", "clear")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2,
+        "",
+        "start: not deleting every recorded run without confirmation; pass --yes\n",
+    )
+    proc = start(headless, "log", "clear", "--before", "2100-01-01")
+    assert (proc.returncode, proc.stderr) == (
+        2,
+        "start: not deleting the runs before 2100-01-01 without confirmation; pass --yes\n",
+    )
+    assert len(runs()) == 2
+    question = f"Delete every recorded run from the history ({history.database()})? [y/N]: "
+
+    def answer(typed: bytes) -> Callable[[str], bytes | None]:
+        return lambda shown: typed if shown.endswith(question) else None
+
+    env = {"NO_COLOR": "1"}
+    code, screen = run_on_terminal("log", "clear", cwd=headless, env=env, watch=answer(b"\n"))
+    assert (code, screen) == (1, f"{question}\nNothing was deleted.\n")
+    assert len(runs()) == 2
+    code, screen = run_on_terminal("log", "clear", cwd=headless, env=env, watch=answer(b"y\n"))
+    assert (code, screen) == (0, f"{question}y\nDeleted 2 runs from the history.\n")
+    assert runs() == []
 
 
 def test_clear_before_something_that_is_not_a_date(headless: Path) -> None:

@@ -209,6 +209,23 @@ def test_each_of_several_agents_is_checked_on_its_own(project: Path) -> None:
     assert filed["problems"] == ["$.severity: 'no' is not one of ['low', 'high']"]
 
 
+def test_several_agents_show_a_mismatch_whole_under_its_heading(project: Path) -> None:
+    """The reason, every line of it, under the agent's heading, then the answer that arrived;
+    on stderr the same lines, not one line with `\\n` in it."""
+    env = {"FAKE_ANSWER": '{"severity": "low"}', "FAKE_ANSWER_filed": '{"grade": 1}'}
+    result = start(project, "task", "triage", "--print", "-a", "fake,filed", **env)
+    reason = (
+        "its answer does not match the task's output schema (tasks.triage.output.schema):\n"
+        "  $: 'severity' is a required property"
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (
+        65,
+        '## fake\n\n{"severity": "low"}\n\n'
+        f'## filed\n\n(answered, but {reason})\n\n{{"grade": 1}}\n',
+        f"start: agent 'filed' answered, but {reason}\n",
+    )
+
+
 def test_config_validate_checks_each_schema_at_its_file_and_line(project: Path) -> None:
     write_tree(
         project,
