@@ -111,7 +111,7 @@ class Page:
         if indent:
             from rich.padding import Padding
 
-            self.blocks.append(Padding(grid, (0, 0, 0, indent)))
+            self.blocks.append(Padding(grid, (0, 0, 0, indent), expand=False))
         else:
             self.blocks.append(grid)
 
@@ -166,22 +166,20 @@ class Page:
 
 
 def trim_end(line: str) -> str:
-    """`line` without the spaces at its end, keeping the colour codes among them, in one pass
-    from the end: linear however long the line (a regular expression here backtracked
-    quadratically on a long run of spaces)."""
-    body, end, kept = line, len(line), []
-    while end:
-        if body[end - 1] == " ":
-            end -= 1
-            continue
-        if body[end - 1] == "m":
-            code = body.rfind("\x1b[", 0, end)
-            if code >= 0 and all(c in "0123456789;" for c in body[code + 2 : end - 1]):
-                kept.append(body[code:end])
-                end = code
-                continue
-        break
-    return body[:end] + "".join(reversed(kept))
+    """`line` without the spaces at its end, keeping the colour codes among them: each run of
+    spaces goes in one `rstrip` (a line padded to a wide page is a long run), so it is linear
+    however long the line."""
+    body, kept = line, []
+    while True:
+        body = body.rstrip(" ")
+        if not body.endswith("m"):
+            break
+        code = body.rfind("\x1b[")
+        if code < 0 or not all(c in "0123456789;" for c in body[code + 2 : -1]):
+            break
+        kept.append(body[code:])
+        body = body[:code]
+    return body + "".join(reversed(kept))
 
 
 def print_table(

@@ -16,6 +16,8 @@ from start.resolve import Request, Which, select_agent, select_role
 Status = Literal["ok", "info", "warning", "error"]
 SECTIONS = ("environment", "config", "agents", "items", "project")
 
+# How many validator problems of one file the report lists; `start config validate` lists all.
+SHOWN_PER_FILE = 20
 # A validator problem that a later section reports in its own words: (file, key path).
 _Claim = tuple[str | None, str]
 
@@ -224,7 +226,11 @@ def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iter
     shown = [
         p for p in config.problems if p not in syntax.values() and (p.file, p.key) not in claims
     ]
+    per_file: dict[str | None, int] = {}
     for problem in sorted(shown, key=lambda p: (p.where, p.line or 0)):
+        count = per_file[problem.file] = per_file.get(problem.file, 0) + 1
+        if count > SHOWN_PER_FILE:
+            continue
         yield Check(
             "config",
             "error" if problem.is_error else "warning",
@@ -234,6 +240,18 @@ def config_files(config: Config, use_project: bool, claims: set[_Claim]) -> Iter
             problem.file,
             heading=problem.where,
         )
+    for file, count in per_file.items():
+        if count > SHOWN_PER_FILE:
+            more = count - SHOWN_PER_FILE
+            yield Check(
+                "config",
+                "warning",
+                "-",
+                f"{more:,} more problem{'s' if more != 1 else ''} of this file not shown",
+                "run 'start config validate' to see every one",
+                file,
+                heading=next(p.where for p in shown if p.file == file),
+            )
     if not config.problems:
         count = len(config.files)
         yield Check(

@@ -188,6 +188,26 @@ def test_every_validator_problem_is_listed_with_a_fix(bin_dir: Path, isolated: P
     assert (report.errors, report.warnings) == (0, 3)
 
 
+def test_a_files_problems_are_listed_up_to_a_count_then_counted(
+    bin_dir: Path, isolated: Path
+) -> None:
+    """A file with thousands of problems (a hostile SKILL.md's unknown keys) does not make the
+    report thousands of lines: the first SHOWN_PER_FILE, then how many more."""
+    install(bin_dir, "alpha-cli")
+    extra = doctor.SHOWN_PER_FILE + 5
+    body = "".join(f"[tasks.t{i}]\nprompt = \"p\"\ncomand = \"x\"\n" for i in range(extra))
+    path = global_config(body)
+    report = diagnose(str(isolated))
+    listed = [c for c in report.checks if c.heading == str(path)]
+    assert len(listed) == doctor.SHOWN_PER_FILE + 1
+    assert (listed[-1].status, listed[-1].subject, listed[-1].message, listed[-1].fix) == (
+        "warning",
+        "-",
+        "5 more problems of this file not shown",
+        "run 'start config validate' to see every one",
+    )
+
+
 def test_a_clean_config_says_so(bin_dir: Path, isolated: Path) -> None:
     install(bin_dir, "alpha-cli")
     report = diagnose(str(isolated))
