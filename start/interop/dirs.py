@@ -3,7 +3,8 @@
 User-level directories form the imported layer (between built-in and global); project-level ones,
 under the project root, belong to the project layer (same trust, same precedence). Without any of
 them a load costs one stat per directory. The walk is bounded like the trust scan of `.start/`:
-at most MAX_DEPTH levels, MAX_ENTRIES entries and FILE_LIMIT bytes a file. Hidden names (`.x`)
+at most MAX_DEPTH levels, MAX_ENTRIES entries, FILE_LIMIT bytes a file and MAX_BYTES in all (each
+file's bytes are held: they are the tasks' templates, and the cache key). Hidden names (`.x`)
 are not read. A symlink to a folder is followed when it leads inside the project root (a project
 directory) or inside the home directory (a user one), and once (a folder already read is not read
 again); in a project directory, a file (or the command directory itself) that a symlink leads
@@ -25,6 +26,8 @@ from start.record import Record
 MAX_DEPTH: Final = 16
 MAX_ENTRIES: Final = 1000
 FILE_LIMIT: Final = 1_048_576
+# The bytes of one command directory's files, in all.
+MAX_BYTES: Final = 16 * 1_048_576
 
 USER, PROJECT = "user", "project"
 
@@ -177,6 +180,7 @@ class _Walk:
         self.place = place
         self.real_root = real_root
         self.count = 0
+        self.size = 0
         self.found: list[Found] = []
         self.seen: set[str] = set()  # the real paths of the folders read, so a loop ends
         # Where a linked folder may lead: the project root, or for a user directory, the home.
@@ -232,6 +236,11 @@ class _Walk:
         if not _is_text(read.data):
             self.skip(path, parts, NOT_TEXT)
             return
+        self.size += len(read.data)
+        if self.size > MAX_BYTES:
+            raise _RefusedError(
+                f"holds more than {MAX_BYTES:,} bytes of command files; start does not read it"
+            )
         self.found.append(Found(self.place, path, parts, read.data))
 
     def folder(self, path: str, parts: tuple[str, ...], depth: int, *, linked: bool) -> None:

@@ -412,6 +412,21 @@ def test_a_project_directory_too_big_is_refused(
     ]
 
 
+def test_a_project_directory_of_too_many_bytes_is_refused(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 command files of 1 MiB each were a gigabyte held by every launch: a directory's
+    files hold MAX_BYTES at most."""
+    monkeypatch.setattr(dirs, "MAX_BYTES", 10)
+    write_tree(project, {f".claude/commands/c{i}.md": "four\n" for i in range(3)})
+    with pytest.raises(ConfigError) as raised:
+        load(str(project), strict=True)
+    assert [str(p) for p in raised.value.problems] == [
+        f"{project / '.claude/commands'}: holds more than 10 bytes of command files; start does "
+        "not read it; turn it off with [settings] import_commands, or move files out"
+    ]
+
+
 def test_a_user_directory_too_big_is_skipped_with_a_warning(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
