@@ -120,7 +120,7 @@ INPUTS: Final[Mapping[str, dict[str, Any]]] = {
     WATCH: _input(
         {
             "id": _ID,
-            "wait_seconds": {"type": "integer", "minimum": 0, "description": "At most."},
+            "wait_seconds": {"type": "integer", "minimum": 0},
         },
         "id",
     ),
@@ -163,6 +163,15 @@ class Tools:
         self.progress_every = progress_every
         self.epochs: dict[str, int] = {}
         self.validators: dict[str, Any] = {}
+        # The input schemas as listed and as checked: one statement of each tool's arguments.
+        self.inputs = dict(INPUTS)
+        watch = self.inputs[WATCH]
+        wait = {
+            **watch["properties"]["wait_seconds"],
+            "maximum": wait_most,
+            "description": f"How long to wait at most (default and most: {wait_most}).",
+        }
+        self.inputs[WATCH] = {**watch, "properties": {**watch["properties"], "wait_seconds": wait}}
 
     def offers(self, name: str) -> bool:
         return name in INPUTS
@@ -186,17 +195,12 @@ class Tools:
                 "required": ["done", "item"],
             },
         }
-        inputs = dict(INPUTS)
-        wait = dict(inputs[WATCH]["properties"]["wait_seconds"])
-        wait["maximum"] = self.wait_most
-        wait["description"] = f"How long to wait at most (default and most: {self.wait_most})."
-        inputs[WATCH] = {**inputs[WATCH], "properties": {"id": _ID, "wait_seconds": wait}}
         reads = (LIST, GET, WATCH)
         return [
             types.Tool(
                 name=name,
                 description=DESCRIPTIONS[name],
-                input_schema=inputs[name],
+                input_schema=self.inputs[name],
                 output_schema=outputs.get(name, item),
                 annotations=types.ToolAnnotations(read_only_hint=name in reads),
             )
@@ -224,18 +228,16 @@ class Tools:
         if validator is None:
             import jsonschema
 
-            validator = jsonschema.Draft202012Validator(INPUTS[name])
+            validator = jsonschema.Draft202012Validator(self.inputs[name])
             self.validators[name] = validator
         import jsonschema.exceptions
 
         error = jsonschema.exceptions.best_match(validator.iter_errors(dict(arguments)))
         if error is None:
-            if name == WATCH and arguments.get("wait_seconds", 0) > self.wait_most:
-                raise RequestError(f"'wait_seconds' is at most {self.wait_most}")
             return
         where = "/".join(str(part) for part in error.absolute_path)
         if error.validator == "additionalProperties":
-            known = ", ".join(INPUTS[name]["properties"])
+            known = ", ".join(self.inputs[name]["properties"])
             message = f"{error.message}; {name} takes: {known}"
             if name == CREATE and {"assignee", "status"} & set(arguments):
                 message += " (an item starts pending and unassigned: claim it to take it)"

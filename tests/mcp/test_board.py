@@ -47,11 +47,14 @@ async def test_the_six_tools_are_listed_with_their_schemas(
     found = {tool.name: tool for tool in listed}
     assert [name for name in found if name.startswith("board_")] == BOARD_TOOLS
     for name in BOARD_TOOLS:
-        expected = dict(tools.INPUTS[name])
-        if name == tools.WATCH:
-            assert found[name].input_schema["properties"]["wait_seconds"]["maximum"] == 50
-            continue
-        assert found[name].input_schema == expected
+        if name != tools.WATCH:
+            assert found[name].input_schema == tools.INPUTS[name]
+    assert found[tools.WATCH].input_schema["properties"]["wait_seconds"] == {
+        "type": "integer",
+        "minimum": 0,
+        "maximum": 50,
+        "description": "How long to wait at most (default and most: 50).",
+    }
     assert found["board_tasks_get"].output_schema == board.item_schema()
     listing, claim = found["board_tasks_list"].annotations, found["board_tasks_claim"].annotations
     assert listing is not None and claim is not None
@@ -106,7 +109,11 @@ async def test_the_caller_is_its_session_and_no_argument_names_another(
             {"title": "x", "run": {"agent": "fake", "prompt": "p", "task": "t"}},
             "invalid arguments at run: 'run' takes either 'prompt' or 'task'",
         ),
-        ("board_tasks_watch", {"id": "1", "wait_seconds": 51}, "'wait_seconds' is at most 50"),
+        (
+            "board_tasks_watch",
+            {"id": "1", "wait_seconds": 51},
+            "invalid arguments at wait_seconds: 51 is greater than the maximum of 50",
+        ),
         ("board_tasks_get", {"id": "item-4"}, None),
     ],
 )
