@@ -205,6 +205,7 @@ class Runner:
         self.serial = _Serial()
         self.stopping = False
         self.ended: list[Item] = []  # the items its runs finished, in the order they ended
+        self.claimed = 0  # how many items it claimed for runs
         # The agents' environment: one level deeper, as start mcp marks the runs it starts, so
         # that an agent the board runs cannot have start run agents for it beyond mcp_depth.
         self.env = {asking.DEPTH_VARIABLE: str(scope.depth + 1)}
@@ -229,6 +230,7 @@ class Runner:
                         item = opened.claim_next(holder, runnable=True)
                         if item is None:
                             break
+                        self.claimed += 1
                         self.told(Report("claimed", item))
                         running[pool.submit(self._work, item, holder)] = (item, holder)
                     if not running:

@@ -586,7 +586,7 @@ def run_(until_empty: bool, timeout: int | None) -> int:
         told=board_views.reporter(no_color=options.no_color, quiet=options.quiet),
     )
     ended = runner.run(until_empty)
-    if not ended and not options.quiet and not options.json:
+    if not runner.claimed and not options.quiet and not options.json:
         console.err(
             "start: no item was ready to run (an item runs once it is ready and says what to "
             "run: start board add TITLE --prompt TEXT)"

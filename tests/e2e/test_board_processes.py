@@ -282,6 +282,17 @@ def test_a_reassignment_during_a_run_keeps_the_runs_outcome_off_the_item(project
     assert runner.returncode == 0
 
 
+def test_a_run_with_nothing_ready_says_so(project: Path) -> None:
+    start(project, "board", "add", "Work for a person")
+    ran = start(project, "board", "run", "--until-empty")
+    assert (ran.returncode, ran.stdout, ran.stderr) == (
+        0,
+        "",
+        "start: no item was ready to run (an item runs once it is ready and says what to run: "
+        "start board add TITLE --prompt TEXT)\n",
+    )
+
+
 def test_ctrl_c_stops_the_runs_and_releases_their_items(project: Path) -> None:
     start(project, "board", "add", "One", "--prompt", "a", "-a", "fake")
     start(project, "board", "add", "Two", "--prompt", "b", "-a", "other")
