@@ -323,3 +323,26 @@ def test_ctrl_c_stops_the_runs_and_releases_their_items(project: Path) -> None:
     while any(running(pid) for pid in agents) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [pid for pid in agents if running(pid)] == []
+
+
+def test_the_listing_with_watch_shows_each_change_until_ctrl_c(project: Path) -> None:
+    start(project, "board", "add", "First")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "start", "board", "--watch", "--json"],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert watcher.stdout is not None
+        first = json.loads(watcher.stdout.readline())
+        start(project, "board", "claim", "1", "--as", "ann")
+        second = json.loads(watcher.stdout.readline())
+        watcher.send_signal(signal.SIGINT)
+        _, err = watcher.communicate(timeout=60)
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.wait()
+    assert [(row["id"], row["status"]) for row in first] == [("item-1", "pending")]
+    assert [(row["assignee"], row["status"]) for row in second] == [("ann", "in_progress")]
+    assert (watcher.returncode, err) == (130, "\nstart: interrupted\n")
