@@ -230,6 +230,13 @@ def test_a_plan_implement_review_chain_hands_each_answer_on(project: Path) -> No
         for n in (1, 2, 3)
     ]
     assert agents == ["fake", "other", "third"]
+    logged = start(project, "log", "show", "1", "--no-pager").stdout.splitlines()
+    assert "  command      (start mcp or start board run)" in logged
+    again = start(project, "again", "1")
+    assert (again.returncode, again.stderr) == (
+        2,
+        "start: run 1 has no command line to repeat (start mcp or start board run started it)\n",
+    )
     lines = ran.stderr.splitlines()
     assert lines[0].startswith("start ▸ item-1 claimed by run:")
     assert lines[1] == "start ✓ item-1 completed by fake, run 1 in the history: Plan"
