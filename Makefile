@@ -6,7 +6,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: test test-slow test-all check lint types run bench agents mcp-check skills-check clean
+.PHONY: test test-slow test-all check lint types run bench agents mcp-check skills-check \
+	board-check clean
 
 # The virtual environment, refreshed whenever pyproject.toml changes.
 $(VENV)/.test-installed: pyproject.toml
@@ -61,6 +62,12 @@ mcp-check: $(VENV)/.test-installed
 # `gemini` on PATH (make agents installs them; docs/interop.md).
 skills-check: $(VENV)/.test-installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python scripts/skills-check.py
+
+# The board on the real path: Claude Code (against the offline model server) creates items with
+# start mcp's board tools, and `start board run` runs them with codex and gemini (docs/board.md).
+# Not part of `make test`: it needs `claude`, `codex` and `gemini` on PATH (make agents).
+board-check: $(VENV)/.test-installed
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python scripts/board-check.py
 
 # Not part of `make test`: install every CLI of the agent catalog into a scratch prefix
 # (AGENTS_PREFIX, default /tmp/start-agents) and re-record tests/fixtures/agent_help: each CLI's

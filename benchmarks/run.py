@@ -52,6 +52,9 @@ LAUNCH_MEMORY_LIMIT = 20.0  # a small launch: peak RSS, MiB
 HEADLESS_LIMIT = 1.10  # start --print: x the same headless command run directly
 TRIO_LIMIT = 1.3  # three agents of 1 s each at once: seconds of wall time
 HISTORY_LIMIT = 1.03  # a warm launch recorded in the history: x the same launch unrecorded
+BOARD_LIMIT = 1.25  # a claim, and the ready list, on a board of 10,000 items: x the warm launch
+WATCH_LIMIT = 1.0  # from an item's end to the exit of `start board watch`: seconds, the slowest
+WATCHES = 9  # how many ends a watch is timed seeing
 
 
 @dataclass
@@ -447,6 +450,101 @@ def recording(world: scenarios.World, runs: int, warmups: int, log: Log) -> list
     return [ratio_row(target, on.series, off.series, HISTORY_LIMIT)]
 
 
+def boards(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
+    """Target 10: `start board claim --next` and `start board --ready --json` on a board of
+    BOARD_ITEMS items, against the small warm launch (1b) in the same rounds; and how soon a
+    `start board watch` sees an item end."""
+    template = scenarios.board(world)
+    items = scenarios.BOARD_ITEMS
+    task = ("-q", "task", "t", "x")
+    warm = launch(world, "small", task, state=WARM, label="small, warm: start task t x")
+    every = [warm.series]
+    for slug, args in (
+        ("board-claim", ("-q", "board", "claim", "--next", "--as", "bench")),
+        ("board-ready", ("board", "--ready", "--json")),
+    ):
+        cache = world.cache(slug)
+        scenarios.empty(cache)
+        scenarios.install_board(template, cache)
+        every.append(
+            Series(
+                f"{items:,} items: start {' '.join(args)}",
+                start(*args),
+                env(world, "small", cache),
+                world.repo,
+            )
+        )
+    log(f"target 10: 3 commands x ({warmups} warm-up + {runs} runs), interleaved")
+    harness.measure(every, runs, warmups)
+    for series in every:
+        log("  " + series.describe())
+    _, claim, ready = every
+    rows = [
+        ratio_row(
+            f"10a. a claim, {items:,} items: start board claim --next (vs 1b)",
+            claim,
+            warm.series,
+            BOARD_LIMIT,
+        ),
+        ratio_row(
+            f"10b. {items:,} items: start board --ready --json (vs 1b)",
+            ready,
+            warm.series,
+            BOARD_LIMIT,
+        ),
+    ]
+    return [*rows, watch_latency(world, log)]
+
+
+def watch_latency(world: scenarios.World, log: Log) -> Row:
+    """Target 10c: the time from an item's completion (its commit) to the exit of the
+    `start board watch` that waits for it, WATCHES times; the slowest must be under
+    WATCH_LIMIT."""
+    import os
+
+    cache = world.cache("board-watch")
+    scenarios.empty(cache)
+    environment = env(world, "small", cache)
+    os.environ["XDG_STATE_HOME"] = str(cache)  # this process completes the items, as a holder
+    from start import boardfile
+    from start.board import Change, Holder
+
+    target = "10c. a watch sees an item end: start board watch ID"
+    seen: list[float] = []
+    try:
+        for n in range(WATCHES):
+            with boardfile.opened(str(world.repo)) as opened:
+                made = opened.create(f"watched {n}", Holder("bench"))
+            watcher = subprocess.Popen(
+                start("board", "watch", made.id),
+                env=environment, cwd=world.repo, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            assert watcher.stderr is not None
+            watcher.stderr.readline()  # `start: item-N is pending`: it watches
+            with boardfile.opened(str(world.repo)) as opened:
+                opened.update(made.id, Holder("bench"), Change("completed"))
+                ended = time.perf_counter()
+            watcher.wait(timeout=60)
+            seen.append(time.perf_counter() - ended)
+            if watcher.returncode != 0:
+                log(f"  {target}: exit {watcher.returncode}")
+                return Row(target, "error", "", "", "", False)
+    finally:
+        del os.environ["XDG_STATE_HOME"]
+    shown = ", ".join(f"{value * 1000:.0f}" for value in seen)
+    log(f"target 10c: from the commit to the watch's exit, {WATCHES} times: {shown} ms")
+    slowest = max(seen)
+    return Row(
+        target,
+        f"median {ms(sorted(seen)[len(seen) // 2])}, slowest {ms(slowest)}",
+        "",
+        "",
+        f"< {ms(WATCH_LIMIT)}",
+        slowest < WATCH_LIMIT,
+    )
+
+
 def mib(value: float) -> str:
     return f"{value:.1f} MiB"
 
@@ -691,7 +789,9 @@ def results(
 
 
 # The groups of targets, in the order they run (`--only`).
-GROUPS = ("launches", "concurrency", "output", "imports", "memory", "headless", "history")
+GROUPS = (
+    "launches", "concurrency", "output", "imports", "memory", "headless", "history", "board",
+)  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -751,6 +851,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows += headless(world, slow_runs, 1, log)
         if "history" in only:
             rows += recording(world, runs, warmups, log)
+        if "board" in only:
+            rows += boards(world, runs, warmups, log)
     machine["load average after the run"] = harness.load()
     log(f"load average after the run: {machine['load average after the run']}")
     log(f"finished in {time.perf_counter() - began:.0f} s")

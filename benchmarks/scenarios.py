@@ -15,6 +15,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -415,3 +416,53 @@ command = "{bin} {prompt_file}"
 def shell() -> str:
     """The shell `start` runs commands with by default: bash if on PATH, else sh."""
     return shutil.which("bash") or shutil.which("sh") or "/bin/sh"
+
+
+# Targets 10a and 10b: a board of BOARD_ITEMS items, BOARD_READY of them ready to claim.
+BOARD_ITEMS = 10_000
+BOARD_READY = 100
+
+# Builds the board through start's own API, in a process of its own (its state directory is
+# argv[1], the project argv[2]): most items completed, the ready ones each waiting on a completed
+# one, and the rest waiting on a ready one (blocked).
+_BOARD_SCRIPT = f"""
+import os, sys
+os.environ["XDG_STATE_HOME"] = sys.argv[1]
+from start import boardfile
+from start.board import Change, Holder
+me = Holder("bench")
+done = {BOARD_ITEMS} - {BOARD_READY} * 10
+with boardfile.opened(sys.argv[2]) as board:
+    for n in range(1, {BOARD_ITEMS} + 1):
+        if n <= done:
+            board.create(f"done {{n}}", me, "finished work")
+            board.update(f"item-{{n}}", me, Change("completed", answer="the answer"))
+        elif n <= done + {BOARD_READY}:
+            board.create(f"ready {{n}}", me, blocked_by=[f"item-{{n - done}}"])
+        else:
+            first = done + 1 + n % {BOARD_READY}
+            board.create(f"waiting {{n}}", me, blocked_by=[f"item-{{first}}"])
+print(board.path)
+"""
+
+
+def board(world: World) -> Path:
+    """The board file of BOARD_ITEMS items for the scratch repository, to copy into a series'
+    state directory (`install_board`)."""
+    state = world.root / "board-template"
+    env = world.env("small", Path(__file__).resolve().parents[1])
+    made = subprocess.run(
+        [sys.executable, "-c", _BOARD_SCRIPT, str(state), str(world.repo)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(made.stdout.strip())
+
+
+def install_board(template: Path, state: Path) -> None:
+    """The board `template` as the repository's board in the state directory `state`."""
+    boards = state / "start" / "boards"
+    boards.mkdir(parents=True, exist_ok=True, mode=0o700)
+    shutil.copy2(template, boards / template.name)

@@ -230,6 +230,31 @@ def run_pager(command: str, text: str) -> None:
         sys.stdout.flush()
 
 
+class LivePage:
+    """A page redrawn in place on a terminal (`start board --watch`): `show` replaces it."""
+
+    def __init__(self, *, no_color: bool = False) -> None:
+        self.no_color = no_color
+        self.live: Any = None
+
+    def show(self, page: Page) -> None:
+        from rich.console import Group
+
+        self.live.update(Group(*page.blocks), refresh=True)
+
+    def __enter__(self) -> LivePage:
+        from rich.live import Live
+
+        console = rich_console(sys.stdout, no_color=self.no_color)
+        self.live = Live(console=console, auto_refresh=False, vertical_overflow="visible")
+        self.live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+
 class Board:
     """One line per job, redrawn in place by rich on a terminal: its name, its state and the
     seconds it has run. `update` may be called from any thread; `with` shows it."""

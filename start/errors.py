@@ -23,6 +23,7 @@ class ExitCode:
     OUTPUT: Final = 65  # EX_DATAERR: a --print answer is not in the task's output format
     UNSUPPORTED: Final = 69  # EX_UNAVAILABLE: not a POSIX system
     SOFTWARE: Final = 70  # EX_SOFTWARE: a bug in start
+    REFUSED: Final = 75  # EX_TEMPFAIL: the board refused a claim or change (start board)
     TIMED_OUT: Final = 124  # as timeout(1): a headless agent run (--print) ran out of time
     NOT_EXECUTABLE: Final = 126
     NOT_FOUND: Final = 127
@@ -35,13 +36,15 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (ExitCode.OK, "ok (after exec, the agent's own exit status)"),
     (
         ExitCode.ERROR,
-        "error (a failing task command, an oversize prompt, a --print run that failed)",
+        "error (a failing task command, an oversize prompt, a --print run that failed, a "
+        "watched board item that failed)",
     ),
     (ExitCode.USAGE, "usage error"),
     (ExitCode.CONFIG, "config invalid"),
     (
         ExitCode.UNKNOWN_NAME,
-        "unknown or ambiguous agent, role, context, task or model name; no such run (start log)",
+        "unknown or ambiguous agent, role, context, task or model name; no such run (start log) "
+        "or board item",
     ),
     (ExitCode.UNTRUSTED, "project config not trusted"),
     (
@@ -51,7 +54,15 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     ),
     (ExitCode.UNSUPPORTED, "not a POSIX system (start runs on Linux and macOS)"),
     (ExitCode.SOFTWARE, "internal error (a bug; --debug or START_DEBUG=1 shows the traceback)"),
-    (ExitCode.TIMED_OUT, "a --print run timed out (its agent was stopped)"),
+    (
+        ExitCode.REFUSED,
+        "the board refused: the item is another's, blocked, finished or reassigned; or nothing "
+        "is ready (start board)",
+    ),
+    (
+        ExitCode.TIMED_OUT,
+        "a --print run timed out (its agent was stopped); start board watch timed out",
+    ),
     (ExitCode.NOT_EXECUTABLE, "agent binary not executable"),
     (ExitCode.NOT_FOUND, "agent binary not found"),
     (ExitCode.HANGUP, "terminated by a signal (SIGHUP)"),

@@ -362,7 +362,7 @@ def run_each(
                 p.launch.cwd,
                 timeout,
                 p.launch.stdin,
-                key=os.path.basename(os.path.expanduser(p.plan.agent.bin)),
+                key=cli_of(p),
             )
             for p in each
         ]
@@ -371,6 +371,14 @@ def run_each(
     finally:
         for prepared in each:
             prepared.launch.cleanup()
+
+
+def cli_of(prepared: pipeline.Prepared) -> str:
+    """The CLI a launch runs, by its program's name: two runs of one CLI never overlap (they can
+    share state files), in run_each as in `start board run`."""
+    import os
+
+    return os.path.basename(os.path.expanduser(prepared.plan.agent.bin))
 
 
 def result_data(result: Result) -> dict[str, Any]:

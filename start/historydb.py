@@ -392,6 +392,26 @@ def record(
         flush()
 
 
+def recorded(
+    prepared: Prepared,
+    result: Result | None = None,
+    *,
+    args: Sequence[str] | None = None,
+    cwd: str | None = None,
+) -> int | None:
+    """Record one run straight into the database, and the id it gets there (`start log show
+    ID`); None when `settings.history` is off. For a caller that names the run it recorded
+    (start board run): a pending file has no id until it is moved in. Raises HistoryError."""
+    if not prepared.config.settings.history:
+        return None
+    data = history.fields(prepared, result, args=args, cwd=cwd)
+    with opened() as store:
+        with store._writing() as connection:
+            found = store._insert(connection, data, None)
+        store.trim(data["limit"])
+    return found
+
+
 def flush() -> None:
     """Move every pending run into the database, and keep to the size limit; when another
     process holds the database past FLUSH_TIMEOUT, the runs stay pending (they are recorded)."""

@@ -70,6 +70,11 @@ OFF_THE_LAUNCH_PATH = {
     "start.display": "rich pages, tables, the pager and the board: listings, show, help, doctor",
     "start.cli.printing": "--print runs the agent headless and shows its answers; a launch execs",
     "start.cli.dryrun": "a dry run (and -v's command line) shows what a launch would run",
+    "start.board": "the board's records: only `start board` and start mcp's board tools",
+    "start.boarddb": "the board's SQL: only `start board` and start mcp's board tools",
+    "start.boardfile": "opening the board: only `start board` and start mcp's board tools",
+    "start.boardrun": "only `start board run` runs the board's items",
+    "start.cli.board": "the `start board` commands",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}
@@ -290,3 +295,25 @@ def test_start_imports_no_private_module() -> None:
                 if private and not name.startswith("start."):
                     found.append(f"{path.relative_to(REPO)}:{node.lineno}: {name}")
     assert found == []
+
+
+# What `start board` (the listing, a claim) does without: the runner and everything it runs
+# through, the MCP SDK, the schema validator, and rich off a terminal.
+OFF_THE_BOARD = ("start.boardrun", "start.pipeline", "start.headless", "jsonschema", "rich")
+
+
+@pytest.mark.parametrize(
+    "args", [("board", "--ready", "--json"), ("board", "claim", "--next", "--as", "me")]
+)
+def test_the_board_commands_load_neither_the_runner_nor_rich(
+    args: tuple[str, ...], isolated: Path, env: dict[str, str]
+) -> None:
+    run_start(
+        "board", "add", "x", cwd=isolated, env={k: v for k, v in env.items() if "PROFILE" not in k}
+    )
+    proc = run_start(*args, cwd=isolated, env=env)
+    names = imported(proc.stderr)
+    assert proc.returncode == 0, proc.stderr
+    assert {"start.boarddb", "sqlite3"} <= set(names), proc.stderr
+    assert [n for n in names if n.split(".")[0] in OFF_THE_BOARD or n in OFF_THE_BOARD] == []
+    assert of_mcp(names) == []

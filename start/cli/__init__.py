@@ -22,7 +22,7 @@ from start.errors import (
 )
 
 # Help topics: `start help NAME` shows docs/NAME.md (see start.cli.help). A topic's name is its
-# page's file name; `completion` and `mcp` are commands too, so their pages need `--topic`.
+# page's file name; `completion`, `mcp` and `board` are commands too: their pages need `--topic`.
 TOPICS = (
     "usage",
     "configuration",
@@ -36,6 +36,7 @@ TOPICS = (
     "performance",
     "benchmark-results",
     "mcp",
+    "board",
 )
 
 _EPILOG = "\n".join(
@@ -45,7 +46,8 @@ _EPILOG = "\n".join(
         "",
         "Arguments after -- are passed to the agent unchanged.",
         "",
-        "Help topics, the pages of the docs (start help TOPIC; start help --topic completion|mcp):",
+        "Help topics, the pages of the docs "
+        "(start help TOPIC; start help --topic completion|mcp|board):",
         "  " + ", ".join(TOPICS[:7]) + ",",
         "  " + ", ".join(TOPICS[7:]),
     ]
@@ -53,6 +55,7 @@ _EPILOG = "\n".join(
 
 _COMMANDS = {
     "again": ("start.cli.log", "again"),
+    "board": ("start.cli.board", "board_"),
     "completion": ("start.cli.completion", "completion"),
     "config": ("start.cli.config", "config"),
     "doctor": ("start.cli.doctor", "doctor"),

@@ -251,3 +251,25 @@ def complete_runs(
         ),
         incomplete,
     )
+
+
+def complete_items(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """The ids of this project's board items, each with its status and title; the board is
+    read as it is (no claim is released while completing)."""
+    from start import boardfile
+
+    try:
+        opened = boardfile.open_board(_options(ctx).workdir, create=False, sweep=False)
+    except (StartError, OSError):
+        return []
+    if opened is None:
+        return []
+    try:
+        items, _ = opened.items()
+    except Exception:  # a completion never fails the shell
+        return []
+    finally:
+        opened.close()
+    return _matching(((item.id, f"{item.status}: {item.title}") for item in items), incomplete)

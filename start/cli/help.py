@@ -74,8 +74,8 @@ def help_(ctx: click.Context, words: tuple[str, ...], no_pager: bool, topic: boo
 
     COMMAND is any command or subcommand (start help config show); TOPIC is a page of the docs,
     shown offline and named as its file: usage, configuration, placeholders, agents, interop,
-    setup, editing, completion, security, performance, benchmark-results or mcp. completion and
-    mcp are commands too: start help --topic mcp shows the page.
+    setup, editing, completion, security, performance, benchmark-results, mcp or board.
+    completion, mcp and board are commands too: start help --topic mcp shows the page.
     """
     if topic:
         if len(words) != 1:

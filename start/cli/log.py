@@ -133,10 +133,14 @@ def _full(run: historydb.Run) -> dict[str, Any]:
 
 
 def command_line(run: historydb.Run) -> str:
-    """How the run was asked for, as one shell line; `(start mcp)` when it has none."""
+    """How the run was asked for, as one shell line; when it has none, who started it."""
     import shlex
 
-    return shlex.join(["start", *run.args]) if run.args is not None else "(start mcp)"
+    return (
+        shlex.join(["start", *run.args])
+        if run.args is not None
+        else "(start mcp or start board run)"
+    )
 
 
 @log.command(
@@ -323,7 +327,9 @@ def again(
     with historydb.opened(create=False) as store:
         run = store.get(run_id)
     if run.args is None:
-        raise UsageError(f"run {run.id} has no command line to repeat (start mcp started it)")
+        raise UsageError(
+            f"run {run.id} has no command line to repeat (start mcp or start board run started it)"
+        )
     given = _given(options, print_, permissions, timeout, output_dir)
     if run.mode == "session" and any(name in given for name in ("print_", "permissions")):
         raise UsageError(

@@ -166,6 +166,8 @@ VALUED = frozenset(
         *("--output", "--param", "--permissions", "--print-command", "--print-config"),
         *("--print-output", "--print-permission", "--shell", "--timeout", "--url"),
         *("-n", "--before", "--project", "--task", "--print-schema"),
+        *("--after", "--meta", "--as", "--status", "--assignee", "--answer", "--reason"),
+        "--epoch",
     }
 )
 
@@ -182,6 +184,14 @@ def long_flags(args: list[str]) -> list[str]:
 
 def common_options(function: F) -> F:
     for decorator in reversed(_COMMON):
+        function = decorator(function)
+    return function
+
+
+def common_options_but_directory(function: F) -> F:
+    """The common options without -d/--directory, for a command whose -d is its own (`start
+    board add -d TEXT`); the directory goes before the command then (`start -d DIR board add`)."""
+    for decorator in reversed(_COMMON[1:]):
         function = decorator(function)
     return function
 

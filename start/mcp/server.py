@@ -42,7 +42,7 @@ from start import __version__, headless
 from start.config import schema
 from start.config.model import Task
 from start.errors import StartError
-from start.mcp import asking, library, report
+from start.mcp import asking, board, library, report
 from start.mcp.library import RequestError, Scope
 from start.params import TASK_NAME_ARGUMENT
 from start.shell import STOP_SIGNALS, kill_group
@@ -299,6 +299,7 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
     if commands is None:
         commands = Commands()
     runs = Runs(scope, commands)
+    boards = board.Tools(scope, wait_most=WAIT_MOST, progress_every=PROGRESS_EVERY)
 
     @_guarded
     async def list_prompts(
@@ -328,11 +329,14 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         # No task offered: the task tools are not registered (seed 000), and nothing fails. No
         # agent may be asked (too deep, or none on PATH): no asking tools.
         tools = _tools(tasks) if tasks else []
-        return types.ListToolsResult(tools=tools + (_asking_tools(agents) if agents else []))
+        tools += _asking_tools(agents) if agents else []
+        return types.ListToolsResult(tools=tools + boards.listed())
 
     @_guarded
     async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = params.arguments or {}
+        if boards.offers(params.name):
+            return await boards.call(ctx, params.name, arguments)
         if params.name in (ASK_AGENT, ASK_AGENTS):
             return await _ask(ctx, scope, commands, arguments, several=params.name == ASK_AGENTS)
         if params.name == ASK_START:

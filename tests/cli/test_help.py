@@ -127,9 +127,9 @@ def test_help_is_help() -> None:
     root = invoke("help").stdout
     assert root == invoke("--help").stdout
     assert root.endswith(
-        "\nHelp topics, the pages of the docs (start help TOPIC; start help --topic completion|mcp):\n"
+        "\nHelp topics, the pages of the docs (start help TOPIC; start help --topic completion|mcp|board):\n"
         "  usage, configuration, placeholders, agents, interop, setup, editing,\n"
-        "  completion, security, performance, benchmark-results, mcp\n"
+        "  completion, security, performance, benchmark-results, mcp, board\n"
     )
     assert root.count("placeholders") == 1
 
@@ -137,7 +137,7 @@ def test_help_is_help() -> None:
 @pytest.mark.parametrize("topic", TOPICS)
 def test_every_docs_page_is_a_topic_named_as_its_file(topic: str) -> None:
     page = (Path(docs_dir()) / f"{topic}.md").read_text(encoding="utf-8")
-    words = ("--topic", topic) if topic in ("completion", "mcp") else (topic,)
+    words = ("--topic", topic) if topic in ("completion", "mcp", "board") else (topic,)
     result = invoke("help", *words)
     assert (result.exit_code, result.stdout) == (0, page)
     assert invoke("help", "--topic", topic).stdout == page
@@ -147,7 +147,7 @@ def test_every_docs_page_has_a_topic() -> None:
     assert sorted(TOPICS) == sorted(p.stem for p in Path(docs_dir()).glob("*.md"))
 
 
-@pytest.mark.parametrize("topic", ["completion", "mcp"])
+@pytest.mark.parametrize("topic", ["completion", "mcp", "board"])
 def test_a_topic_that_is_also_a_command_is_named_in_its_help(topic: str) -> None:
     assert invoke("help", topic).stdout.endswith(f"\nDocs: start help --topic {topic}\n")
 
@@ -181,7 +181,7 @@ def test_help_completes_commands_and_topics(
             ("help", "zzz"),
             "start: no such command or help topic 'zzz'; topics: usage, configuration, "
             "placeholders, agents, interop, setup, editing, completion, security, "
-            "performance, benchmark-results, mcp\n",
+            "performance, benchmark-results, mcp, board\n",
         ),
         (
             ("help", "config", "shwo"),

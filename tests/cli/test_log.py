@@ -364,6 +364,26 @@ def test_a_history_that_is_not_a_database_says_how_to_start_again(headless: Path
     assert kept == ["c", *["meanwhile"] * (history.PENDING_LIMIT - 1), "b"]
 
 
+def test_recorded_puts_a_run_in_the_database_and_gives_its_id(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """historydb.recorded, for a caller that names the run it recorded (start board run): the
+    id is the one `start log show` takes, pending runs moved in before it keep their order."""
+    from start import pipeline
+
+    prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt("a")), build=False)
+    history.record(prepared)  # a pending run, moved in first
+    assert historydb.recorded(prepared) == 2
+    assert historydb.recorded(prepared) == 3
+    assert [run["id"] for run in runs()] == [3, 2, 1]
+    assert shown(3)["prompt"] == prepared.composition.prompt
+    off = prepared._replace(
+        config=prepared.config._replace(settings=prepared.config.settings._replace(history=False))
+    )
+    assert historydb.recorded(off) is None
+    assert len(runs()) == 3
+
+
 def _prompt(text: str) -> Any:
     from start import resolve
 

@@ -74,6 +74,15 @@ prompt = "hidden"
 prompt = "no description"
 """
 
+# The board's tools (start.mcp.board), offered whatever the config says, after the others.
+BOARD_TOOLS = [
+    "board_tasks_create",
+    "board_tasks_list",
+    "board_tasks_get",
+    "board_tasks_claim",
+    "board_tasks_update",
+    "board_tasks_watch",
+]
 TASKS = ["both-streams", "deliberate-fail", "exit-three", "greet", "review"]
 # What the instructions and list_tasks say when no agent can be asked (CONFIG's has no headless
 # form).

@@ -18,7 +18,7 @@ from start.mcp import library, server
 from tests import fake_headless
 from tests.conftest import REPO, run_start, running, write_tree
 from tests.fake_headless import agent
-from tests.mcp.conftest import connect
+from tests.mcp.conftest import BOARD_TOOLS, connect
 
 pytestmark = pytest.mark.anyio
 
@@ -105,7 +105,7 @@ async def test_ask_agent_returns_the_answer_with_the_fields_of_print_json(
         tools = [tool.name for tool in (await client.list_tools()).tools]
         instructions = client.instructions or ""
         result = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
-    assert tools == ["list_tasks", "run_task", *ASKING_TOOLS]
+    assert tools == ["list_tasks", "run_task", *ASKING_TOOLS, *BOARD_TOOLS]
     assert instructions.endswith(" Agents that can be asked: fake, other.")
     assert (result.is_error, texts(result)) == (False, [f"ANSWER: {PROMPT}"])
     cli = run_start(
@@ -356,7 +356,7 @@ async def test_a_server_too_deep_offers_no_asking_tools_and_says_why(
         listing = await client.call_tool("list_tasks", {})
         refused = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
     assert instructions.endswith(DEEP)
-    assert tools == ["list_tasks", "run_task"]
+    assert tools == ["list_tasks", "run_task", *BOARD_TOOLS]
     assert listing.structured_content is not None
     assert listing.structured_content["agents"] == []
     assert listing.structured_content["message"].endswith(DEEP)
@@ -537,7 +537,11 @@ def test_a_real_server_started_by_a_run_offers_no_asking_tools(
     code, _, stderr = server.close()
     assert code == 0, stderr
     assert found[1]["result"]["instructions"].endswith(DEEP)
-    assert [tool["name"] for tool in found[2]["result"]["tools"]] == ["list_tasks", "run_task"]
+    assert [tool["name"] for tool in found[2]["result"]["tools"]] == [
+        "list_tasks",
+        "run_task",
+        *BOARD_TOOLS,
+    ]
 
 
 # --- with the history and a task's output format ----------------------------------------------

@@ -22,7 +22,7 @@ from start import __version__, trust
 from start.config.load import load
 from start.mcp import library
 from tests.conftest import invoke, write_tree
-from tests.mcp.conftest import CONFIG, NO_ASKING, TASKS, connect
+from tests.mcp.conftest import BOARD_TOOLS, CONFIG, NO_ASKING, TASKS, connect
 
 pytestmark = pytest.mark.anyio
 
@@ -148,7 +148,7 @@ async def test_tools_are_list_tasks_and_run_task_with_the_task_names(
 ) -> None:
     async with connect(isolated, mode) as client:
         tools = (await client.list_tools()).tools
-    assert [t.name for t in tools] == ["list_tasks", "run_task"]
+    assert [t.name for t in tools] == ["list_tasks", "run_task", *BOARD_TOOLS]
     run_task = tools[1]
     assert run_task.input_schema == {
         "type": "object",
@@ -419,7 +419,8 @@ async def test_without_tasks_the_tools_are_not_registered_and_nothing_fails(
             + " No task is offered now (none has a description and is not internal)."
             + NO_ASKING
         )
-        assert (await client.list_tools()).tools == []
+        # The task tools are not; the board's tools need no task.
+        assert [t.name for t in (await client.list_tools()).tools] == BOARD_TOOLS
         assert (await client.list_prompts()).prompts == []
         with pytest.raises(MCPError) as error:
             await client.call_tool("list_tasks", {})

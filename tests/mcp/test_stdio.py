@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, running, write_tree
-from tests.mcp.conftest import CONFIG, NO_ASKING
+from tests.mcp.conftest import BOARD_TOOLS, CONFIG, NO_ASKING
 
 SLOW = """
 [tasks.slow]
@@ -174,7 +174,7 @@ def test_the_sdk_client_talks_to_the_real_process(
         return tools, getattr(first, "text", "")
 
     tools, text = anyio.run(session)
-    assert tools == ["list_tasks", "run_task"]
+    assert tools == ["list_tasks", "run_task", *BOARD_TOOLS]
     assert text.startswith("Task 'deliberate-fail' failed. Output:\nThis task will fail!\n")
 
 

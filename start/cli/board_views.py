@@ -1,0 +1,168 @@
+"""What `start board` shows people: the listing (once, or live), one item whole, and the steps
+of `start board run`; start.cli.board parses and calls the core."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from start import board, console
+from start.board import COMPLETED, FAILED, IN_PROGRESS, Item, RunSpec
+from start.console import Styled
+
+if TYPE_CHECKING:
+    from start.boarddb import Board, Event, Filter
+    from start.boardrun import Report
+
+HEADERS = ("id", "status", "title", "assignee", "blocked by")
+_STYLE = {COMPLETED: "green", FAILED: "red", IN_PROGRESS: "cyan"}
+
+
+def rows(items: Sequence[Item]) -> list[list[console.Part]]:
+    found: list[list[console.Part]] = []
+    for item in items:
+        status = item.status + (" (blocked)" if item.blocked else "")
+        found.append(
+            [
+                item.id,
+                Styled(status, _STYLE.get(item.status, "yellow" if item.blocked else "")),
+                console.printable(item.title),
+                item.assignee or "",
+                ", ".join(item.blocked_by),
+            ]
+        )
+    return found
+
+
+def listing(items: Sequence[Item], *, as_json: bool, no_color: bool) -> None:
+    """The items as compact JSON rows, or a table on stdout."""
+    if as_json:
+        console.print_json([board.row_data(item) for item in items])
+        return
+    if not items:
+        console.err("No items. Add one with: start board add TITLE")
+        return
+    from start import display
+
+    display.print_table(HEADERS, rows(items), no_color=no_color)
+
+
+def live_listing(opened: Board, found: Filter, *, as_json: bool, no_color: bool) -> None:
+    """The listing again at every change of the board, until Ctrl-C: redrawn in place on a
+    terminal; off one (or with --json, a JSON array a line), printed again."""
+    import sys
+    import time
+    from contextlib import nullcontext
+
+    from start import boarddb, display
+
+    tty = console.is_tty() and not as_json
+    with display.LivePage(no_color=no_color) if tty else nullcontext() as live:
+        seen: int | None = None
+        while True:
+            opened.sweep()
+            version = opened.version()
+            if version != seen:
+                seen = version
+                items, _ = opened.items(found)
+                if as_json:
+                    data = [board.row_data(item) for item in items]
+                    console.out(json.dumps(data, ensure_ascii=False))
+                elif live is not None:
+                    page = display.Page()
+                    page.table(HEADERS, rows(items))
+                    live.show(page)
+                else:
+                    listing(items, as_json=False, no_color=no_color)
+                    console.out()
+                sys.stdout.flush()
+            time.sleep(boarddb.POLL * 2)
+
+
+def describe(spec: RunSpec) -> str:
+    """What an item runs, in one line."""
+    what = f"task {spec.task}" if spec.task is not None else f"prompt {spec.prompt!r}"
+    parts = [what, f"agent {spec.agent or '(the default)'}"]
+    if spec.model:
+        parts.append(f"model {spec.model}")
+    parts.append(f"permissions {spec.permissions or '(the task’s, else read-only)'}")
+    if spec.via == "mcp":
+        parts.append("asked for over MCP")
+    return ", ".join(parts)
+
+
+def item_page(
+    item: Item, events: Sequence[Event], statuses: Mapping[str, str], *, no_color: bool
+) -> None:
+    """One item whole on stdout; `statuses` has the status of each item it waits on."""
+    from start import display
+
+    page = display.Page()
+    page.line(Styled(item.id, "bold"), "  ", console.printable(item.title))
+    held = f", held by {item.assignee}" if item.status == IN_PROGRESS else ""
+    done = f", by {item.assignee}" if item.status in (COMPLETED, FAILED) and item.assignee else ""
+    lines = [
+        ("status", f"{item.status}{held}{done} (epoch {item.epoch})"),
+        ("created", f"{item.created} by {item.created_by}"),
+    ]
+    if item.blocked_by:
+        waited = (f"{d} ({statuses.get(d, 'missing')})" for d in item.blocked_by)
+        lines.append(("blocked by", ", ".join(waited)))
+    lines += [("waits", reason) for reason in item.blocked]
+    if item.run is not None:
+        lines.append(("runs", describe(item.run)))
+    if item.history is not None:
+        lines.append(("run", f"{item.history} in the history (start log show {item.history})"))
+    if item.reason:
+        lines.append(("reason", item.reason))
+    if item.metadata:
+        lines.append(("metadata", json.dumps(dict(item.metadata), ensure_ascii=False)))
+    for label, value in lines:
+        page.row([label, console.printable(value)], [10], indent=2, gaps=[2])
+    for title, text in (("description", item.description), ("answer", item.answer or "")):
+        if text:
+            page.blank()
+            page.line(Styled(f"──── {title} ────", "bold"))
+            for line in console.printable(text.rstrip("\n"), multiline=True).split("\n"):
+                page.line(line)
+    page.blank()
+    page.line(Styled("──── history ────", "bold"))
+    for event in events:
+        detail = ", ".join(f"{key}={value}" for key, value in event.detail.items())
+        said = console.printable(f"{event.actor} {event.op} {detail}".rstrip())
+        page.row([event.at, said], [25], indent=2)
+    page.show(no_color=no_color)
+
+
+def reporter(*, no_color: bool, quiet: bool) -> Callable[[Report], None]:
+    """How `start board run` tells each step: one line on stderr (none with -q)."""
+    printer = console.Printer("stderr", no_color=no_color, quiet=quiet)
+
+    def told(report: Report) -> None:
+        item, outcome = report.item, report.outcome
+        title = console.printable(item.title)
+        if report.step == "claimed":
+            printer.line(
+                "start ▸ ", Styled(item.id, "bold"), f" claimed by {item.assignee}: {title}"
+            )
+        elif report.step == "completed":
+            run = f", run {item.history} in the history" if item.history is not None else ""
+            agent = f" by {outcome.agent}" if outcome is not None and outcome.agent else ""
+            printer.line(Styled(f"start ✓ {item.id} completed", "green"), f"{agent}{run}: {title}")
+        elif report.step == "failed":
+            first, *rest = (item.reason or "").split("\n")
+            printer.line(Styled(f"start ✗ {item.id} failed", "red"), f": {first}")
+            printer.lines([line] for line in rest)
+        elif report.step == "released":
+            why = f": {report.note}" if report.note else " (the run was stopped)"
+            printer.line(f"start · {item.id} released, pending again{why}")
+        else:
+            note = Styled(f"start ⚠ {item.id}: its run's outcome was not kept", "yellow")
+            printer.line(note, f": {report.note}")
+
+    return told
+
+
+def as_json(value: Any) -> None:
+    console.print_json(value)

@@ -1,0 +1,371 @@
+"""`start mcp`'s board tools: the project's board (start.board) for the agent on the other end.
+
+    board_tasks_create  board_tasks_list  board_tasks_get
+    board_tasks_claim   board_tasks_update  board_tasks_watch
+
+The caller acts as its session, which start names: `mcp:CLIENT:PID`, the client's name from
+`initialize` and this server's process, whose life its claims last; no argument names who acts.
+Each tool's arguments are checked against the input schema it declares (jsonschema), the one
+statement of their shape; the board's rules are the board's (start.boarddb). A run an item asks
+for is held to what the user allows agents (start.boardrun.request_for). Nothing here imports the
+SDK before a tool is listed or called: the server (start.mcp.server) hands its requests here.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from start import board
+from start.board import FINISHED, STATUSES, Change, Holder, RunSpec
+from start.config import schema
+from start.errors import StartError
+from start.mcp.library import RequestError, Scope
+
+if TYPE_CHECKING:
+    import mcp.types as types
+
+CREATE: Final = "board_tasks_create"
+LIST: Final = "board_tasks_list"
+GET: Final = "board_tasks_get"
+CLAIM: Final = "board_tasks_claim"
+UPDATE: Final = "board_tasks_update"
+WATCH: Final = "board_tasks_watch"
+# How many rows a listing returns unless asked for fewer, and at most.
+LISTED: Final = 50
+MOST_LISTED: Final = 200
+
+_ID: Final = {
+    "type": "string",
+    "pattern": "^(item-)?[1-9][0-9]{0,17}$",
+    "description": "An item's id: item-N (or N).",
+}
+_IDS: Final = {"type": "array", "items": _ID, "maxItems": 100}
+_TEXT: Final = {"type": "string", "maxLength": 1 << 20}
+_METADATA: Final = {
+    "type": "object",
+    "description": "Merged into the item's metadata (RFC 7396): a null value deletes its key.",
+}
+_RUN: Final = {
+    "type": "object",
+    "description": (
+        "What `start board run` runs once the item is ready: a prompt, or one of the user's "
+        "tasks (list_tasks) with the item's description as its instructions; {answers} in the "
+        "text is the answers of the items it waited on. Read-only unless the user allows more "
+        "(settings.mcp_permissions)."
+    ),
+    "properties": {
+        "agent": {"type": "string", "description": "The agent that runs it."},
+        "prompt": {"type": "string", "maxLength": 1 << 20},
+        "task": {"type": "string"},
+        "model": {"type": "string"},
+        "permissions": {"type": "string", "enum": list(schema.LEVELS)},
+    },
+    "required": ["agent"],
+    "oneOf": [{"required": ["prompt"]}, {"required": ["task"]}],
+    "additionalProperties": False,
+}
+
+
+def _input(properties: Mapping[str, Any], *required: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+INPUTS: Final[Mapping[str, dict[str, Any]]] = {
+    CREATE: _input(
+        {
+            "title": {"type": "string", "minLength": 1, "maxLength": 1000},
+            "description": _TEXT,
+            "blocked_by": {**_IDS, "description": "Items that must complete before this one."},
+            "metadata": _METADATA,
+            "run": _RUN,
+        },
+        "title",
+    ),
+    LIST: _input(
+        {
+            "status": {"type": "string", "enum": list(STATUSES)},
+            "assignee": {"type": "string"},
+            "blocked": {"type": "boolean", "description": "Only blocked (true) or unblocked."},
+            "ready": {"type": "boolean", "description": "Only pending, unblocked items."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MOST_LISTED},
+        }
+    ),
+    GET: _input({"id": _ID}, "id"),
+    CLAIM: _input({"id": _ID}, "id"),
+    UPDATE: _input(
+        {
+            "id": _ID,
+            "status": {
+                "type": "string",
+                "enum": ["pending", "completed", "failed"],
+                "description": "completed or failed finishes it; pending lets it go (or "
+                "reopens a failed one). in_progress comes from board_tasks_claim.",
+            },
+            "description": _TEXT,
+            "blocked_by": _IDS,
+            "metadata": _METADATA,
+            "answer": {**_TEXT, "description": "With status completed: the result."},
+            "reason": {**_TEXT, "description": "With status failed: why."},
+        },
+        "id",
+    ),
+    WATCH: _input(
+        {
+            "id": _ID,
+            "wait_seconds": {"type": "integer", "minimum": 0},
+        },
+        "id",
+    ),
+}
+
+DESCRIPTIONS: Final[Mapping[str, str]] = {
+    CREATE: (
+        "Create a work item on this project's shared board (people, other agents and `start "
+        "board run` see it): pending, unassigned, waiting for blocked_by. With `run`, `start "
+        "board run` runs it headless once ready. Returns the item."
+    ),
+    LIST: (
+        "List the board's items, compactly (id, title, status, assignee, blocked_by, and why "
+        "an item is blocked), oldest first. ready=true: what can be claimed now."
+    ),
+    GET: "One item whole: description, metadata, what it runs, its answer or why it failed.",
+    CLAIM: (
+        "Claim an item before working on it: atomic, so two agents never both get it. Refused "
+        "when it is blocked, finished or another's. The claim lasts while this session does."
+    ),
+    UPDATE: (
+        "Change an item you hold (or a pending one): status completed with an answer when done, "
+        "failed with a reason, pending to let it go; description, blocked_by, and metadata "
+        "(merged). An item cannot complete while blocked; a reassigned item refuses you."
+    ),
+    WATCH: (
+        "Wait until an item is completed or failed, for at most wait_seconds; returns "
+        "{done, item}. When done is false, call it again."
+    ),
+}
+
+
+class Tools:
+    """The board tools of one server: its session's claims remember the epoch they got, so
+    that a write after a reassignment is fenced out."""
+
+    def __init__(self, scope: Scope, *, wait_most: int, progress_every: float) -> None:
+        self.scope = scope
+        self.wait_most = wait_most
+        self.progress_every = progress_every
+        self.epochs: dict[str, int] = {}
+        self.validators: dict[str, Any] = {}
+        # The input schemas as listed and as checked: one statement of each tool's arguments.
+        self.inputs = dict(INPUTS)
+        watch = self.inputs[WATCH]
+        wait = {
+            **watch["properties"]["wait_seconds"],
+            "maximum": wait_most,
+            "description": f"How long to wait at most (default and most: {wait_most}).",
+        }
+        self.inputs[WATCH] = {**watch, "properties": {**watch["properties"], "wait_seconds": wait}}
+
+    def offers(self, name: str) -> bool:
+        return name in INPUTS
+
+    def listed(self) -> list[types.Tool]:
+        import mcp.types as types
+
+        item = board.item_schema()
+        outputs = {
+            LIST: {
+                "type": "object",
+                "properties": {
+                    "items": {"type": "array", "items": board.row_schema()},
+                    "total": {"type": "integer"},
+                },
+                "required": ["items", "total"],
+            },
+            WATCH: {
+                "type": "object",
+                "properties": {"done": {"type": "boolean"}, "item": item},
+                "required": ["done", "item"],
+            },
+        }
+        reads = (LIST, GET, WATCH)
+        return [
+            types.Tool(
+                name=name,
+                description=DESCRIPTIONS[name],
+                input_schema=self.inputs[name],
+                output_schema=outputs.get(name, item),
+                annotations=types.ToolAnnotations(read_only_hint=name in reads),
+            )
+            for name in INPUTS
+        ]
+
+    async def call(self, ctx: Any, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
+        """One tool call; a refusal or a bad argument is a result with isError."""
+        import anyio.to_thread
+
+        try:
+            self._check(name, arguments)
+            me = board.session(_client(ctx))
+            if name == WATCH:
+                data = await self._watch(ctx, arguments)
+            else:
+                data = await anyio.to_thread.run_sync(self._handle, name, arguments, me)
+        except StartError as error:
+            return _result(str(error), None)
+        return _result(json.dumps(data, ensure_ascii=False), data)
+
+    def _check(self, name: str, arguments: Mapping[str, Any]) -> None:
+        """The arguments against the tool's input schema; RequestError saying what is wrong."""
+        validator = self.validators.get(name)
+        if validator is None:
+            import jsonschema
+
+            validator = jsonschema.Draft202012Validator(self.inputs[name])
+            self.validators[name] = validator
+        import jsonschema.exceptions
+
+        error = jsonschema.exceptions.best_match(validator.iter_errors(dict(arguments)))
+        if error is None:
+            return
+        where = "/".join(str(part) for part in error.absolute_path)
+        if error.validator == "additionalProperties":
+            known = ", ".join(self.inputs[name]["properties"])
+            message = f"{error.message}; {name} takes: {known}"
+            if name == CREATE and {"assignee", "status"} & set(arguments):
+                message += " (an item starts pending and unassigned: claim it to take it)"
+        elif error.validator == "oneOf":
+            message = "'run' takes either 'prompt' or 'task'"
+        else:
+            message = error.message
+        raise RequestError(f"invalid arguments{f' at {where}' if where else ''}: {message}")
+
+    def _handle(self, name: str, arguments: Mapping[str, Any], me: Holder) -> dict[str, Any]:
+        from start import boardfile
+
+        run = self._run(arguments) if name == CREATE else None
+        with boardfile.opened(self.scope.workdir) as opened:
+            if name == CREATE:
+                item = opened.create(
+                    arguments["title"],
+                    me,
+                    arguments.get("description", ""),
+                    arguments.get("blocked_by", ()),
+                    arguments.get("metadata"),
+                    run,
+                )
+            elif name == LIST:
+                return self._list(opened, arguments)
+            elif name == GET:
+                item = opened.get(arguments["id"])
+            elif name == CLAIM:
+                item = opened.claim(arguments["id"], me)
+                self.epochs[item.id] = item.epoch
+            else:
+                blocked_by = arguments.get("blocked_by")
+                change = Change(
+                    arguments.get("status"),
+                    arguments.get("description"),
+                    tuple(blocked_by) if blocked_by is not None else None,
+                    arguments.get("metadata"),
+                    arguments.get("answer"),
+                    arguments.get("reason"),
+                )
+                id_ = board.item_id(board.number(arguments["id"]))
+                item = opened.update(id_, me, change, self.epochs.get(id_))
+        return board.item_data(item)
+
+    def _run(self, arguments: Mapping[str, Any]) -> RunSpec | None:
+        """The run an item asks for, checked now as it will be before it runs."""
+        given = arguments.get("run")
+        if given is None:
+            return None
+        from start import boardrun
+
+        spec = RunSpec(
+            given.get("prompt"),
+            given.get("task"),
+            given["agent"],
+            given.get("model"),
+            given.get("permissions"),
+            via="mcp",
+        )
+        text = spec.prompt if spec.prompt is not None else arguments.get("description", "")
+        boardrun.request_for(self.scope, spec, text)
+        return spec
+
+    def _list(self, opened: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        from start.boarddb import Filter
+
+        status = arguments.get("status")
+        found = Filter(
+            (status,) if status else (),
+            arguments.get("assignee"),
+            arguments.get("blocked"),
+            bool(arguments.get("ready")),
+        )
+        items, total = opened.items(found, limit=arguments.get("limit", LISTED))
+        return {"items": [board.row_data(item) for item in items], "total": total}
+
+    async def _watch(self, ctx: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Poll the item until it ends or wait_seconds pass, telling the client its state now
+        and then (when it asked for progress)."""
+        import anyio
+        import anyio.to_thread
+
+        from start import boarddb, boardfile
+
+        wait = arguments.get("wait_seconds", self.wait_most)
+        began = time.monotonic()
+        opened = await anyio.to_thread.run_sync(boardfile.open_board, self.scope.workdir)
+        assert opened is not None
+        try:
+            item, version = await anyio.to_thread.run_sync(opened.poll, arguments["id"], None)
+            assert item is not None
+            told, last = -1.0, -self.progress_every
+            while True:
+                elapsed = time.monotonic() - began
+                if item.status in FINISHED or elapsed >= wait:
+                    break
+                if elapsed - last >= self.progress_every:
+                    told = max(round(elapsed, 1), round(told + 0.1, 1))  # it must grow
+                    last = elapsed
+                    holder = f", held by {item.assignee}" if item.assignee else ""
+                    message = f"{item.id}: {item.status}{holder} ({int(elapsed)} s)"
+                    await ctx.session.report_progress(told, message=message)
+                await anyio.sleep(boarddb.POLL)
+                changed, version = await anyio.to_thread.run_sync(
+                    opened.poll, arguments["id"], version
+                )
+                if changed is not None:
+                    if changed.status != item.status:
+                        last = -self.progress_every  # tell the change at once
+                    item = changed
+        finally:
+            opened.close()
+        return {"done": item.status in FINISHED, "item": board.item_data(item)}
+
+
+def _client(ctx: Any) -> str | None:
+    """The client's name, as it gave it in `initialize` (None when it gave none)."""
+    params = getattr(ctx.session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    name = getattr(info, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def _result(text: str, data: dict[str, Any] | None) -> types.CallToolResult:
+    import mcp.types as types
+
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=data,
+        is_error=data is None,
+    )

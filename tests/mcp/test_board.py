@@ -1,0 +1,254 @@
+"""`start mcp`'s board tools (start.mcp.board), through the SDK's own client: the session's
+identity, arguments held to their schemas, least permission for the runs items ask for, the
+fence of a reassignment, bounded lists and a watch with progress. The killed session is in
+tests/e2e/test_board_processes.py."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from start import board, boardfile
+from start.board import Change, Holder
+from start.mcp import board as tools
+from tests.fake_headless import agent
+from tests.mcp.conftest import BOARD_TOOLS, connect
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def config(global_dir: Path) -> Path:
+    """The mcp tests' CONFIG, with a headless stand-in agent and a task that allows edit."""
+    file = global_dir / "config.toml"
+    extra = f'\n{agent("fake")}\n[tasks.fixer]\ndescription = "Fix"\nprompt = "Fix: {{instructions}}"\npermissions = "edit"\n'
+    file.write_text(file.read_text() + extra)
+    return file
+
+
+async def call(client: Any, name: str, **arguments: Any) -> Any:
+    return await client.call_tool(name, arguments)
+
+
+def text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+async def test_the_six_tools_are_listed_with_their_schemas(
+    global_dir: Path, isolated: Path
+) -> None:
+    async with connect(isolated, "legacy") as client:
+        listed = (await client.list_tools()).tools
+    found = {tool.name: tool for tool in listed}
+    assert [name for name in found if name.startswith("board_")] == BOARD_TOOLS
+    for name in BOARD_TOOLS:
+        if name != tools.WATCH:
+            assert found[name].input_schema == tools.INPUTS[name]
+    assert found[tools.WATCH].input_schema["properties"]["wait_seconds"] == {
+        "type": "integer",
+        "minimum": 0,
+        "maximum": 50,
+        "description": "How long to wait at most (default and most: 50).",
+    }
+    assert found["board_tasks_get"].output_schema == board.item_schema()
+    listing, claim = found["board_tasks_list"].annotations, found["board_tasks_claim"].annotations
+    assert listing is not None and claim is not None
+    assert (listing.read_only_hint, claim.read_only_hint) == (True, False)
+
+
+async def test_the_caller_is_its_session_and_no_argument_names_another(
+    global_dir: Path, isolated: Path
+) -> None:
+    async with connect(isolated, "legacy") as client:
+        made = await call(client, "board_tasks_create", title="Plan", description="d")
+        claimed = await call(client, "board_tasks_claim", id="item-1")
+        forged = await call(client, "board_tasks_claim", id="item-1", agent="someone")
+        refused = await call(client, "board_tasks_create", title="x", assignee="me")
+    me = made.structured_content["created_by"]
+    assert me.startswith("mcp:") and me.endswith(f":{os.getpid()}")
+    assert claimed.structured_content["assignee"] == me
+    assert claimed.is_error is False
+    assert (forged.is_error, text(forged)) == (
+        True,
+        "invalid arguments: Additional properties are not allowed ('agent' was unexpected); "
+        "board_tasks_claim takes: id",
+    )
+    assert text(refused) == (
+        "invalid arguments: Additional properties are not allowed ('assignee' was unexpected); "
+        "board_tasks_create takes: title, description, blocked_by, metadata, run (an item "
+        "starts pending and unassigned: claim it to take it)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        (
+            "board_tasks_get",
+            {"id": "task-1"},
+            "invalid arguments at id: 'task-1' does not match '^(item-)?[1-9][0-9]{0,17}$'",
+        ),
+        (
+            "board_tasks_list",
+            {"limit": 500},
+            "invalid arguments at limit: 500 is greater than the maximum of 200",
+        ),
+        (
+            "board_tasks_update",
+            {"id": "1", "status": "in_progress"},
+            "invalid arguments at status: 'in_progress' is not one of ['pending', 'completed', "
+            "'failed']",
+        ),
+        (
+            "board_tasks_create",
+            {"title": "x", "run": {"agent": "fake", "prompt": "p", "task": "t"}},
+            "invalid arguments at run: 'run' takes either 'prompt' or 'task'",
+        ),
+        (
+            "board_tasks_watch",
+            {"id": "1", "wait_seconds": 51},
+            "invalid arguments at wait_seconds: 51 is greater than the maximum of 50",
+        ),
+        ("board_tasks_get", {"id": "item-4"}, None),
+    ],
+)
+async def test_arguments_are_held_to_the_declared_schemas(
+    global_dir: Path, isolated: Path, name: str, arguments: dict[str, Any], message: str | None
+) -> None:
+    async with connect(isolated, "legacy") as client:
+        result = await client.call_tool(name, arguments)
+    if message is None:
+        message = (
+            f"no item item-4 on the board of {os.path.realpath(isolated)} (the board is empty; "
+            "'start board' lists them)"
+        )
+    assert (result.is_error, text(result)) == (True, message)
+
+
+async def test_a_run_asked_for_over_mcp_gets_no_more_than_the_user_allows(
+    config: Path, isolated: Path
+) -> None:
+    async with connect(isolated, "legacy") as client:
+        edit = await call(
+            client,
+            "board_tasks_create",
+            title="x",
+            run={"agent": "fake", "prompt": "p", "permissions": "edit"},
+        )
+        task = await call(
+            client, "board_tasks_create", title="y", run={"agent": "fake", "task": "fixer"}
+        )
+        plain = await call(
+            client, "board_tasks_create", title="z", run={"agent": "fake", "prompt": "p"}
+        )
+        absent = await call(
+            client, "board_tasks_create", title="w", run={"agent": "nope", "prompt": "p"}
+        )
+    assert text(edit) == (
+        "refused: a run at 'edit' permissions needs the user's consent, and the user allows "
+        "'read-only' (settings.mcp_permissions, or the task's own permissions). Ask again "
+        "without 'permissions' for a read-only run, or ask the user to raise "
+        "settings.mcp_permissions"
+    )
+    # The task's own level is the user's: allowed.
+    assert task.structured_content["run"] == {
+        "prompt": None,
+        "task": "fixer",
+        "agent": "fake",
+        "model": None,
+        "permissions": None,
+        "via": "mcp",
+    }
+    assert plain.is_error is False
+    assert text(absent) == "unknown agent 'nope'; agents that can be asked: fake"
+    with boardfile.opened(str(isolated)) as opened:
+        assert [item.title for item in opened.items()[0]] == ["y", "z"]
+
+
+async def test_an_agent_run_too_deep_cannot_make_items_that_run(
+    config: Path, isolated: Path
+) -> None:
+    from mcp import Client
+
+    from start.mcp import library, server
+
+    scope = library.Scope(str(isolated), True, depth=1)
+    async with Client(server.build(scope), mode="legacy") as client:
+        made = await call(
+            client, "board_tasks_create", title="x", run={"agent": "fake", "prompt": "p"}
+        )
+        plain = await call(client, "board_tasks_create", title="plain work")
+    assert text(made) == (
+        "the asking tools are not offered: it runs at depth 1 (START_MCP_DEPTH=1), inside an "
+        "agent run that start mcp started, and settings.mcp_depth allows 1 level, so that "
+        "agents cannot ask each other in a loop"
+    )
+    assert plain.is_error is False
+
+
+async def test_a_reassign_fences_out_the_sessions_late_update(
+    global_dir: Path, isolated: Path
+) -> None:
+    async with connect(isolated, "legacy") as client:
+        await call(client, "board_tasks_create", title="Plan")
+        me = (await call(client, "board_tasks_claim", id="1")).structured_content["assignee"]
+        with boardfile.opened(str(isolated)) as opened:
+            opened.reassign("item-1", "carol", Holder("alice"))
+            opened.reassign("item-1", me, Holder("alice"))  # back to its name: epoch 3
+        late = await call(client, "board_tasks_update", id="1", status="completed")
+        again = await call(client, "board_tasks_claim", id="1")
+        done = await call(client, "board_tasks_update", id="item-1", status="completed", answer="A")
+    assert text(late) == (
+        "item-1 was reassigned since your claim (epoch 1; it is now at epoch 3): this write is "
+        "fenced out; claim it again to act on it"
+    )
+    assert again.structured_content["epoch"] == 3
+    assert (done.structured_content["status"], done.structured_content["answer"]) == (
+        "completed",
+        "A",
+    )
+
+
+async def test_a_list_is_compact_and_bounded(global_dir: Path, isolated: Path) -> None:
+    with boardfile.opened(str(isolated)) as opened:
+        for number in range(60):
+            opened.create(f"item {number}", Holder("alice"), description="long " * 100)
+    async with connect(isolated, "legacy") as client:
+        listed = await call(client, "board_tasks_list")
+        few = await call(client, "board_tasks_list", ready=True, limit=3)
+    assert listed.structured_content["total"] == 60
+    assert len(listed.structured_content["items"]) == tools.LISTED
+    assert list(listed.structured_content["items"][0]) == [*board.ROW, "runs"]
+    assert [row["id"] for row in few.structured_content["items"]] == ["item-1", "item-2", "item-3"]
+
+
+async def test_a_watch_tells_progress_and_returns_the_end(global_dir: Path, isolated: Path) -> None:
+    with boardfile.opened(str(isolated)) as opened:
+        opened.create("Plan", Holder("alice"))
+        opened.claim("item-1", Holder("bob"))
+    told: list[tuple[float, str | None]] = []
+
+    async def tell(progress: float, total: float | None, message: str | None) -> None:
+        told.append((progress, message))
+
+    def finish() -> None:
+        time.sleep(0.5)
+        with boardfile.opened(str(isolated)) as opened:
+            opened.update("item-1", Holder("bob"), Change("completed", answer="done"))
+
+    async with connect(isolated, "legacy") as client:
+        early = await call(client, "board_tasks_watch", id="1", wait_seconds=0)
+        worker = threading.Thread(target=finish)
+        worker.start()
+        ended = await client.call_tool("board_tasks_watch", {"id": "1"}, progress_callback=tell)
+        worker.join()
+    assert early.structured_content["done"] is False
+    assert early.structured_content["item"]["status"] == "in_progress"
+    assert ended.structured_content["done"] is True
+    assert ended.structured_content["item"]["answer"] == "done"
+    assert told and told[0][1] == "item-1: in_progress, held by bob (0 s)"
