@@ -354,9 +354,9 @@ def test_an_indented_row_off_a_terminal_is_not_padded_to_the_page(
     real = Console.print
 
     def spy(self: Console, *args: object, **kwargs: object) -> None:
-        before = self.file.tell()  # type: ignore[attr-defined]
+        before = self.file.tell()
         real(self, *args, **kwargs)  # type: ignore[arg-type]
-        seen.append(self.file.tell() - before)  # type: ignore[attr-defined]
+        seen.append(self.file.tell() - before)
 
     monkeypatch.setattr(Console, "print", spy)
     page.render(stream, no_color=True)

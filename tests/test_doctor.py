@@ -195,7 +195,7 @@ def test_a_files_problems_are_listed_up_to_a_count_then_counted(
     report thousands of lines: the first SHOWN_PER_FILE, then how many more."""
     install(bin_dir, "alpha-cli")
     extra = doctor.SHOWN_PER_FILE + 5
-    body = "".join(f"[tasks.t{i}]\nprompt = \"p\"\ncomand = \"x\"\n" for i in range(extra))
+    body = "".join(f'[tasks.t{i}]\nprompt = "p"\ncomand = "x"\n' for i in range(extra))
     path = global_config(body)
     report = diagnose(str(isolated))
     listed = [c for c in report.checks if c.heading == str(path)]
