@@ -23,7 +23,7 @@ class ExitCode:
     OUTPUT: Final = 65  # EX_DATAERR: a --print answer is not in the task's output format
     UNSUPPORTED: Final = 69  # EX_UNAVAILABLE: not a POSIX system
     SOFTWARE: Final = 70  # EX_SOFTWARE: a bug in start
-    TIMED_OUT: Final = 124  # as timeout(1): a headless agent run (--print) ran out of time
+    TIMED_OUT: Final = 124  # as timeout(1): a headless run (--print) ran out of time
     NOT_EXECUTABLE: Final = 126
     NOT_FOUND: Final = 127
     HANGUP: Final = 129  # 128 + SIGHUP
@@ -35,7 +35,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (ExitCode.OK, "ok (after exec, the agent's own exit status)"),
     (
         ExitCode.ERROR,
-        "error (a failing task command, an oversize prompt, a --print run that failed)",
+        "error (a failing task command, an oversize prompt or answer, a --print run that failed)",
     ),
     (ExitCode.USAGE, "usage error"),
     (ExitCode.CONFIG, "config invalid"),
@@ -51,7 +51,10 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     ),
     (ExitCode.UNSUPPORTED, "not a POSIX system (start runs on Linux and macOS)"),
     (ExitCode.SOFTWARE, "internal error (a bug; --debug or START_DEBUG=1 shows the traceback)"),
-    (ExitCode.TIMED_OUT, "a --print run timed out (its agent was stopped)"),
+    (
+        ExitCode.TIMED_OUT,
+        "a --print run timed out (its agent, or the check of its answer, was stopped)",
+    ),
     (ExitCode.NOT_EXECUTABLE, "agent binary not executable"),
     (ExitCode.NOT_FOUND, "agent binary not found"),
     (ExitCode.HANGUP, "terminated by a signal (SIGHUP)"),
