@@ -1,9 +1,11 @@
 """Hostile output schemas and answers (issue 37): a `$ref` reads nothing and fetches nothing, a
-deep or slow check is a documented failure and never exit 70, and an answer has a size cap."""
+deep or slow check is a documented failure and never exit 70, an answer has a size cap, and the
+history keeps no run larger than its limit."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -276,6 +278,31 @@ def test_an_answer_over_the_limit_is_not_read(project: Path) -> None:
     assert value["error"].startswith("printed 2 MiB, more than settings.print_answer_limit")
     fits = start(project, "task", "notes", "--print", FAKE_MODE="huge", FAKE_MIB="1")
     assert (fits.returncode, len(fits.stdout)) == (0, 1 << 20)
+
+
+def test_the_history_keeps_no_run_larger_than_its_limit(project: Path) -> None:
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    limit = 300_000
+    text = config.read_text().replace("[settings]\n", f"[settings]\nhistory_size_limit = {limit}\n")
+    config.write_text(text)
+    for _ in range(3):
+        result = start(project, "task", "notes", "--print", FAKE_MODE="huge", FAKE_MIB="1")
+        assert (result.returncode, len(result.stdout)) == (0, 1 << 20)  # printed whole
+    shown = run_start("log", "show", "--json", cwd=project)
+    answer = json.loads(shown.stdout)["answer"]
+    assert len(answer.encode()) < limit
+    whole = ("x" * 1023 + "\n") * 1024
+    head, _, rest = answer.partition("\n[... ")
+    count, _, tail = rest.partition(
+        " characters cut: the run was larger than settings.history_size_limit]\n"
+    )
+    # The start and the end are kept, the middle is cut.
+    assert whole.startswith(head) and whole.rstrip("\n").endswith(tail) and head and tail
+    assert int(count) == len(whole.rstrip("\n")) - len(head) - len(tail)
+    database = run_start("log", "path", cwd=project).stdout.strip()
+    with sqlite3.connect(database) as connection:
+        sizes = [size for (size,) in connection.execute("SELECT size FROM runs")]
+    assert sum(sizes) <= limit and len(sizes) == 1
 
 
 def test_an_answer_with_a_lone_surrogate_is_printed_and_recorded(project: Path) -> None:
