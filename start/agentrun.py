@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 # How long a headless agent's process group has between SIGTERM and SIGKILL.
 GRACE: Final = 5.0
+# How much of the end of an agent's stderr is read: more than a failure shows (its last lines).
+STDERR_TAIL: Final = 1 << 16
 
 
 class AgentRun(Record):
@@ -34,10 +36,11 @@ class AgentRun(Record):
     argv: tuple[str, ...]
     returncode: int | None  # None if it timed out or never started; -N if signal N killed it
     timed_out: bool
-    stdout: str
-    stderr: str
+    stdout: str  # whole up to the run's `limit`; past it, only its end (STDERR_TAIL bytes)
+    stderr: str  # its end: STDERR_TAIL bytes at most
     duration: float  # seconds
     error: str | None  # why it could not start, else None
+    stdout_size: int = 0  # bytes the agent wrote on stdout
 
 
 def run_agent(
@@ -51,9 +54,10 @@ def run_agent(
     grace: float = GRACE,
     on_start: Callable[[int], None] | None = None,
     owner: Owner | None = None,
+    limit: int | None = None,
 ) -> AgentRun:
     """Run an agent CLI to its end in a session of its own, stdin from `stdin` (a file) or
-    /dev/null, its stdout and stderr into files (so nothing is cut and nothing blocks), and
+    /dev/null, its stdout and stderr into files (so that nothing blocks it), and
     `progress` told the seconds elapsed about once a second.
 
     At the timeout, and on SIGINT, SIGTERM or SIGHUP (which then raise as in shell.run_all), the
@@ -62,6 +66,9 @@ def run_agent(
     as it exists (run_agents, which runs this in threads, kills the groups on a signal). `owner`,
     when given, is told of the group as shell.run_all tells it (shell.Owner): `start mcp` kills
     it when the request that asked for the run is cancelled or the client goes away.
+
+    Its stdout is read whole up to `limit` bytes (None: no limit); an answer past it is not
+    read, only its end, and `stdout_size` says how much there was.
     """
     import subprocess
     import tempfile
@@ -70,12 +77,11 @@ def run_agent(
     argv = tuple(argv)
 
     def ended(returncode: int | None, timed_out: bool, out: Any, err: Any) -> AgentRun:
-        texts = []
-        for file in (out, err):
-            file.seek(0)
-            texts.append(fs.text(file.read()))
+        size = os.fstat(out.fileno()).st_size
+        whole = limit is None or size <= limit
+        stdout = _head(out) if whole else _tail(out)
         duration = time.monotonic() - started
-        return AgentRun(argv, returncode, timed_out, texts[0], texts[1], duration, None)
+        return AgentRun(argv, returncode, timed_out, stdout, _tail(err), duration, None, size)
 
     with (
         tempfile.TemporaryFile() as out,
@@ -120,6 +126,21 @@ def run_agent(
             return ended(None, True, out, err)
         kill_group(process.pid)  # what the agent left behind; its leader is not reaped yet
         return ended(reap(), False, out, err)
+
+
+def _head(file: Any) -> str:
+    file.seek(0)
+    return fs.text(file.read())
+
+
+def _tail(file: Any) -> str:
+    """The last STDERR_TAIL bytes of `file`, from the first line that starts in them."""
+    size = os.fstat(file.fileno()).st_size
+    file.seek(max(0, size - STDERR_TAIL))
+    data = file.read()
+    if size > STDERR_TAIL:
+        data = data[data.find(b"\n") + 1 :]
+    return fs.text(data)
 
 
 def _await(
@@ -180,6 +201,7 @@ class AgentJob(Record):
     stdin: str | None = None
     # Runs with the same key never overlap: two instances of one CLI can share state files.
     key: str = ""
+    limit: int | None = None  # bytes of stdout read (run_agent)
 
 
 # What run_agents tells `on_state` of each job, with the seconds since the first began: waiting
@@ -234,7 +256,7 @@ def run_agents(
 
             done = run_agent(
                 job.argv, job.env, job.cwd, timeout=job.timeout, stdin=job.stdin,
-                grace=grace, on_start=mine, owner=owner,
+                grace=grace, on_start=mine, owner=owner, limit=job.limit,
             )  # fmt: skip
             with guard:
                 groups.difference_update(pgid)

@@ -24,7 +24,7 @@ class ExitCode:
     UNSUPPORTED: Final = 69  # EX_UNAVAILABLE: not a POSIX system
     SOFTWARE: Final = 70  # EX_SOFTWARE: a bug in start
     REFUSED: Final = 75  # EX_TEMPFAIL: the board refused a claim or change (start board)
-    TIMED_OUT: Final = 124  # as timeout(1): a headless agent run (--print) ran out of time
+    TIMED_OUT: Final = 124  # as timeout(1): a headless run (--print) ran out of time
     NOT_EXECUTABLE: Final = 126
     NOT_FOUND: Final = 127
     HANGUP: Final = 129  # 128 + SIGHUP
@@ -36,8 +36,8 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (ExitCode.OK, "ok (after exec, the agent's own exit status)"),
     (
         ExitCode.ERROR,
-        "error (a failing task command, an oversize prompt, a --print run that failed, a "
-        "watched board item that failed)",
+        "error (a failing task command, an oversize prompt or answer, a --print run that "
+        "failed, a watched board item that failed)",
     ),
     (ExitCode.USAGE, "usage error"),
     (ExitCode.CONFIG, "config invalid"),
@@ -61,7 +61,8 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     ),
     (
         ExitCode.TIMED_OUT,
-        "a --print run timed out (its agent was stopped); start board watch timed out",
+        "a --print run timed out (its agent, or the check of its answer, was stopped); start board "
+        "watch timed out",
     ),
     (ExitCode.NOT_EXECUTABLE, "agent binary not executable"),
     (ExitCode.NOT_FOUND, "agent binary not found"),

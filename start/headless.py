@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from start import jsontext
 from start.config.schema import ENVELOPES
 from start.errors import StartError
 from start.record import Record
@@ -35,29 +36,71 @@ class EnvelopeError(StartError):
     """Output that is not what the agent's print_output says it prints."""
 
 
-def read(envelope: str, stdout: str, answer_file: str | None = None) -> Answer:
-    """The answer in `stdout` (and in the file the CLI wrote it to), by `envelope`.
+class TooLargeError(StartError):
+    """An answer larger than settings.print_answer_limit: it is not read."""
 
-    Raises EnvelopeError when the output is not of that form at all.
+
+def read(
+    envelope: str, stdout: str, answer_file: str | None = None, limit: int = 1 << 30
+) -> Answer:
+    """The answer in `stdout` (and in the file the CLI wrote it to, read up to `limit` bytes),
+    by `envelope`.
+
+    Raises EnvelopeError when the output is not of that form at all, TooLargeError when the
+    answer file holds more than `limit` bytes.
     """
     reader = _READERS.get(envelope)
     if reader is None:
         raise EnvelopeError(f"unknown print_output '{envelope}': one of {', '.join(ENVELOPES)}")
-    return reader(stdout, answer_file)
+    found = reader(stdout, _file_text(answer_file, limit))
+    return Answer(
+        _whole(found.text),
+        None if found.error is None else _whole(found.error),
+        _plain(found.usage),
+        tuple(_whole(line) for line in found.denied),
+    )
 
 
-def _text(stdout: str, answer_file: str | None) -> Answer:
+def _whole(text: str) -> str:
+    """`text` with each lone surrogate (a JSON escape such as `\\ud800`, which no UTF-8 can hold)
+    made U+FFFD, as start.fs.text makes an invalid byte: text that can be printed and kept."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+def _plain(value: Any) -> Any:
+    """A JSON value with its strings `_whole`."""
+    if isinstance(value, str):
+        return _whole(value)
+    if isinstance(value, dict):
+        return {_whole(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _text(stdout: str, filed: str) -> Answer:
     return Answer(stdout.strip("\n"), None)
+
+
+# How deep an agent's JSON output may nest: an answer's limit, and room for the envelope around it.
+_ENVELOPE_DEPTH: Final = jsontext.DEPTH_LIMIT + 10
 
 
 def _objects(stdout: str) -> Iterator[dict[str, Any]]:
     """The JSON objects of `stdout`: one value (an object, or an array of them) or JSON lines.
-    A line that is not JSON is skipped, as CLIs print warnings among their events."""
+    A line that is not JSON (or nests deeper than _ENVELOPE_DEPTH) is skipped, as CLIs print
+    warnings among their events."""
     text = stdout.strip()
     if not text:
         return
     try:
-        whole = json.loads(text)
+        whole = jsontext.loads(text, _ENVELOPE_DEPTH)
     except ValueError:
         whole = None
         for line in text.splitlines():
@@ -65,7 +108,7 @@ def _objects(stdout: str) -> Iterator[dict[str, Any]]:
             if not line.startswith("{"):
                 continue
             try:
-                value = json.loads(line)
+                value = jsontext.loads(line, _ENVELOPE_DEPTH)
             except ValueError:
                 continue
             if isinstance(value, dict):
@@ -80,7 +123,7 @@ def _no_json(what: str) -> EnvelopeError:
     return EnvelopeError(f"its output has no {what}")
 
 
-def _result(stdout: str, answer_file: str | None) -> Answer:
+def _result(stdout: str, filed: str) -> Answer:
     found = [o for o in _objects(stdout) if o.get("type") == "result" or "is_error" in o]
     if not found:
         raise _no_json("JSON result object")
@@ -117,7 +160,7 @@ def _denials(found: object) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _gemini(stdout: str, answer_file: str | None) -> Answer:
+def _gemini(stdout: str, filed: str) -> Answer:
     found = list(_objects(stdout))
     if not found:
         raise _no_json("JSON object")
@@ -130,7 +173,7 @@ def _gemini(stdout: str, answer_file: str | None) -> Answer:
     return Answer(text if isinstance(text, str) else "", None, _usage(value, "stats"))
 
 
-def _codex(stdout: str, answer_file: str | None) -> Answer:
+def _codex(stdout: str, filed: str) -> Answer:
     events = list(_objects(stdout))
     messages, errors, usage = [], [], None
     for event in events:
@@ -146,7 +189,7 @@ def _codex(stdout: str, answer_file: str | None) -> Answer:
             errors.append(str(error.get("message") if isinstance(error, dict) else error))
         elif kind == "turn.completed":
             usage = _usage(event, "usage")
-    text = _file_text(answer_file) or (messages[-1] if messages else "")
+    text = filed or (messages[-1] if messages else "")
     if errors:
         return Answer("", errors[-1], usage)
     if not events and not text:
@@ -154,7 +197,7 @@ def _codex(stdout: str, answer_file: str | None) -> Answer:
     return Answer(text, None, usage)
 
 
-def _opencode(stdout: str, answer_file: str | None) -> Answer:
+def _opencode(stdout: str, filed: str) -> Answer:
     events = list(_objects(stdout))
     if not events:
         raise _no_json("JSON events")
@@ -174,7 +217,7 @@ def _opencode(stdout: str, answer_file: str | None) -> Answer:
     return Answer("".join(parts), None, usage)
 
 
-def _continue(stdout: str, answer_file: str | None) -> Answer:
+def _continue(stdout: str, filed: str) -> Answer:
     found = [o for o in _objects(stdout) if "response" in o or "status" in o]
     if not found:
         raise _no_json("JSON response object")
@@ -186,7 +229,7 @@ def _continue(stdout: str, answer_file: str | None) -> Answer:
     return Answer(text, None, None)
 
 
-def _cline(stdout: str, answer_file: str | None) -> Answer:
+def _cline(stdout: str, filed: str) -> Answer:
     events = list(_objects(stdout))
     runs = [e for e in events if e.get("type") == "run_result"]
     if not runs:
@@ -226,7 +269,7 @@ _AIDER_BANNER: Final = (
 _AIDER_ERRORS: Final = ("litellm.", "Error:", "API Error", "Unexpected error", "Traceback")
 
 
-def _aider(stdout: str, answer_file: str | None) -> Answer:
+def _aider(stdout: str, filed: str) -> Answer:
     lines = stdout.splitlines()
     errors = [line.strip() for line in lines if line.strip().startswith(_AIDER_ERRORS)]
     body = [line for line in lines if not line.startswith(_AIDER_BANNER)]
@@ -242,15 +285,19 @@ def _aider(stdout: str, answer_file: str | None) -> Answer:
     return Answer(text, None, usage)
 
 
-def _file_text(path: str | None) -> str:
+def _file_text(path: str | None, limit: int) -> str:
+    """The answer a CLI wrote to a file (codex's {answer_file}); "" when there is none."""
     if path is None:
         return ""
     from start import fs
 
     try:
-        return fs.text(fs.read(path, 1 << 30).data).strip("\n")
+        found = fs.read(path, limit)
     except fs.FileError:
         return ""
+    if found.truncated:
+        raise TooLargeError(f"its answer file holds {_size(found.size)}")
+    return fs.text(found.data).strip("\n")
 
 
 def _usage(value: Mapping[str, Any], *keys: str) -> dict[str, Any] | None:
@@ -258,7 +305,7 @@ def _usage(value: Mapping[str, Any], *keys: str) -> dict[str, Any] | None:
     return found or None
 
 
-_READERS: Final[Mapping[str, Callable[[str, str | None], Answer]]] = {
+_READERS: Final[Mapping[str, Callable[[str, str], Answer]]] = {
     "text": _text,
     "result": _result,
     "gemini": _gemini,
@@ -328,9 +375,10 @@ def run(
     try:
         env = {**os.environ, **launch.env}
         done = agentrun.run_agent(
-            launch.argv, env, launch.cwd, timeout=timeout, stdin=launch.stdin, progress=progress
-        )
-        return _ended(prepared, done, timeout)
+            launch.argv, env, launch.cwd, timeout=timeout, stdin=launch.stdin, progress=progress,
+            limit=prepared.config.settings.print_answer_limit,
+        )  # fmt: skip
+        return _ended([prepared], [done], timeout)[0]
     finally:
         launch.cleanup()
 
@@ -348,7 +396,7 @@ def run_each(
     together, never two of one CLI), and read each answer; results in the order given.
 
     `env` is added to each agent's environment (`start mcp` marks its depth there), and `owner`
-    is told of each agent's process group (shell.Owner).
+    is told of each agent's process group (shell.Owner), and of each answer check's.
     """
     import os
 
@@ -363,11 +411,12 @@ def run_each(
                 timeout,
                 p.launch.stdin,
                 key=cli_of(p),
+                limit=p.config.settings.print_answer_limit,
             )
             for p in each
         ]
         runs = agentrun.run_agents(jobs, cap=cap, on_state=on_state, owner=owner)
-        return [_ended(p, done, timeout) for p, done in zip(each, runs, strict=True)]
+        return _ended(each, runs, timeout, owner)
     finally:
         for prepared in each:
             prepared.launch.cleanup()
@@ -404,50 +453,104 @@ def result_data(result: Result) -> dict[str, Any]:
     }
 
 
-def _ended(prepared: pipeline.Prepared, done: agentrun.AgentRun, timeout: float) -> Result:
-    """The answer of a finished run, read before its temp files go."""
-    launch, plan = prepared.launch, prepared.plan
-    agent = plan.agent
-    assert launch.permissions is not None and agent.print_output is not None
+def _ended(
+    each: Sequence[pipeline.Prepared],
+    runs: Sequence[agentrun.AgentRun],
+    timeout: float,
+    owner: shell.Owner | None = None,
+) -> list[Result]:
+    """The answers of finished runs, read before their temp files go, and checked against their
+    tasks' output formats at once, each within what is left of its run's `timeout`."""
+    read = [_read(prepared, done, timeout) for prepared, done in zip(each, runs, strict=True)]
+    asked: list[tuple[output.Spec, str, float]] = []
+    held: list[int] = []
+    for index, (prepared, done, (answer, error)) in enumerate(zip(each, runs, read, strict=True)):
+        spec = prepared.output
+        if error is None and answer is not None and spec is not None and not spec.is_text:
+            asked.append((spec, answer.text, timeout - done.duration))
+            held.append(index)
+    checks: list[output.Checked | None] = [None] * len(each)
+    if asked:
+        from start import output
+
+        for index, found in zip(held, output.check_all(asked, owner), strict=True):
+            checks[index] = found
+    results = []
+    for prepared, done, (answer, error), check in zip(each, runs, read, checks, strict=True):
+        plan, launch = prepared.plan, prepared.launch
+        if check is not None and not check.ok:
+            assert prepared.output is not None
+            error = _mismatch(prepared.output, check, timeout)
+        assert launch.permissions is not None
+        results.append(
+            Result(
+                agent=plan.agent.name,
+                model=plan.model,
+                permissions=launch.permissions,
+                task=plan.task.name if plan.task is not None else None,
+                argv=done.argv,
+                exit_code=done.returncode,
+                timed_out=done.timed_out or (check is not None and check.timed_out),
+                duration=done.duration,
+                answer=answer.text
+                if answer is not None and (error is None or check is not None)
+                else "",
+                error=error,
+                stdout=done.stdout,
+                stderr=done.stderr,
+                usage=answer.usage if answer is not None else None,
+                denied=answer.denied if answer is not None else (),
+                value=check.value if check is not None else None,
+                problems=check.problems if check is not None and not check.ok else (),
+            )
+        )
+    return results
+
+
+def _read(
+    prepared: pipeline.Prepared, done: agentrun.AgentRun, timeout: float
+) -> tuple[Answer | None, str | None]:
+    """A finished run's answer (None when there is none to read), and why the run failed."""
+    agent = prepared.plan.agent
+    assert agent.print_output is not None
+    limit = prepared.config.settings.print_answer_limit
     answer: Answer | None = None
     problem: str | None = None
     if done.error is None and not done.timed_out:
         try:
-            answer = read(agent.print_output, done.stdout, launch.answer_file)
+            if done.stdout_size > limit:
+                raise TooLargeError(f"printed {_size(done.stdout_size)}")
+            answer = read(agent.print_output, done.stdout, prepared.launch.answer_file, limit)
+        except TooLargeError as large:
+            if done.returncode == 0:  # else its exit status says what went wrong
+                return None, _too_large(str(large), limit)
         except EnvelopeError as wrong:
             problem = f"{wrong} (print_output = '{agent.print_output}')"
-    error = _failure(done, answer, problem, timeout)
-    checked = None
-    spec = prepared.output
-    if error is None and answer is not None and spec is not None and not spec.is_text:
-        from start import output
+    return answer, _failure(done, answer, problem, timeout)
 
-        checked = output.check(spec, answer.text)
-        if not checked.ok:
-            error = _mismatch(spec, checked)
-    return Result(
-        agent=agent.name,
-        model=plan.model,
-        permissions=launch.permissions,
-        task=plan.task.name if plan.task is not None else None,
-        argv=done.argv,
-        exit_code=done.returncode,
-        timed_out=done.timed_out,
-        duration=done.duration,
-        answer=answer.text if answer is not None and (error is None or checked is not None) else "",
-        error=error,
-        stdout=done.stdout,
-        stderr=done.stderr,
-        usage=answer.usage if answer is not None else None,
-        denied=answer.denied if answer is not None else (),
-        value=checked.value if checked is not None else None,
-        problems=checked.problems if checked is not None and not checked.ok else (),
+
+def _too_large(what: str, limit: int) -> str:
+    return (
+        f"{what}, more than settings.print_answer_limit ({_size(limit)}) allows, so its answer "
+        "was not read; raise the limit to read such answers"
     )
 
 
-def _mismatch(spec: output.Spec, checked: output.Checked) -> str:
+def _size(count: int) -> str:
+    """A byte count in words: `1,234 bytes`, `16 MiB`, `20.5 MiB`."""
+    if count < 1 << 20:
+        return f"{count:,} bytes"
+    return f"{count / (1 << 20):.1f}".removesuffix(".0") + " MiB"
+
+
+def _mismatch(spec: output.Spec, checked: output.Checked, timeout: float) -> str:
     """Why an answer is not in the task's format: the first problems, one a line."""
-    if spec.format == "json":
+    if checked.timed_out:
+        head = (
+            f"timed out after {timeout:g} s checking its answer against the task's output "
+            f"schema ({spec.where}); the check was stopped"
+        )
+    elif spec.format == "json":
         head = "its answer is not the JSON the task's output asks for"
     else:
         head = f"its answer does not match the task's output schema ({spec.where})"

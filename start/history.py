@@ -101,6 +101,53 @@ def fields(
             duration=result.duration,
             usage=dict(result.usage) if result.usage is not None else None,
         )
+    return fit(data, data["limit"])
+
+
+# The texts of a record that are cut when it is larger than the history's limit, and the marker
+# that stands for what was cut.
+_TEXTS: Final = ("answer", "prompt", "role_text", "instructions", "error")
+_CUT: Final = (
+    "\n[... {count} characters cut: the run was larger than settings.history_size_limit]\n"
+)
+
+
+def size(data: dict[str, Any]) -> int:
+    """The bytes a record counts against settings.history_size_limit: each of its texts in
+    UTF-8, as many times as fields hold it (the database stores each field apart)."""
+    total = 0
+    stack = list(data.values())
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            ascii_only = value.isascii()
+            total += len(value if ascii_only else value.encode("utf-8", "surrogatepass"))
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+            total += 2
+        elif isinstance(value, dict):
+            stack.extend(value)
+            stack.extend(value.values())
+            total += 2
+        else:
+            total += 8
+    return total
+
+
+def fit(data: dict[str, Any], limit: int) -> dict[str, Any]:
+    """`data` within `limit` bytes (`size`): when it is larger, its longest texts keep their
+    start and end with a marker between. A record whose other fields alone are larger stays
+    so; the database never keeps it (`start.historydb.Store.trim`)."""
+    over = size(data) - limit
+    for key in sorted(_TEXTS, key=lambda name: len(data[name] or ""), reverse=True):
+        text: str | None = data[key]
+        if over <= 0 or not text:
+            break
+        # A character is one byte or more: cutting `over` characters cuts `over` bytes at least.
+        keep = max(0, len(text) - over - len(_CUT.format(count=len(text))))
+        cut = _CUT.format(count=len(text) - keep)
+        data[key] = text[: keep - keep // 2] + cut + text[len(text) - keep // 2 :]
+        over = size(data) - limit
     return data
 
 
@@ -113,8 +160,10 @@ def record(
 ) -> bool:
     """Record one run, unless `settings.history` is off: a launch (no `result`), or a headless
     run with the `headless.Result` of its run. True when `pending/` holds PENDING_LIMIT runs or
-    more: the caller then moves them into the database (`start.historydb.flush`), which this
-    module leaves to start.historydb so that a launch does not import it for nothing.
+    more, or this run is large (over 1/PENDING_LIMIT of the limit): the caller then moves them
+    into the database (`start.historydb.flush`), which this module leaves to start.historydb so
+    that a launch does not import it for nothing. A run larger than the history's limit is cut
+    to fit (`fit`).
 
     `args` is the command line that `start again` repeats (None for a run that has none, such
     as one that `start mcp` started), and `cwd` the directory it was given in (default: the
@@ -126,7 +175,9 @@ def record(
         return False
     data = fields(prepared, result, args=args, cwd=cwd)
     try:
-        return _spool(data) >= PENDING_LIMIT
+        # A large record is moved into the database at once: `pending/` holds little more than
+        # the limit.
+        return _spool(data) >= PENDING_LIMIT or size(data) * PENDING_LIMIT > data["limit"]
     except OSError as error:
         raise HistoryError(f"cannot record the run in {directory()}: {reason(error)}") from None
 

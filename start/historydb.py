@@ -177,9 +177,8 @@ class Store:
             raise
         connection.execute("COMMIT")
 
-    def _insert(
-        self, connection: sqlite3.Connection, data: Mapping[str, Any], pending: str | None
-    ) -> int:
+    def _insert(self, connection: sqlite3.Connection, data: dict[str, Any], pending: str | None) -> int:
+        """Insert one pending file's run."""
         import json
 
         row: dict[str, Any] = {column: data.get(column) for column in _COLUMNS}
@@ -191,7 +190,7 @@ class Store:
                 row[column] = json.dumps(row[column])
         row["headless"] = int(bool(row["headless"]))
         row["timed_out"] = int(bool(row["timed_out"]))
-        row["size"] = sum(len(value) for value in row.values() if isinstance(value, (bytes, str)))
+        row["size"] = history.size(data)  # as start.history.fit kept it within the limit
         names = ", ".join(_COLUMNS)
         marks = ", ".join("?" for _ in _COLUMNS)
         cursor = connection.execute(
@@ -229,16 +228,21 @@ class Store:
         return len(names)
 
     def trim(self, limit: int) -> int:
-        """Delete the oldest runs until the rest fit in `limit` bytes; the newest is always kept.
-        How many were deleted."""
+        """Delete the oldest runs until the rest fit in `limit` bytes, and any run larger than
+        `limit` on its own. How many were deleted."""
         with self._writing() as connection:
             rows = connection.execute("SELECT id, size FROM runs ORDER BY id DESC").fetchall()
             kept = 0
+            full = False
             doomed: list[int] = []
-            for index, (run_id, size) in enumerate(rows):
-                kept += size
-                if kept > limit and index > 0:
+            for run_id, size in rows:
+                if size > limit:
                     doomed.append(run_id)
+                elif full or kept + size > limit:
+                    full = True
+                    doomed.append(run_id)
+                else:
+                    kept += size
             if doomed:
                 connection.executemany("DELETE FROM runs WHERE id = ?", [(i,) for i in doomed])
         return len(doomed)

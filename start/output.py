@@ -1,24 +1,27 @@
 """A task's answer format (`output`): the format resolved, the instruction for agents that cannot
 be held to it, and the check of an answer.
 
-`check` is pure: the CLI, `start mcp` and the run history call it on an answer they already have.
-The schema validator (jsonschema) is imported only when a schema is used.
+`check` and `check_all` take an answer a run already has (start.headless calls them for the CLI
+and `start mcp`). JSON is read here, its nesting bounded (start.jsontext); a schema is checked
+in a child process with a deadline (start.schemacheck), which alone imports jsonschema.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from typing import Any, Final
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
+from start import schemacheck
 from start.config.model import OUTPUT_JSON, OUTPUT_SCHEMA, OUTPUT_TEXT, Task
 from start.errors import ConfigError, Problem
 from start.record import Record
 
+if TYPE_CHECKING:
+    from start.shell import Owner
+
 # How many of a failed check's problems a message names.
 SHOWN: Final = 5
-# How much of one problem's text a message keeps: a validator quotes the value it refused.
-_WIDTH: Final = 200
 
 
 class Spec(Record):
@@ -49,6 +52,7 @@ class Checked(Record):
     value: Any = None  # the parsed JSON value; None for a text answer or a failed check
     # What is wrong, first problems first: `$.path: message`, or one line when it is not JSON.
     problems: tuple[str, ...] = ()
+    timed_out: bool = False  # the check of the schema was stopped at its deadline
 
     def message(self, shown: int = SHOWN) -> str:
         """The problems, one a line, at most `shown` of them."""
@@ -59,24 +63,58 @@ class Checked(Record):
         return "\n".join(lines)
 
 
-def check(spec: Spec, answer: str) -> Checked:
-    """Whether `answer` is what `spec` declares; its parsed value when it is.
+def check(spec: Spec, answer: str, seconds: float, owner: Owner | None = None) -> Checked:
+    """Whether `answer` is what `spec` declares; its parsed value when it is. A schema is
+    checked in a child process (start.schemacheck) stopped after `seconds`."""
+    return check_all([(spec, answer, seconds)], owner)[0]
+
+
+def check_all(
+    asked: Sequence[tuple[Spec, str, float]], owner: Owner | None = None
+) -> list[Checked]:
+    """Each answer checked against its Spec, each within its seconds; the schema checks at once.
 
     A JSON answer is the whole answer, or the content of the only fenced block (```json ... ```)
-    in it. A schema's `$ref` resolves within the schema only: nothing is fetched.
+    in it, nested at most jsontext.DEPTH_LIMIT deep. A schema's `$ref` resolves within the schema
+    only: nothing is read or fetched. `owner` is told of each check's process group
+    (shell.Owner).
     """
-    if spec.is_text:
-        return Checked(True)
-    try:
-        value = extract(answer)
-    except ValueError as error:
-        return Checked(False, None, (str(error),))
-    if spec.format != OUTPUT_SCHEMA:
-        return Checked(True, value)
-    problems = list(_mismatches(spec.schema, value))
-    if problems:
-        return Checked(False, None, tuple(problems))
-    return Checked(True, value)
+    found: list[Checked | None] = []
+    jobs: list[schemacheck.Job] = []
+    for spec, answer, seconds in asked:
+        if spec.is_text:
+            found.append(Checked(True))
+            continue
+        try:
+            value = extract(answer)
+        except ValueError as error:
+            found.append(Checked(False, None, (str(error),)))
+            continue
+        if spec.format != OUTPUT_SCHEMA:
+            found.append(Checked(True, value))
+            continue
+        found.append(None)
+        jobs.append(schemacheck.Job(spec.schema, seconds, answer=True, value=value))
+    outcomes = iter(zip(jobs, schemacheck.run(jobs, owner) if jobs else [], strict=True))
+    checked = []
+    for done in found:
+        if done is None:
+            job, outcome = next(outcomes)
+            if outcome.timed_out:
+                done = Checked(False, None, (TIMED_OUT,), timed_out=True)
+            elif outcome.problems:
+                done = Checked(False, None, tuple(f"{at}: {said}" for at, said in outcome.problems))
+            else:
+                done = Checked(True, job.value)
+        checked.append(done)
+    return checked
+
+
+# The problem of a check stopped at its deadline.
+TIMED_OUT: Final = (
+    "the check did not finish in the time the run had left (--timeout); a `pattern` that "
+    "backtracks, or `uniqueItems` over many items, can take that long"
+)
 
 
 def extract(answer: str) -> Any:
@@ -84,22 +122,32 @@ def extract(answer: str) -> Any:
 
     Raises ValueError naming what is wrong.
     """
+    from start import jsontext
+
     text = answer.strip()
     if not text:
         raise ValueError("the answer is empty, not JSON")
+    first: ValueError | None = None
     try:
-        return json.loads(text)
+        return jsontext.loads(text)
+    except jsontext.TooDeepError as deep:
+        too_deep: ValueError | None = deep
     except ValueError as whole:
-        first = whole
+        first, too_deep = whole, None
     blocks = list(fenced_blocks(text))
     if len(blocks) > 1:
         raise ValueError(
             f"the answer is not JSON, and it holds {len(blocks)} fenced blocks, not one"
         ) from None
     if not blocks:
+        if too_deep is not None:
+            raise ValueError(f"the answer is {too_deep}") from None
+        assert first is not None
         raise ValueError(f"the answer is not JSON: {_json_error(first)}") from None
     try:
-        return json.loads(blocks[0])
+        return jsontext.loads(blocks[0])
+    except jsontext.TooDeepError as deep:
+        raise ValueError(f"the fenced block of the answer is {deep}") from None
     except ValueError as inner:
         raise ValueError(
             f"the fenced block of the answer is not JSON: {_json_error(inner)}"
@@ -139,59 +187,16 @@ def _json_error(error: ValueError) -> str:
     return str(error)
 
 
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _WIDTH else text[: _WIDTH - 1] + "…"
-
-
-# How much of a refused value a problem quotes: the rest of the message says what is wrong.
-_QUOTED: Final = 60
-
-
-def _shorter(message: str, value: Any) -> str:
-    """A validator's message with the value it quotes cut short, so that what is wrong shows."""
-    quoted = repr(value)
-    if len(quoted) <= _QUOTED or quoted not in message:
-        return message
-    return message.replace(quoted, quoted[: _QUOTED - 1] + "…", 1)
-
-
-def _validator(schema: Any) -> Any:
-    import jsonschema.validators  # about 75 ms: only a task with a schema pays it
-
-    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-
-
-def _mismatches(schema: Any, value: Any) -> Iterator[str]:
-    import referencing.exceptions
-
-    validator = _validator(schema)(schema)
-    try:
-        for error in validator.iter_errors(value):
-            yield f"{error.json_path}: {_clip(_shorter(error.message, error.instance))}"
-    except referencing.exceptions.Unresolvable as error:
-        yield f"the schema's $ref cannot be resolved ({error}): a schema refers only within itself"
-
-
-def schema_problems(schema: object) -> list[tuple[str, str]]:
-    """What makes `schema` not a JSON Schema: (JSON path in the schema, message) pairs."""
-    if not isinstance(schema, dict | bool):
-        kind = type(schema).__name__
-        return [("$", f"a JSON Schema is an object (or true or false), not {kind}")]
-    if isinstance(schema, bool):
-        return []
-    cls = _validator(schema)
-    meta = cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
-    found = [(e.json_path, _clip(e.message)) for e in meta.iter_errors(schema)]
-    return sorted(found)
-
-
 def parse_schema_file(data: bytes, path: str) -> Any:
     """A schema file's JSON; ConfigError with the line and column of a syntax error."""
+    from start import jsontext
+
     try:
-        return json.loads(data.decode("utf-8"))
+        return jsontext.loads(data.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise ConfigError([Problem("error", path, "", f"not UTF-8 text: {error.reason}")]) from None
+    except jsontext.TooDeepError as error:
+        raise ConfigError([Problem("error", path, "", str(error))], _NOT_ONE) from None
     except json.JSONDecodeError as error:
         problem = Problem(
             "error", path, "", f"not JSON: {error.msg}", line=error.lineno, column=error.colno
@@ -236,15 +241,34 @@ def spec_for(task: Task | None, read: Callable[[str], bytes]) -> Spec:
         where, file, prefix = path, path, ""
     else:
         assert output.schema is not None
-        schema = json.loads(output.schema)
+        from start import jsontext
+
+        try:
+            schema = jsontext.loads(output.schema)
+        except jsontext.TooDeepError as error:
+            problem = Problem("error", task.origin.path, key, str(error))
+            raise ConfigError([problem], _NOT_ONE) from None
         where, file, prefix = key, task.origin.path, key
-    found = schema_problems(schema)
+    (outcome,) = schemacheck.run([schemacheck.Job(schema, schemacheck.SCHEMA_SECONDS)])
+    found = outcome.problems
+    if outcome.timed_out:
+        seconds = schemacheck.SCHEMA_SECONDS
+        found = (
+            (
+                "$",
+                f"checking it against its draft's metaschema did not finish in {seconds:g} s "
+                "(start's limit for a schema); a schema that takes that long is refused",
+            ),
+        )
     if found:
         problems = [
             Problem("error", file, _join(prefix, pointer), message) for pointer, message in found
         ]
-        raise ConfigError(problems, "the task's output schema is not a valid JSON Schema")
+        raise ConfigError(problems, _NOT_ONE)
     return Spec(OUTPUT_SCHEMA, schema, where)
+
+
+_NOT_ONE: Final = "the task's output schema is not a valid JSON Schema"
 
 
 def _join(prefix: str, json_path: str) -> str:

@@ -57,9 +57,13 @@ def main() -> int:
             with open(log, "a", encoding="utf-8") as out:
                 out.write(f"{name} {began} {time.time()}\n")
         print(f"{answer} from {name}")
-    elif mode == "say":  # FAKE_ANSWER_<FAKE_NAME>, else FAKE_ANSWER, verbatim
+    elif mode == "say":  # FAKE_ANSWER_<FAKE_NAME>, else FAKE_ANSWER (or FAKE_ANSWER_FILE's)
         name = os.environ.get("FAKE_NAME", "")
-        print(os.environ.get(f"FAKE_ANSWER_{name}", os.environ.get("FAKE_ANSWER", "")))
+        said = os.environ.get(f"FAKE_ANSWER_{name}", os.environ.get("FAKE_ANSWER", ""))
+        if os.environ.get("FAKE_ANSWER_FILE"):
+            with open(os.environ["FAKE_ANSWER_FILE"], encoding="utf-8") as answer_file:
+                said = answer_file.read()
+        print(said)
     elif mode == "structured":  # Claude Code held to --json-schema
         value = json.loads(os.environ.get("FAKE_ANSWER", "null"))
         print(json.dumps({"type": "result", "subtype": "success", "is_error": False,

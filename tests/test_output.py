@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from start import output
 from start.config.model import Origin, Output, Task
-from start.errors import ConfigError
+from start.errors import ConfigError, Problem
 
 SCHEMA = {
     "type": "object",
@@ -20,10 +21,12 @@ SCHEMA = {
 }
 SPEC = output.Spec("schema", SCHEMA, "triage.schema.json")
 GOOD = '{"severity": "high", "summary": "crash on start"}'
+# How long a check may take: far more than any here needs.
+SECONDS = 60.0
 
 
 def test_text_is_never_checked() -> None:
-    assert output.check(output.TEXT, "anything at all") == output.Checked(True)
+    assert output.check(output.TEXT, "anything at all", SECONDS) == output.Checked(True)
 
 
 @pytest.mark.parametrize(
@@ -32,8 +35,8 @@ def test_text_is_never_checked() -> None:
 )
 def test_json_whole_or_in_one_fenced_block(answer: str) -> None:
     value = {"severity": "high", "summary": "crash on start"}
-    assert output.check(output.JSON, answer) == output.Checked(True, value)
-    assert output.check(SPEC, answer) == output.Checked(True, value)
+    assert output.check(output.JSON, answer, SECONDS) == output.Checked(True, value)
+    assert output.check(SPEC, answer, SECONDS) == output.Checked(True, value)
 
 
 @pytest.mark.parametrize(
@@ -52,12 +55,12 @@ def test_json_whole_or_in_one_fenced_block(answer: str) -> None:
     ],
 )
 def test_not_json(answer: str, problem: str) -> None:
-    assert output.check(output.JSON, answer) == output.Checked(False, None, (problem,))
-    assert output.check(SPEC, answer) == output.Checked(False, None, (problem,))
+    assert output.check(output.JSON, answer, SECONDS) == output.Checked(False, None, (problem,))
+    assert output.check(SPEC, answer, SECONDS) == output.Checked(False, None, (problem,))
 
 
 def test_a_mismatch_names_each_problem_with_its_json_path() -> None:
-    checked = output.check(SPEC, '{"severity": "urgent", "summary": 3}')
+    checked = output.check(SPEC, '{"severity": "urgent", "summary": 3}', SECONDS)
     assert checked == output.Checked(
         False,
         None,
@@ -66,7 +69,9 @@ def test_a_mismatch_names_each_problem_with_its_json_path() -> None:
             "$.summary: 3 is not of type 'string'",
         ),
     )
-    assert output.check(SPEC, "```json\n[]\n```").problems == ("$: [] is not of type 'object'",)
+    assert output.check(SPEC, "```json\n[]\n```", SECONDS).problems == (
+        "$: [] is not of type 'object'",
+    )
 
 
 def test_the_message_shows_the_first_problems() -> None:
@@ -77,22 +82,18 @@ def test_the_message_shows_the_first_problems() -> None:
 
 
 def test_a_long_value_is_cut_in_the_message() -> None:
-    checked = output.check(SPEC, '{"severity": "' + "x" * 500 + '", "summary": ""}')
+    checked = output.check(SPEC, '{"severity": "' + "x" * 500 + '", "summary": ""}', SECONDS)
     (problem,) = checked.problems
     assert problem == "$.severity: '" + "x" * 58 + "… is not one of ['low', 'medium', 'high']"
-    many = output.check(SPEC, json.dumps({"severity": "low", "summary": "s"} | {"k": "x" * 300}))
+    many = output.check(
+        SPEC, json.dumps({"severity": "low", "summary": "s"} | {"k": "x" * 300}), SECONDS
+    )
     assert many.ok
     wide = output.Spec("schema", {"enum": ["y" * 300]}, "x")
-    (problem,) = output.check(wide, '"z"').problems
+    (problem,) = output.check(wide, '"z"', SECONDS).problems
     assert (
         problem == "$: 'z' is not one of ['" + "y" * 179 + "…"
     )  # the message cut to 200 characters
-
-
-def test_a_ref_outside_the_schema_is_not_fetched() -> None:
-    spec = output.Spec("schema", {"$ref": "https://example.invalid/schema.json"}, "x")
-    (problem,) = output.check(spec, "{}").problems
-    assert problem.startswith("the schema's $ref cannot be resolved (")
 
 
 def test_the_instruction_names_the_format() -> None:
@@ -149,4 +150,192 @@ def test_a_schema_that_is_not_one_is_a_config_error() -> None:
         "  /cfg/s.json\n"
         "    2:10: error: not JSON: Expecting ':' delimiter\n"
         "Run 'start config validate' to see every problem."
+    )
+
+
+def test_a_ref_outside_the_schema_is_a_problem_of_the_schema_and_never_read(
+    tmp_path: Path,
+) -> None:
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"enum": ["PRIVATE KEY"]}')
+    schema = {
+        "properties": {
+            "a": {"$ref": secret.as_uri()},
+            "b": {"$ref": "https://example.invalid/schema.json"},
+            "c": {"$ref": "secret.json"},
+            "d": {"$ref": "#/$defs/missing"},
+        }
+    }
+    inline = task(Output("schema", schema=json.dumps(schema)))
+    with pytest.raises(ConfigError) as caught:
+        output.spec_for(inline, lambda path: b"")
+    within = (
+        "is not in the schema: a $ref resolves within the schema only (put what it names under "
+        "$defs); no file is read and nothing is fetched"
+    )
+    assert str(caught.value) == (
+        "the task's output schema is not a valid JSON Schema\n"
+        "  /cfg/tasks.toml\n"
+        f"    error: tasks.triage.output.schema.properties.a.$ref: '{secret.as_uri()}' {within}\n"
+        "    error: tasks.triage.output.schema.properties.b.$ref: "
+        f"'https://example.invalid/schema.json' {within}\n"
+        f"    error: tasks.triage.output.schema.properties.c.$ref: 'secret.json' {within}\n"
+        f"    error: tasks.triage.output.schema.properties.d.$ref: '#/$defs/missing' {within}\n"
+        "Run 'start config validate' to see every problem."
+    )
+
+
+def test_a_ref_resolves_within_the_schema() -> None:
+    schema = {
+        "$id": "file:///home/you/.config/gcloud/application_default_credentials.json",
+        "$defs": {
+            "level": {"enum": ["low", "high"]},
+            "named": {"$anchor": "named", "type": "string"},
+            "tree": {"$dynamicAnchor": "node", "items": {"$dynamicRef": "#node"}},
+        },
+        "properties": {
+            "severity": {"$ref": "#/$defs/level"},
+            "title": {"$ref": "#named"},
+            "again": {"$ref": "application_default_credentials.json#/$defs/level"},
+            "schema": {"$ref": "https://json-schema.org/draft/2020-12/schema"},
+            "tree": {"$ref": "#/$defs/tree"},
+        },
+    }
+    spec = output.spec_for(task(Output("schema", schema=json.dumps(schema))), lambda path: b"")
+    good = '{"severity": "low", "title": "t", "again": "high", "schema": {}, "tree": [[]]}'
+    assert output.check(spec, good, SECONDS).ok
+    bad = '{"severity": "no", "title": 1, "again": "x", "schema": {"type": 5}, "tree": 3}'
+    assert output.check(spec, bad, SECONDS).problems == (
+        "$.severity: 'no' is not one of ['low', 'high']",
+        "$.title: 1 is not of type 'string'",
+        "$.again: 'x' is not one of ['low', 'high']",
+        "$.schema.type: 5 is not valid under any of the given schemas",
+    )
+
+
+def test_a_ref_to_itself_without_end_is_a_problem_not_a_crash() -> None:
+    spec = output.spec_for(task(Output("schema", schema='{"$ref": "#"}')), lambda path: b"")
+    assert output.check(spec, "{}", SECONDS) == output.Checked(
+        False,
+        None,
+        (
+            "$: the check went deeper than Python's stack allows: a $ref of the schema refers "
+            "to itself without end, or the answer nests too deep for the schema",
+        ),
+    )
+
+
+def nested(depth: int, inner: str = "1") -> str:
+    return "[" * depth + inner + "]" * depth
+
+
+def test_an_answer_nested_too_deep_is_not_read() -> None:
+    deep = (
+        "the answer is nested deeper than 100 levels of arrays and objects; start reads at most 100"
+    )
+    assert output.check(output.JSON, nested(2000), SECONDS) == output.Checked(False, None, (deep,))
+    fenced = f"Here:\n```json\n{nested(101)}\n```"
+    assert output.check(output.JSON, fenced, SECONDS).problems == (
+        "the fenced block of the answer is nested deeper than 100 levels of arrays and objects; "
+        "start reads at most 100",
+    )
+    assert output.check(output.JSON, nested(100), SECONDS).value == json.loads(nested(100))
+    # Brackets in strings are text, not nesting.
+    assert output.check(output.JSON, json.dumps("[" * 2000), SECONDS).ok
+    tree = {"$defs": {"n": {"type": ["array", "integer"], "items": {"$ref": "#/$defs/n"}}}}
+    spec = output.spec_for(
+        task(Output("schema", schema=json.dumps({**tree, "$ref": "#/$defs/n"}))), lambda path: b""
+    )
+    assert output.check(spec, nested(100), SECONDS) == output.Checked(True, json.loads(nested(100)))
+    assert output.check(spec, nested(101), SECONDS).problems == (deep,)
+
+
+@pytest.mark.parametrize(
+    ("schema", "answer"),
+    [
+        ({"type": "string", "pattern": "^(a+)+$"}, json.dumps("a" * 40 + "!")),
+        ({"uniqueItems": True}, json.dumps([{"a": i} for i in range(30_000)])),
+    ],
+)
+def test_a_check_that_runs_past_its_deadline_is_stopped(schema: object, answer: str) -> None:
+    spec = output.spec_for(task(Output("schema", schema=json.dumps(schema))), lambda path: b"")
+    assert output.check(spec, answer, 1.0) == output.Checked(
+        False, None, (output.TIMED_OUT,), timed_out=True
+    )
+
+
+def test_a_schema_nested_too_deep_is_refused_before_it_is_checked() -> None:
+    deep = json.dumps(json.loads("{" + '"items": {' * 200 + "}" * 201))
+    inline = task(Output("schema", schema=deep))
+    with pytest.raises(ConfigError) as caught:
+        output.spec_for(inline, lambda path: b"")
+    assert str(caught.value) == (
+        "the task's output schema is not a valid JSON Schema\n"
+        "  /cfg/tasks.toml\n"
+        "    error: tasks.triage.output.schema: nested deeper than 100 levels of arrays and "
+        "objects; start reads at most 100\n"
+        "Run 'start config validate' to see every problem."
+    )
+    named = task(Output("schema", schema_file="s.json"))
+    with pytest.raises(ConfigError) as caught:
+        output.spec_for(named, lambda path: ("[" * 100_000).encode())
+    assert str(caught.value) == (
+        "the task's output schema is not a valid JSON Schema\n"
+        "  /cfg/s.json\n"
+        "    error: nested deeper than 100 levels of arrays and objects; start reads at most 100\n"
+        "Run 'start config validate' to see every problem."
+    )
+    # 100 levels is a schema, checked against its metaschema within Python's stack.
+    ok = json.dumps(json.loads('{"not": ' * 99 + "{}" + "}" * 99))
+    assert output.spec_for(task(Output("schema", schema=ok)), lambda path: b"").schema
+
+
+@pytest.mark.parametrize(
+    ("schema", "key", "message"),
+    [
+        ({"$schema": []}, "$schema", "must be a string: the URI of a JSON Schema draft"),
+        pytest.param(
+            {
+                "$schema": "http://json-schema.org/draft-04/schema#",
+                "enum": [{"a": i} for i in range(40_000)],  # compared pair by pair: uniqueItems
+            },
+            "",
+            "checking it against its draft's metaschema did not finish in 10 s (start's limit "
+            "for a schema); a schema that takes that long is refused",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_a_schema_jsonschema_cannot_take_is_a_problem_not_a_crash(
+    schema: object, key: str, message: str
+) -> None:
+    inline = task(Output("schema", schema=json.dumps(schema)))
+    with pytest.raises(ConfigError) as caught:
+        output.spec_for(inline, lambda path: b"")
+    where = "tasks.triage.output.schema" + (f".{key}" if key else "")
+    assert caught.value.problems == (Problem("error", "/cfg/tasks.toml", where, message),)
+
+
+def test_a_check_with_no_time_left_is_not_started() -> None:
+    spec = output.Spec("schema", {"type": "string"}, "x")
+    assert output.check(spec, '"a"', 0) == output.Checked(
+        False, None, (output.TIMED_OUT,), timed_out=True
+    )
+
+
+def test_a_check_that_ends_without_an_answer_says_how_it_ended(tmp_path: Path) -> None:
+    from start import schemacheck, shell
+
+    spec = shell.CommandSpec("", None, 1.0, str(tmp_path))
+    crashed = shell.CommandResult(
+        spec, ("python",), 1, False, "", "", "Traceback (most recent call last):\nMemoryError\n",
+        0, 0.5, None,
+    )  # fmt: skip
+    killed = crashed._replace(returncode=-9, stderr="")
+    answer = str(tmp_path / "absent.json")
+    assert schemacheck._outcome(crashed, answer) == schemacheck.Outcome(
+        (("$", "jsonschema could not check it (failed with exit code 1): MemoryError"),)
+    )
+    assert schemacheck._outcome(killed, answer) == schemacheck.Outcome(
+        (("$", "jsonschema could not check it (killed by SIGKILL)"),)
     )

@@ -160,6 +160,7 @@ RECORDS: Mapping[str, type[Item]] = {
 DEFAULT_COMMAND_TIMEOUT = 30
 DEFAULT_PRINT_TIMEOUT = 900  # seconds a headless agent run (--print) may take
 DEFAULT_PRINT_AGENTS = 4  # headless runs of several agents that run at once
+DEFAULT_PRINT_ANSWER_LIMIT = 16 * 1_048_576  # bytes a headless agent may print (its answer)
 DEFAULT_HISTORY_SIZE_LIMIT = 50 * 1_048_576  # bytes of recorded runs kept (start.history)
 DEFAULT_MCP_DEPTH = 1  # `start mcp` asks agents; the agents it runs do not ask further
 
@@ -175,6 +176,7 @@ class Settings(Record):
     file_size_limit: int = DEFAULT_FILE_LIMIT
     print_timeout: int = DEFAULT_PRINT_TIMEOUT
     print_agents: int = DEFAULT_PRINT_AGENTS
+    print_answer_limit: int = DEFAULT_PRINT_ANSWER_LIMIT
     mcp_agents: tuple[str, ...] = ()  # empty: every agent with a headless form on PATH
     mcp_permissions: str = "read-only"  # the most a caller of start mcp's asking tools may ask
     mcp_depth: int = DEFAULT_MCP_DEPTH

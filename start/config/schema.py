@@ -94,6 +94,8 @@ SETTINGS: Final[Mapping[str, str]] = {
     "file_size_limit": SIZE,
     "print_timeout": TIMEOUT,
     "print_agents": SIZE,
+    # The most a headless agent may print (its answer, in its envelope): more fails the run.
+    "print_answer_limit": SIZE,
     # `start mcp`'s asking tools (ask_agent, ...): the agents they may run (none listed: every
     # agent with a headless form on PATH), the highest permission level a caller may ask for,
     # and how many levels of `start mcp` may ask agents, one inside another's run.

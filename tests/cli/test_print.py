@@ -243,10 +243,11 @@ def test_the_agents_stderr_is_shown_with_verbose(project: Path) -> None:
     assert loud.stderr.endswith("a warning on stderr\n")
 
 
-def test_a_huge_answer_arrives_whole(project: Path) -> None:
-    result = start(project, "prompt", "--print", "hi", FAKE_MODE="huge", FAKE_MIB="20")
+def test_an_answer_as_large_as_the_limit_arrives_whole(project: Path) -> None:
+    # settings.print_answer_limit's default: 16 MiB
+    result = start(project, "prompt", "--print", "hi", FAKE_MODE="huge", FAKE_MIB="16")
     assert result.returncode == 0
-    assert len(result.stdout) == 20 * 1024 * 1024
+    assert len(result.stdout) == 16 * 1024 * 1024
     assert set(result.stdout) == {"x", "\n"}
 
 
