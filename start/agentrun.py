@@ -3,7 +3,9 @@ in a session of its own, stdin from a file or /dev/null, stdout and stderr into 
 that gives its process group SIGTERM and then SIGKILL, and several agents at once in threads.
 
 A launch never imports this module (it runs only its commands, through start.shell); the
-signal handling and the process-group helpers are start.shell's, shared.
+signal handling and the process-group helpers are start.shell's, shared. Every group has an
+owner that outlives a killed `start`: the caller's (shell.Owner), else a watchdog of the run's
+own (start.watchdog).
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from start import fs
+from start import fs, watchdog
 from start.record import Record
 from start.shell import POLL_MAX, Stop, kill_group, leader_exited
 
@@ -61,7 +64,9 @@ def run_agent(
     in its group when it exited is killed too. `on_start` is told the process group's id as soon
     as it exists (run_agents, which runs this in threads, kills the groups on a signal). `owner`,
     when given, is told of the group as shell.run_all tells it (shell.Owner): `start mcp` kills
-    it when the request that asked for the run is cancelled or the client goes away.
+    it when the request that asked for the run is cancelled or the client goes away, and `start
+    --print` has its watchdog kill it if `start` is killed. Without one, a watchdog of the run's
+    own does (start.watchdog).
     """
     import subprocess
     import tempfile
@@ -78,6 +83,7 @@ def run_agent(
         return AgentRun(argv, returncode, timed_out, texts[0], texts[1], duration, None)
 
     with (
+        watchdog.watching(owner) as owner,
         tempfile.TemporaryFile() as out,
         tempfile.TemporaryFile() as err,
         Stop() as stop,
@@ -200,9 +206,9 @@ def run_agents(
 
     On SIGINT, SIGTERM or SIGHUP (from the main thread) no job starts any more, every running
     process group gets SIGTERM, `grace` seconds, then SIGKILL, and the signal raises as in
-    shell.run_all. `owner` is told of every group, as run_agent tells it.
+    shell.run_all. `owner` is told of every group, as run_agent tells it; without one, one
+    watchdog watches every group of the call.
     """
-    import threading
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
     groups: set[int] = set()
@@ -242,7 +248,11 @@ def run_agents(
         state(index, "timed out" if done.timed_out else "failed" if ended else "done")
         return done
 
-    with Stop() as stop, ThreadPoolExecutor(max_workers=max(1, cap)) as pool:
+    with (
+        watchdog.watching(owner) as owner,
+        Stop() as stop,
+        ThreadPoolExecutor(max_workers=max(1, cap)) as pool,
+    ):
         for index in range(len(jobs)):
             state(index, "waiting")
         futures = [pool.submit(one, index, job) for index, job in enumerate(jobs)]

@@ -316,10 +316,12 @@ def run(
     prepared: pipeline.Prepared,
     timeout: float,
     progress: Callable[[float], None] | None = None,
+    owner: shell.Owner | None = None,
 ) -> Result:
     """Run a launch prepared for --print (pipeline.prepare with permissions) to its end, and read
     its answer. Raises StoppedError or KeyboardInterrupt on a signal, after the agent's process
-    group is gone; every failure of the agent itself is a Result that is not ok."""
+    group is gone; every failure of the agent itself is a Result that is not ok. `owner` is told
+    of the agent's process group (shell.Owner)."""
     import os
 
     from start import agentrun
@@ -328,8 +330,9 @@ def run(
     try:
         env = {**os.environ, **launch.env}
         done = agentrun.run_agent(
-            launch.argv, env, launch.cwd, timeout=timeout, stdin=launch.stdin, progress=progress
-        )
+            launch.argv, env, launch.cwd, timeout=timeout, stdin=launch.stdin,
+            progress=progress, owner=owner,
+        )  # fmt: skip
         return _ended(prepared, done, timeout)
     finally:
         launch.cleanup()
