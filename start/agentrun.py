@@ -176,6 +176,16 @@ def _end_group(process: subprocess.Popen[bytes], grace: float, reap: Callable[[]
     reap()
 
 
+# One lock per key (a CLI's program name) for the life of the process: see run_agents.
+_RUNNING: dict[str, threading.Lock] = {}
+_RUNNING_GUARD = threading.Lock()
+
+
+def _one_at_a_time(key: str) -> threading.Lock:
+    with _RUNNING_GUARD:
+        return _RUNNING.setdefault(key, threading.Lock())
+
+
 class AgentJob(Record):
     """One agent run of several (run_agents)."""
 
@@ -202,7 +212,9 @@ def run_agents(
     owner: Owner | None = None,
 ) -> list[AgentRun]:
     """Run agents at once, at most `cap` at a time and never two of one `key` together, each as
-    run_agent runs one; results in the order of `jobs`.
+    run_agent runs one; results in the order of `jobs`. Two of one key never run together in
+    this process at all, whatever the call (`start mcp` answers several ask calls at once): a
+    job waits for the other call's run to end.
 
     On SIGINT, SIGTERM or SIGHUP (from the main thread) no job starts any more, every running
     process group gets SIGTERM, `grace` seconds, then SIGKILL, and the signal raises as in
@@ -214,7 +226,6 @@ def run_agents(
     groups: set[int] = set()
     guard = threading.Lock()
     stopped = threading.Event()
-    same = {job.key: threading.Lock() for job in jobs}
     began = time.monotonic()
 
     def state(index: int, what: str) -> None:
@@ -228,9 +239,15 @@ def run_agents(
             kill_group(pgid)
 
     def one(index: int, job: AgentJob) -> AgentRun:
-        with same[job.key]:
+        stop_here = AgentRun(job.argv, None, False, "", "", 0.0, "not started: stopped")
+        same = _one_at_a_time(job.key)
+        # Short waits: a job waiting for another call's run must see a signal that stops this one.
+        while not same.acquire(timeout=0.2):
             if stopped.is_set():
-                return AgentRun(job.argv, None, False, "", "", 0.0, "not started: stopped")
+                return stop_here
+        try:
+            if stopped.is_set():
+                return stop_here
             state(index, "running")
             pgid: list[int] = []
 
@@ -244,6 +261,8 @@ def run_agents(
             )  # fmt: skip
             with guard:
                 groups.difference_update(pgid)
+        finally:
+            same.release()
         ended = done.error is not None or done.returncode != 0
         state(index, "timed out" if done.timed_out else "failed" if ended else "done")
         return done

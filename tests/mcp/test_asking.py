@@ -525,6 +525,37 @@ def test_a_real_server_whose_client_goes_away_leaves_no_agent(
             server.proc.wait()
 
 
+def test_two_concurrent_asks_of_one_cli_through_a_real_server_never_overlap(
+    config: Path, isolated: Path, tmp_path: Path
+) -> None:
+    """Two of one CLI at once can break its state files (docs/agents.md): the second call's run
+    waits for the first's, as two runs of one ask_agents call do."""
+    from tests.mcp.test_stdio import INITIALIZE, message
+
+    log = tmp_path / "log"
+    server = real_server(config, isolated, FAKE_MODE="slow", FAKE_LOG=str(log))
+    try:
+        server.send(INITIALIZE)
+        server.responses({1})
+        for id_ in (2, 3):
+            ask = {"agent": "fake", "prompt": f"call {id_}"}
+            server.send(message("tools/call", id_, name="ask_agent", arguments=ask))
+        found = server.responses({2, 3})
+        code, _, stderr = server.close()
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait()
+    assert code == 0, stderr
+    assert [found[id_]["result"]["content"][0]["text"] for id_ in (2, 3)] == [
+        f"ANSWER: The guide.\n\ncall {id_} from ?" for id_ in (2, 3)
+    ]
+    first, second = sorted(
+        tuple(map(float, line.split()[1:])) for line in log.read_text().splitlines()
+    )
+    assert first[1] <= second[0]
+
+
 def test_a_real_server_started_by_a_run_offers_no_asking_tools(
     config: Path, isolated: Path
 ) -> None:
