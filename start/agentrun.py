@@ -3,7 +3,9 @@ in a session of its own, stdin from a file or /dev/null, stdout and stderr into 
 that gives its process group SIGTERM and then SIGKILL, and several agents at once in threads.
 
 A launch never imports this module (it runs only its commands, through start.shell); the
-signal handling and the process-group helpers are start.shell's, shared.
+signal handling and the process-group helpers are start.shell's, shared. Every group has an
+owner that outlives a killed `start`: the caller's (shell.Owner), else a watchdog of the run's
+own (start.watchdog).
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from start import fs
+from start import fs, watchdog
 from start.record import Record
 from start.shell import POLL_MAX, Stop, kill_group, leader_exited
 
@@ -65,7 +68,9 @@ def run_agent(
     in its group when it exited is killed too. `on_start` is told the process group's id as soon
     as it exists (run_agents, which runs this in threads, kills the groups on a signal). `owner`,
     when given, is told of the group as shell.run_all tells it (shell.Owner): `start mcp` kills
-    it when the request that asked for the run is cancelled or the client goes away.
+    it when the request that asked for the run is cancelled or the client goes away, and `start
+    --print` has its watchdog kill it if `start` is killed. Without one, a watchdog of the run's
+    own does (start.watchdog).
 
     Its stdout is read whole up to `limit` bytes (None: no limit); an answer past it is not
     read, only its end, and `stdout_size` says how much there was.
@@ -84,6 +89,7 @@ def run_agent(
         return AgentRun(argv, returncode, timed_out, stdout, _tail(err), duration, None, size)
 
     with (
+        watchdog.watching(owner) as owner,
         tempfile.TemporaryFile() as out,
         tempfile.TemporaryFile() as err,
         Stop() as stop,
@@ -191,6 +197,16 @@ def _end_group(process: subprocess.Popen[bytes], grace: float, reap: Callable[[]
     reap()
 
 
+# One lock per key (a CLI's program name) for the life of the process: see run_agents.
+_RUNNING: dict[str, threading.Lock] = {}
+_RUNNING_GUARD = threading.Lock()
+
+
+def _one_at_a_time(key: str) -> threading.Lock:
+    with _RUNNING_GUARD:
+        return _RUNNING.setdefault(key, threading.Lock())
+
+
 class AgentJob(Record):
     """One agent run of several (run_agents)."""
 
@@ -218,19 +234,20 @@ def run_agents(
     owner: Owner | None = None,
 ) -> list[AgentRun]:
     """Run agents at once, at most `cap` at a time and never two of one `key` together, each as
-    run_agent runs one; results in the order of `jobs`.
+    run_agent runs one; results in the order of `jobs`. Two of one key never run together in
+    this process at all, whatever the call (`start mcp` answers several ask calls at once): a
+    job waits for the other call's run to end.
 
     On SIGINT, SIGTERM or SIGHUP (from the main thread) no job starts any more, every running
     process group gets SIGTERM, `grace` seconds, then SIGKILL, and the signal raises as in
-    shell.run_all. `owner` is told of every group, as run_agent tells it.
+    shell.run_all. `owner` is told of every group, as run_agent tells it; without one, one
+    watchdog watches every group of the call.
     """
-    import threading
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
     groups: set[int] = set()
     guard = threading.Lock()
     stopped = threading.Event()
-    same = {job.key: threading.Lock() for job in jobs}
     began = time.monotonic()
 
     def state(index: int, what: str) -> None:
@@ -244,9 +261,15 @@ def run_agents(
             kill_group(pgid)
 
     def one(index: int, job: AgentJob) -> AgentRun:
-        with same[job.key]:
+        stop_here = AgentRun(job.argv, None, False, "", "", 0.0, "not started: stopped")
+        same = _one_at_a_time(job.key)
+        # Short waits: a job waiting for another call's run must see a signal that stops this one.
+        while not same.acquire(timeout=0.2):
             if stopped.is_set():
-                return AgentRun(job.argv, None, False, "", "", 0.0, "not started: stopped")
+                return stop_here
+        try:
+            if stopped.is_set():
+                return stop_here
             state(index, "running")
             pgid: list[int] = []
 
@@ -260,11 +283,17 @@ def run_agents(
             )  # fmt: skip
             with guard:
                 groups.difference_update(pgid)
+        finally:
+            same.release()
         ended = done.error is not None or done.returncode != 0
         state(index, "timed out" if done.timed_out else "failed" if ended else "done")
         return done
 
-    with Stop() as stop, ThreadPoolExecutor(max_workers=max(1, cap)) as pool:
+    with (
+        watchdog.watching(owner) as owner,
+        Stop() as stop,
+        ThreadPoolExecutor(max_workers=max(1, cap)) as pool,
+    ):
         for index in range(len(jobs)):
             state(index, "waiting")
         futures = [pool.submit(one, index, job) for index, job in enumerate(jobs)]

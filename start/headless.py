@@ -363,10 +363,12 @@ def run(
     prepared: pipeline.Prepared,
     timeout: float,
     progress: Callable[[float], None] | None = None,
+    owner: shell.Owner | None = None,
 ) -> Result:
     """Run a launch prepared for --print (pipeline.prepare with permissions) to its end, and read
     its answer. Raises StoppedError or KeyboardInterrupt on a signal, after the agent's process
-    group is gone; every failure of the agent itself is a Result that is not ok."""
+    group is gone; every failure of the agent itself is a Result that is not ok. `owner` is told
+    of the agent's process group (shell.Owner)."""
     import os
 
     from start import agentrun
@@ -376,7 +378,7 @@ def run(
         env = {**os.environ, **launch.env}
         done = agentrun.run_agent(
             launch.argv, env, launch.cwd, timeout=timeout, stdin=launch.stdin, progress=progress,
-            limit=prepared.config.settings.print_answer_limit,
+            limit=prepared.config.settings.print_answer_limit, owner=owner,
         )  # fmt: skip
         return _ended([prepared], [done], timeout)[0]
     finally:

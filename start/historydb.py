@@ -177,7 +177,9 @@ class Store:
             raise
         connection.execute("COMMIT")
 
-    def _insert(self, connection: sqlite3.Connection, data: dict[str, Any], pending: str | None) -> int:
+    def _insert(
+        self, connection: sqlite3.Connection, data: dict[str, Any], pending: str | None
+    ) -> int:
         """Insert one pending file's run."""
         import json
 

@@ -13,9 +13,13 @@ import errno
 import os
 import stat
 import sys
+from typing import TYPE_CHECKING
 
 from start.errors import StartError
 from start.record import Record
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 APP = "start"
 PROJECT_DIR_NAME = ".start"
@@ -79,13 +83,14 @@ def state_dir() -> str:
     return _xdg("XDG_STATE_HOME", ".local/state", "state")
 
 
-def runtime_dir() -> str:
+def runtime_dir(environ: Mapping[str, str] | None = None) -> str:
     """A per-user private directory for temp files (`{role_file}`, `{prompt_file}`).
 
     `$XDG_RUNTIME_DIR/start` when that directory exists and is writable (or `start` in it already
-    is), else `start-UID` in the system's temp directory.
+    is), else `start-UID` in the system's temp directory. With `environ`, the directory that a
+    `start` with that environment finds (the temp directory is then `$TMPDIR`, else /tmp).
     """
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    xdg = (os.environ if environ is None else environ).get("XDG_RUNTIME_DIR")
     if xdg and os.path.isdir(xdg):
         ours = join(xdg, APP)
         if os.access(ours if os.path.isdir(ours) else xdg, os.W_OK | os.X_OK):
@@ -94,6 +99,8 @@ def runtime_dir() -> str:
         import platformdirs
 
         return clean(platformdirs.user_runtime_dir(APP, appauthor=False))
+    if environ is not None:
+        return join(environ.get("TMPDIR") or "/tmp", f"{APP}-{os.getuid()}")
     import tempfile
 
     return join(tempfile.gettempdir(), f"{APP}-{os.getuid()}")

@@ -88,6 +88,7 @@ def prepare(
     *,
     build: bool = True,
     progress: shell.Progress | None = None,
+    owner: shell.Owner | None = None,
 ) -> Prepared:
     """Load, trust, select, compose and build one launch.
 
@@ -96,7 +97,7 @@ def prepare(
     result belong to the caller: `launch.cleanup()` when it is not exec'd. With `build=False`
     (`start mcp`, which needs only the composition) the agent command is not built: the launch is
     empty, so neither a missing agent binary nor an oversize prompt matters. `progress` is told
-    which commands still run (see shell.run_all).
+    which commands still run, and `owner` of their process groups (see shell.run_all).
     """
     timings: dict[str, float] = {}
     mark = time.perf_counter()
@@ -117,7 +118,7 @@ def prepare(
         output = answer_format(config, grant, plan) if request.headless else None
         date = now()
         meanwhile = functools.partial(_meanwhile, request, [plan] if build else [], writes)
-        composition = _compose(config, grant, plan, date, runner, progress, meanwhile)
+        composition = _compose(config, grant, plan, date, runner, progress, meanwhile, owner)
     finally:
         _write(writes)  # what no command's run took
     composition = told(composition, plan, output)
@@ -137,6 +138,7 @@ def prepare_each(
     agents: Sequence[str],
     progress: shell.Progress | None = None,
     runner: sources.Runner | None = None,
+    owner: shell.Owner | None = None,
 ) -> list[Prepared]:
     """One composition, built for each of several agents (`--print -a a,b,c`).
 
@@ -144,7 +146,8 @@ def prepare_each(
     agent gets its own role placement, model and permissions, as a single run would. A model
     asked for with -m goes only to the agents that know it (an alias or id of their `models`);
     the others use their own default, and the plan says so. The temp files of the result belong
-    to the caller, as for `prepare`; `runner` runs the commands, as for `prepare`.
+    to the caller, as for `prepare`; `runner` runs the commands, and `owner` is told of their
+    groups, as for `prepare`.
     """
     writes: list[Callable[[], None]] = []
     config = load(request.workdir, use_project=request.use_project, strict=True, writes=writes)
@@ -154,7 +157,7 @@ def prepare_each(
         output = answer_format(config, grant, plans[0])
         date = now()
         meanwhile = functools.partial(_meanwhile, request, plans, writes)
-        composition = _compose(config, grant, plans[0], date, runner, progress, meanwhile)
+        composition = _compose(config, grant, plans[0], date, runner, progress, meanwhile, owner)
     finally:
         _write(writes)
     built: list[Prepared] = []
@@ -214,12 +217,15 @@ def _compose(
     runner: sources.Runner | None,
     progress: shell.Progress | None,
     meanwhile: Callable[[], object] | None = None,
+    owner: shell.Owner | None = None,
 ) -> sources.Composition:
-    """The composition; `meanwhile` is done while its commands run (see shell.run_all), when
-    `runner` is start's own."""
+    """The composition; `meanwhile` is done while its commands run, and `owner` is told of their
+    groups (see shell.run_all), when `runner` is start's own."""
     reader = Reader(config.root, grant, config.settings.file_size_limit)
     if runner is None:
-        runner = functools.partial(shell.run_all, progress=progress, meanwhile=meanwhile)
+        runner = functools.partial(
+            shell.run_all, progress=progress, meanwhile=meanwhile, owner=owner
+        )
     return sources.compose(config, plan, date, reader, runner)
 
 

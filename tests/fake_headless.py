@@ -70,6 +70,8 @@ def main() -> int:
                           "result": "Done.", "structured_output": value}))  # fmt: skip
     elif mode == "depth":  # the depth `start mcp` marks a run with
         print(f"depth={os.environ.get('START_MCP_DEPTH')}")
+    elif mode == "mcp-tools":  # the tools of its own `start mcp`, started as MCP clients do
+        print(" ".join(start_mcp_tools()))
     elif mode == "empty":
         pass
     elif mode == "not-json":
@@ -101,6 +103,24 @@ def main() -> int:
                 out.write(f"{child.pid}\n")
         print(answer)
     return 0
+
+
+def start_mcp_tools() -> list[str]:
+    """The tools that a `start mcp` lists when this process starts it through the MCP Python
+    SDK's own client, which gives it the SDK's default environment: HOME, LOGNAME, PATH, SHELL,
+    TERM and USER, and nothing else (START_MCP_DEPTH and PYTHONPATH included)."""
+    # Run as a script, this file's directory comes first on sys.path: there `mcp` is tests/mcp.
+    here = os.path.dirname(os.path.realpath(__file__))
+    sys.path[:] = [path for path in sys.path if os.path.realpath(path or ".") != here]
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    async def listed() -> list[str]:
+        server = StdioServerParameters(command=sys.executable, args=["-m", "start", "mcp"])
+        async with Client(server) as client:
+            return [tool.name for tool in (await client.list_tools()).tools]
+
+    return anyio.run(listed)
 
 
 def agent(

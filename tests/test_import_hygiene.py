@@ -66,6 +66,8 @@ OFF_THE_LAUNCH_PATH = {
     "sqlite3": "a launch records itself in the history as a pending file (start.history)",
     "start.historydb": "the history's database is read by start log and start again, not a launch",
     "start.agentrun": "headless agents run for --print and start mcp; a launch runs only commands",
+    "start.watchdog": "a launch execs the agent: no process of its own outlives start to watch",
+    "start.lineage": "only start mcp reads and records the runs it asks (its loop guard)",
     "concurrent": "only several headless agents at once run in threads (start.agentrun)",
     "start.display": "rich pages, tables, the pager and the board: listings, show, help, doctor",
     "start.cli.printing": "--print runs the agent headless and shows its answers; a launch execs",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -93,6 +94,16 @@ def test_an_unwritable_xdg_runtime_dir_falls_back_to_a_private_temp_dir(
         assert Path(paths.runtime_dir()) == real_dir  # start's own directory in it is writable
     finally:
         tempfile.tempdir = None
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="platformdirs decides on macOS")
+def test_the_runtime_dir_of_another_environment(tmp_path: Path) -> None:
+    """What a start with that environment finds: an MCP client may drop XDG_RUNTIME_DIR and
+    TMPDIR (start.lineage writes its records there too)."""
+    uid = os.getuid()
+    assert paths.runtime_dir({}) == f"/tmp/start-{uid}"
+    assert paths.runtime_dir({"TMPDIR": str(tmp_path)}) == f"{tmp_path}/start-{uid}"
+    assert paths.runtime_dir({"XDG_RUNTIME_DIR": str(tmp_path / "run")}) == paths.runtime_dir()
 
 
 @pytest.mark.usefixtures("removed_cwd")

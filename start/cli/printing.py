@@ -8,14 +8,21 @@ start.cli.run prepares the runs, records them in the history and imports this mo
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from start import console, headless, pipeline
 from start.cli.state import Options
 from start.errors import ExitCode
 
+if TYPE_CHECKING:
+    from start.shell import Owner
 
-def run_one(options: Options, prepared: pipeline.Prepared, timeout: int) -> headless.Result:
-    """Run the headless form to its end; on a terminal, a status line counts the seconds."""
+
+def run_one(
+    options: Options, prepared: pipeline.Prepared, timeout: int, owner: Owner | None = None
+) -> headless.Result:
+    """Run the headless form to its end; on a terminal, a status line counts the seconds.
+    `owner` is told of the agent's process group (shell.Owner)."""
     agent = prepared.plan.agent.name
     status = None
     if not options.quiet and console.is_tty(sys.stderr):
@@ -28,7 +35,7 @@ def run_one(options: Options, prepared: pipeline.Prepared, timeout: int) -> head
             status([f"{agent} ({int(elapsed)} s)"])
 
     try:
-        return headless.run(prepared, timeout, progress)
+        return headless.run(prepared, timeout, progress, owner)
     finally:
         if status is not None:
             status([])
@@ -81,10 +88,13 @@ def show_one(options: Options, prepared: pipeline.Prepared, result: headless.Res
 
 
 def run_each(
-    options: Options, each: list[pipeline.Prepared], timeout: int | None
+    options: Options,
+    each: list[pipeline.Prepared],
+    timeout: int | None,
+    owner: Owner | None = None,
 ) -> list[headless.Result]:
     """Several agents at once (--print -a A,B,C), at most settings.print_agents at a time; on a
-    terminal, a board shows each one's progress."""
+    terminal, a board shows each one's progress. `owner` is told of their process groups."""
     config = each[0].config
     if not options.quiet:
         agents = ", ".join(
@@ -100,8 +110,10 @@ def run_each(
         from start.display import Board
 
         with Board(list(options.agents)) as board:
-            return headless.run_each(each, timeout, config.settings.print_agents, board.update)
-    return headless.run_each(each, timeout, config.settings.print_agents)
+            return headless.run_each(
+                each, timeout, config.settings.print_agents, board.update, owner=owner
+            )
+    return headless.run_each(each, timeout, config.settings.print_agents, owner=owner)
 
 
 def show_each(options: Options, results: list[headless.Result], output: str | None) -> int:

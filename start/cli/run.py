@@ -21,6 +21,7 @@ from start.errors import CommandError, ExitCode, UntrustedError, UsageError
 
 if TYPE_CHECKING:
     from start import launch as launcher
+    from start.shell import Owner
     from start.status import StatusLine
 
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
@@ -30,10 +31,12 @@ T = TypeVar("T")
 
 
 def _prepare(
-    request: pipeline.LaunchRequest, progress: StatusLine | None = None
+    request: pipeline.LaunchRequest,
+    progress: StatusLine | None = None,
+    owner: Owner | None = None,
 ) -> pipeline.Prepared:
     """pipeline.prepare, asking on a terminal when the project's .start/ is not trusted yet."""
-    return _trusted(functools.partial(pipeline.prepare, request, progress=progress))
+    return _trusted(functools.partial(pipeline.prepare, request, progress=progress, owner=owner))
 
 
 def _trusted(prepare: Callable[[], T]) -> T:
@@ -89,13 +92,29 @@ def run(options: Options, selection: resolve.Request, printing: Printing | None 
         headless=printing is not None,
         permissions=printing.permissions if printing is not None else None,
     )
+    if printing is None or options.dry_run:
+        return _run(options, request, printing)
+    from start import watchdog
+
+    # Should start be killed (SIGKILL: the OOM killer, a CI job's kill), a watchdog ends what
+    # the run started: the commands that compose the prompt, and the agents.
+    with watchdog.watching() as owner:
+        return _run(options, request, printing, owner)
+
+
+def _run(
+    options: Options,
+    request: pipeline.LaunchRequest,
+    printing: Printing | None,
+    owner: Owner | None = None,
+) -> int:
     if len(options.agents) > 1:
         if printing is None:
             raise UsageError(
                 "several agents (-a A,B) run only with --print: a launch hands the terminal "
                 "to one agent"
             )
-        return _print_each(options, request, printing)
+        return _print_each(options, request, printing, owner)
     # Commands that take a while get a status line with the time elapsed, on a terminal and
     # without -q only.
     tty = not options.quiet and console.is_tty(sys.stderr)
@@ -105,7 +124,7 @@ def run(options: Options, selection: resolve.Request, printing: Printing | None 
 
         progress = StatusLine(sys.stderr, elapsed=True)
     try:
-        prepared = _prepare(request, progress)
+        prepared = _prepare(request, progress, owner)
     except CommandError as error:
         if options.debug:
             raise error.in_full() from None
@@ -141,7 +160,8 @@ def run(options: Options, selection: resolve.Request, printing: Printing | None 
     else:
         _warnings_only(printer, config, composition)
     if printing is not None:
-        return _print(options, prepared, printing.timeout or config.settings.print_timeout)
+        timeout = printing.timeout or config.settings.print_timeout
+        return _print(options, prepared, timeout, owner)
     record(options, prepared)
     from start import launch as launcher
 
@@ -162,11 +182,11 @@ def record(options: Options, prepared: pipeline.Prepared, result: Any = None) ->
         console.warning(f"this run is not in the history: {error}", no_color=options.no_color)
 
 
-def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
+def _print(options: Options, prepared: pipeline.Prepared, timeout: int, owner: Owner | None) -> int:
     """--print: run the headless form to its end, put it in the history, show its answer."""
     from start.cli import printing as print_cli
 
-    result = print_cli.run_one(options, prepared, timeout)
+    result = print_cli.run_one(options, prepared, timeout, owner)
     # The answer first, on stdout and flushed: the history (a database another process may
     # hold) never delays it, and records it whatever happens to stdout.
     try:
@@ -177,7 +197,9 @@ def _print(options: Options, prepared: pipeline.Prepared, timeout: int) -> int:
         record(options, prepared, result)
 
 
-def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Printing) -> int:
+def _print_each(
+    options: Options, request: pipeline.LaunchRequest, printing: Printing, owner: Owner | None
+) -> int:
     """Several agents at once (--print -a A,B,C): every answer, in the order given."""
     from start.cli import dryrun
     from start.cli import printing as print_cli
@@ -189,7 +211,9 @@ def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Pri
         from start.status import StatusLine
 
         status = StatusLine(sys.stderr)
-    each = _trusted(functools.partial(pipeline.prepare_each, request, names, progress=status))
+    each = _trusted(
+        functools.partial(pipeline.prepare_each, request, names, progress=status, owner=owner)
+    )
     if options.dry_run:
         try:
             dryrun.show_each(options, each)
@@ -197,7 +221,7 @@ def _print_each(options: Options, request: pipeline.LaunchRequest, printing: Pri
             for prepared in each:
                 prepared.launch.cleanup()
         return ExitCode.OK
-    results = print_cli.run_each(options, each, printing.timeout)
+    results = print_cli.run_each(options, each, printing.timeout, owner)
     try:
         code = print_cli.show_each(options, results, printing.output)
         sys.stdout.flush()

@@ -2,7 +2,9 @@
 it, the answers returned to the agent that asked.
 
 Three rules keep it safe. No loops: a run marks its environment with its depth (DEPTH_VARIABLE),
-and a server at `settings.mcp_depth` or deeper offers no asking tools. Least permission: a run is
+and the server records itself as running it (start.lineage), so that a `start mcp` inside the run
+finds its depth even when its client passes it a whitelisted environment; a server at
+`settings.mcp_depth` or deeper offers no asking tools. Least permission: a run is
 read-only unless the user's config allows more (`settings.mcp_permissions`, or the task's own
 `permissions`); the caller's `permissions` argument alone never raises it. Trust: the agents and
 tasks come from `library.view`, which leaves an untrusted project's `.start/` out.
@@ -18,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
-from start import fs, headless, paths, pipeline, resolve, shell
+from start import fs, headless, lineage, paths, pipeline, resolve, shell
 from start.config import schema
 from start.config.model import Config, Task
 from start.errors import StartError, suggest
@@ -49,11 +51,13 @@ class Ask(Record):
 
 
 def depth(environ: Mapping[str, str] | None = None) -> int:
-    """This process's depth: DEPTH_VARIABLE, 0 when unset, UNREADABLE when it is not a count."""
+    """This process's depth: the deeper of what DEPTH_VARIABLE says (0 when unset, UNREADABLE
+    when it is not a count) and what the process tree says (lineage.depth)."""
     value = (os.environ if environ is None else environ).get(DEPTH_VARIABLE, "").strip()
-    if not value:
-        return 0
-    return int(value) if value.isascii() and value.isdigit() else UNREADABLE
+    told = 0
+    if value:
+        told = int(value) if value.isascii() and value.isdigit() else UNREADABLE
+    return max(told, lineage.depth())
 
 
 def closed(scope: Scope, config: Config) -> str | None:
@@ -64,7 +68,7 @@ def closed(scope: Scope, config: Config) -> str | None:
     if scope.depth == UNREADABLE:
         at = f"{DEPTH_VARIABLE} is not a whole number"
     else:
-        at = f"it runs at depth {scope.depth} ({DEPTH_VARIABLE}={scope.depth})"
+        at = f"it runs at depth {scope.depth}"
     levels = "1 level" if limit == 1 else f"{limit} levels"
     return (
         f"the asking tools are not offered: {at}, inside an agent run that start mcp started, "
@@ -267,17 +271,19 @@ def run(
     on_state: agentrun.State | None = None,
 ) -> list[headless.Result]:
     """Prepare and run every asked agent to its end (headless.run_each), each run's environment
-    marked with this server's depth plus one; results in the order asked.
+    marked with this server's depth plus one, and this process recorded as running them at that
+    depth meanwhile (lineage.registered); results in the order asked.
 
     `owner` is told of every process group, the composition's commands and the agents';
     `on_state` of each agent's state, as agentrun.run_agents tells it.
     """
-    each = prepare(scope, ask, owner)
-    settings = each[0].config.settings
-    mark = {DEPTH_VARIABLE: str(scope.depth + 1)}
-    results = headless.run_each(
-        each, settings.print_timeout, settings.print_agents, on_state, env=mark, owner=owner
-    )
+    with lineage.registered(scope.depth + 1):
+        each = prepare(scope, ask, owner)
+        settings = each[0].config.settings
+        mark = {DEPTH_VARIABLE: str(scope.depth + 1)}
+        results = headless.run_each(
+            each, settings.print_timeout, settings.print_agents, on_state, env=mark, owner=owner
+        )
     _record(each, results)
     return results
 

@@ -8,20 +8,19 @@ stderr: stdout is the protocol's channel (and `stdio_server` points file descrip
 while it serves).
 
 Every command's process group has an owner until it is gone (`Commands`): a cancelled request's
-groups are killed, the server kills all of them when it stops, and a watchdog process kills those
-left when the server itself is killed. The agents that the asking tools run (`asking`) are such
-groups too, whether their call waits for them (ask_agent, ask_agents) or not (ask_start).
+groups are killed, the server kills all of them when it stops, and a watchdog process
+(start.watchdog) kills those left when the server itself is killed. The agents that the asking
+tools run (`asking`) are such groups too, whether their call waits for them (ask_agent,
+ask_agents) or not (ask_start).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
 import os
 import re
-import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -46,6 +45,7 @@ from start.mcp import asking, board, library, report
 from start.mcp.library import RequestError, Scope
 from start.params import TASK_NAME_ARGUMENT
 from start.shell import STOP_SIGNALS, kill_group
+from start.watchdog import Watchdog
 
 if TYPE_CHECKING:
     from start.shell import Owner
@@ -675,7 +675,13 @@ class Runs:
 def serve(scope: Scope) -> int | None:
     """Serve on stdin and stdout until the client disconnects (None) or a signal comes (its
     number). Commands still running then are killed, and the server exits without waiting."""
-    commands = Commands(Watchdog.start())
+    try:
+        dog: Watchdog | None = Watchdog.start()
+    except OSError as error:
+        reason = error.strerror or error
+        logger.warning("no watchdog (%s): a command can outlive a killed server", reason)
+        dog = None
+    commands = Commands(dog)
     try:
         return anyio.run(_serve, build(scope, commands), commands)
     finally:
@@ -744,7 +750,7 @@ class Commands:
         with self.lock:
             self.live[pgid] = request
             if self.watchdog is not None:
-                self.watchdog.tell(f"+{pgid}")
+                self.watchdog.adopt(pgid)
             if self.stopped or request.killed:
                 kill_group(pgid)
 
@@ -752,7 +758,7 @@ class Commands:
         with self.lock:
             del self.live[pgid]
             if self.watchdog is not None:
-                self.watchdog.tell(f"-{pgid}")
+                self.watchdog.release(pgid)
 
     def kill(self, request: _Request) -> None:
         with self.lock:
@@ -788,66 +794,6 @@ class _Request:
 
     def release(self, pgid: int) -> None:
         self.commands.release(pgid)
-
-
-# Reads "+PGID" and "-PGID" lines until end of file, which comes when the server is gone, however
-# it went; then kills the groups still listed. `-I -S`: nothing but the standard library.
-_WATCHDOG: Final = """
-import os, sys
-groups = set()
-for line in sys.stdin.buffer:
-    (groups.add if line[:1] == b"+" else groups.discard)(int(line[1:]))
-for group in groups:
-    try:
-        os.killpg(group, 9)
-    except OSError:
-        pass
-"""
-
-
-class Watchdog:
-    """A small process that kills the commands' groups once the server is gone, even by SIGKILL.
-
-    It reads the groups from a pipe whose write end only the server holds, so the kernel closes
-    it when the server ends. It runs in a session of its own: a signal to the server's process
-    group, as clients send, does not reach it.
-    """
-
-    def __init__(self, pid: int, fd: int) -> None:
-        self.pid = pid
-        self.fd = fd
-
-    @classmethod
-    def start(cls) -> Watchdog | None:
-        read, write = os.pipe()
-        try:
-            pid = os.posix_spawn(
-                sys.executable,
-                [sys.executable, "-I", "-S", "-c", _WATCHDOG],
-                os.environ,
-                file_actions=[
-                    (os.POSIX_SPAWN_DUP2, read, 0),
-                    (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-                ],
-                setsid=True,
-            )
-        except OSError as error:
-            os.close(write)
-            reason = error.strerror or error
-            logger.warning("no watchdog (%s): a command can outlive a killed server", reason)
-            return None
-        finally:
-            os.close(read)
-        return cls(pid, write)
-
-    def tell(self, line: str) -> None:
-        with contextlib.suppress(OSError):  # the watchdog is gone: nothing to tell
-            os.write(self.fd, line.encode() + b"\n")
-
-    def close(self) -> None:
-        os.close(self.fd)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
 
 
 # --- stdin ----------------------------------------------------------------------------------

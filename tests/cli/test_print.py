@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -527,6 +528,81 @@ def test_ctrl_c_leaves_no_agent_behind(project: Path) -> None:
             proc.wait()
     assert (proc.returncode, out) == (130, b"")
     assert wait_gone(started) == []
+
+
+@pytest.fixture
+def survivors() -> Iterator[list[int]]:
+    """Pids a test saw; any still alive at the end are killed, so a failure leaves nothing."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        if running(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def sigkill_start(project: Path, args: list[str], ready: list[Path], **env: str) -> list[int]:
+    """Run `start ARGS`; once each file of `ready` lists pids, SIGKILL start. The pids listed."""
+    full = {**os.environ, "PYTHONPATH": str(REPO), **env}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "start", "-q", *args],
+        cwd=project, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        pids = [pid for path in ready for pid in read_pids(path)]
+        proc.kill()
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, out) == (-signal.SIGKILL, b"")
+    return pids
+
+
+def test_sigkill_of_start_leaves_no_agent_behind(project: Path, survivors: list[int]) -> None:
+    """A watchdog ends the agent's group, the child it left there included."""
+    pids = project.parent / "pids"
+    args = ["prompt", "--print", "hi"]
+    survivors += sigkill_start(project, args, [pids], FAKE_MODE="sleep", FAKE_PIDS=str(pids))
+    assert len(survivors) == 2
+    assert wait_gone(survivors, 30) == []
+
+
+def test_sigkill_of_start_leaves_none_of_several_agents_behind(
+    project: Path, survivors: list[int]
+) -> None:
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(agents_config(project.parent, {"a": "", "b": "", "c": "FAKE_MODE=stubborn"}))
+    pids = project.parent / "pids"
+    ready = [Path(f"{pids}.{name}") for name in "abc"]
+    args = ["prompt", "--print", "-a", "a,b,c", "hi"]
+    survivors += sigkill_start(project, args, ready, FAKE_MODE="sleep", FAKE_PIDS=str(pids))
+    assert len(survivors) == 6
+    assert wait_gone(survivors, 30) == []
+
+
+def test_sigkill_of_start_leaves_no_command_of_the_prompt_behind(
+    project: Path, survivors: list[int]
+) -> None:
+    """The task's command runs before the agent does: the watchdog ends its group too.
+
+    It names its pids a second after it started: a group that starts in the instant before start
+    is killed, before start has named it to the watchdog, is not on its list (docs/security.md).
+    """
+    pids = project.parent / "pids"
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(
+        config.read_text()
+        + f"""
+[tasks.slow]
+command = 'sleep 300 & sleep 1; echo "$$ $!" > {pids}; wait'
+command_timeout = 600
+prompt = "{{command_output}}"
+"""
+    )
+    survivors += sigkill_start(project, ["task", "slow", "--print"], [pids])
+    assert len(survivors) == 2
+    assert wait_gone(survivors, 30) == []
 
 
 def test_output_dir_and_dry_run_of_several(project: Path) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -329,8 +331,8 @@ async def test_ask_start_refuses_at_once_what_would_not_run(
 
 
 DEEP = (
-    " The asking tools are not offered: it runs at depth 1 (START_MCP_DEPTH=1), inside an agent "
-    "run that start mcp started, and settings.mcp_depth allows 1 level, so that agents cannot "
+    " The asking tools are not offered: it runs at depth 1, inside an agent run that start mcp "
+    "started, and settings.mcp_depth allows 1 level, so that agents cannot "
     "ask each other in a loop."
 )
 
@@ -373,6 +375,27 @@ async def test_settings_may_allow_more_levels(
     async with Client(server.build(library.Scope(str(isolated), depth=1)), mode=mode) as client:
         result = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
     assert texts(result) == ["depth=2"]
+
+
+async def test_an_asked_agents_own_start_mcp_offers_no_asking_tools_whatever_its_environment(
+    config: Path, isolated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent starts `start mcp` through the MCP SDK's client, whose default environment
+    drops START_MCP_DEPTH: the process tree still says that it runs inside an asked run."""
+    (tmp_path / "home" / ".config" / "start").mkdir(parents=True)
+    (tmp_path / "home" / ".config" / "start" / "config.toml").write_text(config.read_text())
+    monkeypatch.setenv("FAKE_MODE", "mcp-tools")
+    # Outside any run, the same start mcp offers them: the agents are on PATH.
+    alone = subprocess.run(
+        [sys.executable, fake_headless.__file__], capture_output=True, text=True, timeout=120
+    )
+    assert (alone.returncode, alone.stdout) == (
+        0,
+        " ".join(["list_tasks", "run_task", *ASKING_TOOLS]) + "\n",
+    ), alone.stderr
+    async with connect(isolated, "auto") as client:
+        result = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
+    assert (result.is_error, texts(result)) == (False, ["list_tasks run_task"])
 
 
 def test_start_mcp_reads_its_depth_from_the_environment() -> None:
@@ -523,6 +546,37 @@ def test_a_real_server_whose_client_goes_away_leaves_no_agent(
         if server.proc.poll() is None:
             server.proc.kill()
             server.proc.wait()
+
+
+def test_two_concurrent_asks_of_one_cli_through_a_real_server_never_overlap(
+    config: Path, isolated: Path, tmp_path: Path
+) -> None:
+    """Two of one CLI at once can break its state files (docs/agents.md): the second call's run
+    waits for the first's, as two runs of one ask_agents call do."""
+    from tests.mcp.test_stdio import INITIALIZE, message
+
+    log = tmp_path / "log"
+    server = real_server(config, isolated, FAKE_MODE="slow", FAKE_LOG=str(log))
+    try:
+        server.send(INITIALIZE)
+        server.responses({1})
+        for id_ in (2, 3):
+            ask = {"agent": "fake", "prompt": f"call {id_}"}
+            server.send(message("tools/call", id_, name="ask_agent", arguments=ask))
+        found = server.responses({2, 3})
+        code, _, stderr = server.close()
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait()
+    assert code == 0, stderr
+    assert [found[id_]["result"]["content"][0]["text"] for id_ in (2, 3)] == [
+        f"ANSWER: The guide.\n\ncall {id_} from ?" for id_ in (2, 3)
+    ]
+    first, second = sorted(
+        tuple(map(float, line.split()[1:])) for line in log.read_text().splitlines()
+    )
+    assert first[1] <= second[0]
 
 
 def test_a_real_server_started_by_a_run_offers_no_asking_tools(
