@@ -391,11 +391,14 @@ async def test_an_asked_agents_own_start_mcp_offers_no_asking_tools_whatever_its
     )
     assert (alone.returncode, alone.stdout) == (
         0,
-        " ".join(["list_tasks", "run_task", *ASKING_TOOLS]) + "\n",
+        " ".join(["list_tasks", "run_task", *ASKING_TOOLS, *BOARD_TOOLS]) + "\n",
     ), alone.stderr
     async with connect(isolated, "auto") as client:
         result = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
-    assert (result.is_error, texts(result)) == (False, ["list_tasks run_task"])
+    assert (result.is_error, texts(result)) == (
+        False,
+        [" ".join(["list_tasks", "run_task", *BOARD_TOOLS])],
+    )
 
 
 def test_start_mcp_reads_its_depth_from_the_environment() -> None:

@@ -184,7 +184,7 @@ async def test_an_agent_run_too_deep_cannot_make_items_that_run(
         )
         plain = await call(client, "board_tasks_create", title="plain work")
     assert text(made) == (
-        "the asking tools are not offered: it runs at depth 1 (START_MCP_DEPTH=1), inside an "
+        "the asking tools are not offered: it runs at depth 1, inside an "
         "agent run that start mcp started, and settings.mcp_depth allows 1 level, so that "
         "agents cannot ask each other in a loop"
     )
