@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from start import atomic, fs, sources, template
+from start import atomic, fs, jsontext, sources, template
 from start.config.model import Config, Task
 from start.config.schema import NAME_PATTERN
 from start.errors import StartError, UnknownNameError, UntrustedError
@@ -247,7 +247,7 @@ def _refusal(folder: str, written: dict[str, bytes]) -> str | None:
         return f"{folder} is not a folder start wrote (it is not a directory); move it away"
     try:
         data = fs.read(os.path.join(folder, MARKER), 65_536, follow=False).data
-        marker = json.loads(data)
+        marker = jsontext.loads(fs.text(data))
         recorded = marker["files"][SKILL_FILE] if marker.get("by") == "start" else None
     except (fs.FileError, ValueError, KeyError, TypeError, AttributeError):
         recorded = None

@@ -149,7 +149,18 @@ _JSON: Final = ("args", "contexts", "params", "command", "usage")
 
 
 def _blob(text: str | None) -> bytes | None:
-    return None if text is None else text.encode("utf-8", "surrogateescape")
+    """Text as the bytes it was read from; a lone surrogate that is no escaped byte (an MCP
+    caller's JSON can send one) becomes U+FFFD, as it could never be stored."""
+    if text is None:
+        return None
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        kept = (
+            c if not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF else "\ufffd"
+            for c in text
+        )
+        return "".join(kept).encode("utf-8", "surrogateescape")
 
 
 def _text(blob: bytes | str | None) -> str | None:

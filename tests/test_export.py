@@ -162,6 +162,21 @@ def test_a_folder_start_did_not_write_is_never_overwritten(isolated: Path) -> No
     assert not (root / "out" / "style").exists()
 
 
+def test_a_marker_nested_deep_is_a_folder_start_did_not_write(isolated: Path) -> None:
+    """A marker file planted in the target folder, 20,000 brackets deep, made export exit 70."""
+    root = _setup(isolated)
+    write_tree(
+        root, {"out/explain/SKILL.md": "mine\n", "out/explain/.start-export": "[" * 20_000}
+    )
+    code, out, err = export(root, "out", "explain")
+    assert (code, out, err) == (
+        1,
+        "",
+        f"start: {root}/out/explain exists, and start did not write it (it has no "
+        ".start-export); move it away, or leave its task out\nNothing was written.\n",
+    )
+
+
 def test_a_folder_changed_after_the_export_is_not_overwritten(isolated: Path) -> None:
     root = _setup(isolated)
     assert export(root, "out", "explain")[0] == 0

@@ -221,6 +221,22 @@ for index in range(5):
 """
 
 
+def test_a_lone_surrogate_in_a_prompt_is_kept_as_a_replacement(isolated: Path) -> None:
+    """An MCP caller's JSON can hold "\\ud800": such a run broke every flush of the history
+    for good (UnicodeEncodeError)."""
+    data = {
+        "format": history.FORMAT, "time": "t", "at": 1.0, "cwd": "/", "workdir": "/",
+        "project": "/p", "args": None, "mode": "prompt", "task": None, "agent": "a",
+        "model": None, "role": None, "contexts": [], "params": {},
+        "instructions": "x\ud800y\udc80", "prompt": "p\udfff", "role_text": "", "command": ["a"],
+        "headless": False, "permissions": None, "limit": 1 << 30,
+    }  # fmt: skip
+    history._spool(data)
+    with historydb.opened() as store:
+        (run,) = store.runs()
+    assert (run.instructions, run.prompt) == ("x\ufffdy\udc80", "p\ufffd")
+
+
 def test_writers_that_move_runs_in_at_once_lose_and_repeat_nothing(isolated: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     processes = [
