@@ -1,5 +1,10 @@
 """Envelope readers: the answer in what an agent CLI prints headless, one reader per envelope
-(an agent's `print_output`)."""
+(an agent's `print_output`), each tested against what the installed CLI printed
+(tests/fixtures/envelopes, recorded by `python scripts/agents.py --record-envelopes`).
+
+A reader says what the output says: the answer, or the CLI's own words for a failure it
+reported. Whether that makes the run a success (exit status, an empty answer) is headless's rule.
+"""
 
 from __future__ import annotations
 
@@ -26,25 +31,32 @@ class EnvelopeError(StartError):
     """Output that is not what the agent's print_output says it prints."""
 
 
-def read(envelope: str, stdout: str, answer_file: str | None = None) -> Answer:
-    """The answer in `stdout` (and in the file the CLI wrote it to), by `envelope`.
+def read(envelope: str, stdout: str, answer_file: str | None = None, stderr: str = "") -> Answer:
+    """The answer in `stdout` (and in the file the CLI wrote it to, and the error some CLIs
+    print on `stderr`), by `envelope`. Nothing printed at all is an empty answer.
 
     Raises EnvelopeError when the output is not of that form at all.
     """
     reader = _READERS.get(envelope)
     if reader is None:
         raise EnvelopeError(f"unknown print_output '{envelope}': one of {', '.join(ENVELOPES)}")
-    return reader(stdout, answer_file)
+    return reader(_Output(stdout, stderr, answer_file))
 
 
-def _text(stdout: str, answer_file: str | None) -> Answer:
-    return Answer(stdout.strip("\n"), None)
+class _Output(Record):
+    stdout: str
+    stderr: str
+    answer_file: str | None
 
 
-def _objects(stdout: str) -> Iterator[dict[str, Any]]:
-    """The JSON objects of `stdout`: one value (an object, or an array of them) or JSON lines.
+def _text(output: _Output) -> Answer:
+    return Answer(output.stdout.strip("\n"), None)
+
+
+def _objects(text: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects of `text`: one value (an object, or an array of them) or JSON lines.
     A line that is not JSON is skipped, as CLIs print warnings among their events."""
-    text = stdout.strip()
+    text = text.strip()
     if not text:
         return
     try:
@@ -71,8 +83,16 @@ def _no_json(what: str) -> EnvelopeError:
     return EnvelopeError(f"its output has no {what}")
 
 
-def _result(stdout: str, answer_file: str | None) -> Answer:
-    found = [o for o in _objects(stdout) if o.get("type") == "result" or "is_error" in o]
+def _empty(output: _Output) -> bool:
+    return not output.stdout.strip()
+
+
+def _result(output: _Output) -> Answer:
+    """Claude Code, Qwen Code, Auggie (and droid's -o json): a result object, alone, in an array
+    or among lines."""
+    if _empty(output):
+        return Answer("", None)
+    found = [o for o in _objects(output.stdout) if o.get("type") == "result" or "is_error" in o]
     if not found:
         raise _no_json("JSON result object")
     result = found[-1]
@@ -88,8 +108,18 @@ def _result(stdout: str, answer_file: str | None) -> Answer:
     subtype = result.get("subtype")
     denied = _denials(result.get("permission_denials"))
     if result.get("is_error") or (isinstance(subtype, str) and subtype.startswith("error")):
-        return Answer("", text or str(subtype or "the agent reported an error"), usage, denied)
+        # Qwen Code puts its own words in an `error` object; its subtype says only
+        # error_during_execution.
+        said = _message(result.get("error")) or text
+        return Answer("", said or str(subtype or "the agent reported an error"), usage, denied)
     return Answer(text, None, usage, denied)
+
+
+def _message(error: object) -> str | None:
+    """The message of an `error` value: a string, or an object with a `message`."""
+    if isinstance(error, dict):
+        error = error.get("message")
+    return error if isinstance(error, str) and error else None
 
 
 def _denials(found: object) -> tuple[str, ...]:
@@ -108,21 +138,48 @@ def _denials(found: object) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _gemini(stdout: str, answer_file: str | None) -> Answer:
-    found = list(_objects(stdout))
-    if not found:
+def _gemini(output: _Output) -> Answer:
+    """Gemini CLI: {"response", "stats"} on stdout; a failure as {"error"} on stdout, or, when
+    the model call failed, on stderr after its stack traces (stdout then empty)."""
+    found = list(_objects(output.stdout))
+    if not found and not _empty(output):
         raise _no_json("JSON object")
-    value = found[-1]
-    error = value.get("error")
+    errors = [o for o in _objects(_last_object(output.stderr)) if o.get("error")]
+    value = found[-1] if found else errors[-1] if errors else {}
+    error, usage = value.get("error"), _usage(value, "stats")
     if error:
-        message = error.get("message") if isinstance(error, dict) else error
-        return Answer("", str(message), None)
+        return Answer("", _gemini_error(error), usage)
     text = value.get("response")
-    return Answer(text if isinstance(text, str) else "", None, _usage(value, "stats"))
+    return Answer(text if isinstance(text, str) else "", None, usage)
 
 
-def _codex(stdout: str, answer_file: str | None) -> Answer:
-    events = list(_objects(stdout))
+def _gemini_error(error: object) -> str:
+    """Gemini's error message, which quotes the API's error body as JSON text when the model
+    call failed: that body's message, with its code and status."""
+    message = _message(error) or str(error)
+    try:
+        body = json.loads(message)
+    except ValueError:
+        return message
+    inner = body.get("error") if isinstance(body, dict) else None
+    said = _message(inner)
+    if not isinstance(inner, dict) or said is None:
+        return message
+    status = " ".join(str(inner[key]) for key in ("code", "status") if inner.get(key))
+    return f"{status}: {said}" if status else said
+
+
+def _last_object(text: str) -> str:
+    """The last top-level JSON object of `text` that starts a line, or "" (Gemini CLI prints
+    it indented over several lines, after other output)."""
+    start = text.rfind("\n{")
+    start = start + 1 if start >= 0 else (0 if text.startswith("{") else -1)
+    return text[start:] if start >= 0 else ""
+
+
+def _codex(output: _Output) -> Answer:
+    """Codex: JSON lines of events; the final answer also in the answer file."""
+    events = list(_objects(output.stdout))
     messages, errors, usage = [], [], None
     for event in events:
         kind = event.get("type")
@@ -134,20 +191,23 @@ def _codex(stdout: str, answer_file: str | None) -> Answer:
             errors.append(str(event["message"]))
         elif kind == "turn.failed":
             error = event.get("error")
-            errors.append(str(error.get("message") if isinstance(error, dict) else error))
+            errors.append(_message(error) or str(error))
         elif kind == "turn.completed":
             usage = _usage(event, "usage")
-    text = _file_text(answer_file) or (messages[-1] if messages else "")
+    text = _file_text(output.answer_file) or (messages[-1] if messages else "")
     if errors:
         return Answer("", errors[-1], usage)
-    if not events and not text:
+    if not events and not text and not _empty(output):
         raise _no_json("JSON events")
     return Answer(text, None, usage)
 
 
-def _opencode(stdout: str, answer_file: str | None) -> Answer:
-    events = list(_objects(stdout))
+def _opencode(output: _Output) -> Answer:
+    """opencode: JSON lines of events; the answer is its text parts joined."""
+    events = list(_objects(output.stdout))
     if not events:
+        if _empty(output):
+            return Answer("", None)
         raise _no_json("JSON events")
     parts, usage = [], None
     for event in events:
@@ -157,40 +217,74 @@ def _opencode(stdout: str, answer_file: str | None) -> Answer:
         elif kind == "error":
             error = event.get("error")
             data = error.get("data") if isinstance(error, dict) else None
-            message = data.get("message") if isinstance(data, dict) else None
             name = error.get("name") if isinstance(error, dict) else None
-            return Answer("", str(message or name or error), usage)
+            return Answer("", _message(data) or str(name or error), usage)
         elif kind == "step_finish" and isinstance(part, dict):
             usage = _usage(part, "tokens", "cost")
     return Answer("".join(parts), None, usage)
 
 
-def _continue(stdout: str, answer_file: str | None) -> Answer:
-    found = [o for o in _objects(stdout) if "response" in o or "status" in o]
-    if not found:
-        raise _no_json("JSON response object")
-    value = found[-1]
-    text = value.get("response")
-    text = text if isinstance(text, str) else ""
-    if value.get("status") not in (None, "success"):
-        return Answer("", text or f"status {value.get('status')}", None)
-    return Answer(text, None, None)
+# What cn -p --format json wraps an answer that is not JSON in; an answer that is JSON it prints
+# as it is (trimmed).
+_CONTINUE_NOTE: Final = "Response was not valid JSON, so it was wrapped in a JSON object"
 
 
-def _cline(stdout: str, answer_file: str | None) -> Answer:
-    events = list(_objects(stdout))
+def _continue(output: _Output) -> Answer:
+    """cn --format json: a text answer wrapped in {"response", "status", "note"}, or a JSON
+    answer printed as it is. Only the exact wrapper (those three keys, that note) is unwrapped:
+    `{"response": "x", "items": []}` is an answer of its own. cn prints its failures on stderr."""
+    text = output.stdout.strip()
+    if not text:
+        return Answer("", None)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise _no_json("JSON answer, nor cn's wrapper of a text answer") from None
+    wrapped = (
+        isinstance(value, dict)
+        and value.keys() == {"response", "status", "note"}
+        and value["note"] == _CONTINUE_NOTE
+        and value["status"] == "success"
+        and isinstance(value["response"], str)
+    )
+    return Answer(value["response"] if wrapped else text, None)
+
+
+def _cline(output: _Output) -> Answer:
+    """Cline: JSON lines of events ending in a run_result."""
+    events = list(_objects(output.stdout))
     runs = [e for e in events if e.get("type") == "run_result"]
     if not runs:
         errors = [e for e in events if e.get("type") == "error"]
         if errors:
             return Answer("", str(errors[-1].get("message") or errors[-1]), None)
+        if _empty(output):
+            return Answer("", None)
         raise _no_json("run_result event")
     run = runs[-1]
     text = run.get("text") if isinstance(run.get("text"), str) else ""
-    reason = run.get("finishReason")
+    reason, usage = run.get("finishReason"), _usage(run, "usage")
     if reason not in (None, "completed"):
-        return Answer("", f"finished as {reason}" + (f": {text}" if text else ""), None)
-    return Answer(str(text), None, _usage(run, "usage"))
+        return Answer("", f"finished as {reason}" + (f": {text}" if text else ""), usage)
+    return Answer(str(text), None, usage)
+
+
+def _droid(output: _Output) -> Answer:
+    """Droid's stream-json: JSON lines of events, the answer in the last `completion`; a
+    failure is `error` events, the cause first and droid's own "Exec failed" last."""
+    events = list(_objects(output.stdout))
+    errors = [e for e in events if e.get("type") == "error" and _message(e)]
+    if errors:
+        causes = [e for e in errors if e.get("source") != "cli"] or errors
+        return Answer("", "; ".join(dict.fromkeys(str(_message(e)) for e in causes)), None)
+    done = [e for e in events if e.get("type") == "completion"]
+    if not done:
+        if _empty(output):
+            return Answer("", None)
+        raise _no_json("completion event")
+    text = done[-1].get("finalText")
+    usage = _usage(done[-1], "usage", "numTurns")
+    return Answer(text if isinstance(text, str) else "", None, usage)
 
 
 # Lines aider prints around the answer: its banner, and notices it gives on its own.
@@ -213,13 +307,21 @@ _AIDER_BANNER: Final = (
     "You can skip this check",
     "https://aider.chat/",
 )
-# What aider prints instead of an answer when the model call fails (it still exits 0).
-_AIDER_ERRORS: Final = ("litellm.", "Error:", "API Error", "Unexpected error", "Traceback")
+# What aider prints instead of an answer when the model call fails, or answers nothing (it
+# still exits 0).
+_AIDER_ERRORS: Final = (
+    "litellm.",
+    "Error:",
+    "API Error",
+    "Unexpected error",
+    "Traceback",
+    "Empty response received from LLM.",
+)
 
 
-def _aider(stdout: str, answer_file: str | None) -> Answer:
-    lines = stdout.splitlines()
-    errors = [line.strip() for line in lines if line.strip().startswith(_AIDER_ERRORS)]
+def _aider(output: _Output) -> Answer:
+    """Aider: its banner, the answer, its `Tokens:` line, and what it did with the answer."""
+    lines = output.stdout.splitlines()
     body = [line for line in lines if not line.startswith(_AIDER_BANNER)]
     usage = None
     # The token count follows the answer; what aider did with the answer (applied edits, its
@@ -227,10 +329,13 @@ def _aider(stdout: str, answer_file: str | None) -> Answer:
     counts = [i for i, line in enumerate(body) if line.startswith("Tokens:")]
     if counts:
         usage = {"summary": body.pop(counts[-1]).strip()}
-    text = "\n".join(body).strip("\n")
+    errors = [i for i, line in enumerate(body) if line.strip().startswith(_AIDER_ERRORS)]
     if errors:
-        return Answer("", errors[0], usage)
-    return Answer(text, None, usage)
+        # Aider wraps a long message over lines; it ends at the first blank line.
+        first = errors[0]
+        end = next((i for i in range(first, len(body)) if not body[i].strip()), len(body))
+        return Answer("", " ".join(line.strip() for line in body[first:end]), usage)
+    return Answer("\n".join(body).strip("\n"), None, usage)
 
 
 def _file_text(path: str | None) -> str:
@@ -249,7 +354,7 @@ def _usage(value: Mapping[str, Any], *keys: str) -> dict[str, Any] | None:
     return found or None
 
 
-_READERS: Final[Mapping[str, Callable[[str, str | None], Answer]]] = {
+_READERS: Final[Mapping[str, Callable[[_Output], Answer]]] = {
     "text": _text,
     "result": _result,
     "gemini": _gemini,
@@ -257,5 +362,6 @@ _READERS: Final[Mapping[str, Callable[[str, str | None], Answer]]] = {
     "opencode": _opencode,
     "continue": _continue,
     "cline": _cline,
+    "droid": _droid,
     "aider": _aider,
 }
