@@ -10,8 +10,10 @@ that the CLI printed its version: the extra argument reached the CLI's option pa
 Then it runs `start prompt --print` and `start task offline-answer --print --json` (a task of a
 scratch global config) through every agent that has a headless form, its CLI pointed at the
 offline model server of tests/model_server.py with a fresh HOME and an answer of its own, checks
-that the answer comes back, and writes the table to tests/fixtures/agent_help/PRINT-RESULTS.md.
-Nothing needs an account or a network service once the CLIs are installed.
+that the answer comes back, then that a JSON answer passes a task with output = "json" and that an
+empty answer is reported as the agent's failure, and writes the table to
+tests/fixtures/agent_help/PRINT-RESULTS.md. Nothing needs an account or a network service once
+the CLIs are installed.
 
 With --record-envelopes it only records what each CLI prints headless (stdout, stderr, exit
 status, the answer file), run with start's own argv, case by case (a text answer, a JSON answer,
@@ -386,6 +388,11 @@ PRINT_TIMEOUT = 120  # start's --timeout for one headless run
 OUTER_TIMEOUT = PRINT_TIMEOUT + 60  # then this script stops start itself
 PRINT_PROMPT = "say hi"  # two words: cline reads one bare word as a command
 PRINT_TASK = "offline-answer"
+SAID = 200  # of what start said of the empty answer, the results keep this many characters
+JSON_TASK = "offline-json"  # the same with output = "json"
+# The JSON answer of the JSON_TASK run: a "response" field that is not the answer (cn once
+# read it as the whole answer).
+JSON_ANSWER = '{{"response": "ANSWER-{agent}-OK", "items": [1, 2]}}'
 # A long fake key: copilot masks the provider key wherever it occurs in its output.
 FAKE_KEY = "sk-fake-" + "k7Qz" * 10
 # Set in the environment of every process of a run, so that whatever a run leaves behind (a
@@ -410,10 +417,13 @@ class Row(NamedTuple):
     answered: str  # "yes", "no", "no headless form" or "not installed"
     seconds: str
     problems: tuple[str, ...] = ()
+    json: str = "-"  # the JSON answer: "yes", "no", or "-" when not asked
+    empty: str = "-"  # the empty answer: "failed" (as it must), "no", or "-"
+    said: str = ""  # what start said of the empty answer: the first line of its stderr
 
     @property
     def failed(self) -> bool:
-        return self.answered in ("no", "not installed")
+        return self.answered in ("no", "not installed") or "no" in (self.json, self.empty)
 
 
 def setup(agent: str, url: str, home: Path, scratch: Path, prefix: Path) -> Setup:
@@ -575,6 +585,10 @@ def start_config(layout: Layout) -> Path:
         f"[tasks.{PRINT_TASK}]\n"
         'description = "make agents: a headless run against the offline model server"\n'
         'prompt = "Answer in one line: {instructions}"\n'
+        f"\n[tasks.{JSON_TASK}]\n"
+        'description = "make agents: a headless run that must answer JSON"\n'
+        'prompt = "Answer in JSON: {instructions}"\n'
+        'output = "json"\n'
     )
     return config
 
@@ -656,10 +670,86 @@ def headless_check(
                 problem, said = judged
                 detail = f"\n{shown(said)}" if said.strip() else " (no error output)"
                 problems.append(f"`{title}`: {problem}{detail}")
+        answered = "no" if problems else "yes"
+        # llm-echo echoes the prompt: it has no JSON or empty answer to give.
+        json_ok, empty_ok, first = (
+            ("-", "-", "")
+            if echo
+            else _answers(
+                catalog_name, start, how.args, run_env, work, server, problems, seconds, shown
+            )
+        )
         if problems and not echo:
             routes = sorted({f"{r.method} {r.path}" for r in server.requests})
             problems.append("requests the server received: " + (", ".join(routes) or "none"))
-    return Row(agent, ver, "no" if problems else "yes", " + ".join(seconds), tuple(problems))
+    return Row(agent, ver, answered, " + ".join(seconds), tuple(problems), json_ok, empty_ok, first)
+
+
+def _answers(
+    agent: str,
+    start: list[str],
+    args: Sequence[str],
+    run_env: dict[str, str],
+    work: Path,
+    server: Any,
+    problems: list[str],
+    seconds: list[str],
+    shown: Any,
+) -> tuple[str, str, str]:
+    """Ask `agent` for a JSON answer (a task with output = "json") and for an empty one, the
+    server answering each in turn; whether start took the first and refused the second, and
+    the first line of what start said of the empty one."""
+    value = JSON_ANSWER.format(agent=agent)
+    server.answer = value
+    title = f"start task {JSON_TASK} --print --json"
+    argv = [*start, "task", JSON_TASK, "--json", "--print", "-a", agent]
+    argv += ["--timeout", str(PRINT_TIMEOUT), PRINT_PROMPT]
+    code, out, err, took = run_marked([*argv, "--", *args], run_env, work, OUTER_TIMEOUT)
+    seconds.append(f"{took:.1f}")
+    judged = _judge_json(code, out, err, json.loads(value))
+    if judged is not None:
+        detail = f"\n{shown(judged[1])}" if judged[1].strip() else " (no error output)"
+        problems.append(f"`{title}`: {judged[0]}{detail}")
+    server.answer = ""
+    title = "start prompt --print, the model answering nothing"
+    argv = [*start, "prompt", "--print", "-a", agent, "--timeout", str(PRINT_TIMEOUT)]
+    code, out, err, took = run_marked(
+        [*argv, PRINT_PROMPT, "--", *args], run_env, work, OUTER_TIMEOUT
+    )
+    seconds.append(f"{took:.1f}")
+    refused = _judge_empty(agent, code, out, err)
+    if refused is not None:
+        problems.append(f"`{title}`: {refused}" + (f"\n{shown(err)}" if err.strip() else ""))
+    first = shown(err).split("\n", 1)[0]
+    first = first if len(first) <= SAID else first[:SAID] + " [...]"
+    return ("no" if judged else "yes"), ("no" if refused else "failed"), first
+
+
+def _judge_json(code: int | None, stdout: str, stderr: str, value: Any) -> tuple[str, str] | None:
+    """Why the JSON run did not bring `value` back as the checked value; None when it did."""
+    if code is None:
+        return f"start did not end within {OUTER_TIMEOUT:g} s", stderr
+    try:
+        result = json.loads(stdout)
+    except ValueError:
+        return f"exit status {code}, and stdout is not a JSON object", stderr
+    said = str(result.get("stderr") or stderr)
+    if result.get("success") is not True or code != 0:
+        return f"exit status {code}, success {result.get('success')}: {result.get('error')}", said
+    if result.get("value") != value:
+        return f"the value is {result.get('value')!r}, not {value!r}", said
+    return None
+
+
+def _judge_empty(agent: str, code: int | None, stdout: str, stderr: str) -> str | None:
+    """Why start did not report the empty answer as the agent's failure; None when it did."""
+    if code is None:
+        return f"start did not end within {OUTER_TIMEOUT:g} s"
+    if code != 1 or stdout:
+        return f"exit status {code} and stdout {stdout.strip()[-300:]!r}, not 1 and nothing"
+    if not stderr.startswith(f"start: agent '{agent}' failed: "):
+        return "start's stderr does not say that the agent failed"
+    return None
 
 
 def _judge(
@@ -692,10 +782,17 @@ def _judge(
 def headless_table(rows: Sequence[Row]) -> str:
     """The table, then each failure with start's stderr."""
     lines = [
-        "| agent | CLI version | answered | seconds |",
-        "| --- | --- | --- | --- |",
+        "| agent | CLI version | answered | JSON answer | empty answer | seconds |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
-    lines += [f"| {r.agent} | {r.version} | {r.answered} | {r.seconds} |" for r in rows]
+    lines += [
+        f"| {r.agent} | {r.version} | {r.answered} | {r.json} | {r.empty} | {r.seconds} |"
+        for r in rows
+    ]
+    said = [row for row in rows if row.said]
+    if said:
+        lines += ["", "## What start said of the empty answer", ""]
+        lines += [f"- {row.agent}: `{row.said}`" for row in said]
     failures = [row for row in rows if row.problems]
     if failures:
         lines += ["", "## Failures"]
@@ -719,9 +816,13 @@ def headless_results(rows: Sequence[Row]) -> str:
         f"and an answer of its own: `start prompt --print -a NAME '{PRINT_PROMPT}' -- ARGS` must",
         "print exactly that answer with exit status 0, and `start task "
         f"{PRINT_TASK} --print --json`",
-        "(a task of a scratch global config) must report success with it. llm-echo is",
-        "`-a llm -- -m echo` (the llm-echo plugin, no server), which echoes the prompt. Seconds:",
-        "the two runs, start included. How each CLI was pointed: scripts/agents.py, `setup`.",
+        "(a task of a scratch global config) must report success with it. Then the model answers",
+        f"JSON, `{JSON_ANSWER.format(agent='NAME')}`: `start task {JSON_TASK} --print",
+        '--json` (a task with `output = "json"`) must report success with exactly that value;',
+        "and nothing at all: `start prompt --print` must report the agent's failure (exit",
+        "status 1, nothing on stdout). llm-echo is `-a llm -- -m echo` (the llm-echo plugin, no",
+        "server), which echoes the prompt, so it is asked neither. Seconds: each run, start",
+        "included. How each CLI was pointed: scripts/agents.py, `setup`.",
         "",
     ]
     return "\n".join(lines) + "\n" + headless_table(rows)
@@ -1014,14 +1115,18 @@ def main() -> int:
     if "llm" in catalog:
         checks.insert([a for a, _ in checks].index("llm") + 1, ("llm-echo", catalog["llm"]))
     rows = []
-    print(f"{'agent':<10} {'version':<10} {'answered':<17} seconds (prompt + task)")
+    print(f"{'agent':<10} {'version':<10} {'answered':<17} {'JSON':<5} {'empty':<7} seconds")
     for agent, entry in checks:
         if options.agents and agent not in options.agents:
             continue
         row = headless_check(agent, entry, env, layout)
         rows.append(row)
         failed = failed or row.failed
-        print(f"{agent:<10} {row.version:<10} {row.answered:<17} {row.seconds}", flush=True)
+        print(
+            f"{agent:<10} {row.version:<10} {row.answered:<17} {row.json:<5} {row.empty:<7} "
+            f"{row.seconds}",
+            flush=True,
+        )
     for row in rows:
         for problem in row.problems:
             print(f"\n{row.agent}: {problem}")
