@@ -155,7 +155,7 @@ def _ended(prepared: pipeline.Prepared, done: agentrun.AgentRun, timeout: float)
     problem: str | None = None
     if done.error is None and not done.timed_out:
         try:
-            answer = read(agent.print_output, done.stdout, launch.answer_file)
+            answer = read(agent.print_output, done.stdout, launch.answer_file, done.stderr)
         except EnvelopeError as wrong:
             problem = f"{wrong} (print_output = '{agent.print_output}')"
     error = _failure(done, answer, problem, timeout)

@@ -452,6 +452,15 @@ def replay(isolated: Path, name: str, *args: str) -> Any:
     return run_start("-q", *args, "--print", "-a", "replay", "say hi", cwd=isolated)
 
 
+def test_gemini_s_refused_key_is_quoted_from_its_stderr(isolated: Path) -> None:
+    """Gemini CLI exits 145 with its error object on stderr only."""
+    result = replay(isolated, "gemini/auth", "prompt")
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.startswith(
+        f"start: agent 'replay' failed: exited with status 145: 401 UNAUTHENTICATED: {KEY}\n"
+    )
+
+
 def test_a_json_answer_from_cn_s_json_form_passes_a_json_task(isolated: Path) -> None:
     """cn --format json prints a JSON answer as it is: the whole object is the answer."""
     result = replay(isolated, "cn.continue/json", "task", "json", "--json")
