@@ -10,12 +10,21 @@ that the CLI printed its version: the extra argument reached the CLI's option pa
 Then it runs `start prompt --print` and `start task offline-answer --print --json` (a task of a
 scratch global config) through every agent that has a headless form, its CLI pointed at the
 offline model server of tests/model_server.py with a fresh HOME and an answer of its own, checks
-that the answer comes back, and writes the table to tests/fixtures/agent_help/PRINT-RESULTS.md.
-Nothing needs an account or a network service once the CLIs are installed.
+that the answer comes back, then that a JSON answer passes a task with output = "json" and that an
+empty answer is reported as the agent's failure, and writes the table to
+tests/fixtures/agent_help/PRINT-RESULTS.md. Nothing needs an account or a network service once
+the CLIs are installed.
+
+With --record-envelopes it only records what each CLI prints headless (stdout, stderr, exit
+status, the answer file), run with start's own argv, case by case (a text answer, a JSON answer,
+an empty answer, a refused key, a schema, the CLI not set up at all), into
+tests/fixtures/envelopes/NAME/CASE.*: the envelope readers' tests (tests/test_envelopes.py) read
+them.
 
     make agents                                  install into $AGENTS_PREFIX (/tmp/start-agents)
     python scripts/agents.py --no-install claude    re-record one agent with what is on PATH
     python scripts/agents.py --no-install --print-only    only the headless runs
+    python scripts/agents.py --no-install --record-envelopes [NAME...]    only the envelopes
 
 Needs npm (any Node; Node 24 is installed into the prefix for the CLIs that need Node >= 22)
 and python3 with venv. Linux x86-64: droid and cline install a platform package of that name.
@@ -379,6 +388,11 @@ PRINT_TIMEOUT = 120  # start's --timeout for one headless run
 OUTER_TIMEOUT = PRINT_TIMEOUT + 60  # then this script stops start itself
 PRINT_PROMPT = "say hi"  # two words: cline reads one bare word as a command
 PRINT_TASK = "offline-answer"
+SAID = 200  # of what start said of the empty answer, the results keep this many characters
+JSON_TASK = "offline-json"  # the same with output = "json"
+# The JSON answer of the JSON_TASK run: a "response" field that is not the answer (cn once
+# read it as the whole answer).
+JSON_ANSWER = '{{"response": "ANSWER-{agent}-OK", "items": [1, 2]}}'
 # A long fake key: copilot masks the provider key wherever it occurs in its output.
 FAKE_KEY = "sk-fake-" + "k7Qz" * 10
 # Set in the environment of every process of a run, so that whatever a run leaves behind (a
@@ -403,10 +417,13 @@ class Row(NamedTuple):
     answered: str  # "yes", "no", "no headless form" or "not installed"
     seconds: str
     problems: tuple[str, ...] = ()
+    json: str = "-"  # the JSON answer: "yes", "no", or "-" when not asked
+    empty: str = "-"  # the empty answer: "failed" (as it must), "no", or "-"
+    said: str = ""  # what start said of the empty answer: the first line of its stderr
 
     @property
     def failed(self) -> bool:
-        return self.answered in ("no", "not installed")
+        return self.answered in ("no", "not installed") or "no" in (self.json, self.empty)
 
 
 def setup(agent: str, url: str, home: Path, scratch: Path, prefix: Path) -> Setup:
@@ -568,8 +585,38 @@ def start_config(layout: Layout) -> Path:
         f"[tasks.{PRINT_TASK}]\n"
         'description = "make agents: a headless run against the offline model server"\n'
         'prompt = "Answer in one line: {instructions}"\n'
+        f"\n[tasks.{JSON_TASK}]\n"
+        'description = "make agents: a headless run that must answer JSON"\n'
+        'prompt = "Answer in JSON: {instructions}"\n'
+        'output = "json"\n'
     )
     return config
+
+
+def scratch(base: Path, env: dict[str, str], config: Path) -> tuple[Path, Path, dict[str, str]]:
+    """A fresh HOME and working directory under `base` (emptied first), and the environment of
+    a run there: start's global config is `config`, and no project's."""
+    shutil.rmtree(base, ignore_errors=True)
+    home, work, runtime = base / "home", base / "work", base / "run"
+    for directory in (home, work):
+        directory.mkdir(parents=True)
+    runtime.mkdir(mode=0o700)
+    run_env = {
+        "PATH": env["PATH"],
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "START_CONFIG_DIR": str(config),
+        "START_NO_PROJECT": "1",
+        "PYTHONPATH": str(REPO),
+    }
+    return home, work, run_env
 
 
 def headless_check(
@@ -589,29 +636,10 @@ def headless_check(
     from tests.model_server import serve
 
     base = layout.prefix / "print" / agent
-    shutil.rmtree(base, ignore_errors=True)
-    home, work, runtime = base / "home", base / "work", base / "run"
-    for directory in (home, work):
-        directory.mkdir(parents=True)
-    runtime.mkdir(mode=0o700)
+    home, work, run_env = scratch(base, env, start_config(layout))
     echo = agent == "llm-echo"
     answer = f"ANSWER-{agent}-OK"
     prompt = f"{PRINT_PROMPT} {answer}" if echo else PRINT_PROMPT
-    run_env = {
-        "PATH": env["PATH"],
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
-        "TERM": "dumb",
-        "NO_COLOR": "1",
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_STATE_HOME": str(home / ".local" / "state"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-        "XDG_RUNTIME_DIR": str(runtime),
-        "START_CONFIG_DIR": str(start_config(layout)),
-        "START_NO_PROJECT": "1",
-        "PYTHONPATH": str(REPO),
-    }
     problems: list[str] = []
     seconds: list[str] = []
 
@@ -642,10 +670,86 @@ def headless_check(
                 problem, said = judged
                 detail = f"\n{shown(said)}" if said.strip() else " (no error output)"
                 problems.append(f"`{title}`: {problem}{detail}")
+        answered = "no" if problems else "yes"
+        # llm-echo echoes the prompt: it has no JSON or empty answer to give.
+        json_ok, empty_ok, first = (
+            ("-", "-", "")
+            if echo
+            else _answers(
+                catalog_name, start, how.args, run_env, work, server, problems, seconds, shown
+            )
+        )
         if problems and not echo:
             routes = sorted({f"{r.method} {r.path}" for r in server.requests})
             problems.append("requests the server received: " + (", ".join(routes) or "none"))
-    return Row(agent, ver, "no" if problems else "yes", " + ".join(seconds), tuple(problems))
+    return Row(agent, ver, answered, " + ".join(seconds), tuple(problems), json_ok, empty_ok, first)
+
+
+def _answers(
+    agent: str,
+    start: list[str],
+    args: Sequence[str],
+    run_env: dict[str, str],
+    work: Path,
+    server: Any,
+    problems: list[str],
+    seconds: list[str],
+    shown: Any,
+) -> tuple[str, str, str]:
+    """Ask `agent` for a JSON answer (a task with output = "json") and for an empty one, the
+    server answering each in turn; whether start took the first and refused the second, and
+    the first line of what start said of the empty one."""
+    value = JSON_ANSWER.format(agent=agent)
+    server.answer = value
+    title = f"start task {JSON_TASK} --print --json"
+    argv = [*start, "task", JSON_TASK, "--json", "--print", "-a", agent]
+    argv += ["--timeout", str(PRINT_TIMEOUT), PRINT_PROMPT]
+    code, out, err, took = run_marked([*argv, "--", *args], run_env, work, OUTER_TIMEOUT)
+    seconds.append(f"{took:.1f}")
+    judged = _judge_json(code, out, err, json.loads(value))
+    if judged is not None:
+        detail = f"\n{shown(judged[1])}" if judged[1].strip() else " (no error output)"
+        problems.append(f"`{title}`: {judged[0]}{detail}")
+    server.answer = ""
+    title = "start prompt --print, the model answering nothing"
+    argv = [*start, "prompt", "--print", "-a", agent, "--timeout", str(PRINT_TIMEOUT)]
+    code, out, err, took = run_marked(
+        [*argv, PRINT_PROMPT, "--", *args], run_env, work, OUTER_TIMEOUT
+    )
+    seconds.append(f"{took:.1f}")
+    refused = _judge_empty(agent, code, out, err)
+    if refused is not None:
+        problems.append(f"`{title}`: {refused}" + (f"\n{shown(err)}" if err.strip() else ""))
+    first = shown(err).split("\n", 1)[0]
+    first = first if len(first) <= SAID else first[:SAID] + " [...]"
+    return ("no" if judged else "yes"), ("no" if refused else "failed"), first
+
+
+def _judge_json(code: int | None, stdout: str, stderr: str, value: Any) -> tuple[str, str] | None:
+    """Why the JSON run did not bring `value` back as the checked value; None when it did."""
+    if code is None:
+        return f"start did not end within {OUTER_TIMEOUT:g} s", stderr
+    try:
+        result = json.loads(stdout)
+    except ValueError:
+        return f"exit status {code}, and stdout is not a JSON object", stderr
+    said = str(result.get("stderr") or stderr)
+    if result.get("success") is not True or code != 0:
+        return f"exit status {code}, success {result.get('success')}: {result.get('error')}", said
+    if result.get("value") != value:
+        return f"the value is {result.get('value')!r}, not {value!r}", said
+    return None
+
+
+def _judge_empty(agent: str, code: int | None, stdout: str, stderr: str) -> str | None:
+    """Why start did not report the empty answer as the agent's failure; None when it did."""
+    if code is None:
+        return f"start did not end within {OUTER_TIMEOUT:g} s"
+    if code != 1 or stdout:
+        return f"exit status {code} and stdout {stdout.strip()[-300:]!r}, not 1 and nothing"
+    if not stderr.startswith(f"start: agent '{agent}' failed: "):
+        return "start's stderr does not say that the agent failed"
+    return None
 
 
 def _judge(
@@ -678,10 +782,17 @@ def _judge(
 def headless_table(rows: Sequence[Row]) -> str:
     """The table, then each failure with start's stderr."""
     lines = [
-        "| agent | CLI version | answered | seconds |",
-        "| --- | --- | --- | --- |",
+        "| agent | CLI version | answered | JSON answer | empty answer | seconds |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
-    lines += [f"| {r.agent} | {r.version} | {r.answered} | {r.seconds} |" for r in rows]
+    lines += [
+        f"| {r.agent} | {r.version} | {r.answered} | {r.json} | {r.empty} | {r.seconds} |"
+        for r in rows
+    ]
+    said = [row for row in rows if row.said]
+    if said:
+        lines += ["", "## What start said of the empty answer", ""]
+        lines += [f"- {row.agent}: `{row.said}`" for row in said]
     failures = [row for row in rows if row.problems]
     if failures:
         lines += ["", "## Failures"]
@@ -705,12 +816,254 @@ def headless_results(rows: Sequence[Row]) -> str:
         f"and an answer of its own: `start prompt --print -a NAME '{PRINT_PROMPT}' -- ARGS` must",
         "print exactly that answer with exit status 0, and `start task "
         f"{PRINT_TASK} --print --json`",
-        "(a task of a scratch global config) must report success with it. llm-echo is",
-        "`-a llm -- -m echo` (the llm-echo plugin, no server), which echoes the prompt. Seconds:",
-        "the two runs, start included. How each CLI was pointed: scripts/agents.py, `setup`.",
+        "(a task of a scratch global config) must report success with it. Then the model answers",
+        f"JSON, `{JSON_ANSWER.format(agent='NAME')}`: `start task {JSON_TASK} --print",
+        '--json` (a task with `output = "json"`) must report success with exactly that value;',
+        "and nothing at all: `start prompt --print` must report the agent's failure (exit",
+        "status 1, nothing on stdout). llm-echo is `-a llm -- -m echo` (the llm-echo plugin, no",
+        "server), which echoes the prompt, so it is asked neither. Seconds: each run, start",
+        "included. How each CLI was pointed: scripts/agents.py, `setup`.",
         "",
     ]
     return "\n".join(lines) + "\n" + headless_table(rows)
+
+
+# --- envelopes: what each CLI prints, recorded for the readers' tests -------------------------
+
+ENVELOPES = REPO / "tests" / "fixtures" / "envelopes"
+ENVELOPE_TASK = "envelope"
+SCHEMA_TASK = "envelope-schema"
+# The schema of SCHEMA_TASK's output: the CLIs with a print_schema are held to it.
+SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+
+
+class Case(NamedTuple):
+    """One recorded run: what the model server answers, and which task start runs."""
+
+    name: str
+    note: str
+    answer: str  # {agent} is the agent's name
+    error: int | None = None  # the HTTP status of every model request instead of an answer
+    task: str = ENVELOPE_TASK
+    bare: bool = False  # the CLI as installed: not pointed at the server, no key
+    tool: str | None = None  # a tool the model calls once, with TOOL_INPUT (Messages API only)
+    only: tuple[str, ...] = ()  # the CLIs this case is for, if not all
+
+
+CASES = (
+    Case("text", "a text answer", "ANSWER-{agent}"),
+    Case(
+        "json",
+        'a JSON answer, as a task with output = "json" asks for',
+        '{"response": "ANSWER-{agent}", "items": [1, 2]}',
+    ),
+    Case("empty", "an empty answer", ""),
+    Case("auth", "the model server refuses the key: HTTP 401", "ANSWER-{agent}", error=401),
+    Case(
+        "schema",
+        "a task's JSON Schema, held by the CLI (print_schema); the model answers with text "
+        "unless the request asks for JSON",
+        "ANSWER-{agent}",
+        task=SCHEMA_TASK,
+    ),
+    Case(
+        "unset",
+        "the CLI as installed, in a fresh HOME: not pointed at any server, no key, no login "
+        "(and no network)",
+        "ANSWER-{agent}",
+        bare=True,
+    ),
+    Case(
+        "denied",
+        "the model calls a tool that the read-only level denies (Read outside the working "
+        "directory), then answers",
+        "ANSWER-{agent}",
+        tool="Read",
+        only=("claude",),
+    ),
+)
+TOOL_INPUT = {"file_path": "/etc/hostname"}
+# The environment of some cases besides the CLI's setup, and why.
+CASE_ENV = {
+    # Claude Code retries a refused key 10 times with back-off (minutes); the last answer is
+    # the same as the first.
+    ("claude", "auth"): {"CLAUDE_CODE_MAX_RETRIES": "0"},
+    ("claude", "unset"): {"CLAUDE_CODE_MAX_RETRIES": "0"},
+}
+
+# Other headless forms of a catalog CLI, recorded beside its own: NAME.ENVELOPE, the entry's
+# print_command and print_output replaced (each a scratch agent of that name).
+VARIANTS: dict[str, dict[str, str]] = {
+    # cn's JSON form, which the `continue` reader reads: an answer that is JSON is printed as it
+    # is, any other wrapped in {"response", "status", "note"}.
+    "cn.continue": {
+        "print_command": "{bin} -p --format=json '--rule={role_file}' {args} < '{prompt_file}'",
+        "print_output": "continue",
+    },
+    # droid's result object, which says only "Exec failed" of every failure.
+    "droid.result": {
+        "print_command": "{bin} exec --output-format json [--model {model}] "
+        "--append-system-prompt-file '{role_file}' {args} --file '{prompt_file}'",
+        "print_output": "result",
+    },
+}
+
+
+def envelope_config(layout: Layout, catalog: dict[str, Any]) -> Path:
+    """A scratch global config for start: the recorded tasks, and the variants as agents."""
+    import tomlkit
+
+    config = layout.prefix / "envelopes" / "start-config"
+    config.mkdir(parents=True, exist_ok=True)
+    tasks = {
+        ENVELOPE_TASK: {"description": "make agents: a recorded envelope", "prompt": PRINT_PROMPT},
+        SCHEMA_TASK: {
+            "description": "make agents: a recorded envelope of an answer held to a schema",
+            "prompt": PRINT_PROMPT,
+            "output": {"schema": SCHEMA},
+        },
+    }
+    (config / "tasks.toml").write_text(tomlkit.dumps({"tasks": tasks}))
+    agents = {
+        variant_agent(name): {**catalog[name.partition(".")[0]], **fields}
+        for name, fields in VARIANTS.items()
+    }
+    (config / "agents.toml").write_text(tomlkit.dumps({"agents": agents}))
+    return config
+
+
+def variant_agent(name: str) -> str:
+    """The scratch agent of a variant: cn.continue is the agent cn-continue."""
+    return name.replace(".", "-")
+
+
+class Recorded(NamedTuple):
+    """One case of one CLI: its output, made free of this machine's paths and ports."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    answer_file: str | None  # what the CLI wrote to {answer_file}, if it has one
+    requests: tuple[str, ...]  # METHOD PATH of each request the model server received
+
+
+def record_case(
+    name: str,
+    case: Case,
+    catalog: dict[str, Any],
+    env: dict[str, str],
+    layout: Layout,
+    config: Path,
+) -> Recorded | str:
+    """Run the headless form of the agent (or variant) `name` as start would, against the model
+    server answering `case`; what it printed, or why it could not run."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests.model_server import serve
+
+    agent = name.partition(".")[0]
+    start_name = variant_agent(name) if name in VARIANTS else agent
+    base = layout.prefix / "envelopes" / name / case.name
+    home, work, run_env = scratch(base, env, config)
+    answer = case.answer.replace("{agent}", agent)
+    tool_input = TOOL_INPUT if case.tool else None
+    with serve(
+        answer=answer, error=case.error, call_tool=case.tool, tool_input=tool_input
+    ) as server:
+        how = Setup({}) if case.bare else setup(agent, server.url, home, base, layout.prefix)
+        run_env.update({**how.env, **CASE_ENV.get((agent, case.name), {})})
+        for before in how.before:
+            code, out, err, _ = run_marked(before, run_env, work, TIMEOUT * 2)
+            if code != 0:
+                return f"`{shlex.join(before)}` exited {code}: {err or out}"
+        # start's own argv for the run (a dry run keeps its files), run as start runs it.
+        dry = [sys.executable, "-m", "start", "-q", "--dry-run", "--json", "task", case.task]
+        dry += ["--print", "-a", start_name, "--", *how.args]
+        code, out, err, _ = run_marked(dry, run_env, work, TIMEOUT * 2)
+        if code != 0:
+            return f"start --dry-run exited {code}: {err or out}"
+        launch = json.loads(out)
+        code, stdout, stderr, _ = run_marked(
+            launch["argv"], {**run_env, **launch["env"]}, work, PRINT_TIMEOUT
+        )
+        kept = Path(launch["kept_dir"])
+        answer_file = kept / "answer.md"
+        written = answer_file.read_text() if answer_file.exists() else None
+        routes = tuple(f"{r.method} {r.path}" for r in server.requests)
+        port = server.url.rsplit(":", 1)[1]
+
+    def clean(text: str) -> str:
+        for path, shown in ((kept, "$KEPT"), (home, "~"), (base, "$SCRATCH")):
+            text = text.replace(str(path), shown)
+        text = text.replace(str(layout.prefix), "$AGENTS").replace(str(REPO), "$REPO")
+        return text.replace(f"127.0.0.1:{port}", "127.0.0.1:PORT")
+
+    return Recorded(
+        code,
+        clean(stdout),
+        clean(stderr),
+        clean(written) if written is not None else None,
+        tuple(clean(route) for route in routes),
+    )
+
+
+def record_envelopes(
+    names: Sequence[str], catalog: dict[str, Any], env: dict[str, str], layout: Layout
+) -> bool:
+    """Record every case of each CLI (and variant) into tests/fixtures/envelopes/NAME/; whether
+    every one could run."""
+    config = envelope_config(layout, catalog)
+    wanted = [a for a, e in catalog.items() if e.get("print_command") and a != "llm-chat"]
+    wanted += list(VARIANTS)
+    ok = True
+    for name in wanted:
+        agent = name.partition(".")[0]
+        if names and name not in names and agent not in names:
+            continue
+        entry = catalog[agent]
+        binary = str(entry["bin"])
+        if shutil.which(binary, path=env["PATH"]) is None:
+            print(f"{name:<14} not installed")
+            ok = False
+            continue
+        ver = version(binary, env, layout)
+        envelope = VARIANTS.get(name, entry)["print_output"]
+        target = ENVELOPES / name
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
+        for case in CASES:
+            if case.task == SCHEMA_TASK and not entry.get("print_schema"):
+                continue
+            if case.only and agent not in case.only:
+                continue
+            done = record_case(name, case, catalog, env, layout, config)
+            if isinstance(done, str):
+                print(f"{name:<14} {case.name:<8} FAILED: {done}")
+                ok = False
+                continue
+            (target / f"{case.name}.stdout").write_text(done.stdout)
+            (target / f"{case.name}.stderr").write_text(done.stderr)
+            facts = {
+                "cli": agent,
+                "version": ver,
+                "print_output": envelope,
+                "case": case.name,
+                "note": case.note,
+                "model_answer": case.answer.replace("{agent}", agent),
+                "model_error": case.error,
+                "env": CASE_ENV.get((agent, case.name), {}),
+                "exit_code": done.exit_code,
+                "answer_file": done.answer_file,
+                "requests": list(done.requests),
+            }
+            (target / f"{case.name}.json").write_text(json.dumps(facts, indent=2) + "\n")
+            print(f"{name:<14} {case.name:<8} exit {done.exit_code}", flush=True)
+    return ok
 
 
 def main() -> int:
@@ -727,6 +1080,12 @@ def main() -> int:
         action="store_true",
         help="only the headless runs against the offline model server (no help re-recorded)",
     )
+    parser.add_argument(
+        "--record-envelopes",
+        action="store_true",
+        help="only record what each CLI prints headless, case by case, into "
+        f"{ENVELOPES.relative_to(REPO)}",
+    )
     parser.add_argument("agents", nargs="*", help="only these agents (default: all)")
     options = parser.parse_args()
     layout = Layout(options.prefix.resolve())
@@ -737,6 +1096,10 @@ def main() -> int:
     with (REPO / "config" / "agents.toml").open("rb") as f:
         catalog = tomllib.load(f)["agents"]
     env = environment(layout)
+    if options.record_envelopes:
+        ok = record_envelopes(options.agents, catalog, env, layout)
+        print(f"\nReview the fixtures: git diff --stat -- {ENVELOPES.relative_to(REPO)}")
+        return 0 if ok else 1
     failed = False
     if not options.print_only:
         print(f"{'agent':<10} {'version':<10} passthrough probe")
@@ -752,14 +1115,18 @@ def main() -> int:
     if "llm" in catalog:
         checks.insert([a for a, _ in checks].index("llm") + 1, ("llm-echo", catalog["llm"]))
     rows = []
-    print(f"{'agent':<10} {'version':<10} {'answered':<17} seconds (prompt + task)")
+    print(f"{'agent':<10} {'version':<10} {'answered':<17} {'JSON':<5} {'empty':<7} seconds")
     for agent, entry in checks:
         if options.agents and agent not in options.agents:
             continue
         row = headless_check(agent, entry, env, layout)
         rows.append(row)
         failed = failed or row.failed
-        print(f"{agent:<10} {row.version:<10} {row.answered:<17} {row.seconds}", flush=True)
+        print(
+            f"{agent:<10} {row.version:<10} {row.answered:<17} {row.json:<5} {row.empty:<7} "
+            f"{row.seconds}",
+            flush=True,
+        )
     for row in rows:
         for problem in row.problems:
             print(f"\n{row.agent}: {problem}")

@@ -3,318 +3,21 @@ proven rather than assumed.
 
 Exit 0 alone is not success: aider exits 0 on an authentication error, Claude Code reports
 `is_error` with `subtype: success`, and a CLI can exit 0 having printed nothing. A run succeeds
-when the agent exits 0, its output parses as its envelope (`print_output`) says, it reports no
-error, and the answer is not empty. Anything else is a failure that quotes the CLI's own words.
+when the agent exits 0, its output parses as its envelope (`print_output`, read by
+start.envelopes) says, it reports no error, and the answer is not empty. Anything else is a
+failure that quotes the CLI's own words.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from start import jsontext
-from start.config.schema import ENVELOPES
-from start.errors import StartError
+from start.envelopes import Answer, EnvelopeError, TooLargeError, read, size_text
 from start.record import Record
 
 if TYPE_CHECKING:
     from start import agentrun, output, pipeline, shell
-
-
-class Answer(Record):
-    """What a CLI's output says: the answer, or why there is none."""
-
-    text: str
-    error: str | None  # the CLI's own words for a failure it reported, else None
-    usage: Mapping[str, Any] | None = None  # tokens and cost, as the CLI reported them
-    # Actions the CLI reports it refused for lack of permission, one line each: shown, not hidden.
-    denied: tuple[str, ...] = ()
-
-
-class EnvelopeError(StartError):
-    """Output that is not what the agent's print_output says it prints."""
-
-
-class TooLargeError(StartError):
-    """An answer larger than settings.print_answer_limit: it is not read."""
-
-
-def read(
-    envelope: str, stdout: str, answer_file: str | None = None, limit: int = 1 << 30
-) -> Answer:
-    """The answer in `stdout` (and in the file the CLI wrote it to, read up to `limit` bytes),
-    by `envelope`.
-
-    Raises EnvelopeError when the output is not of that form at all, TooLargeError when the
-    answer file holds more than `limit` bytes.
-    """
-    reader = _READERS.get(envelope)
-    if reader is None:
-        raise EnvelopeError(f"unknown print_output '{envelope}': one of {', '.join(ENVELOPES)}")
-    found = reader(stdout, _file_text(answer_file, limit))
-    return Answer(
-        _whole(found.text),
-        None if found.error is None else _whole(found.error),
-        _plain(found.usage),
-        tuple(_whole(line) for line in found.denied),
-    )
-
-
-def _whole(text: str) -> str:
-    """`text` with each lone surrogate (a JSON escape such as `\\ud800`, which no UTF-8 can hold)
-    made U+FFFD, as start.fs.text makes an invalid byte: text that can be printed and kept."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return text
-
-
-def _plain(value: Any) -> Any:
-    """A JSON value with its strings `_whole`."""
-    if isinstance(value, str):
-        return _whole(value)
-    if isinstance(value, dict):
-        return {_whole(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    return value
-
-
-def _text(stdout: str, filed: str) -> Answer:
-    return Answer(stdout.strip("\n"), None)
-
-
-# How deep an agent's JSON output may nest: an answer's limit, and room for the envelope around it.
-_ENVELOPE_DEPTH: Final = jsontext.DEPTH_LIMIT + 10
-
-
-def _objects(stdout: str) -> Iterator[dict[str, Any]]:
-    """The JSON objects of `stdout`: one value (an object, or an array of them) or JSON lines.
-    A line that is not JSON (or nests deeper than _ENVELOPE_DEPTH) is skipped, as CLIs print
-    warnings among their events."""
-    text = stdout.strip()
-    if not text:
-        return
-    try:
-        whole = jsontext.loads(text, _ENVELOPE_DEPTH)
-    except ValueError:
-        whole = None
-        for line in text.splitlines():
-            line = line.strip()
-            if not line.startswith("{"):
-                continue
-            try:
-                value = jsontext.loads(line, _ENVELOPE_DEPTH)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                yield value
-    if isinstance(whole, dict):
-        yield whole
-    elif isinstance(whole, list):
-        yield from (item for item in whole if isinstance(item, dict))
-
-
-def _no_json(what: str) -> EnvelopeError:
-    return EnvelopeError(f"its output has no {what}")
-
-
-def _result(stdout: str, filed: str) -> Answer:
-    found = [o for o in _objects(stdout) if o.get("type") == "result" or "is_error" in o]
-    if not found:
-        raise _no_json("JSON result object")
-    result = found[-1]
-    text = result.get("result")
-    text = text if isinstance(text, str) else ""
-    # Held to a JSON Schema (claude --json-schema, qwen --json-schema), the CLI gives the value
-    # itself beside the text: Claude Code as structured_output, Qwen Code as structured_result.
-    for field in ("structured_output", "structured_result"):
-        if result.get(field) is not None:
-            text = json.dumps(result[field], ensure_ascii=False)
-            break
-    usage = _usage(result, "usage", "total_cost_usd", "num_turns")
-    subtype = result.get("subtype")
-    denied = _denials(result.get("permission_denials"))
-    if result.get("is_error") or (isinstance(subtype, str) and subtype.startswith("error")):
-        return Answer("", text or str(subtype or "the agent reported an error"), usage, denied)
-    return Answer(text, None, usage, denied)
-
-
-def _denials(found: object) -> tuple[str, ...]:
-    """Claude Code's `permission_denials`: each tool call it refused, as `TOOL INPUT`."""
-    if not isinstance(found, list):
-        return ()
-    lines = []
-    for denial in found:
-        if not isinstance(denial, dict):
-            continue
-        tool = denial.get("tool_name") or "a tool"
-        given = denial.get("tool_input")
-        if isinstance(given, dict):
-            given = given.get("command") or given.get("file_path") or json.dumps(given)
-        lines.append(f"{tool} {given}".strip() if given else str(tool))
-    return tuple(lines)
-
-
-def _gemini(stdout: str, filed: str) -> Answer:
-    found = list(_objects(stdout))
-    if not found:
-        raise _no_json("JSON object")
-    value = found[-1]
-    error = value.get("error")
-    if error:
-        message = error.get("message") if isinstance(error, dict) else error
-        return Answer("", str(message), None)
-    text = value.get("response")
-    return Answer(text if isinstance(text, str) else "", None, _usage(value, "stats"))
-
-
-def _codex(stdout: str, filed: str) -> Answer:
-    events = list(_objects(stdout))
-    messages, errors, usage = [], [], None
-    for event in events:
-        kind = event.get("type")
-        item = event.get("item")
-        if kind == "item.completed" and isinstance(item, dict):
-            if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
-                messages.append(item["text"])
-        elif kind == "error" and event.get("message"):
-            errors.append(str(event["message"]))
-        elif kind == "turn.failed":
-            error = event.get("error")
-            errors.append(str(error.get("message") if isinstance(error, dict) else error))
-        elif kind == "turn.completed":
-            usage = _usage(event, "usage")
-    text = filed or (messages[-1] if messages else "")
-    if errors:
-        return Answer("", errors[-1], usage)
-    if not events and not text:
-        raise _no_json("JSON events")
-    return Answer(text, None, usage)
-
-
-def _opencode(stdout: str, filed: str) -> Answer:
-    events = list(_objects(stdout))
-    if not events:
-        raise _no_json("JSON events")
-    parts, usage = [], None
-    for event in events:
-        kind, part = event.get("type"), event.get("part")
-        if kind == "text" and isinstance(part, dict) and isinstance(part.get("text"), str):
-            parts.append(part["text"])
-        elif kind == "error":
-            error = event.get("error")
-            data = error.get("data") if isinstance(error, dict) else None
-            message = data.get("message") if isinstance(data, dict) else None
-            name = error.get("name") if isinstance(error, dict) else None
-            return Answer("", str(message or name or error), usage)
-        elif kind == "step_finish" and isinstance(part, dict):
-            usage = _usage(part, "tokens", "cost")
-    return Answer("".join(parts), None, usage)
-
-
-def _continue(stdout: str, filed: str) -> Answer:
-    found = [o for o in _objects(stdout) if "response" in o or "status" in o]
-    if not found:
-        raise _no_json("JSON response object")
-    value = found[-1]
-    text = value.get("response")
-    text = text if isinstance(text, str) else ""
-    if value.get("status") not in (None, "success"):
-        return Answer("", text or f"status {value.get('status')}", None)
-    return Answer(text, None, None)
-
-
-def _cline(stdout: str, filed: str) -> Answer:
-    events = list(_objects(stdout))
-    runs = [e for e in events if e.get("type") == "run_result"]
-    if not runs:
-        errors = [e for e in events if e.get("type") == "error"]
-        if errors:
-            return Answer("", str(errors[-1].get("message") or errors[-1]), None)
-        raise _no_json("run_result event")
-    run = runs[-1]
-    text = run.get("text") if isinstance(run.get("text"), str) else ""
-    reason = run.get("finishReason")
-    if reason not in (None, "completed"):
-        return Answer("", f"finished as {reason}" + (f": {text}" if text else ""), None)
-    return Answer(str(text), None, _usage(run, "usage"))
-
-
-# Lines aider prints around the answer: its banner, and notices it gives on its own.
-_AIDER_BANNER: Final = (
-    "Aider v",
-    "Main model:",
-    "Weak model:",
-    "Editor model:",
-    "Git repo:",
-    "Repo-map:",
-    "Analytics ",
-    "Detected dumb terminal",
-    "Warning:",
-    "Added ",
-    "Git repository created in ",
-    "Update git name with:",
-    "Update git email with:",
-    "Model:",
-    "Newer aider version",
-    "You can skip this check",
-    "https://aider.chat/",
-)
-# What aider prints instead of an answer when the model call fails (it still exits 0).
-_AIDER_ERRORS: Final = ("litellm.", "Error:", "API Error", "Unexpected error", "Traceback")
-
-
-def _aider(stdout: str, filed: str) -> Answer:
-    lines = stdout.splitlines()
-    errors = [line.strip() for line in lines if line.strip().startswith(_AIDER_ERRORS)]
-    body = [line for line in lines if not line.startswith(_AIDER_BANNER)]
-    usage = None
-    # The token count follows the answer; what aider did with the answer (applied edits, its
-    # commit) comes after it.
-    counts = [i for i, line in enumerate(body) if line.startswith("Tokens:")]
-    if counts:
-        usage = {"summary": body.pop(counts[-1]).strip()}
-    text = "\n".join(body).strip("\n")
-    if errors:
-        return Answer("", errors[0], usage)
-    return Answer(text, None, usage)
-
-
-def _file_text(path: str | None, limit: int) -> str:
-    """The answer a CLI wrote to a file (codex's {answer_file}); "" when there is none."""
-    if path is None:
-        return ""
-    from start import fs
-
-    try:
-        found = fs.read(path, limit)
-    except fs.FileError:
-        return ""
-    if found.truncated:
-        raise TooLargeError(f"its answer file holds {_size(found.size)}")
-    return fs.text(found.data).strip("\n")
-
-
-def _usage(value: Mapping[str, Any], *keys: str) -> dict[str, Any] | None:
-    found = {key: value[key] for key in keys if value.get(key) is not None}
-    return found or None
-
-
-_READERS: Final[Mapping[str, Callable[[str, str], Answer]]] = {
-    "text": _text,
-    "result": _result,
-    "gemini": _gemini,
-    "codex": _codex,
-    "opencode": _opencode,
-    "continue": _continue,
-    "cline": _cline,
-    "aider": _aider,
-}
 
 
 class Result(Record):
@@ -521,8 +224,10 @@ def _read(
     if done.error is None and not done.timed_out:
         try:
             if done.stdout_size > limit:
-                raise TooLargeError(f"printed {_size(done.stdout_size)}")
-            answer = read(agent.print_output, done.stdout, prepared.launch.answer_file, limit)
+                raise TooLargeError(f"printed {size_text(done.stdout_size)}")
+            answer = read(
+                agent.print_output, done.stdout, prepared.launch.answer_file, limit, done.stderr
+            )
         except TooLargeError as large:
             if done.returncode == 0:  # else its exit status says what went wrong
                 return None, _too_large(str(large), limit)
@@ -533,16 +238,9 @@ def _read(
 
 def _too_large(what: str, limit: int) -> str:
     return (
-        f"{what}, more than settings.print_answer_limit ({_size(limit)}) allows, so its answer "
+        f"{what}, more than settings.print_answer_limit ({size_text(limit)}) allows, so its answer "
         "was not read; raise the limit to read such answers"
     )
-
-
-def _size(count: int) -> str:
-    """A byte count in words: `1,234 bytes`, `16 MiB`, `20.5 MiB`."""
-    if count < 1 << 20:
-        return f"{count:,} bytes"
-    return f"{count / (1 << 20):.1f}".removesuffix(".0") + " MiB"
 
 
 def _mismatch(spec: output.Spec, checked: output.Checked, timeout: float) -> str:

@@ -1,4 +1,5 @@
-"""What the offline model server answers, API by API: one fixed text, or JSON fitting a schema.
+"""What the offline model server answers, API by API: one fixed text, JSON fitting a schema, or
+the API's own error body.
 
 Each function takes the answer text and the request's body and returns the JSON answer, or, when
 streamed, the events in order: (name, data), the name None for data-only events.
@@ -364,6 +365,36 @@ def ollama(text: str, body: dict[str, Any], path: str) -> list[dict[str, Any]]:
     if body.get("stream") is False:
         return [line(text, True)]
     return [*(line(piece, False) for piece in pieces(text)), line("", True)]
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+# What each API calls an error status (Anthropic's type, OpenAI's code, Google's status), and
+# the message the server gives with it; another status is named as 400 or 500 is.
+ERRORS = {
+    400: ("invalid_request_error", "invalid_request", "INVALID_ARGUMENT", "bad request"),
+    401: ("authentication_error", "invalid_api_key", "UNAUTHENTICATED", "invalid API key"),
+    403: ("permission_error", "insufficient_quota", "PERMISSION_DENIED", "permission denied"),
+    429: ("rate_limit_error", "rate_limit_exceeded", "RESOURCE_EXHAUSTED", "rate limit reached"),
+    500: ("api_error", "server_error", "INTERNAL", "internal server error"),
+}
+
+
+def api_error(api: str, status: int) -> dict[str, Any]:
+    """The body an API answers an error STATUS with, in its own shape: Anthropic's `type: error`,
+    OpenAI's `error.code`, Google's `error.status`, Ollama's and Augment's bare `error`."""
+    other = ERRORS[500] if status >= 500 else ERRORS[400]
+    anthropic_type, openai_code, google_status, said = ERRORS.get(status, other)
+    message = f"{NAME}: {said} (this server answers every request with status {status})"
+    if api == "anthropic":
+        return {"type": "error", "error": {"type": anthropic_type, "message": message}}
+    if api == "gemini":
+        return {"error": {"code": status, "message": message, "status": google_status}}
+    if api in ("chat", "responses"):
+        kind = "invalid_request_error" if status < 500 else "server_error"
+        error = {"message": message, "type": kind, "param": None, "code": openai_code}
+        return {"error": error}
+    return {"error": message}
 
 
 def model_entry(name: str) -> dict[str, Any]:

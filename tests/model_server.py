@@ -9,6 +9,11 @@ It calls no tool, unless told to: with `serve(call_tool=NAME, tool_input={...})`
 `--call-tool NAME --tool-input JSON`), the first Anthropic Messages request that offers a tool
 NAME is answered with a call of that tool (id `TOOL_USE_ID`), and every later request as usual;
 `server.tool_results()` gives what came back for that call.
+
+It answers no model request at all when told to fail: with `serve(error=401)` (from a shell,
+`--error 401`), every model request (and model list) gets that HTTP status with a body in its
+API's own error shape (tests.model_answers.api_error); 401 is a refused key. Reachability checks
+are still answered. The answer text may be anything, JSON text or empty included.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from tests.model_answers import (
     TOOL_USE_ID,
     anthropic,
     anthropic_tool_use,
+    api_error,
     augment,
     chat,
     gemini,
@@ -59,6 +65,7 @@ class ModelServer:
     answer: str
     call_tool: str | None = None
     tool_input: dict[str, Any] = field(default_factory=dict)
+    error: int | None = None  # the HTTP status of every model request, if not 200
     _requests: list[Request] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _tool_called: bool = False
@@ -128,6 +135,7 @@ class Server(ThreadingHTTPServer):
         verbose: bool,
         call_tool: str | None = None,
         tool_input: dict[str, Any] | None = None,
+        error: int | None = None,
     ) -> None:
         super().__init__(("127.0.0.1", port), Handler)
         host, bound = self.server_address[:2]
@@ -136,6 +144,7 @@ class Server(ThreadingHTTPServer):
             answer=answer,
             call_tool=call_tool,
             tool_input=dict(tool_input or {}),
+            error=error,
         )
         self.verbose = verbose
 
@@ -224,8 +233,11 @@ class Handler(BaseHTTPRequestHandler):
         return self.rfile.read(int(length))
 
     def route_get(self, path: str) -> None:
+        error = self.server.state.error
         if path in ("/", "/api/hello") or path.endswith("/api/hello"):
             self.send_json(200, {"ok": True})
+        elif error is not None and (path.endswith(("/models", "/api/tags")) or "/models/" in path):
+            self.send_api_error(self.list_api(path), error)
         elif path.endswith(("/models", "/api/tags")):
             self.send_json(200, model_list())
         elif "/models/" in path:
@@ -233,11 +245,24 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.not_found("GET", path)
 
+    def list_api(self, path: str) -> str:
+        """Whose model list a GET asks for: Anthropic's clients send their version header."""
+        headers = {name.lower() for name in self.headers}
+        if path.endswith("/api/tags"):
+            return "ollama"
+        if "anthropic-version" in headers:
+            return "anthropic"
+        return "gemini" if "x-goog-api-key" in headers or "/v1beta/" in path else "chat"
+
     def route_post(self, path: str, body: dict[str, Any]) -> None:
         answer = self.server.state.answer
         used = tokens(json.dumps(body))
         stream = body.get("stream") is True
-        if path.endswith("/messages/count_tokens"):
+        api = post_api(path)
+        error = self.server.state.error
+        if error is not None and api is not None:
+            self.send_api_error(api, error)
+        elif path.endswith("/messages/count_tokens"):
             self.send_json(200, {"input_tokens": used})
         elif path.endswith("/messages") and self.server.state.take_tool_call(body):
             name, arguments = self.server.state.call_tool, self.server.state.tool_input
@@ -275,6 +300,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_lines(lines)
         else:
             self.not_found("POST", path)
+
+    def send_api_error(self, api: str, status: int) -> None:
+        self.send_json(status, api_error(api, status))
 
     def not_found(self, method: str, path: str) -> None:
         self.send_error_json(404, f"{NAME}: no route for {method} {path}")
@@ -326,6 +354,23 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
+def post_api(path: str) -> str | None:
+    """The API a POST to PATH speaks (tests.model_answers' names), or None for no model API."""
+    if path.endswith(("/messages", "/messages/count_tokens")):
+        return "anthropic"
+    if path.endswith("/completions"):
+        return "chat"
+    if path.endswith("/responses"):
+        return "responses"
+    if "/models/" in path and ":" in path.rsplit("/", 1)[1]:
+        return "gemini"
+    if path.endswith(("/chat-stream", "/prompt-enhancer")):
+        return "augment"
+    if path.endswith(("/api/chat", "/api/generate")):
+        return "ollama"
+    return None
+
+
 @contextmanager
 def serve(
     answer: str = "ANSWER",
@@ -333,12 +378,14 @@ def serve(
     verbose: bool = False,
     call_tool: str | None = None,
     tool_input: dict[str, Any] | None = None,
+    error: int | None = None,
 ) -> Iterator[ModelServer]:
     """A server on 127.0.0.1 (PORT 0: one the system chooses) for the duration of the block.
 
-    CALL_TOOL: the name of a tool the model calls once, with TOOL_INPUT (see the module's text).
+    CALL_TOOL: the name of a tool the model calls once, with TOOL_INPUT; ERROR: the HTTP status
+    every model request gets instead of an answer (see the module's text).
     """
-    server = Server(port, answer, verbose, call_tool, tool_input)
+    server = Server(port, answer, verbose, call_tool, tool_input, error)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), name=NAME, daemon=True)
     thread.start()
     try:
@@ -359,6 +406,12 @@ def json_object(text: str) -> dict[str, Any]:
     return value
 
 
+def error_status(text: str) -> int:
+    if not text.isdigit() or not 400 <= int(text) <= 599:
+        raise argparse.ArgumentTypeError(f"not an HTTP error status (400 to 599): {text}")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"python -m {NAME}", description=__doc__)
     parser.add_argument("--answer", required=True, help="the text every model answers")
@@ -375,8 +428,14 @@ def main(argv: list[str] | None = None) -> int:
         default={},
         help="the arguments of that call, a JSON object (default: {})",
     )
+    parser.add_argument(
+        "--error",
+        metavar="STATUS",
+        type=error_status,
+        help="answer every model request with this HTTP error status (401: a refused key)",
+    )
     args = parser.parse_args(argv)
-    with serve(args.answer, args.port, True, args.call_tool, args.tool_input) as server:
+    with serve(args.answer, args.port, True, args.call_tool, args.tool_input, args.error) as server:
         print(server.url, flush=True)
         try:
             while sys.stdin.buffer.read(65536):

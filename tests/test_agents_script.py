@@ -74,3 +74,53 @@ def test_judge_json_run(agents: ModuleType) -> None:
         "exit status 1, and stdout is not a JSON object",
         "boom",
     )
+
+
+def test_judge_json_run_wants_exactly_the_value(agents: ModuleType) -> None:
+    judge = agents._judge_json
+    value = {"response": "ANSWER-x", "items": [1, 2]}
+    result = {"success": True, "value": value, "answer": json.dumps(value), "stderr": ""}
+    assert judge(0, json.dumps(result), "", value) is None
+    # cn's old reading: the "response" field taken for the whole answer.
+    wrong = {**result, "value": "ANSWER-x"}
+    assert judge(0, json.dumps(wrong), "", value) == (
+        f"the value is 'ANSWER-x', not {value!r}",
+        "",
+    )
+    failed = {**result, "success": False, "value": None, "error": "not JSON", "stderr": "e"}
+    assert judge(1, json.dumps(failed), "", value) == (
+        "exit status 1, success False: not JSON",
+        "e",
+    )
+
+
+def test_judge_empty_run_wants_the_agents_failure(agents: ModuleType) -> None:
+    judge = agents._judge_empty
+    said = "start: agent 'cn' failed: exited 0 but printed no answer\n"
+    assert judge("cn", 1, "", said) is None
+    assert judge("cn", 0, "Empty response received from LLM.\n", "") == (
+        "exit status 0 and stdout 'Empty response received from LLM.', not 1 and nothing"
+    )
+    assert judge("cn", 1, "", "start: internal error\n") == (
+        "start's stderr does not say that the agent failed"
+    )
+    assert judge("cn", None, "", "") == f"start did not end within {agents.OUTER_TIMEOUT} s"
+
+
+def test_the_results_table_has_the_json_and_empty_columns(agents: ModuleType) -> None:
+    rows = [
+        agents.Row("cn", "1.5.47", "yes", "1.0 + 1.0", (), "yes", "failed", "start: agent 'cn' …"),
+        agents.Row("llm-echo", "0.36", "yes", "1.0 + 1.0"),
+        agents.Row("aider", "0.86.2", "yes", "1.0", ("`x`: exit status 0",), "yes", "no"),
+    ]
+    assert agents.headless_table(rows) == (
+        "| agent | CLI version | answered | JSON answer | empty answer | seconds |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        "| cn | 1.5.47 | yes | yes | failed | 1.0 + 1.0 |\n"
+        "| llm-echo | 0.36 | yes | - | - | 1.0 + 1.0 |\n"
+        "| aider | 0.86.2 | yes | yes | no | 1.0 |\n"
+        "\n## What start said of the empty answer\n\n"
+        "- cn: `start: agent 'cn' …`\n"
+        "\n## Failures\n\n### aider\n\n`x`: exit status 0\n"
+    )
+    assert [row.failed for row in rows] == [False, False, True]

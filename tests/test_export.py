@@ -165,9 +165,7 @@ def test_a_folder_start_did_not_write_is_never_overwritten(isolated: Path) -> No
 def test_a_marker_nested_deep_is_a_folder_start_did_not_write(isolated: Path) -> None:
     """A marker file planted in the target folder, 20,000 brackets deep, made export exit 70."""
     root = _setup(isolated)
-    write_tree(
-        root, {"out/explain/SKILL.md": "mine\n", "out/explain/.start-export": "[" * 20_000}
-    )
+    write_tree(root, {"out/explain/SKILL.md": "mine\n", "out/explain/.start-export": "[" * 20_000})
     code, out, err = export(root, "out", "explain")
     assert (code, out, err) == (
         1,

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from tests.model_answers import MODELS, TOOL_USE_ID, fit, pieces
+from tests.model_answers import MODELS, TOOL_USE_ID, api_error, fit, pieces
 from tests.model_server import MAX_BODY, ModelServer, main, serve
 
 ANSWER = "ANSWER-test-5f1c9e02"
@@ -649,6 +649,133 @@ def test_command_line_calls_the_tool_it_is_told_to() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+# --- every model request refused -----------------------------------------------------------------
+
+REFUSED = "tests.model_server: invalid API key (this server answers every request with status 401)"
+
+
+@pytest.fixture
+def refusing() -> Iterator[ModelServer]:
+    with serve(answer=ANSWER, error=401) as running:
+        yield running
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "expected"),
+    [
+        (
+            "/v1/messages",
+            MESSAGES,
+            {"type": "error", "error": {"type": "authentication_error", "message": REFUSED}},
+        ),
+        (
+            "/v1/messages/count_tokens",
+            MESSAGES,
+            {"type": "error", "error": {"type": "authentication_error", "message": REFUSED}},
+        ),
+        *(
+            (
+                path,
+                body,
+                {
+                    "error": {
+                        "message": REFUSED,
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
+            for path, body in (("/v1/chat/completions", CHAT), ("/v1/responses", RESPONSES))
+        ),
+        *(
+            (
+                f"{GEMINI_PATH}:{action}",
+                GEMINI,
+                {"error": {"code": 401, "message": REFUSED, "status": "UNAUTHENTICATED"}},
+            )
+            for action in ("generateContent", "streamGenerateContent?alt=sse", "countTokens")
+        ),
+        ("/chat-stream", {"message": "say hi"}, {"error": REFUSED}),
+        ("/api/chat", {"model": "m", "messages": []}, {"error": REFUSED}),
+    ],
+)
+def test_a_refusing_server_answers_each_api_in_its_own_error_shape(
+    refusing: ModelServer, path: str, body: Any, expected: Any
+) -> None:
+    status, kind, data = call(refusing, path, {**body, "stream": True})
+    assert (status, kind, json.loads(data)) == (401, "application/json", expected)
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "api"),
+    [
+        ("/v1/models", {}, "chat"),
+        ("/v1/models", {"anthropic-version": "2023-06-01"}, "anthropic"),
+        ("/v1beta/models", {}, "gemini"),
+        ("/v1/models", {"x-goog-api-key": "k"}, "gemini"),
+        ("/v1/models/gpt-4o", {}, "chat"),
+        ("/api/tags", {}, "ollama"),
+    ],
+)
+def test_a_refusing_server_refuses_model_lists_in_the_askers_shape(
+    refusing: ModelServer, path: str, headers: dict[str, str], api: str
+) -> None:
+    """Whose list it is shows in the path or the client's headers (the shapes: above)."""
+    request = urllib.request.Request(refusing.url + path, headers=headers)
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=10)
+    with caught.value as error:
+        assert (error.code, json.loads(error.read())) == (401, api_error(api, 401))
+
+
+def test_a_refusing_server_still_answers_reachability_checks(refusing: ModelServer) -> None:
+    assert call(refusing, "/api/hello") == (200, "application/json", b'{"ok": true}')
+    status, _, _ = call(refusing, "/v1/messages", method="HEAD")
+    assert status == 200
+
+
+def test_other_error_statuses_have_their_own_kind() -> None:
+    with serve(error=429) as server:
+        status, _, data = call(server, "/v1/messages", MESSAGES)
+        assert (status, json.loads(data)["error"]["type"]) == (429, "rate_limit_error")
+        status, _, data = call(server, "/v1/chat/completions", CHAT)
+        assert (status, json.loads(data)["error"]["code"]) == (429, "rate_limit_exceeded")
+    with serve(error=503) as server:
+        status, _, data = call(server, GEMINI_PATH + ":generateContent", GEMINI)
+        assert (status, json.loads(data)["error"]["status"]) == (503, "INTERNAL")
+    with serve(error=418) as server:
+        status, _, data = call(server, "/v1/messages", MESSAGES)
+        assert (status, json.loads(data)["error"]["type"]) == (418, "invalid_request_error")
+
+
+def test_an_empty_answer_is_streamed_as_one_empty_piece() -> None:
+    with serve(answer="") as server:
+        assert post_json(server, "/v1/chat/completions", CHAT)["choices"][0]["message"] == {
+            "role": "assistant",
+            "content": "",
+            "refusal": None,
+        }
+        deltas = [
+            data["choices"][0]["delta"].get("content")
+            for _, data in sse(server, "/v1/chat/completions", {**CHAT, "stream": True})
+            if data != "[DONE]" and data["choices"]
+        ]
+        assert deltas == ["", "", None]
+
+
+@pytest.mark.parametrize("given", ["200", "600", "x", "-401"])
+def test_the_error_option_takes_an_http_error_status(
+    given: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["--answer", ANSWER, "--error", given])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        f"argument --error: not an HTTP error status (400 to 599): {given}\n"
+    )
 
 
 # --- a real client library ---------------------------------------------------------------------

@@ -33,8 +33,9 @@ ENVELOPES: Final = (
     "gemini",  # {"response": ..., "stats": ...} or {"error": {...}}
     "codex",  # JSON lines of events; the answer also in {answer_file}
     "opencode",  # JSON lines of events; the answer is the text parts joined
-    "continue",  # {"response": ..., "status": "success"}
+    "continue",  # cn --format json: {"response", "status", "note"} around text, or the JSON
     "cline",  # JSON lines of events, the last a run_result
+    "droid",  # droid exec's stream-json: JSON lines of events, the answer in a completion
     "aider",  # text after aider's banner, before its token count
 )
 

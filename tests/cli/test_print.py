@@ -366,7 +366,7 @@ def test_config_validate_checks_the_headless_form(conf: Path) -> None:
     assert "print_command: unknown placeholder {answer}" in result.stdout + result.stderr
     out = result.stdout + result.stderr
     assert (
-        "'jsonl' is not a known output: one of text, result, gemini, codex, opencode, continue, cline, aider"
+        "'jsonl' is not a known output: one of text, result, gemini, codex, opencode, continue, cline, droid, aider"
         in out
     )
     assert "'readonly' is not a permission level: one of read-only, edit, full" in out
