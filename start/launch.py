@@ -116,6 +116,7 @@ def build(
     """
     agent = plan.agent
     template = agent.command
+    headless = permissions is not None
     granted: list[str] = []
     if permissions is not None:
         template = headless_command(agent)
@@ -184,7 +185,7 @@ def build(
             write_prompt()
         if "answer_file" in used:
             values["answer_file"] = temp.write("answer", "")
-        parts = _assemble(agent, values, agent_args, cwd, agents, template)
+        parts = _assemble(agent, values, agent_args, cwd, agents, template, headless=headless)
         large: str | None = None
         try:
             check_sizes(parts.argv, {**os.environ, **parts.env}, parts.env)
@@ -194,7 +195,7 @@ def build(
             write_prompt()
             large = values["prompt_file"]
             values["prompt"] = fill(agent.large_prompt, values)
-            parts = _assemble(agent, values, agent_args, cwd, agents, template)
+            parts = _assemble(agent, values, agent_args, cwd, agents, template, headless=headless)
             try:
                 check_sizes(parts.argv, {**os.environ, **parts.env}, parts.env)
             except OversizeError as still:
@@ -317,9 +318,15 @@ def _assemble(
     cwd: str,
     agents: Mapping[str, Agent] | None,
     template: str | None = None,
+    *,
+    headless: bool = False,
 ) -> _Parts:
     template = agent.command if template is None else template
-    command = agent_template.build(template, values, args)
+    try:
+        command = agent_template.build(template, values, args)
+    except agent_template.OptionValueError as error:
+        field = "print_command" if headless else "command"
+        raise _option_error(agent, field, error.placeholder) from None
     argv = list(command.argv)
     if command.uses_shell:
         if "bin" in agent_template.placeholders(template):
@@ -329,6 +336,28 @@ def _assemble(
         binary = resolve_binary(argv[0], agent, cwd, agents)
         argv[0] = binary
     return _Parts(binary, tuple(argv), dict(command.env), command.uses_shell)
+
+
+def _option_error(agent: Agent, field: str, placeholder: str) -> UsageError:
+    """Why a value cannot be an argument of its own (agent.OptionValueError), and the fix."""
+    what = {"model": "the model", "prompt": "the prompt", "role": "the role's text"}.get(
+        placeholder, f"the value of {{{placeholder}}}"
+    )
+    if placeholder == "model":
+        fix = (
+            "A model's name never starts with '-': choose another with -m, or fix the task's "
+            "model or the agent's default_model and models"
+        )
+    else:
+        fix = (
+            f"Put '--' before {{{placeholder}}} in its {field}, or join it to its option "
+            f"('--option={{{placeholder}}}'), in {_where(agent)}"
+        )
+    return UsageError(
+        f"agent '{agent.name}': {what} starts with '-', and its {field} passes it as an argument "
+        "of its own before '--', where its CLI would read it as an option; the agent was not "
+        f"started. {fix}"
+    )
 
 
 # Private-use characters mark where a value goes, to be shown as a reference to its file.

@@ -173,6 +173,12 @@ def check(arguments: Mapping[str, object], *, several: bool) -> Ask:
         raise RequestError(
             f"'permissions' must be one of {', '.join(schema.LEVELS)}, not '{permissions}'"
         )
+    model = _string(given, "model")
+    if model is not None and model.startswith("-"):
+        raise RequestError(
+            "'model' must be a model's name or alias, and none starts with '-': the agent's CLI "
+            "would read it as an option"
+        )
     values = {str(k): v for k, v in params.items()}
     if instructions is not None:
         values["instructions"] = instructions
@@ -181,7 +187,7 @@ def check(arguments: Mapping[str, object], *, several: bool) -> Ask:
         fs.arg_text(text) if text is not None else None,
         task,
         values,
-        _string(given, "model"),
+        model,
         permissions,
     )
 
