@@ -291,6 +291,7 @@ class Result(Record):
     # matches; else the problems of the check, first first (`answer` keeps the raw answer).
     value: Any = None
     problems: tuple[str, ...] = ()
+    permissions_from: str = ""  # where the permission level comes from (pipeline.level)
 
     @property
     def ok(self) -> bool:
@@ -381,6 +382,7 @@ def result_data(result: Result) -> dict[str, Any]:
         "agent": result.agent,
         "model": result.model,
         "permissions": result.permissions,
+        "permissions_from": result.permissions_from,
         "success": result.ok,
         "exit_code": result.exit_code,
         "timed_out": result.timed_out,
@@ -434,6 +436,7 @@ def _ended(prepared: pipeline.Prepared, done: agentrun.AgentRun, timeout: float)
         denied=answer.denied if answer is not None else (),
         value=checked.value if checked is not None else None,
         problems=checked.problems if checked is not None and not checked.ok else (),
+        permissions_from=launch.permissions_from or "",
     )
 
 

@@ -56,6 +56,8 @@ class Launch(Record):
     # A headless run (--print): its permission level, and the file its CLI writes the answer to.
     permissions: str | None = None
     answer_file: str | None = None
+    # Where the permission level comes from, in words (pipeline.level).
+    permissions_from: str | None = None
 
     def cleanup(self) -> None:
         remove(self.temp_files)
@@ -99,15 +101,19 @@ def build(
     dry_run: bool = False,
     agents: Mapping[str, Agent] | None = None,
     permissions: str | None = None,
+    permissions_from: str | None = None,
     output: Spec | None = None,
 ) -> Launch:
     """Fill the agent's command template; the values never pass through a shell parser.
 
     With `permissions` (a level of schema.LEVELS), the template is the agent's headless form,
     `print_command`, and the options of `print_permissions` for that level come before the
-    arguments after `--`. With a task's output schema (start.output), an agent with
-    `print_schema` gets those options (the prompt of any other agent names the format: see
-    pipeline.told).
+    arguments after `--`; `permissions_from` says where that level comes from. With a task's
+    output schema (start.output), an agent with `print_schema` gets those options (the prompt of
+    any other agent names the format: see pipeline.told).
+
+    A value that would be an argument of its own before `--` and starts with `-` (a model named
+    `--allowed-tools=...`) is refused with exit 2 (agent.OptionValueError), whoever gave it.
 
     A prompt too large for the command line is written to a file and replaced by the agent's
     `large_prompt`, which names that file, or, with `large_prompt_stdin`, goes to its stdin.
@@ -227,6 +233,7 @@ def build(
         shown,
         permissions,
         values.get("answer_file"),
+        permissions_from,
     )
 
 
