@@ -28,6 +28,18 @@ class AgentValueError(StartError):
     """A placeholder value that no command argument can carry."""
 
 
+class OptionValueError(UsageError):
+    """A value that would be an argument of its own before `--` and starts with `-`, so that the
+    program would read it as an option (exit 2). `placeholder` names it."""
+
+    def __init__(self, placeholder: str) -> None:
+        self.placeholder = placeholder
+        super().__init__(
+            f"the value of {{{placeholder}}} starts with '-' and would be an argument of its own "
+            "before '--', which the program reads as an option"
+        )
+
+
 class AgentCommand(Record):
     """What to exec: argv, the variables the template sets, and whether argv runs /bin/sh."""
 
@@ -88,6 +100,9 @@ def build(template: str, values: Mapping[str, str], args: Sequence[str] = ()) ->
     lexed = lexed.fill_groups(present)
     if lexed.problems:
         raise AgentTemplateError(_message(lexed.problems[0], template))
+    optional = _option_value(lexed.words, values)
+    if optional is not None:
+        raise OptionValueError(optional)
     if lexed.shell:
         if args and ARGS not in lexed.required:
             raise AgentArgsError(
@@ -111,6 +126,41 @@ def takes_args(template: str) -> bool:
     """Whether extra arguments have a place: `{args}`, or any template that runs directly."""
     lexed = _split(template)
     return ARGS in lexed.required or not lexed.shell
+
+
+def _option_value(words: Sequence[Word], values: Mapping[str, str]) -> str | None:
+    """The placeholder whose value would begin an argument of its own with `-`, where the
+    program reads options: after the program's name and before a `--` word. None if none.
+
+    The rule holds for every placeholder, whoever gave its value (the command line, a project's
+    config, an MCP caller): a template's own options are literal text, and `{args}`, which are
+    options on purpose, is left alone. In a template that runs under /bin/sh, each command (after
+    `|`, `;`, `&&`, ...) has its own program and its own `--`.
+    """
+    program = True  # the next word that sets no variable is the program
+    ended = False  # a `--` word has ended the options
+    for word in words:
+        if word.first:
+            program, ended = True, False
+        if program:
+            program = word.assignment() is not None
+            continue
+        if ended or word.is_args:
+            continue
+        if word.literal == "--":
+            ended = True
+            continue
+        for part in word.parts:
+            if isinstance(part, str):
+                if part:
+                    break  # the word begins with the template's own text
+                continue
+            value = values.get(part.name, "")
+            if value:
+                if value.startswith("-"):
+                    return part.name
+                break
+    return None
 
 
 def _split(template: str) -> Lexed:

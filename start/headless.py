@@ -41,6 +41,7 @@ class Result(Record):
     # matches; else the problems of the check, first first (`answer` keeps the raw answer).
     value: Any = None
     problems: tuple[str, ...] = ()
+    permissions_from: str = ""  # where the permission level comes from (pipeline.level)
 
     @property
     def ok(self) -> bool:
@@ -143,6 +144,7 @@ def result_data(result: Result) -> dict[str, Any]:
         "agent": result.agent,
         "model": result.model,
         "permissions": result.permissions,
+        "permissions_from": result.permissions_from,
         "success": result.ok,
         "exit_code": result.exit_code,
         "timed_out": result.timed_out,
@@ -207,6 +209,7 @@ def _ended(
                 denied=answer.denied if answer is not None else (),
                 value=check.value if check is not None else None,
                 problems=check.problems if check is not None and not check.ok else (),
+                permissions_from=launch.permissions_from or "",
             )
         )
     return results

@@ -56,6 +56,8 @@ class Launch(Record):
     # A headless run (--print): its permission level, and the file its CLI writes the answer to.
     permissions: str | None = None
     answer_file: str | None = None
+    # Where the permission level comes from, in words (pipeline.level).
+    permissions_from: str | None = None
 
     def cleanup(self) -> None:
         remove(self.temp_files)
@@ -99,15 +101,19 @@ def build(
     dry_run: bool = False,
     agents: Mapping[str, Agent] | None = None,
     permissions: str | None = None,
+    permissions_from: str | None = None,
     output: Spec | None = None,
 ) -> Launch:
     """Fill the agent's command template; the values never pass through a shell parser.
 
     With `permissions` (a level of schema.LEVELS), the template is the agent's headless form,
     `print_command`, and the options of `print_permissions` for that level come before the
-    arguments after `--`. With a task's output schema (start.output), an agent with
-    `print_schema` gets those options (the prompt of any other agent names the format: see
-    pipeline.told).
+    arguments after `--`; `permissions_from` says where that level comes from. With a task's
+    output schema (start.output), an agent with `print_schema` gets those options (the prompt of
+    any other agent names the format: see pipeline.told).
+
+    A value that would be an argument of its own before `--` and starts with `-` (a model named
+    `--allowed-tools=...`) is refused with exit 2 (agent.OptionValueError), whoever gave it.
 
     A prompt too large for the command line is written to a file and replaced by the agent's
     `large_prompt`, which names that file, or, with `large_prompt_stdin`, goes to its stdin.
@@ -116,6 +122,7 @@ def build(
     """
     agent = plan.agent
     template = agent.command
+    headless = permissions is not None
     granted: list[str] = []
     if permissions is not None:
         template = headless_command(agent)
@@ -184,7 +191,7 @@ def build(
             write_prompt()
         if "answer_file" in used:
             values["answer_file"] = temp.write("answer", "")
-        parts = _assemble(agent, values, agent_args, cwd, agents, template)
+        parts = _assemble(agent, values, agent_args, cwd, agents, template, headless=headless)
         large: str | None = None
         try:
             check_sizes(parts.argv, {**os.environ, **parts.env}, parts.env)
@@ -194,7 +201,7 @@ def build(
             write_prompt()
             large = values["prompt_file"]
             values["prompt"] = fill(agent.large_prompt, values)
-            parts = _assemble(agent, values, agent_args, cwd, agents, template)
+            parts = _assemble(agent, values, agent_args, cwd, agents, template, headless=headless)
             try:
                 check_sizes(parts.argv, {**os.environ, **parts.env}, parts.env)
             except OversizeError as still:
@@ -226,6 +233,7 @@ def build(
         shown,
         permissions,
         values.get("answer_file"),
+        permissions_from,
     )
 
 
@@ -317,9 +325,15 @@ def _assemble(
     cwd: str,
     agents: Mapping[str, Agent] | None,
     template: str | None = None,
+    *,
+    headless: bool = False,
 ) -> _Parts:
     template = agent.command if template is None else template
-    command = agent_template.build(template, values, args)
+    try:
+        command = agent_template.build(template, values, args)
+    except agent_template.OptionValueError as error:
+        field = "print_command" if headless else "command"
+        raise _option_error(agent, field, error.placeholder) from None
     argv = list(command.argv)
     if command.uses_shell:
         if "bin" in agent_template.placeholders(template):
@@ -329,6 +343,28 @@ def _assemble(
         binary = resolve_binary(argv[0], agent, cwd, agents)
         argv[0] = binary
     return _Parts(binary, tuple(argv), dict(command.env), command.uses_shell)
+
+
+def _option_error(agent: Agent, field: str, placeholder: str) -> UsageError:
+    """Why a value cannot be an argument of its own (agent.OptionValueError), and the fix."""
+    what = {"model": "the model", "prompt": "the prompt", "role": "the role's text"}.get(
+        placeholder, f"the value of {{{placeholder}}}"
+    )
+    if placeholder == "model":
+        fix = (
+            "A model's name never starts with '-': choose another with -m, or fix the task's "
+            "model or the agent's default_model and models"
+        )
+    else:
+        fix = (
+            f"Put '--' before {{{placeholder}}} in its {field}, or join it to its option "
+            f"('--option={{{placeholder}}}'), in {_where(agent)}"
+        )
+    return UsageError(
+        f"agent '{agent.name}': {what} starts with '-', and its {field} passes it as an argument "
+        "of its own before '--', where its CLI would read it as an option; the agent was not "
+        f"started. {fix}"
+    )
 
 
 # Private-use characters mark where a value goes, to be shown as a reference to its file.

@@ -41,8 +41,9 @@ class LaunchRequest(Record):
     dry_run: bool = False  # the launch keeps the files it names, for a command line to paste
     headless: bool = False  # build the agent's headless form (--print), not its interactive one
     # The permission level the command line asks for a headless run; None: the task's, else
-    # read-only.
+    # read-only. `permissions_from` says where it comes from when not from --permissions.
     permissions: str | None = None
+    permissions_from: str | None = None
 
 
 class Prepared(Record):
@@ -76,10 +77,16 @@ def grant_for(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
     return trust.grant(config)
 
 
-def level(request: LaunchRequest, plan: resolve.Plan) -> str:
-    """A headless run's permission level: the command line's, the task's, else read-only."""
-    task = plan.task.permissions if plan.task is not None else None
-    return request.permissions or task or "read-only"
+def level(request: LaunchRequest, plan: resolve.Plan) -> tuple[str, str]:
+    """A headless run's permission level and where it comes from: the request's (the
+    --permissions option, unless it says otherwise), the task's, else read-only."""
+    if request.permissions is not None:
+        return request.permissions, request.permissions_from or "the --permissions option"
+    task = plan.task
+    if task is not None and task.permissions is not None:
+        origin = task.origin
+        return task.permissions, f"task {task.name}'s permissions ({origin.layer}: {origin.path})"
+    return "read-only", "the default"
 
 
 def prepare(
@@ -259,6 +266,7 @@ def _build(
 ) -> launcher.Launch:
     from start import launch as launcher
 
+    permissions, source = level(request, plan) if request.headless else (None, None)
     return launcher.build(
         plan,
         composition,
@@ -267,7 +275,8 @@ def _build(
         request.agent_args,
         dry_run=request.dry_run,
         agents=config.agents,
-        permissions=level(request, plan) if request.headless else None,
+        permissions=permissions,
+        permissions_from=source,
         output=output,
     )
 

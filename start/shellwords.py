@@ -56,9 +56,10 @@ Unit = str | Placeholder
 class Word:
     """One word of the template: literal text and placeholders, before any value is filled in."""
 
-    __slots__ = ("open", "parts", "prefix", "quoted")
+    __slots__ = ("first", "open", "parts", "prefix", "quoted")
 
-    def __init__(self) -> None:
+    def __init__(self, first: bool = False) -> None:
+        self.first = first  # the word begins a command: the template's, or one after an operator
         self.parts: list[Unit] = []
         self.quoted = False  # any quote or backslash: the word survives even if it fills empty
         self.prefix = ""  # the leading unquoted literal text, for assignments and tilde expansion
@@ -254,6 +255,7 @@ class _Lexer:
         self.word: Word | None = None
         self.stack = [_Frame(_PLAIN)]
         self.at_start = True
+        self.command = True  # the next word begins a command
         self.script: list[str | None] = []
         self.params: dict[str, int] = {}
         self.shell = False
@@ -270,7 +272,8 @@ class _Lexer:
 
     def _current(self) -> Word:
         if self.word is None:
-            self.word = Word()
+            self.word = Word(self.command)
+            self.command = False
         return self.word
 
     def _end_word(self) -> None:
@@ -445,9 +448,11 @@ class _Lexer:
         if char == "`":
             if self.stack[-1].mode == _BACKQUOTE:
                 self.stack.pop()
+                self.command = False  # the command around the substitution goes on
             else:
                 self.stack.append(_Frame(_BACKQUOTE))
                 self.at_start = True
+                self.command = True
             return
         following = self._peek()
         if isinstance(following, Placeholder):
@@ -457,6 +462,7 @@ class _Lexer:
             self.script.append("(")
             self.stack.append(_Frame(_SUBST))
             self.at_start = True
+            self.command = True
         else:
             self._current().add(char)
 
@@ -464,6 +470,8 @@ class _Lexer:
         self.shell = True
         self._end_word()
         self.at_start = True
+        # A word after a redirection is its file, not a command.
+        self.command = char not in "<>"
         frame = self.stack[-1]
         if char == "<" and self._peek() == "<":
             self.problems.append(HEREDOC_PROBLEM)
@@ -476,6 +484,7 @@ class _Lexer:
             else:
                 self.stack.pop()
                 self.at_start = False
+                self.command = False  # the command around the substitution goes on
         return False
 
     def _comment(self) -> None:

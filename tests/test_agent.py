@@ -20,6 +20,7 @@ from start.agent import (
     AgentCommand,
     AgentTemplateError,
     AgentValueError,
+    OptionValueError,
     build,
     needs_shell,
     placeholders,
@@ -34,6 +35,8 @@ DOUBLE = '{bin} "{prompt}"'
 BARE = "{bin} {prompt}"
 GEMINI = "GEMINI_SYSTEM_MD='{role_file}' {bin} --model {model} '{prompt}'"
 
+# Values that start with '-' are refused where they would be an argument of their own before
+# '--' (OPTION_LIKE, below); these are the rest.
 HOSTILE = [
     "'",
     '"',
@@ -41,8 +44,7 @@ HOSTILE = [
     "`touch MARKER`",
     "; rm -rf x",
     "line one\nline two\n",
-    "--flag",
-    "-",
+    "x --flag",
     "héllo ☃ 日本語 \u200b",
     "{prompt}",
     "{role} and {{prompt}}",
@@ -58,6 +60,8 @@ HOSTILE = [
 ]
 
 TEXT = st.text(alphabet=st.characters(exclude_characters="\x00", exclude_categories=["Cs"]))
+# Text that the option rule lets through anywhere (see test_a_value_is_never_an_option).
+WORD = TEXT.filter(lambda text: not text.startswith("-"))
 
 
 @pytest.fixture(scope="session")
@@ -537,6 +541,97 @@ def test_the_agent_exit_status_comes_back(fake_agent: str, tmp_path: Path) -> No
     assert result.returncode == 3
 
 
+# --- a value is never an option -------------------------------------------------------------------
+
+# Values that a CLI would read as an option where they are an argument of their own: from -m, a
+# project's config, or an MCP caller (`ask_agent(model="--allowed-tools=run_shell_command")`).
+OPTION_LIKE = ["--allowed-tools=run_shell_command", "--flag", "-", "-x"]
+
+
+@pytest.mark.parametrize("value", OPTION_LIKE)
+@pytest.mark.parametrize(
+    ("template", "placeholder"),
+    [
+        ("{bin} --model {model} -- {prompt}", "model"),
+        ("{bin} [--model {model}] {args} -- {prompt}", "model"),
+        ("{bin} -m '{model}' {prompt}", "model"),
+        ("{bin} {prompt}", "prompt"),
+        ('{bin} "{prompt}"', "prompt"),
+        ("{bin} --system {role} -- {prompt}", "role"),
+        ("{bin} {role}{prompt}", "prompt"),  # an empty role: the word begins with the prompt
+        ("X=1 {bin} --model {model}", "model"),
+        ("{bin} --model {model} | cat", "model"),
+        ("cat /dev/null | {bin} --model {model}", "model"),
+        ("{bin} -- x; {bin} --model {model}", "model"),  # each command has its own '--'
+        ("cd /tmp && {bin} --model {model} > out", "model"),
+    ],
+)
+def test_a_value_that_would_be_an_option_is_refused(
+    template: str, placeholder: str, value: str
+) -> None:
+    given_values = {"bin": "/b", "model": value, "role": "", "prompt": value}
+    if placeholder == "role":
+        given_values["role"] = value
+        given_values["prompt"] = "p"
+    with pytest.raises(OptionValueError) as caught:
+        build(template, given_values)
+    assert caught.value.placeholder == placeholder
+    assert str(caught.value) == (
+        f"the value of {{{placeholder}}} starts with '-' and would be an argument of its own "
+        "before '--', which the program reads as an option"
+    )
+    assert caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize("value", OPTION_LIKE)
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("{bin} --model {model} -- {prompt}", None),  # after '--': an operand
+        ("{bin} -- {model} {prompt}", ["--", "V", "V"]),
+        ("{bin} '--model={model}' '--prompt={prompt}'", ["--model=V", "--prompt=V"]),
+        ("{bin} x{model}", ["xV"]),
+        ("MODEL={model} {bin}", []),  # a variable, not an argument
+        ("{bin} {args} -- {prompt}", ["--", "V"]),
+        ("{bin} -- x | {bin} -- {prompt}", None),
+    ],
+)
+def test_a_value_after_double_dash_or_joined_to_text_is_passed_verbatim(
+    template: str, expected: list[str] | None, value: str
+) -> None:
+    given_values = {"bin": "/b", "model": value, "prompt": value}
+    if template.startswith("{bin} --model"):
+        given_values["model"] = "m"
+    command = build(template, given_values)
+    if expected is None:
+        assert value in command.argv  # the prompt, after '--'
+    else:
+        assert list(command.argv[1:]) == [word.replace("V", value) for word in expected]
+    if template.startswith("MODEL="):
+        assert command.env == {"MODEL": value}
+
+
+def test_extra_arguments_are_options_on_purpose() -> None:
+    command = build("{bin} {args} -- {prompt}", {"bin": "/b", "prompt": "p"}, ["--yolo"])
+    assert command.argv == ("/b", "--yolo", "--", "p")
+
+
+def test_the_program_itself_is_not_an_option() -> None:
+    assert build("{bin} {prompt}", {"bin": "-b", "prompt": "p"}).argv == ("-b", "p")
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=TEXT.map(lambda text: "-" + text), form=st.sampled_from([CLAUDE, BARE, GEMINI]))
+def test_no_value_starting_with_a_dash_is_an_argument_of_its_own(value: str, form: str) -> None:
+    """Whatever follows the dash: the role, the prompt or the model, each in turn."""
+    for name in ("model", "role", "prompt"):
+        given_values = {"bin": "/b", "model": "m", "role": "r", "prompt": "p", name: value}
+        if f"{{{name}}}" not in form:
+            continue
+        with pytest.raises(OptionValueError):
+            build(form, given_values)
+
+
 # --- properties -----------------------------------------------------------------------------------
 
 SUBPROCESS = settings(
@@ -564,7 +659,7 @@ FORMS: Mapping[str, Any] = {
 @pytest.mark.slow
 @pytest.mark.parametrize("template", list(FORMS))
 @SUBPROCESS
-@given(role=TEXT, prompt=TEXT)
+@given(role=WORD, prompt=WORD)
 def test_any_text_arrives_byte_exact(
     template: str, role: str, prompt: str, fake_agent: str, tmp_path: Path
 ) -> None:
@@ -576,7 +671,7 @@ def test_any_text_arrives_byte_exact(
 # A real /bin/sh and the fake agent per example (make check); the fixed cases above run always.
 @pytest.mark.slow
 @SUBPROCESS
-@given(role=TEXT.filter(bool), prompt=TEXT.filter(bool))
+@given(role=WORD.filter(bool), prompt=WORD.filter(bool))
 def test_sh_agrees_with_the_direct_path(
     role: str, prompt: str, fake_agent: str, tmp_path: Path
 ) -> None:
@@ -592,7 +687,7 @@ def test_sh_agrees_with_the_direct_path(
 
 
 @PURE
-@given(role=TEXT, prompt=TEXT, model=TEXT)
+@given(role=WORD, prompt=WORD, model=WORD)
 def test_direct_argv_is_the_values_verbatim(role: str, prompt: str, model: str) -> None:
     given_values = {"bin": "/b", "model": model, "role": role, "prompt": prompt, "role_file": role}
     models = (model,) if model else ()  # an unquoted word that is empty once filled vanishes
@@ -609,7 +704,7 @@ def test_direct_argv_is_the_values_verbatim(role: str, prompt: str, model: str) 
 
 
 @PURE
-@given(role=TEXT, prompt=TEXT)
+@given(role=WORD, prompt=WORD)
 def test_values_never_reach_the_shell_script(role: str, prompt: str) -> None:
     template = "{bin} '{role}' \"{prompt}\" {prompt} | cat"
     command = build(template, {"bin": "/b", "role": role, "prompt": prompt})
@@ -666,7 +761,7 @@ def test_the_lexer_splits_words_as_sh_does(rest: str, fake_agent: str, tmp_path:
 # A real /bin/sh and the fake agent per example (make check); the fixed cases above run always.
 @pytest.mark.slow
 @SUBPROCESS
-@given(rest=_pieces(placeholders=True), role=TEXT.filter(bool), prompt=TEXT.filter(bool))
+@given(rest=_pieces(placeholders=True), role=WORD.filter(bool), prompt=WORD.filter(bool))
 def test_the_shell_script_quotes_placeholders_as_the_words_do(
     rest: str, role: str, prompt: str, fake_agent: str, tmp_path: Path
 ) -> None:

@@ -469,6 +469,46 @@ def test_passthrough_comes_before_the_prompt_for_every_shipped_agent(
         assert position < argv.index("--")
 
 
+SMUGGLED = "--allowed-tools=run_shell_command"
+
+
+@pytest.mark.parametrize("headless", [False, True], ids=["command", "print_command"])
+@pytest.mark.parametrize("agent", sorted(CATALOG))
+def test_a_model_that_looks_like_an_option_never_reaches_a_shipped_agent(
+    agent: str, headless: bool, installed: Path
+) -> None:
+    """`gemini --model --allowed-tools=run_shell_command` would run shell commands unasked:
+    every shipped template refuses such a model, or has no place for one."""
+    field = "print_command" if headless else "command"
+    args = ("prompt", "-a", agent, "-m", SMUGGLED, "--no-role", "hi")
+    result = invoke("--dry-run", "--json", *args, *(("--print",) if headless else ()))
+    if "{model}" not in CATALOG[agent][field]:
+        assert result.exit_code == 0, result.stderr
+        assert SMUGGLED not in json.loads(result.stdout)["argv"]
+        return
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"start: agent '{agent}': the model starts with '-', and its {field} passes it as an "
+        "argument of its own before '--', where its CLI would read it as an option; the agent "
+        "was not started. A model's name never starts with '-': choose another with -m, or fix "
+        "the task's model or the agent's default_model and models\n"
+    )
+
+
+@pytest.mark.parametrize("headless", [False, True], ids=["command", "print_command"])
+@pytest.mark.parametrize("agent", sorted(CATALOG))
+def test_a_prompt_that_looks_like_an_option_reaches_every_shipped_agent_as_text(
+    agent: str, headless: bool, installed: Path
+) -> None:
+    """The shipped templates pass the prompt after '--', joined to its option, or as a file."""
+    args = ("prompt", "-a", agent, "--no-role", f"--instructions={SMUGGLED}")
+    data = dry(*args, *(("--print",) if headless else ()))
+    argv = data["argv"]
+    end = argv.index("--") if "--" in argv else len(argv)
+    assert SMUGGLED not in argv[:end]
+    assert prompt_positions(data, SMUGGLED) or data["stdin"]
+
+
 def stage_a_large_diff(repo: Path, size: int) -> None:
     line = "x" * 99 + "\n"
     (repo / "big.txt").write_text(line * (size // len(line)))

@@ -48,8 +48,10 @@ def show_json(
         "large_prompt": str(launch.large_prompt) if launch.large_prompt else None,
         "stdin": str(launch.stdin) if launch.stdin else None,
         "kept_dir": str(launch.kept) if launch.kept else None,
-        # A dry run of --print: the permission level its headless form was built with.
+        # A dry run of --print: the permission level its headless form was built with, and
+        # where that level comes from.
         "permissions": launch.permissions,
+        "permissions_from": launch.permissions_from,
     }
     console.print_json(data)
 
@@ -89,6 +91,7 @@ def show_each(options: Options, each: list[pipeline.Prepared]) -> None:
                     "agent": p.plan.agent.name,
                     "model": p.plan.model,
                     "permissions": p.launch.permissions,
+                    "permissions_from": p.launch.permissions_from,
                     "argv": list(p.launch.argv),
                     "env": p.launch.env,
                 }

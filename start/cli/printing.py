@@ -100,7 +100,10 @@ def run_each(
         agents = ", ".join(
             p.plan.agent.name + (f" ({p.plan.model})" if p.plan.model else "") for p in each
         )
-        console.err(f"start ▸ {agents}  ({each[0].launch.permissions} permissions)")
+        launch = each[0].launch
+        console.err(
+            f"start ▸ {agents}  ({launch.permissions} permissions: {launch.permissions_from})"
+        )
         for prepared in each:
             if prepared.plan.model_reason == pipeline.NOT_ITS_MODEL:
                 console.err(f"  {prepared.plan.agent.name}: {pipeline.NOT_ITS_MODEL}")

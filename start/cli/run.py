@@ -430,6 +430,8 @@ def _summary_lines(
     if plan.params:
         shown = ", ".join(f"{name}={value}" for name, value in plan.params.items())
         lines.append([f"  params        {shown}"])
+    if launch.permissions is not None:
+        lines.append([f"  permissions   {launch.permissions}  ({launch.permissions_from})"])
     if launch.large_prompt is not None:
         size = len(composition.prompt.encode("utf-8", "surrogateescape"))
         how = "goes to the agent's stdin from" if launch.stdin else "the agent is asked to read"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import IO, Any
 
 import click
 
-from start import console, paths
+from start import console, fs, paths
 from start import trust as core
 from start.cli.commands import command
 from start.cli.options import common_options, printer
@@ -22,31 +23,71 @@ from start.errors import ConfigError, ExitCode, Problem, UntrustedError, UsageEr
 SHORT_LINES = 6
 
 
-def _mention_lines(
-    title: str, mentions: tuple[core.Mention, ...], limit: int | None = None
+def _rows(
+    mentions: tuple[core.Mention, ...], indent: str, limit: Callable[[str], int | None]
 ) -> tuple[list[Line], int]:
-    """The lines of one review section, and how many lines of text `limit` left out."""
-    lines: list[Line] = [[f"  {title}:"]]
-    if not mentions:
-        return [*lines, ["    (none)"]], 0
-    width = max(len(printable(m.key)) for m in mentions)
+    """The lines of `mentions`, aligned, and how many lines of text `limit(key)` left out."""
+    lines: list[Line] = []
+    width = max((len(printable(m.key)) for m in mentions), default=0)
     hidden = 0
     for mention in mentions:
         first, *rest = mention.value.rstrip("\n").split("\n")
-        line: list[Part] = [f"    {printable(mention.key).ljust(width)}  ", first]
+        line: list[Part] = [f"{indent}{printable(mention.key).ljust(width)}  ", first]
         if mention.where:
             colour = "red bold" if mention.where == "outside project root" else "dim"
             line += ["  ", Styled(f"({mention.where})", colour)]
         lines.append(line)
+        most = limit(mention.key)
         more: list[Part] = []
-        if limit is not None and len(rest) > limit - 1:
-            left = len(rest) - (limit - 1)
+        if most is not None and len(rest) > most - 1:
+            left = len(rest) - (most - 1)
             hidden += left
-            rest = rest[: limit - 1]
+            rest = rest[: most - 1]
             more = [Styled(f"... {left} more line{'s' if left != 1 else ''}", "dim")]
-        lines.extend([f"    {'':{width}}  ", text] for text in rest)
+        lines.extend([f"{indent}{'':{width}}  ", text] for text in rest)
         if more:
-            lines.append([f"    {'':{width}}  ", *more])
+            lines.append([f"{indent}{'':{width}}  ", *more])
+    return lines, hidden
+
+
+def _whole(key: str) -> int | None:
+    return None
+
+
+def _mention_lines(title: str, mentions: tuple[core.Mention, ...]) -> list[Line]:
+    """The lines of one review section, every value whole."""
+    lines: list[Line] = [[f"  {title}:"]]
+    if not mentions:
+        return [*lines, ["    (none)"]]
+    return [*lines, *_rows(mentions, "    ", _whole)[0]]
+
+
+def _item_lines(review: core.Review, limit: int | None) -> tuple[list[Line], int]:
+    """Every project item with every field it sets; with `limit`, each text field shows its
+    first lines. The lines, and how many lines of text were left out."""
+    lines: list[Line] = [
+        ["  define these agents, roles, contexts and tasks (each replaces yours of its name):"]
+    ]
+    if not review.items:
+        return [*lines, ["    (none)"]], 0
+
+    def cut(key: str) -> int | None:
+        return limit if core.is_text(key) else None
+
+    root = os.path.realpath(review.scan.root)
+    hidden = 0
+    for item in review.items:
+        file = item.path
+        if fs.within(os.path.realpath(file), root):
+            file = os.path.relpath(os.path.realpath(file), root)
+        heading: list[Part] = [f"    {printable(item.key)}  ", Styled(f"({file})", "dim")]
+        if item.replaces is not None:
+            what = f"replaces the {item.replaces.layer} one in {item.replaces.path}"
+            heading += ["  ", Styled(what, "yellow")]
+        lines.append(heading)
+        rows, left = _rows(item.fields, "      ", cut)
+        lines.extend(rows)
+        hidden += left
     return lines, hidden
 
 
@@ -56,23 +97,20 @@ def review_lines(review: core.Review, *, full: bool = True) -> list[Line]:
     Without `full`, each text shows its first lines and a count of the rest.
     """
     found = review.scan
-    limit = None if full else SHORT_LINES
-    hidden = 0
     lines: list[Line] = [
         [Styled(f"{found.subject} comes with this project.", "bold")],
         [f"Trusting it lets start, in {found.root}:"],
     ]
-    for title, mentions, cut in (
-        ("run these commands", review.commands, None),
-        ("run these agent binaries and shells", review.binaries, None),
-        ("set these variables for the agent", review.environment, None),
-        ("read these files into the prompt sent to the agent", review.files, None),
-        ("send these prompt texts to the agent", review.texts, limit),
-        ("apply these settings", review.settings, None),
+    for title, mentions in (
+        ("run these commands", review.commands),
+        ("run these agent binaries and shells", review.binaries),
+        ("set these variables for the agent", review.environment),
+        ("read these files into the prompt sent to the agent", review.files),
+        ("apply these settings", review.settings),
     ):
-        section, left = _mention_lines(title, mentions, cut)
-        lines.extend(section)
-        hidden += left
+        lines.extend(_mention_lines(title, mentions))
+    items, hidden = _item_lines(review, None if full else SHORT_LINES)
+    lines.extend(items)
     lines.append(["  The approval covers exactly these files; any change asks again:"])
     for entry in found.entries:
         if entry.what == core.SYMLINK:
@@ -89,9 +127,9 @@ def review_lines(review: core.Review, *, full: bool = True) -> list[Line]:
             lines.append([f"    {entry.label}  ", note])
         else:
             lines.append([f"    {entry.label}"])
-    if review.previous is not None:
+    changed = [c for c in review.changes if c.status != "same"]
+    if review.previous is not None and changed:
         lines.append([Styled(f"Changes since the approval of {review.previous.approved}:", "bold")])
-        changed = [c for c in review.changes if c.status != "same"]
         for change in changed:
             lines.append([f"    {change.label}  {change.status}"])
         for change in changed:
@@ -211,8 +249,20 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
         "binaries": mentions(review.binaries),
         "environment": mentions(review.environment),
         "reads": mentions(review.files),
-        "texts": mentions(review.texts),
         "settings": mentions(review.settings),
+        "items": [
+            {
+                "key": item.key,
+                "file": item.path,
+                "replaces": (
+                    {"layer": item.replaces.layer, "file": item.replaces.path}
+                    if item.replaces is not None
+                    else None
+                ),
+                "fields": dict(item.data),
+            }
+            for item in review.items
+        ],
         "previous": review.previous.approved if review.previous else None,
         "changes": [
             {"path": c.label, "status": c.status, "diff": list(c.diff)}
@@ -273,8 +323,8 @@ def trust(path: str | None, yes: bool, listing: bool, show: bool) -> int:
         return ExitCode.OK
     if found.unsafe:
         raise UntrustedError(core.unsafe_message(found))
-    review = core.review(config, found, verdict.warnings)
     if show:
+        review = core.review(config, found, verdict.warnings)
         if options.json:
             console.print_json(_review_data(review, verdict))
         else:
@@ -291,7 +341,7 @@ def trust(path: str | None, yes: bool, listing: bool, show: bool) -> int:
             printer().note(f"start: {found.subject} is already trusted ({verdict.reason})")
         return ExitCode.OK
     if not yes:
-        answer = confirm(review, f"Trust {found.subject}?")
+        answer = confirm(core.review(config, found, verdict.warnings), f"Trust {found.subject}?")
         if answer is None:
             raise UsageError(
                 "no terminal to ask on; review with 'start trust --show', "

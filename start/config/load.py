@@ -398,6 +398,34 @@ def _history_ignored(key: str, origin: Origin) -> Problem:
     )
 
 
+def _loosens(key: str, value: Any, mine: Any) -> bool:
+    """Whether a project's value of an MCP bound lets start mcp's callers do more than `mine`,
+    the value of the user's own layers (built-in and global)."""
+    if key == "mcp_permissions":
+        return bool(schema.LEVELS.index(value) > schema.LEVELS.index(mine))
+    if key == "mcp_depth":
+        return bool(value > mine)
+    # mcp_agents: an empty list allows every agent.
+    return bool(mine) and (not value or not set(value) <= set(mine))
+
+
+def _bound_ignored(key: str, origin: Origin, mine: Any, where: Origin | None) -> Problem:
+    if key == "mcp_permissions":
+        allows = f"'{mine}'"
+    elif key == "mcp_depth":
+        allows = f"{mine} level{'s' if mine != 1 else ''}"
+    else:
+        allows = f"only {', '.join(mine)}"
+    place = f"in {where.path}" if where is not None else "by default"
+    return Problem(
+        "warning",
+        origin.path,
+        f"settings.{key}",
+        "a project may narrow what start mcp's callers may do, never widen it: your own config "
+        f"allows {allows} ({place}), so this is ignored (set it in your global config)",
+    )
+
+
 def merge(
     layers: Iterable[_Layer],
     project: paths.ProjectLocation,
@@ -415,6 +443,11 @@ def merge(
             if layer.name == "project" and key in schema.HISTORY_SETTINGS and value is not False:
                 problems.append(_history_ignored(key, origin))
                 continue
+            if layer.name == "project" and key in schema.MCP_BOUNDS:
+                mine = setting_values.get(key, Settings._field_defaults[key])
+                if _loosens(key, value, mine):
+                    problems.append(_bound_ignored(key, origin, mine, origins.get(key)))
+                    continue
             setting_values[key] = value
             origins[key] = origin
         for section, items in layer.items.items():

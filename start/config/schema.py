@@ -115,6 +115,10 @@ SETTINGS: Final[Mapping[str, str]] = {
 # turn it on nor change the size (start.config.load drops such values with a warning).
 HISTORY_SETTINGS: Final = ("history", "history_size_limit")
 
+# What start mcp's callers may do belongs to the user: a project may tighten these bounds, never
+# loosen them beyond the user's own layers (start.config.load drops such values with a warning).
+MCP_BOUNDS: Final = ("mcp_permissions", "mcp_agents", "mcp_depth")
+
 SECTIONS: Final = ("settings", *ITEM_SECTIONS)
 # The seed spells the contexts section `[context.<name>]`; both spellings are accepted.
 SECTION_SYNONYMS: Final[Mapping[str, str]] = {"context": "contexts"}

@@ -4,10 +4,10 @@ it, the answers returned to the agent that asked.
 Three rules keep it safe. No loops: a run marks its environment with its depth (DEPTH_VARIABLE),
 and the server records itself as running it (start.lineage), so that a `start mcp` inside the run
 finds its depth even when its client passes it a whitelisted environment; a server at
-`settings.mcp_depth` or deeper offers no asking tools. Least permission: a run is
-read-only unless the user's config allows more (`settings.mcp_permissions`, or the task's own
-`permissions`); the caller's `permissions` argument alone never raises it. Trust: the agents and
-tasks come from `library.view`, which leaves an untrusted project's `.start/` out.
+`settings.mcp_depth` or deeper offers no asking tools. Least permission: a run is read-only
+unless the caller or the task asks for more, and never goes above `settings.mcp_permissions`,
+whatever either says. Trust: the agents and tasks come from `library.view`, which leaves an
+untrusted project's `.start/` out.
 
 Nothing here imports the MCP SDK, prints or asks.
 """
@@ -90,12 +90,34 @@ def askable(config: Config, which: Callable[[str], str | None] = paths.which) ->
     return found
 
 
-def allowed(config: Config, task: Task | None) -> str:
-    """The highest level the user allows a run: settings.mcp_permissions, or the task's own."""
-    levels = [config.settings.mcp_permissions]
+def allowed(config: Config) -> tuple[str, str]:
+    """The highest level at which a caller's run may go, and where it is set:
+    settings.mcp_permissions, which a project may lower but never raise (start.config.load)."""
+    origin = config.settings.origins.get("mcp_permissions")
+    where = f"in {origin.path}" if origin is not None else "by default"
+    return config.settings.mcp_permissions, f"settings.mcp_permissions {where}"
+
+
+def run_level(config: Config, asked: str | None, task: Task | None) -> tuple[str, str]:
+    """A caller's run's level and where it comes from: the caller's `permissions`, else the
+    task's own, else read-only; never above `allowed`. A task's level may lower a run, and is
+    capped; a caller asking for more is refused (RequestError)."""
+    most, where = allowed(config)
+    top = schema.LEVELS.index(most)
+    if asked is not None:
+        if schema.LEVELS.index(asked) > top:
+            raise RequestError(
+                f"refused: a run at '{asked}' permissions needs the user's consent, and the user "
+                f"allows '{most}' ({where}). Ask again without 'permissions', or ask the user to "
+                "raise settings.mcp_permissions"
+            )
+        return asked, "the caller's 'permissions' argument"
     if task is not None and task.permissions is not None:
-        levels.append(task.permissions)
-    return max(levels, key=schema.LEVELS.index)
+        if schema.LEVELS.index(task.permissions) > top:
+            return most, f"{where}, below task {task.name}'s '{task.permissions}'"
+        origin = task.origin
+        return task.permissions, f"task {task.name}'s permissions ({origin.layer}: {origin.path})"
+    return "read-only", "the default"
 
 
 def offered(scope: Scope, config: Config) -> tuple[list[str], str | None]:
@@ -177,6 +199,12 @@ def check(arguments: Mapping[str, object], *, several: bool) -> Ask:
         raise RequestError(
             f"'permissions' must be one of {', '.join(schema.LEVELS)}, not '{permissions}'"
         )
+    model = _string(given, "model")
+    if model is not None and model.startswith("-"):
+        raise RequestError(
+            "'model' must be a model's name or alias, and none starts with '-': the agent's CLI "
+            "would read it as an option"
+        )
     values = {str(k): v for k, v in params.items()}
     if instructions is not None:
         values["instructions"] = instructions
@@ -185,7 +213,7 @@ def check(arguments: Mapping[str, object], *, several: bool) -> Ask:
         fs.arg_text(text) if text is not None else None,
         task,
         values,
-        _string(given, "model"),
+        model,
         permissions,
     )
 
@@ -219,17 +247,14 @@ def vet(scope: Scope, ask: Ask) -> pipeline.LaunchRequest:
         selection = selection._replace(model=ask.model)
     else:
         selection = resolve.Request("prompt", model=ask.model, text=ask.prompt)
-    level = ask.permissions or (task.permissions if task is not None else None) or "read-only"
-    most = allowed(config, task)
-    if schema.LEVELS.index(level) > schema.LEVELS.index(most):
-        raise RequestError(
-            f"refused: a run at '{level}' permissions needs the user's consent, and the user "
-            f"allows '{most}' (settings.mcp_permissions, or the task's own permissions). Ask "
-            "again without 'permissions' for a read-only run, or ask the user to raise "
-            "settings.mcp_permissions"
-        )
+    level, source = run_level(config, ask.permissions, task)
     return pipeline.LaunchRequest(
-        scope.workdir, selection, seen.use_project, headless=True, permissions=level
+        scope.workdir,
+        selection,
+        seen.use_project,
+        headless=True,
+        permissions=level,
+        permissions_from=source,
     )
 
 

@@ -126,6 +126,7 @@ RESULT_SCHEMA: dict[str, Any] = {
         "agent": {"type": "string"},
         "model": {"type": ["string", "null"]},
         "permissions": {"type": "string"},
+        "permissions_from": {"type": "string"},
         "success": {"type": "boolean"},
         "exit_code": {"type": ["integer", "null"]},
         "timed_out": {"type": "boolean"},

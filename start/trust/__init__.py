@@ -17,7 +17,7 @@ from start import paths
 from start.config.model import Config
 from start.errors import Problem, StartError, UntrustedError
 from start.record import Record
-from start.trust.review import Mention, Review, changes, review
+from start.trust.review import Defined, Mention, Review, changes, is_text, review
 from start.trust.scan import (
     MISSING,
     OTHER,
@@ -40,6 +40,7 @@ __all__ = [
     "OUTSIDE",
     "SYMLINK",
     "Approval",
+    "Defined",
     "Grant",
     "Mention",
     "Review",
@@ -51,6 +52,7 @@ __all__ = [
     "check",
     "describe",
     "grant",
+    "is_text",
     "records",
     "review",
     "revoke",

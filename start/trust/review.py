@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from start import paths
-from start.config.model import Config
+from start.config.model import Config, Item, Origin
 from start.record import Record
 from start.trust.scan import FILE, SYMLINK, Named, Scan, current_bytes, within
 from start.trust.store import COPY_LIMIT, Approval, records
@@ -20,6 +20,36 @@ class Mention(Record):
     key: str
     value: str
     where: str = ""  # "outside project root", "inside the project", "on PATH" or ""
+
+
+class Defined(Record):
+    """An item that the project layer defines, with every field its file sets. It replaces an
+    item of the same kind and name in the layers below, whole: these fields are all it has."""
+
+    section: str  # "agents", "roles", "contexts" or "tasks"
+    name: str
+    path: str  # the file that defines it
+    fields: tuple[Mention, ...]  # keys below the item ("print_permissions.read-only")
+    data: Mapping[str, Any]  # the same fields as the config spells them (`config show --json`)
+    replaces: Origin | None = None  # where the item of that name it replaces is defined
+
+    @property
+    def key(self) -> str:
+        return f"{self.section}.{self.name}"
+
+
+# The fields that are text for the agent, or for a model (a description is listed to MCP
+# callers): the terminal's question shows their first lines. Commands and options always show
+# whole.
+_TEXT_FIELDS = frozenset({"prompt", "large_prompt", "template", "description"})
+
+
+def is_text(key: str) -> bool:
+    """Whether a field of an item (`prompt`, `params.focus.default`) is text, not a command."""
+    parts = key.split(".")
+    if parts[0] == "params":
+        return parts[-1] in ("default", "description")
+    return key in _TEXT_FIELDS
 
 
 class Change(Record):
@@ -37,8 +67,8 @@ class Review(Record):
     binaries: tuple[Mention, ...]
     environment: tuple[Mention, ...]  # NAME=value words of agent commands
     files: tuple[Mention, ...]
-    texts: tuple[Mention, ...]  # every prompt text of project roles, contexts and tasks
-    settings: tuple[Mention, ...]
+    items: tuple[Defined, ...]  # every field of every project item
+    settings: tuple[Mention, ...]  # every project setting that applies
     previous: Approval | None
     changes: tuple[Change, ...]
     errors: int
@@ -95,53 +125,51 @@ def _text(data: bytes) -> str | None:
 
 
 def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Review:
-    """What approving `found` allows: every command, binary, variable, file, text and setting."""
+    """What approving `found` allows: every field of every item and every setting of the
+    project layer, and, gathered from them, the commands, binaries, variables and files."""
     from start import agent
 
     real_root = os.path.realpath(found.root)
     commands: list[Mention] = []
     binaries: list[Mention] = []
     environment: list[Mention] = []
-    texts: list[Mention] = []
+    items: list[Defined] = []
+    below = _below(config)
 
     def where(path: str) -> str:
         real = os.path.realpath(path)
         return "inside the project" if within(real, real_root) else "outside project root"
 
     for section in ("agents", "roles", "contexts", "tasks"):
-        items: Mapping[str, Any] = getattr(config, section)
-        for name, item in items.items():
+        defined: Mapping[str, Any] = getattr(config, section)
+        for name, item in defined.items():
             if item.origin.layer != "project":
                 continue
             key = f"{section}.{name}"
+            items.append(_defined(section, item, below))
             if section == "agents":
                 bin_ = item.bin
                 place = "on PATH"
                 if os.sep in bin_:
                     place = where(paths.expand(bin_, found.root))
                 binaries.append(Mention(f"{key}.bin", bin_, place))
-                commands.append(Mention(f"{key}.command", item.command))
-                for variable, value in agent.assignments(item.command):
-                    environment.append(Mention(f"{key}.command", f"{variable}={value}"))
-                if item.large_prompt is not None:
-                    texts.append(Mention(f"{key}.large_prompt", item.large_prompt))
+                for field in ("command", "print_command"):
+                    template = getattr(item, field)
+                    if template is None:
+                        continue
+                    commands.append(Mention(f"{key}.{field}", template))
+                    for variable, value in agent.assignments(template):
+                        environment.append(Mention(f"{key}.{field}", f"{variable}={value}"))
                 continue
             imported = getattr(item, "imported", None)
             if imported is not None:
-                # Another agent's command file: its shell commands, as they run, and its text.
+                # Another agent's command file: its shell commands, as they run.
                 for snippet in imported.snippets():
                     commands.append(Mention(f"{key}: line {snippet.line}", snippet.command))
-                texts.append(Mention(f"{key}: {os.path.basename(item.origin.path)}", imported.body))
             if item.command is not None:
                 commands.append(Mention(f"{key}.command", item.command))
             if item.shell is not None:
                 binaries.append(Mention(f"{key}.shell", item.shell))
-            if item.prompt is not None:
-                texts.append(Mention(f"{key}.prompt", item.prompt))
-            # A parameter's default goes into the prompt and the command's environment.
-            for param in getattr(item, "params", ()):
-                if param.default:
-                    texts.append(Mention(f"{key}.params.{param.name}.default", param.default))
     files = [_file(named) for named in found.named]
     settings = []
     for name, origin in config.settings.origins.items():
@@ -159,13 +187,51 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
         tuple(binaries),
         tuple(environment),
         tuple(files),
-        tuple(texts),
+        tuple(items),
         tuple(settings),
         previous,
         diff,
         len(config.errors),
         (*warnings, *(m for m in more if m not in warnings)),
     )
+
+
+def _below(config: Config) -> Config | None:
+    """The config of the user's own layers, whose items the project's replace; None when it
+    cannot be loaded (the review then names nothing replaced). Parsed from the files, as the
+    review's own config is: never the cache."""
+    from start.config.load import load
+    from start.errors import StartError
+
+    try:
+        return load(config.project.workdir, use_project=False, use_cache=False)
+    except (StartError, OSError):
+        return None
+
+
+def _defined(section: str, item: Item, below: Config | None) -> Defined:
+    """A project item with every field it sets; nested tables as dotted keys."""
+    from start.config.show import item_fields
+
+    data = item_fields(item)
+    fields = tuple(Mention(key, _shown(value)) for key, value in _flat("", data))
+    earlier = getattr(below, section).get(item.name) if below is not None else None
+    replaces = earlier.origin if earlier is not None else None
+    return Defined(section, item.name, item.origin.path, fields, data, replaces)
+
+
+def _flat(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
+    """(dotted key, value) of each field; a task's inline output schema stays whole."""
+    if isinstance(value, dict) and value and prefix != "output.schema":
+        for key, inner in value.items():
+            yield from _flat(f"{prefix}.{key}" if prefix else str(key), inner)
+    else:
+        yield prefix, value
+
+
+def _shown(value: Any) -> str:
+    """A value as the review shows it: a string as it is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 _WHERE = {

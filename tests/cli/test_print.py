@@ -125,6 +125,29 @@ def test_permissions_from_the_command_line_then_the_task_then_read_only(project:
         assert json.loads(record.read_text())["argv"][0] == expected
 
 
+def test_the_level_and_where_it_comes_from_are_named(project: Path) -> None:
+    """In the launch summary, in --print --json and in --dry-run --json; several agents too."""
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    by_task = f"task fixer's permissions (global: {config})"
+    for args, level, source in (
+        (("task", "review", "--print", "x"), "read-only", "the default"),
+        (("task", "fixer", "--print", "x"), "edit", by_task),
+        (("task", "fixer", "--print", "--permissions", "read-only", "x"), "read-only",
+         "the --permissions option"),
+    ):  # fmt: skip
+        summary = run_start(*args, cwd=project)
+        assert summary.returncode == 0, summary.stderr
+        assert f"\n  permissions   {level}  ({source})\n" in summary.stderr
+        for how in ("--json", "--dry-run"):
+            data = json.loads(start(project, *args, how, *(("--json",) * (how != "--json"))).stdout)
+            assert (data["permissions"], data["permissions_from"]) == (level, source), how
+    several = run_start("task", "fixer", "--print", "-a", "fake,fake", "x", cwd=project)
+    assert several.stderr.startswith(f"start ▸ fake, fake  (edit permissions: {by_task})\n")
+    data = json.loads(start(project, "task", "fixer", "--print", "-a", "fake,fake", "--json",
+                            "x").stdout)  # fmt: skip
+    assert [(r["permissions"], r["permissions_from"]) for r in data] == [("edit", by_task)] * 2
+
+
 def test_a_level_the_cli_cannot_enforce_is_refused(project: Path) -> None:
     result = start(project, "prompt", "--print", "--permissions", "full", "hi")
     config = project.parent / "home" / ".config" / "start" / "config.toml"
@@ -168,8 +191,9 @@ def test_a_json_envelope_gives_the_answer_and_its_usage(project: Path) -> None:
     data = json.loads(result.stdout)
     assert result.returncode == 0
     assert set(data) == {
-        "task", "agent", "model", "permissions", "success", "exit_code", "timed_out",
-        "duration", "answer", "value", "problems", "error", "stderr", "usage", "denied", "argv",
+        "task", "agent", "model", "permissions", "permissions_from", "success", "exit_code",
+        "timed_out", "duration", "answer", "value", "problems", "error", "stderr", "usage",
+        "denied", "argv",
     }  # fmt: skip
     assert (data["agent"], data["permissions"], data["success"], data["answer"]) == (
         "json",

@@ -25,10 +25,15 @@ OPTION_WORDS = [
 ]  # fmt: skip
 
 
+# The agent's command puts '--' before the prompt, as every shipped agent's does: text that starts
+# with '-' is then the agent's text, never its option (test_a_template_without_the_double_dash...).
+FAKE_DASHED = FAKE.replace(" '{prompt}'\"", " -- '{prompt}'\"")
+
+
 @pytest.fixture
 def repo(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("START_TRUSTED_PATHS", str(isolated))
-    write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": FAKE})
+    write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": FAKE_DASHED})
     write_tree(isolated, {".start/tasks.toml": TASKS})
     return isolated
 
@@ -91,6 +96,24 @@ def test_option_looking_text_never_changes_a_real_launch(repo: Path, text: str) 
     assert record is not None and record["argv"][-1] == text
 
 
+def test_a_template_without_the_double_dash_refuses_text_that_would_be_an_option(
+    repo: Path,
+) -> None:
+    """The agent would read `--dry-run` as its own option: start says so, and runs nothing."""
+    config = repo.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(FAKE)
+    proc, record = launch(repo, "task", "echo", "-q", "--instructions=--dry-run")
+    assert (proc.returncode, proc.stdout, record) == (2, "", None)
+    assert proc.stderr == (
+        "start: agent 'fake': the prompt starts with '-', and its command passes it as an "
+        "argument of its own before '--', where its CLI would read it as an option; the agent "
+        "was not started. Put '--' before {prompt} in its command, or join it to its option "
+        f"('--option={{prompt}}'), in [agents.fake] in {config}\n"
+    )
+    proc, record = launch(repo, "task", "echo", "-q", "--instructions=x --dry-run")
+    assert record is not None and record["argv"][-1] == "x --dry-run"
+
+
 def test_leading_dash_text_in_the_help_and_prompt_examples(repo: Path) -> None:
     assert dry("task", "help", "--instructions=- fix the list item")["prompt"] == (
         "Help me with: - fix the list item"
@@ -111,7 +134,7 @@ def test_agent_arguments_still_follow_the_double_dash(repo: Path) -> None:
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["prompt"] == "-- not agent args"
-    assert data["argv"][-1] == "--flag"
+    assert data["argv"][-3:] == ["--flag", "--", "-- not agent args"]
 
 
 def test_words_that_start_with_a_dash_name_the_safe_form(repo: Path) -> None:

@@ -325,3 +325,67 @@ def test_only_config_validate_splits_the_shipped_agents_permission_options(
         "No closing quotation; fix print_permissions in a copy of [agents.shipped] in "
         f"{layers['global'] / 'config.toml'}\n"
     )
+
+
+# --- the bounds of MCP callers: a project narrows them, never widens them ---------------------
+
+AGENTS_ABC = "".join(f'[agents.{n}]\nbin = "{n}"\ncommand = "{{bin}} {{prompt}}"\n' for n in "abc")
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs", "kept", "allows"),
+    [
+        ("", 'mcp_permissions = "full"', ("read-only", (), 1), "'read-only' (by default)"),
+        ('mcp_permissions = "edit"', 'mcp_permissions = "full"', ("edit", (), 1), "'edit' (in"),
+        ("", "mcp_depth = 3", ("read-only", (), 1), "1 level (by default)"),
+        ("mcp_depth = 2", "mcp_depth = 5", ("read-only", (), 2), "2 levels (in"),
+        ('mcp_agents = ["a", "b"]', 'mcp_agents = ["a", "c"]', ("read-only", ("a", "b"), 1),
+         "only a, b (in"),
+        ('mcp_agents = ["a"]', "mcp_agents = []", ("read-only", ("a",), 1), "only a (in"),
+    ],
+)  # fmt: skip
+def test_a_project_cannot_widen_what_mcp_callers_may_do(
+    layers: dict[str, Path], mine: str, theirs: str, kept: tuple[Any, ...], allows: str
+) -> None:
+    write_tree(layers["built-in"], {"agents.toml": AGENTS_ABC})
+    write_tree(layers["global"], {"config.toml": f"[settings]\n{mine}\n"})
+    write_tree(layers["project"], {"config.toml": f"[settings]\n{theirs}\n"})
+    config = load()
+    settings = config.settings
+    assert (settings.mcp_permissions, settings.mcp_agents, settings.mcp_depth) == kept
+    key = theirs.split(" ")[0]
+    assert settings.origins.get(key) is None or settings.origins[key].layer == "global"
+    (problem,) = [p for p in config.problems if "mcp" in p.key]
+    where = f"{layers['global']}/config.toml" if mine else ""
+    assert (problem.severity, problem.file, problem.key) == (
+        "warning",
+        str(layers["project"] / "config.toml"),
+        f"settings.{key}",
+    )
+    assert problem.message == (
+        "a project may narrow what start mcp's callers may do, never widen it: your own config "
+        f"allows {allows}{' ' + where + ')' if mine else ''}, so this is ignored (set it in your "
+        "global config)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs", "kept"),
+    [
+        ('mcp_permissions = "full"', 'mcp_permissions = "edit"', ("edit", (), 1)),
+        ("", 'mcp_agents = ["a"]', ("read-only", ("a",), 1)),
+        ('mcp_agents = ["a", "b"]', 'mcp_agents = ["b"]', ("read-only", ("b",), 1)),
+        ("mcp_depth = 3", "mcp_depth = 1", ("read-only", (), 1)),
+    ],
+)
+def test_a_project_may_narrow_what_mcp_callers_may_do(
+    layers: dict[str, Path], mine: str, theirs: str, kept: tuple[Any, ...]
+) -> None:
+    write_tree(layers["built-in"], {"agents.toml": AGENTS_ABC})
+    write_tree(layers["global"], {"config.toml": f"[settings]\n{mine}\n"})
+    write_tree(layers["project"], {"config.toml": f"[settings]\n{theirs}\n"})
+    config = load()
+    settings = config.settings
+    assert (settings.mcp_permissions, settings.mcp_agents, settings.mcp_depth) == kept
+    assert settings.origins[theirs.split(" ")[0]].layer == "project"
+    assert [p for p in config.problems if "mcp" in p.key] == []

@@ -111,11 +111,14 @@ def test_the_review_shows_the_commands_and_texts(repo: Repo) -> None:
         ("tasks.gemini:pwn: line 2", 'touch "$CANARY"'),
         ("tasks.opencode:pwn: line 4", 'touch "$CANARY"'),
     ]
-    assert [m["key"] for m in data["texts"]] == [
-        "tasks.claude:pwn: pwn.md",
-        "tasks.gemini:pwn: pwn.toml",
-        "tasks.opencode:pwn: pwn.md",
+    # Each command file's task, with its template whole.
+    assert [(i["key"], i["file"]) for i in data["items"]] == [
+        ("tasks.claude:pwn", str(repo.path / ".claude/commands/pwn.md")),
+        ("tasks.gemini:pwn", str(repo.path / ".gemini/commands/pwn.toml")),
+        ("tasks.opencode:pwn", str(repo.path / ".opencode/command/pwn.md")),
     ]
+    for item in data["items"]:
+        assert 'touch "$CANARY"' in item["fields"]["template"]
     assert [(m["key"], m["where"]) for m in data["reads"]] == [
         ("tasks.claude:pwn: @~/secret.txt", "outside project root"),
         ("tasks.gemini:pwn: @../secret.txt", "outside project root"),

@@ -427,21 +427,22 @@ async def test_read_only_is_the_default_and_more_needs_the_users_consent(
     assert refused.is_error is True
     assert texts(refused) == [
         "refused: a run at 'edit' permissions needs the user's consent, and the user allows "
-        "'read-only' (settings.mcp_permissions, or the task's own permissions). Ask again "
-        "without 'permissions' for a read-only run, or ask the user to raise "
-        "settings.mcp_permissions"
+        "'read-only' (settings.mcp_permissions by default). Ask again without 'permissions', "
+        "or ask the user to raise settings.mcp_permissions"
     ]
     assert not path.exists()  # nothing ran
 
 
-async def test_the_server_setting_or_the_task_gives_consent(
+async def test_the_server_setting_gives_consent_and_a_task_only_lowers_it(
     config: Path, isolated: Path, mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = record(tmp_path, monkeypatch)
     async with connect(isolated, mode) as client:
+        capped = await client.call_tool("ask_agent", {"agent": "fake", "task": "fixer"})
+        by_capped = json.loads(path.read_text())["argv"][0]
+        settings(config, 'mcp_permissions = "edit"')
         task = await client.call_tool("ask_agent", {"agent": "fake", "task": "fixer"})
         by_task = json.loads(path.read_text())["argv"][0]
-        settings(config, 'mcp_permissions = "edit"')
         asked = await client.call_tool(
             "ask_agent", {"agent": "fake", "prompt": "hi", "permissions": "edit"}
         )
@@ -449,11 +450,26 @@ async def test_the_server_setting_or_the_task_gives_consent(
         full = await client.call_tool(
             "ask_agent", {"agent": "fake", "prompt": "hi", "permissions": "full"}
         )
+    # The task's own 'edit' is above settings.mcp_permissions (read-only): it runs read-only.
+    assert (capped.is_error, by_capped) == (False, "--ro")
+    assert capped.structured_content is not None
+    assert (
+        capped.structured_content["permissions"],
+        capped.structured_content["permissions_from"],
+    ) == ("read-only", "settings.mcp_permissions by default, below task fixer's 'edit'")
     assert (task.is_error, by_task) == (False, "--edit")
-    assert (asked.is_error, by_setting) == (False, "--edit")
-    assert texts(full)[0].startswith(
-        "refused: a run at 'full' permissions needs the user's consent, and the user allows 'edit'"
+    assert task.structured_content is not None
+    assert task.structured_content["permissions_from"] == (
+        f"task fixer's permissions (global: {config})"
     )
+    assert (asked.is_error, by_setting) == (False, "--edit")
+    assert asked.structured_content is not None
+    assert asked.structured_content["permissions_from"] == "the caller's 'permissions' argument"
+    assert texts(full) == [
+        "refused: a run at 'full' permissions needs the user's consent, and the user allows "
+        f"'edit' (settings.mcp_permissions in {config}). Ask again without 'permissions', or ask "
+        "the user to raise settings.mcp_permissions"
+    ]
 
 
 # --- which agents, and trust ------------------------------------------------------------------

@@ -86,7 +86,9 @@ def test_codex_asked_by_start_mcp_is_offered_no_asking_tools_by_its_own_start_mc
         # Codex run by start --print, not asked: its start mcp offers the asking tools.
         alone = run_start("prompt", "--print", "-a", "codex", "say hi", cwd=isolated, env=env)
         assert (alone.returncode, alone.stdout) == (0, "ANSWER-codex\n"), alone.stderr
-        assert start_tools(model.requests) == [sorted([*ASKING, *BOARD_TOOLS, "list_tasks", "run_task"])]
+        assert start_tools(model.requests) == [
+            sorted([*ASKING, *BOARD_TOOLS, "list_tasks", "run_task"])
+        ]
         before = len(model.requests)
 
         # Codex asked by a start mcp: its own start mcp offers none.
@@ -106,4 +108,6 @@ def test_codex_asked_by_start_mcp_is_offered_no_asking_tools_by_its_own_start_mc
         assert (result["isError"], result["content"][0]["text"]) == (False, "ANSWER-codex"), (
             json.dumps(result)
         )
-        assert start_tools(model.requests[before:]) == [sorted([*BOARD_TOOLS, "list_tasks", "run_task"])]
+        assert start_tools(model.requests[before:]) == [
+            sorted([*BOARD_TOOLS, "list_tasks", "run_task"])
+        ]
