@@ -151,9 +151,8 @@ async def test_a_run_asked_for_over_mcp_gets_no_more_than_the_user_allows(
         )
     assert text(edit) == (
         "refused: a run at 'edit' permissions needs the user's consent, and the user allows "
-        "'read-only' (settings.mcp_permissions, or the task's own permissions). Ask again "
-        "without 'permissions' for a read-only run, or ask the user to raise "
-        "settings.mcp_permissions"
+        "'read-only' (settings.mcp_permissions by default). Ask again without 'permissions', "
+        "or ask the user to raise settings.mcp_permissions"
     )
     # The task's own level is the user's: allowed.
     assert task.structured_content["run"] == {
