@@ -88,7 +88,7 @@ class Record(tuple[Any, ...], metaclass=_RecordType):
         # One pass of dict.get over the fields after the positional ones; the checks are on
         # sets and on the names without a default, which come first.
         names = cls._fields
-        if not first:  # every field by name: how validation and the cache build records
+        if not first:  # every field by name: how validation builds records
             if fields.keys() <= cls._names and all(
                 map(fields.__contains__, names[: cls._required])
             ):

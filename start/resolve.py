@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Literal, TypeVar
 
 from start import paths
-from start.config.model import COMMAND_LINE, Agent, Config, Context, Role, Task
+from start.config.model import COMMAND_LINE, Agent, Config, Context, Role, Task, column
 from start.errors import AgentNotFoundError, ExitCode, StartError, UnknownNameError, UsageError
 from start.record import Record
 
@@ -55,19 +55,22 @@ class Plan(Record):
 
 
 def find_task(tasks: Mapping[str, Task], name: str) -> Task:
-    """An exact task name, then an alias, then a unique prefix of a name or alias."""
+    """An exact task name, then an alias, then a unique prefix of a name or alias.
+
+    Only the task found is decoded from a cached config (model.column)."""
     if name in tasks:
         return tasks[name]
-    for task in tasks.values():
-        if task.alias == name:
-            return task
+    aliases: Mapping[str, str] = column(tasks, "alias")
+    for task, alias in aliases.items():
+        if alias == name:
+            return tasks[task]
     matches: dict[str, None] = {}
-    for task in tasks.values():
-        if task.name.startswith(name) or (task.alias or "").startswith(name):
-            matches.setdefault(task.name, None)
+    for task in tasks:
+        if task.startswith(name) or aliases.get(task, "").startswith(name):
+            matches.setdefault(task, None)
     if len(matches) == 1:
         return tasks[next(iter(matches))]
-    known = [*tasks, *(t.alias for t in tasks.values() if t.alias)]
+    known = [*tasks, *aliases.values()]
     raise UnknownNameError("task", name, known, candidates=sorted(matches))
 
 
@@ -281,8 +284,11 @@ def select_contexts(config: Config, mode: Mode, extra: tuple[str, ...] = ()) -> 
             files.setdefault(str(context.origin.path), context)
         else:
             named.add(context.name)
+    required = column(config.contexts, "required")  # decoding only the contexts chosen
     chosen = [
-        c for c in config.contexts.values() if mode == "session" or c.required or c.name in named
+        config.contexts[name]
+        for name in config.contexts
+        if mode == "session" or name in required or name in named
     ]
     return (*chosen, *files.values())
 

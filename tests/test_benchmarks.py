@@ -102,3 +102,23 @@ def test_a_cold_series_is_a_launch_after_an_edit_and_a_warm_one_hits(tmp_path: P
     assert notes.lines == [
         f"  note: {cold.series.label}: no run rewrote the config's entry, so they hit it: not cold"
     ]
+
+
+def test_the_large_config_holds_what_its_rows_name(tmp_path: Path) -> None:
+    # Row 2a is "1,000 tasks" and its limit is about config size: the generated config must hold
+    # the counts scenarios.LARGE_COUNTS names, and the measured task must be one of them.
+    import tomllib
+
+    import scenarios
+
+    world = scenarios.create(tmp_path / "world")
+    scenarios.large(world)
+    found = {}
+    for section in ("agents", "roles", "contexts", "tasks"):
+        path = world.config("large") / f"{section}.toml"
+        found[section] = tomllib.loads(path.read_text(encoding="utf-8"))[section]
+    counts = {section: len(items) for section, items in found.items()}
+    required = sum(1 for context in found["contexts"].values() if context.get("required"))
+    assert {**counts, "required": required} == scenarios.LARGE_COUNTS
+    assert counts["tasks"] == 1000
+    assert scenarios.LARGE_TASK in found["tasks"]

@@ -15,7 +15,7 @@ from start import console, fs, pipeline, resolve, sources
 from start.cli.commands import Command, HintedUsageError
 from start.cli.options import F
 from start.cli.state import Options
-from start.config.model import Config
+from start.config.model import Config, of_layer
 from start.console import Line, Styled
 from start.errors import CommandError, ExitCode, UntrustedError, UsageError
 
@@ -476,12 +476,14 @@ def _summary_lines(
 def _command_files(config: Config) -> set[str | None]:
     """The files of other agents' command and skill directories (start.interop) that the
     config's problems are about; each file is looked up once, however many problems it has."""
-    if not any(task.imported is not None for task in config.tasks.values()):
+    files = {p.file for p in config.problems}
+    # Imported tasks are of these layers: a config from the cache decodes no other task.
+    tasks = [*of_layer(config.tasks, "imported"), *of_layer(config.tasks, "project")]
+    if not files or not any(task.imported is not None for task in tasks):
         return set()
     from start.interop.dirs import in_command_dir
     from start.interop.skills import in_skill_dir
 
-    files = {p.file for p in config.problems}
     return {
         file
         for file in files

@@ -1,30 +1,33 @@
 """A cache of validated, merged configs, keyed by everything a loaded config depends on.
 
 Parsing TOML and validating a large config costs far more than a launch may spend, so the result
-is kept as plain data (marshal) and rebuilt into records on the next run with the same key. The
-key covers the bytes of every layer file and of other agents' command files (start.interop), the
-stray files, the layer directories, the Python that runs and `start`'s version; the entry's
-stamp, the code of `start` that made it (`code_stamp`). The key is those bytes themselves, not a
-digest of them: an entry holds its key and is used only when that is equal, byte for byte, to the
-key of the launch, and its stamp still holds; the entry's file name is only a hash of the place
-it was loaded from. The built-in layer's validated items
-have an entry of their own (`layer_key`), so that an edit of the user's config does not make the
-next launch parse the shipped catalog again. Entries live in the state directory (`directory`),
-which only the user writes, beside the trust records. An entry that cannot be read, is not a
-private regular file of ours, has another key, or does not have exactly the shape `_encode`
-writes is a miss, never an error: the load that follows parses from source and writes the entry
-again.
+is kept as plain data (marshal) and rebuilt into records on the next run with the same key. Each
+item is a row of its own, decoded when it is first used (model.Table), beside an index of the
+fields a launch chooses items by (`INDEXED`) and the names of each layer's items, so a launch
+decodes the items it uses, whatever the size of the config. The key covers the bytes of every
+layer file and of other agents' command files (start.interop), the stray files, the layer
+directories, the Python that runs and `start`'s version; the entry's stamp, the code of `start`
+that made it (`code_stamp`). The key is those bytes themselves, not a digest of them: an entry
+holds its key and is used only when that is equal, byte for byte, to the key of the launch, and
+its stamp still holds; the entry's file name is only a hash of the place it was loaded from. The
+built-in layer's validated items have an entry of their own (`layer_key`), so that an edit of
+the user's config does not make the next launch parse the shipped catalog again. Entries live in
+the state directory (`directory`), which only the user writes, beside the trust records. An
+entry that cannot be read, is not a private regular file of ours, has another key, or does not
+have exactly the shape `_encode` writes is a miss, never an error: the load that follows parses
+from source and writes the entry again. So is an item's row that does not decode when the item
+is used: its section comes from the bytes the load read, parsed.
 """
 
 from __future__ import annotations
 
+import functools
 import marshal
 import os
 import stat
 import sys
-from collections.abc import Callable, Collection, Mapping, Sequence
-from itertools import repeat
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from start import paths
 from start.config import schema
@@ -38,7 +41,8 @@ from start.config.model import (
     Output,
     Param,
     Settings,
-    non_defaults,
+    Table,
+    column,
 )
 from start.errors import Problem
 from start.record import Record
@@ -51,7 +55,8 @@ if TYPE_CHECKING:
 # 6: a task's `output`.
 # 7: the built-in layer has an entry of its own (`layer_key`).
 # 8: the key comes before the marshal data, which holds the code stamp of the modules imported.
-FORMAT = 8
+# 9: each item is a row of its own, decoded on first use, and a few fields are indexed.
+FORMAT = 9
 # The kinds of entries, the start of their file names: a merged config, and one layer's items.
 CONFIG_ENTRY = "config"
 LAYER_ENTRY = "layer"
@@ -89,24 +94,39 @@ _FIELDS: Mapping[str, Mapping[str, type]] = {
     for section, fields in schema.ITEM_SECTIONS.items()
 }
 _SETTINGS: Mapping[str, type] = {name: _TYPES[t] for name, t in schema.SETTINGS.items()}
-_SEVERITIES = ("error", "warning")
 _NONE = type(None)
-# A field's column: its name, the types a stored value may have (the field's, and None, its
-# default, unless it has none), what a stored None decodes to, and what checks and rebuilds a
-# value that is not None where a type check is not enough (else None).
-_Column = tuple[str, frozenset[type], Any, Callable[[Any], Any] | None]
+# The fields of each section whose values an entry also keeps by item name, so that a launch
+# chooses its task (by alias too) and its contexts without decoding the others (model.column).
+INDEXED: Mapping[str, tuple[str, ...]] = {"contexts": ("required",), "tasks": ("alias",)}
+# What rebuilds one field's value from what is stored (or the reverse): its place among the
+# fields stored, its default (stored as None), and what rebuilds (or stores) its other values.
+_Change = tuple[int, Any, Callable[[Any], Any] | None]
 
 
-def _columns(cls: type[Item], types: Mapping[str, type]) -> tuple[_Column, ...]:
-    """How each field of a section's records is stored, in the record's order after name and
-    origin: a list with a value per item (see `_Column`)."""
-    columns = []
-    for field in cls._fields[2:]:
-        kind = types[field]
-        allowed = frozenset({kind, _NONE} if field in cls._field_defaults else {kind})
+class _Layout(Record):
+    """How the fields of a kind of record are stored: a row of values, each of `types`."""
+
+    fields: tuple[str, ...]
+    types: tuple[frozenset[type], ...]  # a field's type, and None if it has a default
+    encodes: tuple[_Change, ...]  # the fields whose stored value is not always the value
+    decodes: tuple[_Change, ...]
+
+
+def _layout(cls: type[Record], types: Mapping[str, type], fields: tuple[str, ...]) -> _Layout:
+    allowed, encodes, decodes = [], [], []
+    for place, field in enumerate(fields):
+        kind, default = types[field], cls._field_defaults.get(field)
+        allowed.append(frozenset({kind, _NONE} if field in cls._field_defaults else {kind}))
+        encode = _VALUE_ENCODERS.get(field)
         decode = _VALUE_DECODERS.get(field) or _TYPE_DECODERS.get(kind)
-        columns.append((field, allowed, cls._field_defaults.get(field), decode))
-    return tuple(columns)
+        if default is not None or encode is not None:
+            encodes.append((place, default, encode))
+        if default is not None or decode is not None:
+            decodes.append((place, default, decode))
+    return _Layout(fields, tuple(allowed), tuple(encodes), tuple(decodes))
+
+
+_R = TypeVar("_R", bound=Record)
 
 
 class Key(Record):
@@ -249,9 +269,16 @@ def _name(place: bytes, kind: str = CONFIG_ENTRY) -> str:
 
 
 def get(
-    cache_key: Key, project: paths.ProjectLocation, dirs: Mapping[str, str | None]
+    cache_key: Key,
+    project: paths.ProjectLocation,
+    dirs: Mapping[str, str | None],
+    fallback: Callable[[str], Mapping[str, Item]] | None = None,
 ) -> Config | None:
-    """The cached config for this key, or None: missing, corrupt, of the wrong shape, not ours."""
+    """The cached config for this key, or None: missing, corrupt, of the wrong shape, not ours.
+
+    With a `fallback` (a section's items, parsed from the bytes keyed), each item is decoded
+    when it is first used, and an item that does not decode gets its section from the fallback
+    instead; without one, every item is decoded here, and a bad one is a miss."""
     try:
         # Only in a directory of ours (0700, no symlink), never through a symlink, and never
         # blocking on a FIFO. Bytes of another user's never reach marshal, which trusts its input.
@@ -280,7 +307,9 @@ def get(
         data = marshal.loads(payload)
         # Used only while the modules its stamp names are as they were when it was written.
         modules = [line.rsplit(":", 2)[0] for line in data["stamp"].split("\n")]
-        return _decode(data, project, dirs) if code_stamp(modules) == data["stamp"] else None
+        if code_stamp(modules) != data.pop("stamp"):
+            return None
+        return _decode(data, project, dirs, fallback)
     except Exception:
         # Whatever is wrong with the entry (unreadable, not ours, not marshal, a shape `_decode`
         # rejects or trips over), it is a miss; the load that follows writes the entry again.
@@ -360,45 +389,46 @@ def payload_of(raw: bytes, key: bytes) -> memoryview | None:
 def _encode(config: Config) -> dict[str, Any]:
     origins: dict[Origin, int] = {}
 
-    def origin(value: Origin) -> int:
-        return origins.setdefault(value, len(origins))
-
-    items: dict[str, tuple[list[str], list[int], list[list[Any]]]] = {}
-    for section in RECORDS:
-        records: list[Item] = list(getattr(config, section).values())
-        fields = list(zip(*records, strict=True)) or [()] * len(RECORDS[section]._fields)
-        columns = []
-        for index, (field, _, default, _) in enumerate(_COLUMNS[section], start=2):
-            encode, values = _VALUE_ENCODERS.get(field), list(fields[index])
-            if default is not None or encode is not None:  # a None stays None
-                values = [
-                    None if v == default else v if encode is None else encode(v) for v in values
-                ]
-            columns.append(values)
-        names = list(fields[0])
-        items[section] = (names, [origin(record.origin) for record in records], columns)
-    settings = config.settings
-    setting_origins = {name: origin(o) for name, o in settings.origins.items()}
+    items: dict[str, Any] = {}
+    index: dict[str, Any] = {}
+    layers: dict[str, Any] = {}
+    for section, layout in _LAYOUTS.items():
+        table: Mapping[str, Item] = getattr(config, section)
+        records = list(table.values())
+        where = [origins.setdefault(item.origin, len(origins)) for item in records]
+        rows = zip(where, *_stored(layout, records, 2), strict=True)
+        items[section] = dict(zip(table, map(marshal.dumps, rows), strict=True))
+        index[section] = {field: dict(column(table, field)) for field in INDEXED.get(section, ())}
+        layers[section] = {layer: [] for layer in LAYERS}
+        for item in records:
+            layers[section][item.origin.layer].append(item.name)
+    setting_origins = {
+        name: origins.setdefault(o, len(origins)) for name, o in config.settings.origins.items()
+    }
     return {
         # Filled by the calls above, so it comes after them.
-        "origins": [(o.layer, str(o.path)) for o in origins],
-        "settings": non_defaults(settings),  # str, int and tuples of str
+        "origins": [tuple(o) for o in origins],
+        "settings": tuple(value for (value,) in _stored(_SETTING_LAYOUT, [config.settings])),
         "setting_origins": setting_origins,
         "items": items,
-        "problems": [
-            (
-                p.severity,
-                None if p.file is None else str(p.file),
-                p.key,
-                p.message,
-                p.suggestion,
-                p.line,
-                p.column,
-            )
-            for p in config.problems
-        ],
-        "files": [(f.layer, str(f.path), f.digest, f.parsed) for f in config.files],
+        "index": index,
+        "layers": layers,
+        "problems": [tuple(p) for p in config.problems],
+        "files": [tuple(f) for f in config.files],
     }
+
+
+def _stored(layout: _Layout, records: list[Any], skip: int = 0) -> list[Sequence[Any]]:
+    """The records' fields after the first `skip` as stored, a column each (a large config's items
+    are stored at once): None for a field's default, else plain data that marshal writes."""
+    width = len(layout.fields)
+    columns: list[Any] = [*zip(*records, strict=True)][skip : skip + width] or [()] * width
+    for place, default, encode in layout.encodes:
+        columns[place] = [
+            None if v is None or v == default else v if encode is None else encode(v)
+            for v in columns[place]
+        ]
+    return columns
 
 
 def _encode_imported(value: Imported) -> tuple[Any, ...]:
@@ -424,112 +454,118 @@ def _decode(
     data: dict[str, Any],
     project: paths.ProjectLocation,
     dirs: Mapping[str, str | None],
+    fallback: Callable[[str], Mapping[str, Item]] | None,
 ) -> Config:
     """Rebuild the config, checking that every value has the type its record field holds.
 
-    Items are stored by columns (see `_section`). A value of another type, a column of another
-    length, an unknown setting or layer, or an origin that is not in the table raises
-    _BadEntryError; any other flaw in the structure raises as it is met. Either way `get`
-    reports a miss.
+    Each item is a row of its own (its origin's index, then its fields: see `_encode`), which
+    its section's Table decodes when the item is first used; without a `fallback`, every item is
+    decoded here. A value of another type, a row of another length, an unknown layer, or an
+    origin that is not in the table raises _BadEntryError; any other flaw in the structure
+    raises as it is met. Either way `get` reports a miss, or a Table gives `fallback`'s items.
     """
-    if type(data) is not dict or len(data) != 7:
+    if type(data) is not dict or len(data) != 8:
         raise _BadEntryError("not an entry")
-    known: dict[str, str] = {}
-
-    def path(text: object) -> str:
-        name = _str(text)
-        found = known.get(name)
-        if found is None:
-            found = known[name] = name
-        return found
-
-    origins = [Origin(_str(layer, LAYERS), path(where)) for layer, where in data["origins"]]
-
-    def at(index: object) -> Origin:
-        if type(index) is not int or not 0 <= index < len(origins):
-            raise _BadEntryError(f"no origin {index!r}")
-        return origins[index]
-
-    items = data["items"]
-    if type(items) is not dict or items.keys() != RECORDS.keys():
-        raise _BadEntryError("not the four item sections")
-    sections = {
-        section: _section(section, cls, items[section], origins) for section, cls in RECORDS.items()
-    }
-    setting_origins = data["setting_origins"]
-    if type(setting_origins) is not dict:
-        raise _BadEntryError("setting origins are not a table")
-    settings = Settings(
-        **_checked(data["settings"], _SETTINGS),
-        origins={_str(name, _SETTINGS): at(index) for name, index in setting_origins.items()},
-    )
+    origins = [_plain(Origin, _ORIGIN, origin) for origin in data["origins"]]
+    files = tuple(_plain(LayerFile, _FILE, file) for file in data["files"])
+    problems = tuple(_plain(Problem, _PROBLEM, problem) for problem in data["problems"])
+    if not {p.severity for p in problems} <= {"error", "warning"}:
+        raise _BadEntryError("a problem is neither an error nor a warning")
+    if not {o.layer for o in origins} | {f.layer for f in files} <= set(LAYERS):
+        raise _BadEntryError("an origin or a file of an unknown layer")
+    parts = ("items", "index", "layers")
+    if any(type(data[part]) is not dict or data[part].keys() != RECORDS.keys() for part in parts):
+        raise _BadEntryError("not each section's rows, index and names by layer")
+    sections: dict[str, Table[Item]] = {}
+    for section, cls in RECORDS.items():
+        layout = _LAYOUTS[section]
+        rows, indexed, layered = (data[part][section] for part in parts)
+        if (
+            type(rows) is not dict
+            or not set(map(type, rows)) <= _STR
+            or type(indexed) is not dict
+            or indexed.keys() != set(INDEXED.get(section, ()))
+            or not all(
+                type(values) is dict
+                and set(map(type, values)) <= _STR
+                and set(map(type, values.values())) <= layout.types[layout.fields.index(field)]
+                for field, values in indexed.items()
+            )
+            or type(layered) is not dict
+            or layered.keys() != set(LAYERS)
+            or not all(
+                type(names) is list and set(names) <= rows.keys() for names in layered.values()
+            )
+        ):
+            raise _BadEntryError(f"{section}: not a table of rows by name, an index and layers")
+        decode = functools.partial(_item, cls, layout, origins)
+        parsed = None if fallback is None else functools.partial(fallback, section)
+        table = Table(rows, decode, parsed, indexed, layered)
+        if fallback is None:
+            list(table.values())  # every item decoded now: a bad one is a miss
+        sections[section] = table
+    settings, setting_origins = data["settings"], data["setting_origins"]
+    if type(settings) is not tuple or type(setting_origins) is not dict:
+        raise _BadEntryError("settings are not a row, or their origins not a table")
+    if not setting_origins.keys() <= set(_SETTING_LAYOUT.fields):
+        raise _BadEntryError("an origin of an unknown setting")
+    where = {name: _at(origins, i) for name, i in setting_origins.items()}
+    fields = [*_rebuilt(_SETTING_LAYOUT, settings), where]  # their origins come last
     return Config(
-        settings=settings,
+        settings=Settings(*fields),
         agents=sections["agents"],  # type: ignore[arg-type]
         roles=sections["roles"],  # type: ignore[arg-type]
         contexts=sections["contexts"],  # type: ignore[arg-type]
         tasks=sections["tasks"],  # type: ignore[arg-type]
         project=project,
-        files=tuple(
-            LayerFile(_str(layer, LAYERS), path(where), _str(digest), _bool(parsed))
-            for layer, where, digest, parsed in data["files"]
-        ),
+        files=files,
         layer_dirs=dict(dirs),
-        problems=tuple(
-            Problem(
-                _str(severity, _SEVERITIES),
-                None if file is None else path(file),
-                _str(key),
-                _str(message),
-                None if suggestion is None else _str(suggestion),
-                None if line is None else _int(line),
-                None if column is None else _int(column),
-            )
-            for severity, file, key, message, suggestion, line, column in data["problems"]
-        ),
+        problems=problems,
     )
 
 
-def _section(
-    section: str, cls: type[Item], entry: object, origins: list[Origin]
-) -> dict[str, Item]:
-    """The items of a section from its columns, checked a column at a time."""
-    if type(entry) is not tuple or len(entry) != 3:
-        raise _BadEntryError(f"{section}: not names, origins and columns")
-    names, indexes, columns = entry
-    count = len(names) if type(names) is list else -1
-    if count < 0 or not set(map(type, names)) <= _STR or len(set(names)) != count:
-        raise _BadEntryError(f"{section}: the names are not a list of distinct strings")
+def _item(
+    cls: type[Item], layout: _Layout, origins: list[Origin], name: object, row: bytes
+) -> Item:
+    """An item from its row: the index of its origin, then its fields' stored values."""
+    values = marshal.loads(row)
+    if type(name) is not str or type(values) is not tuple or not values:
+        raise _BadEntryError(f"{name!r}: not a row")
+    if type(values[0]) is not int or not 0 <= values[0] < len(origins):
+        raise _BadEntryError(f"{name!r}: no origin {values[0]!r}")
+    # A value for each field, of its type: the record is the tuple it is, without a constructor.
+    return tuple.__new__(cls, (name, origins[values[0]], *_rebuilt(layout, values[1:])))
+
+
+def _rebuilt(layout: _Layout, stored: object) -> list[Any]:
+    """A record's field values from the stored ones: each of its field's types (checked at C
+    speed), a None its field's default, and rebuilt where a type check is not enough."""
     if (
-        type(indexes) is not list
-        or len(indexes) != count
-        or not set(map(type, indexes)) <= _INT
-        or (count and not 0 <= min(indexes) <= max(indexes) < len(origins))
+        type(stored) is not tuple
+        or len(stored) != len(layout.types)
+        or not all(map(frozenset.__contains__, layout.types, map(type, stored)))
     ):
-        raise _BadEntryError(f"{section}: the origins are not {count} indexes of the table")
-    specs = _COLUMNS[section]
-    if type(columns) is not list or len(columns) != len(specs):
-        raise _BadEntryError(f"{section}: not a column for each field")
-    decoded: list[list[Any]] = []
-    for (field, allowed, default, decode), column in zip(specs, columns, strict=True):
-        if type(column) is not list or len(column) != count:
-            raise _BadEntryError(f"{section}.{field}: not a column of {count} values")
-        if not set(map(type, column)) <= allowed:
-            raise _BadEntryError(f"{section}.{field}: a value of another type")
-        if decode is not None:
-            column = [default if value is None else decode(value) for value in column]
-        elif default is not None:
-            column = [default if value is None else value for value in column]
-        decoded.append(column)
-    rows = zip(names, map(origins.__getitem__, indexes), *decoded, strict=True)
-    # Every row has a value for every field, of the field's type, so the records are built as
-    # the tuples they are, without a call to the record's constructor for each.
-    return dict(zip(names, map(tuple.__new__, repeat(cls), rows), strict=True))
+        raise _BadEntryError(
+            f"{stored!r} is not a row of {len(layout.types)} values of their types"
+        )
+    values = list(stored)
+    for place, default, decode in layout.decodes:
+        value = values[place]
+        values[place] = default if value is None else value if decode is None else decode(value)
+    return values
 
 
-def _models(value: dict[Any, Any]) -> dict[str, str]:
-    if not set(map(type, value.keys())) <= _STR or not set(map(type, value.values())) <= _STR:
-        raise _BadEntryError(f"{value!r} is not a table of strings")
+def _at(origins: list[Origin], index: object) -> Origin:
+    if type(index) is not int or not 0 <= index < len(origins):
+        raise _BadEntryError(f"no origin {index!r}")
+    return origins[index]
+
+
+def _strings(value: Any) -> Any:
+    """A table (a model's ids, a level's options) or a tuple (trusted paths) of strings."""
+    held = [*value, *value.values()] if type(value) is dict else value
+    if not set(map(type, held)) <= _STR:
+        raise _BadEntryError(f"{value!r} does not hold strings only")
     return value
 
 
@@ -539,79 +575,41 @@ def _imported(value: tuple[Any, ...]) -> Imported:
     return decode(value)
 
 
-def _checked(fields: object, types: Mapping[str, type]) -> dict[str, Any]:
-    """`fields`, when it is a table of field names to values of the fields' types."""
-    if type(fields) is not dict:
-        raise _BadEntryError("fields are not a table")
-    for name, value in fields.items():
-        expected = types.get(name)
-        if name in ("params", "imported") and type(value) is expected:
-            continue  # checked entry by entry by _params, and start.interop.model.decode
-        if type(value) is not expected or not _shaped(value):
-            raise _BadEntryError(f"{name!r} is not a {expected}")
-    return fields
-
-
-def _shaped(value: object) -> bool:
-    """Whether a table or tuple holds only strings, as every one the cache stores does."""
-    if type(value) is dict:
-        return all(type(k) is str and type(v) is str for k, v in value.items())
-    if type(value) is tuple:
-        return all(type(entry) is str for entry in value)
-    return True
-
-
-def _params(value: tuple[Any, ...]) -> tuple[Param, ...]:
-    """Task parameters from the (name, default, description) tuples `_fields` writes."""
-    found = []
-    for entry in value:
-        if type(entry) is not tuple or len(entry) != 3:
-            raise _BadEntryError(f"{entry!r} is not a parameter")
-        name, default, description = entry
-        found.append(Param(_str(name), _optional(default), _optional(description)))
-    return tuple(found)
-
-
 def _output(value: tuple[Any, ...]) -> Output:
     """A task's output format from the (format, schema, schema_file) tuple `_encode` writes."""
-    if len(value) != 3 or value[0] not in ("json", "schema"):
+    output = _plain(Output, _PARAM, value)
+    if output.format not in ("json", "schema"):
         raise _BadEntryError(f"{value!r} is not an output format")
-    return Output(_str(value[0]), _optional(value[1]), _optional(value[2]))
+    return output
 
 
-def _optional(value: object) -> str | None:
-    return None if value is None else _str(value)
+def _plain(cls: type[_R], types: Sequence[frozenset[type]], values: object) -> _R:
+    """A record from the tuple of its fields' values, each of a type of its own in `types`."""
+    if (
+        type(values) is not tuple
+        or len(values) != len(types)
+        or not all(type(value) in allowed for value, allowed in zip(values, types, strict=True))
+    ):
+        raise _BadEntryError(f"{values!r} is not a {cls.__name__}")
+    return cls(*values)
 
 
-def _str(value: object, among: Collection[object] | None = None) -> str:
-    """`value`, when it is a string (of `among`, when given)."""
-    if type(value) is not str or (among is not None and value not in among):
-        raise _BadEntryError(f"{value!r} is not a string" + (" of ours" if among else ""))
-    return value
-
-
-def _int(value: object) -> int:
-    if type(value) is not int:
-        raise _BadEntryError(f"{value!r} is not an integer")
-    return value
-
-
-def _bool(value: object) -> bool:
-    if type(value) is not bool:
-        raise _BadEntryError(f"{value!r} is not a boolean")
-    return value
-
-
-_STR = frozenset({str})
-_INT = frozenset({int})
+_STR: frozenset[type] = frozenset({str})
+_OPTIONAL: frozenset[type] = frozenset({str, _NONE})
+_LINE: frozenset[type] = frozenset({int, _NONE})
+# The types of the fields of the records an entry stores as tuples.
+_ORIGIN, _PARAM = (_STR, _STR), (_STR, _OPTIONAL, _OPTIONAL)
+_FILE = (_STR, _STR, _STR, frozenset({bool}))
+_PROBLEM = (_STR, _OPTIONAL, _STR, _STR, _OPTIONAL, _LINE, _LINE)
 # What a stored value that is not None goes through, by field, then by the field's type.
 _VALUE_DECODERS: Mapping[str, Callable[[Any], Any]] = {
-    "params": _params,
+    "params": lambda params: tuple(_plain(Param, _PARAM, param) for param in params),
     "imported": _imported,
     "output": _output,
 }
-_TYPE_DECODERS: Mapping[type, Callable[[Any], Any]] = {dict: _models}
-# The columns of each item section, in the order of its record's fields after name and origin.
-_COLUMNS: Mapping[str, tuple[_Column, ...]] = {
-    section: _columns(cls, _FIELDS[section]) for section, cls in RECORDS.items()
+_TYPE_DECODERS: Mapping[type, Callable[[Any], Any]] = {dict: _strings, tuple: _strings}
+# How each item section's fields, and the settings, are stored, in their records' order.
+_LAYOUTS: Mapping[str, _Layout] = {
+    section: _layout(cls, _FIELDS[section], cls._fields[2:]) for section, cls in RECORDS.items()
 }
+_SETTING_LAYOUT = _layout(Settings, _SETTINGS, Settings._fields[:-1])  # all but their origins

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -111,22 +112,11 @@ def load(
     # Other agents' command files: one stat per directory when there are none. Every source's
     # files are read, so the cache key is known before the settings that choose among them.
     commands, skills = _discover(project, layers, use_project)
-    config: Config | None = None
     cache_key = None
     strays: list[str] = []
-    if use_cache and replaced is None and not unreadable:
-        strays = [path for name in layers for path in files.stray_toml(dirs[name], walls[name])]
-        keyed = contents if commands is None else {**contents, **commands.contents}
-        more = [f"shipped:{path}:{stamp}" for path, stamp in shipped.items()]
-        more.extend(commands.keyed() if commands is not None else [])
-        if skills is not None:
-            keyed = {**keyed, **skills.contents}
-            more = [*more, *skills.keyed()]
-        cache_key = cache.key(layers, dirs, keyed, strays, more)
-        config = cache.get(cache_key, project, dirs)
-        if config is not None and not _agrees(config, keyed, skills):
-            config = None  # parsed again below, and stored again
-    if config is None:
+
+    def parse(later: list[Callable[[], None]] | None = writes) -> Config:
+        """The config from the bytes read (and the shipped files), stored in the cache."""
         contents.update(replaced or {})
         for path in shipped:
             read(path)
@@ -135,7 +125,7 @@ def load(
         for name in layers:
             directory = dirs[name]
             if name == BUILT_IN and cache_key is not None and directory is not None:
-                layer = _builtin_layer(directory, problems, contents, strays, project, dirs, writes)
+                layer = _builtin_layer(directory, problems, contents, strays, project, dirs, later)
             elif name != IMPORTED:
                 layer = _read_layer(
                     name, directory, problems, contents, unreadable, use_cache, walls[name]
@@ -152,7 +142,27 @@ def load(
 
             config = config._replace(problems=locate(config.problems, contents))
         if cache_key is not None:
-            _store(writes, cache_key, config)
+            _store(later, cache_key, config)
+        return config
+
+    config: Config | None = None
+    if use_cache and replaced is None and not unreadable:
+        strays = [path for name in layers for path in files.stray_toml(dirs[name], walls[name])]
+        keyed = contents if commands is None else {**contents, **commands.contents}
+        more = [f"shipped:{path}:{stamp}" for path, stamp in shipped.items()]
+        more.extend(commands.keyed() if commands is not None else [])
+        if skills is not None:
+            keyed = {**keyed, **skills.contents}
+            more = [*more, *skills.keyed()]
+        cache_key = cache.key(layers, dirs, keyed, strays, more)
+        # An item of the entry that does not decode is parsed from these very bytes, once, and
+        # the entry stored again then.
+        parsed = functools.cache(functools.partial(parse, None))
+        config = cache.get(cache_key, project, dirs, lambda section: getattr(parsed(), section))
+        if config is not None and not _agrees(config, keyed, skills):
+            config = None  # parsed again below, and stored again
+    if config is None:
+        config = parse()
     if strict and config.errors:
         raise ConfigError(config.problems)
     return config

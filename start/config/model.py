@@ -3,14 +3,15 @@
 The records are `start.record.Record`s, which cost every launch next to nothing to define (see
 docs/performance.md); a record's fields cannot be reassigned. A mapping field (`models`,
 `origins`, a config's item tables) is typed read-only but holds a plain dict that nothing changes
-once the record is built; the shared empty default is a read-only proxy.
+once the record is built, or a `Table` (a config from the cache); the shared empty default is a
+read-only proxy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from start.errors import Problem
 from start.fs import DEFAULT_FILE_LIMIT, DEFAULT_OUTPUT_LIMIT
@@ -223,6 +224,88 @@ class Config(Record):
         return self.layer_dirs.get("project") is not None or any(
             f.layer == "project" for f in self.files
         )
+
+
+_T = TypeVar("_T")
+
+
+class Table(Mapping[str, _T]):
+    """A read-only table of items kept in their stored form (start.config.cache's), each decoded
+    on first access: looking up one name, or listing the names, decodes no other item.
+
+    `index` holds a few fields' values by item name (see `column`), and `layers` the names of
+    the items of each layer (see `of_layer`), so that a launch can choose its items, and trust
+    find the project's, without decoding the rest. A row that does not decode makes the table
+    `fallback()`'s (the same items, parsed from the bytes the load read); without one, it raises.
+    """
+
+    __slots__ = ("_decode", "_fallback", "_items", "_rows", "index", "layers")
+
+    def __init__(
+        self,
+        rows: Mapping[str, Any],
+        decode: Callable[[str, Any], _T],
+        fallback: Callable[[], Mapping[str, _T]] | None,
+        index: Mapping[str, Mapping[str, Any]],
+        layers: Mapping[str, Sequence[str]],
+    ) -> None:
+        self._rows = rows
+        self._decode = decode
+        self._fallback = fallback
+        self._items: dict[str, _T] = {}
+        self.index: Mapping[str, Mapping[str, Any]] = index
+        self.layers: Mapping[str, Sequence[str]] | None = layers
+
+    def __getitem__(self, name: str) -> _T:
+        item = self._items.get(name)
+        if item is None:
+            row = self._rows[name]
+            try:
+                item = self._items[name] = self._decode(name, row)
+            except Exception:
+                if self._fallback is None:
+                    raise
+                self._rows = self._items = dict(self._fallback())
+                self._fallback, self.index, self.layers = None, {}, None
+                return self._items[name]
+        return item
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._rows
+
+    def __repr__(self) -> str:
+        return f"Table({dict(self)!r})"
+
+
+def column(table: Mapping[str, Item], field: str) -> Mapping[str, Any]:
+    """The value of `field` of each item of `table` whose value is not the field's default, by
+    name, in the table's order: from a Table's index without decoding an item, when it holds
+    the field (the config cache's holds a task's `alias` and a context's `required`), else from
+    every item."""
+    if isinstance(table, Table) and field in table.index:
+        found: Mapping[str, Any] = table.index[field]
+        return found
+    return {
+        name: value
+        for name, item in table.items()
+        if (value := getattr(item, field)) != item._field_defaults.get(field)
+    }
+
+
+_I = TypeVar("_I", bound=Item)
+
+
+def of_layer(table: Mapping[str, _I], layer: str) -> list[_I]:
+    """The items of `table` defined in `layer`, in the table's order; a Table decodes no other."""
+    if isinstance(table, Table) and table.layers is not None:
+        return [table[name] for name in table.layers.get(layer, ())]
+    return [item for item in table.values() if item.origin.layer == layer]
 
 
 def non_defaults(record: Item | Settings) -> dict[str, Any]:

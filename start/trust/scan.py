@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from start import atomic, fs, paths
-from start.config.model import Config
+from start.config.model import Config, of_layer
 from start.errors import UntrustedError
 from start.record import Record
 from start.wall import Grant, classify
@@ -264,14 +264,15 @@ def scan(config: Config) -> Scan | None:
     named: list[Named] = []
     try:
         scanner.tree()
+        # Only the project's items: a config from the cache decodes no other (model.of_layer).
         for section in ("roles", "contexts", "tasks"):
-            for item in getattr(config, section).values():
-                if item.origin.layer == "project" and item.file is not None:
+            for item in of_layer(getattr(config, section), "project"):
+                if item.file is not None:
                     path = paths.expand(item.file, config.root)
                     key = f"{section}.{item.name}.file"
                     named.append(scanner.named(key, path, role=section == "roles"))
-        for task in config.tasks.values():
-            if task.origin.layer != "project" or task.imported is None:
+        for task in of_layer(config.tasks, "project"):
+            if task.imported is None:
                 continue
             for include in dict.fromkeys(i.path for i in task.imported.includes()):
                 path = paths.expand(include, config.root)
