@@ -78,14 +78,15 @@ def run_one(
     """
     from start import history, historydb
 
-    prepared = pipeline.prepare(request, functools.partial(shell.run_all, owner=owner))
+    runner = functools.partial(shell.run_all, owner=owner)
+    (prepared,) = pipeline.prepare_each(request, [None], runner=runner)
     with serial(headless.cli_of(prepared)):
         (result,) = headless.run_each([prepared], timeout, 1, env=env, owner=owner)
     try:
-        recorded = historydb.recorded(prepared, result)
+        recorded = historydb.recorded(result, prepared.config.settings)
     except history.HistoryError:
         recorded = None
-    return Outcome(result.ok, result.answer, result.error, result.agent, recorded)
+    return Outcome(result.ok, result.answer or "", result.error, result.agent, recorded)
 
 
 # --- what an item runs ------------------------------------------------------------------------
