@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from start import history, historydb, migrations, runs
+from start.config.model import Settings
 
 FIXTURE = Path(__file__).parent / "fixtures" / "history-0.1.0"
 
@@ -76,9 +77,8 @@ def test_a_database_of_a_newer_release_is_refused(isolated: Path) -> None:
     with sqlite3.connect(history.database()) as connection:
         connection.execute("INSERT INTO migrations VALUES ('m999_future', 'then')")
         connection.execute(f"PRAGMA user_version = {len(historydb.MIGRATIONS) + 1}")
-    with pytest.raises(history.HistoryError) as raised:
-        with historydb.opened():
-            pass
+    with pytest.raises(history.HistoryError) as raised, historydb.opened():
+        pass
     assert str(raised.value) == (
         f"{history.database()} was written by a newer start (its history has migrations this "
         "one does not know); upgrade start, or move the file away"
@@ -108,7 +108,5 @@ def test_every_field_of_a_run_has_a_kind() -> None:
     }
 
 
-def _settings() -> object:
-    from start.config.model import Settings
-
+def _settings() -> Settings:
     return Settings()
