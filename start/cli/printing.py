@@ -204,6 +204,10 @@ def write_answers(directory: str, results: list[Run]) -> None:
 
     from start import atomic
 
+    if os.path.lexists(directory) and not os.path.isdir(directory):
+        import errno
+
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), directory)
     _private_directory(directory)
     seen: dict[str, int] = {}
     summary = []
