@@ -6,12 +6,25 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
-from tests.cli.test_print import CONFIG, project, start  # noqa: F401 (the fixture)
+import pytest
+
+from tests.cli.test_print import CONFIG, start
 from tests.conftest import write_tree
 from tests.fake_headless import agent
+
+
+@pytest.fixture
+def project(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """test_print's: a trusted git repository, the fake agents in the global config."""
+    monkeypatch.setenv("START_TRUSTED_PATHS", str(isolated))
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": CONFIG})
+    return isolated
+
 
 GHOST = f"""
 {agent("ghost")}
