@@ -11,7 +11,7 @@ failure that quotes the CLI's own words.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from start import runs as records
 from start.envelopes import Answer, EnvelopeError, TooLargeError, read, size_text
@@ -83,6 +83,19 @@ def run_each(
             prepared.launch.cleanup()
 
 
+# What a CLI's output reports beside the answer (start.envelopes.Answer) that the run keeps as
+# it is: each field the two records share, but the answer and the error, which the run decides.
+_REPORTED: Final = tuple(
+    name for name in Answer._fields if name in Run._fields and name not in ("text", "error")
+)
+
+
+def _reported(answer: Answer | None) -> dict[str, Any]:
+    if answer is None:
+        return {}
+    return {name: getattr(answer, name) for name in _REPORTED}
+
+
 def _unavailable(prepared: pipeline.Prepared) -> Run:
     """The run of an agent that could not start: its binary missing or not executable."""
     problem = prepared.launch.unavailable
@@ -149,8 +162,7 @@ def _ended(
                 error=error,
                 stdout=tail(done.stdout) if error is not None else "",
                 stderr=tail(done.stderr),
-                usage=answer.usage if answer is not None else None,
-                denied=answer.denied if answer is not None else (),
+                **_reported(answer),
             )
         )
     return results
