@@ -76,6 +76,7 @@ class Run(Record):
     stderr: Text = ""  # the last lines of its error output
     usage: Mapping[str, Any] | None = None  # tokens and cost, as its CLI reported them
     denied: tuple[str, ...] = ()  # actions its CLI reports it refused for lack of permission
+    session_id: str | None = None  # the CLI's own id of the conversation, which resumes it
     id: int | None = None  # the history's id, once recorded
 
     @property
