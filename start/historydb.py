@@ -281,10 +281,16 @@ class Store:
         task: str | None = None,
         agent: str | None = None,
         project: str | None = None,
+        search: str | None = None,
     ) -> list[Run]:
-        """The newest runs first, filtered."""
+        """The newest runs first, filtered; `search`: the runs whose words (instructions),
+        prompt or answer hold it, in any case."""
         where: list[str] = []
         values: list[str | int] = []
+        if search:
+            self.connection.create_function("holds", 4, _holds, deterministic=True)
+            where.append("holds(?, instructions, prompt, answer)")
+            values.append(search.casefold())
         for column, wanted in (("task", task), ("agent", agent)):
             if wanted is not None:
                 where.append(f"{column} = ?")
@@ -329,6 +335,11 @@ class Store:
             count = cursor.rowcount
         self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return count
+
+
+def _holds(needle: str, *texts: bytes | str | None) -> bool:
+    """Whether one of `texts` (as the database keeps them) holds `needle`, casefolded."""
+    return any(text is not None and needle in (_text(text) or "").casefold() for text in texts)
 
 
 def _run(row: sqlite3.Row) -> Run:

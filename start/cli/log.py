@@ -26,7 +26,9 @@ _CELL = 48
     examples=[
         ("The last 20 runs", "start log"),
         ("The last 5 runs of task gdr, as data", "start log -n 5 --task gdr --json"),
+        ("The runs whose prompt or answer mentions retries", "start log --search retry"),
         ("One run: its command, prompt and answer", "start log show 12"),
+        ("The latest answer alone, for a script", "start log show --answer"),
         ("Run it again, headless, with another agent", "start again 12 --print -a gemini"),
         ("Forget the runs before a date", "start log clear --before 2026-01-01"),
     ],
@@ -40,10 +42,21 @@ _CELL = 48
 @click.option(
     "--project", metavar="PATH|NAME", help="Only the runs in this project (root or name)."
 )
+@click.option(
+    "--search",
+    "-s",
+    metavar="TEXT",
+    help="Only the runs whose words, prompt or answer hold TEXT (any case).",
+)
 @common_options
 @click.pass_context
 def log(
-    ctx: click.Context, count: int, task: str | None, agent: str | None, project: str | None
+    ctx: click.Context,
+    count: int,
+    task: str | None,
+    agent: str | None,
+    project: str | None,
+    search: str | None,
 ) -> int:
     """List the recorded runs, newest first: every launch and headless run.
 
@@ -55,12 +68,13 @@ def log(
         return ExitCode.OK
     options = get_options()
     with historydb.opened(create=False) as store:
-        runs = store.runs(count, task=task, agent=agent, project=project)
+        runs = store.runs(count, task=task, agent=agent, project=project, search=search)
     if options.json:
         console.print_json([records.summary(run) for run in runs])
         return ExitCode.OK
     if not runs:
-        console.err("No runs are recorded." if not (task or agent or project) else "No such runs.")
+        filtered = task or agent or project or search
+        console.err("No runs are recorded." if not filtered else "No such runs.")
         return ExitCode.OK
     rows = [
         [
@@ -117,12 +131,23 @@ def command_line(run: Run) -> str:
     "run_id", metavar="[ID]", type=int, required=False, shell_complete=completer("complete_runs")
 )
 @click.option("--no-pager", is_flag=True, help="Print instead of paging on a terminal.")
+@click.option(
+    "--answer", "answer_only", is_flag=True, help="Print only the answer, as the agent gave it."
+)
+@click.option("--raw", "raw", is_flag=True, help="With --answer: exactly, even on a terminal.")
 @common_options
-def show(run_id: int | None, no_pager: bool) -> int:
-    """Show one run (default: the latest): its command, role, prompt and answer."""
+def show(run_id: int | None, no_pager: bool, answer_only: bool, raw: bool) -> int:
+    """Show one run (default: the latest): its command, role, prompt and answer.
+
+    With --answer, only the answer goes to stdout, as the agent gave it (on a terminal with its
+    control characters escaped, as --print shows an answer; exactly when piped, or with --raw);
+    a run without one (a launch, a failure) exits 1 and says why.
+    """
     options = get_options()
     with historydb.opened(create=False) as store:
         run = store.get(run_id)
+    if answer_only:
+        return _answer(run, raw or options.raw)
     if options.json:
         console.print_json(records.data(run))
         return ExitCode.OK
@@ -162,6 +187,25 @@ def show(run_id: int | None, no_pager: bool) -> int:
         for line in text.split("\n"):
             page.line(line)
     page.show(no_color=options.no_color, pager=not no_pager)
+    return ExitCode.OK
+
+
+def _answer(run: Run, raw: bool) -> int:
+    """`start log show --answer`: the answer alone on stdout."""
+    import sys
+
+    if not run.answer:
+        why = (
+            "it was a launch: the agent answered in its own terminal"
+            if not run.headless
+            else (f"it {run.state}: {run.error}" if run.error else f"it {run.state}")
+        )
+        console.err(f"start: run {run.id} has no answer; {why}")
+        return ExitCode.ERROR
+    text = run.answer
+    if not raw and console.is_tty(sys.stdout):
+        text = console.printable(text, multiline=True)
+    console.out(text, end="" if text.endswith("\n") else "\n")
     return ExitCode.OK
 
 

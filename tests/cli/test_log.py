@@ -696,3 +696,57 @@ def test_completion_offers_the_run_ids(headless: Path) -> None:
     assert [value for value, _ in offered] == ["2", "1"]
     assert offered[0][1] is not None and offered[0][1].endswith(" review fake")
     assert [value for value, _ in complete("start again 1")] == ["1"]
+
+
+# --- the answer alone, and searching ------------------------------------------------------------
+
+
+def test_show_answer_prints_the_answer_alone(headless: Path) -> None:
+    """As `llm logs -r`: the latest answer, or a run's, exactly, for a script."""
+    assert (
+        start(
+            headless,
+            "prompt",
+            "--print",
+            "first",
+            FAKE_MODE="say",
+            FAKE_ANSWER="one\n\ttwo\x1b[31m",
+        ).returncode
+        == 0
+    )
+    assert start(headless, "prompt", "-a", "launcher", "x").returncode == 0
+    latest = invoke("log", "show", "--answer", "1")
+    assert (latest.exit_code, latest.stdout, latest.stderr) == (0, "one\n\ttwo\x1b[31m\n", "")
+    launched = invoke("log", "show", "--answer")
+    assert (launched.exit_code, launched.stdout, launched.stderr) == (
+        1,
+        "",
+        "start: run 2 has no answer; it was a launch: the agent answered in its own terminal\n",
+    )
+    assert start(headless, "prompt", "--print", "broken", FAKE_MODE="fail").returncode == 1
+    failed = invoke("log", "show", "--answer")
+    assert failed.exit_code == 1
+    assert failed.stderr.startswith("start: run 3 has no answer; it failed: exited with status 3")
+
+
+def test_show_answer_escapes_a_terminal_unless_raw(headless: Path) -> None:
+    from tests.terminal import run_on_terminal
+
+    hostile = "hi \x1b]52;c;cHduZWQ=\x07 there"
+    assert (
+        start(headless, "prompt", "--print", "x", FAKE_MODE="say", FAKE_ANSWER=hostile).returncode
+        == 0
+    )
+    code, screen = run_on_terminal("log", "show", "--answer", cwd=headless)
+    assert (code, screen) == (0, "hi \\x1b]52;c;cHduZWQ=\\x07 there\n")
+
+
+def test_search_finds_the_runs_whose_words_prompt_or_answer_hold_the_text(headless: Path) -> None:
+    for word, answer in (("alpha", "Retry LOOP spins"), ("beta", "fine"), ("Gamma", "ok")):
+        result = start(headless, "prompt", "--print", word, FAKE_MODE="say", FAKE_ANSWER=answer)
+        assert result.returncode == 0
+    assert [r["instructions"] for r in runs("--search", "retry loop")] == ["alpha"]
+    assert [r["instructions"] for r in runs("--search", "GAMMA")] == ["Gamma"]
+    assert [r["instructions"] for r in runs("-s", "a")] == ["Gamma", "beta", "alpha"]
+    nothing = invoke("log", "--search", "nowhere")
+    assert (nothing.exit_code, nothing.stdout, nothing.stderr) == (0, "", "No such runs.\n")
