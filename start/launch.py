@@ -108,6 +108,7 @@ def build(
     permissions_from: str | None = None,
     output: Spec | None = None,
     missing_ok: bool = False,
+    session: str | None = None,
 ) -> Launch:
     """Fill the agent's command template; the values never pass through a shell parser.
 
@@ -125,14 +126,15 @@ def build(
     `agents` (every configured agent) lets a missing binary's message list the installed ones.
     A dry run keeps its files (see TempFiles). With `missing_ok` (a dry run, or one of several
     headless runs), a binary that is missing or not executable does not stop the build: the
-    launch says why it cannot run (`unavailable`).
+    launch says why it cannot run (`unavailable`). With `session` (a headless run), the
+    template is the agent's `resume_command`, which continues that conversation.
     """
     agent = plan.agent
     template = agent.command
     headless = permissions is not None
     granted: list[str] = []
     if permissions is not None:
-        template = headless_command(agent)
+        template = headless_command(agent) if session is None else resume_command(agent)
         granted = permission_options(agent, permissions)
         agent_args = [*granted, *agent_args]
     used = agent_template.placeholders(template)
@@ -163,6 +165,7 @@ def build(
         "role": role_text,
         "date": date,
         "prompt_dir": "",
+        "session": session or "",
     }
     temp = temp or TempFiles(keep=dry_run)
     sweep_due(temp.directory)
@@ -261,6 +264,18 @@ def headless_command(agent: Agent) -> str:
             "agent with -a"
         )
     return agent.print_command
+
+
+def resume_command(agent: Agent) -> str:
+    """The agent's form that continues a conversation; HeadlessError naming the agents that have
+    one when it has none."""
+    headless_command(agent)
+    if agent.resume_command is None:
+        raise HeadlessError(
+            f"agent '{agent.name}' cannot continue a conversation: it has no resume_command "
+            f'(see docs/agents.md, "Continuing a conversation")'
+        )
+    return agent.resume_command
 
 
 def permission_options(agent: Agent, level: str) -> list[str]:

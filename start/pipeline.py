@@ -44,6 +44,9 @@ class LaunchRequest(Record):
     # read-only. `permissions_from` says where it comes from when not from --permissions.
     permissions: str | None = None
     permissions_from: str | None = None
+    # A headless run that continues the conversation of this session id (start continue): the
+    # agent's resume_command, and the selection's text alone as the prompt.
+    session: str | None = None
 
 
 class Prepared(Record):
@@ -295,6 +298,7 @@ def _build(
         permissions_from=source,
         output=output,
         missing_ok=request.dry_run or request.headless,
+        session=request.session,
     )
 
 

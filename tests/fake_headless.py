@@ -40,8 +40,11 @@ def main() -> int:
         print(answer)
     elif mode == "result":
         usage = {"input_tokens": 3, "output_tokens": 2}
-        print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
-                          "result": answer, "usage": usage, "total_cost_usd": 0.01}))  # fmt: skip
+        found = {"type": "result", "subtype": "success", "is_error": False, "result": answer,
+                 "usage": usage, "total_cost_usd": 0.01}  # fmt: skip
+        if os.environ.get("FAKE_SESSION"):  # as Claude Code reports its session
+            found["session_id"] = os.environ["FAKE_SESSION"]
+        print(json.dumps(found))
     elif mode == "denied":
         denials = [
             {"tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "rm -rf build"}}

@@ -396,5 +396,6 @@ def _repeated(
             permissions or asked["permissions"],
             timeout or asked["timeout"],
             output_dir or asked["output"],
+            session=asked.get("session"),
         )
     return options, printing

@@ -63,14 +63,23 @@ def _trusted(prepare: Callable[[], T]) -> T:
 
 
 class Printing:
-    """What --print, --permissions, --timeout and --output ask of a headless run."""
+    """What --print, --permissions, --timeout and --output ask of a headless run; and for `start
+    continue`, the session it continues and where its permission level comes from."""
 
     def __init__(
-        self, permissions: str | None, timeout: int | None, output: str | None = None
+        self,
+        permissions: str | None,
+        timeout: int | None,
+        output: str | None = None,
+        *,
+        session: str | None = None,
+        permissions_from: str | None = None,
     ) -> None:
         self.permissions = permissions
         self.timeout = timeout
         self.output = output
+        self.session = session
+        self.permissions_from = permissions_from
 
 
 def run(options: Options, selection: resolve.Request, printing: Printing | None = None) -> int:
@@ -96,6 +105,8 @@ def run(options: Options, selection: resolve.Request, printing: Printing | None 
         dry_run=options.dry_run,
         headless=printing is not None,
         permissions=printing.permissions if printing is not None else None,
+        permissions_from=printing.permissions_from if printing is not None else None,
+        session=printing.session if printing is not None else None,
     )
     asked = parameters(options, selection, printing)
     if printing is not None:
@@ -281,6 +292,9 @@ def command_words(
     if selection.mode == "prompt":
         text = selection.text or ""
         words += ["prompt", text if not text.startswith("-") else f"--instructions={text}"]
+    elif selection.mode == "continue":
+        text = selection.text or ""
+        words += ["continue", text if not text.startswith("-") else f"--instructions={text}"]
     elif selection.mode == "task":
         words += ["task", selection.task or ""]
         for text in selection.instructions:
@@ -309,7 +323,7 @@ def command_words(
         if on:
             words.append(flag)
     words += ["-v"] * options.verbose
-    if printing is not None:
+    if printing is not None and selection.mode != "continue":
         words.append("--print")
         given: tuple[tuple[str, object], ...] = (
             ("--permissions", printing.permissions),
@@ -347,6 +361,7 @@ def parameters(
         "raw": options.raw,
         "agent_args": list(options.agent_args),
         "print": printing is not None,
+        "session": printing.session if printing is not None else None,
         "permissions": printing.permissions if printing is not None else None,
         "timeout": printing.timeout if printing is not None else None,
         "output": printing.output if printing is not None else None,
