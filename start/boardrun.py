@@ -144,22 +144,28 @@ def request_for(scope: Scope, spec: RunSpec, text: str) -> pipeline.LaunchReques
 
 class Groups:
     """shell.Owner of every run's process groups; after `stop`, a group that starts is ended
-    at once."""
+    at once. Its `watchdog` (start.watchdog), told of each group too, ends them should `start
+    board run` itself be killed."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.live: set[int] = set()
         self.stopped = False
+        self.watchdog: shell.Owner | None = None
 
     def adopt(self, pgid: int) -> None:
         with self.lock:
             self.live.add(pgid)
+            if self.watchdog is not None:
+                self.watchdog.adopt(pgid)
             if self.stopped:
                 shell.kill_group(pgid)
 
     def release(self, pgid: int) -> None:
         with self.lock:
             self.live.discard(pgid)
+            if self.watchdog is not None:
+                self.watchdog.release(pgid)
 
     def signal(self, number: int) -> None:
         with self.lock:
@@ -216,12 +222,16 @@ class Runner:
         (`until_empty`) or for ever; the items finished. On a signal (KeyboardInterrupt,
         StoppedError) or an error that stops every run (UntrustedError), the runs are stopped
         and their items released, then it raises."""
+        from start import watchdog
+
         running: dict[Future[None], tuple[Item, Holder]] = {}
         with (
+            watchdog.watching() as dog,
             boardfile.opened(self.scope.workdir) as opened,
             shell.Stop() as stop,
             ThreadPoolExecutor(self.cap, thread_name_prefix="start board run") as pool,
         ):
+            self.groups.watchdog = dog
             try:
                 seen: int | None = None
                 while True:
