@@ -268,9 +268,10 @@ def prepare(scope: Scope, ask: Ask, owner: shell.Owner | None = None) -> list[pi
     """
     request = vet(scope, ask)
     runner = functools.partial(shell.run_all, owner=owner)
+    # One agent takes the model as asked; of several, each the model it knows (prepare_each).
     if len(ask.agents) == 1:
         one = request.selection._replace(agent=ask.agents[0])
-        return [pipeline.prepare(request._replace(selection=one), runner)]
+        return pipeline.prepare_each(request._replace(selection=one), [None], runner=runner)
     return pipeline.prepare_each(request, ask.agents, runner=runner)
 
 
