@@ -12,13 +12,15 @@ signal handling. Every group has an owner that outlives a killed `start`: the ca
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Final
 
 from start import fs, process, watchdog
-from start.process import GRACE
+from start.errors import signal_name
+from start.process import GRACE, StoppedError
 from start.record import Record
 
 if TYPE_CHECKING:
@@ -41,6 +43,40 @@ class AgentRun(Record):
     duration: float  # seconds
     error: str | None  # why it could not start, else None
     stdout_size: int = 0  # bytes the agent wrote on stdout
+    # The signal (SIGINT, SIGTERM, SIGHUP) that stopped the call before this run ended by itself,
+    # or before it started (then `error` says so); None if it was not stopped (see Interrupted).
+    stopped: int | None = None
+
+
+class Interrupted(BaseException):
+    """SIGINT, SIGTERM or SIGHUP stopped run_agents (or run_agent): `signum`, and `runs`, every
+    job's AgentRun in the order of the jobs. A run that had ended is as it ended. One that was
+    running has `stopped` set and what it had written by then: its group was ended, SIGTERM, the
+    grace, SIGKILL (`returncode` is how its leader ended). One that never started has `stopped`
+    set, no `returncode` and an `error` that says why.
+
+    It is raised as a KeyboardInterrupt for SIGINT (the CLI says "interrupted", 130) and as a
+    process.StoppedError for SIGTERM and SIGHUP (128 + N), so that a caller that catches those
+    catches it as before; `except Interrupted` catches either.
+    """
+
+    signum: int
+    runs: tuple[AgentRun, ...]
+
+
+class _Interrupt(Interrupted, KeyboardInterrupt):
+    pass
+
+
+class _Stopped(Interrupted, StoppedError):
+    pass
+
+
+def _interrupted(signum: int, runs: Sequence[AgentRun]) -> Interrupted:
+    error: Interrupted = _Interrupt() if signum == signal.SIGINT else _Stopped(signum)
+    error.signum = signum
+    error.runs = tuple(runs)
+    return error
 
 
 def run_agent(
@@ -55,7 +91,8 @@ def run_agent(
     owner: Owner | None = None,
     limit: int | None = None,
 ) -> AgentRun:
-    """Run one agent CLI to its end: run_agents with a list of one (see it)."""
+    """Run one agent CLI to its end: run_agents with a list of one (see it), which raises
+    Interrupted with the one run on a signal."""
     job = AgentJob(tuple(argv), env, cwd, timeout, stdin, limit=limit)
     return run_agents([job], cap=1, progress=progress, grace=grace, owner=owner)[0]
 
@@ -100,7 +137,8 @@ class AgentJob(Record):
 
 
 # What run_agents tells `on_state` of each job, with the seconds since the first began: waiting
-# (for a free slot, or for another run of the same CLI), running, then done, failed or timed out.
+# (for a free slot, or for another run of the same CLI), running, then done, failed, timed out
+# or stopped (by a signal, while running or waiting).
 State = Callable[[int, str, float], None]
 
 
@@ -127,7 +165,7 @@ class _Running:
         self.child = child
         self.timed_out = False
 
-    def ended(self) -> AgentRun:
+    def ended(self, stopped: int | None) -> AgentRun:
         """The run, once its leader is reaped; its files closed and its key let go."""
         out, err = self.files
         duration = time.monotonic() - self.started
@@ -136,7 +174,8 @@ class _Running:
         stdout = _head(out) if limit is None or size <= limit else _tail(out)
         returncode = None if self.timed_out else self.child.returncode
         run = AgentRun(
-            self.job.argv, returncode, self.timed_out, stdout, _tail(err), duration, None, size
+            self.job.argv, returncode, self.timed_out, stdout, _tail(err), duration, None, size,
+            stopped,
         )  # fmt: skip
         self.close()
         return run
@@ -181,8 +220,9 @@ def run_agents(
     of the call's own does (start.watchdog).
 
     On SIGINT, SIGTERM or SIGHUP (from the main thread) no job starts any more, every running
-    group gets SIGTERM, `grace` seconds, then SIGKILL, and the signal raises as in
-    shell.run_all; any other error ends the groups the same way and propagates.
+    group gets SIGTERM, `grace` seconds, then SIGKILL, and Interrupted is raised with every
+    job's run, the finished ones included. Any other error ends the groups the same way and
+    propagates as it is.
     """
     import tempfile
 
@@ -196,6 +236,8 @@ def run_agents(
             on_state(index, what, time.monotonic() - began)
 
     def outcome(run: AgentRun) -> str:
+        if run.stopped is not None:
+            return "stopped"
         if run.timed_out:
             return "timed out"
         return "failed" if run.error is not None or run.returncode != 0 else "done"
@@ -242,7 +284,7 @@ def run_agents(
         for one in due:
             with stop.held():
                 one.child.reap()
-                run = runs[one.index] = one.ended()
+                run = runs[one.index] = one.ended(None)
                 running.remove(one)
             state(one.index, outcome(run))
         return bool(due)
@@ -277,10 +319,25 @@ def run_agents(
                     tick = began + int(now - began) + 1.0
                 if not ended and (running or blocked):
                     process.wait([one.child for one in running], wake(now, tick, blocked))
-        except BaseException:
+        except BaseException as error:
             stop.hold += 1  # a second signal must not interrupt the ending
+            signum = process.signal_of(error)
+            # Runs whose leader exited by itself, or that had timed out, end as they would have.
+            cut = [one for one in running if not one.timed_out and not one.child.exited()]
             process.end([one.child for one in running], grace)
-            raise
+            for one in list(running):
+                run = runs[one.index] = one.ended(signum if one in cut else None)
+                running.remove(one)
+                state(one.index, outcome(run))
+            if signum is None:
+                raise
+            reason = f"not started: stopped by {signal_name(signum)}"
+            for index in waiting:
+                runs[index] = AgentRun(
+                    jobs[index].argv, None, False, "", "", 0.0, reason, 0, signum
+                )
+                state(index, "stopped")
+            raise _interrupted(signum, [runs[index] for index in range(len(jobs))]) from None
         finally:
             for one in running:  # none, unless ending them failed
                 one.close()
