@@ -17,15 +17,13 @@ from typing import Final
 
 from start import paths
 from start.board import BoardError
-from start.boarddb import Board, now
+from start.boarddb import Board
 
 DIRECTORY: Final = "boards"
 # How long a writer waits for another to finish, in seconds.
 BUSY_TIMEOUT: Final = 30.0
 
-# The migrations, by name, in order: a board made by any release is brought up to this one's
-# schema, one transaction per migration, and its name recorded in `migrations`. A name is never
-# reused or changed once released; a change to the schema is a new migration at the end.
+# The board's migrations, by name, in order (start.migrations).
 MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     (
         "m001_items",
@@ -159,38 +157,17 @@ def opened(workdir: str, *, sweep: bool = True) -> Iterator[Board]:
 
 
 def migrate(connection: sqlite3.Connection, path: str) -> None:
-    """Apply the migrations the database lacks, by name, one transaction each. A database with
-    a migration this start does not know was made by a newer one: BoardError."""
-    version = connection.execute("PRAGMA user_version").fetchone()[0]
-    if version == len(MIGRATIONS):
-        return
-    newer = BoardError(
-        f"{path} was made by a newer start (its board has migrations this one does not "
-        "know); upgrade start, or move the file away"
-    )
-    if version > len(MIGRATIONS):
-        raise newer
-    connection.execute(
-        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)"
-    )
-    known = [name for name, _ in MIGRATIONS]
-    for index, (name, statements) in enumerate(MIGRATIONS):
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            applied = {row[0] for row in connection.execute("SELECT name FROM migrations")}
-            if applied - set(known):
-                raise newer
-            if name not in applied:
-                for statement in statements:
-                    connection.execute(statement)
-                connection.execute(
-                    "INSERT INTO migrations (name, applied) VALUES (?, ?)", (name, now())
-                )
-            connection.execute(f"PRAGMA user_version = {index + 1}")
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
+    """Apply the migrations the database lacks (start.migrations). A database with a migration
+    this start does not know was made by a newer one: BoardError."""
+    from start import migrations
+
+    try:
+        migrations.apply(connection, MIGRATIONS)
+    except migrations.NewerError:
+        raise BoardError(
+            f"{path} was made by a newer start (its board has migrations this one does not "
+            "know); upgrade start, or move the file away"
+        ) from None
 
 
 def _own(connection: sqlite3.Connection, root: str, path: str) -> None:

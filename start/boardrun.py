@@ -78,14 +78,15 @@ def run_one(
     """
     from start import history, historydb
 
-    prepared = pipeline.prepare(request, functools.partial(shell.run_all, owner=owner))
+    runner = functools.partial(shell.run_all, owner=owner)
+    (prepared,) = pipeline.prepare_each(request, [None], runner=runner)
     with serial(headless.cli_of(prepared)):
         (result,) = headless.run_each([prepared], timeout, 1, env=env, owner=owner)
     try:
-        recorded = historydb.recorded(prepared, result)
+        recorded = historydb.recorded(result, prepared.config.settings)
     except history.HistoryError:
         recorded = None
-    return Outcome(result.ok, result.answer, result.error, result.agent, recorded)
+    return Outcome(result.ok, result.answer or "", result.error, result.agent, recorded)
 
 
 # --- what an item runs ------------------------------------------------------------------------
@@ -143,22 +144,28 @@ def request_for(scope: Scope, spec: RunSpec, text: str) -> pipeline.LaunchReques
 
 class Groups:
     """shell.Owner of every run's process groups; after `stop`, a group that starts is ended
-    at once."""
+    at once. Its `watchdog` (start.watchdog), told of each group too, ends them should `start
+    board run` itself be killed."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.live: set[int] = set()
         self.stopped = False
+        self.watchdog: shell.Owner | None = None
 
     def adopt(self, pgid: int) -> None:
         with self.lock:
             self.live.add(pgid)
+            if self.watchdog is not None:
+                self.watchdog.adopt(pgid)
             if self.stopped:
                 process.kill_group(pgid)
 
     def release(self, pgid: int) -> None:
         with self.lock:
             self.live.discard(pgid)
+            if self.watchdog is not None:
+                self.watchdog.release(pgid)
 
     def signal(self, number: int) -> None:
         with self.lock:
@@ -215,12 +222,16 @@ class Runner:
         (`until_empty`) or for ever; the items finished. On a signal (KeyboardInterrupt,
         StoppedError) or an error that stops every run (UntrustedError), the runs are stopped
         and their items released, then it raises."""
+        from start import watchdog
+
         running: dict[Future[None], tuple[Item, Holder]] = {}
         with (
+            watchdog.watching() as dog,
             boardfile.opened(self.scope.workdir) as opened,
             process.Stop() as stop,
             ThreadPoolExecutor(self.cap, thread_name_prefix="start board run") as pool,
         ):
+            self.groups.watchdog = dog
             try:
                 seen: int | None = None
                 while True:

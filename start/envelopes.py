@@ -26,6 +26,7 @@ class Answer(Record):
     usage: Mapping[str, Any] | None = None  # tokens and cost, as the CLI reported them
     # Actions the CLI reports it refused for lack of permission, one line each: shown, not hidden.
     denied: tuple[str, ...] = ()
+    session_id: str | None = None  # the CLI's id of the conversation, where it prints one
 
 
 class EnvelopeError(StartError):
@@ -54,12 +55,16 @@ def read(
     reader = _READERS.get(envelope)
     if reader is None:
         raise EnvelopeError(f"unknown print_output '{envelope}': one of {', '.join(ENVELOPES)}")
-    found = reader(_Output(stdout, stderr, _file_text(answer_file, limit)))
+    output = _Output(stdout, stderr, _file_text(answer_file, limit))
+    found = reader(output)
+    where = _SESSIONS.get(envelope)
+    session = where(output) if where is not None else None
     return Answer(
         _whole(found.text),
         None if found.error is None else _whole(found.error),
         _plain(found.usage),
         tuple(_whole(line) for line in found.denied),
+        _whole(session) if isinstance(session, str) and session else None,
     )
 
 
@@ -428,4 +433,29 @@ _READERS: Final[Mapping[str, Callable[[_Output], Answer]]] = {
     "cline": _cline,
     "droid": _droid,
     "aider": _aider,
+}
+
+
+def _keyed(key: str, kind: str | None = None) -> Callable[[_Output], object]:
+    """The last `key` of the JSON objects a CLI printed (of those of type `kind`)."""
+
+    def found(output: _Output) -> object:
+        values = [
+            o.get(key)
+            for o in _objects(output.stdout)
+            if o.get(key) is not None and (kind is None or o.get("type") == kind)
+        ]
+        return values[-1] if values else None
+
+    return found
+
+
+# Where each envelope carries the CLI's session id (`claude -p --resume ID`, `codex exec resume
+# ID`, `gemini --resume ID`, ...); the others print none.
+_SESSIONS: Final[Mapping[str, Callable[[_Output], object]]] = {
+    "result": _keyed("session_id"),
+    "gemini": _keyed("session_id"),
+    "codex": _keyed("thread_id", "thread.started"),
+    "opencode": _keyed("sessionID"),
+    "droid": _keyed("session_id"),
 }

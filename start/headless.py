@@ -13,44 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from start import runs as records
 from start.envelopes import Answer, EnvelopeError, TooLargeError, read, size_text
-from start.record import Record
+from start.runs import Run
 
 if TYPE_CHECKING:
     from start import agentrun, output, pipeline, shell
-
-
-class Result(Record):
-    """One headless run: what was run, how it ended, and the answer or why there is none."""
-
-    agent: str
-    model: str | None
-    permissions: str
-    task: str | None
-    argv: tuple[str, ...]
-    exit_code: int | None  # the agent's; None if it timed out or never started
-    timed_out: bool
-    duration: float  # seconds
-    answer: str  # "" unless ok
-    error: str | None  # why the run failed, in the CLI's own words where it gave them
-    stdout: str
-    stderr: str
-    usage: Mapping[str, Any] | None
-    denied: tuple[str, ...] = ()  # actions the agent was refused, as its CLI reported them
-    # The task's output format (start.output): the answer's parsed JSON value when it is one and
-    # matches; else the problems of the check, first first (`answer` keeps the raw answer).
-    value: Any = None
-    problems: tuple[str, ...] = ()
-    permissions_from: str = ""  # where the permission level comes from (pipeline.level)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def mismatched(self) -> bool:
-        """Whether the agent answered, but not in the task's output format."""
-        return bool(self.problems)
 
 
 # How much of a failed agent's output a message quotes.
@@ -63,32 +31,6 @@ def tail(text: str, lines: int = TAIL_LINES) -> str:
     return "\n".join(kept[-lines:])
 
 
-def run(
-    prepared: pipeline.Prepared,
-    timeout: float,
-    progress: Callable[[float], None] | None = None,
-    owner: shell.Owner | None = None,
-) -> Result:
-    """Run a launch prepared for --print (pipeline.prepare with permissions) to its end, and read
-    its answer. Raises StoppedError or KeyboardInterrupt on a signal, after the agent's process
-    group is gone; every failure of the agent itself is a Result that is not ok. `owner` is told
-    of the agent's process group (shell.Owner)."""
-    import os
-
-    from start import agentrun
-
-    launch = prepared.launch
-    try:
-        env = {**os.environ, **launch.env}
-        done = agentrun.run_agent(
-            launch.argv, env, launch.cwd, timeout=timeout, stdin=launch.stdin, progress=progress,
-            limit=prepared.config.settings.print_answer_limit, owner=owner,
-        )  # fmt: skip
-        return _ended([prepared], [done], timeout)[0]
-    finally:
-        launch.cleanup()
-
-
 def run_each(
     each: Sequence[pipeline.Prepared],
     timeout: float,
@@ -97,18 +39,30 @@ def run_each(
     *,
     env: Mapping[str, str] | None = None,
     owner: shell.Owner | None = None,
-) -> list[Result]:
-    """Run several launches prepared for --print at once (agentrun.run_agents: at most `cap`
-    together, never two of one CLI), and read each answer; results in the order given.
+) -> list[Run]:
+    """Run launches prepared for --print (pipeline.prepare_each) at once (agentrun.run_agents:
+    at most `cap` together, never two of one CLI), and read each answer: one agent is a list of
+    one. Runs in the order given; one whose agent cannot run (`launch.unavailable`) fails alone,
+    with the exit status that says why (127: not found), and the others run.
 
-    `env` is added to each agent's environment (`start mcp` marks its depth there), and `owner`
-    is told of each agent's process group (shell.Owner), and of each answer check's.
+    `env` is added to each agent's environment (`start mcp` marks its depth there), `owner` is
+    told of each agent's process group (shell.Owner), and of each answer check's, and
+    `on_state` of each run's state (agentrun.State).
     """
     import os
 
     from start import agentrun
 
+    able = [index for index, p in enumerate(each) if p.launch.unavailable is None]
+
+    def told(index: int, state: str, elapsed: float) -> None:
+        if on_state is not None:
+            on_state(able[index], state, elapsed)
+
     try:
+        for index in range(len(each)):
+            if index not in able and on_state is not None:
+                on_state(index, "failed", 0.0)
         jobs = [
             agentrun.AgentJob(
                 p.launch.argv,
@@ -119,13 +73,36 @@ def run_each(
                 key=cli_of(p),
                 limit=p.config.settings.print_answer_limit,
             )
-            for p in each
+            for p in (each[index] for index in able)
         ]
-        runs = agentrun.run_agents(jobs, cap=cap, on_state=on_state, owner=owner)
-        return _ended(each, runs, timeout, owner)
+        ran = agentrun.run_agents(jobs, cap=cap, on_state=told, owner=owner) if jobs else []
+        done = iter(_ended([each[index] for index in able], ran, timeout, owner))
+        return [next(done) if index in able else _unavailable(p) for index, p in enumerate(each)]
     finally:
         for prepared in each:
             prepared.launch.cleanup()
+
+
+# What a CLI's output reports beside the answer (start.envelopes.Answer) that the run keeps as
+# it is: each field the two records share, but the answer and the error, which the run decides.
+_REPORTED: Final = tuple(
+    name for name in Answer._fields if name in Run._fields and name not in ("text", "error")
+)
+
+
+def _reported(answer: Answer | None) -> dict[str, Any]:
+    if answer is None:
+        return {}
+    return {name: getattr(answer, name) for name in _REPORTED}
+
+
+def _unavailable(prepared: pipeline.Prepared) -> Run:
+    """The run of an agent that could not start: its binary missing or not executable."""
+    problem = prepared.launch.unavailable
+    assert problem is not None
+    return records.begun(prepared, headless=True)._replace(
+        state=records.FAILED, exit_code=problem.exit_code, duration=0.0, error=str(problem)
+    )
 
 
 def cli_of(prepared: pipeline.Prepared) -> str:
@@ -136,36 +113,12 @@ def cli_of(prepared: pipeline.Prepared) -> str:
     return os.path.basename(os.path.expanduser(prepared.plan.agent.bin))
 
 
-def result_data(result: Result) -> dict[str, Any]:
-    """The documented --print --json object of a run (docs/usage.md, "Headless runs"), which is
-    also the structured content of `start mcp`'s ask_agent: the one place both are built."""
-    return {
-        "task": result.task,
-        "agent": result.agent,
-        "model": result.model,
-        "permissions": result.permissions,
-        "permissions_from": result.permissions_from,
-        "success": result.ok,
-        "exit_code": result.exit_code,
-        "timed_out": result.timed_out,
-        "duration": round(result.duration, 3),
-        "answer": result.answer,
-        "value": result.value,
-        "problems": list(result.problems),
-        "error": result.error,
-        "stderr": tail(result.stderr),
-        "usage": dict(result.usage) if result.usage is not None else None,
-        "denied": list(result.denied),
-        "argv": list(result.argv),
-    }
-
-
 def _ended(
     each: Sequence[pipeline.Prepared],
     runs: Sequence[agentrun.AgentRun],
     timeout: float,
     owner: shell.Owner | None = None,
-) -> list[Result]:
+) -> list[Run]:
     """The answers of finished runs, read before their temp files go, and checked against their
     tasks' output formats at once, each within what is left of its run's `timeout`."""
     read = [_read(prepared, done, timeout) for prepared, done in zip(each, runs, strict=True)]
@@ -184,32 +137,32 @@ def _ended(
             checks[index] = found
     results = []
     for prepared, done, (answer, error), check in zip(each, runs, read, checks, strict=True):
-        plan, launch = prepared.plan, prepared.launch
+        spec = prepared.output
         if check is not None and not check.ok:
-            assert prepared.output is not None
-            error = _mismatch(prepared.output, check, timeout)
-        assert launch.permissions is not None
+            assert spec is not None
+            error = _mismatch(spec, check, timeout)
+        if error is None:
+            state = records.OK
+        elif done.timed_out or (check is not None and check.timed_out):
+            state = records.TIMED_OUT
+        elif check is not None and not check.ok:
+            state = records.OUT_OF_FORMAT
+        else:
+            state = records.FAILED
+        kept = answer is not None and (error is None or check is not None)
         results.append(
-            Result(
-                agent=plan.agent.name,
-                model=plan.model,
-                permissions=launch.permissions,
-                task=plan.task.name if plan.task is not None else None,
+            records.begun(prepared, headless=True)._replace(
                 argv=done.argv,
+                state=state,
                 exit_code=done.returncode,
-                timed_out=done.timed_out or (check is not None and check.timed_out),
                 duration=done.duration,
-                answer=answer.text
-                if answer is not None and (error is None or check is not None)
-                else "",
-                error=error,
-                stdout=done.stdout,
-                stderr=done.stderr,
-                usage=answer.usage if answer is not None else None,
-                denied=answer.denied if answer is not None else (),
+                answer=answer.text if kept and answer is not None else "",
                 value=check.value if check is not None else None,
                 problems=check.problems if check is not None and not check.ok else (),
-                permissions_from=launch.permissions_from or "",
+                error=error,
+                stdout=tail(done.stdout) if error is not None else "",
+                stderr=tail(done.stderr),
+                **_reported(answer),
             )
         )
     return results

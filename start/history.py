@@ -1,8 +1,7 @@
 """The history of runs: what each launch and headless run sent, to which agent, and what came
 back, kept in SQLite in the user's state directory (start.historydb).
 
-    record(prepared)          a launch, just before the exec
-    record(prepared, result)  a headless run (--print), once it has ended
+    record(run, settings)     a launch just before the exec, a headless run once it ended
 
 Recording pays for no SQLite: a run's record goes to a file of its own in `pending/` (the marshal
 of a dict, written to a temp name and renamed), and the next command that opens the database
@@ -18,7 +17,6 @@ from __future__ import annotations
 import marshal
 import os
 import time
-from collections.abc import Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
 
@@ -26,8 +24,8 @@ from start import paths
 from start.errors import StartError
 
 if TYPE_CHECKING:
-    from start.headless import Result
-    from start.pipeline import Prepared
+    from start.config.model import Settings
+    from start.runs import Run
 
 DIRECTORY: Final = "history"
 DATABASE: Final = "history.db"
@@ -35,8 +33,8 @@ PENDING: Final = "pending"
 # A launch moves the pending records into the database itself once there are this many, so
 # that `pending/` stays small for a user who never runs `start log`.
 PENDING_LIMIT: Final = 64
-# The version of a pending file's dict and of the database's schema (PRAGMA user_version).
-FORMAT: Final = 1
+# The version of a pending file's dict: 1, start 0.1.0's; 2, a start.runs.Run's fields.
+FORMAT: Final = 2
 
 
 class HistoryError(StartError):
@@ -52,61 +50,18 @@ def database() -> str:
     return paths.join(directory(), DATABASE)
 
 
-def fields(
-    prepared: Prepared,
-    result: Result | None = None,
-    *,
-    args: Sequence[str] | None = None,
-    cwd: str | None = None,
-) -> dict[str, Any]:
-    """A run as plain values (what a pending file holds)."""
-    plan, composition, launch = prepared.plan, prepared.composition, prepared.launch
-    role = composition.role
-    data: dict[str, Any] = {
-        "format": FORMAT,
-        "time": prepared.date,
-        "at": time.time(),
-        "cwd": cwd or prepared.config.project.workdir,
-        "workdir": prepared.config.project.workdir,
-        "project": prepared.config.root,
-        "args": list(args) if args is not None else None,
-        "mode": plan.mode,
-        "task": plan.task.name if plan.task is not None else None,
-        "agent": plan.agent.name,
-        "model": plan.model,
-        "role": plan.role.name if plan.role is not None else None,
-        "contexts": [part.name for part in composition.contexts],
-        "params": dict(plan.params),
-        # The user's own words: a task's instructions, a prompt's text.
-        "instructions": plan.text if plan.mode == "prompt" else plan.instructions,
-        "prompt": composition.prompt,
-        "role_text": role.text if role is not None else "",
-        "command": list(result.argv if result is not None else launch.argv),
-        "headless": result is not None,
-        "permissions": launch.permissions,
-        "answer": None,
-        "error": None,
-        "exit_code": None,
-        "timed_out": False,
-        "duration": None,
-        "usage": None,
-        "limit": prepared.config.settings.history_size_limit,
-    }
-    if result is not None:
-        data.update(
-            answer=result.answer,
-            error=result.error,
-            exit_code=result.exit_code,
-            timed_out=result.timed_out,
-            duration=result.duration,
-            usage=dict(result.usage) if result.usage is not None else None,
-        )
-    return fit(data, data["limit"])
+def fields(run: Run, limit: int) -> dict[str, Any]:
+    """A run as a pending file holds it: its fields as plain values (start.runs), cut to fit
+    `limit` (`fit`), with the format and the limit it was recorded under."""
+    from start.runs import Run as Record
+    from start.runs import plain
+
+    data = {name: plain(value) for name, value in zip(Record._fields, run, strict=True)}
+    del data["id"]  # the database gives it
+    return fit({"format": FORMAT, **data, "limit": limit}, limit)
 
 
-# The texts of a record that are cut when it is larger than the history's limit, and the marker
-# that stands for what was cut.
-_TEXTS: Final = ("answer", "prompt", "role_text", "instructions", "error")
+# The marker that stands for what was cut of a text of a record larger than the history's limit.
 _CUT: Final = (
     "\n[... {count} characters cut: the run was larger than settings.history_size_limit]\n"
 )
@@ -138,8 +93,10 @@ def fit(data: dict[str, Any], limit: int) -> dict[str, Any]:
     """`data` within `limit` bytes (`size`): when it is larger, its longest texts keep their
     start and end with a marker between. A record whose other fields alone are larger stays
     so; the database never keeps it (`start.historydb.Store.trim`)."""
+    from start.runs import TEXTS
+
     over = size(data) - limit
-    for key in sorted(_TEXTS, key=lambda name: len(data[name] or ""), reverse=True):
+    for key in sorted(TEXTS, key=lambda name: len(data[name] or ""), reverse=True):
         text: str | None = data[key]
         if over <= 0 or not text:
             break
@@ -151,29 +108,19 @@ def fit(data: dict[str, Any], limit: int) -> dict[str, Any]:
     return data
 
 
-def record(
-    prepared: Prepared,
-    result: Result | None = None,
-    *,
-    args: Sequence[str] | None = None,
-    cwd: str | None = None,
-) -> bool:
-    """Record one run, unless `settings.history` is off: a launch (no `result`), or a headless
-    run with the `headless.Result` of its run. True when `pending/` holds PENDING_LIMIT runs or
-    more, or this run is large (over 1/PENDING_LIMIT of the limit): the caller then moves them
-    into the database (`start.historydb.flush`), which this module leaves to start.historydb so
-    that a launch does not import it for nothing. A run larger than the history's limit is cut
-    to fit (`fit`).
+def record(run: Run, settings: Settings) -> bool:
+    """Record one run (start.runs), unless `settings.history` is off. True when `pending/` holds
+    PENDING_LIMIT runs or more, or this run is large (over 1/PENDING_LIMIT of the limit): the
+    caller then moves them into the database (`start.historydb.flush`), which this module leaves
+    to start.historydb so that a launch does not import it for nothing. A run larger than the
+    history's limit is cut to fit (`fit`).
 
-    `args` is the command line that `start again` repeats (None for a run that has none, such
-    as one that `start mcp` started), and `cwd` the directory it was given in (default: the
-    workdir). The record is a pending file until the database is next opened. Raises
-    HistoryError when the history cannot be written. `start.historydb.record` records and
-    flushes in one call.
+    The record is a pending file until the database is next opened. Raises HistoryError when
+    the history cannot be written. `start.historydb.record` records and flushes in one call.
     """
-    if not prepared.config.settings.history:
+    if not settings.history:
         return False
-    data = fields(prepared, result, args=args, cwd=cwd)
+    data = fields(run, settings.history_size_limit)
     try:
         # A large record is moved into the database at once: `pending/` holds little more than
         # the limit.

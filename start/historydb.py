@@ -12,11 +12,11 @@ from __future__ import annotations
 import marshal
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Final
 
-from start import history
+from start import history, migrations, runs
 from start.errors import ExitCode, StartError
 from start.history import (
     DATABASE,
@@ -29,13 +29,12 @@ from start.history import (
     private_directory,
     reason,
 )
-from start.record import Record
+from start.runs import Run
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from start.headless import Result
-    from start.pipeline import Prepared
+    from start.config.model import Settings
 
 # A pending temp file this old belongs to a writer that died.
 _STALE: Final = 3600.0
@@ -58,94 +57,87 @@ class NoSuchRunError(StartError):
     exit_code = ExitCode.UNKNOWN_NAME
 
 
-class Run(Record):
-    """One recorded run: a launch, or a headless run (`headless`) with its outcome."""
+# The history's migrations (start.migrations). m001 is the schema start 0.1.0 made (its
+# `CREATE TABLE IF NOT EXISTS` leaves such a database as it is); m002 makes its rows start.runs'
+# records. The columns of fields added to start.runs.Run since are added when a database is
+# opened (`_add_columns`): a new field is one line in start.runs.
+MIGRATIONS: Final[tuple[migrations.Migration, ...]] = (
+    (
+        "m001_runs",
+        (
+            """CREATE TABLE IF NOT EXISTS runs (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                pending TEXT UNIQUE,
+                time TEXT NOT NULL,
+                at REAL NOT NULL,
+                cwd TEXT NOT NULL,
+                workdir TEXT NOT NULL,
+                project TEXT NOT NULL,
+                args TEXT,
+                mode TEXT NOT NULL,
+                task TEXT,
+                agent TEXT NOT NULL,
+                model TEXT,
+                role TEXT,
+                contexts TEXT NOT NULL,
+                params TEXT NOT NULL,
+                instructions BLOB,
+                prompt BLOB NOT NULL,
+                role_text BLOB NOT NULL,
+                command TEXT NOT NULL,
+                headless INTEGER NOT NULL,
+                permissions TEXT,
+                answer BLOB,
+                error BLOB,
+                exit_code INTEGER,
+                timed_out INTEGER NOT NULL,
+                duration REAL,
+                usage TEXT,
+                size INTEGER NOT NULL
+            )""",
+            "CREATE INDEX IF NOT EXISTS runs_at ON runs (at)",
+        ),
+    ),
+    (
+        "m002_one_record",
+        (
+            "ALTER TABLE runs RENAME COLUMN command TO argv",
+            "ALTER TABLE runs ADD COLUMN state TEXT",
+            # 0.1.0 kept the answer of a run out of format, and only of those that failed.
+            """UPDATE runs SET state = CASE
+                WHEN headless = 0 THEN 'launched'
+                WHEN error IS NULL THEN 'ok'
+                WHEN timed_out = 1 THEN 'timed out'
+                WHEN answer IS NOT NULL AND length(answer) > 0 THEN 'out of format'
+                ELSE 'failed' END""",
+            "ALTER TABLE runs DROP COLUMN timed_out",
+        ),
+    ),
+)
 
-    id: int
-    time: str  # ISO 8601 with the UTC offset: the run's {date}
-    at: float  # the same moment, seconds since the epoch
-    cwd: str  # the directory `start` was started in
-    workdir: str  # the directory it ran as (-d DIR)
-    project: str  # the project root
-    args: tuple[str, ...] | None  # start's arguments (`--` and the agent's included); None: mcp
-    mode: str  # session, prompt or task
-    task: str | None
-    agent: str
-    model: str | None
-    role: str | None
-    contexts: tuple[str, ...]
-    params: Mapping[str, str]
-    instructions: str | None
-    prompt: str
-    role_text: str
-    command: tuple[str, ...]  # the agent's argv
-    headless: bool
-    permissions: str | None
-    answer: str | None
-    error: str | None
-    exit_code: int | None
-    timed_out: bool
-    duration: float | None
-    usage: Mapping[str, Any] | None
-    size: int  # bytes this record counts against settings.history_size_limit
 
-    @property
-    def outcome(self) -> str:
-        """`launched`, `ok`, `timed out`, `out of format` or `failed`."""
-        if not self.headless:
-            return "launched"
-        if self.error is None:
-            return "ok"
-        if self.timed_out:
-            return "timed out"
-        # A failed run keeps no answer; one that answered out of the task's format keeps it.
-        return "out of format" if self.answer else "failed"
+def _add_columns(connection: sqlite3.Connection) -> None:
+    """Add the column of each field of start.runs.Run that the table lacks (a field added since
+    the database was made); NULL in the rows before it reads as the field's default."""
+    have = migrations.columns(connection, "runs")
+    missing = [name for name in _FIELDS if name not in have]
+    if not missing:
+        return
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        for name in missing:
+            if name not in migrations.columns(connection, "runs"):
+                connection.execute(
+                    f"ALTER TABLE runs ADD COLUMN {name} {runs.kind_of(name).column}"
+                )
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
 
 
-_SCHEMA: Final = """
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    pending TEXT UNIQUE,
-    time TEXT NOT NULL,
-    at REAL NOT NULL,
-    cwd TEXT NOT NULL,
-    workdir TEXT NOT NULL,
-    project TEXT NOT NULL,
-    args TEXT,
-    mode TEXT NOT NULL,
-    task TEXT,
-    agent TEXT NOT NULL,
-    model TEXT,
-    role TEXT,
-    contexts TEXT NOT NULL,
-    params TEXT NOT NULL,
-    instructions BLOB,
-    prompt BLOB NOT NULL,
-    role_text BLOB NOT NULL,
-    command TEXT NOT NULL,
-    headless INTEGER NOT NULL,
-    permissions TEXT,
-    answer BLOB,
-    error BLOB,
-    exit_code INTEGER,
-    timed_out INTEGER NOT NULL,
-    duration REAL,
-    usage TEXT,
-    size INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS runs_at ON runs (at);
-"""
-
-# The columns a record fills, in order (id is the database's).
-_COLUMNS: Final = (
-    "pending", "time", "at", "cwd", "workdir", "project", "args", "mode", "task", "agent",
-    "model", "role", "contexts", "params", "instructions", "prompt", "role_text", "command",
-    "headless", "permissions", "answer", "error", "exit_code", "timed_out", "duration", "usage",
-    "size",
-)  # fmt: skip
-# Text kept as bytes (BLOB): a prompt may hold any byte a file held (surrogate escapes).
-_BYTES: Final = ("instructions", "prompt", "role_text", "answer", "error")
-_JSON: Final = ("args", "contexts", "params", "command", "usage")
+# The record's fields the database stores in columns of their own (its `id` is the row's).
+_FIELDS: Final = tuple(name for name in runs.Run._fields if name != "id")
 
 
 def _blob(text: str | None) -> bytes | None:
@@ -167,6 +159,40 @@ def _text(blob: bytes | str | None) -> str | None:
     if blob is None or isinstance(blob, str):
         return blob
     return blob.decode("utf-8", "surrogateescape")
+
+
+def _encode(name: str, value: Any) -> Any:
+    """A field's value as its column holds it (start.runs.KINDS)."""
+    import json
+
+    encoding = runs.kind_of(name).encoding
+    if value is None:
+        return None
+    if encoding == "bytes":
+        return _blob(value)
+    if encoding == "json":
+        # ASCII: a surrogate escape (a byte that was not UTF-8) is kept as its JSON escape.
+        return json.dumps(runs.plain(value))
+    if encoding == "bool":
+        return int(bool(value))
+    return value
+
+
+def _decode(name: str, value: Any) -> Any:
+    """A column's value as the field holds it; NULL is the field's default."""
+    import json
+
+    if value is None:
+        return runs.Run._field_defaults.get(name)
+    encoding = runs.kind_of(name).encoding
+    if encoding == "bytes":
+        return _text(value)
+    if encoding == "bool":
+        return bool(value)
+    if encoding == "json":
+        found = json.loads(value)
+        return tuple(found) if isinstance(found, list) and name != "value" else found
+    return value
 
 
 class Store:
@@ -191,24 +217,12 @@ class Store:
     def _insert(
         self, connection: sqlite3.Connection, data: dict[str, Any], pending: str | None
     ) -> int:
-        """Insert one pending file's run."""
-        import json
-
-        row: dict[str, Any] = {column: data.get(column) for column in _COLUMNS}
-        row["pending"] = pending
-        for column in _BYTES:
-            row[column] = _blob(row[column])
-        for column in _JSON:
-            if row[column] is not None or column not in ("args", "usage"):
-                row[column] = json.dumps(row[column])
-        row["headless"] = int(bool(row["headless"]))
-        row["timed_out"] = int(bool(row["timed_out"]))
-        row["size"] = history.size(data)  # as start.history.fit kept it within the limit
-        names = ", ".join(_COLUMNS)
-        marks = ", ".join("?" for _ in _COLUMNS)
+        """Insert one run, as a pending file holds it (start.history.fields); its id."""
+        names = ("pending", "size", *_FIELDS)
+        values = [pending, history.size(data), *(_encode(n, data.get(n)) for n in _FIELDS)]
+        marks = ", ".join("?" for _ in names)
         cursor = connection.execute(
-            f"INSERT OR IGNORE INTO runs ({names}) VALUES ({marks})",
-            [row[column] for column in _COLUMNS],
+            f"INSERT OR IGNORE INTO runs ({', '.join(names)}) VALUES ({marks})", values
         )
         return cursor.lastrowid or 0
 
@@ -267,10 +281,16 @@ class Store:
         task: str | None = None,
         agent: str | None = None,
         project: str | None = None,
+        search: str | None = None,
     ) -> list[Run]:
-        """The newest runs first, filtered."""
+        """The newest runs first, filtered; `search`: the runs whose words (instructions),
+        prompt or answer hold it, in any case."""
         where: list[str] = []
         values: list[str | int] = []
+        if search:
+            self.connection.create_function("holds", 4, _holds, deterministic=True)
+            where.append("holds(?, instructions, prompt, answer)")
+            values.append(search.casefold())
         for column, wanted in (("task", task), ("agent", agent)):
             if wanted is not None:
                 where.append(f"{column} = ?")
@@ -317,50 +337,29 @@ class Store:
         return count
 
 
+def _holds(needle: str, *texts: bytes | str | None) -> bool:
+    """Whether one of `texts` (as the database keeps them) holds `needle`, casefolded."""
+    return any(text is not None and needle in (_text(text) or "").casefold() for text in texts)
+
+
 def _run(row: sqlite3.Row) -> Run:
-    """A row as a Run: the conversions of `Store._insert` undone."""
-    import json
-
-    values = {name: row[name] for name in Run._fields}
-    for column in _BYTES:
-        values[column] = _text(values[column])
-    for column in _JSON:
-        if values[column] is not None:
-            values[column] = json.loads(values[column])
-    for column in ("args", "contexts", "command"):
-        if values[column] is not None:
-            values[column] = tuple(values[column])
-    values["prompt"] = values["prompt"] or ""
-    values["role_text"] = values["role_text"] or ""
-    values["headless"] = bool(values["headless"])
-    values["timed_out"] = bool(values["timed_out"])
-    return Run(**values)
+    """A row as a start.runs.Run: the conversions of `Store._insert` undone."""
+    values = {name: _decode(name, row[name]) for name in _FIELDS}
+    return Run(**values, id=row["id"])
 
 
-# The keys and types a pending file must have: the shape checked where it is read back.
-_SHAPE: Final[Mapping[str, tuple[type, ...]]] = {
-    "format": (int,),
-    "time": (str,),
-    "at": (float, int),
-    "cwd": (str,),
-    "workdir": (str,),
-    "project": (str,),
-    "args": (list, type(None)),
-    "mode": (str,),
-    "task": (str, type(None)),
-    "agent": (str,),
-    "model": (str, type(None)),
-    "role": (str, type(None)),
-    "contexts": (list,),
-    "params": (dict,),
-    "instructions": (str, type(None)),
-    "prompt": (str,),
-    "role_text": (str,),
-    "command": (list,),
-    "headless": (bool,),
-    "permissions": (str, type(None)),
-    "limit": (int,),
-}
+def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """A pending file of start 0.1.0 (format 1) as this release writes one (m002's rule)."""
+    state = runs.LAUNCHED
+    if data.get("headless"):
+        if data.get("error") is None:
+            state = runs.OK
+        elif data.get("timed_out"):
+            state = runs.TIMED_OUT
+        else:
+            state = runs.OUT_OF_FORMAT if data.get("answer") else runs.FAILED
+    found = {k: v for k, v in data.items() if k not in ("command", "timed_out")}
+    return {**found, "argv": data.get("command"), "state": state, "format": FORMAT}
 
 
 def _read_pending(pending: int, name: str) -> dict[str, Any] | None:
@@ -371,13 +370,22 @@ def _read_pending(pending: int, name: str) -> dict[str, Any] | None:
         return None
     try:
         with os.fdopen(fd, "rb") as stream:
-            data = marshal.loads(stream.read())
+            found = marshal.loads(stream.read())
     except (ValueError, EOFError, TypeError):
         return None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    if not isinstance(found, dict) or found.get("format") not in (1, FORMAT):
         return None
-    for key, types in _SHAPE.items():
-        if not isinstance(data.get(key), types):
+    data: dict[str, Any] = found
+    if data["format"] == 1:
+        data = _upgrade(data)
+    if not isinstance(data.get("limit"), int):
+        return None
+    # Each field of the record's kind (start.runs.KINDS); one it lacks takes its default.
+    for name in _FIELDS:
+        kind = runs.kind_of(name)
+        if name not in data and name not in runs.Run._field_defaults:
+            return None
+        if name in data and not isinstance(data[name], kind.types):
             return None
     return data
 
@@ -395,33 +403,21 @@ def _sweep(pending: int) -> None:
             pass
 
 
-def record(
-    prepared: Prepared,
-    result: Result | None = None,
-    *,
-    args: Sequence[str] | None = None,
-    cwd: str | None = None,
-) -> None:
+def record(run: runs.Run, settings: Settings) -> None:
     """Record one run (`start.history.record`), and move the pending runs into the database
     once there are PENDING_LIMIT of them. Raises HistoryError when the history cannot be
     written."""
-    if history.record(prepared, result, args=args, cwd=cwd):
+    if history.record(run, settings):
         flush()
 
 
-def recorded(
-    prepared: Prepared,
-    result: Result | None = None,
-    *,
-    args: Sequence[str] | None = None,
-    cwd: str | None = None,
-) -> int | None:
+def recorded(run: runs.Run, settings: Settings) -> int | None:
     """Record one run straight into the database, and the id it gets there (`start log show
     ID`); None when `settings.history` is off. For a caller that names the run it recorded
     (start board run): a pending file has no id until it is moved in. Raises HistoryError."""
-    if not prepared.config.settings.history:
+    if not settings.history:
         return None
-    data = history.fields(prepared, result, args=args, cwd=cwd)
+    data = history.fields(run, settings.history_size_limit)
     with opened() as store:
         with store._writing() as connection:
             found = store._insert(connection, data, None)
@@ -457,15 +453,14 @@ def opened(*, create: bool = True, timeout: float = BUSY_TIMEOUT) -> Iterator[St
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute("PRAGMA secure_delete = ON")
-        version = connection.execute("PRAGMA user_version").fetchone()[0]
-        if version > FORMAT:
+        try:
+            migrations.apply(connection, MIGRATIONS)
+        except migrations.NewerError:
             raise HistoryError(
-                f"{database()} was written by a newer start (history format {version}); "
-                "upgrade start, or move the file away"
-            )
-        if version < FORMAT:
-            script = f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {FORMAT};\nCOMMIT;"
-            connection.executescript(script)
+                f"{database()} was written by a newer start (its history has migrations this "
+                "one does not know); upgrade start, or move the file away"
+            ) from None
+        _add_columns(connection)
         store = Store(connection, fd if fd is not None else -1)
         if fd is not None:
             store.ingest()

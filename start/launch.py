@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import signal
@@ -58,6 +59,9 @@ class Launch(Record):
     answer_file: str | None = None
     # Where the permission level comes from, in words (pipeline.level).
     permissions_from: str | None = None
+    # Why the agent cannot run (its binary is missing, or not executable), when the launch was
+    # built to be shown or run among others anyway (`build(..., missing_ok=True)`).
+    unavailable: StartError | None = None
 
     def cleanup(self) -> None:
         remove(self.temp_files)
@@ -103,6 +107,8 @@ def build(
     permissions: str | None = None,
     permissions_from: str | None = None,
     output: Spec | None = None,
+    missing_ok: bool = False,
+    session: str | None = None,
 ) -> Launch:
     """Fill the agent's command template; the values never pass through a shell parser.
 
@@ -118,14 +124,17 @@ def build(
     A prompt too large for the command line is written to a file and replaced by the agent's
     `large_prompt`, which names that file, or, with `large_prompt_stdin`, goes to its stdin.
     `agents` (every configured agent) lets a missing binary's message list the installed ones.
-    A dry run keeps its files (see TempFiles).
+    A dry run keeps its files (see TempFiles). With `missing_ok` (a dry run, or one of several
+    headless runs), a binary that is missing or not executable does not stop the build: the
+    launch says why it cannot run (`unavailable`). With `session` (a headless run), the
+    template is the agent's `resume_command`, which continues that conversation.
     """
     agent = plan.agent
     template = agent.command
     headless = permissions is not None
     granted: list[str] = []
     if permissions is not None:
-        template = headless_command(agent)
+        template = headless_command(agent) if session is None else resume_command(agent)
         granted = permission_options(agent, permissions)
         agent_args = [*granted, *agent_args]
     used = agent_template.placeholders(template)
@@ -156,6 +165,7 @@ def build(
         "role": role_text,
         "date": date,
         "prompt_dir": "",
+        "session": session or "",
     }
     temp = temp or TempFiles(keep=dry_run)
     sweep_due(temp.directory)
@@ -191,7 +201,11 @@ def build(
             write_prompt()
         if "answer_file" in used:
             values["answer_file"] = temp.write("answer", "")
-        parts = _assemble(agent, values, agent_args, cwd, agents, template, headless=headless)
+        fill_in = functools.partial(
+            _assemble, agent, agents=agents, template=template, headless=headless,
+            missing_ok=missing_ok,
+        )  # fmt: skip
+        parts = fill_in(values, agent_args, cwd)
         large: str | None = None
         try:
             check_sizes(parts.argv, {**os.environ, **parts.env}, parts.env)
@@ -201,7 +215,7 @@ def build(
             write_prompt()
             large = values["prompt_file"]
             values["prompt"] = fill(agent.large_prompt, values)
-            parts = _assemble(agent, values, agent_args, cwd, agents, template, headless=headless)
+            parts = fill_in(values, agent_args, cwd)
             try:
                 check_sizes(parts.argv, {**os.environ, **parts.env}, parts.env)
             except OversizeError as still:
@@ -234,6 +248,7 @@ def build(
         permissions,
         values.get("answer_file"),
         permissions_from,
+        parts.unavailable,
     )
 
 
@@ -249,6 +264,18 @@ def headless_command(agent: Agent) -> str:
             "agent with -a"
         )
     return agent.print_command
+
+
+def resume_command(agent: Agent) -> str:
+    """The agent's form that continues a conversation; HeadlessError naming the agents that have
+    one when it has none."""
+    headless_command(agent)
+    if agent.resume_command is None:
+        raise HeadlessError(
+            f"agent '{agent.name}' cannot continue a conversation: it has no resume_command "
+            f'(see docs/agents.md, "Continuing a conversation")'
+        )
+    return agent.resume_command
 
 
 def permission_options(agent: Agent, level: str) -> list[str]:
@@ -316,6 +343,7 @@ class _Parts(Record):
     argv: tuple[str, ...]
     env: dict[str, str]
     uses_shell: bool
+    unavailable: StartError | None = None
 
 
 def _assemble(
@@ -327,7 +355,10 @@ def _assemble(
     template: str | None = None,
     *,
     headless: bool = False,
+    missing_ok: bool = False,
 ) -> _Parts:
+    """The agent's command filled; with `missing_ok`, a binary that is missing or not
+    executable is left as named, and the parts say why it cannot run."""
     template = agent.command if template is None else template
     try:
         command = agent_template.build(template, values, args)
@@ -335,13 +366,17 @@ def _assemble(
         field = "print_command" if headless else "command"
         raise _option_error(agent, field, error.placeholder) from None
     argv = list(command.argv)
-    if command.uses_shell:
-        if "bin" in agent_template.placeholders(template):
-            resolve_binary(values["bin"], agent, cwd, agents)
-        binary = argv[0]
-    else:
-        binary = resolve_binary(argv[0], agent, cwd, agents)
-        argv[0] = binary
+    binary = argv[0]
+    try:
+        if command.uses_shell:
+            if "bin" in agent_template.placeholders(template):
+                resolve_binary(values["bin"], agent, cwd, agents)
+        else:
+            binary = argv[0] = resolve_binary(argv[0], agent, cwd, agents)
+    except (AgentNotFoundError, AgentNotExecutableError) as error:
+        if not missing_ok:
+            raise
+        return _Parts(binary, tuple(argv), dict(command.env), command.uses_shell, error)
     return _Parts(binary, tuple(argv), dict(command.env), command.uses_shell)
 
 
@@ -395,7 +430,7 @@ def _shown(
         else:
             files[name] = str(temp.write(name, text))
         marked[name] = _MARK.format(name)
-    parts = _assemble(agent, marked, args, cwd, agents, template)
+    parts = _assemble(agent, marked, args, cwd, agents, template, missing_ok=True)
 
     def word(text: str) -> str:
         out = []

@@ -44,6 +44,9 @@ class LaunchRequest(Record):
     # read-only. `permissions_from` says where it comes from when not from --permissions.
     permissions: str | None = None
     permissions_from: str | None = None
+    # A headless run that continues the conversation of this session id (start continue): the
+    # agent's resume_command, and the selection's text alone as the prompt.
+    session: str | None = None
 
 
 class Prepared(Record):
@@ -142,24 +145,37 @@ def prepare(
 
 def prepare_each(
     request: LaunchRequest,
-    agents: Sequence[str],
+    agents: Sequence[str | None],
     progress: shell.Progress | None = None,
     runner: sources.Runner | None = None,
     owner: shell.Owner | None = None,
 ) -> list[Prepared]:
-    """One composition, built for each of several agents (`--print -a a,b,c`).
+    """One composition, built for each of several agents (`--print -a a,b,c`): the headless
+    path, for one agent as for several (None: the agent the selection picks).
 
     The task's commands and the contexts run once, and every agent gets the same prompt. Each
     agent gets its own role placement, model and permissions, as a single run would. A model
     asked for with -m goes only to the agents that know it (an alias or id of their `models`);
     the others use their own default, and the plan says so. The temp files of the result belong
     to the caller, as for `prepare`; `runner` runs the commands, and `owner` is told of their
-    groups, as for `prepare`.
+    groups, as for `prepare`. An agent whose binary is missing or not executable does not stop
+    the others: its launch says why it cannot run (`launch.unavailable`).
     """
+    timings: dict[str, float] = {}
+    mark = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal mark
+        now_ = time.perf_counter()
+        timings[name] = now_ - mark
+        mark = now_
+
     writes: list[Callable[[], None]] = []
     config = load(request.workdir, use_project=request.use_project, strict=True, writes=writes)
+    lap("load")
     try:
         grant, warnings = grant_for(config)
+        lap("trust")
         plans = [_plan_for(config, request.selection, name) for name in agents]
         output = answer_format(config, grant, plans[0])
         date = now()
@@ -167,12 +183,15 @@ def prepare_each(
         composition = _compose(config, grant, plans[0], date, runner, progress, meanwhile, owner)
     finally:
         _write(writes)
+    lap("compose")
     built: list[Prepared] = []
     try:
         for plan in plans:
             own = told(composition, plan, output)
             launch = _build(request, config, plan, own, date, output)
             built.append(Prepared(config, grant, plan, own, launch, date, {}, warnings, output))
+        lap("build")
+        built[0] = built[0]._replace(timings=timings)
     except BaseException:
         for prepared in built:
             prepared.launch.cleanup()
@@ -278,6 +297,8 @@ def _build(
         permissions=permissions,
         permissions_from=source,
         output=output,
+        missing_ok=request.dry_run or request.headless,
+        session=request.session,
     )
 
 
@@ -285,8 +306,11 @@ def _build(
 NOT_ITS_MODEL = "-m names none of this agent's models: its own default applies"
 
 
-def _plan_for(config: Config, selection: resolve.Request, agent: str) -> resolve.Plan:
-    """The plan of one agent of several: -m only where the agent knows that model."""
+def _plan_for(config: Config, selection: resolve.Request, agent: str | None) -> resolve.Plan:
+    """The plan of one agent of several: -m only where the agent knows that model (None: the
+    selection's own agent, with its model)."""
+    if agent is None:
+        return resolve.plan(config, selection)
     plan = resolve.plan(config, selection._replace(agent=agent, model=None))
     wanted = selection.model
     if wanted is None:

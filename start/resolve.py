@@ -11,7 +11,8 @@ from start.config.model import COMMAND_LINE, Agent, Config, Context, Role, Task,
 from start.errors import AgentNotFoundError, ExitCode, StartError, UnknownNameError, UsageError
 from start.record import Record
 
-Mode = Literal["session", "prompt", "task"]
+# `continue`: the text alone, sent to continue a conversation the agent keeps (start continue).
+Mode = Literal["session", "prompt", "task", "continue"]
 Which = Callable[[str], str | None]
 Named = TypeVar("Named", Role, Context)
 
@@ -120,6 +121,8 @@ def find_task_or_file(config: Config, word: str) -> Task:
 
 
 def select_role(config: Config, request: Request, task: Task | None) -> tuple[Role | None, str]:
+    if request.mode == "continue":
+        return None, "the conversation has it"
     if request.no_role:
         return None, "--no-role"
     if request.role is not None:
@@ -276,6 +279,8 @@ def select_contexts(config: Config, mode: Mode, extra: tuple[str, ...] = ()) -> 
     Contexts of the config keep definition order; files named with -c follow, in command-line
     order. A context named twice is included once.
     """
+    if mode == "continue":
+        return ()  # the agent has them from the conversation's first turn
     named: set[str] = set()
     files: dict[str, Context] = {}
     for word in extra:

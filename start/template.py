@@ -23,18 +23,21 @@ AGENT_COMMAND: Final = frozenset(
 # An agent's `print_command` (its headless form) may also name the file its CLI writes the answer
 # to (codex exec -o FILE).
 PRINT_COMMAND: Final = AGENT_COMMAND | {"answer_file"}
+# An agent's `resume_command`: its headless form, continuing the conversation of {session}.
+RESUME_COMMAND: Final = PRINT_COMMAND | {"session"}
 # An agent's `large_prompt`: the short prompt sent instead of one too large for the command line.
 LARGE_PROMPT: Final = frozenset({"prompt_file", "prompt_dir", "date"})
 # An agent's `print_schema`: the options that hold its answer to a task's JSON Schema, given as
 # compact JSON text or as a file.
 PRINT_SCHEMA: Final = frozenset({"schema", "schema_file"})
-KNOWN: Final = TASK_PROMPT | ITEM_PROMPT | PRINT_COMMAND | PRINT_SCHEMA
+KNOWN: Final = TASK_PROMPT | ITEM_PROMPT | RESUME_COMMAND | PRINT_SCHEMA
 
 SCOPE_NAMES: Final[Mapping[frozenset[str], str]] = {
     TASK_PROMPT: "task prompts",
     ITEM_PROMPT: "role and context prompts",
     AGENT_COMMAND: "agent commands",
     PRINT_COMMAND: "an agent's print_command",
+    RESUME_COMMAND: "an agent's resume_command",
     LARGE_PROMPT: "an agent's large_prompt",
     PRINT_SCHEMA: "an agent's print_schema",
 }
@@ -158,7 +161,9 @@ def check_names(
             where = ", ".join(
                 label
                 for names_, label in SCOPE_NAMES.items()
-                if name in names_ and (names_ is not PRINT_COMMAND or name not in AGENT_COMMAND)
+                if name in names_
+                and (names_ is not PRINT_COMMAND or name not in AGENT_COMMAND)
+                and (names_ is not RESUME_COMMAND or name not in PRINT_COMMAND)
             )
             findings.append(
                 Finding(

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A stand-in headless agent for --print tests: FAKE_MODE says how it answers, or fails.
 
-It records its argv and stdin as JSON in FAKE_RECORD (and the file named after the option
+FAKE_BEFORE is Python it runs first. It records its argv and stdin as JSON in FAKE_RECORD (and the file named after the option
 FAKE_READ_AFTER), and its pid (and its child's) in FAKE_PIDS.
 The prompt is its last argument.
 """
@@ -18,6 +18,9 @@ import time
 
 def main() -> int:
     mode = os.environ.get("FAKE_MODE", "text")
+    before = os.environ.get("FAKE_BEFORE")  # Python to run first: a test's change of the world
+    if before:
+        exec(before)
     prompt = sys.argv[-1] if len(sys.argv) > 1 else ""
     stdin = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     record = os.environ.get("FAKE_RECORD")
@@ -37,8 +40,11 @@ def main() -> int:
         print(answer)
     elif mode == "result":
         usage = {"input_tokens": 3, "output_tokens": 2}
-        print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
-                          "result": answer, "usage": usage, "total_cost_usd": 0.01}))  # fmt: skip
+        found = {"type": "result", "subtype": "success", "is_error": False, "result": answer,
+                 "usage": usage, "total_cost_usd": 0.01}  # fmt: skip
+        if os.environ.get("FAKE_SESSION"):  # as Claude Code reports its session
+            found["session_id"] = os.environ["FAKE_SESSION"]
+        print(json.dumps(found))
     elif mode == "denied":
         denials = [
             {"tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "rm -rf build"}}

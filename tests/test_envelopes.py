@@ -83,6 +83,26 @@ USAGE: dict[str, Callable[[str], Mapping[str, Any] | None]] = {
 }
 
 
+# Where each envelope's session id is, in what the CLI printed (none where it prints none).
+SESSION: dict[str, Callable[[str], str | None]] = {
+    "result": lambda out: (
+        [o["session_id"] for o in objects(out) if o.get("session_id")] or [None]
+    )[-1],
+    "gemini": lambda out: (
+        [o["session_id"] for o in objects(out) if o.get("session_id")] or [None]
+    )[-1],
+    "codex": lambda out: (
+        last(out, "thread.started")["thread_id"] if "thread.started" in out else None
+    ),
+    "opencode": lambda out: (
+        [o["sessionID"] for o in objects(out) if o.get("sessionID")] or [None]
+    )[-1],
+    "droid": lambda out: ([o["session_id"] for o in objects(out) if o.get("session_id")] or [None])[
+        -1
+    ],
+}
+
+
 class Expected(NamedTuple):
     text: str = ""
     error: str | None = None
@@ -274,7 +294,9 @@ def test_the_reader_of_each_recording(name: str, tmp_path: Path) -> None:
     if "{url}" in text:  # a login link with a fresh challenge each time
         text = text.replace("{url}", next(ln for ln in found.stdout.splitlines() if "://" in ln))
     usage = USAGE[found.facts["print_output"]](found.stdout) if expected.usage else None
-    assert found.answer(tmp_path) == Answer(text, expected.error, usage, expected.denied)
+    where = SESSION.get(found.facts["print_output"])
+    session = where(found.stdout) if where is not None and found.stdout.strip() else None
+    assert found.answer(tmp_path) == Answer(text, expected.error, usage, expected.denied, session)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -494,3 +516,12 @@ def test_droid_s_cause_of_a_refused_key(isolated: Path) -> None:
     assert result.stderr.startswith(
         f"start: agent 'replay' failed: exited with status 1: 401 {KEY}\n"
     )
+
+
+@pytest.mark.parametrize(
+    "cli", ["claude", "codex", "gemini", "qwen", "opencode", "droid", "auggie"]
+)
+def test_the_session_id_is_read_where_the_cli_prints_one(cli: str, tmp_path: Path) -> None:
+    """What `start continue` resumes, and the run record keeps (start.runs.Run.session_id)."""
+    session = recording(f"{cli}/text").answer(tmp_path).session_id
+    assert session is not None and len(session) >= 8 and session.strip() == session

@@ -391,7 +391,7 @@ def test_a_missing_shipped_agent_lists_the_installed_ones(
     monkeypatch.setenv("PATH", str(bin_dir))
     config = repo.parent / "xdg"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
-    result = invoke("prompt", "x", "-a", "claude", "--dry-run")
+    result = invoke("prompt", "x", "-a", "claude")  # it stops before any exec
     assert result.exit_code == 127
     assert result.stderr == (
         "start: agent 'claude': 'claude' not found on PATH.\n"
@@ -400,6 +400,36 @@ def test_a_missing_shipped_agent_lists_the_installed_ones(
         f"{config / 'start' / 'config.toml'}.\n"
     )
     assert "site-packages" not in result.stderr and "_builtin" not in result.stderr
+
+
+@pytest.mark.parametrize("headless", [False, True])
+def test_a_dry_run_shows_the_command_of_an_agent_not_installed_and_says_so(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, headless: bool
+) -> None:
+    """A new user previews a launch before installing the agent: the dry run shows it."""
+    monkeypatch.setenv("PATH", str(repo.parent / "empty"))
+    write_tree(
+        repo,
+        {
+            ".start/agents.toml": (
+                '[agents.gone]\nbin = "no-such-agent-xyz"\ncommand = "{bin} -- {prompt}"\n'
+                'print_command = "{bin} -p -- {prompt}"\nprint_output = "text"\n'
+                '[agents.gone.print_permissions]\nread-only = ""\nedit = ""\nfull = ""\n'
+            )
+        },
+    )
+    printing = ["--print"] if headless else []
+    result = invoke("prompt", "hello", "-a", "gone", *printing, "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert ("no-such-agent-xyz -p -- " if headless else "no-such-agent-xyz -- ") in result.stdout
+    assert (
+        "(it could not be: agent 'gone': 'no-such-agent-xyz' not found on PATH.\n"
+        f"Install it or fix agents.gone.bin in {repo / '.start' / 'agents.toml'}"
+    ) in result.stdout
+    found = invoke("prompt", "hello", "-a", "gone", *printing, "--dry-run", "--json")
+    assert json.loads(found.stdout)["unavailable"].startswith(
+        "agent 'gone': 'no-such-agent-xyz' not found on PATH."
+    )
 
 
 def test_a_missing_agent_of_your_own_names_your_file(
@@ -414,7 +444,7 @@ def test_a_missing_agent_of_your_own_names_your_file(
             )
         },
     )
-    result = invoke("prompt", "x", "-a", "gone", "--dry-run")
+    result = invoke("prompt", "x", "-a", "gone")  # it stops before any exec
     assert result.exit_code == 127
     assert result.stderr == (
         "start: agent 'gone': 'no-such-agent-xyz' not found on PATH.\n"

@@ -58,6 +58,7 @@ _COMMANDS = {
     "board": ("start.cli.board", "board_"),
     "completion": ("start.cli.completion", "completion"),
     "config": ("start.cli.config", "config"),
+    "continue": ("start.cli.resume", "continue_"),
     "doctor": ("start.cli.doctor", "doctor"),
     "export": ("start.cli.export", "export"),
     "help": ("start.cli.help", "help_"),

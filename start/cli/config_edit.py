@@ -66,6 +66,10 @@ _FIELD_HELP = {
         "The answer a headless run must give: text, json, or JSON matching the schema in FILE.",
     ),
     "print_schema": ("OPTIONS", "The options that hold a headless answer to a task's schema."),
+    "resume_command": (
+        "TEMPLATE",
+        "The headless form that continues a conversation: print_command's and {session}.",
+    ),
 }
 _FIELD_COMPLETION = {
     "role": "complete_roles",

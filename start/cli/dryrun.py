@@ -52,8 +52,14 @@ def show_json(
         # where that level comes from.
         "permissions": launch.permissions,
         "permissions_from": launch.permissions_from,
+        # Why the agent could not be started now (its binary missing), or None.
+        "unavailable": _unavailable(launch),
     }
     console.print_json(data)
+
+
+def _unavailable(launch: launcher.Launch) -> str | None:
+    return None if launch.unavailable is None else str(launch.unavailable)
 
 
 def show(
@@ -77,6 +83,9 @@ def show(
     printer.line()
     note = "(dry run: the agent was not started; task and context commands did run)"
     printer.line(Styled(note, "dim"))
+    if launch.unavailable is not None:
+        for line in f"(it could not be: {launch.unavailable})".split("\n"):
+            printer.line(Styled(line, "yellow"))
     if launch.kept is not None:
         kept = f"(its files are kept in {launch.kept}; a run a day later removes them)"
         printer.line(Styled(kept, "dim"))
@@ -94,6 +103,7 @@ def show_each(options: Options, each: list[pipeline.Prepared]) -> None:
                     "permissions_from": p.launch.permissions_from,
                     "argv": list(p.launch.argv),
                     "env": p.launch.env,
+                    "unavailable": _unavailable(p.launch),
                 }
                 for p in each
             ]
@@ -101,3 +111,6 @@ def show_each(options: Options, each: list[pipeline.Prepared]) -> None:
         return
     for prepared in each:
         console.out(f"{prepared.plan.agent.name}: {command_line(prepared.launch)}")
+        if prepared.launch.unavailable is not None:
+            for line in f"(it could not be started: {prepared.launch.unavailable})".split("\n"):
+                console.out(f"  {line}")

@@ -8,12 +8,14 @@ from typing import Any
 import click
 
 from start import console, display, history, historydb
+from start import runs as records
 from start.cli.commands import command, group
 from start.cli.options import common_options, completer, launch_options
-from start.cli.run import print_options
+from start.cli.run import Printing, print_options
 from start.cli.state import Options, get_options
 from start.console import Styled
 from start.errors import ExitCode, StartError, UsageError
+from start.runs import Run
 
 # A cell of the listing longer than this is cut, with an ellipsis.
 _CELL = 48
@@ -24,7 +26,9 @@ _CELL = 48
     examples=[
         ("The last 20 runs", "start log"),
         ("The last 5 runs of task gdr, as data", "start log -n 5 --task gdr --json"),
+        ("The runs whose prompt or answer mentions retries", "start log --search retry"),
         ("One run: its command, prompt and answer", "start log show 12"),
+        ("The latest answer alone, for a script", "start log show --answer"),
         ("Run it again, headless, with another agent", "start again 12 --print -a gemini"),
         ("Forget the runs before a date", "start log clear --before 2026-01-01"),
     ],
@@ -38,10 +42,21 @@ _CELL = 48
 @click.option(
     "--project", metavar="PATH|NAME", help="Only the runs in this project (root or name)."
 )
+@click.option(
+    "--search",
+    "-s",
+    metavar="TEXT",
+    help="Only the runs whose words, prompt or answer hold TEXT (any case).",
+)
 @common_options
 @click.pass_context
 def log(
-    ctx: click.Context, count: int, task: str | None, agent: str | None, project: str | None
+    ctx: click.Context,
+    count: int,
+    task: str | None,
+    agent: str | None,
+    project: str | None,
+    search: str | None,
 ) -> int:
     """List the recorded runs, newest first: every launch and headless run.
 
@@ -53,12 +68,13 @@ def log(
         return ExitCode.OK
     options = get_options()
     with historydb.opened(create=False) as store:
-        runs = store.runs(count, task=task, agent=agent, project=project)
+        runs = store.runs(count, task=task, agent=agent, project=project, search=search)
     if options.json:
-        console.print_json([_summary(run) for run in runs])
+        console.print_json([records.summary(run) for run in runs])
         return ExitCode.OK
     if not runs:
-        console.err("No runs are recorded." if not (task or agent or project) else "No such runs.")
+        filtered = task or agent or project or search
+        console.err("No runs are recorded." if not filtered else "No such runs.")
         return ExitCode.OK
     rows = [
         [
@@ -81,58 +97,19 @@ def _cut(text: str) -> str:
     return line if len(line) <= _CELL else line[: _CELL - 1] + "…"
 
 
-def _what(run: historydb.Run) -> str:
+def _what(run: Run) -> str:
     name = f"task {run.task}" if run.task else run.mode
     return _cut(f"{name}: {run.instructions}") if run.instructions else name
 
 
-def _outcome(run: historydb.Run) -> str:
-    outcome = run.outcome
+def _outcome(run: Run) -> str:
+    outcome = run.state
     if run.headless and run.duration is not None:
         outcome += f" ({run.duration:.1f} s)"
     return outcome
 
 
-def _summary(run: historydb.Run) -> dict[str, Any]:
-    """A run in `start log --json`: everything but its texts."""
-    return {
-        "id": run.id,
-        "time": run.time,
-        "cwd": run.cwd,
-        "workdir": run.workdir,
-        "project": run.project,
-        "args": list(run.args) if run.args is not None else None,
-        "mode": run.mode,
-        "task": run.task,
-        "agent": run.agent,
-        "model": run.model,
-        "role": run.role,
-        "contexts": list(run.contexts),
-        "params": dict(run.params),
-        "instructions": run.instructions,
-        "headless": run.headless,
-        "permissions": run.permissions,
-        "outcome": run.outcome,
-        "exit_code": run.exit_code,
-        "timed_out": run.timed_out,
-        "duration": None if run.duration is None else round(run.duration, 3),
-        "usage": dict(run.usage) if run.usage is not None else None,
-    }
-
-
-def _full(run: historydb.Run) -> dict[str, Any]:
-    """A run in `start log show --json`: the summary and its texts."""
-    return {
-        **_summary(run),
-        "role_text": run.role_text,
-        "prompt": run.prompt,
-        "command": list(run.command),
-        "answer": run.answer,
-        "error": run.error,
-    }
-
-
-def command_line(run: historydb.Run) -> str:
+def command_line(run: Run) -> str:
     """How the run was asked for, as one shell line; when it has none, who started it."""
     import shlex
 
@@ -154,14 +131,25 @@ def command_line(run: historydb.Run) -> str:
     "run_id", metavar="[ID]", type=int, required=False, shell_complete=completer("complete_runs")
 )
 @click.option("--no-pager", is_flag=True, help="Print instead of paging on a terminal.")
+@click.option(
+    "--answer", "answer_only", is_flag=True, help="Print only the answer, as the agent gave it."
+)
+@click.option("--raw", "raw", is_flag=True, help="With --answer: exactly, even on a terminal.")
 @common_options
-def show(run_id: int | None, no_pager: bool) -> int:
-    """Show one run (default: the latest): its command, role, prompt and answer."""
+def show(run_id: int | None, no_pager: bool, answer_only: bool, raw: bool) -> int:
+    """Show one run (default: the latest): its command, role, prompt and answer.
+
+    With --answer, only the answer goes to stdout, as the agent gave it (on a terminal with its
+    control characters escaped, as --print shows an answer; exactly when piped, or with --raw);
+    a run without one (a launch, a failure) exits 1 and says why.
+    """
     options = get_options()
     with historydb.opened(create=False) as store:
         run = store.get(run_id)
+    if answer_only:
+        return _answer(run, raw or options.raw)
     if options.json:
-        console.print_json(_full(run))
+        console.print_json(records.data(run))
         return ExitCode.OK
     page = display.Page()
     page.line(Styled(f"run {run.id}", "bold"), f"  {run.time}")
@@ -191,7 +179,7 @@ def show(run_id: int | None, no_pager: bool) -> int:
             sections.append(("error", run.error))
     import shlex
 
-    sections.append(("agent command", shlex.join(run.command)))
+    sections.append(("agent command", shlex.join(run.argv)))
     for title, body in sections:
         page.blank()
         page.line(Styled(f"──── {title} ────", "bold"))
@@ -202,8 +190,27 @@ def show(run_id: int | None, no_pager: bool) -> int:
     return ExitCode.OK
 
 
-def _ended(run: historydb.Run) -> str:
-    parts = [run.outcome]
+def _answer(run: Run, raw: bool) -> int:
+    """`start log show --answer`: the answer alone on stdout."""
+    import sys
+
+    if not run.answer:
+        why = (
+            "it was a launch: the agent answered in its own terminal"
+            if not run.headless
+            else (f"it {run.state}: {run.error}" if run.error else f"it {run.state}")
+        )
+        console.err(f"start: run {run.id} has no answer; {why}")
+        return ExitCode.ERROR
+    text = run.answer
+    if not raw and console.is_tty(sys.stdout):
+        text = console.printable(text, multiline=True)
+    console.out(text, end="" if text.endswith("\n") else "\n")
+    return ExitCode.OK
+
+
+def _ended(run: Run) -> str:
+    parts = [run.state]
     if run.exit_code is not None:
         parts.append(f"exit status {run.exit_code}")
     if run.duration is not None:
@@ -280,22 +287,6 @@ def _moment(text: str) -> float:
     return when.timestamp()  # a time without an offset is local time
 
 
-# The options a repeated run may override, by the name click gives them, and the names they
-# replace in the repeated command line (-r replaces --no-role, and the reverse).
-_REPLACES = {
-    "agent": ("agent",),
-    "role": ("role", "no_role"),
-    "no_role": ("role", "no_role"),
-    "model": ("model",),
-    "contexts": ("contexts",),
-    "directory": ("directory",),
-    "verbose": ("verbose",),
-    "permissions": ("permissions",),
-    "timeout": ("timeout",),
-    "output_dir": ("output_dir",),
-}
-
-
 @command(
     examples=[
         ("Repeat the latest run", "start again"),
@@ -316,139 +307,95 @@ def again(
     timeout: int | None,
     output_dir: str | None,
 ) -> int:
-    """Repeat a run (default: the latest) with its command line, in its directory.
+    """Repeat a run (default: the latest) with its parameters, in its directory.
 
-    The prompt is composed afresh: today's diff, today's files. Options given here replace
-    the run's own (-a, -m, -r, -c, -d, --print, --permissions, ...). A project whose .start/
-    is not trusted is asked about, or refused, as for any launch. A run that read its text
-    from stdin reads stdin again.
+    The prompt is composed afresh: today's diff, today's files; the text you gave is the text
+    it had. Options given here replace the run's own (-a, -m, -r, -c, -d, --print,
+    --permissions, ...). A project whose .start/ is not trusted is asked about, or refused, as
+    for any launch.
     """
     options = get_options()
     with historydb.opened(create=False) as store:
         run = store.get(run_id)
-    if run.args is None:
+    asked = dict(run.request)
+    if not asked:
+        if run.args is None:
+            raise UsageError(
+                f"run {run.id} has no parameters to repeat: start mcp or start board run started it"
+            )
         raise UsageError(
-            f"run {run.id} has no command line to repeat (start mcp or start board run started it)"
+            f"run {run.id} was recorded by an earlier start, which kept its command line but "
+            f"not its parameters; repeat it with: {command_line(run)}  (in {run.cwd})"
         )
-    given = _given(options, print_, permissions, timeout, output_dir)
-    if run.mode == "session" and any(name in given for name in ("print_", "permissions")):
+    if options.directory is None:
+        if not os.path.isdir(run.cwd):
+            raise StartError(
+                f"run {run.id} ran in {run.cwd}, which no longer exists; "
+                "pass -d DIR to repeat it elsewhere"
+            )
+        os.chdir(run.cwd)
+    repeated, printing = _repeated(options, asked, print_, permissions, timeout, output_dir)
+    if asked["mode"] == "session" and printing is not None:
         raise UsageError(
             f"run {run.id} is a session ('start' alone), which has no --print; "
             "repeat a 'start prompt' or 'start task' run headless"
         )
-    from start.cli import dispatch, new_options, split_agent_args
+    import shlex
 
-    stored, tail = split_agent_args(list(run.args))
-    words = _without(stored, {old for name in given for old in _REPLACES.get(name, ())})
-    words += [word for name in given for word in given[name]]
-    if options.agent_args:
-        tail = list(options.agent_args)
-    argv = [*words, *(["--", *tail] if tail or "--" in run.args else [])]
-    where = run.cwd
-    if options.directory is None:
-        if not os.path.isdir(where):
-            raise StartError(
-                f"run {run.id} ran in {where}, which no longer exists; "
-                "pass -d DIR to repeat it elsewhere"
-            )
-        os.chdir(where)
-    else:
-        where = os.getcwd()
-    if not options.quiet:
-        import shlex
+    from start import resolve
+    from start.cli.run import command_words
+    from start.cli.run import run as launch
 
-        console.err(f"start again: {shlex.join(['start', *argv])}  (in {where})")
-    fresh = new_options(argv)
-    fresh.started_in = where
-    return dispatch(argv, fresh)
+    selection = resolve.Request(
+        asked["mode"],
+        repeated.agent,
+        repeated.role,
+        repeated.no_role,
+        repeated.model,
+        task=asked["task"],
+        instructions=tuple(asked["instructions"]),
+        text=asked["text"],
+        contexts=tuple(repeated.contexts),
+        params=tuple((name, value) for name, value in asked["params"]),
+    )
+    repeated.argv = command_words(repeated, selection, printing)
+    if not repeated.quiet:
+        line = shlex.join(["start", *repeated.argv])
+        console.err(f"start again: {line}  (in {os.getcwd()})")
+    return launch(repeated, selection, printing)
 
 
-def _given(
-    options: Options,
+def _repeated(
+    given: Options,
+    asked: dict[str, Any],
     print_: bool,
     permissions: str | None,
     timeout: int | None,
     output_dir: str | None,
-) -> dict[str, list[str]]:
-    """The options given to `start again`, as the words that give them, by click's name."""
-    words: dict[str, list[str]] = {}
-    if options.agents:
-        words["agent"] = ["-a", ",".join(options.agents)]
-    if options.role is not None:
-        words["role"] = ["-r", options.role]
-    if options.no_role:
-        words["no_role"] = ["--no-role"]
-    if options.model is not None:
-        words["model"] = ["-m", options.model]
-    if options.contexts:
-        words["contexts"] = [word for name in options.contexts for word in ("-c", name)]
-    if options.directory is not None:
-        words["directory"] = ["-d", os.path.abspath(options.directory)]
-    for name, flag in (
-        ("quiet", "-q"),
-        ("dry_run", "--dry-run"),
-        ("json", "--json"),
-        ("no_color", "--no-color"),
-        ("no_project", "--no-project"),
-    ):
-        if getattr(options, name):
-            words[name] = [flag]
-    if options.debug and not os.environ.get("START_DEBUG"):  # the run sees START_DEBUG itself
-        words["debug"] = ["--debug"]
-    if options.verbose:
-        words["verbose"] = ["-v"] * options.verbose
-    if print_:
-        words["print_"] = ["--print"]
-    for name, value in (
-        ("permissions", permissions),
-        ("timeout", timeout),
-        ("output_dir", output_dir),
-    ):
-        if value is not None:
-            flag = "--output" if name == "output_dir" else f"--{name}"
-            words[name] = [flag, str(value)]
-    return words
-
-
-def _specs() -> dict[str, tuple[str, bool]]:
-    """Every option of `start`, `start prompt` and `start task`: its name and whether it
-    takes a value."""
-    from start.cli import cli
-    from start.cli.prompt import prompt
-    from start.cli.task import task
-
-    found: dict[str, tuple[str, bool]] = {}
-    for each in (cli, prompt, task):
-        for param in each.params:
-            if isinstance(param, click.Option) and param.name is not None:
-                takes = not param.is_flag and not param.count
-                for word in (*param.opts, *param.secondary_opts):
-                    found[word] = (param.name, takes)
-    return found
-
-
-def _without(words: list[str], names: set[str]) -> list[str]:
-    """`words` without the options whose click name is in `names` (and their values)."""
-    specs = _specs()
-    kept: list[str] = []
-    index = 0
-    while index < len(words):
-        word = words[index]
-        spec = specs.get(word)
-        if spec is not None:
-            width = 2 if spec[1] else 1
-            if spec[0] not in names:
-                kept.extend(words[index : index + width])
-            index += width
-            continue
-        if word.startswith("--") and "=" in word:
-            spec = specs.get(word.split("=", 1)[0])
-        elif word.startswith("-") and not word.startswith("--") and len(word) > 2:
-            spec = specs.get(word[:2])  # -aclaude: a short option with its value attached
-            spec = spec if spec is not None and spec[1] else None
-        else:
-            spec = None
-        if spec is None or spec[0] not in names:
-            kept.append(word)
-        index += 1
-    return kept
+) -> tuple[Options, Printing | None]:
+    """The options of the repeated run: the recorded parameters, each replaced by the one
+    given to `start again` (never both), and what --print asks of it."""
+    options = Options(agent_args=given.agent_args or list(asked["agent_args"]), argv=given.argv)
+    options.started_in = os.getcwd() if given.directory is None else given.started_in
+    options.agents = given.agents or list(asked["agents"])
+    options.agent = options.agents[-1] if options.agents else None
+    if given.role is not None or given.no_role:
+        options.role, options.no_role = given.role, given.no_role
+    else:
+        options.role, options.no_role = asked["role"], asked["no_role"]
+    options.model = given.model if given.model is not None else asked["model"]
+    options.contexts = given.contexts or list(asked["contexts"])
+    options.directory = given.directory if given.directory is not None else asked["directory"]
+    for flag in ("quiet", "json", "no_color", "no_project", "raw", "dry_run"):
+        setattr(options, flag, getattr(given, flag) or bool(asked.get(flag)))
+    options.verbose = given.verbose or int(asked["verbose"])
+    options.debug = given.debug
+    printing = None
+    if print_ or asked["print"] or permissions or timeout or output_dir:
+        printing = Printing(
+            permissions or asked["permissions"],
+            timeout or asked["timeout"],
+            output_dir or asked["output"],
+            session=asked.get("session"),
+        )
+    return options, printing

@@ -168,6 +168,10 @@ VALUED = frozenset(
         *("-n", "--before", "--project", "--task", "--print-schema"),
         *("--after", "--meta", "--as", "--status", "--assignee", "--answer", "--reason"),
         "--epoch",
+        "--run",
+        "-s",
+        "--search",
+        "--resume-command",
     }
 )
 

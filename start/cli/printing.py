@@ -1,8 +1,8 @@
 """--print: run the agent's headless form, one agent or several at once, and show the answers
 (on stdout, with --json as data, with --output also as files in a directory).
 
-start.cli.run prepares the runs, records them in the history and imports this module only for
---print, so a plain launch does without it.
+start.cli.run prepares the runs (pipeline.prepare_each: one agent is a list of one), records them
+in the history and imports this module only for --print, so a plain launch does without it.
 """
 
 from __future__ import annotations
@@ -11,92 +11,26 @@ import sys
 from typing import TYPE_CHECKING
 
 from start import console, headless, pipeline
+from start import runs as records
 from start.cli.state import Options
 from start.errors import ExitCode
+from start.runs import Run
 
 if TYPE_CHECKING:
     from start.shell import Owner
 
 
-def run_one(
-    options: Options, prepared: pipeline.Prepared, timeout: int, owner: Owner | None = None
-) -> headless.Result:
-    """Run the headless form to its end; on a terminal, a status line counts the seconds.
-    `owner` is told of the agent's process group (shell.Owner)."""
-    agent = prepared.plan.agent.name
-    status = None
-    if not options.quiet and console.is_tty(sys.stderr):
-        from start.status import StatusLine
-
-        status = StatusLine(sys.stderr)
-
-    def progress(elapsed: float) -> None:
-        if status is not None:
-            status([f"{agent} ({int(elapsed)} s)"])
-
-    try:
-        return headless.run(prepared, timeout, progress, owner)
-    finally:
-        if status is not None:
-            status([])
-
-
-def show_one(options: Options, prepared: pipeline.Prepared, result: headless.Result) -> int:
-    """The answer on stdout, anything else on stderr; the exit code of the run."""
-    agent = prepared.plan.agent.name
-    code = exit_code([result])
-    if result.denied and not options.json:
-        # A refused action can explain a thin answer: say so, whatever the outcome.
-        level = result.permissions
-        console.err(
-            f"start: ⚠ {agent} was refused {len(result.denied)} action(s) at {level} "
-            "permissions (--permissions grants more):"
-        )
-        for line in result.denied:
-            console.err(f"  {line}")
-    if options.json:
-        console.print_json(headless.result_data(result))
-        return code
-    if result.ok:
-        if options.verbose and result.stderr.strip():
-            console.err(result.stderr.rstrip("\n"))
-        answer = answer_text(options, result.answer)
-        console.out(answer, end="" if answer.endswith("\n") else "\n")
-        sys.stdout.flush()
-        return code
-    printer = console.Printer("stderr", no_color=options.no_color)
-    if result.mismatched:
-        # The agent did answer: the answer is kept, whole, for whoever reads the log.
-        head, *rest = (result.error or "").split("\n")
-        printer.line(f"start: agent '{agent}' answered, but {head}")
-        for line in rest:
-            printer.line(line)
-        printer.line("Answer:")
-        printer.block(result.answer.rstrip("\n") or "(empty)")
-        return code
-    printer.line(f"start: agent '{agent}' failed: {result.error}")
-    # Seed 000's failure format: the output, the error output and the exit code, each cut to
-    # its last lines.
-    for title, text in (("Output", result.stdout), ("Error Output", result.stderr)):
-        shown = headless.tail(text)
-        printer.line(f"{title}:" if shown else f"{title}: (none)")
-        if shown:
-            printer.block(shown)
-    exited = "none (it did not exit by itself)" if result.exit_code is None else result.exit_code
-    printer.line(f"Exit Code: {exited}")
-    return code
-
-
-def run_each(
+def run(
     options: Options,
     each: list[pipeline.Prepared],
     timeout: int | None,
     owner: Owner | None = None,
-) -> list[headless.Result]:
-    """Several agents at once (--print -a A,B,C), at most settings.print_agents at a time; on a
-    terminal, a board shows each one's progress. `owner` is told of their process groups."""
+) -> list[Run]:
+    """Run the headless launches (one agent is a list of one), at most settings.print_agents
+    at a time; on a terminal, a board shows each one's progress. `owner` is told of their
+    process groups."""
     config = each[0].config
-    if not options.quiet:
+    if not options.quiet and len(each) > 1:
         agents = ", ".join(
             p.plan.agent.name + (f" ({p.plan.model})" if p.plan.model else "") for p in each
         )
@@ -108,50 +42,106 @@ def run_each(
             if prepared.plan.model_reason == pipeline.NOT_ITS_MODEL:
                 console.err(f"  {prepared.plan.agent.name}: {pipeline.NOT_ITS_MODEL}")
     timeout = timeout or config.settings.print_timeout
-    tty = not options.quiet and console.is_tty(sys.stderr)
-    if tty:
+    cap = config.settings.print_agents
+    if not options.quiet and console.is_tty(sys.stderr):
         from start.display import Board
 
-        with Board(list(options.agents)) as board:
-            return headless.run_each(
-                each, timeout, config.settings.print_agents, board.update, owner=owner
-            )
-    return headless.run_each(each, timeout, config.settings.print_agents, owner=owner)
+        with Board([p.plan.agent.name for p in each]) as board:
+            return headless.run_each(each, timeout, cap, board.update, owner=owner)
+    return headless.run_each(each, timeout, cap, owner=owner)
 
 
-def show_each(options: Options, results: list[headless.Result], output: str | None) -> int:
-    """Every answer, in the order given (and with --output, in files); the exit code of all."""
-    if output is not None:
-        write_answers(output, results)
+def show(options: Options, runs: list[Run], *, several: bool, output: str | None) -> int:
+    """The answers on stdout, first and flushed (one agent's alone; several, each under its
+    heading, in the order given), anything else on stderr; with --output, in files too. The
+    exit code of them all: a failed write of the files makes it a failure, but never costs an
+    answer."""
     if options.json:
-        console.print_json([headless.result_data(result) for result in results])
+        found = [records.data(run) for run in runs]
+        console.print_json(found if several else found[0])
+    elif several:
+        _each(options, runs)
     else:
-        for index, result in enumerate(results):
-            model = f" ({result.model})" if result.model else ""
-            if index:
-                console.out()
-            console.out(answer_text(options, f"## {result.agent}{model}"))
+        _one(options, runs[0])
+    sys.stdout.flush()
+    code = exit_code(runs)
+    if output is not None:
+        try:
+            write_answers(output, runs)
+        except OSError as error:
+            console.error(
+                f"cannot write the answers to {output}: {error.strerror or error}; they are "
+                "printed above and kept in the history ('start log show')",
+                no_color=options.no_color,
+            )
+            code = code or ExitCode.ERROR
+    return code
+
+
+def _one(options: Options, run: Run) -> None:
+    agent = run.agent
+    if run.denied:
+        # A refused action can explain a thin answer: say so, whatever the outcome.
+        console.err(
+            f"start: ⚠ {agent} was refused {len(run.denied)} action(s) at {run.permissions} "
+            "permissions (--permissions grants more):"
+        )
+        for line in run.denied:
+            console.err(f"  {line}")
+    if run.ok:
+        if options.verbose and run.stderr.strip():
+            console.err(run.stderr.rstrip("\n"))
+        answer = answer_text(options, run.answer or "")
+        console.out(answer, end="" if answer.endswith("\n") else "\n")
+        return
+    printer = console.Printer("stderr", no_color=options.no_color)
+    if run.problems:
+        # The agent did answer (out of format, or its check ran out of time): the answer is
+        # kept, whole, for whoever reads the log.
+        head, *rest = (run.error or "").split("\n")
+        printer.line(f"start: agent '{agent}' answered, but {head}")
+        for line in rest:
+            printer.line(line)
+        printer.line("Answer:")
+        printer.block((run.answer or "").rstrip("\n") or "(empty)")
+        return
+    printer.line(f"start: agent '{agent}' failed: {run.error}")
+    # Seed 000's failure format: the output, the error output and the exit code, each cut to
+    # its last lines.
+    for title, text in (("Output", run.stdout), ("Error Output", run.stderr)):
+        printer.line(f"{title}:" if text else f"{title}: (none)")
+        if text:
+            printer.block(text)
+    exited = "none (it did not exit by itself)" if run.exit_code is None else run.exit_code
+    printer.line(f"Exit Code: {exited}")
+
+
+def _each(options: Options, runs: list[Run]) -> None:
+    for index, run in enumerate(runs):
+        model = f" ({run.model})" if run.model else ""
+        if index:
             console.out()
-            if result.ok:
-                console.out(answer_text(options, result.answer.rstrip("\n")))
-            elif result.mismatched:
-                # The answer arrived: under its heading, after why it is out of format.
-                console.out(answer_text(options, f"(answered, but {result.error})"))
-                console.out()
-                console.out(answer_text(options, result.answer.rstrip("\n") or "(empty)"))
-            else:
-                console.out(answer_text(options, f"(no answer: {result.error})"))
-        sys.stdout.flush()
-        printer = console.Printer("stderr", no_color=True)
-        for result in results:
-            if result.ok:
-                continue
-            said = "answered, but" if result.mismatched else "failed:"
-            head, *rest = (result.error or "").split("\n")
-            printer.line(f"start: agent '{result.agent}' {said} {head}")
-            for line in rest:
-                printer.line(line)
-    return exit_code(results)
+        console.out(answer_text(options, f"## {run.agent}{model}"))
+        console.out()
+        if run.ok:
+            console.out(answer_text(options, (run.answer or "").rstrip("\n")))
+        elif run.problems:
+            # The answer arrived: under its heading, after why it is out of format.
+            console.out(answer_text(options, f"(answered, but {run.error})"))
+            console.out()
+            console.out(answer_text(options, (run.answer or "").rstrip("\n") or "(empty)"))
+        else:
+            console.out(answer_text(options, f"(no answer: {run.error})"))
+    sys.stdout.flush()
+    printer = console.Printer("stderr", no_color=True)
+    for run in runs:
+        if run.ok:
+            continue
+        said = "answered, but" if run.problems else "failed:"
+        head, *rest = (run.error or "").split("\n")
+        printer.line(f"start: agent '{run.agent}' {said} {head}")
+        for line in rest:
+            printer.line(line)
 
 
 def answer_text(options: Options, answer: str) -> str:
@@ -163,20 +153,50 @@ def answer_text(options: Options, answer: str) -> str:
     return console.printable(answer, multiline=True)
 
 
-def exit_code(results: list[headless.Result]) -> int:
+def exit_code(runs: list[Run]) -> int:
     """Of headless runs: OK when every one succeeded; else TIMED_OUT when every failed one timed
-    out, OUTPUT when every failed one answered out of format, ERROR otherwise."""
-    failed = [result for result in results if not result.ok]
+    out, OUTPUT when every failed one answered out of format, the one exit status of agents that
+    could not start (127: not found) when every failed one is such, ERROR otherwise."""
+    failed = [run for run in runs if not run.ok]
     if not failed:
         return ExitCode.OK
     if all(r.timed_out for r in failed):
         return ExitCode.TIMED_OUT
     if all(r.mismatched for r in failed):
         return ExitCode.OUTPUT
+    unstarted = {r.exit_code for r in failed if r.duration == 0.0 and r.exit_code in _UNSTARTED}
+    if len(unstarted) == 1 and all(r.duration == 0.0 for r in failed):
+        return unstarted.pop() or ExitCode.ERROR
     return ExitCode.ERROR
 
 
-def write_answers(directory: str, results: list[headless.Result]) -> None:
+# The exit statuses of an agent that could not start.
+_UNSTARTED = (ExitCode.NOT_EXECUTABLE, ExitCode.NOT_FOUND)
+
+
+def check_output(directory: str) -> None:
+    """--output DIR, checked before any agent starts: a directory start can write, made (0700)
+    when missing. Raises UsageError naming what is wrong."""
+    import os
+
+    from start.errors import UsageError
+
+    if os.path.lexists(directory) and not os.path.isdir(directory):
+        raise UsageError(
+            f"--output {directory}: it is not a directory; name a directory for the answers "
+            "(start makes it when it is missing)"
+        )
+    try:
+        _private_directory(directory)
+    except OSError as error:
+        raise UsageError(
+            f"--output {directory}: cannot make it: {error.strerror or error}"
+        ) from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(f"--output {directory}: you cannot write to it")
+
+
+def write_answers(directory: str, results: list[Run]) -> None:
     """--output DIR: AGENT.md per answer (AGENT-2.md for a second run of one agent) and
     summary.json, so that the answers can be diffed. They hold the prompts and the answers, so
     they are private, as the history is: the files 0600, and each directory start creates 0700."""
@@ -184,6 +204,10 @@ def write_answers(directory: str, results: list[headless.Result]) -> None:
 
     from start import atomic
 
+    if os.path.lexists(directory) and not os.path.isdir(directory):
+        import errno
+
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), directory)
     _private_directory(directory)
     seen: dict[str, int] = {}
     summary = []
@@ -191,9 +215,13 @@ def write_answers(directory: str, results: list[headless.Result]) -> None:
         seen[result.agent] = seen.get(result.agent, 0) + 1
         count = seen[result.agent]
         name = f"{result.agent}.md" if count == 1 else f"{result.agent}-{count}.md"
-        text = result.answer if result.ok or result.mismatched else f"(no answer: {result.error})\n"
+        text = (
+            result.answer or ""
+            if result.ok or result.problems
+            else f"(no answer: {result.error})\n"
+        )
         atomic.replace(os.path.join(directory, name), text.encode("utf-8"), mode=0o600)
-        summary.append({"file": name, **headless.result_data(result)})
+        summary.append({"file": name, **records.data(result)})
     import json
 
     data = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"

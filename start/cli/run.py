@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from start import console, fs, pipeline, resolve, sources
+from start import console, fs, pipeline, resolve, runs, sources
 from start.cli.commands import Command, HintedUsageError
 from start.cli.options import F
 from start.cli.state import Options
@@ -63,14 +63,23 @@ def _trusted(prepare: Callable[[], T]) -> T:
 
 
 class Printing:
-    """What --print, --permissions, --timeout and --output ask of a headless run."""
+    """What --print, --permissions, --timeout and --output ask of a headless run; and for `start
+    continue`, the session it continues and where its permission level comes from."""
 
     def __init__(
-        self, permissions: str | None, timeout: int | None, output: str | None = None
+        self,
+        permissions: str | None,
+        timeout: int | None,
+        output: str | None = None,
+        *,
+        session: str | None = None,
+        permissions_from: str | None = None,
     ) -> None:
         self.permissions = permissions
         self.timeout = timeout
         self.output = output
+        self.session = session
+        self.permissions_from = permissions_from
 
 
 def run(options: Options, selection: resolve.Request, printing: Printing | None = None) -> int:
@@ -83,6 +92,11 @@ def run(options: Options, selection: resolve.Request, printing: Printing | None 
             "--json prints a launch only with --dry-run or --print "
             "(or a listing: start task --json)"
         )
+    if len(options.agents) > 1 and printing is None:
+        raise UsageError(
+            "several agents (-a A,B) run only with --print: a launch hands the terminal "
+            "to one agent"
+        )
     request = pipeline.LaunchRequest(
         options.workdir,
         selection,
@@ -91,90 +105,177 @@ def run(options: Options, selection: resolve.Request, printing: Printing | None 
         dry_run=options.dry_run,
         headless=printing is not None,
         permissions=printing.permissions if printing is not None else None,
+        permissions_from=printing.permissions_from if printing is not None else None,
+        session=printing.session if printing is not None else None,
     )
-    if printing is None or options.dry_run:
-        return _run(options, request, printing)
-    from start import watchdog
-
-    # Should start be killed (SIGKILL: the OOM killer, a CI job's kill), a watchdog ends what
-    # the run started: the commands that compose the prompt, and the agents.
-    with watchdog.watching() as owner:
-        return _run(options, request, printing, owner)
+    asked = parameters(options, selection, printing)
+    if printing is not None:
+        return _print(options, request, printing, asked)
+    return _launch(options, request, asked)
 
 
-def _run(
-    options: Options,
-    request: pipeline.LaunchRequest,
-    printing: Printing | None,
-    owner: Owner | None = None,
-) -> int:
-    if len(options.agents) > 1:
-        if printing is None:
-            raise UsageError(
-                "several agents (-a A,B) run only with --print: a launch hands the terminal "
-                "to one agent"
-            )
-        return _print_each(options, request, printing, owner)
+def _launch(options: Options, request: pipeline.LaunchRequest, asked: dict[str, Any]) -> int:
+    """A launch: exec the agent, or with --dry-run, show it."""
     # Commands that take a while get a status line with the time elapsed, on a terminal and
     # without -q only.
-    tty = not options.quiet and console.is_tty(sys.stderr)
-    progress = None
-    if tty:
-        from start.status import StatusLine
-
-        progress = StatusLine(sys.stderr, elapsed=True)
+    progress = _status(options, elapsed=True)
     try:
-        prepared = _prepare(request, progress, owner)
+        prepared = _prepare(request, progress)
     except CommandError as error:
         if options.debug:
             raise error.in_full() from None
         raise
-    if prepared.warnings:
-        from start.cli import trust as trust_cli
-
-        for message in prepared.warnings:
-            trust_cli.warn(message)
-    config, plan, composition, launch = (
-        prepared.config,
-        prepared.plan,
-        prepared.composition,
-        prepared.launch,
-    )
+    _warn(prepared)
+    config, launch = prepared.config, prepared.launch
     if options.dry_run:
-        from start.cli import dryrun
-
-        try:
-            if options.json:
-                dryrun.show_json(plan, composition, launch)
-            else:
-                summary = _summary_lines(options, config, plan, composition, launch, {})
-                dryrun.show(options, summary, composition, launch)
-        finally:
-            launch.cleanup()
+        _dry_run(options, [prepared], several=False)
         return ExitCode.OK
-    printer = console.Printer("stderr", no_color=options.no_color)
-    if not options.quiet:
-        summary = _summary_lines(options, config, plan, composition, launch, prepared.timings)
-        printer.wrapped(summary)
-        printer.flush()
-    else:
-        _warnings_only(printer, config, composition)
-    if printing is not None:
-        timeout = printing.timeout or config.settings.print_timeout
-        return _print(options, prepared, timeout, owner)
-    record(options, prepared)
+    _summary(options, prepared)
+    record(options, runs.begun(prepared, headless=False), config, asked)
     from start import launch as launcher
 
     launcher.exec_agent(launch)
 
 
-def record(options: Options, prepared: pipeline.Prepared, result: Any = None) -> None:
+def _print(
+    options: Options, request: pipeline.LaunchRequest, printing: Printing, asked: dict[str, Any]
+) -> int:
+    """--print: the agents' headless forms (one agent is a list of one), run to their end; the
+    answers first, then the history."""
+    several = len(options.agents) > 1
+    if printing.output is not None and not options.dry_run:
+        from start.cli import printing as print_cli
+
+        print_cli.check_output(printing.output)  # before anything is spent
+    if options.dry_run:
+        each = _prepare_each(options, request, several, None)
+        _dry_run(options, each, several=several)
+        return ExitCode.OK
+    from start import watchdog
+
+    # Should start be killed (SIGKILL: the OOM killer, a CI job's kill), a watchdog ends what
+    # the run started: the commands that compose the prompt, and the agents.
+    with watchdog.watching() as owner:
+        return _headless(options, request, printing, asked, several, owner)
+
+
+def _headless(
+    options: Options,
+    request: pipeline.LaunchRequest,
+    printing: Printing,
+    asked: dict[str, Any],
+    several: bool,
+    owner: Owner | None,
+) -> int:
+    from start.cli import printing as print_cli
+
+    each = _prepare_each(options, request, several, owner)
+    if not several:
+        _summary(options, each[0])
+    done = print_cli.run(options, each, printing.timeout, owner)
+    done = [run._replace(request=asked, args=_args(options), cwd=_cwd(options)) for run in done]
+    # The answers first, on stdout and flushed: the history (a database another process may
+    # hold) never delays them, and records them whatever happens to stdout.
+    try:
+        return print_cli.show(options, done, several=several, output=printing.output)
+    finally:
+        config = each[0].config
+        for run in done:
+            record(options, run, config)
+
+
+def _prepare_each(
+    options: Options, request: pipeline.LaunchRequest, several: bool, owner: Owner | None
+) -> list[pipeline.Prepared]:
+    """pipeline.prepare_each for the agents -a names (one, and its -m, when it names one or
+    none), asking on a terminal when the project is not trusted yet."""
+    names: list[str | None] = list(options.agents) if several else [None]
+    progress = _status(options, elapsed=not several)
+    try:
+        each = _trusted(
+            functools.partial(pipeline.prepare_each, request, names, progress=progress, owner=owner)
+        )
+    except CommandError as error:
+        if options.debug:
+            raise error.in_full() from None
+        raise
+    _warn(each[0])
+    return each
+
+
+def _status(options: Options, *, elapsed: bool) -> StatusLine | None:
+    if options.quiet or not console.is_tty(sys.stderr):
+        return None
+    from start.status import StatusLine
+
+    return StatusLine(sys.stderr, elapsed=elapsed)
+
+
+def _warn(prepared: pipeline.Prepared) -> None:
+    if prepared.warnings:
+        from start.cli import trust as trust_cli
+
+        for message in prepared.warnings:
+            trust_cli.warn(message)
+
+
+def _summary(options: Options, prepared: pipeline.Prepared) -> None:
+    """The launch's summary on stderr (without -q; with it, its warnings only)."""
+    printer = console.Printer("stderr", no_color=options.no_color)
+    config, composition = prepared.config, prepared.composition
+    if options.quiet:
+        _warnings_only(printer, config, composition)
+        return
+    lines = _summary_lines(
+        options, config, prepared.plan, composition, prepared.launch, prepared.timings
+    )
+    printer.wrapped(lines)
+    printer.flush()
+
+
+def _dry_run(options: Options, each: list[pipeline.Prepared], *, several: bool) -> None:
+    from start.cli import dryrun
+
+    try:
+        if several:
+            dryrun.show_each(options, each)
+            return
+        (prepared,) = each
+        plan, composition, launch = prepared.plan, prepared.composition, prepared.launch
+        if options.json:
+            dryrun.show_json(plan, composition, launch)
+        else:
+            summary = _summary_lines(options, prepared.config, plan, composition, launch, {})
+            dryrun.show(options, summary, composition, launch)
+    finally:
+        for prepared in each:
+            prepared.launch.cleanup()
+
+
+def _args(options: Options) -> tuple[str, ...]:
+    return tuple(options.argv)
+
+
+def _cwd(options: Options) -> str:
+    from start.paths import current_dir
+
+    return options.started_in or current_dir()
+
+
+def record(
+    options: Options,
+    run: runs.Run,
+    config: Config,
+    asked: dict[str, Any] | None = None,
+) -> None:
     """Put the run in the history; a history that cannot be written is a warning, not a
     failure of the run."""
     from start import history
 
+    if asked is not None:
+        run = run._replace(request=asked, args=_args(options), cwd=_cwd(options))
     try:
-        if history.record(prepared, result, args=options.argv, cwd=options.started_in):
+        if history.record(run, config.settings):
             from start import historydb
 
             historydb.flush()
@@ -182,53 +283,89 @@ def record(options: Options, prepared: pipeline.Prepared, result: Any = None) ->
         console.warning(f"this run is not in the history: {error}", no_color=options.no_color)
 
 
-def _print(options: Options, prepared: pipeline.Prepared, timeout: int, owner: Owner | None) -> int:
-    """--print: run the headless form to its end, put it in the history, show its answer."""
-    from start.cli import printing as print_cli
+def command_words(
+    options: Options, selection: resolve.Request, printing: Printing | None
+) -> list[str]:
+    """The words of a command line that asks for this run (what `start again` shows, and
+    records as its run's command line): made from the parameters, never parsed."""
+    words: list[str] = []
+    if selection.mode == "prompt":
+        text = selection.text or ""
+        words += ["prompt", text if not text.startswith("-") else f"--instructions={text}"]
+    elif selection.mode == "continue":
+        text = selection.text or ""
+        words += ["continue", text if not text.startswith("-") else f"--instructions={text}"]
+    elif selection.mode == "task":
+        words += ["task", selection.task or ""]
+        for text in selection.instructions:
+            words.append(text if not text.startswith("-") else f"--instructions={text}")
+    if options.agents:
+        words += ["-a", ",".join(options.agents)]
+    if options.no_role:
+        words.append("--no-role")
+    elif options.role is not None:
+        words += ["-r", options.role]
+    if options.model is not None:
+        words += ["-m", options.model]
+    for context in options.contexts:
+        words += ["-c", context]
+    for name, value in selection.params:
+        words += ["-p", f"{name}={value}"]
+    if options.directory is not None:
+        words += ["-d", options.directory]
+    for flag, on in (
+        ("-q", options.quiet),
+        ("--json", options.json),
+        ("--no-color", options.no_color),
+        ("--no-project", options.no_project),
+        ("--raw", options.raw),
+    ):
+        if on:
+            words.append(flag)
+    words += ["-v"] * options.verbose
+    if printing is not None and selection.mode != "continue":
+        words.append("--print")
+        given: tuple[tuple[str, object], ...] = (
+            ("--permissions", printing.permissions),
+            ("--timeout", printing.timeout),
+            ("--output", printing.output),
+        )
+        words += [word for flag, value in given if value is not None for word in (flag, str(value))]
+    if options.agent_args:
+        words += ["--", *options.agent_args]
+    return words
 
-    result = print_cli.run_one(options, prepared, timeout, owner)
-    # The answer first, on stdout and flushed: the history (a database another process may
-    # hold) never delays it, and records it whatever happens to stdout.
-    try:
-        code = print_cli.show_one(options, prepared, result)
-        sys.stdout.flush()
-        return code
-    finally:
-        record(options, prepared, result)
 
-
-def _print_each(
-    options: Options, request: pipeline.LaunchRequest, printing: Printing, owner: Owner | None
-) -> int:
-    """Several agents at once (--print -a A,B,C): every answer, in the order given."""
-    from start.cli import dryrun
-    from start.cli import printing as print_cli
-
-    names = list(options.agents)
-    tty = not options.quiet and console.is_tty(sys.stderr)
-    status = None
-    if tty:
-        from start.status import StatusLine
-
-        status = StatusLine(sys.stderr)
-    each = _trusted(
-        functools.partial(pipeline.prepare_each, request, names, progress=status, owner=owner)
-    )
-    if options.dry_run:
-        try:
-            dryrun.show_each(options, each)
-        finally:
-            for prepared in each:
-                prepared.launch.cleanup()
-        return ExitCode.OK
-    results = print_cli.run_each(options, each, printing.timeout, owner)
-    try:
-        code = print_cli.show_each(options, results, printing.output)
-        sys.stdout.flush()
-        return code
-    finally:
-        for prepared, result in zip(each, results, strict=True):
-            record(options, prepared, result)
+def parameters(
+    options: Options, selection: resolve.Request, printing: Printing | None
+) -> dict[str, Any]:
+    """How the run was asked for, as the run records it for `start again` (start.runs.Run's
+    `request`): the parameters click parsed, never the words they were parsed from."""
+    return {
+        "mode": selection.mode,
+        "task": selection.task,
+        "instructions": list(selection.instructions),
+        "text": selection.text,
+        "params": [list(pair) for pair in selection.params],
+        "agents": list(options.agents),
+        "role": options.role,
+        "no_role": options.no_role,
+        "model": options.model,
+        "contexts": list(options.contexts),
+        "directory": options.directory,
+        "quiet": options.quiet,
+        "verbose": options.verbose,
+        "json": options.json,
+        "no_color": options.no_color,
+        "no_project": options.no_project,
+        "raw": options.raw,
+        "agent_args": list(options.agent_args),
+        "print": printing is not None,
+        "session": printing.session if printing is not None else None,
+        "permissions": printing.permissions if printing is not None else None,
+        "timeout": printing.timeout if printing is not None else None,
+        "output": printing.output if printing is not None else None,
+    }
 
 
 def run_session(options: Options) -> int:

@@ -60,6 +60,8 @@ class Agent(Record):
     print_permissions: Mapping[str, str] = _EMPTY  # level -> the options that grant it
     # The options that hold a headless answer to a task's JSON Schema ({schema}, {schema_file}).
     print_schema: str | None = None
+    # The headless form that continues a conversation by its session id (`start continue`).
+    resume_command: str | None = None
 
     def runs(self, cli: str) -> bool:
         """Whether this agent is `cli`, the one a command was written for, whose `model` it may

@@ -66,6 +66,9 @@ ITEM_SECTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         "print_permissions": MODELS,
         # The options that hold the answer to a task's output schema (start.output).
         "print_schema": STR,
+        # The headless form that continues a conversation (`start continue`): print_command's
+        # placeholders and {session}, the id its CLI reported (start.runs.Run.session_id).
+        "resume_command": STR,
     },
     "roles": {"description": STR, **_SOURCE},
     "contexts": {"description": STR, "required": BOOL, **_SOURCE},

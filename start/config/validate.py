@@ -224,6 +224,17 @@ def _check_headless(good: dict[str, Any], key: str, out: Collector) -> None:
     levels = good.get("print_permissions", {})
     if command is not None:
         _check_template(command, f"{key}.print_command", template.PRINT_COMMAND, out)
+    resume = good.get("resume_command")
+    if resume is not None:
+        where = f"{key}.resume_command"
+        if "session" not in _check_template(resume, where, template.RESUME_COMMAND, out):
+            out.error(where, "resume_command must name {session}: the conversation it continues")
+        if command is None:
+            out.error(
+                where,
+                "resume_command needs print_command: it continues what a headless run began, "
+                "and its answer is read as print_output says",
+            )
     if output is not None and output not in schema.ENVELOPES:
         out.error(
             f"{key}.print_output",

@@ -27,6 +27,7 @@ from start.errors import StartError, suggest
 from start.mcp import library
 from start.mcp.library import RequestError, Scope
 from start.record import Record
+from start.runs import Run
 
 if TYPE_CHECKING:
     from start import agentrun
@@ -267,9 +268,10 @@ def prepare(scope: Scope, ask: Ask, owner: shell.Owner | None = None) -> list[pi
     """
     request = vet(scope, ask)
     runner = functools.partial(shell.run_all, owner=owner)
+    # One agent takes the model as asked; of several, each the model it knows (prepare_each).
     if len(ask.agents) == 1:
         one = request.selection._replace(agent=ask.agents[0])
-        return [pipeline.prepare(request._replace(selection=one), runner)]
+        return pipeline.prepare_each(request._replace(selection=one), [None], runner=runner)
     return pipeline.prepare_each(request, ask.agents, runner=runner)
 
 
@@ -294,7 +296,7 @@ def run(
     ask: Ask,
     owner: shell.Owner | None = None,
     on_state: agentrun.State | None = None,
-) -> list[headless.Result]:
+) -> list[Run]:
     """Prepare and run every asked agent to its end (headless.run_each), each run's environment
     marked with this server's depth plus one, and this process recorded as running them at that
     depth meanwhile (lineage.registered); results in the order asked.
@@ -313,13 +315,13 @@ def run(
     return results
 
 
-def _record(each: Sequence[pipeline.Prepared], results: Sequence[headless.Result]) -> None:
-    """Put each run in the history, as `--print` does (start.history), with no command line for
+def _record(each: Sequence[pipeline.Prepared], results: Sequence[Run]) -> None:
+    """Put each run in the history, as `--print` does (start.history), with no parameters for
     `start again` to repeat. A history that cannot be written never costs the caller an answer."""
     from start import history, historydb
 
     for prepared, result in zip(each, results, strict=True):
         try:
-            historydb.record(prepared, result)
+            historydb.record(result, prepared.config.settings)
         except history.HistoryError:
             continue

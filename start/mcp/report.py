@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from start import runs as records
 from start.config.model import Task
 from start.mcp.library import Run
 
 if TYPE_CHECKING:
-    from start.headless import Result
+    from start.runs import Run as Result
 
 
 def outcome(run: Run) -> str:
@@ -66,13 +67,11 @@ def answer(result: Result) -> str:
     """ask_agent's text: the answer; or, for a failed run, why, with the output's last lines
     and the exit code (as `start task NAME --print` reports a failure)."""
     if result.ok:
-        return result.answer
-    from start.headless import tail
-
+        return result.answer or ""
     code = "none (it did not exit by itself)" if result.exit_code is None else result.exit_code
     return (
-        f"agent '{result.agent}' failed: {result.error}\nOutput:\n{tail(result.stdout)}\n"
-        f"Error Output:\n{tail(result.stderr)}\nExit Code: {code}"
+        f"agent '{result.agent}' failed: {result.error}\nOutput:\n{result.stdout}\n"
+        f"Error Output:\n{result.stderr}\nExit Code: {code}"
     )
 
 
@@ -81,7 +80,7 @@ def answers(results: Sequence[Result]) -> str:
     parts = []
     for result in results:
         model = f" ({result.model})" if result.model else ""
-        body = result.answer.rstrip("\n") if result.ok else f"(no answer: {result.error})"
+        body = (result.answer or "").rstrip("\n") if result.ok else f"(no answer: {result.error})"
         parts.append(f"## {result.agent}{model}\n\n{body}")
     return "\n\n".join(parts)
 
@@ -117,31 +116,8 @@ RUN_SCHEMA: dict[str, Any] = {
     "required": ["task", "ok", "exit_code", "stdout", "stderr", "error", "prompt"],
 }
 
-# One run as `--print --json` prints it (headless.result_data); only the fields every run has
-# are required, so the object may grow.
-RESULT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "task": {"type": ["string", "null"]},
-        "agent": {"type": "string"},
-        "model": {"type": ["string", "null"]},
-        "permissions": {"type": "string"},
-        "permissions_from": {"type": "string"},
-        "success": {"type": "boolean"},
-        "exit_code": {"type": ["integer", "null"]},
-        "timed_out": {"type": "boolean"},
-        "duration": {"type": "number"},
-        "answer": {"type": "string"},
-        "value": {},  # the answer's parsed JSON, for a task with an output format
-        "problems": {"type": "array", "items": {"type": "string"}},
-        "error": {"type": ["string", "null"]},
-        "stderr": {"type": "string"},
-        "usage": {"type": ["object", "null"]},
-        "denied": {"type": "array", "items": {"type": "string"}},
-        "argv": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["agent", "permissions", "success", "answer", "error"],
-}
+# One run as `--print --json` prints it: start.runs.data, whose schema start.runs derives.
+RESULT_SCHEMA: dict[str, Any] = records.json_schema()
 
 RESULTS_SCHEMA: dict[str, Any] = {
     "type": "object",

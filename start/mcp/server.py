@@ -37,13 +37,15 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from start import __version__, headless
+from start import __version__
+from start import runs as records
 from start.config import schema
 from start.config.model import Task
 from start.errors import StartError
 from start.mcp import asking, board, library, report
 from start.mcp.library import RequestError, Scope
 from start.params import TASK_NAME_ARGUMENT
+from start.runs import Run
 from start.shell import STOP_SIGNALS, kill_group
 from start.watchdog import Watchdog
 
@@ -464,12 +466,12 @@ async def _ask(
         (result,) = results
         return types.CallToolResult(
             content=[_text(report.answer(result))],
-            structured_content=headless.result_data(result),
+            structured_content=records.data(result),
             is_error=not result.ok,
         )
     return types.CallToolResult(
         content=[_text(report.answers(results))],
-        structured_content={"results": [headless.result_data(r) for r in results]},
+        structured_content={"results": [records.data(r) for r in results]},
         is_error=not any(result.ok for result in results),
     )
 
@@ -551,7 +553,7 @@ class _Run:
         self.request = request
         self.board = _Board(ask.agents)
         self.done = threading.Event()
-        self.results: list[headless.Result] = []
+        self.results: list[Run] = []
         self.error: str | None = None
         self.cancelled = False
 
@@ -566,7 +568,7 @@ class _Run:
             "elapsed": round(self.board.elapsed(), 1),
             "agents": self.board.each(),
             "error": self.error,
-            "results": [headless.result_data(r) for r in self.results],
+            "results": [records.data(r) for r in self.results],
         }
 
     def reply(self) -> types.CallToolResult:

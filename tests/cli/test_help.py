@@ -155,7 +155,7 @@ def test_a_topic_that_is_also_a_command_is_named_in_its_help(topic: str) -> None
 @pytest.mark.parametrize(
     ("words", "offered"),
     [
-        ("start help co", ["completion", "config", "configuration"]),
+        ("start help co", ["completion", "config", "configuration", "continue"]),
         ("start help config s", ["set", "show"]),
         ("start help --topic c", ["completion", "configuration"]),
         ("start help show x", []),

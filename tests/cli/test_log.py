@@ -65,32 +65,48 @@ def test_a_launch_is_recorded_before_the_exec(repo: Path) -> None:
     proc, agent = launch(repo, "-q", "prompt", "explain", "this")
     assert proc.returncode == 0 and agent is not None, proc.stderr
     [run] = runs()
+    from start import runs as records
+
+    # The listing is the record (start.runs) without its long texts, whatever fields it has.
+    assert list(run) == [
+        *(name for name in records.Run._fields if name not in records.LONG),
+        *records.DERIVED,
+    ]
+    empty = {
+        name: records.plain(default)
+        for name, default in records.Run._field_defaults.items()
+        if name not in records.LONG
+    }
     assert run == {
-        "id": 1,
+        **empty,
         "time": run["time"],
+        "at": run["at"],
         "cwd": str(repo),
         "workdir": str(repo),
         "project": str(repo),
-        "args": ["-q", "prompt", "explain", "this"],
         "mode": "prompt",
-        "task": None,
         "agent": "fake",
+        "headless": False,
+        "request": run["request"],
+        "args": ["-q", "prompt", "explain", "this"],
         "model": "sonnet-x",
         "role": run["role"],
         "contexts": run["contexts"],
-        "params": {},
         "instructions": "explain this",
-        "headless": False,
-        "permissions": None,
-        "outcome": "launched",
-        "exit_code": None,
+        "state": "launched",
+        "id": 1,
+        "success": False,
         "timed_out": False,
-        "duration": None,
-        "usage": None,
     }
+    assert (run["request"]["mode"], run["request"]["text"], run["request"]["print"]) == (
+        "prompt",
+        "explain this",
+        False,
+    )
     full = shown(1)
     assert full["prompt"].endswith("explain this")
-    assert full["command"] == [str(FAKE_AGENT), *agent["argv"]]
+    assert full["instructions"] == "explain this"
+    assert full["argv"] == [str(FAKE_AGENT), *agent["argv"]]
     assert full["answer"] is None
 
 
@@ -100,7 +116,7 @@ def test_a_headless_run_keeps_its_answer_status_duration_and_usage(headless: Pat
     failed = start(headless, "task", "review", "--print", "the diff", FAKE_MODE="fail")
     assert failed.returncode == 1
     second, first = runs()
-    assert (first["agent"], first["outcome"], first["exit_code"], first["headless"]) == (
+    assert (first["agent"], first["state"], first["exit_code"], first["headless"]) == (
         "json",
         "ok",
         0,
@@ -112,12 +128,13 @@ def test_a_headless_run_keeps_its_answer_status_duration_and_usage(headless: Pat
     }
     assert first["duration"] > 0
     assert shown(first["id"])["answer"] == "ANSWER: hi"
-    assert (second["task"], second["outcome"], second["exit_code"]) == ("review", "failed", 3)
+    assert (second["task"], second["state"], second["exit_code"]) == ("review", "failed", 3)
     assert second["permissions"] == "read-only"
     detail = shown()
     assert detail["id"] == second["id"]
     assert detail["answer"] == ""
     assert detail["error"].startswith("exited with status 3")
+    assert detail["stderr"] == "Error: unknown option '--bogus'"
 
 
 def test_an_answer_out_of_the_tasks_format_is_not_called_failed(headless: Path) -> None:
@@ -127,7 +144,7 @@ def test_an_answer_out_of_the_tasks_format_is_not_called_failed(headless: Path) 
     assert prose.returncode == 65
     assert start(headless, "task", "data", "--print", FAKE_MODE="fail").returncode == 1
     failed, mismatched = runs()
-    assert (mismatched["outcome"], failed["outcome"]) == ("out of format", "failed")
+    assert (mismatched["state"], failed["state"]) == ("out of format", "failed")
     listing = invoke("log").stdout.splitlines()
     assert re.search(r"  failed \(\d+\.\d s\)$", listing[1]), listing
     assert re.search(r"  out of format \(\d+\.\d s\)$", listing[2]), listing
@@ -211,7 +228,7 @@ data = {
     "format": history.FORMAT, "time": "t", "at": 1.0, "cwd": "/", "workdir": "/",
     "project": "/p", "args": ["prompt", sys.argv[1]], "mode": "prompt", "task": None,
     "agent": "a", "model": None, "role": None, "contexts": [], "params": {},
-    "instructions": sys.argv[1], "prompt": "p" * 5000, "role_text": "", "command": ["a"],
+    "instructions": sys.argv[1], "prompt": "p" * 5000, "role_text": "", "argv": ["a"],
     "headless": False, "permissions": None, "limit": 1 << 30,
 }
 for index in range(5):
@@ -228,7 +245,7 @@ def test_a_lone_surrogate_in_a_prompt_is_kept_as_a_replacement(isolated: Path) -
         "format": history.FORMAT, "time": "t", "at": 1.0, "cwd": "/", "workdir": "/",
         "project": "/p", "args": None, "mode": "prompt", "task": None, "agent": "a",
         "model": None, "role": None, "contexts": [], "params": {},
-        "instructions": "x\ud800y\udc80", "prompt": "p\udfff", "role_text": "", "command": ["a"],
+        "instructions": "x\ud800y\udc80", "prompt": "p\udfff", "role_text": "", "argv": ["a"],
         "headless": False, "permissions": None, "limit": 1 << 30,
     }  # fmt: skip
     history._spool(data)
@@ -262,7 +279,8 @@ def test_many_launches_move_themselves_into_the_database(
     full = []
     for word in ("a", "b", "c", "d"):
         prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt(word)), build=True)
-        run.record(Options(argv=["prompt", word]), prepared)  # what a launch calls
+        # what a launch calls
+        run.record(Options(argv=["prompt", word]), begun(prepared), prepared.config, {})
         prepared.launch.cleanup()
         pending = os.path.join(history.directory(), history.PENDING)
         full.append(len(os.listdir(pending)))
@@ -280,9 +298,14 @@ def test_recording_says_when_pending_is_full_and_historydb_moves_the_runs_in(
 
     prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt("a")), build=False)
     pending = os.path.join(history.directory(), history.PENDING)
-    assert [history.record(prepared), history.record(prepared)] == [False, True]
+    settings = prepared.config.settings
+    launched = begun(prepared)
+    assert [history.record(launched, settings), history.record(launched, settings)] == [
+        False,
+        True,
+    ]
     assert len(os.listdir(pending)) == 2
-    historydb.record(prepared)
+    historydb.record(launched, settings)
     assert os.listdir(pending) == []
     assert len(runs()) == 3
 
@@ -368,7 +391,7 @@ def test_a_history_that_is_not_a_database_says_how_to_start_again(headless: Path
     assert (result.exit_code, result.stdout, result.stderr) == (1, "", message)
     request = pipeline.LaunchRequest(str(headless), _prompt("meanwhile"))
     prepared = pipeline.prepare(request, build=False)
-    while not history.record(prepared):  # until pending/ is full
+    while not history.record(begun(prepared), prepared.config.settings):  # pending/ is full
         pass
     proc = start(headless, "prompt", "--print", "c")
     assert (proc.returncode, proc.stderr) == (
@@ -388,16 +411,21 @@ def test_recorded_puts_a_run_in_the_database_and_gives_its_id(
     from start import pipeline
 
     prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt("a")), build=False)
-    history.record(prepared)  # a pending run, moved in first
-    assert historydb.recorded(prepared) == 2
-    assert historydb.recorded(prepared) == 3
+    settings = prepared.config.settings
+    history.record(begun(prepared), settings)  # a pending run, moved in first
+    assert historydb.recorded(begun(prepared), settings) == 2
+    assert historydb.recorded(begun(prepared), settings) == 3
     assert [run["id"] for run in runs()] == [3, 2, 1]
     assert shown(3)["prompt"] == prepared.composition.prompt
-    off = prepared._replace(
-        config=prepared.config._replace(settings=prepared.config.settings._replace(history=False))
-    )
-    assert historydb.recorded(off) is None
+    assert historydb.recorded(begun(prepared), settings._replace(history=False)) is None
     assert len(runs()) == 3
+
+
+def begun(prepared: Any) -> Any:
+    """The run of a prepared launch, as a launch records it."""
+    from start import runs as records
+
+    return records.begun(prepared, headless=False)
 
 
 def _prompt(text: str) -> Any:
@@ -412,7 +440,7 @@ def _prompt(text: str) -> Any:
 def test_the_size_cap_trims_the_oldest_runs(headless: Path) -> None:
     assert start(headless, "prompt", "-a", "launcher", "0" * 1000).returncode == 0
     with historydb.opened() as store:
-        size = store.get(1).size
+        (size,) = store.connection.execute("SELECT size FROM runs WHERE id = 1").fetchone()
     assert size > 4000  # the words are in the prompt, the command, the args and the text
     config = headless.parent / "home" / ".config" / "start" / "config.toml"
     config.write_text(
@@ -588,7 +616,7 @@ def test_prompts_are_kept_byte_exact(repo: Path) -> None:
     from start import pipeline
 
     prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt("caf\udce9 \u00e9")))
-    history.record(prepared, args=["prompt", "x"])
+    history.record(begun(prepared), prepared.config.settings)
     prepared.launch.cleanup()
     with historydb.opened() as store:
         assert store.get(None).prompt.endswith("caf\udce9 \u00e9")
@@ -605,8 +633,11 @@ def test_again_repeats_the_command_line_in_its_directory(repo: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert again is not None
     assert (again["argv"], again["cwd"]) == (first["argv"], first["cwd"])
-    assert proc.stderr.startswith(f"start again: start prompt -m o hello  (in {repo}/sub)\n")
-    assert [r["args"] for r in runs()] == [["prompt", "-m", "o", "hello"]] * 2
+    assert proc.stderr.startswith(f"start again: start prompt hello -m o  (in {repo}/sub)\n")
+    assert [r["args"] for r in runs()] == [
+        ["prompt", "hello", "-m", "o"],
+        ["prompt", "-m", "o", "hello"],
+    ]
 
 
 def test_again_takes_overrides(repo: Path) -> None:
@@ -630,7 +661,7 @@ def test_again_headless(headless: Path) -> None:
         ("fake", True),
         ("launcher", False),
     ]
-    assert found[0]["args"] == ["-q", "prompt", "hello", "-a", "fake,json", "-q", "--print"]
+    assert found[0]["args"] == ["prompt", "hello", "-a", "fake,json", "-q", "--print"]
 
 
 def test_again_of_a_session_has_no_print(repo: Path) -> None:
@@ -665,3 +696,57 @@ def test_completion_offers_the_run_ids(headless: Path) -> None:
     assert [value for value, _ in offered] == ["2", "1"]
     assert offered[0][1] is not None and offered[0][1].endswith(" review fake")
     assert [value for value, _ in complete("start again 1")] == ["1"]
+
+
+# --- the answer alone, and searching ------------------------------------------------------------
+
+
+def test_show_answer_prints_the_answer_alone(headless: Path) -> None:
+    """As `llm logs -r`: the latest answer, or a run's, exactly, for a script."""
+    assert (
+        start(
+            headless,
+            "prompt",
+            "--print",
+            "first",
+            FAKE_MODE="say",
+            FAKE_ANSWER="one\n\ttwo\x1b[31m",
+        ).returncode
+        == 0
+    )
+    assert start(headless, "prompt", "-a", "launcher", "x").returncode == 0
+    latest = invoke("log", "show", "--answer", "1")
+    assert (latest.exit_code, latest.stdout, latest.stderr) == (0, "one\n\ttwo\x1b[31m\n", "")
+    launched = invoke("log", "show", "--answer")
+    assert (launched.exit_code, launched.stdout, launched.stderr) == (
+        1,
+        "",
+        "start: run 2 has no answer; it was a launch: the agent answered in its own terminal\n",
+    )
+    assert start(headless, "prompt", "--print", "broken", FAKE_MODE="fail").returncode == 1
+    failed = invoke("log", "show", "--answer")
+    assert failed.exit_code == 1
+    assert failed.stderr.startswith("start: run 3 has no answer; it failed: exited with status 3")
+
+
+def test_show_answer_escapes_a_terminal_unless_raw(headless: Path) -> None:
+    from tests.terminal import run_on_terminal
+
+    hostile = "hi \x1b]52;c;cHduZWQ=\x07 there"
+    assert (
+        start(headless, "prompt", "--print", "x", FAKE_MODE="say", FAKE_ANSWER=hostile).returncode
+        == 0
+    )
+    code, screen = run_on_terminal("log", "show", "--answer", cwd=headless)
+    assert (code, screen) == (0, "hi \\x1b]52;c;cHduZWQ=\\x07 there\n")
+
+
+def test_search_finds_the_runs_whose_words_prompt_or_answer_hold_the_text(headless: Path) -> None:
+    for word, answer in (("alpha", "Retry LOOP spins"), ("beta", "fine"), ("Gamma", "ok")):
+        result = start(headless, "prompt", "--print", word, FAKE_MODE="say", FAKE_ANSWER=answer)
+        assert result.returncode == 0
+    assert [r["instructions"] for r in runs("--search", "retry loop")] == ["alpha"]
+    assert [r["instructions"] for r in runs("--search", "GAMMA")] == ["Gamma"]
+    assert [r["instructions"] for r in runs("-s", "a")] == ["Gamma", "beta", "alpha"]
+    nothing = invoke("log", "--search", "nowhere")
+    assert (nothing.exit_code, nothing.stdout, nothing.stderr) == (0, "", "No such runs.\n")

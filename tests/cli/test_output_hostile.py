@@ -189,7 +189,7 @@ def test_an_answer_nested_deep_is_out_of_format_printed_and_recorded(project: Pa
         ],
     )
     runs = json.loads(run_start("log", "--json", cwd=project).stdout)
-    assert [(run["task"], run["outcome"]) for run in runs] == [("data", "out of format")] * 2
+    assert [(run["task"], run["state"]) for run in runs] == [("data", "out of format")] * 2
 
 
 def test_an_envelope_nested_deep_is_no_answer_and_no_crash(project: Path) -> None:
@@ -255,7 +255,7 @@ def test_a_check_past_the_timeout_is_stopped_and_times_out(project: Path) -> Non
         0,
     )
     runs = json.loads(run_start("log", "--json", cwd=project).stdout)
-    assert [(run["task"], run["outcome"]) for run in runs] == [
+    assert [(run["task"], run["state"]) for run in runs] == [
         ("distinct", "timed out"),
         ("word", "timed out"),
     ]

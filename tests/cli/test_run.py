@@ -148,7 +148,7 @@ def test_agent_binary_not_executable_exits_126(repo: Path) -> None:
             ".start/agents.toml": f'[agents.noexec]\nbin = "{repo / "agent.sh"}"\ncommand = "{{bin}} {{prompt}}"\n'
         },
     )
-    result = invoke("prompt", "x", "-a", "noexec", "--dry-run")
+    result = invoke("prompt", "x", "-a", "noexec")  # it stops before any exec
     assert result.exit_code == 126
 
 

@@ -353,3 +353,34 @@ def test_the_listing_with_watch_shows_each_change_until_ctrl_c(project: Path) ->
     assert [(row["id"], row["status"]) for row in first] == [("item-1", "pending")]
     assert [(row["assignee"], row["status"]) for row in second] == [("ann", "in_progress")]
     assert (watcher.returncode, err) == (130, "\nstart: interrupted\n")
+
+
+def test_sigkill_of_board_run_leaves_no_agent_and_the_item_is_released(project: Path) -> None:
+    """A CI job's kill or the OOM killer: the watchdog ends the agents, and the next open of
+    the board releases the item that the dead run held."""
+    start(project, "board", "add", "One", "--prompt", "a", "-a", "fake")
+    pids = project.parent / "pids"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FAKE_MODE": "sleep", "FAKE_PIDS": str(pids)}
+    env["FAKE_NAME"] = "x"
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "start", "board", "run"],
+        cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        written = Path(f"{pids}.x")
+        while not written.exists() or not written.read_text().strip():
+            time.sleep(0.05)
+        agents = [int(pid) for pid in written.read_text().split()]
+        time.sleep(1)  # the watchdog has been told of the agent's group
+        runner.kill()
+        runner.wait()
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    deadline = time.monotonic() + 30
+    while any(running(pid) for pid in agents) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [pid for pid in agents if running(pid)] == []
+    found = item(project, "1")
+    assert (found["status"], found["assignee"], found["releases"]) == ("pending", None, 1)

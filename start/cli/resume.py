@@ -1,0 +1,148 @@
+"""`start continue`: continue the conversation of a headless run, through its CLI's own resume
+option and the session id the run recorded (start.runs.Run.session_id)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import click
+
+from start import historydb, resolve
+from start.cli.options import common_options, completer
+from start.cli.run import (
+    SAFE_FORM,
+    Printing,
+    TextCommand,
+    run,
+    text_options,
+    user_text,
+)
+from start.cli.state import get_options
+from start.config import schema
+from start.config.model import Agent
+from start.errors import UsageError
+from start.runs import Run
+
+
+@click.command(
+    "continue",
+    cls=TextCommand,
+    epilog=SAFE_FORM,
+    examples=[
+        ("Ask the last headless run's agent a follow-up", 'start continue "and the tests?"'),
+        ("Continue run 12's conversation", 'start continue --run 12 "now fix it"'),
+        ("The follow-up's answer as data", 'start continue --json "shorter, please"'),
+    ],
+)
+@click.argument("words", metavar="TEXT...", nargs=-1)
+@text_options
+@click.option(
+    "--run",
+    "run_id",
+    type=int,
+    metavar="ID",
+    help="The run whose conversation to continue (default: the latest headless run).",
+    shell_complete=completer("complete_runs"),
+)
+@click.option("-m", "--model", metavar="MODEL", help="Another model of the same agent.")
+@click.option(
+    "--permissions",
+    type=click.Choice(schema.LEVELS),
+    help="What the agent may do (default: what the run it continues had).",
+)
+@click.option(
+    "--timeout",
+    type=click.IntRange(min=1, max=schema.MAX_TIMEOUT),
+    metavar="SECONDS",
+    help="Stop the agent after SECONDS (default: settings.print_timeout).",
+)
+@click.option(
+    "--output",
+    "output_dir",
+    metavar="DIR",
+    help="Write AGENT.md and summary.json to DIR too.",
+)
+@common_options
+def continue_(
+    words: tuple[str, ...],
+    text_option: str | None,
+    text_file: str | None,
+    run_id: int | None,
+    model: str | None,
+    permissions: str | None,
+    timeout: int | None,
+    output_dir: str | None,
+) -> int:
+    """Continue the conversation of a headless run (default: the latest) with TEXT.
+
+    The same agent answers in the same directory, through its CLI's own resume option and the
+    session id the run recorded, so it has the first turn's prompt and answer; TEXT alone is
+    sent. The follow-up is a run like any other: recorded, and --json and --output as --print
+    has them. The words of TEXT are joined by spaces; - reads TEXT from stdin.
+    """
+    options = get_options()
+    if words == ("-",) and text_option is None and text_file is None:
+        words, text_file = (), "-"
+    text = user_text(words, text_option, text_file)
+    if text is None:
+        raise UsageError("missing argument TEXT (or --instructions=TEXT, or -i FILE)")
+    earlier = _earlier(run_id)
+    agent = _agents().get(earlier.agent)
+    if agent is None or agent.resume_command is None:
+        raise UsageError(
+            f"run {earlier.id}'s agent, {earlier.agent}, cannot continue a conversation: it has "
+            f"no resume_command. {_who_can()}"
+        )
+    if earlier.session_id is None:
+        raise UsageError(
+            f"run {earlier.id} ({earlier.agent}) has no session id to continue: its CLI "
+            f"reported none. {_who_can()}"
+        )
+    options.agents = [earlier.agent]
+    options.agent = earlier.agent
+    options.model = model if model is not None else earlier.model
+    if options.directory is None:
+        options.directory = earlier.workdir
+    selection = resolve.Request(
+        "continue", earlier.agent, model=options.model, no_role=True, text=text
+    )
+    printing = Printing(
+        permissions or earlier.permissions,
+        timeout,
+        output_dir,
+        session=earlier.session_id,
+        permissions_from=None if permissions else f"the run it continues ({earlier.id})",
+    )
+    return run(options, selection, printing)
+
+
+def _earlier(run_id: int | None) -> Run:
+    """The run to continue: run `run_id`, or the latest headless run."""
+    with historydb.opened(create=False) as store:
+        if run_id is not None:
+            found = store.get(run_id)
+            if not found.headless:
+                raise UsageError(
+                    f"run {found.id} was a launch: its conversation is the agent's own, in its "
+                    "terminal. Continue a headless run (--print)"
+                )
+            return found
+        for found in store.runs(200):
+            if found.headless:
+                return found
+    raise UsageError(
+        "no headless run is recorded yet: run one with --print (start prompt --print TEXT), "
+        "then continue it"
+    )
+
+
+def _agents() -> Mapping[str, Agent]:
+    from start.config.load import load
+
+    return load(get_options().workdir).agents
+
+
+def _who_can() -> str:
+    """The agents whose conversations `start continue` can continue."""
+    able = [name for name, agent in _agents().items() if agent.resume_command is not None]
+    return f"Agents that can continue: {', '.join(able)}." if able else ""

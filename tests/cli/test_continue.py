@@ -1,0 +1,96 @@
+"""`start continue` (issue 40): a follow-up in the conversation of a headless run, through its
+CLI's own resume option and the session id the run recorded."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_start, write_tree
+from tests.fake_headless import agent
+
+FAKE = REPO / "tests" / "fake_headless.py"
+
+RESUME = 'resume_command = "{bin} ' + str(FAKE) + ' --resume {session} {args} -- {prompt}"\n'
+CONFIG = f"""
+[settings]
+default_agent = "talker"
+
+{agent("talker", output="result", extra=RESUME)}
+{agent("mute")}
+"""
+
+
+@pytest.fixture
+def project(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("START_TRUSTED_PATHS", str(isolated))
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": CONFIG})
+    write_tree(isolated, {"AGENTS.md": "the guide"})
+    return isolated
+
+
+def start(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_start("-q", *args, cwd=cwd, env={"FAKE_MODE": "result", **env})
+
+
+def test_the_follow_up_resumes_the_recorded_session_with_the_text_alone(
+    project: Path, tmp_path: Path
+) -> None:
+    first = start(project, "prompt", "--print", "-c", "AGENTS.md", "first", FAKE_SESSION="s-1")
+    assert first.returncode == 0, first.stderr
+    record = tmp_path / "record.json"
+    (project / "sub").mkdir()
+    follow = start(
+        project / "sub", "continue", "and", "now?", FAKE_RECORD=str(record), FAKE_SESSION="s-1"
+    )
+    assert (follow.returncode, follow.stdout, follow.stderr) == (0, "ANSWER: and now?\n", "")
+    argv = json.loads(record.read_text())["argv"]
+    assert argv == ["--resume", "s-1", "--ro", "--", "and now?"]  # no role, no contexts
+    runs = json.loads(run_start("log", "--json", cwd=project).stdout)
+    assert [(r["mode"], r["session_id"], r["workdir"], r["permissions_from"]) for r in runs] == [
+        ("continue", "s-1", str(project), "the run it continues (1)"),
+        ("prompt", "s-1", str(project), "the default"),
+    ]
+    data = json.loads(start(project, "continue", "--json", "--run", "1", "again").stdout)
+    assert (data["mode"], data["answer"], data["session_id"]) == ("continue", "ANSWER: again", None)
+
+
+def test_an_agent_that_cannot_resume_names_those_that_can(project: Path) -> None:
+    assert start(project, "prompt", "--print", "-a", "mute", "hi", FAKE_MODE="text").returncode == 0
+    result = start(project, "continue", "more")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2,
+        "",
+        "start: run 1's agent, mute, cannot continue a conversation: it has no resume_command. "
+        "Agents that can continue: claude, gemini, codex, opencode, qwen, talker.\n",
+    )
+
+
+def test_a_run_without_a_session_id_says_so(project: Path) -> None:
+    assert start(project, "prompt", "--print", "hi").returncode == 0  # no FAKE_SESSION
+    result = start(project, "continue", "more")
+    assert (result.returncode, result.stderr) == (
+        2,
+        "start: run 1 (talker) has no session id to continue: its CLI reported none. Agents "
+        "that can continue: claude, gemini, codex, opencode, qwen, talker.\n",
+    )
+
+
+def test_nothing_to_continue(project: Path) -> None:
+    result = start(project, "continue", "more")
+    assert (result.returncode, result.stderr) == (
+        2,
+        "start: no headless run is recorded yet: run one with --print (start prompt --print "
+        "TEXT), then continue it\n",
+    )
+
+
+def test_a_session_id_that_would_be_an_option_is_refused(project: Path) -> None:
+    assert start(project, "prompt", "--print", "hi", FAKE_SESSION="--dangerous").returncode == 0
+    result = start(project, "continue", "more")
+    assert result.returncode == 2
+    assert "{session}" in result.stderr and "starts with '-'" in result.stderr
