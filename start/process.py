@@ -3,10 +3,11 @@ alike: each started in a session of its own (`spawn`), awaited without being rea
 ended with its whole process group (SIGTERM, a grace, SIGKILL: `end`), then reaped; and the
 signals that stop them (`Stop`).
 
-Every group has an owner from its start to its leader's reaping (Owner: a watchdog, or `start
-mcp`'s requests), which may kill it from outside the run. The leader is reaped last: until then
-its pid, and so its group's id, cannot be reused, so no group is signalled after its leader was
-reaped. subprocess and select are imported only when a process starts or is awaited.
+A group's owner, when the caller has one (Owner: a watchdog, `start mcp`'s requests), is told of
+it from its start to its leader's reaping, and may kill it from outside the run. The leader is
+reaped last: until then its pid, and so its group's id, cannot be reused, so no group is
+signalled after its leader was reaped. subprocess and select are imported only when a process
+starts or is awaited.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ STOP_SIGNALS: Final = tuple(
 
 
 class StoppedError(StartError):
-    """SIGTERM or SIGHUP arrived while commands ran; they were killed. Exit 128 + N.
+    """SIGTERM or SIGHUP arrived while commands or agents ran; they were ended. Exit 128 + N.
 
     (SIGINT, Ctrl-C, is a KeyboardInterrupt, after the same cleanup.)
     """
