@@ -86,7 +86,6 @@ def run_agent(
     *,
     timeout: float,
     stdin: str | None = None,
-    progress: Callable[[float], None] | None = None,
     grace: float = GRACE,
     owner: Owner | None = None,
     limit: int | None = None,
@@ -94,7 +93,7 @@ def run_agent(
     """Run one agent CLI to its end: run_agents with a list of one (see it), which raises
     Interrupted with the one run on a signal."""
     job = AgentJob(tuple(argv), env, cwd, timeout, stdin, limit=limit)
-    return run_agents([job], cap=1, progress=progress, grace=grace, owner=owner)[0]
+    return run_agents([job], cap=1, grace=grace, owner=owner)[0]
 
 
 def _head(file: IO[bytes]) -> str:
@@ -198,7 +197,6 @@ def run_agents(
     *,
     cap: int,
     on_state: State | None = None,
-    progress: Callable[[float], None] | None = None,
     grace: float = GRACE,
     owner: Owner | None = None,
 ) -> list[AgentRun]:
@@ -213,11 +211,10 @@ def run_agents(
     its timeout its whole process group gets SIGTERM, `grace` seconds, then SIGKILL; when it
     exits, what it left running in its group is killed too.
 
-    `on_state` is told of each job's State; `progress` of the seconds since the first began,
-    about once a second. `owner`, when given, is told of every group (process.Owner): `start
-    mcp` kills it when the request that asked for the run is cancelled or the client goes away,
-    and `start --print` has its watchdog kill it if `start` is killed. Without one, a watchdog
-    of the call's own does (start.watchdog).
+    `on_state` is told of each job's State. `owner`, when given, is told of every group
+    (process.Owner): `start mcp` kills it when the request that asked for the run is cancelled
+    or the client goes away, and `start --print` has its watchdog kill it if `start` is killed.
+    Without one, a watchdog of the call's own does (start.watchdog).
 
     On SIGINT, SIGTERM or SIGHUP (from the main thread) no job starts any more, every running
     group gets SIGTERM, `grace` seconds, then SIGKILL, and Interrupted is raised with every
@@ -289,9 +286,9 @@ def run_agents(
             state(one.index, outcome(run))
         return bool(due)
 
-    def wake(now: float, tick: float, blocked: bool) -> float:
+    def wake(now: float, blocked: bool) -> float:
         """When the loop has something to do, should no leader exit before."""
-        times = [tick if progress is not None else float("inf")]
+        times = [float("inf")]
         for one in running:
             times.append(one.deadline if one.child.kill_at is None else one.child.kill_at)
         if blocked:
@@ -299,7 +296,6 @@ def run_agents(
         return min(times)
 
     with watchdog.watching(owner) as owner, process.Stop() as stop:
-        tick = began + 1.0
         try:
             for index in waiting:
                 state(index, "waiting")
@@ -314,11 +310,8 @@ def run_agents(
                         blocked = True
                 now = time.monotonic()
                 ended = step(stop, now)
-                if progress is not None and now >= tick:
-                    progress(now - began)
-                    tick = began + int(now - began) + 1.0
                 if not ended and (running or blocked):
-                    process.wait([one.child for one in running], wake(now, tick, blocked))
+                    process.wait([one.child for one in running], wake(now, blocked))
         except BaseException as error:
             stop.hold += 1  # a second signal must not interrupt the ending
             signum = process.signal_of(error)
