@@ -1,36 +1,35 @@
 """Running headless agents (`start --print`, `start mcp`'s ask_agent) to their end: each agent CLI
 in a session of its own, stdin from a file or /dev/null, stdout and stderr into files, a timeout
-that gives its process group SIGTERM and then SIGKILL, and several agents at once in threads.
+that gives its process group SIGTERM and then SIGKILL, and several agents at once, all driven
+from one loop in the calling thread.
 
-A launch never imports this module (it runs only its commands, through start.shell); the
-signal handling and the process-group helpers are start.shell's, shared. Every group has an
-owner that outlives a killed `start`: the caller's (shell.Owner), else a watchdog of the run's
-own (start.watchdog).
+A launch never imports this module (it runs only its commands, through start.shell). An agent is
+a start.process Child, as a command is: started, awaited, ended and reaped there, with the same
+signal handling. Every group has an owner that outlives a killed `start`: the caller's
+(process.Owner), else a watchdog of the run's own (start.watchdog).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import IO, TYPE_CHECKING, Final
 
-from start import fs, watchdog
+from start import fs, process, watchdog
+from start.errors import signal_name
+from start.process import GRACE, StoppedError
 from start.record import Record
-from start.shell import POLL_MAX, Stop, kill_group, leader_exited
 
 if TYPE_CHECKING:
-    import subprocess
+    from start.process import Owner
 
-    from start.shell import Owner
-
-# How long a headless agent's process group has between SIGTERM and SIGKILL.
-GRACE: Final = 5.0
 # How much of the end of an agent's stderr is read: more than a failure shows (its last lines).
 STDERR_TAIL: Final = 1 << 16
+# How often a job whose CLI another call is running looks again, in seconds.
+_RETRY: Final = 0.2
 
 
 class AgentRun(Record):
@@ -44,6 +43,40 @@ class AgentRun(Record):
     duration: float  # seconds
     error: str | None  # why it could not start, else None
     stdout_size: int = 0  # bytes the agent wrote on stdout
+    # The signal (SIGINT, SIGTERM, SIGHUP) that stopped the call before this run ended by itself,
+    # or before it started (then `error` says so); None if it was not stopped (see Interrupted).
+    stopped: int | None = None
+
+
+class Interrupted(BaseException):
+    """SIGINT, SIGTERM or SIGHUP stopped run_agents (or run_agent): `signum`, and `runs`, every
+    job's AgentRun in the order of the jobs. A run that had ended is as it ended. One that was
+    running has `stopped` set and what it had written by then: its group was ended, SIGTERM, the
+    grace, SIGKILL (`returncode` is how its leader ended). One that never started has `stopped`
+    set, no `returncode` and an `error` that says why.
+
+    It is raised as a KeyboardInterrupt for SIGINT (the CLI says "interrupted", 130) and as a
+    process.StoppedError for SIGTERM and SIGHUP (128 + N), so that a caller that catches those
+    catches it as before; `except Interrupted` catches either.
+    """
+
+    signum: int
+    runs: tuple[AgentRun, ...]
+
+
+class _Interrupt(Interrupted, KeyboardInterrupt):
+    pass
+
+
+class _Stopped(Interrupted, StoppedError):
+    pass
+
+
+def _interrupted(signum: int, runs: Sequence[AgentRun]) -> Interrupted:
+    error: Interrupted = _Interrupt() if signum == signal.SIGINT else _Stopped(signum)
+    error.signum = signum
+    error.runs = tuple(runs)
+    return error
 
 
 def run_agent(
@@ -53,93 +86,22 @@ def run_agent(
     *,
     timeout: float,
     stdin: str | None = None,
-    progress: Callable[[float], None] | None = None,
     grace: float = GRACE,
-    on_start: Callable[[int], None] | None = None,
     owner: Owner | None = None,
     limit: int | None = None,
 ) -> AgentRun:
-    """Run an agent CLI to its end in a session of its own, stdin from `stdin` (a file) or
-    /dev/null, its stdout and stderr into files (so that nothing blocks it), and
-    `progress` told the seconds elapsed about once a second.
-
-    At the timeout, and on SIGINT, SIGTERM or SIGHUP (which then raise as in shell.run_all), the
-    whole process group gets SIGTERM, `grace` seconds, then SIGKILL. What the agent left running
-    in its group when it exited is killed too. `on_start` is told the process group's id as soon
-    as it exists (run_agents, which runs this in threads, kills the groups on a signal). `owner`,
-    when given, is told of the group as shell.run_all tells it (shell.Owner): `start mcp` kills
-    it when the request that asked for the run is cancelled or the client goes away, and `start
-    --print` has its watchdog kill it if `start` is killed. Without one, a watchdog of the run's
-    own does (start.watchdog).
-
-    Its stdout is read whole up to `limit` bytes (None: no limit); an answer past it is not
-    read, only its end, and `stdout_size` says how much there was.
-    """
-    import subprocess
-    import tempfile
-
-    started = time.monotonic()
-    argv = tuple(argv)
-
-    def ended(returncode: int | None, timed_out: bool, out: Any, err: Any) -> AgentRun:
-        size = os.fstat(out.fileno()).st_size
-        whole = limit is None or size <= limit
-        stdout = _head(out) if whole else _tail(out)
-        duration = time.monotonic() - started
-        return AgentRun(argv, returncode, timed_out, stdout, _tail(err), duration, None, size)
-
-    with (
-        watchdog.watching(owner) as owner,
-        tempfile.TemporaryFile() as out,
-        tempfile.TemporaryFile() as err,
-        Stop() as stop,
-    ):
-        source = os.open(stdin, os.O_RDONLY | os.O_CLOEXEC) if stdin else subprocess.DEVNULL
-        try:
-            with stop.held():
-                process = subprocess.Popen(
-                    argv, cwd=cwd, env=env, stdin=source, stdout=out, stderr=err,
-                    start_new_session=True,
-                )  # fmt: skip
-                if on_start is not None:
-                    on_start(process.pid)
-                if owner is not None:
-                    owner.adopt(process.pid)
-        except OSError as error:
-            duration = time.monotonic() - started
-            reason = f"cannot start '{argv[0]}': {error.strerror or error}"
-            return AgentRun(argv, None, False, "", "", duration, reason)
-        finally:
-            if stdin:
-                os.close(source)
-
-        def reap() -> int:
-            # The owner lets go of the group before its leader is reaped, so that it never
-            # kills a group id the kernel has reused.
-            if owner is not None:
-                owner.release(process.pid)
-            return process.wait()
-
-        try:
-            exited = _await(process, started + timeout, progress)
-        except BaseException:
-            stop.hold += 1  # a second signal must not interrupt the cleanup
-            _end_group(process, grace, reap)
-            raise
-        stop.hold += 1
-        if not exited:
-            _end_group(process, grace, reap)
-            return ended(None, True, out, err)
-        kill_group(process.pid)  # what the agent left behind; its leader is not reaped yet
-        return ended(reap(), False, out, err)
+    """Run one agent CLI to its end: run_agents with a list of one (see it), which raises
+    Interrupted with the one run on a signal."""
+    job = AgentJob(tuple(argv), env, cwd, timeout, stdin, limit=limit)
+    return run_agents([job], cap=1, grace=grace, owner=owner)[0]
 
 
-def _head(file: Any) -> str:
+def _head(file: IO[bytes]) -> str:
     file.seek(0)
     return fs.text(file.read())
 
 
-def _tail(file: Any) -> str:
+def _tail(file: IO[bytes]) -> str:
     """The last STDERR_TAIL bytes of `file`, from the first line that starts in them."""
     size = os.fstat(file.fileno()).st_size
     file.seek(max(0, size - STDERR_TAIL))
@@ -147,54 +109,6 @@ def _tail(file: Any) -> str:
     if size > STDERR_TAIL:
         data = data[data.find(b"\n") + 1 :]
     return fs.text(data)
-
-
-def _await(
-    process: subprocess.Popen[bytes], deadline: float, progress: Callable[[float], None] | None
-) -> bool:
-    """Wait for the leader to exit, without reaping it; False at the deadline."""
-    import select
-
-    started = time.monotonic()
-    told = 0
-    watch: Any = None
-    pidfd: int | None = None
-    if hasattr(os, "pidfd_open"):
-        with contextlib.suppress(OSError):
-            pidfd = os.pidfd_open(process.pid)
-            watch = select.poll()
-            watch.register(pidfd, select.POLLIN)
-    gap = 0.001
-    try:
-        while True:
-            if leader_exited(process):
-                return True
-            now = time.monotonic()
-            if now >= deadline:
-                return False
-            if progress is not None and now - started >= told + 1:
-                told = int(now - started)
-                progress(now - started)
-            wait = min(deadline - now, 1.0)
-            if watch is not None:
-                watch.poll(wait * 1000)
-            else:
-                time.sleep(min(wait, gap))
-                gap = min(gap * 2, POLL_MAX)
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
-
-
-def _end_group(process: subprocess.Popen[bytes], grace: float, reap: Callable[[], int]) -> None:
-    """SIGTERM to the group, `grace` seconds for the leader to go, SIGKILL, then reap."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and not leader_exited(process):
-        time.sleep(0.02)
-    kill_group(process.pid)
-    reap()
 
 
 # One lock per key (a CLI's program name) for the life of the process: see run_agents.
@@ -215,14 +129,67 @@ class AgentJob(Record):
     cwd: str
     timeout: float
     stdin: str | None = None
-    # Runs with the same key never overlap: two instances of one CLI can share state files.
+    # Runs with the same non-empty key never overlap: two instances of one CLI can share state
+    # files.
     key: str = ""
-    limit: int | None = None  # bytes of stdout read (run_agent)
+    limit: int | None = None  # bytes of stdout read, at most (None: all)
 
 
 # What run_agents tells `on_state` of each job, with the seconds since the first began: waiting
-# (for a free slot, or for another run of the same CLI), running, then done, failed or timed out.
+# (for a free slot, or for another run of the same CLI), running, then done, failed, timed out
+# or stopped (by a signal, while running or waiting).
 State = Callable[[int, str, float], None]
+
+
+class _Running:
+    """One job's agent while it runs: its process, its output files, and its key's lock."""
+
+    __slots__ = ("child", "deadline", "files", "index", "job", "lock", "started", "timed_out")
+
+    def __init__(
+        self,
+        index: int,
+        job: AgentJob,
+        lock: threading.Lock | None,
+        started: float,
+        files: list[IO[bytes]],
+        child: process.Child,
+    ) -> None:
+        self.index = index
+        self.job = job
+        self.lock = lock
+        self.started = started
+        self.deadline = started + job.timeout
+        self.files = files  # stdout's and stderr's
+        self.child = child
+        self.timed_out = False
+
+    def ended(self, stopped: int | None) -> AgentRun:
+        """The run, once its leader is reaped; its files closed and its key let go."""
+        out, err = self.files
+        duration = time.monotonic() - self.started
+        size = os.fstat(out.fileno()).st_size
+        limit = self.job.limit
+        stdout = _head(out) if limit is None or size <= limit else _tail(out)
+        returncode = None if self.timed_out else self.child.returncode
+        run = AgentRun(
+            self.job.argv, returncode, self.timed_out, stdout, _tail(err), duration, None, size,
+            stopped,
+        )  # fmt: skip
+        self.close()
+        return run
+
+    def close(self) -> None:
+        _let_go(self.files, self.lock)
+        self.lock = None
+
+
+def _let_go(files: list[IO[bytes]], lock: threading.Lock | None) -> None:
+    for file in files:
+        file.close()
+    files.clear()
+    if lock is not None:
+        lock.release()
 
 
 def run_agents(
@@ -233,93 +200,138 @@ def run_agents(
     grace: float = GRACE,
     owner: Owner | None = None,
 ) -> list[AgentRun]:
-    """Run agents at once, at most `cap` at a time and never two of one `key` together, each as
-    run_agent runs one; results in the order of `jobs`. Two of one key never run together in
-    this process at all, whatever the call (`start mcp` answers several ask calls at once): a
-    job waits for the other call's run to end.
+    """Run agent CLIs to their end, at most `cap` at a time and never two of one `key` together;
+    results in the order of `jobs`. Two of one key never run together in this process at all,
+    whatever the call (`start mcp` answers several ask calls at once, in threads): a job waits
+    for the other call's run to end, and the jobs after it may start meanwhile.
+
+    Each runs in a session of its own, stdin from its `stdin` (a file) or /dev/null, its stdout
+    and stderr into files (so that nothing blocks it). Its stdout is read whole up to its `limit`;
+    an answer past it is not read, only its end, and `stdout_size` says how much there was. At
+    its timeout its whole process group gets SIGTERM, `grace` seconds, then SIGKILL; when it
+    exits, what it left running in its group is killed too.
+
+    `on_state` is told of each job's State. `owner`, when given, is told of every group
+    (process.Owner): `start mcp` kills it when the request that asked for the run is cancelled
+    or the client goes away, and `start --print` has its watchdog kill it if `start` is killed.
+    Without one, a watchdog of the call's own does (start.watchdog).
 
     On SIGINT, SIGTERM or SIGHUP (from the main thread) no job starts any more, every running
-    process group gets SIGTERM, `grace` seconds, then SIGKILL, and the signal raises as in
-    shell.run_all. `owner` is told of every group, as run_agent tells it; without one, one
-    watchdog watches every group of the call.
+    group gets SIGTERM, `grace` seconds, then SIGKILL, and Interrupted is raised with every
+    job's run, the finished ones included. Any other error ends the groups the same way and
+    propagates as it is.
     """
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+    import tempfile
 
-    groups: set[int] = set()
-    guard = threading.Lock()
-    stopped = threading.Event()
     began = time.monotonic()
+    runs: dict[int, AgentRun] = {}
+    waiting = list(range(len(jobs)))
+    running: list[_Running] = []
 
     def state(index: int, what: str) -> None:
         if on_state is not None:
             on_state(index, what, time.monotonic() - began)
 
-    def started(pgid: int) -> None:
-        with guard:
-            groups.add(pgid)
-        if stopped.is_set():  # a signal came while it started: it must not run on
-            kill_group(pgid)
+    def outcome(run: AgentRun) -> str:
+        if run.stopped is not None:
+            return "stopped"
+        if run.timed_out:
+            return "timed out"
+        return "failed" if run.error is not None or run.returncode != 0 else "done"
 
-    def one(index: int, job: AgentJob) -> AgentRun:
-        stop_here = AgentRun(job.argv, None, False, "", "", 0.0, "not started: stopped")
-        same = _one_at_a_time(job.key)
-        # Short waits: a job waiting for another call's run must see a signal that stops this one.
-        while not same.acquire(timeout=0.2):
-            if stopped.is_set():
-                return stop_here
+    def start(index: int, stop: process.Stop, owner: Owner | None) -> bool:
+        """Start job `index`; False if another run of its key runs."""
+        job = jobs[index]
+        with stop.held():
+            lock = _one_at_a_time(job.key) if job.key else None
+            if lock is not None and not lock.acquire(blocking=False):
+                return False
+            started = time.monotonic()
+            files: list[IO[bytes]] = []
+            try:
+                # Closed when the run has been read (_Running.close), not at the end of a block.
+                files.append(tempfile.TemporaryFile())  # noqa: SIM115
+                files.append(tempfile.TemporaryFile())  # noqa: SIM115
+                child = process.spawn(
+                    job.argv, cwd=job.cwd, env=job.env, stdin=job.stdin, stdout=files[0],
+                    stderr=files[1], owner=owner,
+                )  # fmt: skip
+            except BaseException as error:
+                _let_go(files, lock)
+                if not isinstance(error, OSError):
+                    raise
+                reason = f"cannot start '{job.argv[0]}': {error.strerror or error}"
+                duration = time.monotonic() - started
+                runs[index] = AgentRun(job.argv, None, False, "", "", duration, reason)
+            else:
+                running.append(_Running(index, job, lock, started, files, child))
+        state(index, "failed" if index in runs else "running")
+        return True
+
+    def step(stop: process.Stop, now: float) -> bool:
+        """Time out the runs past their deadline, and end those due; whether any ended."""
+        due = []
+        for one in running:
+            if one.child.kill_at is None and now >= one.deadline and not one.child.exited():
+                with stop.held():
+                    one.timed_out = True
+                    one.child.terminate(grace)
+            if one.child.due(now):
+                due.append(one)
+        for one in due:
+            with stop.held():
+                one.child.reap()
+                run = runs[one.index] = one.ended(None)
+                running.remove(one)
+            state(one.index, outcome(run))
+        return bool(due)
+
+    def wake(now: float, blocked: bool) -> float:
+        """When the loop has something to do, should no leader exit before."""
+        times = [float("inf")]
+        for one in running:
+            times.append(one.deadline if one.child.kill_at is None else one.child.kill_at)
+        if blocked:
+            times.append(now + _RETRY)
+        return min(times)
+
+    with watchdog.watching(owner) as owner, process.Stop() as stop:
         try:
-            if stopped.is_set():
-                return stop_here
-            state(index, "running")
-            pgid: list[int] = []
-
-            def mine(found: int) -> None:
-                pgid.append(found)
-                started(found)
-
-            done = run_agent(
-                job.argv, job.env, job.cwd, timeout=job.timeout, stdin=job.stdin,
-                grace=grace, on_start=mine, owner=owner, limit=job.limit,
-            )  # fmt: skip
-            with guard:
-                groups.difference_update(pgid)
+            for index in waiting:
+                state(index, "waiting")
+            while waiting or running:
+                blocked = False
+                for index in list(waiting):
+                    if len(running) >= max(1, cap):
+                        break
+                    if start(index, stop, owner):
+                        waiting.remove(index)
+                    else:
+                        blocked = True
+                now = time.monotonic()
+                ended = step(stop, now)
+                if not ended and (running or blocked):
+                    process.wait([one.child for one in running], wake(now, blocked))
+        except BaseException as error:
+            stop.hold += 1  # a second signal must not interrupt the ending
+            signum = process.signal_of(error)
+            # Runs whose leader exited by itself, or that had timed out, end as they would have.
+            cut = [one for one in running if not one.timed_out and not one.child.exited()]
+            process.end([one.child for one in running], grace)
+            for one in list(running):
+                run = runs[one.index] = one.ended(signum if one in cut else None)
+                running.remove(one)
+                state(one.index, outcome(run))
+            if signum is None:
+                raise
+            reason = f"not started: stopped by {signal_name(signum)}"
+            for index in waiting:
+                runs[index] = AgentRun(
+                    jobs[index].argv, None, False, "", "", 0.0, reason, 0, signum
+                )
+                state(index, "stopped")
+            raise _interrupted(signum, [runs[index] for index in range(len(jobs))]) from None
         finally:
-            same.release()
-        ended = done.error is not None or done.returncode != 0
-        state(index, "timed out" if done.timed_out else "failed" if ended else "done")
-        return done
-
-    with (
-        watchdog.watching(owner) as owner,
-        Stop() as stop,
-        ThreadPoolExecutor(max_workers=max(1, cap)) as pool,
-    ):
-        for index in range(len(jobs)):
-            state(index, "waiting")
-        futures = [pool.submit(one, index, job) for index, job in enumerate(jobs)]
-        try:
-            pending = set(futures)
-            while pending:
-                # Short waits: the main thread must come back to Python for a signal to raise.
-                _, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-                for future in futures:
-                    failure = future.exception() if future.done() else None
-                    if failure is not None:
-                        raise failure
-        except BaseException:
-            stop.hold += 1
-            stopped.set()
-            with guard:
-                targets = list(groups)
-            for pgid in targets:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pgid, signal.SIGTERM)
-            deadline = time.monotonic() + grace
-            while time.monotonic() < deadline and not all(f.done() for f in futures):
-                time.sleep(0.05)
-            with guard:
-                targets = list(groups)
-            for pgid in targets:
-                kill_group(pgid)
-            raise
-        return [future.result() for future in futures]
+            for one in running:  # none, unless ending them failed
+                one.close()
+    return [runs[index] for index in range(len(jobs))]

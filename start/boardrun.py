@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Final
 
-from start import board, boarddb, boardfile, headless, pipeline, resolve, shell, template
+from start import board, boarddb, boardfile, headless, pipeline, process, resolve, shell, template
 from start.board import COMPLETED, FAILED, PENDING, Change, Holder, Item, RefusedError, RunSpec
 from start.errors import StartError, UntrustedError
 from start.mcp import asking
@@ -159,7 +159,7 @@ class Groups:
             if self.watchdog is not None:
                 self.watchdog.adopt(pgid)
             if self.stopped:
-                shell.kill_group(pgid)
+                process.kill_group(pgid)
 
     def release(self, pgid: int) -> None:
         with self.lock:
@@ -228,7 +228,7 @@ class Runner:
         with (
             watchdog.watching() as dog,
             boardfile.opened(self.scope.workdir) as opened,
-            shell.Stop() as stop,
+            process.Stop() as stop,
             ThreadPoolExecutor(self.cap, thread_name_prefix="start board run") as pool,
         ):
             self.groups.watchdog = dog

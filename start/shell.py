@@ -1,44 +1,31 @@
 """Runs shell commands: own process group, stdin from /dev/null, per-command timeout, output cap,
 one pipe for stdout and stderr (so their order is kept), and no orphans when start is stopped.
 
-Headless agents (`--print`, `start mcp`) run in start.agentrun, which shares this module's
-signal handling (Stop) and process-group helpers; a launch never imports it."""
+Each command is a start.process Child: started, awaited, ended and reaped there, as headless
+agents are (start.agentrun, which a launch never imports); this module reads their pipes."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Final
 
-from start import fs, paths
+from start import fs, paths, process
 from start.errors import StartError, signal_name
+from start.process import STOP_SIGNALS as STOP_SIGNALS  # start.mcp.server's import
+from start.process import Stop
+from start.process import kill_group as kill_group  # start.mcp.server's import
 from start.record import Record
 
 if TYPE_CHECKING:
-    import subprocess
-    from typing import Protocol
+    # What the callers of run_all name the owner of their commands' groups.
+    from start.process import Owner as Owner
 
-    class Owner(Protocol):
-        """Told of each command's process group while it may be killed from outside the run.
-
-        `adopt` comes just after the command starts, `release` just before its leader is reaped
-        (so the group id cannot be reused in between). Both are called from the thread that runs
-        the commands; an owner that kills a group in between makes the command end as killed.
-
-        Only annotations name it (it exists for type checkers alone): an owner is any object with
-        these two methods.
-        """
-
-        def adopt(self, pgid: int) -> None: ...
-
-        def release(self, pgid: int) -> None: ...
-
-# Commands start with subprocess.Popen and are watched with select.poll. subprocess, fcntl and
-# select are imported only when a command runs: a launch that runs none does without them
-# (tests/test_import_hygiene.py).
+# Commands start with subprocess.Popen (start.process) and are watched with select.poll.
+# subprocess, fcntl and select are imported only when a command runs: a launch that runs none
+# does without them (tests/test_import_hygiene.py).
 
 # The flag that makes each interpreter run its next argument as a program.
 _FLAGS: Final[dict[str, str]] = {
@@ -64,16 +51,9 @@ _CHUNK: Final = 1 << 16
 # A bigger pipe means fewer wake-ups per megabyte; 1 MiB is the default unprivileged maximum.
 _PIPE_SIZE: Final = 1 << 20
 _LEADER: Final = -1  # what a leader's pidfd is watched for; a pipe is watched for its own fd
-# Without pidfd_open, a leader that closed its pipes but keeps running is polled this often at most.
-POLL_MAX: Final = 0.05
 _FOREVER: Final = float("inf")
-# The longest single wait in the poll loop; deadlines are checked at least this often.
-_MAX_WAIT: Final = 3600.0
 # How long commands run before `progress` is first told about them.
 PROGRESS_DELAY: Final = 0.3
-STOP_SIGNALS: Final = tuple(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
 
 
 class ShellNotFoundError(StartError):
@@ -82,18 +62,6 @@ class ShellNotFoundError(StartError):
     def __init__(self, shell: str) -> None:
         self.shell = shell
         super().__init__(f"shell '{shell}' not found on PATH")
-
-
-class StoppedError(StartError):
-    """SIGTERM or SIGHUP arrived while commands ran; they were killed. Exit 128 + N.
-
-    (SIGINT, Ctrl-C, is a KeyboardInterrupt, after the same cleanup.)
-    """
-
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-        self.exit_code = 128 + signum
-        super().__init__(f"stopped by {signal_name(signum)}; the running commands were killed")
 
 
 class CommandSpec(Record):
@@ -203,7 +171,7 @@ def run_all(
         """Start a command; one that cannot start lets the next of its chain start."""
         while True:
             with stop.held():
-                started = _start(specs[index], index)
+                started = _start(specs[index], index, owner)
                 if not isinstance(started, CommandResult):
                     loop.add(started)
                     return
@@ -222,7 +190,7 @@ def run_all(
             if rest:
                 start(rest.pop(0))
 
-    with Stop() as stop, _Loop(stop, progress, owner) as loop:
+    with Stop() as stop, _Loop(stop, progress) as loop:
         if waiting:
             loop.ended, loop.resume = ended.append, resume
         try:
@@ -238,67 +206,12 @@ def run_all(
             # is reaped, so its group id may now be reused.
             stop.hold += 1
             for job in loop.jobs:
-                kill_group(job.pid)
-            for job in loop.jobs:
                 job.close()
-                loop.release(job)
-                job.process.wait()
+            process.end([job.child for job in loop.jobs], grace=0)
             raise
         finally:
             loop.clear_progress()
     return [results[index] for index in range(len(specs))]
-
-
-class Stop:
-    """SIGINT, SIGTERM and SIGHUP become StoppedError while commands run (main thread only).
-
-    Inside `held()` a signal is remembered and raised at its end, so a process is never started
-    without being tracked, nor reaped without being accounted for.
-    """
-
-    __slots__ = ("hold", "pending", "saved")
-
-    def __init__(self) -> None:
-        self.hold = 0
-        self.pending: int | None = None
-        self.saved: dict[int, Any] = {}
-
-    def __enter__(self) -> Stop:
-        for signum in STOP_SIGNALS:
-            try:
-                self.saved[signum] = signal.signal(signum, self.handle)
-            except ValueError:  # not the main thread: signals are not ours to handle
-                break
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for signum, previous in self.saved.items():
-            # None: the handler was set outside Python and cannot be put back; the default is.
-            signal.signal(signum, signal.SIG_DFL if previous is None else previous)
-
-    def handle(self, signum: int, frame: object) -> None:
-        if self.hold:
-            if self.pending is None:
-                self.pending = signum
-            return
-        _stop(signum)
-
-    @contextlib.contextmanager
-    def held(self) -> Iterator[None]:
-        self.hold += 1
-        try:
-            yield
-        finally:
-            self.hold -= 1
-        if not self.hold and self.pending is not None:
-            _stop(self.pending)
-
-
-def _stop(signum: int) -> NoReturn:
-    # Ctrl-C stays a KeyboardInterrupt, which the CLI reports as "interrupted" (130).
-    if signum == signal.SIGINT:
-        raise KeyboardInterrupt
-    raise StoppedError(signum)
 
 
 class _Capture:
@@ -338,8 +251,8 @@ class _Job:
     """One running command and what it has printed so far."""
 
     __slots__ = (
-        "argv", "captures", "deadline", "index", "leader_fd", "open_fds", "output", "pid",
-        "poll_at", "poll_gap", "process", "spec", "started",
+        "argv", "captures", "child", "deadline", "index", "leader_fd", "open_fds", "output",
+        "poll_at", "spec", "started",
     )  # fmt: skip
 
     def __init__(
@@ -348,35 +261,33 @@ class _Job:
         index: int,
         spec: CommandSpec,
         argv: tuple[str, ...],
-        process: subprocess.Popen[bytes],
+        child: process.Child,
         captures: dict[int, _Capture | None],
         started: float,
     ) -> None:
         self.index = index
         self.spec = spec
         self.argv = argv
-        self.process = process  # its returncode is set once the leader is reaped
-        self.pid = process.pid  # the leader, and the id of its process group
+        self.child = child
         # Each pipe's own capture: stdout's and stderr's with `separate`, else None (one pipe).
         self.captures = captures
         self.started = started
         self.deadline = started + spec.timeout
         self.output = _Capture(spec.output_limit)
         self.open_fds = set(captures)
-        # A pidfd, while waiting for a leader that closed its pipes; where pidfds are missing,
-        # the time of the next poll of such a leader.
+        # The leader's pidfd (the child's, which closes it), while waiting for a leader that
+        # closed its pipes; where pidfds are missing, the time of the next poll of such a leader.
         self.leader_fd: int | None = None
         self.poll_at: float | None = None
-        self.poll_gap = 0.001
 
     def fds(self) -> list[int]:
         return [*self.open_fds, *([self.leader_fd] if self.leader_fd is not None else [])]
 
     def close(self) -> None:
-        for fd in self.fds():
+        """Close its pipes."""
+        for fd in self.open_fds:
             os.close(fd)
         self.open_fds.clear()
-        self.leader_fd = None
 
     def streams(self) -> tuple[str, str]:
         """stdout and stderr as text, when captured apart."""
@@ -386,7 +297,9 @@ class _Job:
         return stdout, stderr
 
 
-def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
+def _start(spec: CommandSpec, index: int, owner: Owner | None) -> _Job | CommandResult:
+    """Start a command, its output into pipes, and tell `owner` of its group. Call it with
+    signals held (process.Stop.held)."""
     started = time.monotonic()
 
     def failed(error: str, argv: tuple[str, ...] = ()) -> CommandResult:
@@ -407,7 +320,7 @@ def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
             _grow_pipe(fd)
         # None: the command inherits this process's environment as it is, without a copy.
         env = {**os.environ, **spec.env} if spec.env else None
-        process = _spawn(argv, spec.cwd, env, out_w, err_w)
+        child = process.spawn(argv, cwd=spec.cwd, env=env, stdout=out_w, stderr=err_w, owner=owner)
     except OSError as error:
         for fd in readers:
             os.close(fd)
@@ -424,33 +337,7 @@ def _start(spec: CommandSpec, index: int) -> _Job | CommandResult:
         captures: dict[int, _Capture | None] = {out_r: None}
     else:
         captures = {out_r: _Capture(spec.output_limit), err_r: _Capture(spec.output_limit)}
-    return _Job(
-        index=index, spec=spec, argv=argv, process=process, captures=captures, started=started
-    )
-
-
-def _spawn(
-    argv: tuple[str, ...], cwd: str, env: Mapping[str, str] | None, stdout: int, stderr: int
-) -> subprocess.Popen[bytes]:
-    """Start `argv` in `cwd` in a new session (its own process group), stdin from /dev/null,
-    with `env` (None: this process's environment, `os.environ` and all it was given).
-
-    Raises OSError when it cannot start. subprocess gives the command the default SIGPIPE and
-    SIGXFSZ back (Python ignores them, and an ignored signal stays ignored across exec), so
-    `git log | head -1` ends as it would in a shell, and closes every descriptor but 0, 1 and 2.
-    The run reaps it through the Popen, after killing its group (see _Loop.finish).
-    """
-    import subprocess
-
-    return subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=stdout,
-        stderr=stderr,
-        start_new_session=True,
-    )
+    return _Job(index=index, spec=spec, argv=argv, child=child, captures=captures, started=started)
 
 
 def _grow_pipe(fd: int) -> None:
@@ -463,21 +350,13 @@ def _grow_pipe(fd: int) -> None:
             fcntl.fcntl(fd, setpipe, _PIPE_SIZE)
 
 
-def kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
 class _Loop:
     """One poll over every command's pipes, and the shared /dev/null drain."""
 
-    def __init__(
-        self, stop: Stop, progress: Progress | None = None, owner: Owner | None = None
-    ) -> None:
+    def __init__(self, stop: Stop, progress: Progress | None = None) -> None:
         import select
 
         self.stop = stop
-        self.owner = owner
         self.poll = select.poll()
         self.readable = select.POLLIN
         self.watched: dict[int, tuple[_Job, int]] = {}  # fd -> its job, and the fd or _LEADER
@@ -507,13 +386,6 @@ class _Loop:
         self.jobs.add(job)
         for fd in job.captures:
             self.watch(fd, job, fd)
-        if self.owner is not None:
-            self.owner.adopt(job.pid)
-
-    def release(self, job: _Job) -> None:
-        """Tell the owner that the group of `job` is not to be killed: its leader is reaped next."""
-        if self.owner is not None:
-            self.owner.release(job.pid)
 
     def drive(self) -> list[tuple[_Job, CommandResult]]:
         done: list[tuple[_Job, CommandResult]] = []
@@ -532,13 +404,12 @@ class _Loop:
             if self.shown is None:
                 wake = min(wake, self.progress_at)
             # In milliseconds, capped so that a huge timeout cannot overflow poll's count.
-            wait = None if wake == _FOREVER else min(max(0.0, wake - now), _MAX_WAIT) * 1000
+            wait = None if wake == _FOREVER else min(max(0.0, wake - now), process.MAX_WAIT) * 1000
             # Any event is a reason to read: data, or the end (POLLHUP) that reads as 0 bytes.
             for fd, _ in self.poll.poll(wait):
                 job, what = self.watched[fd]
                 if what == _LEADER:
                     self.unwatch(fd)
-                    os.close(fd)
                     job.leader_fd = None
                     done.append((job, self.finish(job, timed_out=False)))
                 else:
@@ -616,32 +487,27 @@ class _Loop:
 
     def leader_or_finish(self, job: _Job, done: list[tuple[_Job, CommandResult]]) -> None:
         """Both pipes are closed: finish now if the leader has exited, else wait for it."""
-        if leader_exited(job.process):
+        if job.child.exited():
             job.poll_at = None
             done.append((job, self.finish(job, timed_out=False)))
             return
-        if job.poll_at is None and hasattr(os, "pidfd_open"):
-            try:
-                job.leader_fd = os.pidfd_open(job.pid)
-            except OSError:
-                pass
-            else:
+        if job.poll_at is None:
+            job.leader_fd = job.child.watch()
+            if job.leader_fd is not None:
                 self.watch(job.leader_fd, job, _LEADER)
                 return
-        job.poll_at = time.monotonic() + job.poll_gap
-        job.poll_gap = min(job.poll_gap * 2, POLL_MAX)
+        job.poll_at = time.monotonic() + job.child.gap()
 
     def finish(self, job: _Job, *, timed_out: bool) -> CommandResult:
         with self.stop.held():
-            # Kill the group before reaping the leader: while the leader is unreaped its pid, and
-            # so the group id, cannot be reused by an unrelated process.
-            kill_group(job.pid)
-            self.release(job)
-            returncode = job.process.wait()  # its exit code, or -N when signal N killed it
-            duration = time.monotonic() - job.started
             for fd in job.fds():
                 self.unwatch(fd)
+            job.leader_fd = None
             job.close()
+            # Its whole group is killed, then its leader reaped: its exit code, or -N when
+            # signal N killed it.
+            returncode = job.child.reap()
+            duration = time.monotonic() - job.started
             self.jobs.discard(job)
         if self.ended is not None:
             self.ended(job)
@@ -659,19 +525,3 @@ class _Loop:
             duration=duration,
             error=None,
         )
-
-
-def leader_exited(process: subprocess.Popen[bytes]) -> bool:
-    """Whether the leader has exited, without reaping it (so its group id stays reserved).
-
-    Where there is no waitid (macOS), an exited leader is reaped, and its Popen keeps its status.
-    """
-    waitid = getattr(os, "waitid", None)
-    nowait = getattr(os, "WNOWAIT", None)
-    if waitid is None or nowait is None:
-        return process.poll() is not None
-    try:
-        info = waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | nowait)
-    except ChildProcessError:
-        return True
-    return info is not None

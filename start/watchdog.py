@@ -4,9 +4,10 @@ however it went, SIGKILL included (the OOM killer, a CI job's kill).
 `start` tells it each group over a pipe: `+PGID` when the group's leader has started, `-PGID`
 just before the leader is reaped. Only `start` holds the pipe's write end (it is close-on-exec,
 so no agent or command inherits it), so the kernel closes it when `start` ends. At end of file
-the watchdog gives every group still listed SIGTERM, up to GRACE seconds to go, then SIGKILL, as
-a run's own timeout does (start.agentrun); after `close`, which comes from a `start` that has
-already dealt with its groups, it gives SIGKILL at once.
+the watchdog gives every group still listed SIGTERM, up to GRACE seconds (process.GRACE) to go,
+then SIGKILL, as a headless agent's own timeout does (process.end); after `close`, which comes
+from a `start` that has already dealt with its groups, it gives SIGKILL at once. (It cannot run
+process.end itself: the groups' leaders are not its children, and it imports nothing of start.)
 
 It runs in a session of its own (a signal to start's process group, as a terminal's Ctrl-C or
 an MCP client sends, misses it), with stdout and stderr on /dev/null (it never holds a pipe the
@@ -25,11 +26,10 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
 
-if TYPE_CHECKING:
-    from start.shell import Owner
+from start.process import GRACE
 
-# How long the groups have between SIGTERM and SIGKILL when start is gone (as agentrun.GRACE).
-GRACE: Final = 5.0
+if TYPE_CHECKING:
+    from start.process import Owner
 
 # argv[1]: the grace in seconds. A line "!" (from `close`) takes the grace away.
 _SCRIPT: Final = """
@@ -62,7 +62,7 @@ tell(groups, signal.SIGKILL)
 
 
 class Watchdog:
-    """The running watchdog, and the write end of its pipe: a shell.Owner (`adopt` and `release`
+    """The running watchdog, and the write end of its pipe: a process.Owner (`adopt` and `release`
     tell it of a group), safe to use from several threads."""
 
     def __init__(self, pid: int, fd: int) -> None:

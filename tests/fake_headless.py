@@ -56,8 +56,14 @@ def main() -> int:
                           "result": "Invalid API key · Please run /login"}))  # fmt: skip
     elif mode == "slow":
         began = time.time()
-        time.sleep(float(os.environ.get("FAKE_SECONDS", "1")))
         name = os.environ.get("FAKE_NAME", "?")
+        if pids:  # a line on each stream, and a child in its group, before it sleeps
+            print(f"{name} is thinking", flush=True)
+            print(f"{name} started", file=sys.stderr, flush=True)
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+            with open(pids, "w", encoding="utf-8") as out:
+                out.write(f"{os.getpid()} {child.pid}\n")
+        time.sleep(float(os.environ.get("FAKE_SECONDS", "1")))
         log = os.environ.get("FAKE_LOG")
         if log:  # when it ran, to show what overlapped
             with open(log, "a", encoding="utf-8") as out:

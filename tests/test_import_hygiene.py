@@ -68,7 +68,7 @@ OFF_THE_LAUNCH_PATH = {
     "start.agentrun": "headless agents run for --print and start mcp; a launch runs only commands",
     "start.watchdog": "a launch execs the agent: no process of its own outlives start to watch",
     "start.lineage": "only start mcp reads and records the runs it asks (its loop guard)",
-    "concurrent": "only several headless agents at once run in threads (start.agentrun)",
+    "concurrent": "only `start board run` runs its items in threads (start.boardrun)",
     "start.display": "rich pages, tables, the pager and the board: listings, show, help, doctor",
     "start.cli.printing": "--print runs the agent headless and shows its answers; a launch execs",
     "start.cli.dryrun": "a dry run (and -v's command line) shows what a launch would run",

@@ -619,23 +619,23 @@ def test_the_agent_is_readied_while_the_contexts_commands_run(
 def test_the_config_cache_is_written_while_the_commands_run(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from start import pipeline, resolve, shell
+    from start import pipeline, process, resolve
     from start.config import cache
 
     config = FAKE + "[contexts.c]\nrequired = true\ncommand = 'echo hi'\n"
     write_tree(repo.parent / "home" / ".config" / "start", {"config.toml": config})
     events: list[str] = []
-    spawn, put = shell._spawn, cache.put
+    spawn, put = process.spawn, cache.put
 
-    def spawned(*args: Any) -> Any:
+    def spawned(*args: Any, **kwargs: Any) -> Any:
         events.append("spawn")
-        return spawn(*args)
+        return spawn(*args, **kwargs)
 
     def stored(*args: Any) -> None:
         events.append("put")
         put(*args)
 
-    monkeypatch.setattr(shell, "_spawn", spawned)
+    monkeypatch.setattr(process, "spawn", spawned)
     monkeypatch.setattr(cache, "put", stored)
     request = pipeline.LaunchRequest(str(repo), resolve.Request("prompt", text="hi"))
     pipeline.prepare(request).launch.cleanup()

@@ -19,14 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from start.errors import StartError
-from start.shell import (
-    CommandResult,
-    CommandSpec,
-    ShellNotFoundError,
-    StoppedError,
-    run_all,
-    shell_argv,
-)
+from start.process import StoppedError
+from start.shell import CommandResult, CommandSpec, ShellNotFoundError, run_all, shell_argv
 from tests.conftest import running
 
 
@@ -783,7 +777,7 @@ def test_outside_the_main_thread_signals_are_left_alone(tmp_path: Path) -> None:
 
 
 def test_a_signal_while_a_command_starts_is_raised_once_it_is_tracked() -> None:
-    from start.shell import Stop
+    from start.process import Stop
 
     with Stop() as stop:
         with pytest.raises(StoppedError) as caught, stop.held():
