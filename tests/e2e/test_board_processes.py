@@ -235,7 +235,7 @@ def test_a_plan_implement_review_chain_hands_each_answer_on(project: Path) -> No
     again = start(project, "again", "1")
     assert (again.returncode, again.stderr) == (
         2,
-        "start: run 1 has no command line to repeat (start mcp or start board run started it)\n",
+        "start: run 1 has no parameters to repeat: start mcp or start board run started it\n",
     )
     lines = ran.stderr.splitlines()
     assert lines[0].startswith("start ▸ item-1 claimed by run:")

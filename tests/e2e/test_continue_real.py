@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,13 +28,15 @@ pytestmark = pytest.mark.slow
 
 
 def _setup(agent: str, url: str, home: Path, work: Path) -> tuple[dict[str, str], tuple[str, ...]]:
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        import agents  # scripts/agents.py: how each CLI is pointed at the server
-    finally:
-        sys.path.remove(str(REPO / "scripts"))
+    """scripts/agents.py's `setup`: how each CLI is pointed at the server."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("agents_script", REPO / "scripts" / "agents.py")
+    assert spec is not None and spec.loader is not None
+    agents = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(agents)
     found = agents.setup(agent, url, home, work, PREFIX)
-    return found.env, found.args
+    return dict(found.env), tuple(found.args)
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "qwen", "opencode"])
