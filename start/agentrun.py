@@ -16,7 +16,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 from start import fs, process, watchdog
 from start.errors import signal_name
@@ -61,7 +61,9 @@ class Interrupted(BaseException):
     """
 
     signum: int
-    runs: tuple[AgentRun, ...]
+    # Every run, in order: AgentRuns as run_agents raises it; start.runs.Run records as
+    # start.headless.run_each raises it again, the answers that had arrived read.
+    runs: tuple[Any, ...]
 
 
 class _Interrupt(Interrupted, KeyboardInterrupt):
@@ -72,7 +74,7 @@ class _Stopped(Interrupted, StoppedError):
     pass
 
 
-def _interrupted(signum: int, runs: Sequence[AgentRun]) -> Interrupted:
+def interrupted(signum: int, runs: Sequence[Any]) -> Interrupted:
     error: Interrupted = _Interrupt() if signum == signal.SIGINT else _Stopped(signum)
     error.signum = signum
     error.runs = tuple(runs)
@@ -330,7 +332,7 @@ def run_agents(
                     jobs[index].argv, None, False, "", "", 0.0, reason, 0, signum
                 )
                 state(index, "stopped")
-            raise _interrupted(signum, [runs[index] for index in range(len(jobs))]) from None
+            raise interrupted(signum, [runs[index] for index in range(len(jobs))]) from None
         finally:
             for one in running:  # none, unless ending them failed
                 one.close()

@@ -43,7 +43,9 @@ def run_each(
     """Run launches prepared for --print (pipeline.prepare_each) at once (agentrun.run_agents:
     at most `cap` together, never two of one CLI), and read each answer: one agent is a list of
     one. Runs in the order given; one whose agent cannot run (`launch.unavailable`) fails alone,
-    with the exit status that says why (127: not found), and the others run.
+    with the exit status that says why (127: not found), and the others run. On SIGINT, SIGTERM
+    or SIGHUP it raises agentrun.Interrupted whose `runs` are every run's record: those that
+    ended as they ended, the others `interrupted`.
 
     `env` is added to each agent's environment (`start mcp` marks its depth there), `owner` is
     told of each agent's process group (shell.Owner), and of each answer check's, and
@@ -75,9 +77,18 @@ def run_each(
             )
             for p in (each[index] for index in able)
         ]
-        ran = agentrun.run_agents(jobs, cap=cap, on_state=told, owner=owner) if jobs else []
+        stopped: agentrun.Interrupted | None = None
+        try:
+            ran = agentrun.run_agents(jobs, cap=cap, on_state=told, owner=owner) if jobs else []
+        except agentrun.Interrupted as stop:
+            ran, stopped = list(stop.runs), stop
         done = iter(_ended([each[index] for index in able], ran, timeout, owner))
-        return [next(done) if index in able else _unavailable(p) for index, p in enumerate(each)]
+        runs = [next(done) if index in able else _unavailable(p) for index, p in enumerate(each)]
+        if stopped is not None:
+            # The answers that had arrived are read and checked: the caller prints and records
+            # every run, then stops as the signal says.
+            raise agentrun.interrupted(stopped.signum, runs) from None
+        return runs
     finally:
         for prepared in each:
             prepared.launch.cleanup()
@@ -141,7 +152,9 @@ def _ended(
         if check is not None and not check.ok:
             assert spec is not None
             error = _mismatch(spec, check, timeout)
-        if error is None:
+        if done.stopped is not None:
+            state = records.INTERRUPTED
+        elif error is None:
             state = records.OK
         elif done.timed_out or (check is not None and check.timed_out):
             state = records.TIMED_OUT
@@ -172,6 +185,11 @@ def _read(
     prepared: pipeline.Prepared, done: agentrun.AgentRun, timeout: float
 ) -> tuple[Answer | None, str | None]:
     """A finished run's answer (None when there is none to read), and why the run failed."""
+    if done.stopped is not None:
+        from start.errors import signal_name
+
+        how = done.error or f"stopped by {signal_name(done.stopped)} before it answered"
+        return None, how
     agent = prepared.plan.agent
     assert agent.print_output is not None
     limit = prepared.config.settings.print_answer_limit

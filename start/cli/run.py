@@ -167,21 +167,31 @@ def _headless(
     several: bool,
     owner: Owner | None,
 ) -> int:
+    from start import agentrun
     from start.cli import printing as print_cli
 
     each = _prepare_each(options, request, several, owner)
     if not several:
         _summary(options, each[0])
-    done = print_cli.run(options, each, printing.timeout, owner)
+    stopped: agentrun.Interrupted | None = None
+    try:
+        done = print_cli.run(options, each, printing.timeout, owner)
+    except agentrun.Interrupted as stop:
+        done, stopped = list(stop.runs), stop
     done = [run._replace(request=asked, args=_args(options), cwd=_cwd(options)) for run in done]
     # The answers first, on stdout and flushed: the history (a database another process may
-    # hold) never delays them, and records them whatever happens to stdout.
+    # hold) never delays them, and records them whatever happens to stdout. On Ctrl-C or a
+    # signal, the answers that had arrived are shown and every run is recorded, then start
+    # stops as the signal says.
     try:
-        return print_cli.show(options, done, several=several, output=printing.output)
+        code = print_cli.show(options, done, several=several, output=printing.output)
     finally:
         config = each[0].config
         for run in done:
             record(options, run, config)
+    if stopped is not None:
+        raise stopped
+    return code
 
 
 def _prepare_each(

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.cli.test_print import CONFIG, start
-from tests.conftest import write_tree
+from tests.conftest import REPO, running, write_tree
 from tests.fake_headless import agent
 
 
@@ -130,3 +132,43 @@ def test_again_replaces_the_runs_options_and_never_piles_them_up(project: Path) 
         assert start(project, "again", "--print").returncode == 0
     latest = _history(project)[0]
     assert latest["args"] == ["prompt", "hi", "-c", "b.md", "-q", "--print"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_keeps_the_answer_that_had_arrived(project: Path, signum: int) -> None:
+    """Ctrl-C (or SIGTERM) during `-a slow,fast` after `fast` answered: its answer is printed
+    and recorded, the interrupted run is recorded as interrupted, and nothing is left running."""
+    from tests.cli.test_print import agents_config
+
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    pids = project.parent / "pids"
+    slow = f"FAKE_MODE=slow FAKE_SECONDS=300 FAKE_PIDS={pids}"
+    config.write_text(agents_config(project.parent, {"slow": slow, "fast": "FAKE_MODE=text"}))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "start", "-q", "prompt", "--print", "-a", "slow,fast", "hi"],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        written = Path(f"{pids}.slow")
+        deadline = time.monotonic() + 60
+        while not (written.exists() and written.read_text().strip()):
+            assert time.monotonic() < deadline, "the slow agent never started"
+            time.sleep(0.05)
+        agents = [int(pid) for pid in written.read_text().split()]
+        time.sleep(1.5)  # the fast one has answered
+        runner.send_signal(signum)
+        out, err = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    assert runner.returncode == (130 if signum == signal.SIGINT else 128 + signum), err
+    assert out.startswith("## slow\n\n(no answer: stopped by SIG")
+    assert out.endswith("## fast\n\nANSWER: hi\n")
+    found = _history(project)
+    assert [(run["agent"], run["state"]) for run in found] == [
+        ("fast", "ok"),
+        ("slow", "interrupted"),
+    ]
+    assert [pid for pid in agents if running(pid)] == []
