@@ -183,8 +183,11 @@ def _headless(
     # hold) never delays them, and records them whatever happens to stdout. On Ctrl-C or a
     # signal, the answers that had arrived are shown and every run is recorded, then start
     # stops as the signal says.
+    arrived = stopped is None or any(run.ok or run.problems for run in done)
     try:
-        code = print_cli.show(options, done, several=several, output=printing.output)
+        code = ExitCode.OK
+        if arrived:  # a stop before any answer says only "interrupted"
+            code = print_cli.show(options, done, several=several, output=printing.output)
     finally:
         config = each[0].config
         for run in done:
