@@ -335,6 +335,8 @@ def again(
             )
         os.chdir(run.cwd)
     repeated, printing = _repeated(options, asked, print_, permissions, timeout, output_dir)
+    if asked.get("mode") not in ("session", "prompt", "task", "continue"):
+        raise UsageError(f"run {run.id}'s parameters cannot be repeated: they name no command")
     if asked["mode"] == "session" and printing is not None:
         raise UsageError(
             f"run {run.id} is a session ('start' alone), which has no --print; "
@@ -352,11 +354,11 @@ def again(
         repeated.role,
         repeated.no_role,
         repeated.model,
-        task=asked["task"],
-        instructions=tuple(asked["instructions"]),
-        text=asked["text"],
+        task=asked.get("task", None),
+        instructions=tuple(asked.get("instructions", [])),
+        text=asked.get("text", None),
         contexts=tuple(repeated.contexts),
-        params=tuple((name, value) for name, value in asked["params"]),
+        params=tuple((name, value) for name, value in asked.get("params", [])),
     )
     repeated.argv = command_words(repeated, selection, printing)
     if not repeated.quiet:
@@ -375,27 +377,27 @@ def _repeated(
 ) -> tuple[Options, Printing | None]:
     """The options of the repeated run: the recorded parameters, each replaced by the one
     given to `start again` (never both), and what --print asks of it."""
-    options = Options(agent_args=given.agent_args or list(asked["agent_args"]), argv=given.argv)
+    options = Options(agent_args=given.agent_args or list(asked.get("agent_args", [])), argv=given.argv)
     options.started_in = os.getcwd() if given.directory is None else given.started_in
-    options.agents = given.agents or list(asked["agents"])
+    options.agents = given.agents or list(asked.get("agents", []))
     options.agent = options.agents[-1] if options.agents else None
     if given.role is not None or given.no_role:
         options.role, options.no_role = given.role, given.no_role
     else:
-        options.role, options.no_role = asked["role"], asked["no_role"]
-    options.model = given.model if given.model is not None else asked["model"]
-    options.contexts = given.contexts or list(asked["contexts"])
-    options.directory = given.directory if given.directory is not None else asked["directory"]
+        options.role, options.no_role = asked.get("role", None), asked.get("no_role", False)
+    options.model = given.model if given.model is not None else asked.get("model", None)
+    options.contexts = given.contexts or list(asked.get("contexts", []))
+    options.directory = given.directory if given.directory is not None else asked.get("directory", None)
     for flag in ("quiet", "json", "no_color", "no_project", "raw", "dry_run"):
         setattr(options, flag, getattr(given, flag) or bool(asked.get(flag)))
-    options.verbose = given.verbose or int(asked["verbose"])
+    options.verbose = given.verbose or int(asked.get("verbose", 0))
     options.debug = given.debug
     printing = None
-    if print_ or asked["print"] or permissions or timeout or output_dir:
+    if print_ or asked.get("print", False) or permissions or timeout or output_dir:
         printing = Printing(
-            permissions or asked["permissions"],
-            timeout or asked["timeout"],
-            output_dir or asked["output"],
+            permissions or asked.get("permissions", None),
+            timeout or asked.get("timeout", None),
+            output_dir or asked.get("output", None),
             session=asked.get("session"),
         )
     return options, printing

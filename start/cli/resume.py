@@ -102,6 +102,13 @@ def continue_(
     options.agent = earlier.agent
     options.model = model if model is not None else earlier.model
     if options.directory is None:
+        import os
+
+        if not os.path.isdir(earlier.workdir):
+            raise UsageError(
+                f"run {earlier.id} ran in {earlier.workdir}, which no longer exists; pass -d DIR "
+                "to continue it from elsewhere (its CLI may keep the session by directory)"
+            )
         options.directory = earlier.workdir
     selection = resolve.Request(
         "continue", earlier.agent, model=options.model, no_role=True, text=text
@@ -117,7 +124,8 @@ def continue_(
 
 
 def _earlier(run_id: int | None) -> Run:
-    """The run to continue: run `run_id`, or the latest headless run."""
+    """The run to continue: run `run_id`, or the latest headless run that has a session id
+    (else the latest headless run, which then says it has none)."""
     with historydb.opened(create=False) as store:
         if run_id is not None:
             found = store.get(run_id)
@@ -127,9 +135,13 @@ def _earlier(run_id: int | None) -> Run:
                     "terminal. Continue a headless run (--print)"
                 )
             return found
-        for found in store.runs(200):
-            if found.headless:
+        headless = [found for found in store.runs(200) if found.headless]
+        # The latest conversation: a run that failed before its CLI named a session has none.
+        for found in headless:
+            if found.session_id is not None:
                 return found
+        if headless:
+            return headless[0]
     raise UsageError(
         "no headless run is recorded yet: run one with --print (start prompt --print TEXT), "
         "then continue it"

@@ -94,3 +94,26 @@ def test_a_session_id_that_would_be_an_option_is_refused(project: Path) -> None:
     result = start(project, "continue", "more")
     assert result.returncode == 2
     assert "{session}" in result.stderr and "starts with '-'" in result.stderr
+
+
+def test_the_latest_conversation_is_the_latest_run_with_a_session(project: Path) -> None:
+    assert start(project, "prompt", "--print", "first", FAKE_SESSION="s-1").returncode == 0
+    assert start(project, "prompt", "--print", "no session").returncode == 0
+    result = start(project, "continue", "more", FAKE_SESSION="s-1")
+    assert (result.returncode, result.stdout) == (0, "ANSWER: more\n")
+    (latest, *_) = json.loads(run_start("log", "--json", cwd=project).stdout)
+    assert latest["permissions_from"] == "the run it continues (1)"
+
+
+def test_a_directory_that_is_gone_is_named(project: Path, tmp_path: Path) -> None:
+    moved = tmp_path / "elsewhere"
+    work = project / "sub"
+    work.mkdir()
+    assert start(work, "prompt", "--print", "first", FAKE_SESSION="s-1").returncode == 0
+    work.rename(moved)
+    result = start(project, "continue", "more")
+    assert (result.returncode, result.stderr) == (
+        2,
+        f"start: run 1 ran in {work}, which no longer exists; pass -d DIR to continue it "
+        "from elsewhere (its CLI may keep the session by directory)\n",
+    )
