@@ -354,9 +354,9 @@ def again(
         repeated.role,
         repeated.no_role,
         repeated.model,
-        task=asked.get("task", None),
+        task=asked.get("task"),
         instructions=tuple(asked.get("instructions", [])),
-        text=asked.get("text", None),
+        text=asked.get("text"),
         contexts=tuple(repeated.contexts),
         params=tuple((name, value) for name, value in asked.get("params", [])),
     )
@@ -377,17 +377,19 @@ def _repeated(
 ) -> tuple[Options, Printing | None]:
     """The options of the repeated run: the recorded parameters, each replaced by the one
     given to `start again` (never both), and what --print asks of it."""
-    options = Options(agent_args=given.agent_args or list(asked.get("agent_args", [])), argv=given.argv)
+    options = Options(
+        agent_args=given.agent_args or list(asked.get("agent_args", [])), argv=given.argv
+    )
     options.started_in = os.getcwd() if given.directory is None else given.started_in
     options.agents = given.agents or list(asked.get("agents", []))
     options.agent = options.agents[-1] if options.agents else None
     if given.role is not None or given.no_role:
         options.role, options.no_role = given.role, given.no_role
     else:
-        options.role, options.no_role = asked.get("role", None), asked.get("no_role", False)
-    options.model = given.model if given.model is not None else asked.get("model", None)
+        options.role, options.no_role = asked.get("role"), asked.get("no_role", False)
+    options.model = given.model if given.model is not None else asked.get("model")
     options.contexts = given.contexts or list(asked.get("contexts", []))
-    options.directory = given.directory if given.directory is not None else asked.get("directory", None)
+    options.directory = given.directory if given.directory is not None else asked.get("directory")
     for flag in ("quiet", "json", "no_color", "no_project", "raw", "dry_run"):
         setattr(options, flag, getattr(given, flag) or bool(asked.get(flag)))
     options.verbose = given.verbose or int(asked.get("verbose", 0))
@@ -395,9 +397,9 @@ def _repeated(
     printing = None
     if print_ or asked.get("print", False) or permissions or timeout or output_dir:
         printing = Printing(
-            permissions or asked.get("permissions", None),
-            timeout or asked.get("timeout", None),
-            output_dir or asked.get("output", None),
+            permissions or asked.get("permissions"),
+            timeout or asked.get("timeout"),
+            output_dir or asked.get("output"),
             session=asked.get("session"),
         )
     return options, printing
