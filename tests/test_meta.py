@@ -151,13 +151,14 @@ def test_no_module_imports_itself_through_others() -> None:
 
 
 # The modules at the bottom: errors, records, paths and files, the doors for commands and headless
-# agents (and their watchdog, and the records of asking runs), temp files and output, and the
-# template lexers. They import each other and nothing above them (config, resolve, sources,
+# agents (and their watchdog, the records of asking runs, and the live state of a run's agents),
+# temp files and output, and the template lexers. They import each other and nothing above them (config, resolve, sources,
 # launch, the CLI).
 BOTTOM = {
     "start.errors", "start.record", "start.paths", "start.fs", "start.atomic", "start.shellwords",
     "start.template", "start.console", "start.status", "start.display", "start.tempfiles",
     "start.shell", "start.agentrun", "start.wall", "start.watchdog", "start.lineage",
+    "start.progress",
 }  # fmt: skip
 
 
