@@ -1,5 +1,6 @@
-"""The record of a run's jobs (start.progress), told from the threads that run them, and the
-terminal's live board (start.display.Board) that reads it."""
+"""The record of a run's jobs (start.progress), told from the threads that run them, and the two
+views that read it: the terminal's live board (start.display.Board) and `start mcp`'s progress
+(start.mcp.jobs)."""
 
 from __future__ import annotations
 
@@ -70,8 +71,10 @@ def test_threads_tell_it_at_once() -> None:
     assert [job.state for job in progress.jobs()] == ["done"] * 8
 
 
-def test_the_terminal_board_reads_the_record() -> None:
+def test_the_terminal_board_and_mcp_read_the_same_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("mcp")
     from start.display import Board, rich_console
+    from start.mcp import jobs
 
     clock = Clock()
     progress = Progress(["claude", "gemini"], clock)
@@ -85,3 +88,8 @@ def test_the_terminal_board_reads_the_record() -> None:
     out = io.StringIO()
     rich_console(out, color=False, width=80).print(board.render())
     assert out.getvalue() == "  claude  failed      12 s\n  gemini  running      7 s\n"
+    assert jobs.message(progress) == "claude: failed, gemini: running (20 s)"
+    assert jobs.states(progress) == [
+        {"agent": "claude", "state": "failed"},
+        {"agent": "gemini", "state": "running"},
+    ]
