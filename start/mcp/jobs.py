@@ -41,8 +41,8 @@ async def ask(
     """ask_agent and ask_agents: run the agents to their end, with progress notifications when
     the client asked for them; a cancelled call kills the agents' process groups."""
     try:
-        asked = asking.check(arguments, several=tool == tools.ASK_AGENTS)
-    except RequestError as error:
+        asked = await off_loop(tools.ask_call, scope, tool, arguments)
+    except StartError as error:
         return tools.failed(str(error))
     progress = Progress(asked.agents)
     try:
@@ -164,7 +164,7 @@ class Runs:
 
     async def start(self, arguments: Mapping[str, Any]) -> types.CallToolResult:
         try:
-            asked = asking.check(arguments, several=True)
+            asked = await off_loop(tools.ask_call, self.scope, tools.ASK_START, arguments)
             await off_loop(asking.vet, self.scope, asked)
         except StartError as error:
             return tools.failed(str(error))
@@ -198,9 +198,10 @@ class Runs:
             run.done.set()
 
     def _find(self, arguments: Mapping[str, Any]) -> _Run:
-        id_ = arguments.get("id")
+        """The run that a checked ask_result or ask_cancel call names."""
+        id_ = arguments["id"]
         with self.lock:
-            run = self.runs.get(id_) if isinstance(id_, str) else None
+            run = self.runs.get(id_)
             known = list(self.runs)
         if run is None:
             listing = f"runs: {', '.join(known)}" if known else "no run was started"
@@ -208,15 +209,13 @@ class Runs:
         return run
 
     async def result(self, ctx: Context, arguments: Mapping[str, Any]) -> types.CallToolResult:
+        found = tools.given(arguments)
         try:
-            run = self._find(arguments)
+            tools.check(tools.ASK_RESULT, tools.result_input(), found)
+            run = self._find(found)
         except RequestError as error:
             return tools.failed(str(error))
-        wait = arguments.get("wait_seconds", tools.WAIT_MOST)
-        if not isinstance(wait, int) or isinstance(wait, bool) or not 0 <= wait <= tools.WAIT_MOST:
-            return tools.failed(
-                f"'wait_seconds' must be a whole number from 0 to {tools.WAIT_MOST}"
-            )
+        wait = found.get("wait_seconds", tools.WAIT_MOST)
 
         async def ended() -> None:
             deadline = time.monotonic() + wait
@@ -227,8 +226,10 @@ class Runs:
         return run.reply()
 
     async def cancel(self, arguments: Mapping[str, Any]) -> types.CallToolResult:
+        found = tools.given(arguments)
         try:
-            run = self._find(arguments)
+            tools.check(tools.ASK_CANCEL, tools.cancel_input(), found)
+            run = self._find(found)
         except RequestError as error:
             return tools.failed(str(error))
         if not run.done.is_set():

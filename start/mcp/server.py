@@ -23,13 +23,12 @@ from mcp import MCPError
 from mcp.server import Server
 
 from start import __version__
-from start.config.model import Task
+from start.config.model import Config, Task
 from start.errors import StartError
 from start.mcp import asking, board, jobs, library, report, stdio, tools
 from start.mcp.jobs import Context
 from start.mcp.library import RequestError, Scope
 from start.mcp.owners import Commands, off_loop
-from start.params import TASK_NAME_ARGUMENT
 from start.shell import STOP_SIGNALS
 from start.watchdog import Watchdog
 
@@ -142,7 +141,13 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
                 "registered",
             )
         if params.name == tools.RUN_TASK:
-            return await _run_task(scope, commands, arguments)
+            return await _run_task(scope, commands, seen.config, arguments)
+        try:
+            await off_loop(
+                tools.check, tools.LIST_TASKS, tools.list_input(), tools.given(arguments)
+            )
+        except RequestError as error:
+            return tools.failed(str(error))
         agents, closed = await off_loop(asking.offered, scope, seen.config)
         data = report.listing(tasks, scope.workdir, seen.note, agents, closed)
         text = json.dumps(data, ensure_ascii=False)
@@ -201,15 +206,10 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
 
 
 async def _run_task(
-    scope: Scope, commands: Commands, arguments: Mapping[str, Any]
+    scope: Scope, commands: Commands, config: Config, arguments: Mapping[str, Any]
 ) -> types.CallToolResult:
-    name = arguments.get(TASK_NAME_ARGUMENT)
-    if not isinstance(name, str):
-        return tools.failed(
-            "run_task needs task_name: a string, one of the names list_tasks returns"
-        )
-    values = {key: value for key, value in arguments.items() if key != TASK_NAME_ARGUMENT}
     try:
+        name, values = await off_loop(tools.task_call, config, arguments)
         run = await commands.run(lambda owner: library.run(scope, name, values, owner))
     except StartError as error:
         return tools.failed(str(error))

@@ -1,19 +1,27 @@
-"""`start mcp`'s task and asking tools: their definitions, with the input and output schemas
-they declare (rebuilt for every request from the tasks and agents offered), and their results."""
+"""`start mcp`'s task and asking tools: their definitions, the input and output schemas they
+declare, and the check of a call's arguments against the input schema, which the board's tools
+(start.mcp.board) share: a tool's schema is the one statement of its arguments' shape.
+
+A call is checked against the schema its tool would be listed with now (the tasks and agents
+offered are read afresh for every request). What a schema cannot say is checked by the owner of
+the rule: 'prompt' or 'task' (asking.check), a task's own arguments (library.check).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from start.config import schema
-from start.mcp import library, report
+from start.errors import suggest
+from start.mcp import asking, library, report
+from start.mcp.library import RequestError
 from start.params import TASK_NAME_ARGUMENT
 
 if TYPE_CHECKING:
     import mcp.types as types
 
-    from start.config.model import Task
+    from start.config.model import Config, Task
 
 LIST_TASKS: Final = "list_tasks"
 RUN_TASK: Final = "run_task"
@@ -25,6 +33,83 @@ ASK_CANCEL: Final = "ask_cancel"
 # The most seconds ask_result waits for a run, under the shortest client timeout (Codex: 60 s).
 WAIT_MOST: Final = 50
 
+# Why a value is not in an argument's enum, from the owner of the list (None: nothing to add to
+# the schema's own message); called with the argument's name and the value.
+Explain = Callable[[str, object], str | None]
+
+# A model's name or alias; the core refuses the same when it builds the command (start.agent).
+MODEL: Final = {
+    "type": "string",
+    "pattern": "^(?!-)",
+    "description": "A model alias or id of the agent; default: the agent's default. It never "
+    "starts with '-'.",
+}
+# What a caller is told instead of a schema's message: by the key that holds the refused value
+# (an argument, or a key inside one), then by the keyword it fails.
+HINTS: Final[Mapping[tuple[str, str], str]] = {
+    ("model", "pattern"): "a model's name or alias never starts with '-': the agent's CLI would "
+    "read it as an option",
+    ("agents", "maxItems"): f"at most {asking.MOST_AGENTS} agents at once",
+}
+
+
+def check(
+    tool: str,
+    declared: Mapping[str, Any],
+    arguments: Mapping[str, Any],
+    *,
+    explain: Explain | None = None,
+    hints: Mapping[tuple[str, str], str] = HINTS,
+    notes: Mapping[str, str] | None = None,
+) -> None:
+    """`arguments` against the input schema `declared` of `tool` (jsonschema); RequestError
+    naming the argument and what is wrong, with the tool's arguments for an unknown one.
+
+    `explain` says why a value is not in an enum, given the argument (the top of the value's
+    path); `hints` replace the schema's message, by the key that holds the value and keyword;
+    `notes` add to the message for an unknown argument, by its name.
+    """
+    import jsonschema
+    import jsonschema.exceptions
+
+    validator = jsonschema.Draft202012Validator(declared)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(dict(arguments)))
+    if error is None:
+        return
+    path = list(error.absolute_path)
+    argument = str(path[0]) if path else ""
+    where = f" at {'/'.join(str(part) for part in path)}" if path else ""
+    keyword = str(error.validator)
+    if keyword == "enum" and explain is not None:
+        said = explain(argument, error.instance)
+        if said is not None:
+            raise RequestError(said)
+    last = str(path[-1]) if path else ""
+    if (last, keyword) in hints:
+        message = hints[last, keyword]
+    elif keyword == "additionalProperties":
+        known = list(error.schema.get("properties", ()))
+        unknown = [name for name in error.instance if name not in known]
+        close = suggest(unknown[0], known) if unknown else None
+        who = f"'{last}'" if path else tool
+        takes = f"did you mean '{close}'?" if close else f"{who} takes: {', '.join(known)}"
+        message = f"{error.message}; {takes}"
+        noted = [notes[name] for name in unknown if notes and name in notes and not path]
+        if noted:
+            message += f" ({noted[0]})"
+    else:
+        from start.schemacheck import shorter
+
+        message = shorter(error.message, error.instance)
+    raise RequestError(f"invalid arguments{where}: {message}")
+
+
+def given(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments a caller gave: a null one counts as left out, as agents often send null for
+    an optional argument."""
+    return {name: value for name, value in arguments.items() if value is not None}
+
+
 # --- the task tools ---------------------------------------------------------------------------
 
 
@@ -34,12 +119,17 @@ def list_input() -> dict[str, Any]:
 
 
 def task_input(tasks: Sequence[Task]) -> dict[str, Any]:
-    """run_task's input schema, from the offered tasks: each argument of any task a string."""
+    """run_task's input schema: rebuilt on every request from the offered tasks, their names and
+    aliases (library.find takes both), each argument of any task a string (which task takes
+    which, a schema does not say: library.check)."""
+    names = [task.name for task in tasks]
+    aliases = [task.alias for task in tasks if task.alias is not None]
     properties: dict[str, Any] = {
         TASK_NAME_ARGUMENT: {
             "type": "string",
-            "enum": [task.name for task in tasks],
-            "description": "The task to run: one of the names list_tasks returns.",
+            "enum": names + [alias for alias in dict.fromkeys(aliases) if alias not in names],
+            "description": "The task to run: one of the names list_tasks returns (or a task's "
+            "alias).",
         }
     }
     for task in tasks:
@@ -48,6 +138,27 @@ def task_input(tasks: Sequence[Task]) -> dict[str, Any]:
                 argument.name, {"type": "string", "description": argument.description}
             )
     return _object(properties, TASK_NAME_ARGUMENT)
+
+
+def task_call(config: Config, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The task that a run_task call names, and its arguments, checked against run_task's input
+    schema; RequestError saying what is wrong (and why a task is not offered)."""
+    found = given(arguments)
+    check(RUN_TASK, task_input(library.listed(config)), found, explain=_why_not_task(config))
+    return found.pop(TASK_NAME_ARGUMENT), found
+
+
+def _why_not_task(config: Config) -> Explain:
+    def explain(argument: str, value: object) -> str | None:
+        if argument != TASK_NAME_ARGUMENT or not isinstance(value, str):
+            return None
+        try:
+            library.find(config, value)
+        except RequestError as error:
+            return str(error)
+        return None
+
+    return explain
 
 
 def task_tools(tasks: Sequence[Task]) -> list[types.Tool]:
@@ -106,10 +217,7 @@ def ask_input(agents: Sequence[str], *, several: bool) -> dict[str, Any]:
             "additionalProperties": {"type": "string"},
             "description": "With task: values of the task's parameters, by name.",
         },
-        "model": {
-            "type": "string",
-            "description": "A model alias or id of the agent; default: the agent's default.",
-        },
+        "model": MODEL,
         "permissions": {
             "type": "string",
             "enum": list(schema.LEVELS),
@@ -128,10 +236,31 @@ def ask_input(agents: Sequence[str], *, several: bool) -> dict[str, Any]:
                 "type": "array",
                 "items": {"type": "string", "enum": list(agents)},
                 "minItems": 1,
+                "maxItems": asking.MOST_AGENTS,
                 "description": "The agents to ask, at once; the same agent twice runs twice.",
             }
         }
     return _object({**who, **what}, *who)
+
+
+def ask_call(scope: library.Scope, tool: str, arguments: Mapping[str, Any]) -> asking.Ask:
+    """The ask that an ask_agent, ask_agents or ask_start call makes, its arguments checked
+    against the tool's input schema as it would be listed now; RequestError saying what is wrong
+    (and why an agent may not be asked), ConfigError for a broken config."""
+    config = library.view(scope).config
+    agents, why = asking.offered(scope, config)
+    if why is not None:
+        raise RequestError(why)
+    several = tool != ASK_AGENT
+    found = given(arguments)
+
+    def explain(argument: str, value: object) -> str | None:
+        if argument not in ("agent", "agents") or not isinstance(value, str):
+            return None
+        return asking.not_askable(config, value, agents)
+
+    check(tool, ask_input(agents, several=several), found, explain=explain)
+    return asking.check(found, several=several)
 
 
 RUN_ID: Final = {"type": "string", "description": "The id ask_start returned."}
