@@ -28,8 +28,8 @@ from start.record import Record
 if TYPE_CHECKING:
     from start.shell import CommandResult, Owner
 
-# How long checking a schema against its draft's metaschema may take: a real schema takes
-# milliseconds.
+# How long checking a schema against its draft's metaschema may take: far more than a real
+# schema needs, so that only a hostile one meets the deadline.
 SCHEMA_SECONDS: Final = 10.0
 # How many problems of an answer a check keeps (the first ones).
 PROBLEMS_KEPT: Final = 100
