@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
     from rich.text import Text
 
+    from start.progress import Progress
+
 
 def _text(parts: Part | Line, style: str = "") -> Text:
     from rich.text import Text
@@ -257,43 +259,37 @@ class LivePage:
 
 class Board:
     """One line per job, redrawn in place by rich on a terminal: its name, its state and the
-    seconds it has run. `update` may be called from any thread; `with` shows it."""
+    seconds it has run, read from the run's record of its jobs (start.progress). `update` may be
+    called from any thread; `with` shows it."""
 
-    def __init__(self, names: Sequence[str], stream: IO[str] | None = None) -> None:
-        import threading
-        import time
+    def __init__(
+        self,
+        names: Sequence[str],
+        stream: IO[str] | None = None,
+        *,
+        progress: Progress | None = None,
+    ) -> None:
+        from start.progress import Progress
 
         self.stream = stream if stream is not None else sys.stderr
-        self.names = list(names)
-        self.states = ["waiting"] * len(self.names)
-        self.started: list[float | None] = [None] * len(self.names)
-        self.ended: list[float | None] = [None] * len(self.names)
-        self.clock = time.monotonic
-        self.lock = threading.Lock()
+        self.progress = progress if progress is not None else Progress(names)
         self.live: Any = None
 
     def update(self, index: int, state: str, elapsed: float) -> None:
-        with self.lock:
-            self.states[index] = state
-            now = self.clock()
-            if state == "running":
-                self.started[index] = now
-            elif state not in ("waiting", "running"):
-                self.ended[index] = now
+        self.progress.update(index, state, elapsed)
 
     def render(self) -> Any:
         from rich.text import Text
 
-        now = self.clock()
-        width = max(len(name) for name in self.names) if self.names else 0
+        jobs = self.progress.jobs()
+        width = max(len(job.name) for job in jobs) if jobs else 0
         lines = []
-        with self.lock:
-            for name, state, began, ended in zip(
-                self.names, self.states, self.started, self.ended, strict=True
-            ):
-                seconds = "" if began is None else f"{(ended or now) - began:5.0f} s"
-                style = {"done": "green", "failed": "red", "timed out": "red"}.get(state, "")
-                lines.append(Text.assemble(f"  {name:<{width}}  ", (f"{state:<9}", style), seconds))
+        for job in jobs:
+            seconds = "" if job.seconds is None else f"{job.seconds:5.0f} s"
+            style = {"done": "green", "failed": "red", "timed out": "red"}.get(job.state, "")
+            lines.append(
+                Text.assemble(f"  {job.name:<{width}}  ", (f"{job.state:<9}", style), seconds)
+            )
         return Text("\n").join(lines)
 
     def __enter__(self) -> Board:

@@ -28,8 +28,8 @@ from start.record import Record
 if TYPE_CHECKING:
     from start.shell import CommandResult, Owner
 
-# How long checking a schema against its draft's metaschema may take: a real schema takes
-# milliseconds.
+# How long checking a schema against its draft's metaschema may take: far more than a real
+# schema needs, so that only a hostile one meets the deadline.
 SCHEMA_SECONDS: Final = 10.0
 # How many problems of an answer a check keeps (the first ones).
 PROBLEMS_KEPT: Final = 100
@@ -157,7 +157,7 @@ def mismatches(schema: Any, value: Any) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     try:
         for error in validator.iter_errors(value):
-            found.append((error.json_path, clip(_shorter(error.message, error.instance))))
+            found.append((error.json_path, clip(shorter(error.message, error.instance))))
             if len(found) == PROBLEMS_KEPT:
                 break
     except RecursionError:
@@ -252,7 +252,7 @@ def clip(text: str) -> str:
     return text if len(text) <= _WIDTH else text[: _WIDTH - 1] + "…"
 
 
-def _shorter(message: str, value: Any) -> str:
+def shorter(message: str, value: Any) -> str:
     """A validator's message with the value it quotes cut short, so that what is wrong shows."""
     quoted = repr(value)
     if len(quoted) <= _QUOTED or quoted not in message:

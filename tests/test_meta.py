@@ -14,11 +14,12 @@ from start.cli import cli
 from tests.conftest import REPO, invoke
 
 # Every module of the package but the command line (start.cli), the terminal doors (console,
-# status, and display, the one importer of rich), the MCP SDK adapter and `python -m start`: found
-# by walking the package, not listed by hand, so a new module is checked the day it is added.
+# status, and display, the one importer of rich), the MCP SDK adapter (the modules of start.mcp
+# that import the SDK, which imports click) and `python -m start`: found by walking the package,
+# not listed by hand, so a new module is checked the day it is added.
 _NOT_CORE = (
     "start.cli", "start.console", "start.status", "start.display", "start.mcp.server",
-    "start.__main__",
+    "start.mcp.jobs", "start.mcp.stdio", "start.__main__",
 )  # fmt: skip
 CORE = sorted(
     module.name
@@ -151,14 +152,14 @@ def test_no_module_imports_itself_through_others() -> None:
 
 
 # The modules at the bottom: errors, records, paths and files, the door for processes and the
-# runners of commands and headless agents on it (and their watchdog, and the records of asking
-# runs), temp files and output, and the template lexers. They import each other and nothing
-# above them (config, resolve, sources, launch, the CLI).
+# runners of commands and headless agents on it (and their watchdog, the records of asking runs,
+# and the live state of a run's agents), temp files and output, and the template lexers. They
+# import each other and nothing above them (config, resolve, sources, launch, the CLI).
 BOTTOM = {
     "start.errors", "start.record", "start.paths", "start.fs", "start.atomic", "start.shellwords",
     "start.template", "start.console", "start.status", "start.display", "start.tempfiles",
     "start.process", "start.shell", "start.agentrun", "start.wall", "start.watchdog",
-    "start.lineage",
+    "start.lineage", "start.progress",
 }  # fmt: skip
 
 

@@ -13,13 +13,13 @@ from start.cli.problems import show_problems
 from start.cli.state import get_options
 from start.config import load as config_load
 from start.config import schema
-from start.config.model import LAYERS, Config
-from start.config.validate import (
+from start.config.audit import (
     check_context_files,
     check_output_schemas,
     check_shells,
     check_task_files,
 )
+from start.config.model import LAYERS, Config
 from start.console import Styled
 from start.errors import ExitCode, UnknownNameError, UsageError, suggest
 

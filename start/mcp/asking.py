@@ -18,7 +18,7 @@ import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from start import fs, headless, lineage, paths, pipeline, resolve, shell
 from start.config import schema
@@ -156,57 +156,23 @@ def instructions(scope: Scope) -> str:
 # --- one call -------------------------------------------------------------------------------
 
 
-def check(arguments: Mapping[str, object], *, several: bool) -> Ask:
-    """The arguments of ask_agent (`agent`) or of ask_agents and ask_start (`agents`) as an Ask.
+def check(arguments: Mapping[str, Any], *, several: bool) -> Ask:
+    """The arguments of ask_agent (`agent`) or of ask_agents and ask_start (`agents`) as an Ask,
+    once they hold to the tool's input schema (start.mcp.tools.ask_call checks them): here only
+    what a schema cannot say.
 
     Raises RequestError naming what is wrong.
     """
-    who = "agents" if several else "agent"
-    known = (who, "prompt", "task", "instructions", "params", "model", "permissions")
-    for name in arguments:
-        if name not in known:
-            close = suggest(name, known)
-            hint = f"; did you mean '{close}'?" if close else f"; it takes: {', '.join(known)}"
-            raise RequestError(f"no argument '{name}'{hint}")
-    given = {name: value for name, value in arguments.items() if value is not None}
-    if several:
-        agents = given.get("agents")
-        if (
-            not isinstance(agents, list)
-            or not agents
-            or not all(isinstance(a, str) for a in agents)
-        ):
-            raise RequestError("'agents' must be a non-empty array of agent names")
-        if len(agents) > MOST_AGENTS:
-            raise RequestError(f"'agents' names {len(agents)} agents; at most {MOST_AGENTS}")
-        names = tuple(str(a) for a in agents)
-    else:
-        agent = given.get("agent")
-        if not isinstance(agent, str) or not agent:
-            raise RequestError("'agent' must be the name of an agent")
-        names = (agent,)
-    text = _string(given, "prompt")
-    task = _string(given, "task")
+    names = tuple(arguments["agents"]) if several else (arguments["agent"],)
+    text: str | None = arguments.get("prompt")
+    task: str | None = arguments.get("task")
     if (text is None) == (task is None):
         raise RequestError("give either 'prompt' (the text to ask) or 'task' (a task's name)")
-    instructions = _string(given, "instructions")
-    params = given.get("params", {})
-    if not isinstance(params, dict) or not all(isinstance(v, str) for v in params.values()):
-        raise RequestError("'params' must be an object of parameter name to string value")
+    instructions: str | None = arguments.get("instructions")
+    params: Mapping[str, str] = arguments.get("params", {})
     if text is not None and (instructions is not None or params):
         raise RequestError("'instructions' and 'params' go with 'task', not with 'prompt'")
-    permissions = _string(given, "permissions")
-    if permissions is not None and permissions not in schema.LEVELS:
-        raise RequestError(
-            f"'permissions' must be one of {', '.join(schema.LEVELS)}, not '{permissions}'"
-        )
-    model = _string(given, "model")
-    if model is not None and model.startswith("-"):
-        raise RequestError(
-            "'model' must be a model's name or alias, and none starts with '-': the agent's CLI "
-            "would read it as an option"
-        )
-    values = {str(k): v for k, v in params.items()}
+    values = dict(params)
     if instructions is not None:
         values["instructions"] = instructions
     return Ask(
@@ -214,16 +180,9 @@ def check(arguments: Mapping[str, object], *, several: bool) -> Ask:
         fs.arg_text(text) if text is not None else None,
         task,
         values,
-        model,
-        permissions,
+        arguments.get("model"),
+        arguments.get("permissions"),
     )
-
-
-def _string(given: Mapping[str, object], name: str) -> str | None:
-    value = given.get(name)
-    if value is not None and not isinstance(value, str):
-        raise RequestError(f"'{name}' must be a string")
-    return value
 
 
 def vet(scope: Scope, ask: Ask) -> pipeline.LaunchRequest:
@@ -240,7 +199,7 @@ def vet(scope: Scope, ask: Ask) -> pipeline.LaunchRequest:
     agents = askable(config)
     for name in ask.agents:
         if name not in agents:
-            raise RequestError(_not_askable(config, name, agents))
+            raise RequestError(not_askable(config, name, agents))
     task: Task | None = None
     if ask.task is not None:
         task = library.find(config, ask.task)
@@ -275,7 +234,7 @@ def prepare(scope: Scope, ask: Ask, owner: shell.Owner | None = None) -> list[pi
     return pipeline.prepare_each(request, ask.agents, runner=runner)
 
 
-def _not_askable(config: Config, name: str, agents: Sequence[str]) -> str:
+def not_askable(config: Config, name: str, agents: Sequence[str]) -> str:
     listing = f"agents that can be asked: {', '.join(agents)}"
     agent = config.agents.get(name)
     if agent is None:

@@ -5,10 +5,11 @@
 
 The caller acts as its session, which start names: `mcp:CLIENT:PID`, the client's name from
 `initialize` and this server's process, whose life its claims last; no argument names who acts.
-Each tool's arguments are checked against the input schema it declares (jsonschema), the one
-statement of their shape; the board's rules are the board's (start.boarddb). A run an item asks
-for is held to what the user allows agents (start.boardrun.request_for). Nothing here imports the
-SDK before a tool is listed or called: the server (start.mcp.server) hands its requests here.
+Each tool's arguments are checked against the input schema it declares, as every tool's are
+(start.mcp.tools.check), the one statement of their shape; the board's rules are the board's
+(start.boarddb). A run an item asks for is held to what the user allows agents
+(start.boardrun.request_for). Nothing here imports the SDK before a tool is listed or called:
+the server (start.mcp.server) hands its requests here.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from start import board
 from start.board import FINISHED, STATUSES, Change, Holder, RunSpec
 from start.config import schema
 from start.errors import StartError
-from start.mcp.library import RequestError, Scope
+from start.mcp import tools
+from start.mcp.library import Scope
 
 if TYPE_CHECKING:
     import mcp.types as types
@@ -60,7 +62,7 @@ _RUN: Final = {
         "agent": {"type": "string", "description": "The agent that runs it."},
         "prompt": {"type": "string", "maxLength": 1 << 20},
         "task": {"type": "string"},
-        "model": {"type": "string"},
+        "model": tools.MODEL,
         "permissions": {"type": "string", "enum": list(schema.LEVELS)},
     },
     "required": ["agent"],
@@ -126,6 +128,15 @@ INPUTS: Final[Mapping[str, dict[str, Any]]] = {
     ),
 }
 
+# What a caller is told instead of a schema's message (tools.check): by argument and keyword.
+HINTS: Final[Mapping[tuple[str, str], str]] = {
+    **tools.HINTS,
+    ("run", "oneOf"): "'run' takes either 'prompt' or 'task'",
+}
+# What a caller who gives an argument that a tool does not take is told too, by tool.
+_STARTS = "an item starts pending and unassigned: claim it to take it"
+NOTES: Final[Mapping[str, Mapping[str, str]]] = {CREATE: {"assignee": _STARTS, "status": _STARTS}}
+
 DESCRIPTIONS: Final[Mapping[str, str]] = {
     CREATE: (
         "Create a work item on this project's shared board (people, other agents and `start "
@@ -162,7 +173,6 @@ class Tools:
         self.wait_most = wait_most
         self.progress_every = progress_every
         self.epochs: dict[str, int] = {}
-        self.validators: dict[str, Any] = {}
         # The input schemas as listed and as checked: one statement of each tool's arguments.
         self.inputs = dict(INPUTS)
         watch = self.inputs[WATCH]
@@ -223,29 +233,8 @@ class Tools:
         return _result(json.dumps(data, ensure_ascii=False), data)
 
     def _check(self, name: str, arguments: Mapping[str, Any]) -> None:
-        """The arguments against the tool's input schema; RequestError saying what is wrong."""
-        validator = self.validators.get(name)
-        if validator is None:
-            import jsonschema
-
-            validator = jsonschema.Draft202012Validator(self.inputs[name])
-            self.validators[name] = validator
-        import jsonschema.exceptions
-
-        error = jsonschema.exceptions.best_match(validator.iter_errors(dict(arguments)))
-        if error is None:
-            return
-        where = "/".join(str(part) for part in error.absolute_path)
-        if error.validator == "additionalProperties":
-            known = ", ".join(self.inputs[name]["properties"])
-            message = f"{error.message}; {name} takes: {known}"
-            if name == CREATE and {"assignee", "status"} & set(arguments):
-                message += " (an item starts pending and unassigned: claim it to take it)"
-        elif error.validator == "oneOf":
-            message = "'run' takes either 'prompt' or 'task'"
-        else:
-            message = error.message
-        raise RequestError(f"invalid arguments{f' at {where}' if where else ''}: {message}")
+        """The arguments against the tool's input schema (tools.check)."""
+        tools.check(name, self.inputs[name], arguments, hints=HINTS, notes=NOTES.get(name, {}))
 
     def _handle(self, name: str, arguments: Mapping[str, Any], me: Holder) -> dict[str, Any]:
         from start import boardfile

@@ -89,6 +89,24 @@ def test_an_answer_on_a_terminal_is_shown_escaped(project: Path) -> None:
     assert (code, screen) == (0, f"## fake\n\n{HOSTILE_SHOWN}\n## fake\n\n{HOSTILE_SHOWN}")
 
 
+def test_the_live_board_on_a_terminal_shows_each_agents_state_and_time(project: Path) -> None:
+    """The board (start.display.Board) reads the run's record of its jobs (start.progress): two
+    runs of one CLI go one after the other, so the second is seen waiting while the first runs."""
+    import re
+
+    from tests.terminal import run_on_terminal
+
+    code, screen = run_on_terminal(
+        "prompt", "--print", "-a", "fake,fake", "hi", cwd=project,
+        env={"FAKE_MODE": "slow", "FAKE_SECONDS": "1"},
+    )  # fmt: skip
+    drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)
+    assert code == 0, screen
+    assert re.search(r"  fake  running +[0-9]+ s\n  fake  waiting ", drawn), drawn
+    assert re.search(r"  fake  done +[0-9]+ s\n  fake  running +[0-9]+ s", drawn), drawn
+    assert drawn.endswith("## fake\n\nANSWER: hi from ?\n\n## fake\n\nANSWER: hi from ?\n")
+
+
 def test_an_answer_piped_or_with_raw_is_exact(project: Path) -> None:
     from tests.terminal import run_on_terminal
 

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
-from start.mcp import library, server
+from start.mcp import jobs, library, owners, server
 from tests import fake_headless
 from tests.conftest import REPO, run_start, running, write_tree
 from tests.fake_headless import agent
@@ -201,7 +201,7 @@ async def test_progress_notifications_tell_the_time_and_the_agents_state(
 ) -> None:
     monkeypatch.setenv("FAKE_MODE", "slow")
     monkeypatch.setenv("FAKE_SECONDS", "1.5")
-    monkeypatch.setattr(server, "PROGRESS_EVERY", 0.3)
+    monkeypatch.setattr(jobs, "PROGRESS_EVERY", 0.3)
     told: list[tuple[float, str | None]] = []
 
     async def tell(progress: float, total: float | None, message: str | None) -> None:
@@ -258,7 +258,7 @@ async def test_a_client_that_goes_away_kills_the_runs(
     pids = tmp_path / "pids"
     monkeypatch.setenv("FAKE_MODE", "sleep")
     monkeypatch.setenv("FAKE_PIDS", str(pids))
-    commands = server.Commands()
+    commands = owners.Commands()
     from mcp import Client
 
     async with Client(server.build(library.Scope(str(isolated)), commands)) as client:

@@ -88,8 +88,8 @@ def argv(record: Path) -> list[str]:
 
 
 REFUSED_MODEL = (
-    "'model' must be a model's name or alias, and none starts with '-': the agent's CLI would "
-    "read it as an option"
+    "invalid arguments at model: a model's name or alias never starts with '-': the agent's CLI "
+    "would read it as an option"
 )
 
 

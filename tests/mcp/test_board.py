@@ -110,6 +110,18 @@ async def test_the_caller_is_its_session_and_no_argument_names_another(
             "invalid arguments at run: 'run' takes either 'prompt' or 'task'",
         ),
         (
+            "board_tasks_create",
+            {"title": "x", "run": {"agent": "fake", "prompt": "p", "model": "--yolo"}},
+            "invalid arguments at run/model: a model's name or alias never starts with '-': the "
+            "agent's CLI would read it as an option",
+        ),
+        (
+            "board_tasks_create",
+            {"title": "x", "run": {"agent": "fake", "prompt": "p", "modle": "m"}},
+            "invalid arguments at run: Additional properties are not allowed ('modle' was "
+            "unexpected); did you mean 'model'?",
+        ),
+        (
             "board_tasks_watch",
             {"id": "1", "wait_seconds": 51},
             "invalid arguments at wait_seconds: 51 is greater than the maximum of 50",

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from start import shell
-from start.mcp.server import Commands, _Request
+from start.mcp.owners import Commands, Request
 from start.shell import CommandResult, CommandSpec
 
 
@@ -33,7 +33,7 @@ def in_thread(
 
 def test_a_killed_request_ends_its_commands_and_those_it_starts_later(tmp_path: Path) -> None:
     commands = Commands()
-    request, other = _Request(commands), _Request(commands)
+    request, other = Request(commands), Request(commands)
     thread, results = in_thread(slow(tmp_path, "one"), request)
     bystander, spared = in_thread(slow(tmp_path, "two"), other)
     wait_for(tmp_path / "one")
@@ -55,6 +55,6 @@ def test_a_killed_request_ends_its_commands_and_those_it_starts_later(tmp_path: 
 def test_once_stopped_every_command_is_killed_as_it_starts(tmp_path: Path) -> None:
     commands = Commands()
     commands.stop()
-    (result,) = shell.run_all([slow(tmp_path, "pid")], owner=_Request(commands))
+    (result,) = shell.run_all([slow(tmp_path, "pid")], owner=Request(commands))
     assert result.status == "killed by SIGKILL"
     assert commands.live == {}

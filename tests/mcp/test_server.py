@@ -155,8 +155,9 @@ async def test_tools_are_list_tasks_and_run_task_with_the_task_names(
         "properties": {
             "task_name": {
                 "type": "string",
-                "enum": TASKS,
-                "description": "The task to run: one of the names list_tasks returns.",
+                "enum": [*TASKS, "rv"],
+                "description": "The task to run: one of the names list_tasks returns (or a "
+                "task's alias).",
             },
             "instructions": {"type": "string", "description": INSTRUCTIONS_HELP},
         },
@@ -338,22 +339,21 @@ async def test_bad_names_and_arguments_are_error_results_and_the_server_goes_on(
             f"task 'undocumented' is not offered: it is internal or has no description; {known}",
         ),
         ({"task_name": "gr"}, "unknown task 'gr'; did you mean 'greet'?"),
-        ({}, "run_task needs task_name: a string, one of the names list_tasks returns"),
-        (
-            {"task_name": 5},
-            "run_task needs task_name: a string, one of the names list_tasks returns",
-        ),
+        ({}, "invalid arguments: 'task_name' is a required property"),
+        ({"task_name": 5}, "invalid arguments at task_name: 5 is not of type 'string'"),
         (
             {"task_name": "greet", "args": "-v"},
-            "task 'greet' has no argument 'args'; it takes: instructions",
+            "invalid arguments: Additional properties are not allowed ('args' was unexpected); "
+            "run_task takes: task_name, instructions",
         ),
         (
             {"task_name": "greet", "instruction": "x"},
-            "task 'greet' has no argument 'instruction'; did you mean 'instructions'?",
+            "invalid arguments: Additional properties are not allowed ('instruction' was "
+            "unexpected); did you mean 'instructions'?",
         ),
         (
             {"task_name": "greet", "instructions": 3},
-            "argument 'instructions' of task 'greet' must be a string",
+            "invalid arguments at instructions: 3 is not of type 'string'",
         ),
     ]
     async with connect(isolated, mode) as client:

@@ -311,7 +311,7 @@ def test_a_cancelled_request_kills_its_command_and_is_not_answered(
 @pytest.mark.slow
 @needs_proc
 def test_listings_never_wait_for_slow_tool_calls(spawn: Any, isolated: Path) -> None:
-    from start.mcp.server import COMMAND_CALLS
+    from start.mcp.owners import COMMAND_CALLS
 
     server = spawn()
     server.send(INITIALIZE)
@@ -414,7 +414,7 @@ def test_every_malformed_request_with_an_id_is_answered(spawn: Any) -> None:
 @pytest.mark.slow
 def test_a_message_over_the_limit_is_refused_in_linear_time(spawn: Any) -> None:
     """It was read in quadratic time (32 MiB took 9 s), and never answered."""
-    from start.mcp.server import MESSAGE_LIMIT
+    from start.mcp.stdio import MESSAGE_LIMIT
 
     server = spawn()
     server.send(INITIALIZE)
@@ -452,7 +452,7 @@ def test_a_message_over_the_limit_is_refused_in_linear_time(spawn: Any) -> None:
     ],
 )
 def test_the_id_of_a_message_cut_short(head: str, found: object) -> None:
-    from start.mcp.server import _head_id
+    from start.mcp.stdio import _head_id
 
     assert _head_id(head.encode()) == found
 
@@ -460,11 +460,11 @@ def test_the_id_of_a_message_cut_short(head: str, found: object) -> None:
 def test_lines_are_split_across_chunks_and_cut_over_the_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from start.mcp import server
+    from start.mcp import stdio
 
-    monkeypatch.setattr(server, "MESSAGE_LIMIT", 10)
-    monkeypatch.setattr(server.Lines, "HEAD", 4)
-    lines = server.Lines()
+    monkeypatch.setattr(stdio, "MESSAGE_LIMIT", 10)
+    monkeypatch.setattr(stdio.Lines, "HEAD", 4)
+    lines = stdio.Lines()
     got = [*lines.feed(b"one\ntw"), *lines.feed(b"o"), *lines.feed(b"\n0123456789")]
     got += [*lines.feed(b"0123456789"), *lines.feed(b"\n\nrest")]
     assert got == [(b"one", 3), (b"two", 3), (b"0123", 20), (b"", 0)]
