@@ -41,7 +41,7 @@ from start import __version__, headless
 from start.config import schema
 from start.config.model import Task
 from start.errors import StartError
-from start.mcp import asking, board, library, report
+from start.mcp import asking, board, library, report, taskfile
 from start.mcp.library import RequestError, Scope
 from start.params import TASK_NAME_ARGUMENT
 from start.shell import STOP_SIGNALS, kill_group
@@ -300,6 +300,7 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         commands = Commands()
     runs = Runs(scope, commands)
     boards = board.Tools(scope, wait_most=WAIT_MOST, progress_every=PROGRESS_EVERY)
+    taskfiles = taskfile.Tools(scope)
 
     @_guarded
     async def list_prompts(
@@ -330,6 +331,7 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         # agent may be asked (too deep, or none on PATH): no asking tools.
         tools = _tools(tasks) if tasks else []
         tools += _asking_tools(agents) if agents else []
+        tools += await taskfiles.listed()
         return types.ListToolsResult(tools=tools + boards.listed())
 
     @_guarded
@@ -337,6 +339,8 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         arguments = params.arguments or {}
         if boards.offers(params.name):
             return await boards.call(ctx, params.name, arguments)
+        if taskfiles.offers(params.name):
+            return await taskfiles.call(params.name, arguments, commands.run)
         if params.name in (ASK_AGENT, ASK_AGENTS):
             return await _ask(ctx, scope, commands, arguments, several=params.name == ASK_AGENTS)
         if params.name == ASK_START:
@@ -406,7 +410,9 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
     return Server(
         "start",
         version=__version__,
-        instructions=library.instructions(scope) + asking.instructions(scope),
+        instructions=library.instructions(scope)
+        + asking.instructions(scope)
+        + taskfile.instructions(scope),
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
         on_list_tools=list_tools,
