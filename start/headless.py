@@ -42,6 +42,12 @@ class Result(Record):
     value: Any = None
     problems: tuple[str, ...] = ()
     permissions_from: str = ""  # where the permission level comes from (pipeline.level)
+    # Why the run was asked again with the task's schema in its prompt: its CLI refused the
+    # schema option for its model (the agent's print_schema_refused); None when it was not.
+    fallback: str | None = None
+    # The prompt the agent got when it is not the composed one: the fallback's, the schema's
+    # instruction after it (start.output.with_instruction).
+    prompt: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -72,7 +78,24 @@ def run(
     """Run a launch prepared for --print (pipeline.prepare with permissions) to its end, and read
     its answer. Raises StoppedError or KeyboardInterrupt on a signal, after the agent's process
     group is gone; every failure of the agent itself is a Result that is not ok. `owner` is told
-    of the agent's process group (shell.Owner)."""
+    of the agent's process group (shell.Owner). A CLI that refuses the task's schema option for
+    its model is asked once more with the schema in the prompt (`refused`)."""
+    result = _run(prepared, timeout, progress, owner)
+    if not refused(prepared, result):
+        return result
+    from start import pipeline
+
+    again = pipeline.unheld(prepared)
+    second = _run(again, _left(timeout, [result]), progress, owner)
+    return _fell_back(prepared, again, result, second)
+
+
+def _run(
+    prepared: pipeline.Prepared,
+    timeout: float,
+    progress: Callable[[float], None] | None,
+    owner: shell.Owner | None,
+) -> Result:
     import os
 
     from start import agentrun
@@ -87,6 +110,42 @@ def run(
         return _ended([prepared], [done], timeout)[0]
     finally:
         launch.cleanup()
+
+
+def refused(prepared: pipeline.Prepared, result: Result) -> bool:
+    """Whether a run failed because its CLI refused the task's schema option for its model: the
+    agent's `print_schema_refused` is in what it printed (llm: "Error: Echo: echo does not
+    support schemas"). Such a run is asked again as for an agent without print_schema."""
+    agent = prepared.plan.agent
+    words = agent.print_schema_refused
+    if words is None or result.ok or result.mismatched or result.timed_out:
+        return False
+    from start import launch as launcher
+
+    if not launcher.holds_to_schema(agent, prepared.output):
+        return False
+    return words in result.stderr or words in result.stdout
+
+
+def _left(timeout: float, spent: Sequence[Result]) -> float:
+    """What is left of a run's `timeout` after the refused runs (at least a second)."""
+    return max(1.0, timeout - max(result.duration for result in spent))
+
+
+def _fell_back(
+    prepared: pipeline.Prepared, again: pipeline.Prepared, first: Result, second: Result
+) -> Result:
+    """The second run's result, saying why it was asked again, with the time of both."""
+    agent = prepared.plan.agent
+    model = f" for model {first.model}" if first.model else ""
+    said = tail(first.stderr, 1) or tail(first.stdout, 1)
+    note = (
+        f"{agent.name} refused the task's schema option{model} ({said}); asked again with the "
+        "schema in the prompt, and the answer checked by start"
+    )
+    return second._replace(
+        fallback=note, prompt=again.composition.prompt, duration=first.duration + second.duration
+    )
 
 
 def run_each(
@@ -122,10 +181,27 @@ def run_each(
             for p in each
         ]
         runs = agentrun.run_agents(jobs, cap=cap, on_state=on_state, owner=owner)
-        return _ended(each, runs, timeout, owner)
+        results = _ended(each, runs, timeout, owner)
     finally:
         for prepared in each:
             prepared.launch.cleanup()
+    asked = [index for index, found in enumerate(results) if refused(each[index], found)]
+    if not asked:
+        return results
+    from start import pipeline
+
+    again = [pipeline.unheld(each[index]) for index in asked]
+
+    def state(at: int, what: str, elapsed: float) -> None:
+        if on_state is not None:
+            on_state(asked[at], what, elapsed)
+
+    first = [results[index] for index in asked]
+    seconds = _left(timeout, first)
+    second = run_each(again, seconds, cap, state, env=env, owner=owner)
+    for at, index in enumerate(asked):
+        results[index] = _fell_back(each[index], again[at], first[at], second[at])
+    return results
 
 
 def cli_of(prepared: pipeline.Prepared) -> str:
@@ -157,6 +233,7 @@ def result_data(result: Result) -> dict[str, Any]:
         "usage": dict(result.usage) if result.usage is not None else None,
         "denied": list(result.denied),
         "argv": list(result.argv),
+        "fallback": result.fallback,
     }
 
 

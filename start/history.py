@@ -79,7 +79,8 @@ def fields(
         "params": dict(plan.params),
         # The user's own words: a task's instructions, a prompt's text.
         "instructions": plan.text if plan.mode == "prompt" else plan.instructions,
-        "prompt": composition.prompt,
+        # What the agent got: a schema's fallback adds the schema to it (start.headless).
+        "prompt": result.prompt if result is not None and result.prompt else composition.prompt,
         "role_text": role.text if role is not None else "",
         "command": list(result.argv if result is not None else launch.argv),
         "headless": result is not None,

@@ -66,6 +66,10 @@ _FIELD_HELP = {
         "The answer a headless run must give: text, json, or JSON matching the schema in FILE.",
     ),
     "print_schema": ("OPTIONS", "The options that hold a headless answer to a task's schema."),
+    "print_schema_refused": (
+        "TEXT",
+        "What a failed run prints when the model refuses print_schema: ask again without it.",
+    ),
 }
 _FIELD_COMPLETION = {
     "role": "complete_roles",

@@ -45,6 +45,8 @@ def show_one(options: Options, prepared: pipeline.Prepared, result: headless.Res
     """The answer on stdout, anything else on stderr; the exit code of the run."""
     agent = prepared.plan.agent.name
     code = exit_code([result])
+    if result.fallback is not None and not options.json:
+        console.err(f"start: ⚠ {result.fallback}")
     if result.denied and not options.json:
         # A refused action can explain a thin answer: say so, whatever the outcome.
         level = result.permissions
@@ -144,6 +146,8 @@ def show_each(options: Options, results: list[headless.Result], output: str | No
         sys.stdout.flush()
         printer = console.Printer("stderr", no_color=True)
         for result in results:
+            if result.fallback is not None:
+                printer.line(f"start: ⚠ {result.fallback}")
             if result.ok:
                 continue
             said = "answered, but" if result.mismatched else "failed:"

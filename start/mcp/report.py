@@ -139,6 +139,7 @@ RESULT_SCHEMA: dict[str, Any] = {
         "usage": {"type": ["object", "null"]},
         "denied": {"type": "array", "items": {"type": "string"}},
         "argv": {"type": "array", "items": {"type": "string"}},
+        "fallback": {"type": ["string", "null"]},
     },
     "required": ["agent", "permissions", "success", "answer", "error"],
 }
