@@ -31,6 +31,40 @@ def tail(text: str, lines: int = TAIL_LINES) -> str:
     return "\n".join(kept[-lines:])
 
 
+def refused(prepared: pipeline.Prepared, run: Run) -> bool:
+    """Whether a run failed because its CLI refused the task's schema option for its model: the
+    agent's `print_schema_refused` is in what it printed (llm: "Error: Echo: echo does not
+    support schemas"). Such a run is asked again as for an agent without print_schema."""
+    agent = prepared.plan.agent
+    words = agent.print_schema_refused
+    if words is None or run.state != records.FAILED:
+        return False
+    from start import launch as launcher
+
+    if not launcher.holds_to_schema(agent, prepared.output):
+        return False
+    return words in run.stderr or words in run.stdout
+
+
+def _left(timeout: float, spent: Sequence[Run]) -> float:
+    """What is left of a run's `timeout` after the refused runs (at least a second)."""
+    return max(1.0, timeout - max(run.duration or 0.0 for run in spent))
+
+
+def _fell_back(prepared: pipeline.Prepared, first: Run, second: Run) -> Run:
+    """The second run's result, saying why it was asked again, with the time of both."""
+    agent = prepared.plan.agent
+    model = f" for model {first.model}" if first.model else ""
+    said = tail(first.stderr, 1) or tail(first.stdout, 1)
+    note = (
+        f"{agent.name} refused the task's schema option{model} ({said}); asked again with the "
+        "schema in the prompt, and the answer checked by start"
+    )
+    return second._replace(
+        fallback=note, duration=(first.duration or 0.0) + (second.duration or 0.0)
+    )
+
+
 def run_each(
     each: Sequence[pipeline.Prepared],
     timeout: float,
@@ -88,10 +122,50 @@ def run_each(
             # The answers that had arrived are read and checked: the caller prints and records
             # every run, then stops as the signal says.
             raise agentrun.interrupted(stopped.signum, runs) from None
-        return runs
     finally:
         for prepared in each:
             prepared.launch.cleanup()
+    asked = [index for index, run in enumerate(runs) if refused(each[index], run)]
+    return _asked_again(each, runs, asked, timeout, cap, on_state, env, owner) if asked else runs
+
+
+def _asked_again(
+    each: Sequence[pipeline.Prepared],
+    runs: list[Run],
+    asked: Sequence[int],
+    timeout: float,
+    cap: int,
+    on_state: Callable[[int, str, float], None] | None,
+    env: Mapping[str, str] | None,
+    owner: shell.Owner | None,
+) -> list[Run]:
+    """`runs` with those at `asked` (refused their schema option) run once more without it, the
+    schema in the prompt, in what is left of `timeout`."""
+    from start import agentrun, pipeline
+
+    again: list[pipeline.Prepared] = []
+    try:
+        for index in asked:
+            again.append(pipeline.unheld(each[index]))
+    except BaseException:
+        for prepared in again:
+            prepared.launch.cleanup()
+        raise
+
+    def told(at: int, state: str, elapsed: float) -> None:
+        if on_state is not None:
+            on_state(asked[at], state, elapsed)
+
+    first = [runs[index] for index in asked]
+    try:
+        second = run_each(again, _left(timeout, first), cap, told, env=env, owner=owner)
+    except agentrun.Interrupted as stop:
+        for at, index in enumerate(asked):
+            runs[index] = _fell_back(each[index], first[at], stop.runs[at])
+        raise agentrun.interrupted(stop.signum, runs) from None
+    for at, index in enumerate(asked):
+        runs[index] = _fell_back(each[index], first[at], second[at])
+    return runs
 
 
 # What a CLI's output reports beside the answer (start.envelopes.Answer) that the run keeps as

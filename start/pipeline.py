@@ -63,6 +63,8 @@ class Prepared(Record):
     # A headless run's answer format (the task's `output`), its schema read and checked; None
     # for a launch, or for a task without one (text).
     output: Spec | None = None
+    # What the command line asked (`unheld` builds the launch again from it).
+    request: LaunchRequest | None = None
 
 
 def now() -> str:
@@ -140,7 +142,9 @@ def prepare(
     else:
         launch = launcher.Launch("", (), {}, request.workdir, uses_shell=False)
     lap("build")
-    return Prepared(config, grant, plan, composition, launch, date, timings, warnings, output)
+    return Prepared(
+        config, grant, plan, composition, launch, date, timings, warnings, output, request
+    )
 
 
 def prepare_each(
@@ -189,7 +193,9 @@ def prepare_each(
         for plan in plans:
             own = told(composition, plan, output)
             launch = _build(request, config, plan, own, date, output)
-            built.append(Prepared(config, grant, plan, own, launch, date, {}, warnings, output))
+            built.append(
+                Prepared(config, grant, plan, own, launch, date, {}, warnings, output, request)
+            )
         lap("build")
         built[0] = built[0]._replace(timings=timings)
     except BaseException:
@@ -233,6 +239,20 @@ def told(
     from start.output import with_instruction
 
     return composition._replace(prompt=with_instruction(composition.prompt, output))
+
+
+def unheld(prepared: Prepared) -> Prepared:
+    """A headless launch built again with the task's schema in its prompt instead of the agent's
+    `print_schema` options, as for an agent without them: for a CLI that refused them for the
+    model (its `print_schema_refused`). The temp files of the result belong to the caller."""
+    assert prepared.request is not None
+    agent = prepared.plan.agent._replace(print_schema=None, print_schema_refused=None)
+    plan = prepared.plan._replace(agent=agent)
+    composition = told(prepared.composition, plan, prepared.output)
+    launch = _build(
+        prepared.request, prepared.config, plan, composition, prepared.date, prepared.output
+    )
+    return prepared._replace(plan=plan, composition=composition, launch=launch)
 
 
 def _compose(

@@ -77,6 +77,10 @@ class Run(Record):
     usage: Mapping[str, Any] | None = None  # tokens and cost, as its CLI reported them
     denied: tuple[str, ...] = ()  # actions its CLI reports it refused for lack of permission
     session_id: str | None = None  # the CLI's own id of the conversation, which resumes it
+    # Why the run was asked again with the task's schema in its prompt: its CLI refused the
+    # schema option for its model (the agent's print_schema_refused). The prompt and argv are
+    # the second run's.
+    fallback: str | None = None
     id: int | None = None  # the history's id, once recorded
 
     @property

@@ -79,6 +79,9 @@ class CommandSpec(Record):
     # Commands of one non-empty chain run one after another, in the order given (the others at
     # once): the shell commands of one Gemini CLI command, which runs them in order.
     chain: str = ""
+    # The command's positional parameters ($1 ... after $0, "start"), which a POSIX shell never
+    # parses: `exec "$@"` runs them as a program's argv (start mcp's Taskfile tools).
+    args: tuple[str, ...] = ()
 
 
 class CommandResult(Record):
@@ -111,8 +114,9 @@ class CommandResult(Record):
         return f"failed with exit code {self.returncode}"
 
 
-def shell_argv(shell: str | None, command: str) -> list[str]:
-    """The interpreter (resolved to a path), its run-this-program flag, and the command.
+def shell_argv(shell: str | None, command: str, args: Sequence[str] = ()) -> list[str]:
+    """The interpreter (resolved to a path), its run-this-program flag, the command, and with
+    `args`, $0 ("start") and the positional parameters.
 
     Raises ShellNotFoundError when the interpreter is not on PATH or not executable.
     """
@@ -127,7 +131,7 @@ def shell_argv(shell: str | None, command: str) -> list[str]:
         found = paths.which(name) if name.strip() else None
     if found is None:
         raise ShellNotFoundError(shell if shell is not None else "sh")
-    return [found, _flag(os.path.basename(name)), command]
+    return [found, _flag(os.path.basename(name)), command, *(("start", *args) if args else ())]
 
 
 def _flag(basename: str) -> str:
@@ -307,7 +311,7 @@ def _start(spec: CommandSpec, index: int, owner: Owner | None) -> _Job | Command
         return CommandResult(spec, argv, None, False, "", "", "", 0, duration, error)
 
     try:
-        argv = tuple(shell_argv(spec.shell, spec.command))
+        argv = tuple(shell_argv(spec.shell, spec.command, spec.args))
     except ShellNotFoundError as error:
         return failed(str(error))
     if not os.path.isdir(spec.cwd):

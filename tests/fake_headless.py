@@ -69,7 +69,14 @@ def main() -> int:
             with open(log, "a", encoding="utf-8") as out:
                 out.write(f"{name} {began} {time.time()}\n")
         print(f"{answer} from {name}")
-    elif mode == "say":  # FAKE_ANSWER_<FAKE_NAME>, else FAKE_ANSWER (or FAKE_ANSWER_FILE's)
+    elif (
+        mode == "refuse-schema"
+        and "--json-schema" in sys.argv
+        and os.environ.get("FAKE_NAME", "") in os.environ.get("FAKE_REFUSES", "").split(",")
+    ):  # as llm's echo model does
+        print("Error: Fake: fake-model does not support schemas", file=sys.stderr)
+        return 1
+    elif mode in ("say", "refuse-schema"):  # FAKE_ANSWER_<NAME>, else FAKE_ANSWER (or its file's)
         name = os.environ.get("FAKE_NAME", "")
         said = os.environ.get(f"FAKE_ANSWER_{name}", os.environ.get("FAKE_ANSWER", ""))
         if os.environ.get("FAKE_ANSWER_FILE"):

@@ -117,6 +117,20 @@ def test_argv_is_the_resolved_shell_flag_and_command(tmp_path: Path) -> None:
     assert result.spec == spec("true", tmp_path)
 
 
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.text(st.characters(exclude_characters="\x00", codec="utf-8")), max_size=4))
+def test_args_are_positional_parameters_that_no_shell_parses(
+    tmp_path: Path, words: list[str]
+) -> None:
+    args = ("printf", "[%s]", *words)
+    result = run(spec('exec "$@"', tmp_path)._replace(args=args))
+
+    assert result.argv == (shutil.which("sh"), "-c", 'exec "$@"', "start", *args)
+    assert result.output == "".join(f"[{word}]" for word in words) if words else "[]"
+
+
 def test_stdin_is_dev_null(tmp_path: Path) -> None:
     result = run(spec("cat", tmp_path, timeout=5))
 

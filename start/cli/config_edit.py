@@ -70,6 +70,10 @@ _FIELD_HELP = {
         "TEMPLATE",
         "The headless form that continues a conversation: print_command's and {session}.",
     ),
+    "print_schema_refused": (
+        "TEXT",
+        "What a failed run prints when the model refuses print_schema: ask again without it.",
+    ),
 }
 _FIELD_COMPLETION = {
     "role": "complete_roles",

@@ -28,6 +28,7 @@ class MissingExtraError(StartError):
         ("Serve this project's tasks (an agent runs this itself)", "start mcp"),
         ("How to register the server in Claude Code", "start mcp --print-config claude"),
         ("The registration for another project", "start mcp -d ~/src/app --print-config gemini"),
+        ("The mcpServers entry of Claude Desktop", "start mcp --print-config claude-desktop"),
     ],
     json=False,
     epilog="Docs: start help --topic mcp",
@@ -55,7 +56,7 @@ def mcp(client: str | None) -> int:
     if options.no_project:
         args.append("--no-project")
     if client is not None:
-        found = registration(client, args)
+        found = registration(client, args, options.workdir)
         console.out(found.text)
         if not options.quiet:
             console.err(found.hint)

@@ -172,6 +172,7 @@ VALUED = frozenset(
         "-s",
         "--search",
         "--resume-command",
+        "--print-schema-refused",
     }
 )
 

@@ -80,6 +80,8 @@ def show(options: Options, runs: list[Run], *, several: bool, output: str | None
 
 def _one(options: Options, run: Run) -> None:
     agent = run.agent
+    if run.fallback is not None:
+        console.err(f"start: ⚠ {run.fallback}")
     if run.denied:
         # A refused action can explain a thin answer: say so, whatever the outcome.
         console.err(
@@ -135,6 +137,8 @@ def _each(options: Options, runs: list[Run]) -> None:
     sys.stdout.flush()
     printer = console.Printer("stderr", no_color=True)
     for run in runs:
+        if run.fallback is not None:
+            printer.line(f"start: ⚠ {run.fallback}")
         if run.ok:
             continue
         said = "answered, but" if run.problems else "failed:"

@@ -17,6 +17,7 @@ from start.cli.run import (
     run,
     text_options,
     user_text,
+    with_piped,
 )
 from start.cli.state import get_options
 from start.errors import UsageError
@@ -28,6 +29,7 @@ from start.errors import UsageError
     examples=[
         ("Ask with the required contexts", 'start prompt "explain the retry logic in client.go"'),
         ("Read the text from stdin", "git log -5 | start prompt -"),
+        ("Piped text, then the words", 'git diff | start prompt --print "summarise"'),
         ("Another agent and model", 'start prompt -a gemini -m flash "summarise README.md"'),
     ],
 )
@@ -39,6 +41,7 @@ def prompt(
     words: tuple[str, ...],
     text_option: str | None,
     text_file: str | None,
+    no_stdin: bool,
     print_: bool,
     permissions: str | None,
     timeout: int | None,
@@ -46,12 +49,14 @@ def prompt(
 ) -> int:
     """Send TEXT to the agent with the required contexts.
 
-    The words of TEXT are joined by spaces; - reads TEXT from stdin.
+    The words of TEXT are joined by spaces; - reads TEXT from stdin. Text piped to stdin goes
+    before the words, a blank line between (--no-stdin leaves it unread).
     """
     options = get_options()
     if words == ("-",) and text_option is None and text_file is None:
         words, text_file = (), "-"
     body = user_text(words, text_option, text_file)
+    body = with_piped(body, text_file, no_stdin, options.no_color)
     if body is None:
         raise UsageError("missing argument TEXT (or --instructions=TEXT, or -i FILE)")
     request = resolve.Request(

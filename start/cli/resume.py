@@ -16,6 +16,7 @@ from start.cli.run import (
     run,
     text_options,
     user_text,
+    with_piped,
 )
 from start.cli.state import get_options
 from start.config import schema
@@ -32,6 +33,7 @@ from start.runs import Run
         ("Ask the last headless run's agent a follow-up", 'start continue "and the tests?"'),
         ("Continue run 12's conversation", 'start continue --run 12 "now fix it"'),
         ("The follow-up's answer as data", 'start continue --json "shorter, please"'),
+        ("Piped text, then the words", 'pytest 2>&1 | start continue "still failing"'),
     ],
 )
 @click.argument("words", metavar="TEXT...", nargs=-1)
@@ -67,6 +69,7 @@ def continue_(
     words: tuple[str, ...],
     text_option: str | None,
     text_file: str | None,
+    no_stdin: bool,
     run_id: int | None,
     model: str | None,
     permissions: str | None,
@@ -78,12 +81,14 @@ def continue_(
     The same agent answers in the same directory, through its CLI's own resume option and the
     session id the run recorded, so it has the first turn's prompt and answer; TEXT alone is
     sent. The follow-up is a run like any other: recorded, and --json and --output as --print
-    has them. The words of TEXT are joined by spaces; - reads TEXT from stdin.
+    has them. The words of TEXT are joined by spaces; - reads TEXT from stdin. Text piped to
+    stdin goes before the words, a blank line between (--no-stdin leaves it unread).
     """
     options = get_options()
     if words == ("-",) and text_option is None and text_file is None:
         words, text_file = (), "-"
     text = user_text(words, text_option, text_file)
+    text = with_piped(text, text_file, no_stdin, options.no_color)
     if text is None:
         raise UsageError("missing argument TEXT (or --instructions=TEXT, or -i FILE)")
     earlier = _earlier(run_id)

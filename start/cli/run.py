@@ -425,6 +425,11 @@ class TextCommand(Command):
 
 def text_options(function: F) -> F:
     function = click.option(
+        "--no-stdin",
+        is_flag=True,
+        help="Leave stdin unread (by default, text piped in goes before the words).",
+    )(function)
+    function = click.option(
         "-i",
         "--instructions-file",
         "text_file",
@@ -537,6 +542,24 @@ def user_text(words: tuple[str, ...], option: str | None, file: str | None) -> s
     if words:
         return " ".join(fs.arg_text(word) for word in words)
     return None
+
+
+def with_piped(text: str | None, file: str | None, no_stdin: bool, no_color: bool) -> str | None:
+    """The user's text after what is piped to stdin (start.piped); not with --no-stdin, nor when
+    the text itself comes from stdin (-i -, `start prompt -`)."""
+    if file == "-":
+        if no_stdin:
+            raise UsageError("--no-stdin leaves stdin unread, but -i - reads the text from it")
+        return text
+    if no_stdin:
+        return text
+    from start import piped
+
+    found = piped.read(sys.stdin.buffer if sys.stdin is not None else None, TEXT_LIMIT)
+    if found.note is not None:
+        console.warning(found.note, no_color=no_color)
+    data = fs.text(found.data) if found.data is not None else ""
+    return piped.join(data, text) if data.strip() else text
 
 
 def _summary_lines(

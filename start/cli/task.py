@@ -17,6 +17,7 @@ from start.cli.run import (
     run,
     text_options,
     user_text,
+    with_piped,
 )
 from start.cli.state import Options, get_options
 from start.config.load import load
@@ -31,6 +32,7 @@ from start.errors import ExitCode, UsageError
         ("Review the staged diff, focusing on security", 'start task gdr "focus on security"'),
         ("Another role and agent for one run", 'start task gdr -r code-reviewer -a gemini "why?"'),
         ("Text that starts with a dash, exactly", 'start task gdr --instructions="$TEXT"'),
+        ("Piped text, then the words, as instructions", 'pytest | start task fix "the auth tests"'),
         ("A task's parameter", "start task review -p focus=performance"),
         ("A Markdown file as the task, with a file as a context", "start task ./t.md -c NOTES.md"),
         ("A Claude Code command, run by Gemini", 'start task claude:review -a gemini "auth"'),
@@ -61,6 +63,7 @@ def task(
     show_all: bool,
     text_option: str | None,
     text_file: str | None,
+    no_stdin: bool,
     print_: bool,
     permissions: str | None,
     timeout: int | None,
@@ -69,7 +72,8 @@ def task(
     """Run a task with INSTRUCTIONS; without NAME, list the tasks.
 
     NAME is a task's name, its alias, or a unique prefix of either; PATH is a Markdown or text
-    file used as the task's template (./NAME forces a path). The listing shows each task's
+    file used as the task's template (./NAME forces a path). Text piped to stdin goes before the
+    INSTRUCTIONS, a blank line between (--no-stdin leaves it unread). The listing shows each task's
     alias, description, parameters and layer; -v adds the file it comes from.
     """
     from start import params
@@ -86,6 +90,7 @@ def task(
         if given:
             raise UsageError("parameters need a task: start task NAME -p NAME=VALUE")
         return _list_tasks(options, show_all)
+    text = with_piped(text, text_file, no_stdin, options.no_color)
     request = resolve.Request(
         "task",
         options.agent,

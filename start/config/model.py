@@ -58,10 +58,13 @@ class Agent(Record):
     print_command: str | None = None  # the headless form, for --print (start.headless)
     print_output: str | None = None  # how its answer is read: one of headless.ENVELOPES
     print_permissions: Mapping[str, str] = _EMPTY  # level -> the options that grant it
-    # The options that hold a headless answer to a task's JSON Schema ({schema}, {schema_file}).
+    # The options that hold a headless answer to a task's JSON Schema ({schema}, {schema_file}),
+    # and the words a failed run prints when the model refused them (start.headless asks again
+    # with the schema in the prompt).
     print_schema: str | None = None
     # The headless form that continues a conversation by its session id (`start continue`).
     resume_command: str | None = None
+    print_schema_refused: str | None = None
 
     def runs(self, cli: str) -> bool:
         """Whether this agent is `cli`, the one a command was written for, whose `model` it may

@@ -64,11 +64,13 @@ ITEM_SECTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         "print_command": STR,
         "print_output": STR,
         "print_permissions": MODELS,
-        # The options that hold the answer to a task's output schema (start.output).
+        # The options that hold the answer to a task's output schema (start.output), and what
+        # the CLI prints when the model refuses them (the run is asked again without them).
         "print_schema": STR,
         # The headless form that continues a conversation (`start continue`): print_command's
         # placeholders and {session}, the id its CLI reported (start.runs.Run.session_id).
         "resume_command": STR,
+        "print_schema_refused": STR,
     },
     "roles": {"description": STR, **_SOURCE},
     "contexts": {"description": STR, "required": BOOL, **_SOURCE},

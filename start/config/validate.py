@@ -266,6 +266,18 @@ def _check_headless(good: dict[str, Any], key: str, out: Collector) -> None:
     given = good.get("print_schema")
     if given is not None:
         _check_print_schema(given, f"{key}.print_schema", out)
+    refused = good.get("print_schema_refused")
+    if refused is not None and not refused.strip():
+        out.error(
+            f"{key}.print_schema_refused",
+            "must not be empty: it is the text a failed run prints when the model refuses "
+            'print_schema, such as "does not support schemas"',
+        )
+    elif refused is not None and given is None:
+        out.error(
+            f"{key}.print_schema_refused",
+            "goes with print_schema: it says when the CLI refused print_schema's options",
+        )
     if present and not levels:
         out.error(
             f"{key}.print_permissions",

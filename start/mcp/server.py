@@ -25,7 +25,7 @@ from mcp.server import Server
 from start import __version__
 from start.config.model import Config, Task
 from start.errors import StartError
-from start.mcp import asking, board, jobs, library, report, stdio, tools
+from start.mcp import asking, board, jobs, library, report, stdio, taskfile, tools
 from start.mcp.jobs import Context
 from start.mcp.library import RequestError, Scope
 from start.mcp.owners import Commands, off_loop
@@ -82,6 +82,7 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         commands = Commands()
     runs = jobs.Runs(scope, commands)
     boards = board.Tools(scope, wait_most=tools.WAIT_MOST, progress_every=jobs.PROGRESS_EVERY)
+    taskfiles = taskfile.Tools(scope)
 
     @_guarded
     async def list_prompts(
@@ -112,6 +113,7 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         # agent may be asked (too deep, or none on PATH): no asking tools.
         listed = tools.task_tools(tasks) if tasks else []
         listed += tools.asking_tools(agents) if agents else []
+        listed += await taskfiles.listed()
         return types.ListToolsResult(tools=listed + boards.listed())
 
     @_guarded
@@ -119,6 +121,8 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         arguments = params.arguments or {}
         if boards.offers(params.name):
             return await boards.call(ctx, params.name, arguments)
+        if taskfiles.offers(params.name):
+            return await taskfiles.call(params.name, arguments, commands.run)
         if params.name in (tools.ASK_AGENT, tools.ASK_AGENTS):
             return await jobs.ask(ctx, scope, commands, params.name, arguments)
         if params.name == tools.ASK_START:
@@ -194,7 +198,9 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
     return Server(
         "start",
         version=__version__,
-        instructions=library.instructions(scope) + asking.instructions(scope),
+        instructions=library.instructions(scope)
+        + asking.instructions(scope)
+        + taskfile.instructions(scope),
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
         on_list_tools=list_tools,

@@ -60,6 +60,7 @@ __all__ = [
     "self_edit",
     "trusted_prefixes",
     "unsafe_message",
+    "vouched",
     "withheld",
 ]
 
@@ -116,17 +117,8 @@ def check(config: Config) -> Verdict:
         return Verdict(True, "project config ignored" if ignored else "no project config", None)
     if found.unsafe:
         return Verdict(False, f"not trusted: {found.unsafe[0]}", found)
-    prefixes, warnings = trusted_prefixes()
-    real = os.path.realpath(found.root)
-    if any(within(real, prefix) for prefix in prefixes):
-        reason = f"trusted by {ENV_TRUSTED_PATHS}"
-        return Verdict(True, reason, found, None, tuple(warnings), everything=True)
-    # Project files cannot set this (their trust keys are dropped), so it is the user's own.
-    configured = [os.path.realpath(os.path.expanduser(p)) for p in config.settings.trusted_paths]
-    if any(within(real, prefix) for prefix in configured):
-        origin = config.settings.origins.get("trusted_paths")
-        where = f" in {origin.path}" if origin is not None else ""
-        reason = f"trusted by settings.trusted_paths{where}"
+    reason, warnings = _by_path(config, found.root)
+    if reason is not None:
         return Verdict(True, reason, found, None, tuple(warnings), everything=True)
     record, more = lookup(found)
     warnings.extend(more)
@@ -148,6 +140,36 @@ def check(config: Config) -> Verdict:
         parts.append(f"{leaving} more file{'s' if leaving != 1 else ''} outside the project root")
     reason = f"not trusted: {', '.join(parts) or 'files changed'} since approval"
     return Verdict(False, reason, found, None, tuple(warnings))
+
+
+def _by_path(config: Config, root: str) -> tuple[str | None, list[str]]:
+    """Why `root` is trusted by a path the user gave (START_TRUSTED_PATHS, then
+    settings.trusted_paths), or None; and warnings for entries ignored."""
+    prefixes, warnings = trusted_prefixes()
+    real = os.path.realpath(root)
+    if any(within(real, prefix) for prefix in prefixes):
+        return f"trusted by {ENV_TRUSTED_PATHS}", warnings
+    # Project files cannot set this (their trust keys are dropped), so it is the user's own.
+    configured = [os.path.realpath(os.path.expanduser(p)) for p in config.settings.trusted_paths]
+    if any(within(real, prefix) for prefix in configured):
+        origin = config.settings.origins.get("trusted_paths")
+        where = f" in {origin.path}" if origin is not None else ""
+        return f"trusted by settings.trusted_paths{where}", warnings
+    return None, warnings
+
+
+def vouched(config: Config) -> str | None:
+    """Why the user vouches for the project at `config.root`, or None when nothing does: its
+    project config approved as it is now, or a trusted path. A project without project config
+    has nothing to approve, so only a trusted path vouches for it (start mcp's Taskfile tools,
+    which run what no approval covers)."""
+    if config.has_project:
+        try:
+            verdict = check(config)
+        except StartError:
+            return None
+        return verdict.reason if verdict.trusted and verdict.scan is not None else None
+    return _by_path(config, config.root)[0]
 
 
 def describe(config: Config) -> tuple[bool, str]:

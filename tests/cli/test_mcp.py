@@ -84,13 +84,93 @@ def test_print_config_carries_the_directory_and_no_project(isolated: Path) -> No
 
 
 def test_an_unknown_agent_is_a_usage_error() -> None:
-    result = invoke("mcp", "--print-config", "cursor")
+    result = invoke("mcp", "--print-config", "cursorr")
     assert result.exit_code == 2
     assert result.stderr == (
-        "start: invalid value for --print-config: 'cursor' is not one of 'claude', 'gemini', "
-        "'codex', 'opencode', 'qwen', 'copilot', 'vscode'\n"
+        "start: invalid value for --print-config: 'cursorr' is not one of 'claude', 'gemini', "
+        "'codex', 'opencode', 'qwen', 'copilot', 'vscode', 'claude-desktop', 'cursor', "
+        "'windsurf', 'zed', 'json'\n"
         "hint: run 'start mcp --help' for usage\n"
     )
+
+
+HINTS = {
+    "claude-desktop": (
+        'Claude Desktop: merge the entry into "mcpServers" in claude_desktop_config.json '
+        "(Settings > Developer > Edit Config: ~/Library/Application Support/Claude/ on macOS, "
+        "%APPDATA%\\Claude\\ on Windows), then restart it. It starts servers in no project, so "
+        "-d names this one; and not with your shell's PATH, so the command is start's full path."
+    ),
+    "cursor": (
+        "Cursor: put this in .cursor/mcp.json in the project, or in ~/.cursor/mcp.json for every "
+        'project (or merge the entry into its "mcpServers").'
+    ),
+    "windsurf": (
+        'Windsurf: merge the entry into "mcpServers" in ~/.codeium/windsurf/mcp_config.json '
+        "(Cascade > MCP servers > View raw config); the file serves every project, so -d names "
+        "this one."
+    ),
+    "zed": (
+        'Zed: merge the entry into "context_servers" in ~/.config/zed/settings.json (zed: open '
+        "settings); Zed serves every project from it, so -d names this one."
+    ),
+    "json": (
+        'The "mcpServers" entry that most MCP clients read: merge it into the client\'s file. -d '
+        "names this project; where the client starts servers without your shell's PATH, put "
+        "start's full path in command."
+    ),
+}
+
+
+@pytest.fixture
+def start_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `start` program on PATH, as pipx puts it in ~/.local/bin."""
+    program = tmp_path / "bin" / "start"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", str(program.parent))
+    return program
+
+
+@pytest.mark.parametrize(
+    ("client", "key", "directory"),
+    [
+        ("claude-desktop", "mcpServers", "here"),
+        ("cursor", "mcpServers", "${workspaceFolder}"),
+        ("windsurf", "mcpServers", "here"),
+        ("zed", "context_servers", "here"),
+        ("json", "mcpServers", "here"),
+    ],
+)
+def test_print_config_for_the_apps_that_read_a_file_of_servers(
+    isolated: Path, start_on_path: Path, client: str, key: str, directory: str
+) -> None:
+    result = invoke("mcp", "--print-config", client)
+    command = str(start_on_path) if client == "claude-desktop" else "start"
+    args = ["mcp", "-d", str(isolated) if directory == "here" else directory]
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {key: {"start": {"command": command, "args": args}}}
+    assert result.stderr == HINTS[client] + "\n"
+    (isolated / "app").mkdir()
+    given = invoke("mcp", "-d", "app", "--no-project", "--print-config", client, "-q")
+    assert json.loads(given.stdout)[key]["start"]["args"] == [
+        "mcp",
+        "-d",
+        str(isolated / "app"),
+        "--no-project",
+    ]
+    assert given.stderr == ""
+
+
+def test_claude_desktop_finds_start_beside_its_python_off_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    beside = Path(sys.executable).parent / "start"
+    result = invoke("mcp", "--print-config", "claude-desktop")
+    entry = json.loads(result.stdout)["mcpServers"]["start"]
+    assert entry["command"] == (str(beside) if beside.exists() else "start")
 
 
 def _fake_version(found: str | None) -> object:

@@ -27,6 +27,9 @@ AGENTS = "\n".join(
               extra='print_schema = "--json-schema {schema}"\n'),
         agent("filed", levels=RO, prefix="FAKE_NAME=filed ",
               extra="print_schema = \"--output-schema '{schema_file}'\"\n"),
+        agent("picky", levels=RO, prefix="FAKE_NAME=picky ",
+              extra='print_schema = "--json-schema {schema}"\n'
+                    'print_schema_refused = "does not support schemas"\n'),
     ]
 )  # fmt: skip
 
@@ -129,6 +132,81 @@ def test_an_agent_with_a_schema_option_gets_the_schema_not_the_instruction(proje
         {"severity": "low"},
         '{"severity": "low"}',
     )
+
+
+SCHEMA_TEXT = json.dumps(json.loads(SCHEMA), separators=(",", ":"))
+TOLD = f"Triage.\n\n{INSTRUCTION} It must match this JSON Schema:\n{SCHEMA_TEXT}\n"
+FELL_BACK = (
+    "start: ⚠ picky refused the task's schema option (Error: Fake: fake-model does not support "
+    "schemas); asked again with the schema in the prompt, and the answer checked by start\n"
+)
+
+
+def test_a_refused_schema_option_is_asked_again_with_the_schema_in_the_prompt(
+    project: Path,
+) -> None:
+    record = project.parent / "record.json"
+    result = start(
+        project, "task", "filed", "--print", "-a", "picky", FAKE_MODE="refuse-schema",
+        FAKE_REFUSES="picky", FAKE_ANSWER='{"severity": "high"}', FAKE_RECORD=str(record),
+    )  # fmt: skip
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0,
+        '{"severity": "high"}\n',
+        FELL_BACK,
+    )
+    assert json.loads(record.read_text())["argv"] == ["--ro", "--", TOLD]
+    as_json = start(
+        project, "task", "filed", "--print", "-a", "picky", "--json",
+        FAKE_MODE="refuse-schema", FAKE_REFUSES="picky", FAKE_ANSWER='{"severity": "none"}',
+    )  # fmt: skip
+    data = json.loads(as_json.stdout)
+    assert (as_json.returncode, as_json.stderr, data["success"]) == (65, "", False)
+    assert data["fallback"] == FELL_BACK.removeprefix("start: ⚠ ").removesuffix("\n")
+    assert data["problems"] == ["$.severity: 'none' is not one of ['low', 'high']"]
+    assert "--json-schema" not in data["argv"]
+    # The history keeps the prompt the agent got, and the command that answered.
+    shown = run_start("log", "show", "--json", cwd=project)
+    run = json.loads(shown.stdout)
+    assert (run["prompt"], run["argv"][-1], run["fallback"]) == (TOLD, TOLD, data["fallback"])
+
+
+def test_a_failure_without_the_refusal_words_is_not_asked_again(project: Path) -> None:
+    record = project.parent / "record.json"
+    result = start(
+        project, "task", "filed", "--print", "-a", "picky",
+        FAKE_MODE="fail", FAKE_RECORD=str(record),
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "start: agent 'picky' failed: exited with status 3: Error: unknown option '--bogus'\n"
+    )
+    assert json.loads(record.read_text())["argv"][:2] == ["--ro", "--json-schema"]
+
+
+def test_of_several_agents_only_the_refused_one_is_asked_again(project: Path) -> None:
+    held_says = {
+        "type": "result",
+        "is_error": False,
+        "result": "",
+        "structured_output": {"severity": "low"},
+    }
+    result = start(
+        project, "task", "filed", "--print", "-a", "held,picky", "--json",
+        FAKE_MODE="refuse-schema", FAKE_REFUSES="picky", FAKE_ANSWER_held=json.dumps(held_says),
+        FAKE_ANSWER_picky='{"severity": "high"}',
+    )  # fmt: skip
+    held, picky = json.loads(result.stdout)
+    assert (result.returncode, held["value"], picky["value"]) == (
+        0,
+        {"severity": "low"},
+        {"severity": "high"},
+    )
+    assert (held["fallback"], picky["fallback"]) == (
+        None,
+        FELL_BACK.removeprefix("start: ⚠ ").removesuffix("\n"),
+    )
+    assert held["argv"][held["argv"].index("--json-schema") + 1] == SCHEMA_TEXT
 
 
 def test_a_schema_file_option_gets_a_file_holding_the_schema(project: Path) -> None:

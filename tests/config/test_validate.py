@@ -392,6 +392,22 @@ CASES = [
         ],
         id="print-schema-other-placeholder",
     ),
+    pytest.param(
+        '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\nprint_command = "{bin} {prompt}"\nprint_output = "text"\nprint_permissions = { read-only = "" }\nprint_schema_refused = "no schemas"\n',
+        [
+            "error: 7:1: agents.a.print_schema_refused: goes with print_schema: it says when the "
+            "CLI refused print_schema's options"
+        ],
+        id="print-schema-refused-alone",
+    ),
+    pytest.param(
+        '[agents.a]\nbin = "a"\ncommand = "{bin} {prompt}"\nprint_command = "{bin} {prompt}"\nprint_output = "text"\nprint_permissions = { read-only = "" }\nprint_schema = "--schema {schema}"\nprint_schema_refused = " "\n',
+        [
+            "error: 8:1: agents.a.print_schema_refused: must not be empty: it is the text a failed "
+            'run prints when the model refuses print_schema, such as "does not support schemas"'
+        ],
+        id="print-schema-refused-empty",
+    ),
 ]
 
 

@@ -103,16 +103,44 @@ def test_an_answer_that_does_not_match_fails_with_the_path(
     assert json.loads("\n".join(raw))["prompt"].startswith("Triage this.\n\n")
 
 
-def test_the_shipped_llm_entry_passes_the_schema_to_llm(
+def test_the_shipped_llm_entry_falls_back_when_the_model_refuses_the_schema(
     project: tuple[Path, dict[str, str]],
 ) -> None:
-    """llm takes the schema (--schema); its echo model refuses schemas, and says so."""
+    """llm takes the schema (--schema); its echo model refuses schemas, so start asks again with
+    the schema in the prompt, and checks the answer."""
     cwd, env = project
     proc = run_start(
+        "task", "matches", "--print", "-q", "-a", "llm", "-m", "echo", "--json", cwd=cwd, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    data = json.loads(proc.stdout)
+    instruction = (
+        "Answer with one JSON value only, with no other text before or after it. It must match "
+        f"this JSON Schema:\n{json.dumps(SCHEMA, separators=(',', ':'))}\n"
+    )
+    assert data["value"]["prompt"] == f"Triage this.\n\n{instruction}"
+    assert data["fallback"] == (
+        "llm refused the task's schema option for model echo (Error: Echo: echo does not support "
+        "schemas); asked again with the schema in the prompt, and the answer checked by start"
+    )
+    assert "--schema" not in data["argv"]
+    shown = run_start(
         "task", "matches", "--print", "-q", "-a", "llm", "-m", "echo", cwd=cwd, env=env
     )
-    assert (proc.returncode, proc.stdout) == (1, "")
-    assert proc.stderr.startswith(
-        "start: agent 'llm' failed: exited with status 1: Error: Echo: echo does not support "
-        "schemas\n"
-    )
+    assert shown.returncode == 0
+    assert shown.stderr == f"start: ⚠ {data['fallback']}\n"
+    assert json.loads(shown.stdout)["prompt"] == f"Triage this.\n\n{instruction}"
+
+
+def test_an_answer_out_of_the_schema_still_fails_after_the_fallback(
+    project: tuple[Path, dict[str, str]],
+) -> None:
+    cwd, env = project
+    proc = run_start(
+        "task", "mismatches", "--print", "-q", "-a", "llm", "-m", "echo", "--json", cwd=cwd,
+        env=env,
+    )  # fmt: skip
+    data = json.loads(proc.stdout)
+    assert (proc.returncode, data["success"], data["fallback"] is not None) == (65, False, True)
+    assert data["problems"][0].startswith("$: 'severity' is a required property")

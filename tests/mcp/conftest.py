@@ -91,6 +91,14 @@ NO_ASKING = (
 )
 
 
+def no_taskfile(root: Path) -> str:
+    """What the instructions end with for a project without a Taskfile (start.mcp.taskfile)."""
+    return (
+        " No Taskfile tools (list_user_tasks, run_user_task): "
+        f"{root} has no .agent/Taskfile.yml or Taskfile.yml."
+    )
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

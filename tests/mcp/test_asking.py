@@ -20,7 +20,7 @@ from start.mcp import jobs, library, owners, server
 from tests import fake_headless
 from tests.conftest import REPO, run_start, running, write_tree
 from tests.fake_headless import agent
-from tests.mcp.conftest import BOARD_TOOLS, connect
+from tests.mcp.conftest import BOARD_TOOLS, connect, no_taskfile
 
 pytestmark = pytest.mark.anyio
 
@@ -108,7 +108,7 @@ async def test_ask_agent_returns_the_answer_with_the_fields_of_print_json(
         instructions = client.instructions or ""
         result = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
     assert tools == ["list_tasks", "run_task", *ASKING_TOOLS, *BOARD_TOOLS]
-    assert instructions.endswith(" Agents that can be asked: fake, other.")
+    assert instructions.endswith(" Agents that can be asked: fake, other." + no_taskfile(isolated))
     assert (result.is_error, texts(result)) == (False, [f"ANSWER: {PROMPT}"])
     cli = run_start(
         "prompt", "--print", "--json", "-a", "fake", "hi", cwd=isolated,
@@ -361,7 +361,7 @@ async def test_a_server_too_deep_offers_no_asking_tools_and_says_why(
         tools = [tool.name for tool in (await client.list_tools()).tools]
         listing = await client.call_tool("list_tasks", {})
         refused = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
-    assert instructions.endswith(DEEP)
+    assert instructions.endswith(DEEP + no_taskfile(isolated))
     assert tools == ["list_tasks", "run_task", *BOARD_TOOLS]
     assert listing.structured_content is not None
     assert listing.structured_content["agents"] == []
@@ -613,7 +613,7 @@ def test_a_real_server_started_by_a_run_offers_no_asking_tools(
     found = server.responses({1, 2})
     code, _, stderr = server.close()
     assert code == 0, stderr
-    assert found[1]["result"]["instructions"].endswith(DEEP)
+    assert found[1]["result"]["instructions"].endswith(DEEP + no_taskfile(isolated))
     assert [tool["name"] for tool in found[2]["result"]["tools"]] == [
         "list_tasks",
         "run_task",

@@ -22,7 +22,7 @@ from start import __version__, trust
 from start.config.load import load
 from start.mcp import library
 from tests.conftest import invoke, write_tree
-from tests.mcp.conftest import BOARD_TOOLS, CONFIG, NO_ASKING, TASKS, connect
+from tests.mcp.conftest import BOARD_TOOLS, CONFIG, NO_ASKING, TASKS, connect, no_taskfile
 
 pytestmark = pytest.mark.anyio
 
@@ -66,7 +66,7 @@ async def test_server_names_itself_and_says_what_it_offers(
         assert info is not None
         assert info.name == "start"
         assert info.version == __version__
-        assert client.instructions == intro(isolated) + NO_ASKING
+        assert client.instructions == intro(isolated) + NO_ASKING + no_taskfile(isolated)
         capabilities = client.server_capabilities
         assert capabilities.prompts is not None
         assert capabilities.tools is not None
@@ -418,6 +418,7 @@ async def test_without_tasks_the_tools_are_not_registered_and_nothing_fails(
             intro(isolated)
             + " No task is offered now (none has a description and is not internal)."
             + NO_ASKING
+            + no_taskfile(isolated)
         )
         # The task tools are not; the board's tools need no task.
         assert [t.name for t in (await client.list_tools()).tools] == BOARD_TOOLS
@@ -624,7 +625,7 @@ async def test_an_untrusted_project_offers_only_builtin_and_global_items(
         "approved); run 'start trust' to review it."
     )
     async with connect(isolated, mode) as client:
-        assert client.instructions == f"{intro(isolated)} {note}{NO_ASKING}"
+        assert client.instructions == f"{intro(isolated)} {note}{NO_ASKING}" + no_taskfile(isolated)
         listing = await client.call_tool("list_tasks", {})
         prompts = (await client.list_prompts()).prompts
         project_task = await client.call_tool("run_task", {"task_name": "project-task"})
@@ -682,6 +683,7 @@ async def test_no_project_ignores_the_project_as_elsewhere(
     note = f"{isolated}/.start is ignored (--no-project)"
     assert instructions == (
         f"{intro(isolated)} Only built-in and global items are offered: {note}.{NO_ASKING}"
+        + no_taskfile(isolated)
     )
     assert listing.structured_content is not None
     assert listing.structured_content["message"] == (

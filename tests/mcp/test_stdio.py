@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, running, write_tree
-from tests.mcp.conftest import BOARD_TOOLS, CONFIG, NO_ASKING
+from tests.mcp.conftest import BOARD_TOOLS, CONFIG, NO_ASKING, no_taskfile
 
 SLOW = """
 [tasks.slow]
@@ -190,7 +190,7 @@ def test_an_untrusted_project_is_served_without_a_question(spawn: Any, isolated:
     assert code == 0, stderr
     assert found[1]["result"]["instructions"].endswith(
         f" Only built-in and global items are offered: {isolated}/.start is not trusted (never "
-        f"approved); run 'start trust' to review it.{NO_ASKING}"
+        f"approved); run 'start trust' to review it.{NO_ASKING}" + no_taskfile(isolated)
     )
     names = [t["name"] for t in found[2]["result"]["structuredContent"]["tasks"]]
     assert "mine" not in names and "greet" in names
