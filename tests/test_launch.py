@@ -370,12 +370,24 @@ def test_a_piped_stdin_is_replaced_by_the_terminal_even_when_unread(repo: Path) 
     assert (data["stdin_tty"], data["stdin"]) == (True, "")
 
 
-def test_without_a_terminal_stdin_is_left_alone(repo: Path) -> None:
+def test_without_a_terminal_and_with_no_stdin_stdin_is_left_alone(repo: Path) -> None:
     record = repo.parent / "record.json"
     env = {"FAKE_AGENT_RECORD": str(record)}
-    run_on_terminal(repo, "prompt", "-q", "hi", piped="for the agent\n", env=env, terminal=False)
+    run_on_terminal(
+        repo, "prompt", "-q", "--no-stdin", "hi", piped="for the agent\n", env=env, terminal=False
+    )
     data = json.loads(record.read_text())
     assert (data["stdin_tty"], data["stdin"]) == (False, "for the agent\n")
+    assert data["argv"][-1].endswith("hi")
+
+
+def test_without_a_terminal_piped_text_goes_into_the_prompt(repo: Path) -> None:
+    record = repo.parent / "record.json"
+    env = {"FAKE_AGENT_RECORD": str(record)}
+    run_on_terminal(repo, "prompt", "-q", "hi", piped="for the prompt\n", env=env, terminal=False)
+    data = json.loads(record.read_text())
+    assert (data["stdin_tty"], data["stdin"]) == (False, "")
+    assert data["argv"][-1].endswith("for the prompt\n\nhi")
 
 
 # --- hints that name the right file ----------------------------------------------------------

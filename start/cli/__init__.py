@@ -37,6 +37,7 @@ TOPICS = (
     "benchmark-results",
     "mcp",
     "board",
+    "ci",
 )
 
 _EPILOG = "\n".join(
