@@ -10,16 +10,18 @@ import click
 from start import resolve
 from start.cli.options import launch_options
 from start.cli.run import (
-    SAFE_FORM,
-    TextCommand,
     headless_printing,
     print_options,
     run,
+)
+from start.cli.state import get_options
+from start.cli.text import (
+    SAFE_FORM,
+    TextCommand,
     text_options,
     user_text,
     with_piped,
 )
-from start.cli.state import get_options
 from start.errors import UsageError
 
 

@@ -10,15 +10,17 @@ import click
 from start import historydb, resolve
 from start.cli.options import common_options, completer
 from start.cli.run import (
-    SAFE_FORM,
     Printing,
-    TextCommand,
     run,
+)
+from start.cli.state import get_options
+from start.cli.text import (
+    SAFE_FORM,
+    TextCommand,
     text_options,
     user_text,
     with_piped,
 )
-from start.cli.state import get_options
 from start.config import schema
 from start.config.model import Agent
 from start.errors import UsageError

@@ -233,9 +233,9 @@ def test_stdin_bytes_follow_the_text_rule(repo: Path) -> None:
 
 
 def test_text_from_a_file_or_stdin_is_bounded(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from start.cli import run
+    from start.cli import text
 
-    monkeypatch.setattr(run, "TEXT_LIMIT", 10)
+    monkeypatch.setattr(text, "TEXT_LIMIT", 10)
     assert dry("prompt", "-", stdin="0123456789")["prompt"] == "0123456789"
     result = invoke("prompt", "-", "--dry-run", stdin="0123456789+")
     assert (result.exit_code, result.stderr) == (
