@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 APP = "start"
 PROJECT_DIR_NAME = ".start"
+# A project's go-task Taskfile, which `start mcp` offers to agents as tools (start.mcp.taskfile),
+# below the project root, the first found first.
+TASKFILES = (".agent/Taskfile.yml", "Taskfile.yml")
 
 
 def clean(path: str) -> str:

@@ -109,6 +109,12 @@ def review_lines(review: core.Review, *, full: bool = True) -> list[Line]:
         ("apply these settings", review.settings),
     ):
         lines.extend(_mention_lines(title, mentions))
+    if review.taskfiles:
+        title = (
+            "offer this Taskfile's tasks to agents as tools, through start mcp (the approval "
+            "does not cover its bytes)"
+        )
+        lines.extend(_mention_lines(title, review.taskfiles))
     items, hidden = _item_lines(review, None if full else SHORT_LINES)
     lines.extend(items)
     lines.append(["  The approval covers exactly these files; any change asks again:"])
@@ -250,6 +256,7 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
         "environment": mentions(review.environment),
         "reads": mentions(review.files),
         "settings": mentions(review.settings),
+        "taskfile": mentions(review.taskfiles),
         "items": [
             {
                 "key": item.key,

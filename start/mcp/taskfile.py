@@ -34,8 +34,7 @@ R = TypeVar("R")
 
 LIST: Final = "list_user_tasks"
 RUN: Final = "run_user_task"
-# Where the Taskfile is, below the project root, first found first.
-PLACES: Final = (".agent/Taskfile.yml", "Taskfile.yml")
+PLACES: Final = paths.TASKFILES
 BINARY: Final = "task"
 # What `task` runs: the positional parameters, as one program's argv (shell.CommandSpec.args).
 _EXEC: Final = 'exec "$@"'

@@ -69,6 +69,8 @@ class Review(Record):
     files: tuple[Mention, ...]
     items: tuple[Defined, ...]  # every field of every project item
     settings: tuple[Mention, ...]  # every project setting that applies
+    # The project's Taskfile, which start mcp offers to agents once the project is approved.
+    taskfiles: tuple[Mention, ...]
     previous: Approval | None
     changes: tuple[Change, ...]
     errors: int
@@ -153,7 +155,7 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
                 if os.sep in bin_:
                     place = where(paths.expand(bin_, found.root))
                 binaries.append(Mention(f"{key}.bin", bin_, place))
-                for field in ("command", "print_command"):
+                for field in ("command", "print_command", "resume_command"):
                     template = getattr(item, field)
                     if template is None:
                         continue
@@ -178,6 +180,11 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
             settings.append(Mention(f"settings.{name}", json.dumps(value)))
             if name == "shell":
                 binaries.append(Mention("settings.shell", str(value)))
+    taskfiles = [
+        Mention("taskfile", place, "inside the project")
+        for place in paths.TASKFILES
+        if os.path.isfile(os.path.join(config.root, place))
+    ]
     earlier, more = records(found.root)
     previous = earlier[-1] if earlier else None
     diff = tuple(changes(found, previous)) if previous is not None else ()
@@ -189,6 +196,7 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
         tuple(files),
         tuple(items),
         tuple(settings),
+        tuple(taskfiles[:1]),  # start mcp offers the first found
         previous,
         diff,
         len(config.errors),

@@ -129,7 +129,7 @@ def test_help_is_help() -> None:
     assert root.endswith(
         "\nHelp topics, the pages of the docs (start help TOPIC; start help --topic completion|mcp|board):\n"
         "  usage, configuration, placeholders, agents, interop, setup, editing,\n"
-        "  completion, security, performance, benchmark-results, mcp, board\n"
+        "  completion, security, performance, benchmark-results, mcp, board, ci\n"
     )
     assert root.count("placeholders") == 1
 
@@ -157,7 +157,7 @@ def test_a_topic_that_is_also_a_command_is_named_in_its_help(topic: str) -> None
     [
         ("start help co", ["completion", "config", "configuration", "continue"]),
         ("start help config s", ["set", "show"]),
-        ("start help --topic c", ["completion", "configuration"]),
+        ("start help --topic c", ["ci", "completion", "configuration"]),
         ("start help show x", []),
     ],
 )
@@ -181,7 +181,7 @@ def test_help_completes_commands_and_topics(
             ("help", "zzz"),
             "start: no such command or help topic 'zzz'; topics: usage, configuration, "
             "placeholders, agents, interop, setup, editing, completion, security, "
-            "performance, benchmark-results, mcp, board\n",
+            "performance, benchmark-results, mcp, board, ci\n",
         ),
         (
             ("help", "config", "shwo"),

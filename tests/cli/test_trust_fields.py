@@ -158,7 +158,10 @@ def test_the_review_shows_every_field_of_every_item_and_every_setting(project: P
         row = re.compile(rf"    settings\.{setting} +{re.escape(json.dumps(value))}")
         assert any(row.fullmatch(line) for line in lines), setting
     # The headless command runs too: it is with the commands, and its options are with the agent.
-    assert "    agents.distinct.print_command  sh -c 'id > /tmp/distinct-7f3a' {prompt}" in lines
+    row = re.compile(
+        r"    agents\.distinct\.print_command +sh -c 'id > /tmp/distinct-7f3a' \{prompt\}"
+    )
+    assert any(row.fullmatch(line) for line in lines)
 
 
 def test_the_terminal_question_shows_every_field_too(project: Path) -> None:
@@ -192,3 +195,36 @@ def test_trust_show_on_an_approved_project_has_no_empty_changes_heading(isolated
         "    .start/config.toml",
     ]
     assert re.fullmatch(r"Status: approved \d{4}-\d\d-\d\d", lines[-1]), lines[-1]
+
+
+def test_the_review_names_the_resume_command_with_the_commands(project: Path) -> None:
+    lines = run_start("trust", "--show", cwd=project).stdout.splitlines()
+    expected = (
+        "    agents.distinct.resume_command  sh -c 'id > /tmp/resumed-7f3a' {session} {prompt}"
+    )
+    assert expected in lines
+
+
+@pytest.mark.parametrize("place", [".agent/Taskfile.yml", "Taskfile.yml"])
+def test_the_review_names_the_taskfile_that_start_mcp_would_offer(
+    isolated: Path, place: str
+) -> None:
+    write_tree(
+        isolated,
+        {".start/config.toml": '[tasks.t]\nprompt = "x"\n', place: "version: '3'\ntasks: {}\n"},
+    )
+    text = run_start("trust", "--show", cwd=isolated).stdout.splitlines()
+    at = text.index(
+        "  offer this Taskfile's tasks to agents as tools, through start mcp (the approval does "
+        "not cover its bytes):"
+    )
+    assert text[at + 1].split() == ["taskfile", place, "(inside", "the", "project)"]
+    data = json.loads(run_start("trust", "--show", "--json", cwd=isolated).stdout)
+    assert data["taskfile"] == [{"key": "taskfile", "value": place, "where": "inside the project"}]
+
+
+def test_without_a_taskfile_the_review_has_no_taskfile_section(isolated: Path) -> None:
+    write_tree(isolated, {".start/config.toml": '[tasks.t]\nprompt = "x"\n'})
+    text = run_start("trust", "--show", cwd=isolated).stdout
+    assert "Taskfile" not in text
+    assert json.loads(run_start("trust", "--show", "--json", cwd=isolated).stdout)["taskfile"] == []
