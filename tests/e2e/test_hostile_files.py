@@ -137,7 +137,11 @@ async def test_the_listing_of_a_repository_with_such_a_link_names_the_file_only(
     async with connect(repo, "legacy") as client:
         instructions = client.instructions
         listing = await client.call_tool("list_tasks", {})
-    assert instructions == offered(repo, f"{link}: cannot be read") + NO_ASKING
+    no_taskfile = (
+        f" No Taskfile tools (list_user_tasks, run_user_task): {repo} has no .agent/Taskfile.yml "
+        "or Taskfile.yml."
+    )
+    assert instructions == offered(repo, f"{link}: cannot be read") + NO_ASKING + no_taskfile
     assert listing.structured_content is not None
     assert listing.structured_content["message"] == (
         f"Successfully listed 5 tasks for {repo}. Only built-in and global tasks are offered: "
