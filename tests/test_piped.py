@@ -7,6 +7,8 @@ import io
 import os
 import pty
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,13 +63,15 @@ def test_a_pipe_that_sent_a_first_byte_is_read_until_it_closes(
 ) -> None:
     stream, write_fd = pipe
     os.write(write_fd, b"first ")
-    pid = os.fork()
-    if pid == 0:  # the rest comes later, from a writer that then closes
-        os.write(write_fd, b"and the rest")
-        os._exit(0)
+    # The rest comes later than `wait`, from a writer that then closes (a process: no fork of
+    # this multi-threaded one).
+    code = f"import os, time; time.sleep(0.5); os.write({write_fd}, b'and the rest')"
+    writer = subprocess.Popen([sys.executable, "-c", code], pass_fds=(write_fd,))
     os.close(write_fd)
-    os.waitpid(pid, 0)
-    assert piped.read(stream, 100, wait=0.2) == piped.Piped(b"first and the rest")
+    try:
+        assert piped.read(stream, 100, wait=0.2) == piped.Piped(b"first and the rest")
+    finally:
+        writer.wait(timeout=30)
 
 
 def test_a_socket_is_read_like_a_pipe() -> None:
