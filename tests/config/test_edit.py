@@ -453,7 +453,7 @@ def _add_tasks(worker: int) -> None:
 
 def test_concurrent_edits_lose_nothing(global_dir: Path) -> None:
     write_tree(global_dir, {"config.toml": "# shared\n"})
-    with multiprocessing.get_context("fork").Pool(6) as pool:
+    with multiprocessing.get_context("spawn").Pool(6) as pool:
         pool.map(_add_tasks, range(6))
     tasks = tomllib.loads((global_dir / "config.toml").read_text())["tasks"]
     assert sorted(tasks) == sorted(f"w{w}-{i}" for w in range(6) for i in range(4))
