@@ -49,6 +49,7 @@ MODEL: Final = {
 HINTS: Final[Mapping[tuple[str, str], str]] = {
     ("model", "pattern"): "a model's name or alias never starts with '-': the agent's CLI would "
     "read it as an option",
+    ("agents", "minItems"): "name at least one agent",
     ("agents", "maxItems"): f"at most {asking.MOST_AGENTS} agents at once",
 }
 

@@ -98,7 +98,7 @@ async def test_every_listed_tool_refuses_an_argument_its_listed_schema_leaves_ou
         (
             "ask_agents",
             {"agents": [], "prompt": "hi"},
-            "invalid arguments at agents: [] should be non-empty",
+            "invalid arguments at agents: name at least one agent",
         ),
         (
             "ask_agents",
