@@ -94,6 +94,19 @@ def level(request: LaunchRequest, plan: resolve.Plan) -> tuple[str, str]:
     return "read-only", "the default"
 
 
+class _Laps:
+    """How long each step of a prepare took, by name (shown by --debug): a call ends a step."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._mark = time.perf_counter()
+
+    def __call__(self, name: str) -> None:
+        now_ = time.perf_counter()
+        self.timings[name] = now_ - self._mark
+        self._mark = now_
+
+
 def prepare(
     request: LaunchRequest,
     runner: sources.Runner | None = None,
@@ -111,15 +124,7 @@ def prepare(
     empty, so neither a missing agent binary nor an oversize prompt matters. `progress` is told
     which commands still run, and `owner` of their process groups (see shell.run_all).
     """
-    timings: dict[str, float] = {}
-    mark = time.perf_counter()
-
-    def lap(name: str) -> None:
-        nonlocal mark
-        now_ = time.perf_counter()
-        timings[name] = now_ - mark
-        mark = now_
-
+    lap = _Laps()
     writes: list[Callable[[], None]] = []
     config = load(request.workdir, use_project=request.use_project, strict=True, writes=writes)
     lap("load")
@@ -143,7 +148,7 @@ def prepare(
         launch = launcher.Launch("", (), {}, request.workdir, uses_shell=False)
     lap("build")
     return Prepared(
-        config, grant, plan, composition, launch, date, timings, warnings, output, request
+        config, grant, plan, composition, launch, date, lap.timings, warnings, output, request
     )
 
 
@@ -165,15 +170,7 @@ def prepare_each(
     groups, as for `prepare`. An agent whose binary is missing or not executable does not stop
     the others: its launch says why it cannot run (`launch.unavailable`).
     """
-    timings: dict[str, float] = {}
-    mark = time.perf_counter()
-
-    def lap(name: str) -> None:
-        nonlocal mark
-        now_ = time.perf_counter()
-        timings[name] = now_ - mark
-        mark = now_
-
+    lap = _Laps()
     writes: list[Callable[[], None]] = []
     config = load(request.workdir, use_project=request.use_project, strict=True, writes=writes)
     lap("load")
@@ -197,7 +194,7 @@ def prepare_each(
                 Prepared(config, grant, plan, own, launch, date, {}, warnings, output, request)
             )
         lap("build")
-        built[0] = built[0]._replace(timings=timings)
+        built[0] = built[0]._replace(timings=lap.timings)
     except BaseException:
         for prepared in built:
             prepared.launch.cleanup()
