@@ -26,8 +26,8 @@ def outcome(run: Run) -> str:
     return f"Task '{run.task}' failed. {head}\nExit Code: {code}\nError: {run.error}"
 
 
-def outcome_data(run: Run) -> dict[str, Any]:
-    """`run_task`'s structured content (RUN_SCHEMA)."""
+def run_data(run: Run) -> dict[str, Any]:
+    """A task's run as data (TASK_RUN_SCHEMA): what `outcome` says, field by field."""
     return {
         "task": run.task,
         "ok": run.ok,
@@ -35,8 +35,12 @@ def outcome_data(run: Run) -> dict[str, Any]:
         "stdout": run.stdout,
         "stderr": run.stderr,
         "error": run.error,
-        "prompt": run.message,
     }
+
+
+def outcome_data(run: Run) -> dict[str, Any]:
+    """`run_task`'s structured content (RUN_SCHEMA): the run, and the prompt it composed."""
+    return {**run_data(run), "prompt": run.message}
 
 
 def listing(
@@ -85,24 +89,28 @@ def answers(results: Sequence[Result]) -> str:
     return "\n\n".join(parts)
 
 
+# The tasks a listing names (list_tasks, and list_user_tasks of a Taskfile).
+TASKS_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "description": {"type": "string"}},
+        "required": ["name", "description"],
+    },
+}
+
 LIST_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "tasks": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"name": {"type": "string"}, "description": {"type": "string"}},
-                "required": ["name", "description"],
-            },
-        },
+        "tasks": TASKS_SCHEMA,
         "agents": {"type": "array", "items": {"type": "string"}},
         "message": {"type": "string"},
     },
     "required": ["tasks", "agents", "message"],
 }
 
-RUN_SCHEMA: dict[str, Any] = {
+# A task's run (run_data): run_user_task's structured content, and run_task's with the prompt.
+TASK_RUN_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "task": {"type": "string"},
@@ -111,9 +119,14 @@ RUN_SCHEMA: dict[str, Any] = {
         "stdout": {"type": "string"},
         "stderr": {"type": "string"},
         "error": {"type": "string"},
-        "prompt": {"type": "string"},
     },
-    "required": ["task", "ok", "exit_code", "stdout", "stderr", "error", "prompt"],
+    "required": ["task", "ok", "exit_code", "stdout", "stderr", "error"],
+}
+
+RUN_SCHEMA: dict[str, Any] = {
+    **TASK_RUN_SCHEMA,
+    "properties": {**TASK_RUN_SCHEMA["properties"], "prompt": {"type": "string"}},
+    "required": [*TASK_RUN_SCHEMA["required"], "prompt"],
 }
 
 # One run as `--print --json` prints it: start.runs.data, whose schema start.runs derives.

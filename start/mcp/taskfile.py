@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from start import fs, paths, shell
 from start.errors import StartError, UnknownNameError
+from start.mcp import report
 from start.mcp.library import RequestError, Run, Scope
 from start.record import Record
 
@@ -64,31 +65,10 @@ INPUTS: Final[Mapping[str, dict[str, Any]]] = {
 OUTPUTS: Final[Mapping[str, dict[str, Any]]] = {
     LIST: {
         "type": "object",
-        "properties": {
-            "tasks": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {"name": {"type": "string"}, "description": {"type": "string"}},
-                    "required": ["name", "description"],
-                },
-            },
-            "message": {"type": "string"},
-        },
+        "properties": {"tasks": report.TASKS_SCHEMA, "message": {"type": "string"}},
         "required": ["tasks", "message"],
     },
-    RUN: {
-        "type": "object",
-        "properties": {
-            "task": {"type": "string"},
-            "ok": {"type": "boolean"},
-            "exit_code": {"type": ["integer", "null"]},
-            "stdout": {"type": "string"},
-            "stderr": {"type": "string"},
-            "error": {"type": "string"},
-        },
-        "required": ["task", "ok", "exit_code", "stdout", "stderr", "error"],
-    },
+    RUN: report.TASK_RUN_SCHEMA,
 }
 
 DESCRIPTIONS: Final[Mapping[str, str]] = {
@@ -303,7 +283,7 @@ class Tools:
     ) -> types.CallToolResult:
         """One tool call, its `task` processes run by `commands` (the server's Commands.run,
         which owns their process groups); a refusal or a failed task is a result with isError."""
-        from start.mcp import report, tools
+        from start.mcp import tools
 
         def work(owner: Owner) -> tuple[str, dict[str, Any], bool]:
             found, why = offer(self.scope)
@@ -313,15 +293,7 @@ class Tools:
                 data = listing(found, owner)
                 return json.dumps(data, ensure_ascii=False), data, False
             done = run(found, arguments["task_name"], arguments.get("args") or "", owner)
-            data = {
-                "task": done.task,
-                "ok": done.ok,
-                "exit_code": done.exit_code,
-                "stdout": done.stdout,
-                "stderr": done.stderr,
-                "error": done.error,
-            }
-            return report.outcome(done), data, not done.ok
+            return report.outcome(done), report.run_data(done), not done.ok
 
         try:
             tools.check(name, INPUTS[name], arguments)
