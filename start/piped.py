@@ -50,7 +50,7 @@ def read(stream: IO[bytes] | None, limit: int, wait: float = WAIT) -> Piped:
         if stream.isatty():
             return Piped(None)
         data = stream.read(limit + 1)
-        return Piped(_capped([data], len(data), limit))
+        return Piped(capped([data], len(data), limit))
     try:
         mode = os.fstat(fd).st_mode
     except OSError:  # closed
@@ -101,11 +101,13 @@ def _rest(fd: int, first: bytes, limit: int) -> bytes:
             break
         chunks.append(chunk)
         size += len(chunk)
-    return _capped(chunks, size, limit)
+    return capped(chunks, size, limit)
 
 
-def _capped(chunks: list[bytes], size: int, limit: int) -> bytes:
-    # Bytes, not text: universal newlines would turn \r\n into \n.
+def capped(chunks: list[bytes], size: int, limit: int) -> bytes:
+    """The text of stdin, `size` bytes in `chunks`; refused past `limit` (the one rule for stdin,
+    with or without words: `-i -` too). Bytes, not text: universal newlines would turn \r\n
+    into \n."""
     if size > limit:
         raise UsageError(f"the text on stdin is larger than {limit:,} bytes")
     return b"".join(chunks)

@@ -18,11 +18,9 @@ from start.cli.state import get_options
 from start.cli.text import (
     SAFE_FORM,
     TextCommand,
+    required_text,
     text_options,
-    user_text,
-    with_piped,
 )
-from start.errors import UsageError
 
 
 @click.command(
@@ -55,12 +53,7 @@ def prompt(
     before the words, a blank line between (--no-stdin leaves it unread).
     """
     options = get_options()
-    if words == ("-",) and text_option is None and text_file is None:
-        words, text_file = (), "-"
-    body = user_text(words, text_option, text_file)
-    body = with_piped(body, text_file, no_stdin, options.no_color)
-    if body is None:
-        raise UsageError("missing argument TEXT (or --instructions=TEXT, or -i FILE)")
+    body = required_text(words, text_option, text_file, no_stdin, options.no_color)
     request = resolve.Request(
         "prompt",
         options.agent,

@@ -17,9 +17,8 @@ from start.cli.state import get_options
 from start.cli.text import (
     SAFE_FORM,
     TextCommand,
+    required_text,
     text_options,
-    user_text,
-    with_piped,
 )
 from start.config import schema
 from start.config.model import Agent
@@ -87,12 +86,7 @@ def continue_(
     stdin goes before the words, a blank line between (--no-stdin leaves it unread).
     """
     options = get_options()
-    if words == ("-",) and text_option is None and text_file is None:
-        words, text_file = (), "-"
-    text = user_text(words, text_option, text_file)
-    text = with_piped(text, text_file, no_stdin, options.no_color)
-    if text is None:
-        raise UsageError("missing argument TEXT (or --instructions=TEXT, or -i FILE)")
+    text = required_text(words, text_option, text_file, no_stdin, options.no_color)
     earlier = _earlier(run_id)
     agent = _agents().get(earlier.agent)
     if agent is None or agent.resume_command is None:

@@ -69,11 +69,10 @@ def text_options(function: F) -> F:
 def _read_text(name: str) -> str:
     """The text of FILE, or of stdin for -, by the one text rule."""
     if name == "-":
-        # Bytes, not text mode: universal newlines would turn \r\n into \n.
+        from start import piped
+
         data = sys.stdin.buffer.read(TEXT_LIMIT + 1)
-        if len(data) > TEXT_LIMIT:
-            raise UsageError(f"the text on stdin is larger than {TEXT_LIMIT:,} bytes")
-        return fs.text(data)
+        return fs.text(piped.capped([data], len(data), TEXT_LIMIT))
     try:
         read = fs.read(name, TEXT_LIMIT)
     except fs.FileError as error:
@@ -119,3 +118,16 @@ def with_piped(text: str | None, file: str | None, no_stdin: bool, no_color: boo
         console.warning(found.note, no_color=no_color)
     data = fs.text(found.data) if found.data is not None else ""
     return piped.join(data, text) if data.strip() else text
+
+
+def required_text(
+    words: tuple[str, ...], option: str | None, file: str | None, no_stdin: bool, no_color: bool
+) -> str:
+    """The TEXT of `start prompt` and `start continue`: `-` alone reads it from stdin; else the
+    words, --instructions or -i FILE, after any piped text. UsageError when there is none."""
+    if words == ("-",) and option is None and file is None:
+        words, file = (), "-"
+    text = with_piped(user_text(words, option, file), file, no_stdin, no_color)
+    if text is None:
+        raise UsageError("missing argument TEXT (or --instructions=TEXT, or -i FILE)")
+    return text
