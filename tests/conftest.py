@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -204,6 +205,30 @@ def problems(conf: Path, text: str) -> list[str]:
 
     conf.write_text(text, encoding="utf-8")
     return [f"{p.severity}: {p}".replace(f"{conf}:", "") for p in load().problems]
+
+
+# A process group leader that notes SIGTERM in the file it is given, and exits; it writes
+# `ready` there first, once it can.
+NOTING = """
+import signal, sys, time
+def noted(signum, frame):
+    open(sys.argv[1], "a").write("SIGTERM\\n")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, noted)
+open(sys.argv[1], "a").write("ready\\n")
+time.sleep(300)
+"""
+
+
+@pytest.fixture
+def survivors() -> Iterator[list[int]]:
+    """Pids a test started (itself, or through what it runs); those still alive at the end are
+    killed, so a failure leaves nothing behind."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        if running(pid):
+            os.kill(pid, signal.SIGKILL)
 
 
 def running(pid: int) -> bool:

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,16 +50,6 @@ except agentrun.Interrupted as stopped:
     print(json.dumps({"signum": stopped.signum, "kinds": kinds, "runs": runs,
                       "exit_code": getattr(stopped, "exit_code", None)}))
 """
-
-
-@pytest.fixture
-def survivors() -> Iterator[list[int]]:
-    """Pids a test saw; any still alive at the end are killed, so a failure leaves nothing."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        if running(pid):
-            os.kill(pid, signal.SIGKILL)
 
 
 def read_pids(path: Path, seconds: float = 30) -> list[int]:

@@ -12,18 +12,8 @@ from pathlib import Path
 import pytest
 
 from start import process
-from tests.conftest import running
+from tests.conftest import NOTING, running
 
-# A group leader that notes SIGTERM in its file and exits, once it has said it is ready.
-NOTING = """
-import signal, sys, time
-def noted(signum, frame):
-    open(sys.argv[1], "a").write("SIGTERM\\n")
-    sys.exit(0)
-signal.signal(signal.SIGTERM, noted)
-open(sys.argv[1], "a").write("ready\\n")
-time.sleep(300)
-"""
 # One that ignores SIGTERM, and leaves a child (which inherits that) in its group.
 STUBBORN = """
 import signal, subprocess, sys, time

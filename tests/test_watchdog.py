@@ -8,27 +8,16 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from start import watchdog
 from start.watchdog import Watchdog
-from tests.conftest import REPO, running
+from tests.conftest import NOTING, REPO, running
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
-# A group leader that notes SIGTERM in its file, and says when it is ready to (`ready`).
-NOTING = """
-import signal, sys, time
-def noted(signum, frame):
-    open(sys.argv[1], "a").write("SIGTERM\\n")
-    sys.exit(0)
-signal.signal(signal.SIGTERM, noted)
-open(sys.argv[1], "a").write("ready\\n")
-time.sleep(300)
-"""
 # One that ignores SIGTERM.
 STUBBORN = """
 import signal, sys, time
@@ -51,17 +40,6 @@ dog.release(let_go.pid)
 print(dog.pid, kept.pid, let_go.pid, flush=True)
 time.sleep(300)
 """
-
-
-@pytest.fixture
-def survivors() -> Iterator[list[int]]:
-    """Pids a test started (itself or through its owner); those still alive at the end are
-    killed."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        if running(pid):
-            os.kill(pid, signal.SIGKILL)
 
 
 def wait_gone(pids: list[int], seconds: float = 30) -> list[int]:

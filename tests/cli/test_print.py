@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -568,16 +567,6 @@ def test_ctrl_c_leaves_no_agent_behind(project: Path) -> None:
             proc.wait()
     assert (proc.returncode, out) == (130, b"")
     assert wait_gone(started) == []
-
-
-@pytest.fixture
-def survivors() -> Iterator[list[int]]:
-    """Pids a test saw; any still alive at the end are killed, so a failure leaves nothing."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        if running(pid):
-            os.kill(pid, signal.SIGKILL)
 
 
 def sigkill_start(project: Path, args: list[str], ready: list[Path], **env: str) -> list[int]:

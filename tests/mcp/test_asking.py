@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,16 +83,6 @@ async def read_pids(path: Path, seconds: float = 30) -> list[int]:
         assert time.monotonic() < deadline, f"{path.name} never written"
         await anyio.sleep(0.05)
     return [int(word) for word in path.read_text().split()]
-
-
-@pytest.fixture
-def survivors() -> Iterator[list[int]]:
-    """Pids a test saw; any still alive at the end are killed, so a failure leaves nothing."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        if running(pid):
-            os.kill(pid, signal.SIGKILL)
 
 
 # --- answers ----------------------------------------------------------------------------------
