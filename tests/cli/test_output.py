@@ -4,13 +4,17 @@ it, and the answer is checked (issue 28)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import sys
+import time
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_start, write_tree
+from tests.conftest import REPO, run_start, running, write_tree
 from tests.fake_headless import agent
 
 FAKE = REPO / "tests" / "fake_headless.py"
@@ -169,6 +173,58 @@ def test_a_refused_schema_option_is_asked_again_with_the_schema_in_the_prompt(
     shown = run_start("log", "show", "--json", cwd=project)
     run = json.loads(shown.stdout)
     assert (run["prompt"], run["argv"][-1], run["fallback"]) == (TOLD, TOLD, data["fallback"])
+
+
+# The refused agent's second run (without the schema option) notes its pid, then waits.
+WAITS_WHEN_ASKED_AGAIN = """
+import os, sys, time
+if os.environ.get("FAKE_NAME") == "picky" and "--json-schema" not in sys.argv:
+    open(os.environ["PIDFILE"], "w").write(str(os.getpid()))
+    time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_the_second_run_keeps_every_answer(
+    project: Path, survivors: list[int], signum: int
+) -> None:
+    pidfile = project.parent / "picky.pid"
+    env = {
+        **os.environ, "PYTHONPATH": str(REPO), "FAKE_MODE": "refuse-schema",
+        "FAKE_REFUSES": "picky", "FAKE_ANSWER": '{"severity": "high"}',
+        "FAKE_ANSWER_held": json.dumps(
+            {"type": "result", "is_error": False, "result": '{"severity": "low"}'}
+        ),
+        "FAKE_BEFORE": WAITS_WHEN_ASKED_AGAIN, "PIDFILE": str(pidfile),
+    }  # fmt: skip
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "start", "-q", "task", "triage", "--print", "-a", "held,picky",
+         "--json"],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not (pidfile.exists() and pidfile.read_text()):
+            assert time.monotonic() < deadline, "the second run never started"
+            time.sleep(0.05)
+        survivors.append(int(pidfile.read_text()))
+        runner.send_signal(signum)
+        out, err = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    assert runner.returncode == (130 if signum == signal.SIGINT else 128 + signum), err
+    held, picky = json.loads(out)
+    assert (held["state"], held["value"]) == ("ok", {"severity": "low"})
+    assert (picky["state"], picky["fallback"] is not None) == ("interrupted", True)
+    assert "--json-schema" not in picky["argv"]
+    assert [run for run in survivors if running(run)] == []
+    shown = run_start("log", "--json", cwd=project)
+    assert sorted((r["agent"], r["state"]) for r in json.loads(shown.stdout)) == [
+        ("held", "ok"),
+        ("picky", "interrupted"),
+    ]
 
 
 def test_a_failure_without_the_refusal_words_is_not_asked_again(project: Path) -> None:
