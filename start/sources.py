@@ -36,6 +36,7 @@ class Part(Record):
     source: str
     file: str | None
     cut: int = 0  # bytes of the file left out by settings.file_size_limit
+    output_cut: int = 0  # bytes of its command's output left out by settings.command_output_limit
 
 
 class Composition(Record):
@@ -305,6 +306,7 @@ def _finish_required(
         _source(pending.item, pending.file),
         pending.file,
         pending.cut,
+        _output_cut(pending),
     )
 
 
@@ -329,4 +331,18 @@ def _finish_context(pending: _Pending, values: dict[str, str]) -> Part:
     text, _ = _fill(pending, values)
     if not text.strip():
         return Part("context", item.name, "", "empty", "empty, left out", source, pending.file)
-    return Part("context", item.name, text, "ok", "", source, pending.file, pending.cut)
+    return Part(
+        "context",
+        item.name,
+        text,
+        "ok",
+        "",
+        source,
+        pending.file,
+        pending.cut,
+        _output_cut(pending),
+    )
+
+
+def _output_cut(pending: _Pending) -> int:
+    return pending.result.truncated if pending.result is not None else 0

@@ -175,6 +175,23 @@ def test_a_file_over_the_size_limit_is_cut_with_a_warning(repo: Path, isolated: 
     ) in result.stdout
 
 
+def test_a_command_output_over_the_limit_is_cut_with_a_warning(
+    repo: Path, isolated: Path
+) -> None:
+    config = isolated.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(
+        config.read_text().replace("[settings]", "[settings]\ncommand_output_limit = 6")
+        + '\n[tasks.big]\ncommand = "printf abcdefghij"\nprompt = "{command_output}"\n'
+    )
+    result = invoke("task", "big", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert "[... truncated 4 bytes ...]" in result.stdout
+    assert (
+        "  ⚠ task big: its command's output is cut to 6 bytes; 4 more were left out "
+        "(settings.command_output_limit)\n"
+    ) in result.stdout
+
+
 def test_the_summary_names_a_context_file_as_given(repo: Path) -> None:
     result = invoke("prompt", "-c", "NOTES.md", "hi", "--dry-run")
     assert "  contexts      ✓ first  ✓ NOTES.md\n" in result.stdout

@@ -556,14 +556,25 @@ def _command_files(config: Config) -> set[str | None]:
 
 
 def _cut_warnings(config: Config, composition: sources.Composition) -> list[str]:
-    """A warning for each file cut by settings.file_size_limit."""
-    limit = config.settings.file_size_limit
-    parts = [composition.role, *composition.contexts, composition.task]
+    """A warning for each file cut by settings.file_size_limit, and each command output cut by
+    settings.command_output_limit: the agent gets less than there was."""
+    settings = config.settings
+    parts = [part for part in (composition.role, *composition.contexts, composition.task) if part]
     return [
-        f"⚠ {part.kind} {part.name}: {part.file} is cut to its first {limit:,} bytes; "
-        f"{part.cut:,} more were left out (settings.file_size_limit)"
-        for part in parts
-        if part is not None and part.cut
+        *(
+            f"⚠ {part.kind} {part.name}: {part.file} is cut to its first "
+            f"{settings.file_size_limit:,} bytes; {part.cut:,} more were left out "
+            "(settings.file_size_limit)"
+            for part in parts
+            if part.cut
+        ),
+        *(
+            f"⚠ {part.kind} {part.name}: its command's output is cut to "
+            f"{settings.command_output_limit:,} bytes; {part.output_cut:,} more were left out "
+            "(settings.command_output_limit)"
+            for part in parts
+            if part.output_cut
+        ),
     ]
 
 
