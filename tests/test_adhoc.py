@@ -175,9 +175,7 @@ def test_a_file_over_the_size_limit_is_cut_with_a_warning(repo: Path, isolated: 
     ) in result.stdout
 
 
-def test_a_command_output_over_the_limit_is_cut_with_a_warning(
-    repo: Path, isolated: Path
-) -> None:
+def test_a_command_output_over_the_limit_is_cut_with_a_warning(repo: Path, isolated: Path) -> None:
     config = isolated.parent / "home" / ".config" / "start" / "config.toml"
     config.write_text(
         config.read_text().replace("[settings]", "[settings]\ncommand_output_limit = 6")
