@@ -89,6 +89,12 @@ class Run(Record):
         return self.state == OK
 
     @property
+    def answered(self) -> bool:
+        """Whether the agent's answer arrived: ok, or out of its task's format (its check failed
+        or ran out of time); such an answer is kept, printed and recorded."""
+        return self.ok or bool(self.problems)
+
+    @property
     def mismatched(self) -> bool:
         """Whether the agent answered, but not in the task's output format."""
         return self.state == OUT_OF_FORMAT

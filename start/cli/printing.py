@@ -219,11 +219,7 @@ def write_answers(directory: str, results: list[Run]) -> None:
         seen[result.agent] = seen.get(result.agent, 0) + 1
         count = seen[result.agent]
         name = f"{result.agent}.md" if count == 1 else f"{result.agent}-{count}.md"
-        text = (
-            result.answer or ""
-            if result.ok or result.problems
-            else f"(no answer: {result.error})\n"
-        )
+        text = (result.answer or "") if result.answered else f"(no answer: {result.error})\n"
         atomic.replace(os.path.join(directory, name), text.encode("utf-8"), mode=0o600)
         summary.append({"file": name, **records.data(result)})
     import json

@@ -182,7 +182,7 @@ def _headless(
     # hold) never delays them, and records them whatever happens to stdout. On Ctrl-C or a
     # signal, the answers that had arrived are shown and every run is recorded, then start
     # stops as the signal says.
-    arrived = stopped is None or any(run.ok or run.problems for run in done)
+    arrived = stopped is None or any(run.answered for run in done)
     try:
         code = ExitCode.OK
         if arrived:  # a stop before any answer says only "interrupted"
