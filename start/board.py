@@ -8,9 +8,10 @@ start.boardrun runs its ready items headless. Nothing here prints, and nothing i
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from start.config.schema import LEVELS
 from start.errors import ExitCode, StartError
 from start.record import Record
 
@@ -53,14 +54,27 @@ class BadRequestError(StartError):
     exit_code = ExitCode.USAGE
 
 
+# The level of the user's own words: a person on the command line, and `start board run`, which
+# the user started.
+USER_LEVEL: Final = LEVELS[-1]
+
+
 class Holder(Record):
     """Who acts on the board. `name` is what the item's assignee shows; `pid` and `started`
     bind a claim to a live process (an MCP session's server, or `start board run`), so that
-    the claim ends when the process does; a person's claim (no pid) lasts until released."""
+    the claim ends when the process does; a person's claim (no pid) lasts until released.
+    `level` is the most its words may run at (docs/board.md, "Who shaped it"): the user's own
+    for a person and for `start board run`; settings.mcp_permissions for an MCP session."""
 
     name: str
     pid: int | None = None
     started: str | None = None  # the process's start (start.board.process_start)
+    level: str = USER_LEVEL
+
+    @property
+    def agent(self) -> bool:
+        """An agent's session (`mcp:...`), not the user: it finishes only what it holds."""
+        return self.name.startswith("mcp:")
 
 
 class RunSpec(Record):
@@ -97,11 +111,27 @@ class Item(Record):
     releases: int  # times its holder's process ended without finishing it
     created: str  # ISO 8601, with the UTC offset
     updated: str
+    # The most its run may get: the lowest level among who wrote its title, description, run
+    # and dependencies (Holder.level), and who brought it that low.
+    level: str
+    level_by: str
+    answer_level: str | None  # the level of whoever wrote its answer; None without one
 
     @property
     def ready(self) -> bool:
         """Pending, and every dependency completed: what a claim can take."""
         return self.status == PENDING and not self.blocked
+
+    @property
+    def runs_at(self) -> str | None:
+        """The highest level its run can get (None: it runs nothing): what it asks for (a task
+        without `permissions` may ask for its own), never above `level`."""
+        if self.run is None:
+            return None
+        asked = self.run.permissions
+        if asked is None:
+            asked = LEVELS[0] if self.run.task is None else USER_LEVEL
+        return lowest(asked, self.level)
 
 
 class Change(Record):
@@ -114,6 +144,9 @@ class Change(Record):
     answer: str | None = None  # with status completed
     reason: str | None = None  # with status failed
     history: int | None = None  # with status completed or failed, by a run
+    # With status completed: the level of whoever wrote the answer, when not the one who acts
+    # (a run of `start board run`: the level it ran at). None: the actor's level.
+    answer_level: str | None = None
 
 
 # --- ids and names --------------------------------------------------------------------------
@@ -160,12 +193,13 @@ def login() -> str:
     return found if found and set(found) <= NAME_CHARACTERS else f"uid{os.getuid()}"
 
 
-def session(client: str | None) -> Holder:
+def session(client: str | None, level: str) -> Holder:
     """An MCP session: `mcp:CLIENT:PID`, the client's name (as it gave it in `initialize`) and
-    this server process, whose life the session's claims last."""
+    this server process, whose life the session's claims last; acting at `level`, the most the
+    user lets agents run at (settings.mcp_permissions)."""
     kept = "".join(c for c in (client or "").lower() if c in NAME_CHARACTERS and c != "@")
     pid = os.getpid()
-    return Holder(f"mcp:{kept[:32] or 'client'}:{pid}", pid, process_start(pid))
+    return Holder(f"mcp:{kept[:32] or 'client'}:{pid}", pid, process_start(pid), level)
 
 
 def run_holder(token: str) -> Holder:
@@ -220,6 +254,56 @@ def _ps_start(pid: int) -> str | None:
 def alive(holder: Holder) -> bool:
     """Whether a claim of `holder` still has its process (a person's claim always has)."""
     return holder.pid is None or process_start(holder.pid) == holder.started
+
+
+# --- who shaped it -------------------------------------------------------------------------
+
+
+def lowest(*levels: str) -> str:
+    """The lowest of permission levels (schema.LEVELS)."""
+    return min(levels, key=LEVELS.index)
+
+
+def above(level: str, other: str) -> bool:
+    """Whether `level` is higher than `other`."""
+    return LEVELS.index(level) > LEVELS.index(other)
+
+
+class Cap(Record):
+    """The most a run of an item may get, and why, when that is below the user's own level."""
+
+    level: str
+    why: str
+
+
+def cap(item: Item, fed: Sequence[Item]) -> Cap | None:
+    """What bounds the run of `item`, whose text is fed the answers (and titles) of `fed`: the
+    lowest level among who wrote its own fields and who wrote theirs, the first named when
+    several are as low. None: nothing below the user's level shaped it."""
+    found = [Cap(item.level, f"{item.id} was written by {item.level_by} at '{item.level}'")]
+    for other in fed:
+        answered = other.answer_level or LEVELS[0]
+        found += [
+            Cap(other.level, f"{other.id}, fed to it, was written by {other.level_by} at "
+                f"'{other.level}'"),
+            Cap(answered, f"{other.id}'s answer, fed to it, was written by {other.assignee} at "
+                f"'{answered}'"),
+        ]  # fmt: skip
+    least = min(found, key=lambda each: LEVELS.index(each.level))
+    return least if above(USER_LEVEL, least.level) else None
+
+
+def shaping(item: Item, by: Holder, what: str) -> str | None:
+    """Why `by` may not `what` (change, claim, finish) `item`: it runs above the level of `by`
+    (docs/board.md, "Who shaped it"); None when it may."""
+    runs_at = item.runs_at
+    if runs_at is None or not above(runs_at, by.level):
+        return None
+    return (
+        f"{item.id} runs at up to '{runs_at}', and {by.name} acts at '{by.level}' "
+        f"(settings.mcp_permissions): it may not {what} an item that runs above its level. "
+        "Make an item of your own, or ask the user"
+    )
 
 
 # --- why an item waits ----------------------------------------------------------------------

@@ -25,6 +25,7 @@ from start.board import (
     IN_PROGRESS,
     MOST_RELEASES,
     PENDING,
+    USER_LEVEL,
     BadRequestError,
     Change,
     Holder,
@@ -32,9 +33,11 @@ from start.board import (
     NoSuchItemError,
     RefusedError,
     RunSpec,
+    above,
     alive,
     item_id,
     number,
+    shaping,
     waiting,
 )
 from start.record import Record
@@ -56,7 +59,8 @@ _DEPS: Final = (
 )
 _COLUMNS: Final = (
     "seq, title, description, status, assignee, holder_pid, holder_started, metadata, "
-    "created_by, run, answer, reason, history, epoch, releases, created, updated"
+    "created_by, run, answer, reason, history, epoch, releases, created, updated, level, "
+    "level_by, answer_level"
 )
 
 
@@ -138,6 +142,9 @@ def _item(row: sqlite3.Row) -> Item:
         releases=row["releases"],
         created=row["created"],
         updated=row["updated"],
+        level=row["level"],
+        level_by=row["level_by"],
+        answer_level=row["answer_level"],
     )
 
 
@@ -284,9 +291,9 @@ class Board:
             spec = _json(dict(zip(RunSpec._fields, run, strict=True))) if run else None
             cursor = connection.execute(
                 "INSERT INTO items (title, description, status, metadata, created_by, run, "
-                "created, updated) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?)",
+                "created, updated, level, level_by) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
                 (_blob(title), _blob(description), _json(dict(metadata or {})), by.name, spec,
-                 stamp, stamp),
+                 stamp, stamp, by.level, by.name),
             )  # fmt: skip
             seq = cursor.lastrowid
             assert seq is not None
@@ -294,23 +301,28 @@ class Board:
                 "INSERT INTO deps (item, blocked_by, position) VALUES (?, ?, ?)",
                 [(seq, dep, index) for index, dep in enumerate(deps)],
             )
-            self._event(connection, seq, by.name, "create", title=title)
+            shaped = {"level": by.level} if above(USER_LEVEL, by.level) else {}
+            self._event(connection, seq, by.name, "create", title=title, **shaped)
         return self.get(item_id(seq))
 
     def claim(self, id_: str, holder: Holder) -> Item:
         """Take a pending item whose dependencies are completed: it is in progress, held by
         `holder`, its epoch one more. Claiming it again as its holder is no change. Raises
-        RefusedError when it is another's, blocked or finished."""
+        RefusedError when it is another's, blocked or finished, or runs above the level of
+        `holder` (board.shaping)."""
         seq = number(id_)
         with self._writing() as connection:
-            if self._take(connection, seq, holder):
-                return self.get(id_)
             row = self._row(seq)
             if row is None:
                 raise self._no_such(id_)
             item = _item(row)
             if _holds(row, holder):
                 return item
+            why = shaping(item, holder, "claim")
+            if why is not None:
+                raise RefusedError(why)
+            if self._take(connection, seq, holder):
+                return self.get(id_)
             raise RefusedError(_refusal(item, "claim"))
 
     def _take(self, connection: sqlite3.Connection, seq: int, holder: Holder) -> bool:
@@ -330,20 +342,31 @@ class Board:
         in one transaction, so no two callers get the same one. None when none is ready."""
         where, values = _where(Filter(ready=True, runnable=runnable))
         with self._writing() as connection:
-            row = connection.execute(
-                f"SELECT seq FROM items i{where} ORDER BY seq LIMIT 1", values
-            ).fetchone()
-            if row is None:
+            # Below the user's level, the first ready item that runs at its level, or nothing.
+            restricted = above(USER_LEVEL, holder.level)
+            sql = f"SELECT seq FROM items i{where} ORDER BY seq{'' if restricted else ' LIMIT 1'}"
+            for (seq,) in connection.execute(sql, values).fetchall():
+                if restricted:
+                    row = self._row(seq)
+                    if row is None or shaping(_item(row), holder, "claim") is not None:
+                        continue
+                taken = self._take(connection, seq, holder)
+                assert taken, "the write lock is held: the ready item cannot have changed"
+                break
+            else:
                 return None
-            taken = self._take(connection, row[0], holder)
-            assert taken, "the write lock is held: the ready item cannot have changed"
-        return self.get(item_id(row[0]))
+        return self.get(item_id(seq))
 
     def update(self, id_: str, by: Holder, change: Change, epoch: int | None = None) -> Item:
         """Apply a partial change, as the board's rules allow `by` (docs/board.md, "Rules"):
         an item in progress changes only by its holder, whose writes carry the epoch of its
         claim when it knows it (`epoch`); a completed item keeps everything but its metadata;
         an item cannot complete while blocked; `in_progress` comes only from a claim.
+
+        Who shaped an item bounds how it runs (board.shaping): a change of what an item runs
+        (its text, its dependencies, its status) by a caller below the level it runs at is
+        refused; a caller's text or dependencies lower the item's level to the caller's; an
+        agent's session finishes an item that runs something only when it holds it.
 
         Raises RefusedError, NoSuchItemError or BadRequestError, and changes nothing then."""
         seq = number(id_)
@@ -363,6 +386,14 @@ class Board:
         patch = _json(dict(change.metadata)) if change.metadata is not None else None
         stamp = now()
         with self._writing() as connection:
+            row = self._row(seq)
+            if row is None:
+                raise self._no_such(id_)
+            item = _item(row)
+            _may(item, row, by, change)
+            level, level_by = item.level, item.level_by
+            if fields and above(level, by.level):
+                level, level_by = by.level, by.name
             if change.blocked_by is not None:
                 deps = self._dependencies(connection, change.blocked_by, seq)
                 connection.execute("DELETE FROM deps WHERE item = ?", (seq,))
@@ -385,6 +416,10 @@ class Board:
                         ELSE json_patch(metadata, :patch) END,
                     answer = CASE WHEN :to = 'completed' THEN :answer
                         WHEN :to = 'pending' THEN NULL ELSE answer END,
+                    answer_level = CASE WHEN :to = 'completed' THEN :answer_level
+                        WHEN :to = 'pending' THEN NULL ELSE answer_level END,
+                    level = :level,
+                    level_by = :level_by,
                     reason = CASE WHEN :to = 'failed' THEN :reason
                         WHEN :to = 'pending' THEN NULL ELSE reason END,
                     history = CASE WHEN :to IN ('completed', 'failed') THEN :history
@@ -408,6 +443,9 @@ class Board:
                     "description": _blob(change.description),
                     "patch": patch,
                     "answer": _blob(change.answer),
+                    "answer_level": change.answer_level or by.level,
+                    "level": level,
+                    "level_by": level_by,
                     "reason": _blob(change.reason),
                     "history": change.history,
                     "stamp": stamp,
@@ -422,6 +460,10 @@ class Board:
                 }
                 if change.reason is not None:
                     detail["reason"] = change.reason
+                if to == COMPLETED and above(USER_LEVEL, change.answer_level or by.level):
+                    detail["answer_level"] = change.answer_level or by.level
+                if fields and above(USER_LEVEL, by.level):
+                    detail["level"] = by.level
                 self._event(connection, seq, by.name, "update", **_plain(detail))
             else:
                 row = self._row(seq)
@@ -543,6 +585,23 @@ def _holds(row: sqlite3.Row, holder: Holder) -> bool:
         and (row["holder_pid"] is None or (row["holder_pid"], row["holder_started"])
              == (holder.pid, holder.started))
     )  # fmt: skip
+
+
+def _may(item: Item, row: sqlite3.Row, by: Holder, change: Change) -> None:
+    """Refuse a change that `by` may not make for who it is (docs/board.md, "Who shaped it"):
+    of what runs above its level, or (an agent) the end of a run it does not hold. Metadata
+    never reaches a run: anyone may merge it, under the other rules."""
+    if change.status is None and change.description is None and change.blocked_by is None:
+        return
+    finishing = change.status in FINISHED
+    why = shaping(item, by, "finish" if finishing else "change")
+    if why is not None:
+        raise RefusedError(why)
+    if by.agent and finishing and item.run is not None and not _holds(row, by):
+        raise RefusedError(
+            f"{item.id} says what start board run runs: an agent finishes it only while it holds "
+            f"it (board_tasks_claim), so that its end is its run's or its holder's work"
+        )
 
 
 def _refusal(item: Item, what: str) -> str:

@@ -68,6 +68,28 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             "CREATE INDEX events_item ON events (item)",
         ),
     ),
+    (
+        # Who shaped an item, and at which level (docs/board.md, "Who shaped it"). An item of an
+        # older board that an agent's session made or changed, or whose answer it wrote, gets
+        # the least level, as an answer of a run whose level the board did not keep does.
+        "m002_levels",
+        (
+            "ALTER TABLE items ADD COLUMN level TEXT NOT NULL DEFAULT 'full'",
+            "ALTER TABLE items ADD COLUMN level_by TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE items ADD COLUMN answer_level TEXT",
+            "UPDATE items SET level_by = created_by",
+            """UPDATE items SET level = 'read-only', level_by = (
+                    SELECT e.actor FROM events e WHERE e.item = items.seq
+                    AND e.op IN ('create', 'update') AND e.actor LIKE 'mcp:%' ORDER BY e.seq
+                    LIMIT 1)
+                WHERE EXISTS (SELECT 1 FROM events e WHERE e.item = items.seq
+                    AND e.op IN ('create', 'update') AND e.actor LIKE 'mcp:%')""",
+            """UPDATE items SET answer_level = CASE
+                    WHEN assignee LIKE 'mcp:%' OR assignee LIKE 'run:%' THEN 'read-only'
+                    ELSE 'full' END
+                WHERE status = 'completed'""",
+        ),
+    ),
 )
 
 

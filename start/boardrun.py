@@ -46,12 +46,16 @@ class Outcome(Record):
     error: str | None  # why it failed, when it did
     agent: str | None  # the agent that ran; None when nothing ran
     history: int | None  # its id in the history (`start log show ID`); None: not recorded
+    # The level of its answer's words: the lowest among who shaped the run (board.cap), whatever
+    # permissions the agent had; the user's own when only the user shaped it.
+    level: str = board.USER_LEVEL
 
 
 class Report(Record):
-    """One step of the runner, for its caller to show: `claimed` (the item as claimed), then
-    `completed`, `failed` or `released` (the item as finished or let go), or `fenced` (the item
-    was reassigned while its run ran: the run's outcome is not its end)."""
+    """One step of the runner, for its caller to show: `claimed` (the item as claimed), perhaps
+    `capped` (who shaped it holds its run below the user's level: board.cap), then `completed`,
+    `failed` or `released` (the item as finished or let go), or `fenced` (the item was
+    reassigned while its run ran: the run's outcome is not its end)."""
 
     step: str
     item: Item
@@ -105,12 +109,22 @@ def with_answers(text: str, answers: Sequence[tuple[Item, str]]) -> str:
     return template.fill(text, {board.ANSWERS: value})
 
 
-def request_for(scope: Scope, spec: RunSpec, text: str) -> pipeline.LaunchRequest:
+def request_for(
+    scope: Scope, spec: RunSpec, text: str, cap: board.Cap | None = None
+) -> pipeline.LaunchRequest:
     """The headless launch of a run whose text (the prompt, or the task's instructions) is
-    `text`. A run an agent asked for over MCP is held to what the user allows agents
-    (asking.vet: settings.mcp_permissions, settings.mcp_agents, settings.mcp_depth), checked
-    when the item is made and again before it runs; the user's own runs are composed as
-    `--print` would compose them. Raises RequestError for a run the rules refuse."""
+    `text`, never above `cap` (board.cap: who shaped it). A run an agent asked for over MCP is
+    held to what the user allows agents (asking.vet: settings.mcp_permissions,
+    settings.mcp_agents, settings.mcp_depth), checked when the item is made and again before
+    it runs; the user's own runs are composed as `--print` would compose them. Raises
+    RequestError for a run the rules refuse."""
+    request = _request(scope, spec, text)
+    if cap is None:
+        return request
+    return request._replace(most=cap.level, most_from=cap.why)
+
+
+def _request(scope: Scope, spec: RunSpec, text: str) -> pipeline.LaunchRequest:
     if spec.via == "mcp":
         assert spec.agent is not None
         values = {"instructions": text} if spec.task is not None and text.strip() else {}
@@ -135,7 +149,12 @@ def request_for(scope: Scope, spec: RunSpec, text: str) -> pipeline.LaunchReques
     else:
         selection = resolve.Request("prompt", spec.agent, model=spec.model, text=text)
     return pipeline.LaunchRequest(
-        scope.workdir, selection, scope.use_project, headless=True, permissions=spec.permissions
+        scope.workdir,
+        selection,
+        scope.use_project,
+        headless=True,
+        permissions=spec.permissions,
+        permissions_from="the item's permissions",
     )
 
 
@@ -276,8 +295,14 @@ class Runner:
                 answers = opened.answers(item.blocked_by)
             assert item.run is not None
             text = item.run.prompt if item.run.prompt is not None else item.description
-            request = request_for(self.scope, item.run, with_answers(text, answers))
+            fed = [found for found, _ in answers] if board.ANSWERS in template.names(text) else []
+            cap = board.cap(item, fed)
+            if cap is not None:
+                self.told(Report("capped", item, note=f"runs at '{cap.level}' at most: {cap.why}"))
+            request = request_for(self.scope, item.run, with_answers(text, answers), cap)
             outcome = run_one(request, self.timeout, self.groups, self.env, self.serial)
+            if cap is not None:
+                outcome = outcome._replace(level=cap.level)
         except UntrustedError:
             self._finish(item, holder, None)
             raise
@@ -289,7 +314,12 @@ class Runner:
         """Complete the item with the answer, fail it with the reason, or (when the run was
         stopped, or there is no outcome) release it; as its holder, at the epoch it claimed."""
         if outcome is not None and outcome.ok:
-            change = Change(COMPLETED, answer=outcome.answer, history=outcome.history)
+            change = Change(
+                COMPLETED,
+                answer=outcome.answer,
+                history=outcome.history,
+                answer_level=outcome.level,
+            )
         elif outcome is None or self.stopping:
             change = Change(PENDING)
         else:

@@ -44,6 +44,10 @@ class LaunchRequest(Record):
     # read-only. `permissions_from` says where it comes from when not from --permissions.
     permissions: str | None = None
     permissions_from: str | None = None
+    # The most a headless run may get, whatever it asks, and why (start.board.cap: who shaped a
+    # board item's run); None: what it asks.
+    most: str | None = None
+    most_from: str | None = None
     # A headless run that continues the conversation of this session id (start continue): the
     # agent's resume_command, and the selection's text alone as the prompt.
     session: str | None = None
@@ -84,14 +88,22 @@ def grant_for(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
 
 def level(request: LaunchRequest, plan: resolve.Plan) -> tuple[str, str]:
     """A headless run's permission level and where it comes from: the request's (the
-    --permissions option, unless it says otherwise), the task's, else read-only."""
-    if request.permissions is not None:
-        return request.permissions, request.permissions_from or "the --permissions option"
+    --permissions option, unless it says otherwise), the task's, else read-only; never above
+    the request's `most`."""
+    from start.config.schema import LEVELS
+
     task = plan.task
-    if task is not None and task.permissions is not None:
+    if request.permissions is not None:
+        found = request.permissions, request.permissions_from or "the --permissions option"
+    elif task is not None and task.permissions is not None:
         origin = task.origin
-        return task.permissions, f"task {task.name}'s permissions ({origin.layer}: {origin.path})"
-    return "read-only", "the default"
+        found = task.permissions, f"task {task.name}'s permissions ({origin.layer}: {origin.path})"
+    else:
+        found = "read-only", "the default"
+    most = request.most
+    if most is not None and LEVELS.index(found[0]) > LEVELS.index(most):
+        return most, f"{request.most_from} (capped from '{found[0]}', {found[1]})"
+    return found
 
 
 class _Laps:

@@ -396,9 +396,166 @@ def test_names_a_person_acts_under() -> None:
 
 def test_a_session_is_named_by_its_client_and_this_process() -> None:
     pid = os.getpid()
-    found = board.session("Claude Code\x1b[31m")
-    assert found == Holder(f"mcp:claudecode31m:{pid}", pid, board.process_start(pid))
-    assert board.session(None).name == f"mcp:client:{pid}"
+    found = board.session("Claude Code\x1b[31m", "edit")
+    assert found == Holder(f"mcp:claudecode31m:{pid}", pid, board.process_start(pid), "edit")
+    assert board.session(None, "read-only").name == f"mcp:client:{pid}"
+    assert (found.agent, board.person("alice").agent) == (True, False)
+
+
+# --- who shaped it (docs/board.md, "Who shaped it") -------------------------------------------
+
+
+def agent_at(level: str) -> Holder:
+    """An MCP session of this process acting at `level` (settings.mcp_permissions)."""
+    return board.session("claude-code", level)
+
+
+def test_a_session_below_an_items_level_cannot_change_claim_or_finish_it(opened: Board) -> None:
+    opened.create("Fix", ALICE, "the user's words", run=RunSpec(task="fix", permissions="full"))
+    me = agent_at("read-only")
+    refusal = (
+        f"item-1 runs at up to 'full', and {me.name} acts at 'read-only' "
+        "(settings.mcp_permissions): it may not {what} an item that runs above its level. Make an "
+        "item of your own, or ask the user"
+    )
+    for what, change in (
+        ("change", Change(description="the caller's words")),
+        ("change", Change(blocked_by=())),
+        ("finish", Change("completed", answer="forged")),
+        ("finish", Change("failed", reason="no")),
+    ):
+        with pytest.raises(RefusedError) as caught:
+            opened.update("item-1", me, change)
+        assert str(caught.value) == refusal.format(what=what)
+    with pytest.raises(RefusedError) as claimed:
+        opened.claim("item-1", me)
+    assert str(claimed.value) == refusal.format(what="claim")
+    assert opened.claim_next(me) is None
+    kept = opened.update("item-1", me, Change(metadata={"seen": True}))  # never reaches a run
+    assert (kept.description, kept.status, kept.level, dict(kept.metadata)) == (
+        "the user's words",
+        "pending",
+        "full",
+        {"seen": True},
+    )
+    # At the user's level, the session may.
+    changed = opened.update("item-1", agent_at("full"), Change(description="theirs"))
+    assert (changed.description, changed.level, changed.level_by) == ("theirs", "full", "alice")
+
+
+def test_a_sessions_words_lower_the_items_level_to_its_own(opened: Board) -> None:
+    me = agent_at("read-only")
+    made = opened.create("Plan", me, run=RunSpec(prompt="p", agent="a", via="mcp"))
+    assert (made.level, made.level_by, made.runs_at) == ("read-only", me.name, "read-only")
+    person = opened.create("Notes", ALICE)
+    assert (person.level, person.level_by, person.runs_at) == ("full", "alice", None)
+    lowered = opened.update("item-2", me, Change(description="the caller's words"))
+    assert (lowered.level, lowered.level_by) == ("read-only", me.name)
+    again = opened.update("item-2", ALICE, Change(description="mine"))  # never raised again
+    assert (again.level, again.level_by) == ("read-only", me.name)
+    events = opened.events("item-2")
+    assert [(e.op, e.detail.get("level")) for e in events] == [
+        ("create", None),
+        ("update", "read-only"),
+        ("update", None),
+    ]
+
+
+def test_a_session_finishes_an_item_that_runs_only_while_it_holds_it(opened: Board) -> None:
+    opened.create("Plan", ALICE, run=RunSpec(prompt="Plan it", permissions="read-only"))
+    opened.create("Notes", ALICE)
+    me = agent_at("read-only")
+    with pytest.raises(RefusedError) as caught:
+        opened.update("item-1", me, Change("completed", answer="forged"))
+    assert str(caught.value) == (
+        "item-1 says what start board run runs: an agent finishes it only while it holds it "
+        "(board_tasks_claim), so that its end is its run's or its holder's work"
+    )
+    opened.claim("item-1", me)
+    done = opened.update("item-1", me, Change("completed", answer="mine"))
+    assert (done.answer, done.answer_level) == ("mine", "read-only")
+    # Work that runs nothing is finished outright, as before; a person's answer is the user's.
+    notes = opened.update("item-2", me, Change("completed", answer="noted"))
+    assert notes.answer_level == "read-only"
+    opened.create("Later", ALICE)
+    assert opened.update("item-3", ALICE, Change("completed")).answer_level == "full"
+
+
+def test_claim_next_skips_what_runs_above_the_sessions_level(opened: Board) -> None:
+    opened.create("Build", ALICE, run=RunSpec(prompt="go", permissions="edit"))
+    opened.create("Task", ALICE, run=RunSpec(task="fix"))  # a task may ask for its own level
+    opened.create("Look", ALICE, run=RunSpec(prompt="look"))  # a prompt: read-only
+    opened.create("By hand", ALICE)
+    me = agent_at("read-only")
+    taken = [opened.claim_next(me), opened.claim_next(me), opened.claim_next(me)]
+    assert [found.id if found else None for found in taken] == ["item-3", "item-4", None]
+    assert opened.claim_next(ALICE) == opened.get("item-1")
+
+
+def test_what_bounds_a_run_is_the_lowest_writer_of_it_and_of_what_it_is_fed(
+    opened: Board,
+) -> None:
+    me = agent_at("read-only")
+    opened.create("Plan", ALICE, run=RunSpec(prompt="p"))
+    user = opened.update("item-1", ALICE, Change("completed", answer="planned"))
+    assert board.cap(user, []) is None
+    theirs = opened.create("Research", me)
+    opened.claim("item-2", me)
+    fed = opened.update("item-2", me, Change("completed", answer="forged?"))
+    build = opened.create("Build", ALICE, "", ["item-1", "item-2"], run=RunSpec(prompt="{answers}"))
+    assert board.cap(build, [user]) is None
+    assert board.cap(build, [user, fed]) == board.Cap(
+        "read-only", f"item-2, fed to it, was written by {me.name} at 'read-only'"
+    )
+    # An item a person made and the user's run answered bounds nothing; an answer a session
+    # wrote on the user's item does.
+    answered = opened.create("Answer", ALICE)
+    opened.claim("item-4", me)
+    answered = opened.update("item-4", me, Change("completed", answer="a"))
+    assert board.cap(build, [answered]) == board.Cap(
+        "read-only", f"item-4's answer, fed to it, was written by {me.name} at 'read-only'"
+    )
+    assert board.cap(theirs, []) == board.Cap(
+        "read-only", f"item-2 was written by {me.name} at 'read-only'"
+    )
+
+
+def test_an_old_board_gets_levels_from_who_made_and_changed_its_items(isolated: Path) -> None:
+    _, path = boardfile.location(str(isolated))
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    connection = sqlite3.connect(path, isolation_level=None)
+    from start import migrations
+
+    migrations.apply(connection, boardfile.MIGRATIONS[:1])
+    stamp = "2026-01-01T00:00:00+00:00"
+    for seq, by, status, assignee in (
+        (1, "alice", "pending", None),
+        (2, "mcp:claude:9", "pending", None),
+        (3, "alice", "completed", "mcp:codex:7"),
+        (4, "alice", "completed", "alice"),
+    ):
+        connection.execute(
+            "INSERT INTO items (seq, title, description, status, assignee, metadata, created_by, "
+            "created, updated) VALUES (?, 't', '', ?, ?, '{}', ?, ?, ?)",
+            (seq, status, assignee, by, stamp, stamp),
+        )
+        connection.execute(
+            "INSERT INTO events (at, item, actor, op, detail) VALUES (?, ?, ?, 'create', '{}')",
+            (stamp, seq, by),
+        )
+    connection.execute(
+        "INSERT INTO events (at, item, actor, op, detail) VALUES (?, 1, 'mcp:x:1', 'update', '{}')",
+        (stamp,),
+    )
+    connection.close()
+    with boardfile.opened(str(isolated)) as opened:
+        found = [(i.level, i.level_by, i.answer_level) for i in opened.items()[0]]
+    assert found == [
+        ("read-only", "mcp:x:1", None),
+        ("read-only", "mcp:claude:9", None),
+        ("full", "alice", "read-only"),
+        ("full", "alice", "full"),
+    ]
 
 
 # --- where it lives, and its schema ---------------------------------------------------------
@@ -487,15 +644,15 @@ def test_migrations_are_applied_by_name_once(
     with boardfile.opened(str(isolated)) as opened:
         opened.create("kept", ALICE)
     _, path = boardfile.location(str(isolated))
-    extra = ("m002_test", ("ALTER TABLE items ADD COLUMN extra TEXT DEFAULT 'x'",))
+    extra = ("m999_test", ("ALTER TABLE items ADD COLUMN extra TEXT DEFAULT 'x'",))
     monkeypatch.setattr(boardfile, "MIGRATIONS", (*boardfile.MIGRATIONS, extra))
     for _ in range(2):  # the second opening finds nothing to do
         with boardfile.opened(str(isolated)) as opened:
             assert opened.get("item-1").title == "kept"
     connection = sqlite3.connect(path)
     names = [row[0] for row in connection.execute("SELECT name FROM migrations ORDER BY name")]
-    assert names == ["m001_items", "m002_test"]
-    assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert names == [*[name for name, _ in boardfile.MIGRATIONS[:-1]], "m999_test"]
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == len(boardfile.MIGRATIONS)
     assert connection.execute("SELECT extra FROM items").fetchone()[0] == "x"
     connection.close()
 

@@ -112,6 +112,10 @@ def item_page(
     lines += [("waits", reason) for reason in item.blocked]
     if item.run is not None:
         lines.append(("runs", describe(item.run)))
+    if item.level != board.USER_LEVEL:
+        lines.append(("shaped", f"at '{item.level}' by {item.level_by}: it runs at that at most"))
+    if item.answer_level is not None and item.answer_level != board.USER_LEVEL:
+        lines.append(("answered", f"at '{item.answer_level}': what it feeds runs at that at most"))
     if item.history is not None:
         lines.append(("run", f"{item.history} in the history (start log show {item.history})"))
     if item.reason:
@@ -154,6 +158,8 @@ def reporter(*, no_color: bool, quiet: bool) -> Callable[[Report], None]:
             first, *rest = (item.reason or "").split("\n")
             printer.line(Styled(f"start ✗ {item.id} failed", "red"), f": {first}")
             printer.lines([line] for line in rest)
+        elif report.step == "capped":
+            printer.line(Styled(f"start ⚠ {item.id}", "yellow"), f" {report.note}")
         elif report.step == "released":
             why = f": {report.note}" if report.note else " (the run was stopped)"
             printer.line(f"start · {item.id} released, pending again{why}")

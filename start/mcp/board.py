@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from start import board
-from start.board import FINISHED, STATUSES, Change, Holder, RunSpec
+from start.board import FINISHED, STATUSES, Change, RunSpec
 from start.config import schema
 from start.errors import StartError
 from start.mcp import tools
@@ -155,7 +155,8 @@ DESCRIPTIONS: Final[Mapping[str, str]] = {
     UPDATE: (
         "Change an item you hold (or a pending one): status completed with an answer when done, "
         "failed with a reason, pending to let it go; description, blocked_by, and metadata "
-        "(merged). An item cannot complete while blocked; a reassigned item refuses you."
+        "(merged). An item cannot complete while blocked; a reassigned item refuses you, and "
+        "so does one that runs above the level the user lets agents run at."
     ),
     WATCH: (
         "Wait until an item is completed or failed, for at most wait_seconds; returns "
@@ -223,11 +224,11 @@ class Tools:
 
         try:
             self._check(name, arguments)
-            me = board.session(_client(ctx))
             if name == WATCH:
                 data = await self._watch(ctx, arguments)
             else:
-                data = await anyio.to_thread.run_sync(self._handle, name, arguments, me)
+                client = _client(ctx)
+                data = await anyio.to_thread.run_sync(self._handle, name, arguments, client)
         except StartError as error:
             return _result(str(error), None)
         return _result(json.dumps(data, ensure_ascii=False), data)
@@ -236,9 +237,22 @@ class Tools:
         """The arguments against the tool's input schema (tools.check)."""
         tools.check(name, self.inputs[name], arguments, hints=HINTS, notes=NOTES.get(name, {}))
 
-    def _handle(self, name: str, arguments: Mapping[str, Any], me: Holder) -> dict[str, Any]:
+    def _level(self) -> str:
+        """The level this session acts at: the most the user lets agents run at
+        (settings.mcp_permissions), read afresh; the least when the config cannot be read."""
+        from start.mcp import asking, library
+
+        try:
+            return asking.allowed(library.view(self.scope).config)[0]
+        except StartError:
+            return schema.LEVELS[0]
+
+    def _handle(
+        self, name: str, arguments: Mapping[str, Any], client: str | None
+    ) -> dict[str, Any]:
         from start import boardfile
 
+        me = board.session(client, self._level())
         run = self._run(arguments) if name == CREATE else None
         with boardfile.opened(self.scope.workdir) as opened:
             if name == CREATE:
