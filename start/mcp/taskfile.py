@@ -5,13 +5,13 @@
 The Taskfile is the project's `.agent/Taskfile.yml`, else its `Taskfile.yml`, run by the real
 `task` binary (go-task; the `taskfile` extra installs it from PyPI as go-task-bin). The tools are
 registered only when there is such a file, a `task` binary, and a project the user vouches for
-(start.trust.vouched); the server's instructions say which is missing. Every `task` runs through
-start's command runner (start.shell), with the request's owner, settings.command_timeout and
-settings.command_output_limit, its words as argv: `args` is split into words as a shell splits
-them, nothing expanded, and each word reaches the Taskfile in {{.CLI_ARGS}}, which `task` quotes
-for a shell. A Taskfile may put {{.CLI_ARGS}} inside quotes of its own, where `task`'s quotes are
-text or close them, so below `full` permissions a word may hold only PLAIN characters, which no
-shell context gives a meaning.
+(start.trust.vouched: an approval pins the Taskfile's bytes); the server's instructions say which
+is missing. Every `task` runs through start's command runner (start.shell), with the request's
+owner, settings.command_timeout and settings.command_output_limit, its words as argv: `args` is
+split into words as a shell splits them, nothing expanded, and each word reaches the Taskfile in
+{{.CLI_ARGS}}, which `task` quotes for a shell. A Taskfile may put {{.CLI_ARGS}} inside quotes of
+its own, where `task`'s quotes are text or close them, so below `full` permissions a word may hold
+only PLAIN characters, which no shell context gives a meaning.
 Nothing here imports the SDK before a tool is listed or called.
 """
 
@@ -139,8 +139,7 @@ def offer(scope: Scope) -> tuple[Offer | None, str]:
         return None, f"the configuration cannot be loaded: {error}"
     config = seen.config
     root = config.root
-    found = [os.path.join(root, place) for place in PLACES]
-    taskfile = next((path for path in found if os.path.isfile(path)), None)
+    taskfile = paths.taskfile(root)
     if taskfile is None:
         return None, f"{root} has no {' or '.join(PLACES)}"
     name = os.path.relpath(taskfile, root)
@@ -148,12 +147,9 @@ def offer(scope: Scope) -> tuple[Offer | None, str]:
         return None, f"{name} is ignored (--no-project)"
     if not seen.use_project:
         return None, f"{name} is not used: {seen.note}"
-    if trust.vouched(config) is None:
-        return None, (
-            f"{name} is not used: nothing vouches for {root}, which has no approved .start/ "
-            "and is not under settings.trusted_paths or START_TRUSTED_PATHS; approve the "
-            "project with 'start init --project' or 'start trust', or add it to trusted_paths"
-        )
+    vouched, why = trust.vouched(config)
+    if not vouched:
+        return None, f"{name} is not used: {why}"
     program = binary()
     if program is None:
         return None, (

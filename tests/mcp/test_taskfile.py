@@ -324,9 +324,10 @@ async def test_an_untrusted_project_gets_no_tools(
     await not_registered(
         isolated,
         mode,
-        f".agent/Taskfile.yml is not used: nothing vouches for {isolated}, which has no approved "
-        ".start/ and is not under settings.trusted_paths or START_TRUSTED_PATHS; approve the "
-        "project with 'start init --project' or 'start trust', or add it to trusted_paths",
+        f".agent/Taskfile.yml is not used: nothing vouches for {isolated}: no approval covers "
+        "the Taskfile, and the project is not under settings.trusted_paths or "
+        "START_TRUSTED_PATHS; review and approve it with 'start trust', or add the project to "
+        "trusted_paths",
     )
 
 
