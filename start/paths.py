@@ -28,6 +28,13 @@ PROJECT_DIR_NAME = ".start"
 TASKFILES = (".agent/Taskfile.yml", "Taskfile.yml")
 
 
+def taskfile(root: str) -> str | None:
+    """The project's Taskfile: the first of TASKFILES that is a file below `root`, or None.
+    What `start mcp` offers, and what an approval of the project pins (start.trust.scan)."""
+    found = (os.path.join(root, place) for place in TASKFILES)
+    return next((path for path in found if os.path.isfile(path)), None)
+
+
 def clean(path: str) -> str:
     """`path` in pathlib's form: no empty or `.` parts, no trailing slash; `..` is kept.
 

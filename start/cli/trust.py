@@ -112,7 +112,7 @@ def review_lines(review: core.Review, *, full: bool = True) -> list[Line]:
     if review.taskfiles:
         title = (
             "offer this Taskfile's tasks to agents as tools, through start mcp (the approval "
-            "does not cover its bytes)"
+            "pins its bytes: once it changes, its tasks are not offered until you approve again)"
         )
         lines.extend(_mention_lines(title, review.taskfiles))
     items, hidden = _item_lines(review, None if full else SHORT_LINES)
@@ -133,11 +133,18 @@ def review_lines(review: core.Review, *, full: bool = True) -> list[Line]:
             lines.append([f"    {entry.label}  ", note])
         else:
             lines.append([f"    {entry.label}"])
+    pinned = found.taskfile
+    if pinned is not None and pinned.what == core.FILE:
+        lines.append([f"    {pinned.label}  ", Styled("(the Taskfile)", "dim")])
     changed = [c for c in review.changes if c.status != "same"]
-    if review.previous is not None and changed:
-        lines.append([Styled(f"Changes since the approval of {review.previous.approved}:", "bold")])
+    previous = review.previous
+    if previous is not None and changed:
+        lines.append([Styled(f"Changes since the approval of {previous.approved}:", "bold")])
         for change in changed:
-            lines.append([f"    {change.label}  {change.status}"])
+            line = [f"    {change.label}  {change.status}"]
+            if change.taskfile and not previous.pins_taskfile:
+                line.append(" (that approval was given before approvals pinned the Taskfile)")
+            lines.append(line)
         for change in changed:
             for text in change.diff:
                 colour = {"+": "green", "-": "red", "@": "cyan"}.get(text[:1], "")
@@ -241,6 +248,7 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
         "trusted": verdict.trusted,
         "reason": verdict.reason,
         "fingerprint": found.fingerprint,
+        "taskfile_reason": verdict.taskfile,
         "files": [
             {
                 "path": e.label,
@@ -249,7 +257,7 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
                 "target": e.target,
                 "outside": e.outside,
             }
-            for e in found.entries
+            for e in (*found.entries, *_pinned(found))
         ],
         "commands": mentions(review.commands),
         "binaries": mentions(review.binaries),
@@ -272,7 +280,7 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
         ],
         "previous": review.previous.approved if review.previous else None,
         "changes": [
-            {"path": c.label, "status": c.status, "diff": list(c.diff)}
+            {"path": c.label, "status": c.status, "diff": list(c.diff), "taskfile": c.taskfile}
             for c in review.changes
             if c.status != "same"
         ],
@@ -337,11 +345,11 @@ def trust(path: str | None, yes: bool, listing: bool, show: bool) -> int:
         else:
             out = printer("stdout")
             out.lines(review_lines(review))
-            out.line(f"Status: {verdict.reason}")
+            out.line(f"Status: {_status(found, verdict)}")
         return ExitCode.OK
     for message in verdict.warnings:
         warn(message)
-    if verdict.record is not None:
+    if verdict.record is not None and (verdict.taskfile is None or not _pinned(found)):
         if options.json:
             _outcome(found, approved=False)
         else:
@@ -364,6 +372,20 @@ def trust(path: str | None, yes: bool, listing: bool, show: bool) -> int:
     return ExitCode.OK
 
 
+def _pinned(found: core.Scan) -> tuple[core.Entry, ...]:
+    """The Taskfile, when an approval of `found` pins it."""
+    taskfile = found.taskfile
+    return (taskfile,) if taskfile is not None and taskfile.what == core.FILE else ()
+
+
+def _status(found: core.Scan, verdict: core.Verdict) -> str:
+    """`start trust --show`'s last line: the verdict, and why the Taskfile is not offered when
+    the project is trusted but its Taskfile is not."""
+    if verdict.taskfile is None or not verdict.trusted or found.taskfile is None:
+        return verdict.reason
+    return f"{verdict.reason}; {found.taskfile.label} is not offered: {verdict.taskfile}"
+
+
 def _outcome(found: core.Scan, *, approved: bool) -> None:
     """`start trust --json`: the project is trusted now; `approved` says whether this run did it."""
     console.print_json(
@@ -373,7 +395,7 @@ def _outcome(found: core.Scan, *, approved: bool) -> None:
             "trusted": True,
             "approved": approved,
             "fingerprint": found.fingerprint,
-            "files": [e.label for e in found.entries],
+            "files": [e.label for e in (*found.entries, *_pinned(found))],
         }
     )
 
@@ -396,7 +418,7 @@ def _unreadable(config: Config) -> list[Problem]:
 def covered(found: core.Scan) -> str:
     """What an approval of `found` covers, in a few words: "3 files, 1 path outside the root"."""
     outside = sum(1 for e in found.entries if e.what == core.OUTSIDE)
-    count = len(found.entries) - outside
+    count = len(found.entries) - outside + len(_pinned(found))
     text = f"{count} file{'s' if count != 1 else ''}"
     if outside:
         text += f", {outside} path{'s' if outside != 1 else ''} outside the project root"
@@ -414,7 +436,7 @@ def _list(as_json: bool, no_color: bool) -> int:
                     "root": r.root,
                     "approved": r.approved,
                     "fingerprint": r.fingerprint,
-                    "files": [c.label for c in r.copies],
+                    "files": [c.label for c in (*r.copies, *filter(None, [r.taskfile]))],
                     "record": str(r.path),
                 }
                 for r in found
@@ -426,7 +448,10 @@ def _list(as_json: bool, no_color: bool) -> int:
         return ExitCode.OK
     from start import display
 
-    rows = [[r.root, r.approved, str(len(r.copies)), r.fingerprint[:12]] for r in found]
+    rows = [
+        [r.root, r.approved, str(len(r.copies) + (r.taskfile is not None)), r.fingerprint[:12]]
+        for r in found
+    ]
     display.print_table(["root", "approved", "files", "id"], rows, no_color=no_color)
     return ExitCode.OK
 

@@ -5,10 +5,13 @@
 The Taskfile is the project's `.agent/Taskfile.yml`, else its `Taskfile.yml`, run by the real
 `task` binary (go-task; the `taskfile` extra installs it from PyPI as go-task-bin). The tools are
 registered only when there is such a file, a `task` binary, and a project the user vouches for
-(start.trust.vouched); the server's instructions say which is missing. Every `task` runs through
-start's command runner (start.shell), with the request's owner, settings.command_timeout and
-settings.command_output_limit, its words as argv: `args` is split into words as a shell splits
-them, nothing expanded, and each word reaches the Taskfile in {{.CLI_ARGS}}, which `task` quotes.
+(start.trust.vouched: an approval pins the Taskfile's bytes); the server's instructions say which
+is missing. Every `task` runs through start's command runner (start.shell), with the request's
+owner, settings.command_timeout and settings.command_output_limit, its words as argv: `args` is
+split into words as a shell splits them, nothing expanded, and each word reaches the Taskfile in
+{{.CLI_ARGS}}, which `task` quotes for a shell. A Taskfile may put {{.CLI_ARGS}} inside quotes of
+its own, where `task`'s quotes are text or close them, so below `full` permissions a word may hold
+only PLAIN characters, which no shell context gives a meaning.
 Nothing here imports the SDK before a tool is listed or called.
 """
 
@@ -39,6 +42,17 @@ PLACES: Final = paths.TASKFILES
 BINARY: Final = "task"
 # What `task` runs: the positional parameters, as one program's argv (shell.CommandSpec.args).
 _EXEC: Final = 'exec "$@"'
+# The level at which a caller's words of args may be anything: a caller who may run a shell.
+FULL: Final = "full"
+# Below FULL, the characters a word of args may hold. go-task leaves a word of these unquoted in
+# {{.CLI_ARGS}}, and no shell gives them a meaning, bare or in single or double quotes
+# (tests/mcp/test_taskfile_args.py holds each to the real `task`). Not `=`: go-task quotes any word
+# that holds it, and its quotes close a single-quoted {{.CLI_ARGS}}. Not non-ASCII letters:
+# go-task quotes what Go's Unicode tables call unprintable, which are not Python's.
+PLAIN: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/:@%+,")
+PLAIN_NAMED: Final = "ASCII letters, digits and any of `._-/:@%+,`"
+# The most characters of a refused word that its message shows.
+SHOWN: Final = 40
 
 INPUTS: Final[Mapping[str, dict[str, Any]]] = {
     LIST: {"type": "object", "properties": {}, "additionalProperties": False},
@@ -54,7 +68,9 @@ INPUTS: Final[Mapping[str, dict[str, Any]]] = {
                 "type": "string",
                 "description": "Optional arguments to pass to the task. These arguments are made "
                 "available within the Taskfile via the '{{.CLI_ARGS}}' variable. They are split "
-                "into words as a shell splits them (quotes group words; nothing is expanded).",
+                "into words as a shell splits them (quotes group words; nothing is expanded). "
+                f"Unless the user allows '{FULL}' permissions, each word may hold only "
+                f"{PLAIN_NAMED}.",
             },
         },
         "required": ["task_name"],
@@ -93,6 +109,8 @@ class Offer(Record):
     binary: str  # the `task` program
     timeout: int  # settings.command_timeout
     limit: int  # settings.command_output_limit
+    level: str  # the most a caller may do (asking.allowed): below FULL, args hold PLAIN words
+    level_from: str  # where that level is set, for messages
 
     @property
     def name(self) -> str:
@@ -113,7 +131,7 @@ def binary() -> str | None:
 def offer(scope: Scope) -> tuple[Offer | None, str]:
     """The Taskfile offered for `scope`, or None and why it is not (for the instructions)."""
     from start import trust
-    from start.mcp import library
+    from start.mcp import asking, library
 
     try:
         seen = library.view(scope)
@@ -121,8 +139,7 @@ def offer(scope: Scope) -> tuple[Offer | None, str]:
         return None, f"the configuration cannot be loaded: {error}"
     config = seen.config
     root = config.root
-    found = [os.path.join(root, place) for place in PLACES]
-    taskfile = next((path for path in found if os.path.isfile(path)), None)
+    taskfile = paths.taskfile(root)
     if taskfile is None:
         return None, f"{root} has no {' or '.join(PLACES)}"
     name = os.path.relpath(taskfile, root)
@@ -130,12 +147,9 @@ def offer(scope: Scope) -> tuple[Offer | None, str]:
         return None, f"{name} is ignored (--no-project)"
     if not seen.use_project:
         return None, f"{name} is not used: {seen.note}"
-    if trust.vouched(config) is None:
-        return None, (
-            f"{name} is not used: nothing vouches for {root}, which has no approved .start/ "
-            "and is not under settings.trusted_paths or START_TRUSTED_PATHS; approve the "
-            "project with 'start init --project' or 'start trust', or add it to trusted_paths"
-        )
+    vouched, why = trust.vouched(config)
+    if not vouched:
+        return None, f"{name} is not used: {why}"
     program = binary()
     if program is None:
         return None, (
@@ -143,8 +157,15 @@ def offer(scope: Scope) -> tuple[Offer | None, str]:
             "or add start's taskfile extra: pipx inject start-agent go-task-bin"
         )
     settings = config.settings
+    level, level_from = asking.allowed(config)
     return Offer(
-        root, taskfile, program, settings.command_timeout, settings.command_output_limit
+        root,
+        taskfile,
+        program,
+        settings.command_timeout,
+        settings.command_output_limit,
+        level,
+        level_from,
     ), ""
 
 
@@ -153,9 +174,12 @@ def instructions(scope: Scope) -> str:
     found, why = offer(scope)
     if found is None:
         return f" No Taskfile tools ({LIST}, {RUN}): {why}."
+    words = ""
+    if found.level != FULL:
+        words = f" (each word of {PLAIN_NAMED} only, as the user allows '{found.level}')"
     return (
         f" The project's Taskfile ({found.name}, run by go-task) is offered too: {LIST} lists its "
-        f"tasks and {RUN}(task_name, args) runs one, with args in its {{{{.CLI_ARGS}}}}."
+        f"tasks and {RUN}(task_name, args) runs one, with args in its {{{{.CLI_ARGS}}}}{words}."
     )
 
 
@@ -205,22 +229,24 @@ def listing(found: Offer, owner: Owner | None = None) -> dict[str, Any]:
 def run(found: Offer, name: str, args: str, owner: Owner | None = None) -> Run:
     """run_user_task: the task run with `args` as its CLI_ARGS; its stdout, stderr and exit code.
 
-    Raises RequestError for a task that is not listed (or no name) and for args that cannot be
-    split into words; every failure of the task itself is a Run that is not ok.
+    Raises RequestError, before any `task` runs, for args that cannot be split into words or
+    hold a word that the caller's level does not allow (`plain`); then for a task that is not
+    listed (or no name). Every failure of the task itself is a Run that is not ok.
     """
     import shlex
 
-    known = [task["name"] for task in tasks(found, owner)]
-    if not name.strip():
-        raise RequestError(f"no task name given; known tasks: {', '.join(known) or 'none'}")
-    if name not in known:
-        raise RequestError(f"{UnknownNameError('task', name, known)} (in {found.name})")
     try:
         words = [fs.arg_text(word) for word in shlex.split(args)]
     except ValueError as error:
         raise RequestError(
             f"args cannot be split into words: {error}; quote as a shell does"
         ) from None
+    plain(found, words)
+    known = [task["name"] for task in tasks(found, owner)]
+    if not name.strip():
+        raise RequestError(f"no task name given; known tasks: {', '.join(known) or 'none'}")
+    if name not in known:
+        raise RequestError(f"{UnknownNameError('task', name, known)} (in {found.name})")
     # --exit-code: the exit code is the failed command's, not task's own 201.
     result = _task(
         found, ["--exit-code", name, *(["--", *words] if words else [])], f"task {name}", owner
@@ -235,6 +261,39 @@ def run(found: Offer, name: str, args: str, owner: Owner | None = None) -> Run:
     elif not said:
         said = f"`task {name}` {result.status}"
     return Run(name, False, result.stdout, stderr, result.returncode, said, "")
+
+
+def plain(found: Offer, words: list[str]) -> None:
+    """Refuse, below FULL, a word with a character outside PLAIN: where a Taskfile puts
+    {{.CLI_ARGS}} inside quotes of its own, `task`'s quotes are text (double quotes) or end them
+    (single quotes), and such a word would reach a shell that the caller may not run.
+
+    A word starting with `-` passes: options for the task's command are what {{.CLI_ARGS}} is
+    for. So does an empty word: go-task quotes it (''), as it quotes a shell keyword such as
+    `if`, and in every context those quotes hold or close around nothing a shell expands.
+    """
+    if found.level == FULL:
+        return
+    for number, word in enumerate(words, 1):
+        odd = next((char for char in word if char not in PLAIN), None)
+        if odd is None:
+            continue
+        shown = repr(word) if len(word) <= SHOWN else f"{word[:SHOWN]!r}..."
+        raise RequestError(
+            f"refused: word {number} of args, {shown}, holds {_character(odd)}. Below '{FULL}' "
+            f"permissions a word may hold only {PLAIN_NAMED}, which no shell expands, bare or in "
+            "the quotes a Taskfile puts around {{.CLI_ARGS}}; the user allows "
+            f"'{found.level}' ({found.level_from}). Nothing ran. Pass only such words, or ask "
+            f"the user to raise settings.mcp_permissions to {FULL}, or to write the task so that "
+            "it needs no such words"
+        )
+
+
+def _character(char: str) -> str:
+    """One character for a message: quoted, with its code point unless printable ASCII."""
+    if char.isascii() and char.isprintable():
+        return repr(char)
+    return f"{char!r} (U+{ord(char):04X})"
 
 
 def _said(stderr: str) -> tuple[str, str]:

@@ -2,9 +2,11 @@
 
 An approval is keyed by the real path of the project root and a SHA-256 over every file in
 `.start/`, every project role file, and the real path of every file outside the root that a project
-item names. Records live one per approval under `$XDG_STATE_HOME/start/trust/`. This package
-decides and records; it never prints or prompts. `grant` returns what a launch may read, or raises
-`TrustRequired`, which carries what the caller needs to ask the user.
+item names. It also pins the bytes of the project's Taskfile, apart from that key: a changed
+Taskfile stops `start mcp` offering its tasks (`vouched`), not a launch. Records live one per
+approval under `$XDG_STATE_HOME/start/trust/`. This package decides and records; it never prints or
+prompts. `grant` returns what a launch may read, or raises `TrustRequired`, which carries what the
+caller needs to ask the user.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from start.errors import Problem, StartError, UntrustedError
 from start.record import Record
 from start.trust.review import Defined, Mention, Review, changes, is_text, review
 from start.trust.scan import (
+    FILE,
+    FILE_LIMIT,
     MISSING,
     OTHER,
     OUTSIDE,
     SYMLINK,
+    Entry,
     Scan,
     scan,
     unsafe_message,
@@ -35,12 +40,14 @@ ENV_TRUSTED_PATHS = "START_TRUSTED_PATHS"
 
 __all__ = [
     "ENV_TRUSTED_PATHS",
+    "FILE",
     "MISSING",
     "OTHER",
     "OUTSIDE",
     "SYMLINK",
     "Approval",
     "Defined",
+    "Entry",
     "Grant",
     "Mention",
     "Review",
@@ -72,6 +79,8 @@ class Verdict(Record):
     record: Approval | None = None
     warnings: tuple[str, ...] = ()
     everything: bool = False  # trusted by a prefix (START_TRUSTED_PATHS, settings.trusted_paths)
+    # Why the project's Taskfile is not approved as it is now; None when it is, or there is none.
+    taskfile: str | None = None
 
 
 class TrustRequired(UntrustedError):
@@ -122,12 +131,15 @@ def check(config: Config) -> Verdict:
         return Verdict(True, reason, found, None, tuple(warnings), everything=True)
     record, more = lookup(found)
     warnings.extend(more)
+    taskfile = _taskfile_withheld(config.root, found, record)
     if record is not None:
-        return Verdict(True, f"approved {record.approved[:10]}", found, record, tuple(warnings))
+        approved = f"approved {record.approved[:10]}"
+        return Verdict(True, approved, found, record, tuple(warnings), taskfile=taskfile)
     earlier, more = records(found.root)
     warnings.extend(m for m in more if m not in warnings)
     if not earlier:
-        return Verdict(False, "not trusted: never approved", found, None, tuple(warnings))
+        reason = "not trusted: never approved"
+        return Verdict(False, reason, found, None, tuple(warnings), taskfile=taskfile)
     found_changes = changes(found, earlier[-1], diff=False)
     statuses = [c.status for c in found_changes if c.what != OUTSIDE]
     counts = [(s, statuses.count(s)) for s in ("changed", "added", "removed") if s in statuses]
@@ -139,7 +151,40 @@ def check(config: Config) -> Verdict:
     if leaving:
         parts.append(f"{leaving} more file{'s' if leaving != 1 else ''} outside the project root")
     reason = f"not trusted: {', '.join(parts) or 'files changed'} since approval"
-    return Verdict(False, reason, found, None, tuple(warnings))
+    return Verdict(False, reason, found, None, tuple(warnings), taskfile=taskfile)
+
+
+def _taskfile_withheld(root: str, found: Scan, record: Approval | None) -> str | None:
+    """Why the Taskfile of `found` is not approved by `record` (the approval of its files as they
+    are now), for `start mcp`'s message after "Taskfile.yml is not used: "; None when it is, or
+    when the project has none."""
+    pinned = found.taskfile
+    if pinned is None:
+        return None
+    if pinned.what == OUTSIDE:
+        return f"it leads outside the project root (to {pinned.target}), so start does not offer it"
+    if pinned.what != FILE:
+        return (
+            f"it is not a regular file of at most {FILE_LIMIT:,} bytes, so start does not offer it"
+        )
+    if record is None:
+        return (
+            f"nothing vouches for {root}: no approval covers the Taskfile, and the project is "
+            "not under settings.trusted_paths or START_TRUSTED_PATHS; review and approve it with "
+            "'start trust', or add the project to trusted_paths"
+        )
+    approval = f"the project's approval ({record.approved[:10]})"
+    approved = record.taskfile
+    if not record.pins_taskfile:
+        return (
+            f"{approval} was given before approvals pinned the Taskfile, and does not cover "
+            "it; run 'start trust' to review it"
+        )
+    if approved is None or approved.label != pinned.label:
+        return f"{approval} does not cover it; run 'start trust' to review it"
+    if approved.digest != pinned.digest:
+        return f"it changed since {approval}; run 'start trust' to review it"
+    return None
 
 
 def _by_path(config: Config, root: str) -> tuple[str | None, list[str]]:
@@ -158,18 +203,24 @@ def _by_path(config: Config, root: str) -> tuple[str | None, list[str]]:
     return None, warnings
 
 
-def vouched(config: Config) -> str | None:
-    """Why the user vouches for the project at `config.root`, or None when nothing does: its
-    project config approved as it is now, or a trusted path. A project without project config
-    has nothing to approve, so only a trusted path vouches for it (start mcp's Taskfile tools,
-    which run what no approval covers)."""
-    if config.has_project:
-        try:
-            verdict = check(config)
-        except StartError:
-            return None
-        return verdict.reason if verdict.trusted and verdict.scan is not None else None
-    return _by_path(config, config.root)[0]
+def vouched(config: Config) -> tuple[bool, str]:
+    """Whether the user vouches for the project's Taskfile as it is now, for start mcp's
+    Taskfile tools: (True, why) when a trusted path covers the project, or the approval of its
+    config as it is now (if any) pins the Taskfile's bytes; else (False, why not)."""
+    try:
+        verdict = check(config)
+    except StartError as error:
+        return False, f"the project's files cannot be scanned: {error}"
+    found = verdict.scan
+    if found is None or found.taskfile is None:
+        return False, f"{config.root} has no {' or '.join(paths.TASKFILES)}"
+    if verdict.everything:
+        return True, verdict.reason
+    if verdict.taskfile is not None:
+        return False, verdict.taskfile
+    if not verdict.trusted:  # start mcp leaves such a project out before it asks (library.view)
+        return False, str(TrustRequired(config, verdict))
+    return True, verdict.reason
 
 
 def describe(config: Config) -> tuple[bool, str]:
@@ -192,7 +243,7 @@ def grant(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
         return None, ()
     verdict = check(config)
     found = verdict.scan
-    if found is None:
+    if found is None or not found.entries:  # no config; a Taskfile alone is not for launches
         return None, verdict.warnings
     if verdict.trusted:
         return found.grant(verdict.reason, everything=verdict.everything), verdict.warnings
@@ -246,6 +297,7 @@ def _place(problem: Problem, unparsed: set[str]) -> str:
 def self_edit(root: str) -> Iterator[None]:
     """Wrap a write by `start` to a project config file: keep it approved if it was before."""
     start_dir = os.path.join(os.path.realpath(root), paths.PROJECT_DIR_NAME)
+    kept: str | None = None  # the digest of the Taskfile approved before the edit
     try:
         empty = not os.path.lexists(start_dir) or (
             os.path.isdir(start_dir) and not os.listdir(start_dir)
@@ -253,7 +305,13 @@ def self_edit(root: str) -> Iterator[None]:
         # Without project config the user's own edit makes the first; other agents' command
         # files in the project are project config too, never approved unseen by an edit.
         before = _scan_at(root)
-        approved = empty if before is None else not before.unsafe and lookup(before)[0] is not None
+        record = None if before is None or before.unsafe else lookup(before)[0]
+        approved = empty if before is None or not before.entries else record is not None
+        # The Taskfile stays approved only if it was: an edit of .start/ never approves it.
+        if before is not None and before.taskfile is not None and record is not None:
+            kept = (
+                before.taskfile.digest if _taskfile_withheld(root, before, record) is None else None
+            )
     except (StartError, OSError):
         approved = False
     yield
@@ -262,7 +320,8 @@ def self_edit(root: str) -> Iterator[None]:
     try:
         after = _scan_at(root)
         if after is not None and not after.unsafe:
-            approve(after)
+            same = after.taskfile is not None and after.taskfile.digest == kept
+            approve(after, taskfile=same)
     except (StartError, OSError):
         return  # the edit stands; the next launch asks
 

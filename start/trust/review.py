@@ -10,8 +10,18 @@ from typing import Any
 from start import paths
 from start.config.model import Config, Item, Origin
 from start.record import Record
-from start.trust.scan import FILE, SYMLINK, Named, Scan, current_bytes, within
-from start.trust.store import COPY_LIMIT, Approval, records
+from start.trust.scan import (
+    FILE,
+    FILE_LIMIT,
+    OUTSIDE,
+    SYMLINK,
+    Entry,
+    Named,
+    Scan,
+    current_bytes,
+    within,
+)
+from start.trust.store import COPY_LIMIT, Approval, Copy, records
 
 
 class Mention(Record):
@@ -57,6 +67,7 @@ class Change(Record):
     status: str  # "added", "changed", "removed" or "same"
     diff: tuple[str, ...] = ()
     what: str = FILE  # what the entry is (scan.FILE, SYMLINK, OUTSIDE, ...)
+    taskfile: bool = False  # the Taskfile, pinned apart from the files (scan.Scan.taskfile)
 
 
 class Review(Record):
@@ -81,40 +92,56 @@ class Review(Record):
 
 
 def changes(found: Scan, previous: Approval, *, diff: bool = True) -> list[Change]:
-    """How the files now differ from an earlier approval, with a unified diff of text files."""
-    import difflib
-
+    """How the files now differ from an earlier approval, with a unified diff of text files;
+    the Taskfile's change last."""
     old = {(c.label, c.what): c for c in previous.copies}
     new = {(e.label, e.what): e for e in found.entries}
-    result: list[Change] = []
-    for key in sorted(old.keys() | new.keys()):
-        label, what = key
-        before, after = old.get(key), new.get(key)
-        if after is None:
-            result.append(Change(label, "removed", what=what))
-            continue
-        if before is not None and before.digest == after.digest:
-            result.append(Change(label, "same", what=what))
-            continue
-        status = "added" if before is None else "changed"
-        lines: tuple[str, ...] = ()
-        if diff and what == FILE:
-            old_text = before.text if before is not None else ""
-            new_text = _text(current_bytes(after))
-            if old_text is not None and new_text is not None:
-                lines = tuple(
-                    line.rstrip("\n")
-                    for line in difflib.unified_diff(
-                        old_text.splitlines(keepends=True),
-                        new_text.splitlines(keepends=True),
-                        f"a/{label}" if before is not None else "/dev/null",
-                        f"b/{label}",
-                    )
-                )
-        elif diff and what == SYMLINK and before is not None:
-            lines = (f"symlink now points to {after.target}",)
-        result.append(Change(label, status, lines, what))
+    result = [
+        _change(label, what, old.get((label, what)), new.get((label, what)), diff)
+        for label, what in sorted(old.keys() | new.keys())
+    ]
+    # The Taskfile: one place at a time, compared whatever its path (a record from before
+    # approvals pinned it has none, so it is added).
+    before, after = previous.taskfile, found.taskfile
+    if after is not None and after.what != FILE:  # never pinned: the review says why
+        if before is not None:
+            status = "changed" if before.label == after.label else "removed"
+            result.append(Change(before.label, status, taskfile=True))
+        return result
+    if before is not None and (after is None or before.label != after.label):
+        result.append(_change(before.label, FILE, before, None, diff)._replace(taskfile=True))
+        before = None
+    if after is not None:
+        result.append(_change(after.label, FILE, before, after, diff)._replace(taskfile=True))
     return result
+
+
+def _change(label: str, what: str, before: Copy | None, after: Entry | None, diff: bool) -> Change:
+    """How one entry differs from its approved copy, with a diff of a text file's lines."""
+    import difflib
+
+    if after is None:
+        return Change(label, "removed", what=what)
+    if before is not None and before.digest == after.digest:
+        return Change(label, "same", what=what)
+    status = "added" if before is None else "changed"
+    lines: tuple[str, ...] = ()
+    if diff and what == FILE:
+        old_text = before.text if before is not None else ""
+        new_text = _text(current_bytes(after))
+        if old_text is not None and new_text is not None:
+            lines = tuple(
+                line.rstrip("\n")
+                for line in difflib.unified_diff(
+                    old_text.splitlines(keepends=True),
+                    new_text.splitlines(keepends=True),
+                    f"a/{label}" if before is not None else "/dev/null",
+                    f"b/{label}",
+                )
+            )
+    elif diff and what == SYMLINK and before is not None:
+        lines = (f"symlink now points to {after.target}",)
+    return Change(label, status, lines, what)
 
 
 def _text(data: bytes) -> str | None:
@@ -180,11 +207,7 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
             settings.append(Mention(f"settings.{name}", json.dumps(value)))
             if name == "shell":
                 binaries.append(Mention("settings.shell", str(value)))
-    taskfiles = [
-        Mention("taskfile", place, "inside the project")
-        for place in paths.TASKFILES
-        if os.path.isfile(os.path.join(config.root, place))
-    ]
+    taskfiles = [] if found.taskfile is None else [_taskfile_mention(found.taskfile)]
     earlier, more = records(found.root)
     previous = earlier[-1] if earlier else None
     diff = tuple(changes(found, previous)) if previous is not None else ()
@@ -196,11 +219,22 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
         tuple(files),
         tuple(items),
         tuple(settings),
-        tuple(taskfiles[:1]),  # start mcp offers the first found
+        tuple(taskfiles),
         previous,
         diff,
         len(config.errors),
         (*warnings, *(m for m in more if m not in warnings)),
+    )
+
+
+def _taskfile_mention(entry: Entry) -> Mention:
+    """The Taskfile, where it is, and why it is not offered when it cannot be pinned."""
+    if entry.what == FILE:
+        return Mention("taskfile", entry.label, "inside the project")
+    if entry.what == OUTSIDE:
+        return Mention("taskfile", f"{entry.label} -> {entry.target}", "outside project root")
+    return Mention(
+        "taskfile", entry.label, f"not a regular file of at most {FILE_LIMIT:,} bytes: not offered"
     )
 
 

@@ -1,5 +1,10 @@
-"""What an approval covers: every byte under `.start/`, project role files, and the real paths of
-the files outside the project root that project items name.
+"""What an approval covers: every byte under `.start/`, project role files, the real paths of the
+files outside the project root that project items name, and the project's Taskfile.
+
+The Taskfile (paths.taskfile, what `start mcp` offers to agents) is pinned apart from the rest:
+its bytes are in the approval, but not in its fingerprint, so that a launch, which reads nothing
+of it, is not asked again when only the Taskfile changes; the Taskfile tools are
+(start.trust.vouched).
 
 The scan is bounded: a `.start/` tree that is too deep or holds too many entries, or a file in it
 that is larger than `FILE_LIMIT`, is refused (exit 5) rather than read whole.
@@ -60,11 +65,17 @@ class Scan(Record):
     unsafe: tuple[str, ...]
     named: tuple[Named, ...] = ()
     commands: tuple[str, ...] = ()  # other agents' command directories with files covered
+    # The Taskfile: FILE with its bytes; OUTSIDE (by real path) or OTHER (not a regular file of
+    # at most FILE_LIMIT bytes) when it cannot be pinned, and is then never offered.
+    taskfile: Entry | None = None
 
     @property
     def subject(self) -> str:
-        """What is trusted, for messages: `.start/`, or the command directories without it."""
+        """What is trusted, for messages: `.start/`, or the command directories without it, or
+        the Taskfile when it is all the project has."""
         has_start = os.path.isdir(self.start_dir)
+        if not self.entries and not self.commands and self.taskfile is not None:
+            return self.taskfile.path
         if not self.commands:
             return str(self.start_dir)
         if len(self.commands) == 1 and not has_start:
@@ -249,17 +260,22 @@ def fingerprint(entries: Sequence[Covered]) -> str:
 
 
 def scan(config: Config) -> Scan | None:
-    """What approving this config's project layer covers; None when it has no config files.
+    """What approving this config's project layer covers; None when it has no config files and
+    no Taskfile.
 
     The project layer's files are its `.start/` config files and other agents' project command
     files (start.interop), whose bytes load read; a command file's includes are named files.
+    Its Taskfile is pinned beside them (Scan.taskfile).
     """
     layer = {f.path: f.digest for f in config.files if f.layer == "project"}
-    if not layer:
-        return None
     start_dir = config.layer_dirs.get("project") or os.path.join(
         config.root, paths.PROJECT_DIR_NAME
     )
+    taskfile = _taskfile_entry(config.root)
+    if not layer:
+        if taskfile is None:
+            return None
+        return Scan(config.root, start_dir, (), fingerprint(()), (), taskfile=taskfile)
     scanner = _Scanner(config.root, start_dir, layer)
     named: list[Named] = []
     try:
@@ -292,7 +308,28 @@ def scan(config: Config) -> Scan | None:
         tuple(scanner.unsafe),
         tuple(named),
         _command_dirs(config, layer),
+        taskfile,
     )
+
+
+def _taskfile_entry(root: str) -> Entry | None:
+    """The project's Taskfile as an approval pins it: its bytes when it is a regular file of at
+    most FILE_LIMIT bytes inside the project root; else what it is, unread. Its permissions are
+    not checked: it is a repository file, and its bytes are compared whenever it is offered."""
+    path = paths.taskfile(root)
+    if path is None:
+        return None
+    label = os.path.relpath(path, root)
+    real = os.path.realpath(path)
+    if not within(real, os.path.realpath(root)):
+        return Entry(label, OUTSIDE, fs.sha256(os.fsencode(real)), path, target=real)
+    try:
+        read = fs.read(path, FILE_LIMIT + 1)
+    except fs.FileError:
+        return Entry(label, OTHER, fs.sha256(b""), path)
+    if read.size > FILE_LIMIT:
+        return Entry(label, OTHER, fs.sha256(b""), path)
+    return Entry(label, FILE, fs.sha256(read.data), path, data=read.data, real=read.real)
 
 
 def _command_dirs(config: Config, layer: dict[str, str]) -> tuple[str, ...]:

@@ -1,4 +1,8 @@
-"""The approval store: one record per approval, with a copy of the approved text for diffs."""
+"""The approval store: one record per approval, with a copy of the approved text for diffs.
+
+A record names the Taskfile it approves (`taskfile`: a copy, or null for none) beside its files;
+a record written before approvals pinned the Taskfile has no such key, and approves none.
+"""
 
 from __future__ import annotations
 
@@ -42,6 +46,9 @@ class Approval(Record):
     fingerprint: str
     approved: str
     copies: tuple[Copy, ...]
+    taskfile: Copy | None = None  # the Taskfile approved with these files; None: none
+    # False for a record written before approvals pinned the Taskfile: it says nothing of one.
+    pins_taskfile: bool = True
 
 
 # --- the store ------------------------------------------------------------------------------
@@ -100,20 +107,29 @@ def _load_record(path: str) -> Approval:
         raw = handle.read()
     try:
         data = json.loads(raw)
-        copies = tuple(
-            Copy(c["kind"], c["label"], c["digest"], c.get("text")) for c in data["entries"]
+        copies = tuple(_copy(c) for c in data["entries"])
+        pinned = data.get("taskfile")
+        taskfile = _copy(pinned) if pinned is not None else None
+        record = Approval(
+            path,
+            data["root"],
+            data["fingerprint"],
+            data["approved"],
+            copies,
+            taskfile,
+            "taskfile" in data,
         )
-        record = Approval(path, data["root"], data["fingerprint"], data["approved"], copies)
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise _CorruptError("not a trust record") from error
     if data.get("version") != RECORD_VERSION:
         raise _CorruptError(f"unknown version {data.get('version')!r}")
     strings = [record.root, record.fingerprint, record.approved]
-    for copy in copies:
+    kept = (*copies, *([taskfile] if taskfile is not None else []))
+    for copy in kept:
         strings.extend((copy.what, copy.label, copy.digest))
     if not all(isinstance(s, str) for s in strings):
         raise _CorruptError("not a trust record")
-    for copy in copies:
+    for copy in kept:
         if copy.text is None:
             continue
         try:
@@ -126,6 +142,10 @@ def _load_record(path: str) -> Approval:
     if fingerprint(copies) != record.fingerprint:
         raise _CorruptError("its digest does not match its files")
     return record
+
+
+def _copy(data: Any) -> Copy:
+    return Copy(data["kind"], data["label"], data["digest"], data.get("text"))
 
 
 def records(root: str | None = None) -> tuple[list[Approval], list[str]]:
@@ -170,13 +190,17 @@ def lookup(found: Scan) -> tuple[Approval | None, list[str]]:
     return record, []
 
 
-def approve(found: Scan) -> Approval:
-    """Record an approval of exactly these bytes at this root."""
+def approve(found: Scan, *, taskfile: bool = True) -> Approval:
+    """Record an approval of exactly these bytes at this root, and of its Taskfile as it is
+    unless `taskfile` is false (a Taskfile that cannot be pinned is never approved)."""
     if found.unsafe:
         raise UntrustedError(unsafe_message(found))
     copies: list[dict[str, Any]] = []
     left = COPIES_LIMIT
-    for entry in found.entries:
+    pinned = found.taskfile if taskfile else None
+    if pinned is not None and pinned.what != FILE:
+        pinned = None
+    for entry in (*found.entries, *([pinned] if pinned is not None else [])):
         text = None
         if entry.what == FILE:
             data = current_bytes(entry)
@@ -189,6 +213,7 @@ def approve(found: Scan) -> Approval:
         copies.append(
             {"kind": entry.what, "label": entry.label, "digest": entry.digest, "text": text}
         )
+    kept_taskfile = copies.pop() if pinned is not None else None
     real = os.path.realpath(found.root)
     approved = datetime.now().astimezone().isoformat(timespec="seconds")
     body = {
@@ -197,6 +222,7 @@ def approve(found: Scan) -> Approval:
         "fingerprint": found.fingerprint,
         "approved": approved,
         "entries": copies,
+        "taskfile": kept_taskfile,
     }
     directory = store_dir()
     path = os.path.join(directory, _record_name(real, found.fingerprint))
@@ -206,8 +232,9 @@ def approve(found: Scan) -> Approval:
         atomic.replace(path, json.dumps(body, indent=1).encode("utf-8") + b"\n", mode=0o600)
     except OSError as error:
         raise StartError(f"cannot record the approval in {directory}: {error.strerror}") from error
-    kept = tuple(Copy(c["kind"], c["label"], c["digest"], c["text"]) for c in copies)
-    return Approval(path, real, found.fingerprint, approved, kept)
+    kept = tuple(_copy(c) for c in copies)
+    approved_taskfile = _copy(kept_taskfile) if kept_taskfile is not None else None
+    return Approval(path, real, found.fingerprint, approved, kept, approved_taskfile)
 
 
 def revoke(root: str) -> int:

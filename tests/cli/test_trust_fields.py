@@ -215,12 +215,22 @@ def test_the_review_names_the_taskfile_that_start_mcp_would_offer(
     )
     text = run_start("trust", "--show", cwd=isolated).stdout.splitlines()
     at = text.index(
-        "  offer this Taskfile's tasks to agents as tools, through start mcp (the approval does "
-        "not cover its bytes):"
+        "  offer this Taskfile's tasks to agents as tools, through start mcp (the approval pins "
+        "its bytes: once it changes, its tasks are not offered until you approve again):"
     )
     assert text[at + 1].split() == ["taskfile", place, "(inside", "the", "project)"]
+    covered = text.index("  The approval covers exactly these files; any change asks again:")
+    assert text[covered + 1 :] == [
+        "    .start/config.toml",
+        f"    {place}  (the Taskfile)",
+        "Status: not trusted: never approved",
+    ]
     data = json.loads(run_start("trust", "--show", "--json", cwd=isolated).stdout)
     assert data["taskfile"] == [{"key": "taskfile", "value": place, "where": "inside the project"}]
+    assert [(f["path"], f["kind"]) for f in data["files"]] == [
+        (".start/config.toml", "file"),
+        (place, "file"),
+    ]
 
 
 def test_without_a_taskfile_the_review_has_no_taskfile_section(isolated: Path) -> None:

@@ -123,7 +123,9 @@ def project(
 def offered(root: Path, name: str = ".agent/Taskfile.yml") -> str:
     return (
         f" The project's Taskfile ({name}, run by go-task) is offered too: list_user_tasks lists "
-        "its tasks and run_user_task(task_name, args) runs one, with args in its {{.CLI_ARGS}}."
+        "its tasks and run_user_task(task_name, args) runs one, with args in its {{.CLI_ARGS}} "
+        "(each word of ASCII letters, digits and any of `._-/:@%+,` only, as the user allows "
+        "'read-only')."
     )
 
 
@@ -183,7 +185,14 @@ async def test_the_seed_examples_through_the_sdk_client(project: Path, mode: str
 
 
 @needs_task
-async def test_args_are_words_and_never_shell_syntax(project: Path, mode: str) -> None:
+async def test_args_are_words_and_never_shell_syntax(
+    project: Path, global_dir: Path, mode: str
+) -> None:
+    # At `full`, where any word passes (tests/mcp/test_taskfile_args.py holds the rest).
+    path = global_dir / "config.toml"
+    path.write_text(
+        path.read_text().replace("[settings]\n", '[settings]\nmcp_permissions = "full"\n')
+    )
     async with connect(project, mode) as client:
         result = await client.call_tool(
             "run_user_task",
@@ -315,9 +324,10 @@ async def test_an_untrusted_project_gets_no_tools(
     await not_registered(
         isolated,
         mode,
-        f".agent/Taskfile.yml is not used: nothing vouches for {isolated}, which has no approved "
-        ".start/ and is not under settings.trusted_paths or START_TRUSTED_PATHS; approve the "
-        "project with 'start init --project' or 'start trust', or add it to trusted_paths",
+        f".agent/Taskfile.yml is not used: nothing vouches for {isolated}: no approval covers "
+        "the Taskfile, and the project is not under settings.trusted_paths or "
+        "START_TRUSTED_PATHS; review and approve it with 'start trust', or add the project to "
+        "trusted_paths",
     )
 
 

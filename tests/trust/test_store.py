@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from start import trust
+from start import fs, trust
 from start.config.load import load
 from tests.conftest import write_tree
 from tests.trust.conftest import CONFIG, approve_here
@@ -101,6 +101,46 @@ def test_a_record_whose_digest_disagrees_with_its_files_is_ignored(project: Path
     Path(record.path).write_text(json.dumps(data))
     assert trust.check(load()).warnings == (
         f"ignoring corrupt trust record {record.path}: its digest does not match its files",
+    )
+
+
+def test_a_record_pins_the_taskfile_apart_from_its_digest(project: Path) -> None:
+    """The Taskfile's bytes are in the record, not in its fingerprint: a launch is not asked
+    again when only the Taskfile changes; start mcp's Taskfile tools are (trust.vouched)."""
+    taskfile = "version: '3'\ntasks: {}\n"
+    before = trust.scan(load())
+    write_tree(project, {"Taskfile.yml": taskfile})
+    record = approve_here()
+    data = json.loads(Path(record.path).read_text())
+    assert data["taskfile"] == {
+        "kind": "file",
+        "label": "Taskfile.yml",
+        "digest": fs.sha256(taskfile.encode()),
+        "text": taskfile,
+    }
+    assert before is not None and record.fingerprint == before.fingerprint
+    assert trust.vouched(load()) == (True, f"approved {record.approved[:10]}")
+    (project / "Taskfile.yml").write_text(taskfile + "# pulled\n")
+    verdict = trust.check(load())
+    assert (verdict.trusted, verdict.record) == (True, record)
+    why = (
+        f"it changed since the project's approval ({record.approved[:10]}); run 'start trust' "
+        "to review it"
+    )
+    assert (verdict.taskfile, trust.vouched(load())) == (why, (False, why))
+
+
+def test_a_record_whose_taskfile_copy_disagrees_with_its_digest_is_ignored(
+    project: Path,
+) -> None:
+    write_tree(project, {"Taskfile.yml": "version: '3'\n"})
+    record = approve_here()
+    data = json.loads(Path(record.path).read_text())
+    data["taskfile"]["text"] = "version: '3'\ntasks: {pwn: {cmds: [id]}}\n"
+    Path(record.path).write_text(json.dumps(data))
+    assert trust.check(load()).warnings == (
+        f"ignoring corrupt trust record {record.path}: the copy of Taskfile.yml does not match "
+        "its digest",
     )
 
 
