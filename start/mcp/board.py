@@ -348,7 +348,8 @@ def _result(text: str, data: dict[str, Any] | None) -> types.CallToolResult:
     import mcp.types as types
 
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
+        # Valid Unicode, as JSON-RPC carries it: a refusal may name a path that is not.
+        content=[types.TextContent(type="text", text=inputs.valid(text))],
         structured_content=data,
         is_error=data is None,
     )

@@ -5,6 +5,8 @@ tests/e2e/test_inputs.py."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,20 @@ def test_meta_is_held_to_the_metadata_rule(isolated: Path, meta: str, message: s
     result = invoke("board", "add", "x", "--meta", meta)
     assert (result.exit_code, result.stderr) == (2, f"start: {message}\n")
     assert invoke("board").stderr == "No items. Add one with: start board add TITLE\n"
+
+
+def test_bytes_that_are_not_utf8_are_text_by_the_text_rule(isolated: Path) -> None:
+    byte = os.fsdecode(b"\xff")  # as Python reads the byte from argv
+    made = invoke("board", "add", f"t{byte}", "-d", byte, "--meta", f"k{byte}=v{byte}", "--json")
+    assert made.exit_code == 0, made.stderr
+    item = json.loads(made.stdout)
+    assert (item["title"], item["description"], item["metadata"]) == (
+        "t\ufffd",
+        "\ufffd",
+        {"k\ufffd": "v\ufffd"},
+    )
+    listed = invoke("board", "--assignee", byte, "--json")
+    assert (listed.exit_code, listed.stdout) == (0, "[]\n")
+    for flag in ("--search", "--project", "--task", "--agent"):
+        found = invoke("log", flag, byte, "--json")
+        assert (found.exit_code, found.stdout) == (0, "[]\n"), flag

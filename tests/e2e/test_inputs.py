@@ -12,6 +12,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,17 @@ def project(isolated: Path) -> Path:
 
 def start(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return run_start(*args, cwd=cwd)
+
+
+def start_bytes(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`start`, its output read as bytes: a path that is not UTF-8 is written as its bytes where
+    stdout takes them (issue 44's finding 9 is how every stream takes any text)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    found = subprocess.run(
+        [sys.executable, "-m", "start", *args], cwd=cwd, env=env, capture_output=True, timeout=60
+    )
+    out, err = (os.fsdecode(stream) for stream in (found.stdout, found.stderr))
+    return subprocess.CompletedProcess(found.args, found.returncode, out, err)
 
 
 def strict(text: str) -> Any:
@@ -311,6 +323,56 @@ def test_an_old_board_s_nan_comes_out_as_json(project: Path) -> None:
     assert strict(shown.stdout)["metadata"] == {"n": "NaN", "i": "Infinity", "m": "-Infinity"}
     (got,) = raw_mcp(project, ['{"name": "board_tasks_get", "arguments": {"id": "1"}}'])
     assert strict(got["result"]["content"][0]["text"])["metadata"]["n"] == "NaN"
+
+
+# --- finding 8: a path and filters with bytes that are not UTF-8 ---------------------------------
+
+
+def test_a_project_whose_path_is_not_utf8_has_a_board_and_a_history(project: Path) -> None:
+    odd = Path(os.fsdecode(os.fsencode(project) + b"/x\xff"))
+    odd.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=odd, check=True)
+    byte = os.fsdecode(b"\xff")
+    steps: list[tuple[list[str], int, Callable[[str], bool]]] = [
+        (["board", "add", "one"], 0, lambda out: out == "item-1\n"),
+        (["board", "add", "two", "--prompt", "say hi", "-a", "fake"], 0, lambda out: True),
+        (["board"], 0, lambda out: "item-2" in out),
+        (["board", "--json"], 0, lambda out: len(strict(out)) == 2),
+        (["board", "show", "1", "--json"], 0, lambda out: strict(out)["title"] == "one"),
+        (["board", "claim", "1"], 0, lambda out: out == "item-1\n"),
+        (["board", "update", "1", "--meta", "a=1"], 0, lambda out: True),
+        (["board", "done", "1", "--answer", "ok"], 0, lambda out: True),
+        (["board", "watch", "1"], 0, lambda out: out == "ok\n"),
+        (["board", "add", "three"], 0, lambda out: True),
+        (["board", "reassign", "3", "bob"], 0, lambda out: True),
+        (["board", "fail", "3", "--as", "bob"], 0, lambda out: True),
+        (["board", "show", "9"], 4, lambda out: True),
+        (["board", "--assignee", byte], 0, lambda out: True),
+        (["board", "run", "--until-empty"], 0, lambda out: True),
+        (["board", "show", "2", "--json"], 0, lambda out: strict(out)["status"] == "completed"),
+        (["prompt", "--print", "-q", f"hello {byte}"], 0, lambda out: out == "ANSWER: hello \ufffd\n"),
+        (["log"], 0, lambda out: "x\\udcff" in out),
+        (["log", "--json"], 0, lambda out: len(strict(out)) == 2),
+        (["log", "show", "--json"], 0, lambda out: strict(out)["prompt"] == "hello \ufffd"),
+        (["log", "--project", str(odd), "--json"], 0, lambda out: len(strict(out)) == 2),
+        (["log", "--project", odd.name, "--json"], 0, lambda out: len(strict(out)) == 2),
+        (["log", "--project", f"x{byte}z", "--json"], 0, lambda out: strict(out) == []),
+        (["log", "--search", byte, "--json"], 0, lambda out: len(strict(out)) == 1),
+        (["log", "--task", byte], 0, lambda out: True),
+        (["log", "--agent", byte], 0, lambda out: True),
+    ]  # fmt: skip
+    for args, code, check in steps:
+        result = start_bytes(odd, *args)
+        assert (result.returncode, check(result.stdout)) == (code, True), (args, result)
+    found = mcp(odd, [("board_tasks_create", {"title": "m"}), ("board_tasks_get", {"id": "9"})])
+    assert found[0][2]["id"] == "item-4"
+    assert found[1][:2] == (
+        True,
+        f"no item 9 on the board of {os.path.realpath(project)}/x\ufffd (ids go from item-1 to "
+        "item-4; 'start "
+        "board' lists them)",
+    )
+    assert start(project, "board").stdout == ""  # another project's board: untouched
 
 
 # --- finding 10: metadata without end -----------------------------------------------------------
