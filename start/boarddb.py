@@ -438,12 +438,21 @@ class Board:
         return self.get(id_)
 
     def _merged(self, connection: sqlite3.Connection, seq: int, patch: str) -> None:
-        """Refuse a metadata patch that would leave the item's metadata over its limit."""
-        found = connection.execute(
-            "SELECT json_patch(metadata, ?) FROM items WHERE seq = ?", (patch, seq)
-        ).fetchone()
-        if found is not None:
-            inputs.merged_metadata(json.loads(found[0]), item_id(seq))
+        """Refuse a metadata patch that would leave the item's metadata over its limit.
+
+        Metadata that an earlier start stored with NaN or Infinity, which SQLite's JSON does not
+        read, is first stored as it is shown (start.inputs.readable), so that it can change."""
+        row = connection.execute("SELECT metadata FROM items WHERE seq = ?", (seq,)).fetchone()
+        if row is None:
+            return
+        kept = row[0]
+        try:
+            merged = connection.execute("SELECT json_patch(?, ?)", (kept, patch)).fetchone()[0]
+        except sqlite3.OperationalError:  # malformed JSON: NaN, Infinity
+            kept = _json(inputs.readable(json.loads(kept)))
+            connection.execute("UPDATE items SET metadata = ? WHERE seq = ?", (kept, seq))
+            merged = connection.execute("SELECT json_patch(?, ?)", (kept, patch)).fetchone()[0]
+        inputs.merged_metadata(json.loads(merged), item_id(seq))
 
     def reassign(self, id_: str, name: str, by: Holder) -> Item:
         """Hand an unfinished, unblocked item to `name`: it is in progress, held by that name
