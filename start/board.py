@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from start.config.schema import LEVELS
 from start.errors import ExitCode, StartError
+from start.inputs import ITEM_PREFIX, METADATA_DEPTH, item_number, readable
 from start.record import Record
 
 PENDING: Final = "pending"
@@ -22,7 +23,7 @@ FAILED: Final = "failed"
 STATUSES: Final = (PENDING, IN_PROGRESS, COMPLETED, FAILED)
 FINISHED: Final = (COMPLETED, FAILED)
 # An item's id is this prefix and its number; the number alone is accepted where an id is read.
-PREFIX: Final = "item-"
+PREFIX: Final = ITEM_PREFIX
 # How many times an item goes back to pending because its holder's process ended without
 # finishing it; the next time, it fails with the reason.
 MOST_RELEASES: Final = 3
@@ -157,11 +158,9 @@ def item_id(number: int) -> str:
 
 
 def number(text: str) -> int:
-    """The number of an item id (`item-3`, or `3`); BadRequestError for anything else."""
-    digits = text[len(PREFIX) :] if text.startswith(PREFIX) else text
-    if not (digits.isascii() and digits.isdigit()) or digits.startswith("0"):
-        raise BadRequestError(f"'{text}' is not an item id: ids read {PREFIX}N (or N)")
-    return int(digits)
+    """The number of an item id (`item-3`, or `3`); start.inputs.InputError (a usage error) for
+    anything else, a number of more digits than any id has included."""
+    return item_number(text)
 
 
 # A name a person acts under: no colon, which the names start mints (mcp:..., run:...) have.
@@ -334,7 +333,10 @@ def item_data(item: Item) -> dict[str, Any]:
     data["blocked"] = list(item.blocked)
     data["metadata"] = dict(item.metadata)
     data["run"] = dict(zip(RunSpec._fields, item.run, strict=True)) if item.run else None
-    return data
+    # Valid JSON whatever a board of an earlier start kept (a lone surrogate, NaN): the doors
+    # refuse such values now, and the store keeps what it was given.
+    result: dict[str, Any] = readable(data, METADATA_DEPTH + 1)
+    return result
 
 
 # The fields of a listing's row: small enough for a list of many items, and the rest by id.

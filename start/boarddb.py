@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Final
 
+from start import inputs
 from start.board import (
     COMPLETED,
     FAILED,
@@ -285,6 +286,8 @@ class Board:
         """A new item: pending, unassigned, created by `by`."""
         if not title.strip():
             raise BadRequestError("an item needs a title")
+        if metadata is not None:
+            inputs.metadata(metadata)
         stamp = now()
         with self._writing() as connection:
             deps = self._dependencies(connection, blocked_by, None)
@@ -383,7 +386,9 @@ class Board:
             free = [PENDING, FAILED]
         else:
             free = [PENDING]
-        patch = _json(dict(change.metadata)) if change.metadata is not None else None
+        patch = None
+        if change.metadata is not None:
+            patch = _json(dict(inputs.metadata(change.metadata)))
         stamp = now()
         with self._writing() as connection:
             row = self._row(seq)
@@ -401,6 +406,8 @@ class Board:
                     "INSERT INTO deps (item, blocked_by, position) VALUES (?, ?, ?)",
                     [(seq, dep, index) for index, dep in enumerate(deps)],
                 )
+            if patch is not None:
+                self._merged(connection, seq, patch)
             # The statuses in which anyone may make this change: constants, not input.
             marks = ", ".join(f"'{status}'" for status in free)
             cursor = connection.execute(
@@ -471,6 +478,23 @@ class Board:
                     raise self._no_such(id_)
                 raise RefusedError(_why_not(_item(row), row, by, change, epoch))
         return self.get(id_)
+
+    def _merged(self, connection: sqlite3.Connection, seq: int, patch: str) -> None:
+        """Refuse a metadata patch that would leave the item's metadata over its limit.
+
+        Metadata that an earlier start stored with NaN or Infinity, which SQLite's JSON does not
+        read, is first stored as it is shown (start.inputs.readable), so that it can change."""
+        row = connection.execute("SELECT metadata FROM items WHERE seq = ?", (seq,)).fetchone()
+        if row is None:
+            return
+        kept = row[0]
+        try:
+            merged = connection.execute("SELECT json_patch(?, ?)", (kept, patch)).fetchone()[0]
+        except sqlite3.OperationalError:  # malformed JSON: NaN, Infinity
+            kept = _json(inputs.readable(json.loads(kept)))
+            connection.execute("UPDATE items SET metadata = ? WHERE seq = ?", (kept, seq))
+            merged = connection.execute("SELECT json_patch(?, ?)", (kept, patch)).fetchone()[0]
+        inputs.merged_metadata(json.loads(merged), item_id(seq))
 
     def reassign(self, id_: str, name: str, by: Holder) -> Item:
         """Hand an unfinished, unblocked item to `name`: it is in progress, held by that name

@@ -197,10 +197,27 @@ def _own(connection: sqlite3.Connection, root: str, path: str) -> None:
     roots whose hashes meet)."""
     found = connection.execute("SELECT value FROM about WHERE key = 'root'").fetchone()
     if found is None:
-        connection.execute("INSERT OR IGNORE INTO about (key, value) VALUES ('root', ?)", (root,))
+        connection.execute(
+            "INSERT OR IGNORE INTO about (key, value) VALUES ('root', ?)", (_stored(root),)
+        )
         found = connection.execute("SELECT value FROM about WHERE key = 'root'").fetchone()
-    if found[0] != root:
-        raise BoardError(f"{path} is the board of {found[0]}, not of {root}; move it away")
+    if _path_bytes(found[0]) != os.fsencode(root):
+        other = os.fsdecode(_path_bytes(found[0]))
+        raise BoardError(f"{path} is the board of {other}, not of {root}; move it away")
+
+
+def _stored(root: str) -> str | bytes:
+    """A root as the board keeps it: text when it is UTF-8, else its bytes (a path may hold any
+    byte but `/` and NUL, which Python reads as surrogate escapes, and SQLite's text cannot)."""
+    try:
+        root.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(root)
+    return root
+
+
+def _path_bytes(value: str | bytes) -> bytes:
+    return value if isinstance(value, bytes) else os.fsencode(value)
 
 
 def _check_file(fd: int, name: str, path: str, create: bool) -> bool:

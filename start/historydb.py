@@ -161,6 +161,17 @@ def _text(blob: bytes | str | None) -> str | None:
     return blob.decode("utf-8", "surrogateescape")
 
 
+def _bound(text: str) -> str | bytes:
+    """A name or a path as a TEXT column holds it, and as a filter compares it: text when it is
+    UTF-8, else its bytes (`_blob`): a directory or an argument may hold bytes that are not UTF-8,
+    which Python reads as surrogate escapes and SQLite's text cannot bind."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _blob(text) or b""
+    return text
+
+
 def _encode(name: str, value: Any) -> Any:
     """A field's value as its column holds it (start.runs.KINDS)."""
     import json
@@ -175,7 +186,7 @@ def _encode(name: str, value: Any) -> Any:
         return json.dumps(runs.plain(value))
     if encoding == "bool":
         return int(bool(value))
-    return value
+    return _bound(value) if isinstance(value, str) else value
 
 
 def _decode(name: str, value: Any) -> Any:
@@ -185,7 +196,7 @@ def _decode(name: str, value: Any) -> Any:
     if value is None:
         return runs.Run._field_defaults.get(name)
     encoding = runs.kind_of(name).encoding
-    if encoding == "bytes":
+    if encoding == "bytes" or isinstance(value, bytes):
         return _text(value)
     if encoding == "bool":
         return bool(value)
@@ -286,20 +297,21 @@ class Store:
         """The newest runs first, filtered; `search`: the runs whose words (instructions),
         prompt or answer hold it, in any case."""
         where: list[str] = []
-        values: list[str | int] = []
+        values: list[str | bytes | int] = []
         if search:
             self.connection.create_function("holds", 4, _holds, deterministic=True)
             where.append("holds(?, instructions, prompt, answer)")
-            values.append(search.casefold())
+            values.append(_bound(search.casefold()))
         for column, wanted in (("task", task), ("agent", agent)):
             if wanted is not None:
                 where.append(f"{column} = ?")
-                values.append(wanted)
+                values.append(_bound(wanted))
         if project is not None:
-            # A path (the project root) or a name (its last part).
-            where.append("(project = ? OR project = ? OR project LIKE ? ESCAPE '\\')")
-            escaped = project.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            values += [project, os.path.realpath(project), f"%/{escaped}"]
+            # A path (the project root) or a name (its last part), compared in Python: a path
+            # may hold bytes that are not UTF-8, which SQLite's LIKE does not compare.
+            self.connection.create_function("in_project", 3, _in_project, deterministic=True)
+            where.append("in_project(project, ?, ?)")
+            values += [_bound(project), _bound(os.path.realpath(project))]
         sql = "SELECT * FROM runs"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -337,9 +349,18 @@ class Store:
         return count
 
 
-def _holds(needle: str, *texts: bytes | str | None) -> bool:
-    """Whether one of `texts` (as the database keeps them) holds `needle`, casefolded."""
-    return any(text is not None and needle in (_text(text) or "").casefold() for text in texts)
+def _holds(needle: bytes | str, *texts: bytes | str | None) -> bool:
+    """Whether one of `texts` (as the database keeps them) holds `needle` (casefolded, as
+    `_bound` binds it), casefolded."""
+    wanted = _text(needle) or ""
+    return any(text is not None and wanted in (_text(text) or "").casefold() for text in texts)
+
+
+def _in_project(project: bytes | str, given: bytes | str, real: bytes | str) -> bool:
+    """Whether a run's project is the root `given` (or its real path `real`), or its last
+    parts are `given` (a name)."""
+    found, wanted = _text(project) or "", _text(given) or ""
+    return found in (wanted, _text(real)) or found.endswith("/" + wanted)
 
 
 def _run(row: sqlite3.Row) -> Run:

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from start import board, boarddb, boardfile
+from start import board, boarddb, boardfile, inputs
 from start.board import (
     BadRequestError,
     BoardError,
@@ -28,6 +28,7 @@ from start.board import (
     RunSpec,
 )
 from start.boarddb import Board, Filter
+from start.inputs import InputError
 
 ALICE = Holder("alice")
 BOB = Holder("bob")
@@ -84,10 +85,15 @@ def test_create_refuses_a_dependency_that_does_not_exist(opened: Board) -> None:
 def test_ids_are_never_reused_and_read_with_or_without_the_prefix(opened: Board) -> None:
     opened.create("One", ALICE)
     assert opened.get("1").id == opened.get("item-1").id == "item-1"
-    for wrong in ("item-01", "x", "item-", "-1", "1.0"):
-        with pytest.raises(BadRequestError) as caught:
+    for wrong in ("item-01", "x", "item-", "-1", "1.0", "1\n", "9" * 19):
+        with pytest.raises(InputError) as caught:
             opened.get(wrong)
-        assert str(caught.value) == f"'{wrong}' is not an item id: ids read item-N (or N)"
+        assert str(caught.value) == (
+            f"{inputs.quoted(wrong)} is not an item id: ids read item-N (or N), N a number of 1 "
+            "to 18 digits that does not start with 0"
+        )
+    with pytest.raises(NoSuchItemError):  # the longest id is one, of no item
+        opened.get("9" * 18)
     with pytest.raises(NoSuchItemError) as missing:
         opened.get("item-7")
     root = os.path.realpath(os.getcwd())

@@ -9,11 +9,12 @@ from typing import Any
 
 import click
 
-from start import board, boardfile, console
+from start import board, boardfile, console, inputs
 from start.board import COMPLETED, FAILED, PENDING, STATUSES, Change, Holder, Item, RefusedError
 from start.boarddb import Board, Filter
 from start.cli import board_views
 from start.cli.commands import Choice, group
+from start.cli.inputs import ITEM_ID, TEXT, TITLE, count
 from start.cli.options import F, common_options, common_options_but_directory, completer
 from start.cli.state import get_options
 from start.config import schema
@@ -31,7 +32,11 @@ Docs: start help --topic board
 def _id(required: bool = True) -> Callable[[F], F]:
     """The ID argument, completed by the shell with the board's ids."""
     return click.argument(
-        "id_", metavar="ID", required=required, shell_complete=completer("complete_items")
+        "id_",
+        metavar="ID",
+        type=ITEM_ID,
+        required=required,
+        shell_complete=completer("complete_items"),
     )
 
 
@@ -48,7 +53,7 @@ def _as_option(function: F) -> F:
 def _epoch_option(function: F) -> F:
     return click.option(
         "--epoch",
-        type=click.IntRange(min=1),
+        type=count(),
         metavar="N",
         help="The epoch your claim got: refused if the item was reassigned since.",
     )(function)
@@ -65,20 +70,18 @@ def _opened(sweep: bool = True) -> Iterator[Board]:
 
 
 def _meta(words: tuple[str, ...]) -> dict[str, Any] | None:
-    """--meta KEY=VALUE: VALUE as JSON when it is JSON (2, true, null), else as text."""
-    import json
+    """--meta KEY=VALUE: VALUE as JSON when it is JSON (2, true, null), else as text
+    (start.inputs.metadata_value); the board holds the whole to the metadata's rule."""
+    from start import fs
 
     if not words:
         return None
     found: dict[str, Any] = {}
     for word in words:
-        key, equals, value = word.partition("=")
+        key, equals, value = fs.arg_text(word).partition("=")
         if not equals or not key:
-            raise UsageError(f"--meta takes KEY=VALUE, not '{word}'")
-        try:
-            found[key] = json.loads(value)
-        except ValueError:
-            found[key] = value
+            raise UsageError(f"--meta takes KEY=VALUE, not {inputs.quoted(word)}")
+        found[key] = inputs.metadata_value(value)
     return found
 
 
@@ -116,7 +119,7 @@ def _told(item: Item, what: str) -> int:
     multiple=True,
     help="Only items of this status; repeatable.",
 )
-@click.option("--assignee", metavar="NAME", help="Only items NAME holds or finished.")
+@click.option("--assignee", metavar="NAME", type=TEXT, help="Only items NAME holds or finished.")
 @click.option("--watch", is_flag=True, help="Show the list again whenever the board changes.")
 @common_options
 @click.pass_context
@@ -165,12 +168,15 @@ def board_(
     ],
     epilog="The item's id goes to stdout. Docs: start help --topic board",
 )
-@click.argument("title")
-@click.option("-d", "--description", default="", metavar="TEXT", help="What the work is.")
+@click.argument("title", type=TITLE)
+@click.option(
+    "-d", "--description", default="", metavar="TEXT", type=TEXT, help="What the work is."
+)
 @click.option(
     "--after",
     multiple=True,
     metavar="ID",
+    type=ITEM_ID,
     help="Wait for item ID to complete; repeatable.",
     shell_complete=completer("complete_items"),
 )
@@ -183,6 +189,7 @@ def board_(
 @click.option(
     "--prompt",
     metavar="TEXT",
+    type=TEXT,
     help="Run: ask an agent TEXT ({answers}: the answers of the items waited on).",
 )
 @click.option(
@@ -223,15 +230,13 @@ def add(
     With --prompt or --task the item says what to run, and start board run runs it headless
     once every item it waits for is completed. Without, it is work for someone to claim.
     """
-    from start import fs
-
     options = get_options()
     run = _run_spec(prompt, task, agent, model, permissions)
     with _opened() as opened:
         item = opened.create(
-            fs.arg_text(title),
+            title,
             _person(name),
-            fs.arg_text(description),
+            description,
             after,
             _meta(meta),
             run,
@@ -252,7 +257,7 @@ def _run_spec(
 ) -> board.RunSpec | None:
     """What the item runs, its agent and task checked against the config (names only: nothing
     is read from an untrusted project but its names)."""
-    from start import fs, resolve
+    from start import resolve
     from start.config.load import load
     from start.errors import UnknownNameError
 
@@ -275,9 +280,7 @@ def _run_spec(
         task = resolve.find_task(config.tasks, task).name
     if agent is not None and agent not in config.agents:
         raise UnknownNameError("agent", agent, config.agents)
-    return board.RunSpec(
-        fs.arg_text(prompt) if prompt is not None else None, task, agent, model, permissions
-    )
+    return board.RunSpec(prompt, task, agent, model, permissions)
 
 
 @board_.command(
@@ -300,7 +303,8 @@ def show(id_: str) -> int:
         waited, _ = opened.items(Filter(ids=item.blocked_by)) if item.blocked_by else ([], 0)
     if options.json:
         data = board.item_data(item)
-        data["events"] = [dict(zip(e._fields, e, strict=True)) for e in events]
+        events_data = [dict(zip(e._fields, e, strict=True)) for e in events]
+        data["events"] = inputs.readable(events_data, inputs.METADATA_DEPTH + 3)
         console.print_json(data)
         return ExitCode.OK
     statuses = {found.id: found.status for found in waited}
@@ -373,11 +377,12 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
     type=Choice((PENDING, COMPLETED, FAILED)),
     help="The new status (in_progress comes from a claim).",
 )
-@click.option("-d", "--description", metavar="TEXT", help="The new description.")
+@click.option("-d", "--description", metavar="TEXT", type=TEXT, help="The new description.")
 @click.option(
     "--after",
     multiple=True,
     metavar="ID",
+    type=ITEM_ID,
     help="Wait for these items instead; repeatable.",
     shell_complete=completer("complete_items"),
 )
@@ -388,8 +393,8 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
     metavar="KEY=VALUE",
     help="Merge metadata; VALUE null deletes KEY; repeatable.",
 )
-@click.option("--answer", metavar="TEXT", help="With --status completed: the answer.")
-@click.option("--reason", metavar="TEXT", help="With --status failed: why.")
+@click.option("--answer", metavar="TEXT", type=TEXT, help="With --status completed: the answer.")
+@click.option("--reason", metavar="TEXT", type=TEXT, help="With --status failed: why.")
 @_epoch_option
 @_as_option
 @common_options_but_directory
@@ -410,8 +415,6 @@ def update(
     An item in progress changes only by its holder; a completed one only in its metadata; an
     item cannot complete while blocked.
     """
-    from start import fs
-
     if after and no_after:
         raise UsageError("give --after or --no-after, not both")
     if answer is not None and status != COMPLETED:
@@ -419,12 +422,7 @@ def update(
     if reason is not None and status != FAILED:
         raise UsageError("--reason goes with --status failed")
     change = Change(
-        status,
-        fs.arg_text(description) if description is not None else None,
-        () if no_after else (after or None),
-        _meta(meta),
-        fs.arg_text(answer) if answer is not None else None,
-        fs.arg_text(reason) if reason is not None else None,
+        status, description, () if no_after else (after or None), _meta(meta), answer, reason
     )
     if change == Change():
         raise UsageError("nothing to change: give --status, -d, --after, --no-after or --meta")
@@ -447,6 +445,7 @@ def update(
 @click.option(
     "--answer",
     metavar="TEXT",
+    type=TEXT,
     help="What it was done with: {answers} of the items that wait on it.",
 )
 @_epoch_option
@@ -454,11 +453,8 @@ def update(
 @common_options
 def done(id_: str, answer: str | None, epoch: int | None, name: str | None) -> int:
     """Mark an item completed (yours, or a pending one); refused while it is blocked."""
-    from start import fs
-
-    text = fs.arg_text(answer) if answer is not None else None
     with _opened() as opened:
-        item = opened.update(id_, _person(name), Change(COMPLETED, answer=text), epoch)
+        item = opened.update(id_, _person(name), Change(COMPLETED, answer=answer), epoch)
     return _told(item, "is completed")
 
 
@@ -469,15 +465,13 @@ def done(id_: str, answer: str | None, epoch: int | None, name: str | None) -> i
     epilog=_EPILOG,
 )
 @_id()
-@click.option("--reason", metavar="TEXT", help="Why it failed.")
+@click.option("--reason", metavar="TEXT", type=TEXT, help="Why it failed.")
 @_epoch_option
 @_as_option
 @common_options
 def fail(id_: str, reason: str | None, epoch: int | None, name: str | None) -> int:
     """Mark an item failed (yours, or a pending one); the items waiting on it stay blocked."""
-    from start import fs
-
-    text = fs.arg_text(reason) if reason is not None else "failed by hand"
+    text = reason if reason is not None else "failed by hand"
     with _opened() as opened:
         item = opened.update(id_, _person(name), Change(FAILED, reason=text), epoch)
     return _told(item, "failed")

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from start import board, console
+from start import board, console, inputs
 from start.board import COMPLETED, FAILED, IN_PROGRESS, Item, RunSpec
 from start.console import Styled
 
@@ -121,7 +121,8 @@ def item_page(
     if item.reason:
         lines.append(("reason", item.reason))
     if item.metadata:
-        lines.append(("metadata", json.dumps(dict(item.metadata), ensure_ascii=False)))
+        shown = inputs.readable(dict(item.metadata))  # no NaN, as --json has none
+        lines.append(("metadata", json.dumps(shown, ensure_ascii=False)))
     for label, value in lines:
         page.row([label, console.printable(value)], [10], indent=2, gaps=[2])
     for title, text in (("description", item.description), ("answer", item.answer or "")):

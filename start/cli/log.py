@@ -10,6 +10,7 @@ import click
 from start import console, display, history, historydb
 from start import runs as records
 from start.cli.commands import command, group
+from start.cli.inputs import RUN_ID, TEXT, count
 from start.cli.options import common_options, completer, launch_options
 from start.cli.run import Printing, print_options
 from start.cli.state import Options, get_options
@@ -34,9 +35,7 @@ _CELL = 48
     ],
     epilog="Prompts can hold secrets from context files: see 'start help usage', History.",
 )
-@click.option(
-    "-n", "count", type=click.IntRange(min=1), default=20, metavar="N", help="Show N runs (20)."
-)
+@click.option("-n", "count", type=count(), default=20, metavar="N", help="Show N runs (20).")
 @click.option("--task", metavar="NAME", help="Only the runs of task NAME.")
 @click.option("--agent", metavar="NAME", help="Only the runs of agent NAME.")
 @click.option(
@@ -46,6 +45,7 @@ _CELL = 48
     "--search",
     "-s",
     metavar="TEXT",
+    type=TEXT,
     help="Only the runs whose words, prompt or answer hold TEXT (any case).",
 )
 @common_options
@@ -128,7 +128,7 @@ def command_line(run: Run) -> str:
     ]
 )
 @click.argument(
-    "run_id", metavar="[ID]", type=int, required=False, shell_complete=completer("complete_runs")
+    "run_id", metavar="[ID]", type=RUN_ID, required=False, shell_complete=completer("complete_runs")
 )
 @click.option("--no-pager", is_flag=True, help="Print instead of paging on a terminal.")
 @click.option(
@@ -296,7 +296,7 @@ def _moment(text: str) -> float:
     epilog="Docs: start help usage",
 )
 @click.argument(
-    "run_id", metavar="[ID]", type=int, required=False, shell_complete=completer("complete_runs")
+    "run_id", metavar="[ID]", type=RUN_ID, required=False, shell_complete=completer("complete_runs")
 )
 @print_options
 @launch_options

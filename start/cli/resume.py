@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import click
 
 from start import historydb, resolve
+from start.cli.inputs import RUN_ID
 from start.cli.options import common_options, completer
 from start.cli.run import (
     Printing,
@@ -42,7 +43,7 @@ from start.runs import Run
 @click.option(
     "--run",
     "run_id",
-    type=int,
+    type=RUN_ID,
     metavar="ID",
     help="The run whose conversation to continue (default: the latest headless run).",
     shell_complete=completer("complete_runs"),

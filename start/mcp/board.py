@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from start import board
+from start import board, inputs
 from start.board import FINISHED, STATUSES, Change, RunSpec
 from start.config import schema
 from start.errors import StartError
@@ -39,17 +39,11 @@ WATCH: Final = "board_tasks_watch"
 LISTED: Final = 50
 MOST_LISTED: Final = 200
 
-_ID: Final = {
-    "type": "string",
-    "pattern": "^(item-)?[1-9][0-9]{0,17}$",
-    "description": "An item's id: item-N (or N).",
-}
+# Each argument's rule is start.inputs', as the command line's is.
+_ID: Final = inputs.ITEM_ID_SCHEMA
 _IDS: Final = {"type": "array", "items": _ID, "maxItems": 100}
-_TEXT: Final = {"type": "string", "maxLength": 1 << 20}
-_METADATA: Final = {
-    "type": "object",
-    "description": "Merged into the item's metadata (RFC 7396): a null value deletes its key.",
-}
+_TEXT: Final = inputs.TEXT_SCHEMA
+_METADATA: Final = inputs.METADATA_SCHEMA
 _RUN: Final = {
     "type": "object",
     "description": (
@@ -60,7 +54,7 @@ _RUN: Final = {
     ),
     "properties": {
         "agent": {"type": "string", "description": "The agent that runs it."},
-        "prompt": {"type": "string", "maxLength": 1 << 20},
+        "prompt": _TEXT,
         "task": {"type": "string"},
         "model": tools.MODEL,
         "permissions": {"type": "string", "enum": list(schema.LEVELS)},
@@ -83,7 +77,7 @@ def _input(properties: Mapping[str, Any], *required: str) -> dict[str, Any]:
 INPUTS: Final[Mapping[str, dict[str, Any]]] = {
     CREATE: _input(
         {
-            "title": {"type": "string", "minLength": 1, "maxLength": 1000},
+            "title": inputs.TITLE_SCHEMA,
             "description": _TEXT,
             "blocked_by": {**_IDS, "description": "Items that must complete before this one."},
             "metadata": _METADATA,
@@ -97,7 +91,7 @@ INPUTS: Final[Mapping[str, dict[str, Any]]] = {
             "assignee": {"type": "string"},
             "blocked": {"type": "boolean", "description": "Only blocked (true) or unblocked."},
             "ready": {"type": "boolean", "description": "Only pending, unblocked items."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": MOST_LISTED},
+            "limit": inputs.count_schema(1, MOST_LISTED),
         }
     ),
     GET: _input({"id": _ID}, "id"),
@@ -122,7 +116,7 @@ INPUTS: Final[Mapping[str, dict[str, Any]]] = {
     WATCH: _input(
         {
             "id": _ID,
-            "wait_seconds": {"type": "integer", "minimum": 0},
+            "wait_seconds": inputs.count_schema(0, inputs.MOST),
         },
         "id",
     ),
@@ -368,7 +362,8 @@ def _result(text: str, data: dict[str, Any] | None) -> types.CallToolResult:
     import mcp.types as types
 
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
+        # Valid Unicode, as JSON-RPC carries it: a refusal may name a path that is not.
+        content=[types.TextContent(type="text", text=inputs.valid(text))],
         structured_content=data,
         is_error=data is None,
     )

@@ -22,7 +22,7 @@ import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server
 
-from start import __version__
+from start import __version__, inputs
 from start.config.model import Config, Task
 from start.errors import StartError
 from start.mcp import asking, board, jobs, library, report, stdio, taskfile, tools
@@ -198,9 +198,10 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
     return Server(
         "start",
         version=__version__,
-        instructions=library.instructions(scope)
-        + asking.instructions(scope)
-        + taskfile.instructions(scope),
+        # Valid Unicode, as JSON-RPC carries it: a project's path may hold bytes that are not.
+        instructions=inputs.valid(
+            library.instructions(scope) + asking.instructions(scope) + taskfile.instructions(scope)
+        ),
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
         on_list_tools=list_tools,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from start import inputs
 from start.config import schema
 from start.errors import suggest
 from start.mcp import asking, library, report
@@ -86,8 +87,11 @@ def check(
         if said is not None:
             raise RequestError(said)
     last = str(path[-1]) if path else ""
+    ruled = _ruled(keyword, error.instance, error.schema)
     if (last, keyword) in hints:
         message = hints[last, keyword]
+    elif ruled is not None:
+        message = ruled
     elif keyword == "additionalProperties":
         known = list(error.schema.get("properties", ()))
         unknown = [name for name in error.instance if name not in known]
@@ -103,6 +107,23 @@ def check(
 
         message = shorter(error.message, error.instance)
     raise RequestError(f"invalid arguments{where}: {message}")
+
+
+def _ruled(keyword: str, value: object, declared: Any) -> str | None:
+    """What the command line says of a value outside a rule of start.inputs (an id, a count, a
+    text's length), for the schema keyword it fails; None for any other."""
+    if not isinstance(declared, Mapping):
+        return None
+    if keyword == "pattern" and declared.get("pattern") == inputs.ITEM_ID_PATTERN:
+        return inputs.not_an_item_id(value)
+    least, most = declared.get("minimum"), declared.get("maximum")
+    if keyword in ("minimum", "maximum") and isinstance(least, int) and isinstance(most, int):
+        return inputs.not_in_range(value, least, most)
+    if keyword in ("minLength", "maxLength") and isinstance(value, str):
+        return inputs.not_in_length(
+            value, declared.get("minLength", 0), declared.get("maxLength", inputs.TEXT_LIMIT)
+        )
+    return None
 
 
 def given(arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -269,12 +290,9 @@ RUN_ID: Final = {"type": "string", "description": "The id ask_start returned."}
 
 def result_input() -> dict[str, Any]:
     """ask_result's input schema."""
-    wait = {
-        "type": "integer",
-        "minimum": 0,
-        "maximum": WAIT_MOST,
-        "description": f"How long to wait for the end (default and most: {WAIT_MOST}).",
-    }
+    wait = inputs.count_schema(
+        0, WAIT_MOST, f"How long to wait for the end (default and most: {WAIT_MOST})."
+    )
     return _object({"id": RUN_ID, "wait_seconds": wait}, "id")
 
 

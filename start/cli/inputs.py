@@ -1,0 +1,55 @@
+"""The command line's side of start.inputs: click types that hold a value to the rule every door
+shares, so that a value outside it is a usage error (exit 2) in that rule's own words, before a
+store is opened, and never an overflow in SQLite (exit 70)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from start import inputs
+
+
+class _Rule(click.ParamType):  # type: ignore[type-arg]
+    """A value read by a rule of start.inputs; its InputError is click's usage error."""
+
+    def __init__(self, read: Callable[[Any], Any], metavar: str) -> None:
+        self.read = read
+        self.name = metavar
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return self.read(value)
+        except inputs.InputError as error:
+            self.fail(str(error), param, ctx)
+
+
+def _item_id(value: str) -> str:
+    inputs.item_number(value)
+    return value
+
+
+def _text(most: int, least: int) -> Callable[[str], str]:
+    def read(value: str) -> str:
+        from start import fs
+
+        return inputs.text(fs.arg_text(value), most, least=least)
+
+    return read
+
+
+# An item's id (`item-3` or `3`), as given: start.board reads it again, by the same rule.
+ITEM_ID = _Rule(_item_id, "ID")
+# A run of the history (`start log show ID`): its number.
+RUN_ID = _Rule(inputs.run_number, "ID")
+# An item's title, and other text a caller gives: bytes that are not UTF-8 as U+FFFD (the one
+# rule of start.fs for bytes), at most as long as the MCP door allows.
+TITLE = _Rule(_text(inputs.TITLE_LIMIT, 1), "TITLE")
+TEXT = _Rule(_text(inputs.TEXT_LIMIT, 0), "TEXT")
+
+
+def count(least: int = 1, most: int = inputs.MOST) -> _Rule:
+    """A whole number from `least` to `most` (`-n`, `--epoch`)."""
+    return _Rule(lambda value: inputs.count(value, least, most), "N")
