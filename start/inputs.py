@@ -108,9 +108,11 @@ def count(text: object, least: int = 1, most: int = MOST) -> int:
     if isinstance(text, int) and not isinstance(text, bool):
         found = text
     elif isinstance(text, str) and text.isascii() and text.isdigit():
-        if len(text) > DIGITS:  # out of range, and shown as the number it is when it is short
-            raise InputError(not_in_range(int(text) if len(text) < _QUOTED else text, least, most))
-        found = int(text)
+        digits = text.lstrip("0") or "0"  # leading zeros count for nothing, however many
+        if len(digits) > DIGITS:  # out of range, and shown as the number it is when it is short
+            shown = int(digits) if len(digits) < _QUOTED else text
+            raise InputError(not_in_range(shown, least, most))
+        found = int(digits)
     else:
         raise InputError(not_in_range(text, least, most))
     if not least <= found <= most:
