@@ -109,7 +109,7 @@ def count(text: object, least: int = 1, most: int = MOST) -> int:
         found = text
     elif isinstance(text, str) and text.isascii() and text.isdigit():
         digits = text.lstrip("0") or "0"  # leading zeros count for nothing, however many
-        if len(digits) > DIGITS:  # out of range, and shown as the number it is when it is short
+        if len(digits) > len(str(most)):  # out of range, and told as the number when short
             shown = int(digits) if len(digits) < _QUOTED else text
             raise InputError(not_in_range(shown, least, most))
         found = int(digits)
