@@ -192,8 +192,6 @@ def show(run_id: int | None, no_pager: bool, answer_only: bool, raw: bool) -> in
 
 def _answer(run: Run, raw: bool) -> int:
     """`start log show --answer`: the answer alone on stdout."""
-    import sys
-
     if not run.answer:
         why = (
             "it was a launch: the agent answered in its own terminal"
@@ -202,9 +200,7 @@ def _answer(run: Run, raw: bool) -> int:
         )
         console.err(f"start: run {run.id} has no answer; {why}")
         return ExitCode.ERROR
-    text = run.answer
-    if not raw and console.is_tty(sys.stdout):
-        text = console.printable(text, multiline=True)
+    text = console.for_stdout(run.answer, raw=raw)
     console.out(text, end="" if text.endswith("\n") else "\n")
     return ExitCode.OK
 
