@@ -10,7 +10,12 @@ Two things reach the terminal another way: the questions of `click.prompt` and `
 Human output is built from text segments and style names, never from pre-styled strings. Each
 segment is escaped with `printable()` before its style is applied, so text from a config file can
 never carry a terminal control sequence to the screen, whichever command prints it. Data (JSON,
-completion scripts) is written exactly, with `out()` and `print_json()`.
+completion scripts) is written exactly, with `out()` and `print_json()`; data from others (an
+agent's answer, an item's text) passes `for_stdout()` first, which escapes it on a terminal.
+
+Every stream takes any text: `setup_streams()` makes stdout write a character its encoding cannot
+hold (ASCII, Latin-1) as a backslash escape, as Python's stderr always does, and JSON is then all
+ASCII, in its own `\\u` escapes.
 """
 
 from __future__ import annotations
@@ -269,13 +274,53 @@ def err(*parts: Part) -> None:
     Printer("stderr", no_color=True).line(*parts)
 
 
+def setup_streams() -> None:
+    """Let stdout take any text: a character its encoding cannot hold (`PYTHONIOENCODING=ascii`,
+    a Latin-1 locale) is written as a backslash escape (`caf\\xe9`), as Python's stderr writes
+    it, instead of ending the command with a UnicodeEncodeError. An error handler the user chose
+    in PYTHONIOENCODING is kept."""
+    import io
+
+    stream = sys.stdout
+    if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+        stream.reconfigure(errors="backslashreplace")
+
+
+def for_stdout(text: str, *, raw: bool = False) -> str:
+    """Data from others (an agent's answer, an item's text) as it goes to stdout: on a terminal,
+    with its control characters and escape sequences shown escaped (an answer could set the
+    clipboard or the window title, or hide text); piped, or with `raw`, exactly."""
+    if raw or not is_tty(sys.stdout):
+        return text
+    return printable(text, multiline=True)
+
+
 def out(text: str = "", *, end: str = "\n") -> None:
     """Write data to stdout exactly: a completion script, a value for another program."""
     sys.stdout.write(text + end)
 
 
-def print_json(value: Any) -> None:
-    """JSON on stdout; strings are exact (only JSON's own escapes)."""
+def print_json(value: Any, *, indent: int | None = 2) -> None:
+    """JSON on stdout (with no `indent`, on one line); strings are exact. They hold only JSON's
+    own escapes where stdout can take them; where it cannot (an ASCII or Latin-1 stdout, a lone
+    surrogate), or where the text would hide a control character on a terminal (a C1 control, a
+    bidi override), every character beyond ASCII is a `\\u` escape instead."""
     import json
 
-    out(json.dumps(value, indent=2, ensure_ascii=False))
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    if not text.isascii() and (not _encodable(text, sys.stdout) or _hides(text, sys.stdout)):
+        text = json.dumps(value, indent=indent)
+    out(text)
+
+
+def _encodable(text: str, stream: IO[str]) -> bool:
+    try:
+        text.encode(getattr(stream, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def _hides(text: str, stream: IO[str]) -> bool:
+    """Whether `text`, shown on `stream`, holds a character `printable()` would escape."""
+    return is_tty(stream) and not all(line.isprintable() for line in text.split("\n"))

@@ -217,11 +217,11 @@ def run_pager(command: str, text: str) -> None:
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")
     env.setdefault("LV", "-c")
+    # In stdout's encoding, as the text would be printed without a pager (console.setup_streams).
+    data = text.encode(getattr(sys.stdout, "encoding", None) or "utf-8", "backslashreplace")
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        result = subprocess.run(
-            ["/bin/sh", "-c", command], input=text.encode("utf-8", "replace"), env=env, check=False
-        )
+        result = subprocess.run(["/bin/sh", "-c", command], input=data, env=env, check=False)
         shown = result.returncode != 127  # 127: the shell did not find the pager
     except OSError:
         shown = False

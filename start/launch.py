@@ -333,9 +333,9 @@ class HeadlessError(StartError):
 
 
 def _quote(text: str) -> str:
-    import shlex
+    from start.shellwords import quote
 
-    return shlex.quote(text)
+    return quote(text)
 
 
 class _Parts(Record):
@@ -417,8 +417,6 @@ def _shown(
     template: str,
 ) -> tuple[str, ...]:
     """The dry run's command line as shell words, each long value a reference to its file."""
-    import shlex
-
     files: dict[str, str] = {}
     marked = dict(values)
     for name in ("prompt", "role"):
@@ -436,9 +434,9 @@ def _shown(
         out = []
         for index, piece in enumerate(re.split("\ue000(prompt|role)\ue001", text)):
             if index % 2:
-                out.append(f'"$(cat {shlex.quote(files[piece])})"')
+                out.append(f'"$(cat {_quote(files[piece])})"')
             elif piece or len(text) == 0:
-                out.append(shlex.quote(piece))
+                out.append(_quote(piece))
         return "".join(out)
 
     env = [f"{name}={word(value)}" for name, value in parts.env.items()]

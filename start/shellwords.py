@@ -4,6 +4,8 @@ One pass over the template gives the words (for running the program directly), a
 which each placeholder is a positional parameter quoted for its context (for templates that need
 /bin/sh), the optional groups, and every problem found.
 
+`quote` and `join` go the other way: words as a line to show and paste, whatever they hold.
+
 Two additions to POSIX words, both outside quotes and outside `$(...)`:
 - `[...]`, an optional group: an unquoted `[` directly followed by a non-blank character opens
   it and the next unquoted `]` closes it. When every placeholder inside has a value, only the
@@ -153,6 +155,45 @@ def units(template: str) -> list[Unit]:
                 chars = "".join(run)
                 found.extend(chars if special else [chars])
     return found
+
+
+# The escapes of ANSI-C quotes that read better than a code.
+_ANSI_C: Final = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def quote(word: str) -> str:
+    """`word` as one shell word to show and paste: as `shlex.quote` has it, unless it holds a
+    character a terminal would act on or hide (a control such as ESC or a newline, a bidi or
+    zero-width character, a byte that is not UTF-8). Then it goes in ANSI-C quotes (`$'...'`,
+    which bash, zsh and ksh read) with each such character as its escape: printing the line
+    changes nothing on the terminal, and pasting it gives the word back, byte for byte."""
+    import shlex
+
+    if word.isprintable():
+        return shlex.quote(word)
+    out = []
+    for char in word:
+        code = ord(char)
+        if char in "\\'":
+            out.append("\\" + char)
+        elif char.isprintable():
+            out.append(char)
+        elif char in _ANSI_C:
+            out.append(_ANSI_C[char])
+        elif code < 0x80 or 0xDC80 <= code <= 0xDCFF:
+            # An ASCII control, or a byte that was not UTF-8 (read with surrogateescape): the
+            # byte itself. Exactly two digits, so a hex digit after it is not taken in.
+            out.append(f"\\x{code & 0xFF:02x}")
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return "$'" + "".join(out) + "'"
+
+
+def join(words: Iterable[str]) -> str:
+    """The words as one shell line to show and paste, each as `quote` has it."""
+    return " ".join(quote(word) for word in words)
 
 
 @functools.lru_cache(maxsize=64)

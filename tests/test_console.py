@@ -4,6 +4,10 @@ display width, paging on a real terminal, and the status line."""
 from __future__ import annotations
 
 import io
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +18,8 @@ from start import console, display
 from start.console import Printer, Styled, printable
 from start.display import Page, trim_end
 from start.status import StatusLine
-from tests.conftest import FAKE_AGENT, invoke, run_start, write_tree
+from tests.conftest import FAKE_AGENT, REPO, invoke, run_start, write_tree
+from tests.fake_headless import agent
 from tests.terminal import run_on_terminal
 
 
@@ -485,3 +490,101 @@ def test_the_launch_summary_wraps_between_words_on_a_terminal(isolated: Path) ->
     assert len(task) > 60
     # The label keeps its value's first word, however long; the rest wraps under it.
     assert f"\n  task          {deep / 't.md'}\n                (command line:" in shown
+
+
+# --- streams that cannot take every character (issue 44) ----------------------------------------
+
+WORD = "café✓"  # é is in Latin-1, ✓ is not
+JSON_WORD = b"caf\\u00e9\\u2713"
+HEADLESS = f'[settings]\ndefault_agent = "fake"\n\n{agent("fake")}'
+
+
+def start_bytes(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """The real `start` in a subprocess, its output as the bytes it wrote."""
+    full = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "start", *args],
+        env=full,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_stdout_that_cannot_take_a_character_shows_it_escaped(
+    isolated: Path, encoding: str
+) -> None:
+    """`doctor`, `board`, `board show` and `log show` exited 70 (UnicodeEncodeError): now a
+    character stdout cannot take is written as stderr writes it (`\\u2713`), and JSON is all
+    ASCII in its own escapes; nothing is lost."""
+    write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": HEADLESS})
+    for step in (
+        ("board", "add", f"t-{WORD}"),
+        ("board", "done", "1", "--answer", f"a-{WORD}"),
+        ("-q", "prompt", "--print", f"p-{WORD}"),
+    ):
+        assert start_bytes(*step).returncode == 0
+    human = WORD.encode(encoding, "backslashreplace")
+    cases: list[tuple[tuple[str, ...], bytes]] = [
+        (("doctor",), b"\\u2713"),
+        (("board",), b"t-" + human),
+        (("board", "--json"), b"t-" + JSON_WORD),
+        (("board", "show", "1"), b"a-" + human),
+        (("board", "show", "1", "--json"), b"a-" + JSON_WORD),
+        (("board", "watch", "1", "-q"), b"a-" + human),
+        (("log", "show", "--no-pager"), b"ANSWER: p-" + human),
+        (("log", "show", "--answer"), b"ANSWER: p-" + human + b"\n"),
+        (("log", "--json"), b"p-" + JSON_WORD),
+    ]
+    for args, shown in cases:
+        result = start_bytes(*args, env={"PYTHONIOENCODING": encoding})
+        assert (result.returncode, result.stderr) == (0, b""), args
+        assert shown in result.stdout, (args, result.stdout)
+        if "--json" in args:
+            json.loads(result.stdout)
+
+
+def test_json_goes_all_ascii_where_stdout_cannot_take_it_or_a_terminal_would_hide_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    value = {"word": WORD, "sneaky": "a\u202eb\x9b"}
+    exact = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    escaped = json.dumps(value, indent=2) + "\n"
+    for stream, expected in (
+        (io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), exact),
+        (io.TextIOWrapper(io.BytesIO(), encoding="latin-1"), escaped),
+        (io.TextIOWrapper(io.BytesIO(), encoding="ascii"), escaped),
+        (Terminal(), escaped),
+    ):
+        monkeypatch.setattr(sys, "stdout", stream)
+        console.print_json(value)
+        stream.flush()
+        written = stream.getvalue() if isinstance(stream, Terminal) else stream.buffer.getvalue()
+        assert (written if isinstance(written, str) else written.decode()) == expected
+    # A lone surrogate (a byte that was not UTF-8) cannot be written as UTF-8: its escape can.
+    buffer = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(buffer, encoding="utf-8"))
+    console.print_json(["x\udcff"], indent=None)
+    sys.stdout.flush()
+    assert buffer.getvalue() == b'["x\\udcff"]\n'
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    console.print_json([WORD], indent=None)
+    assert terminal.getvalue() == f'["{WORD}"]\n'  # what a terminal shows plainly stays as is
+
+
+def test_data_from_others_is_escaped_on_a_terminal_and_exact_off_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hostile = "hi \x1b]52;c;cHduZWQ=\x07 \x1b]0;title\x07\nnext\tline"
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    assert console.for_stdout(hostile) == (
+        "hi \\x1b]52;c;cHduZWQ=\\x07 \\x1b]0;title\\x07\nnext\tline"
+    )
+    assert console.for_stdout(hostile, raw=True) == hostile
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert console.for_stdout(hostile) == hostile

@@ -210,3 +210,52 @@ def test_an_assignment_is_an_ascii_name_then_equals(prefix: str) -> None:
     word.prefix = prefix
     match = re.match(r"[A-Za-z_][A-Za-z0-9_]*(?==)", prefix)
     assert word.assignment() == (match.group() if match else None)
+
+
+# --- quoting words to show and paste -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "quoted"),
+    [
+        ("plain", "plain"),
+        ("my dir", "'my dir'"),
+        ("it's", "'it'\"'\"'s'"),
+        ("café ✓", "'café ✓'"),
+        ("", "''"),
+        ("/src/x\x1b]0;title\x07", "$'/src/x\\x1b]0;title\\x07'"),
+        ("two\nlines\tand\r", "$'two\\nlines\\tand\\r'"),
+        ("it's \\ \x1b", "$'it\\'s \\\\ \\x1b'"),
+        ("csi\x9b1 \u202ebidi", "$'csi\\u009b1 \\u202ebidi'"),
+        ("not utf-8 \udcff", "$'not utf-8 \\xff'"),
+        ("tag \U000e0041", "$'tag \\U000e0041'"),
+    ],
+)
+def test_quote_escapes_what_a_terminal_would_act_on(word: str, quoted: str) -> None:
+    from start.shellwords import quote
+
+    assert quote(word) == quoted
+
+
+_PASTED = st.one_of(
+    st.characters(exclude_characters="\x00", exclude_categories=["Cs"]),
+    st.sampled_from(["\x1b]52;c;eA==\x07", "\x1b]0;t\x07", "\n", "'", "\\", "\udc80", "\udcff"]),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(_PASTED, max_size=8).map("".join), min_size=1, max_size=4))
+def test_a_joined_line_is_printable_and_bash_reads_the_words_back(words: list[str]) -> None:
+    """The oracle is a real bash: the line, pasted, gives each word back byte for byte."""
+    import os
+    import subprocess
+
+    from start.shellwords import join
+
+    line = join(words)
+    assert line.isprintable()
+    env = {**os.environ, "LC_ALL": "C.UTF-8"}
+    read = subprocess.run(
+        ["bash", "-c", 'printf "%s\\0" ' + line], env=env, capture_output=True, check=True
+    )
+    assert read.stdout.split(b"\0")[:-1] == [w.encode("utf-8", "surrogateescape") for w in words]

@@ -160,6 +160,7 @@ def dispatch(argv: list[str], options: Options) -> int:
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Run the CLI; turn every error into its message on stderr and its documented exit code."""
+    console.setup_streams()
     given = list(sys.argv[1:] if argv is None else argv)
     options = new_options(given)
     code: int

@@ -527,7 +527,8 @@ def watch(id_: str, timeout: float | None) -> int:
     if options.json:
         console.print_json(board.item_data(item))
     elif item.status == COMPLETED and item.answer:
-        console.out(item.answer, end="" if item.answer.endswith("\n") else "\n")
+        answer = console.for_stdout(item.answer)
+        console.out(answer, end="" if answer.endswith("\n") else "\n")
     elif item.status == FAILED and not options.quiet:
         first, *rest = (item.reason or "(no reason given)").split("\n")
         console.err(f"start: {item.id} failed: {first}")

@@ -67,8 +67,7 @@ def live_listing(opened: Board, found: Filter, *, as_json: bool, no_color: bool)
                 seen = version
                 items, _ = opened.items(found)
                 if as_json:
-                    data = [board.row_data(item) for item in items]
-                    console.out(json.dumps(data, ensure_ascii=False))
+                    console.print_json([board.row_data(i) for i in items], indent=None)
                 elif live is not None:
                     page = display.Page()
                     page.table(HEADERS, rows(items))

@@ -18,10 +18,10 @@ def command_line(launch: launcher.Launch) -> str:
     """The launch as one shell-quoted line; a dry run's refers to its kept files."""
     if launch.shown:
         return " ".join(launch.shown)
-    import shlex
+    from start.shellwords import join, quote
 
-    env = [f"{k}={shlex.quote(v)}" for k, v in launch.env.items()]
-    return " ".join([*env, shlex.join(launch.argv)])
+    env = [f"{k}={quote(v)}" for k, v in launch.env.items()]
+    return " ".join([*env, join(launch.argv)])
 
 
 def show_json(
@@ -109,8 +109,9 @@ def show_each(options: Options, each: list[pipeline.Prepared]) -> None:
             ]
         )
         return
+    printer = console.Printer("stdout", no_color=True)
     for prepared in each:
-        console.out(f"{prepared.plan.agent.name}: {command_line(prepared.launch)}")
+        printer.line(f"{prepared.plan.agent.name}: {command_line(prepared.launch)}")
         if prepared.launch.unavailable is not None:
             for line in f"(it could not be started: {prepared.launch.unavailable})".split("\n"):
-                console.out(f"  {line}")
+                printer.line(f"  {line}")

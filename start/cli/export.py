@@ -67,7 +67,7 @@ def skills(target: str, names: tuple[str, ...]) -> int:
         )
         return ExitCode.OK
     for skill in done.skills:
-        console.out(f"{skill.status:<10} {skill.path}")
+        console.out(console.for_stdout(f"{skill.status:<10} {skill.path}"))
     if not options.quiet:
         for skipped in done.skipped:
             console.err(f"start: skipped {skipped.task}: {skipped.reason}")

@@ -111,13 +111,9 @@ def _outcome(run: Run) -> str:
 
 def command_line(run: Run) -> str:
     """How the run was asked for, as one shell line; when it has none, who started it."""
-    import shlex
+    from start.shellwords import join
 
-    return (
-        shlex.join(["start", *run.args])
-        if run.args is not None
-        else "(start mcp or start board run)"
-    )
+    return join(["start", *run.args]) if run.args is not None else "(start mcp or start board run)"
 
 
 @log.command(
@@ -177,9 +173,9 @@ def show(run_id: int | None, no_pager: bool, answer_only: bool, raw: bool) -> in
         sections.append(("answer", run.answer or ""))
         if run.error:
             sections.append(("error", run.error))
-    import shlex
+    from start.shellwords import join
 
-    sections.append(("agent command", shlex.join(run.argv)))
+    sections.append(("agent command", join(run.argv)))
     for title, body in sections:
         page.blank()
         page.line(Styled(f"──── {title} ────", "bold"))
@@ -192,8 +188,6 @@ def show(run_id: int | None, no_pager: bool, answer_only: bool, raw: bool) -> in
 
 def _answer(run: Run, raw: bool) -> int:
     """`start log show --answer`: the answer alone on stdout."""
-    import sys
-
     if not run.answer:
         why = (
             "it was a launch: the agent answered in its own terminal"
@@ -202,9 +196,7 @@ def _answer(run: Run, raw: bool) -> int:
         )
         console.err(f"start: run {run.id} has no answer; {why}")
         return ExitCode.ERROR
-    text = run.answer
-    if not raw and console.is_tty(sys.stdout):
-        text = console.printable(text, multiline=True)
+    text = console.for_stdout(run.answer, raw=raw)
     console.out(text, end="" if text.endswith("\n") else "\n")
     return ExitCode.OK
 
@@ -342,9 +334,7 @@ def again(
             f"run {run.id} is a session ('start' alone), which has no --print; "
             "repeat a 'start prompt' or 'start task' run headless"
         )
-    import shlex
-
-    from start import resolve
+    from start import resolve, shellwords
     from start.cli.run import command_words
     from start.cli.run import run as launch
 
@@ -362,7 +352,7 @@ def again(
     )
     repeated.argv = command_words(repeated, selection, printing)
     if not repeated.quiet:
-        line = shlex.join(["start", *repeated.argv])
+        line = shellwords.join(["start", *repeated.argv])
         console.err(f"start again: {line}  (in {os.getcwd()})")
     return launch(repeated, selection, printing)
 

@@ -149,12 +149,9 @@ def _each(options: Options, runs: list[Run]) -> None:
 
 
 def answer_text(options: Options, answer: str) -> str:
-    """An answer as it goes to stdout: on a terminal, with its control characters and escape
-    sequences shown escaped (an answer could set the clipboard, or hide text); piped, or with
-    --raw, exactly."""
-    if options.raw or not console.is_tty(sys.stdout):
-        return answer
-    return console.printable(answer, multiline=True)
+    """An answer as it goes to stdout: escaped on a terminal (console.for_stdout); piped, or
+    with --raw, exactly."""
+    return console.for_stdout(answer, raw=options.raw)
 
 
 def exit_code(runs: list[Run]) -> int:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 from collections.abc import Sequence
 
+from start import shellwords
 from start.record import Record
 
 NAME = "start"
@@ -57,7 +57,7 @@ _ADD: dict[str, tuple[bool, str]] = {
 def _add(client: str, args: list[str]) -> Registration:
     after, hint = _ADD[client]
     server = ["start", "--", *args] if after else ["--", "start", *args]
-    return Registration(shlex.join([client, "mcp", "add", NAME, *server]), hint)
+    return Registration(shellwords.join([client, "mcp", "add", NAME, *server]), hint)
 
 
 def _vscode(args: list[str]) -> Registration:

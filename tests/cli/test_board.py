@@ -240,3 +240,39 @@ def test_completion_on_a_project_without_a_board_makes_none(
     from start import boardfile
 
     assert not os.path.exists(boardfile.directory())
+
+
+# OSC 52 sets the clipboard, OSC 0 the window title: an answer must never do either.
+HOSTILE = "hi \x1b]52;c;cHduZWQ=\x07 \x1b]0;owned\x07 there\n"
+
+
+def test_an_answer_or_a_title_never_reaches_a_terminal_raw(isolated: Path) -> None:
+    """`board watch` printed an item's answer raw on a terminal (issue 44); it shows it escaped
+    there, as `log show --answer` does, and exactly into a pipe. The listing and `show` escape
+    the title and the answer too, and --json has only JSON's escapes."""
+    import sys
+
+    from tests.conftest import REPO
+    from tests.terminal import run_on_terminal
+
+    add("Plan \x1b]0;title\x07")
+    assert invoke("board", "done", "1", "--answer", HOSTILE).exit_code == 0
+    code, screen = run_on_terminal("board", "watch", "1", "-q", cwd=isolated)
+    assert (code, screen) == (0, "hi \\x1b]52;c;cHduZWQ=\\x07 \\x1b]0;owned\\x07 there\n")
+    shown = (
+        ["board"],
+        ["board", "--json"],
+        ["board", "show", "1"],
+        ["board", "show", "1", "--json"],
+    )
+    for args in shown:
+        code, screen = run_on_terminal(*args, "--no-color", cwd=isolated)
+        assert code == 0 and "\x1b" not in screen and "\x07" not in screen, (args, screen)
+    piped = subprocess.run(
+        [sys.executable, "-m", "start", "board", "watch", "1", "-q"],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    assert (piped.returncode, piped.stdout, piped.stderr) == (0, HOSTILE.encode(), b"")

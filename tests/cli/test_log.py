@@ -741,6 +741,23 @@ def test_show_answer_escapes_a_terminal_unless_raw(headless: Path) -> None:
     assert (code, screen) == (0, "hi \\x1b]52;c;cHduZWQ=\\x07 there\n")
 
 
+def test_show_quotes_a_control_in_its_command_lines_so_that_they_paste_back(
+    headless: Path,
+) -> None:
+    """The command lines of `log show` and `again` hold what was asked: a word with ESC in it is
+    quoted `$'...'`, which a shell reads back, not `'...'` around an escape it would take as text
+    (issue 44)."""
+    hostile = "hi\x1b]0;t\x07"
+    assert run_start("prompt", "--print", hostile, cwd=headless).returncode == 0
+    shown = invoke("log", "show", "--no-pager").stdout
+    assert "  command      start prompt --print $'hi\\x1b]0;t\\x07'\n" in shown
+    assert shown.endswith(" --ro -- $'hi\\x1b]0;t\\x07'\n")
+    again = run_start("again", cwd=headless)
+    assert again.stderr.startswith(
+        f"start again: start prompt $'hi\\x1b]0;t\\x07' --print  (in {headless})\n"
+    ), again.stderr
+
+
 def test_search_finds_the_runs_whose_words_prompt_or_answer_hold_the_text(headless: Path) -> None:
     for word, answer in (("alpha", "Retry LOOP spins"), ("beta", "fine"), ("Gamma", "ok")):
         result = start(headless, "prompt", "--print", word, FAKE_MODE="say", FAKE_ANSWER=answer)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, invoke
+from tests.conftest import REPO, invoke, run_start
 
 PRINTED = {
     "claude": (
@@ -235,3 +235,33 @@ def test_the_source_is_the_directory_pip_recorded() -> None:
 def test_print_config_needs_no_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(metadata, "version", _fake_version(None))
     assert invoke("mcp", "--print-config", "claude").exit_code == 0
+
+
+def test_print_config_of_a_directory_named_with_controls_pastes_back_and_shows_none(
+    isolated: Path,
+) -> None:
+    """A checkout named with ESC and a newline: the shell forms quote it `$'...'` (the terminal
+    is untouched, and the line pastes back to the same words); the JSON forms escape it."""
+    import os
+    import subprocess
+
+    name = "x\x1b]0;owned\x07\x1b]52;c;eA==\x07\nrm -rf ~"
+    (isolated / name).mkdir()
+    target = str(isolated / name)
+    for client in ("claude", "gemini"):
+        result = run_start("-d", name, "mcp", "--print-config", client, "-q")
+        assert (result.returncode, result.stderr) == (0, "")
+        line = result.stdout.removesuffix("\n")
+        assert line.isprintable(), line
+        env = {**os.environ, "LC_ALL": "C.UTF-8"}
+        read = subprocess.run(
+            ["bash", "-c", 'printf "%s\\0" ' + line], env=env, capture_output=True, check=True
+        )
+        server = ["start", "--", "mcp"] if client == "gemini" else ["--", "start", "mcp"]
+        assert read.stdout.decode().split("\0")[:-1] == [
+            client, "mcp", "add", "start", *server, "-d", target,
+        ]  # fmt: skip
+    desktop = run_start("-d", name, "mcp", "--print-config", "claude-desktop", "-q")
+    assert desktop.returncode == 0
+    assert "\x1b" not in desktop.stdout and "\x07" not in desktop.stdout
+    assert json.loads(desktop.stdout)["mcpServers"]["start"]["args"] == ["mcp", "-d", target]

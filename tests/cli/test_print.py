@@ -685,3 +685,20 @@ def test_several_agents_need_print(project: Path) -> None:
         "start: several agents (-a A,B) run only with --print: a launch hands the terminal to "
         "one agent\n",
     )
+
+
+def test_a_dry_run_of_several_shows_a_control_escaped_in_a_line_that_pastes_back(
+    project: Path,
+) -> None:
+    """Each agent's command line goes to stdout: a value holding ESC (here a model name) is
+    quoted `$'...'`, so the terminal is untouched and the line pastes back (issue 44)."""
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    models = '[agents.m.models]\nh = "x\\u001b]0;owned\\u0007"\n'
+    config.write_text(
+        f'[settings]\ndefault_agent = "m"\n\n{agent("m", prefix="M={model} ")}{models}'
+    )
+    result = start(project, "--dry-run", "prompt", "--print", "-a", "m,m", "-m", "h", "hi")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2 and all(line.isprintable() for line in lines), lines
+    assert lines[0].startswith("m: M=$'x\\x1b]0;owned\\x07' ")
