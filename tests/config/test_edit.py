@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import stat
 import subprocess
@@ -446,15 +445,26 @@ def test_a_symlinked_config_edits_the_link_target(global_dir: Path, tmp_path: Pa
     assert sorted(p.name for p in dotfiles.iterdir()) == ["start.toml"]
 
 
-def _add_tasks(worker: int) -> None:
-    for i in range(4):
-        edit.add_item(scope(), "tasks", f"w{worker}-{i}", {"prompt": f"{worker} {i}"})
+# One writer: four tasks added to the global config, one edit each, as `start config add` adds.
+_WRITER = """
+import os, sys
+from start.config import edit
+worker = sys.argv[1]
+for i in range(4):
+    edit.add_item(edit.Scope("global", os.getcwd()), "tasks", f"w{worker}-{i}", {"prompt": str(i)})
+"""
 
 
 def test_concurrent_edits_lose_nothing(global_dir: Path) -> None:
     write_tree(global_dir, {"config.toml": "# shared\n"})
-    with multiprocessing.get_context("spawn").Pool(6) as pool:
-        pool.map(_add_tasks, range(6))
+    # Processes of their own, not a multiprocessing pool, which waits for ever for a worker that
+    # died (seen once in a loaded run): each writer is awaited, and a hang is a failure.
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(worker)], env=env)
+        for worker in range(6)
+    ]
+    assert [writer.wait(timeout=120) for writer in writers] == [0] * 6
     tasks = tomllib.loads((global_dir / "config.toml").read_text())["tasks"]
     assert sorted(tasks) == sorted(f"w{w}-{i}" for w in range(6) for i in range(4))
 
