@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -229,6 +229,30 @@ def survivors() -> Iterator[list[int]]:
     for pid in pids:
         if running(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+# How long a test waits for what takes milliseconds when all is well (a process to start and
+# write its pid, a killed one to be gone) before it calls it a hang. Only a hang reaches it,
+# however loaded the machine: no test holds a wall clock to what it checks (issue 44).
+HANG = 120.0
+
+
+def wait_gone(pids: Collection[int], seconds: float = HANG) -> list[int]:
+    """Those of `pids` still running once all have ended or `seconds` have passed: [] when none
+    outlived what should have ended them."""
+    deadline = time.monotonic() + seconds
+    while (alive := [pid for pid in pids if running(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return alive
+
+
+def read_pids(path: Path, seconds: float = HANG) -> list[int]:
+    """The pids a process wrote to `path` on a line, once it has."""
+    deadline = time.monotonic() + seconds
+    while not (path.exists() and path.read_text().endswith("\n")):
+        assert time.monotonic() < deadline, f"{path} was never written"
+        time.sleep(0.02)
+    return [int(word) for word in path.read_text().split()]
 
 
 def running(pid: int) -> bool:

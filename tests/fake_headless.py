@@ -103,8 +103,18 @@ def main() -> int:
         print("a warning on stderr", file=sys.stderr)
         print(answer)
     elif mode == "huge":
+        child = None
+        if pids:  # it and a child in its group; it goes on after printing, then says it finished
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+            with open(pids, "w", encoding="utf-8") as out:
+                out.write(f"{os.getpid()} {child.pid}\n")
         line = "x" * 1023 + "\n"
         sys.stdout.write(line * (int(os.environ.get("FAKE_MIB", "20")) * 1024))
+        if child is not None:
+            sys.stdout.flush()
+            time.sleep(300)
+            with open(f"{pids}.finished", "w", encoding="utf-8"):
+                pass
     elif mode == "stdin":
         print(f"ANSWER: {stdin}")
     elif mode in ("sleep", "stubborn"):
