@@ -1,4 +1,5 @@
-"""Shared fixtures: every test runs with an isolated HOME, XDG_*, START_* and working directory."""
+"""Shared fixtures: every test runs with an isolated HOME, XDG_*, START_*, GIT_*, PATH and working
+directory."""
 
 from __future__ import annotations
 
@@ -53,6 +54,58 @@ def _fast_fake_agent() -> Path:
 FAKE_AGENT = _fast_fake_agent()
 
 
+def _looked_up() -> frozenset[str]:
+    """The programs start looks for on PATH and acts on finding: every agent CLI of the catalog
+    (config/agents.toml), go-task (the Taskfile tools) and start itself (mcp --print-config)."""
+    import tomllib
+
+    with open(REPO / "config" / "agents.toml", "rb") as file:
+        agents = tomllib.load(file)["agents"]
+    found = {os.path.basename(os.path.expanduser(agent["bin"])) for agent in agents.values()}
+    return frozenset(found | {"task", "start"})
+
+
+LOOKED_UP = _looked_up()
+
+
+def _tests_path(path: str) -> str:
+    """`path` as the tests see it: every directory the user's PATH holds, in order, and in place of
+    one that holds a program of LOOKED_UP, a directory of links to everything else it holds. So
+    sh, git and python are where they were, and no agent CLI is on PATH unless a test puts it
+    there: a test's outcome does not depend on what the machine has installed."""
+    import atexit
+    import shutil
+    import tempfile
+
+    kept: list[str] = []
+    scratch: Path | None = None
+    for directory in dict.fromkeys(path.split(os.pathsep)):
+        if not os.path.isabs(directory):
+            continue  # "" or a relative entry: the working directory, which each test sets
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        if LOOKED_UP.isdisjoint(names):
+            kept.append(directory)
+            continue
+        names = [name for name in names if name not in LOOKED_UP]
+        if not names:
+            continue
+        if scratch is None:
+            scratch = Path(tempfile.mkdtemp(prefix="start-tests-path-"))
+            atexit.register(shutil.rmtree, scratch, True)
+        mirror = scratch / str(len(kept))
+        mirror.mkdir()
+        for name in names:
+            (mirror / name).symlink_to(os.path.join(directory, name))
+        kept.append(str(mirror))
+    return os.pathsep.join(kept)
+
+
+TESTS_PATH = _tests_path(os.environ.get("PATH", os.defpath))
+
+
 # Variables of the user's environment that change what start prints (colour, width, pager).
 _UNSET = (
     "NO_COLOR",
@@ -68,10 +121,12 @@ _UNSET = (
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private home, config, state and runtime dir, and a scratch working directory."""
+    """A private home, config, state and runtime dir, a PATH without agent CLIs (TESTS_PATH),
+    and a scratch working directory."""
     for name in list(os.environ):
-        if name.startswith(("XDG_", "START_")) or name in _UNSET:
+        if name.startswith(("XDG_", "START_", "GIT_")) or name in _UNSET:
             monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", TESTS_PATH)
     home = tmp_path / "home"
     run = tmp_path / "run"
     work = tmp_path / "work"

@@ -52,5 +52,7 @@ def test_an_item_whose_agent_prints_past_the_limit_fails_and_its_agent_is_stoppe
     item = json.loads(shown.stdout)
     assert (item["status"], item["reason"], item["answer"]) == ("failed", reason, None)
     assert f"start ✗ item-1 failed: {reason}" in ran.stderr.splitlines()
-    logged = json.loads(run_start("log", "show", str(item["history"]), "--json", cwd=project).stdout)
+    logged = json.loads(
+        run_start("log", "show", str(item["history"]), "--json", cwd=project).stdout
+    )
     assert (logged["state"], logged["exit_code"], logged["error"]) == ("failed", None, reason)
