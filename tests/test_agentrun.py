@@ -17,7 +17,7 @@ import pytest
 
 from start import agentrun
 from start.agentrun import AgentJob, AgentRun
-from tests.conftest import REPO, running
+from tests.conftest import HANG, REPO, read_pids, running, wait_gone
 
 FAKE = REPO / "tests" / "fake_headless.py"
 
@@ -50,25 +50,6 @@ except agentrun.Interrupted as stopped:
     print(json.dumps({"signum": stopped.signum, "kinds": kinds, "runs": runs,
                       "exit_code": getattr(stopped, "exit_code", None)}))
 """
-
-
-def read_pids(path: Path, seconds: float = 30) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text().endswith("\n"):
-            return [int(pid) for pid in path.read_text().split()]
-        time.sleep(0.02)
-    raise AssertionError(f"{path} was never written")
-
-
-def wait_gone(pids: list[int], seconds: float = 30) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        alive = [pid for pid in pids if running(pid)]
-        if not alive:
-            return []
-        time.sleep(0.05)
-    return alive
 
 
 def run_script(
@@ -288,7 +269,7 @@ def test_no_group_is_signalled_after_its_leader_was_reaped(
         """SIGINT once a has ended (the child it left is killed) and b has timed out."""
         try:
             [left_behind], [b, _], _ = (read_pids(tmp_path / f"p.{name}") for name in "abc")
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + HANG
             while running(left_behind) or (b, signal.SIGTERM) not in [s[:2] for s in signalled]:
                 assert time.monotonic() < deadline
                 time.sleep(0.02)

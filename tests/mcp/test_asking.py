@@ -16,7 +16,7 @@ import pytest
 
 from start.mcp import jobs, library, owners, server
 from tests import fake_headless
-from tests.conftest import REPO, run_start, running, write_tree
+from tests.conftest import HANG, REPO, run_start, running, write_tree
 from tests.fake_headless import agent
 from tests.mcp.conftest import BOARD_TOOLS, connect, no_taskfile
 
@@ -67,7 +67,7 @@ def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-async def wait_gone(pids: list[int], seconds: float = 20) -> list[int]:
+async def wait_gone(pids: list[int], seconds: float = HANG) -> list[int]:
     """The pids still alive after up to `seconds`; the in-process server runs meanwhile."""
     deadline = time.monotonic() + seconds
     while True:
@@ -77,7 +77,7 @@ async def wait_gone(pids: list[int], seconds: float = 20) -> list[int]:
         await anyio.sleep(0.05)
 
 
-async def read_pids(path: Path, seconds: float = 30) -> list[int]:
+async def read_pids(path: Path, seconds: float = HANG) -> list[int]:
     deadline = time.monotonic() + seconds
     while not path.exists() or not path.read_text().endswith("\n"):
         assert time.monotonic() < deadline, f"{path.name} never written"
