@@ -1,7 +1,7 @@
-"""Running headless agents (`start --print`, `start mcp`'s ask_agent) to their end: each agent CLI
-in a session of its own, stdin from a file or /dev/null, stdout and stderr into files, a timeout
-that gives its process group SIGTERM and then SIGKILL, and several agents at once, all driven
-from one loop in the calling thread.
+"""Running headless agents (`start --print`, `start mcp`'s ask_agent, `start board run`) to their
+end: each agent CLI in a session of its own, stdin from a file or /dev/null, stdout and stderr
+into files, a timeout, and a limit on what it prints, that give its process group SIGTERM and
+then SIGKILL, and several agents at once, all driven from one loop in the calling thread.
 
 A launch never imports this module (it runs only its commands, through start.shell). An agent is
 a start.process Child, as a command is: started, awaited, ended and reaped there, with the same
@@ -30,13 +30,18 @@ if TYPE_CHECKING:
 STDERR_TAIL: Final = 1 << 16
 # How often a job whose CLI another call is running looks again, in seconds.
 _RETRY: Final = 0.2
+# How often the size of a running agent's stdout is measured against its job's `limit`, in
+# seconds: the file gives no sign when it grows, and a measure is one fstat.
+SIZE_CHECK: Final = 0.1
 
 
 class AgentRun(Record):
     """One headless agent run, to its end."""
 
     argv: tuple[str, ...]
-    returncode: int | None  # None if it timed out or never started; -N if signal N killed it
+    # None if it timed out, was stopped for printing too much, or never started; -N if signal N
+    # killed it
+    returncode: int | None
     timed_out: bool
     stdout: str  # whole up to the run's `limit`; past it, only its end (STDERR_TAIL bytes)
     stderr: str  # its end: STDERR_TAIL bytes at most
@@ -46,6 +51,9 @@ class AgentRun(Record):
     # The signal (SIGINT, SIGTERM, SIGHUP) that stopped the call before this run ended by itself,
     # or before it started (then `error` says so); None if it was not stopped (see Interrupted).
     stopped: int | None = None
+    # Whether it printed more than its job's `limit` and was stopped for it (its group ended);
+    # one that exited by itself first is not (its `stdout_size` says how much it printed).
+    too_large: bool = False
 
 
 class Interrupted(BaseException):
@@ -146,7 +154,9 @@ State = Callable[[int, str, float], None]
 class _Running:
     """One job's agent while it runs: its process, its output files, and its key's lock."""
 
-    __slots__ = ("child", "deadline", "files", "index", "job", "lock", "started", "timed_out")
+    __slots__ = (
+        "child", "deadline", "files", "index", "job", "lock", "started", "timed_out", "too_large",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -165,6 +175,12 @@ class _Running:
         self.files = files  # stdout's and stderr's
         self.child = child
         self.timed_out = False
+        self.too_large = False
+
+    def printed_too_much(self) -> bool:
+        """Whether its stdout holds more than its job's `limit`."""
+        limit = self.job.limit
+        return limit is not None and os.fstat(self.files[0].fileno()).st_size > limit
 
     def ended(self, stopped: int | None) -> AgentRun:
         """The run, once its leader is reaped; its files closed and its key let go."""
@@ -173,10 +189,11 @@ class _Running:
         size = os.fstat(out.fileno()).st_size
         limit = self.job.limit
         stdout = _head(out) if limit is None or size <= limit else _tail(out)
-        returncode = None if self.timed_out else self.child.returncode
+        cut = self.timed_out or self.too_large
+        returncode = None if cut else self.child.returncode
         run = AgentRun(
             self.job.argv, returncode, self.timed_out, stdout, _tail(err), duration, None, size,
-            stopped,
+            stopped, self.too_large,
         )  # fmt: skip
         self.close()
         return run
@@ -210,8 +227,10 @@ def run_agents(
     Each runs in a session of its own, stdin from its `stdin` (a file) or /dev/null, its stdout
     and stderr into files (so that nothing blocks it). Its stdout is read whole up to its `limit`;
     an answer past it is not read, only its end, and `stdout_size` says how much there was. At
-    its timeout its whole process group gets SIGTERM, `grace` seconds, then SIGKILL; when it
-    exits, what it left running in its group is killed too.
+    its timeout, or once its stdout has passed its `limit` (measured every SIZE_CHECK seconds:
+    its answer will not be read, so it runs for nothing; `too_large` says so), its whole process
+    group gets SIGTERM, `grace` seconds, then SIGKILL; when it exits, what it left running in its
+    group is killed too.
 
     `on_state` is told of each job's State. `owner`, when given, is told of every group
     (process.Owner): `start mcp` kills it when the request that asked for the run is cancelled
@@ -271,13 +290,16 @@ def run_agents(
         return True
 
     def step(stop: process.Stop, now: float) -> bool:
-        """Time out the runs past their deadline, and end those due; whether any ended."""
+        """Time out the runs past their deadline, stop those that printed past their limit, and
+        end those due; whether any ended."""
         due = []
         for one in running:
-            if one.child.kill_at is None and now >= one.deadline and not one.child.exited():
-                with stop.held():
-                    one.timed_out = True
-                    one.child.terminate(grace)
+            if one.child.kill_at is None and not one.child.exited():
+                late = now >= one.deadline
+                if late or one.printed_too_much():
+                    with stop.held():
+                        one.timed_out, one.too_large = late, not late
+                        one.child.terminate(grace)
             if one.child.due(now):
                 due.append(one)
         for one in due:
@@ -292,7 +314,12 @@ def run_agents(
         """When the loop has something to do, should no leader exit before."""
         times = [float("inf")]
         for one in running:
-            times.append(one.deadline if one.child.kill_at is None else one.child.kill_at)
+            if one.child.kill_at is not None:
+                times.append(one.child.kill_at)
+            else:
+                times.append(one.deadline)
+                if one.job.limit is not None:
+                    times.append(now + SIZE_CHECK)
         if blocked:
             times.append(now + _RETRY)
         return min(times)
@@ -317,8 +344,9 @@ def run_agents(
         except BaseException as error:
             stop.hold += 1  # a second signal must not interrupt the ending
             signum = process.signal_of(error)
-            # Runs whose leader exited by itself, or that had timed out, end as they would have.
-            cut = [one for one in running if not one.timed_out and not one.child.exited()]
+            # Runs whose leader exited by itself, or that were being stopped (timed out, printed
+            # too much), end as they would have.
+            cut = [one for one in running if one.child.kill_at is None and not one.child.exited()]
             process.end([one.child for one in running], grace)
             for one in list(running):
                 run = runs[one.index] = one.ended(signum if one in cut else None)

@@ -267,6 +267,8 @@ def _read(
     agent = prepared.plan.agent
     assert agent.print_output is not None
     limit = prepared.config.settings.print_answer_limit
+    if done.too_large:
+        return None, _too_large(limit)
     answer: Answer | None = None
     problem: str | None = None
     if done.error is None and not done.timed_out:
@@ -278,17 +280,22 @@ def _read(
             )
         except TooLargeError as large:
             if done.returncode == 0:  # else its exit status says what went wrong
-                return None, _too_large(str(large), limit)
+                return None, _too_large(limit, str(large))
         except EnvelopeError as wrong:
             problem = f"{wrong} (print_output = '{agent.print_output}')"
     return answer, _failure(done, answer, problem, timeout)
 
 
-def _too_large(what: str, limit: int) -> str:
-    return (
-        f"{what}, more than settings.print_answer_limit ({size_text(limit)}) allows, so its answer "
-        "was not read; raise the limit to read such answers"
-    )
+def _too_large(limit: int, what: str | None = None) -> str:
+    """Why an answer was not read: it was `what` (`printed 20 MiB`, `its answer file holds
+    20 MiB`); None: the agent was stopped once it had printed more than `limit`."""
+    allowed = f"more than settings.print_answer_limit ({size_text(limit)}) allows"
+    if what is None:
+        return (
+            f"printed {allowed}, so it was stopped and its answer was not read; raise the limit "
+            "to read such answers"
+        )
+    return f"{what}, {allowed}, so its answer was not read; raise the limit to read such answers"
 
 
 def _mismatch(spec: output.Spec, checked: output.Checked, timeout: float) -> str:

@@ -460,6 +460,9 @@ class _Loop:
     def read(self, job: _Job, fd: int) -> None:
         stream = job.captures[fd]
         full = stream.full if stream is not None else job.output.full
+        # A command past its cap runs on (unlike an agent past print_answer_limit, stopped in
+        # start.agentrun): its output is still used, cut, and its exit status decides whether
+        # the launch goes on; the rest is only thrown away, without memory or disk.
         if full:
             count = self.discard(fd)
             if stream is not None:

@@ -1,4 +1,5 @@
-"""Shared fixtures: every test runs with an isolated HOME, XDG_*, START_* and working directory."""
+"""Shared fixtures: every test runs with an isolated HOME, XDG_*, START_*, GIT_*, PATH and working
+directory."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,58 @@ def _fast_fake_agent() -> Path:
 FAKE_AGENT = _fast_fake_agent()
 
 
+def _looked_up() -> frozenset[str]:
+    """The programs start looks for on PATH and acts on finding: every agent CLI of the catalog
+    (config/agents.toml), go-task (the Taskfile tools) and start itself (mcp --print-config)."""
+    import tomllib
+
+    with open(REPO / "config" / "agents.toml", "rb") as file:
+        agents = tomllib.load(file)["agents"]
+    found = {os.path.basename(os.path.expanduser(agent["bin"])) for agent in agents.values()}
+    return frozenset(found | {"task", "start"})
+
+
+LOOKED_UP = _looked_up()
+
+
+def _tests_path(path: str) -> str:
+    """`path` as the tests see it: every directory the user's PATH holds, in order, and in place of
+    one that holds a program of LOOKED_UP, a directory of links to everything else it holds. So
+    sh, git and python are where they were, and no agent CLI is on PATH unless a test puts it
+    there: a test's outcome does not depend on what the machine has installed."""
+    import atexit
+    import shutil
+    import tempfile
+
+    kept: list[str] = []
+    scratch: Path | None = None
+    for directory in dict.fromkeys(path.split(os.pathsep)):
+        if not os.path.isabs(directory):
+            continue  # "" or a relative entry: the working directory, which each test sets
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        if LOOKED_UP.isdisjoint(names):
+            kept.append(directory)
+            continue
+        names = [name for name in names if name not in LOOKED_UP]
+        if not names:
+            continue
+        if scratch is None:
+            scratch = Path(tempfile.mkdtemp(prefix="start-tests-path-"))
+            atexit.register(shutil.rmtree, scratch, True)
+        mirror = scratch / str(len(kept))
+        mirror.mkdir()
+        for name in names:
+            (mirror / name).symlink_to(os.path.join(directory, name))
+        kept.append(str(mirror))
+    return os.pathsep.join(kept)
+
+
+TESTS_PATH = _tests_path(os.environ.get("PATH", os.defpath))
+
+
 # Variables of the user's environment that change what start prints (colour, width, pager).
 _UNSET = (
     "NO_COLOR",
@@ -68,10 +121,12 @@ _UNSET = (
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private home, config, state and runtime dir, and a scratch working directory."""
+    """A private home, config, state and runtime dir, a PATH without agent CLIs (TESTS_PATH),
+    and a scratch working directory."""
     for name in list(os.environ):
-        if name.startswith(("XDG_", "START_")) or name in _UNSET:
+        if name.startswith(("XDG_", "START_", "GIT_")) or name in _UNSET:
             monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", TESTS_PATH)
     home = tmp_path / "home"
     run = tmp_path / "run"
     work = tmp_path / "work"
@@ -229,6 +284,30 @@ def survivors() -> Iterator[list[int]]:
     for pid in pids:
         if running(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+# How long a test waits for what takes milliseconds when all is well (a process to start and
+# write its pid, a killed one to be gone) before it calls it a hang. Only a hang reaches it,
+# however loaded the machine: no test holds a wall clock to what it checks (issue 44).
+HANG = 120.0
+
+
+def wait_gone(pids: Collection[int], seconds: float = HANG) -> list[int]:
+    """Those of `pids` still running once all have ended or `seconds` have passed: [] when none
+    outlived what should have ended them."""
+    deadline = time.monotonic() + seconds
+    while (alive := [pid for pid in pids if running(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return alive
+
+
+def read_pids(path: Path, seconds: float = HANG) -> list[int]:
+    """The pids a process wrote to `path` on a line, once it has."""
+    deadline = time.monotonic() + seconds
+    while not (path.exists() and path.read_text().endswith("\n")):
+        assert time.monotonic() < deadline, f"{path} was never written"
+        time.sleep(0.02)
+    return [int(word) for word in path.read_text().split()]
 
 
 def running(pid: int) -> bool:

@@ -2,7 +2,9 @@
 """A stand-in headless agent for --print tests: FAKE_MODE says how it answers, or fails.
 
 FAKE_BEFORE is Python it runs first. It records its argv and stdin as JSON in FAKE_RECORD (and the file named after the option
-FAKE_READ_AFTER), and its pid (and its child's) in FAKE_PIDS.
+FAKE_READ_AFTER), and its pid (and its child's) in FAKE_PIDS; an agent that sleeps 300 s and was
+not stopped meanwhile then writes FAKE_PIDS.finished. FAKE_MODE=slow answers after FAKE_SECONDS, or
+once the file FAKE_UNTIL exists (a test's go, where how long it takes must not matter).
 The prompt is its last argument.
 """
 
@@ -63,7 +65,12 @@ def main() -> int:
             child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
             with open(pids, "w", encoding="utf-8") as out:
                 out.write(f"{os.getpid()} {child.pid}\n")
-        time.sleep(float(os.environ.get("FAKE_SECONDS", "1")))
+        until = os.environ.get("FAKE_UNTIL")  # a file a test makes: it answers then
+        if until:
+            while not os.path.exists(until):
+                time.sleep(0.01)
+        else:
+            time.sleep(float(os.environ.get("FAKE_SECONDS", "1")))
         log = os.environ.get("FAKE_LOG")
         if log:  # when it ran, to show what overlapped
             with open(log, "a", encoding="utf-8") as out:
@@ -103,8 +110,18 @@ def main() -> int:
         print("a warning on stderr", file=sys.stderr)
         print(answer)
     elif mode == "huge":
+        child = None
+        if pids:  # it and a child in its group; it goes on after printing, then says it finished
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+            with open(pids, "w", encoding="utf-8") as out:
+                out.write(f"{os.getpid()} {child.pid}\n")
         line = "x" * 1023 + "\n"
         sys.stdout.write(line * (int(os.environ.get("FAKE_MIB", "20")) * 1024))
+        if child is not None:
+            sys.stdout.flush()
+            time.sleep(300)
+            with open(f"{pids}.finished", "w", encoding="utf-8"):
+                pass
     elif mode == "stdin":
         print(f"ANSWER: {stdin}")
     elif mode in ("sleep", "stubborn"):
@@ -115,6 +132,9 @@ def main() -> int:
             with open(pids, "w", encoding="utf-8") as out:
                 out.write(f"{os.getpid()} {child.pid}\n")
         time.sleep(300)
+        if pids:  # it was not stopped
+            with open(f"{pids}.finished", "w", encoding="utf-8"):
+                pass
     elif mode == "leave-child":
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
         if pids:

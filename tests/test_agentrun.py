@@ -17,7 +17,7 @@ import pytest
 
 from start import agentrun
 from start.agentrun import AgentJob, AgentRun
-from tests.conftest import REPO, running
+from tests.conftest import HANG, REPO, read_pids, running, wait_gone
 
 FAKE = REPO / "tests" / "fake_headless.py"
 
@@ -50,25 +50,6 @@ except agentrun.Interrupted as stopped:
     print(json.dumps({"signum": stopped.signum, "kinds": kinds, "runs": runs,
                       "exit_code": getattr(stopped, "exit_code", None)}))
 """
-
-
-def read_pids(path: Path, seconds: float = 30) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text().endswith("\n"):
-            return [int(pid) for pid in path.read_text().split()]
-        time.sleep(0.02)
-    raise AssertionError(f"{path} was never written")
-
-
-def wait_gone(pids: list[int], seconds: float = 30) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        alive = [pid for pid in pids if running(pid)]
-        if not alive:
-            return []
-        time.sleep(0.05)
-    return alive
 
 
 def run_script(
@@ -232,6 +213,33 @@ def test_a_timeout_ends_one_group_while_the_others_run_on(
     assert wait_gone(survivors) == []
 
 
+def test_an_agent_that_prints_past_its_limit_is_stopped_then(
+    tmp_path: Path, survivors: list[int]
+) -> None:
+    """Its answer will not be read: its group is ended once its stdout passes the limit, not at
+    its exit (it would finish 300 s on) nor at its timeout (60 s); the others run as they would."""
+    told: list[tuple[int, str]] = []
+    huge = job(tmp_path, "a", "huge")
+    huge = huge._replace(env={**huge.env, "FAKE_MIB": "2"}, limit=1 << 20)
+    fits = job(tmp_path, "b", "huge")
+    fits = fits._replace(env={**fits.env, "FAKE_MIB": "1", "FAKE_PIDS": ""}, limit=1 << 20)
+
+    stopped, whole = agentrun.run_agents(
+        [huge, fits], cap=2, on_state=lambda i, s, _: told.append((i, s))
+    )
+
+    survivors.extend(read_pids(tmp_path / "p.a"))
+    assert wait_gone(survivors) == []
+    assert not (tmp_path / "p.a.finished").exists()
+    assert (stopped.too_large, stopped.timed_out, stopped.returncode, stopped.stopped) == (
+        True, False, None, None
+    )  # fmt: skip
+    assert stopped.stdout_size > 1 << 20
+    assert (whole.too_large, whole.returncode, whole.stdout_size) == (False, 0, 1 << 20)
+    assert len(whole.stdout) == 1 << 20
+    assert sorted(told[-2:]) == [(0, "failed"), (1, "done")]
+
+
 def test_no_group_is_signalled_after_its_leader_was_reaped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, survivors: list[int]
 ) -> None:
@@ -261,7 +269,7 @@ def test_no_group_is_signalled_after_its_leader_was_reaped(
         """SIGINT once a has ended (the child it left is killed) and b has timed out."""
         try:
             [left_behind], [b, _], _ = (read_pids(tmp_path / f"p.{name}") for name in "abc")
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + HANG
             while running(left_behind) or (b, signal.SIGTERM) not in [s[:2] for s in signalled]:
                 assert time.monotonic() < deadline
                 time.sleep(0.02)

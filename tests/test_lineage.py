@@ -3,6 +3,7 @@ and to no other, whatever the environment; from /proc, and from ps as on macOS."
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,15 +19,35 @@ from tests.conftest import REPO, running
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
-# A child that prints its depth, reading the process tree as `mode` says.
+# A child that prints its depth, reading the process tree as `mode` says, and the records in
+# the directories given (the test's own: see private_directories).
 CHILD = """
-import sys
+import json, sys
 from start import lineage
 from start.mcp import asking
 if sys.argv[1] == "ps":
     lineage.has_proc = lambda: False
+lineage.directories = lambda: json.loads(sys.argv[2])
 print(lineage.depth(), asking.depth())
 """
+
+DIRECTORIES = lineage.directories
+
+
+@pytest.fixture(autouse=True)
+def private_directories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records go to start's runtime directory (the test's own) and to /tmp/start-UID, which
+    every start of this user shares: the user's runs and other test sessions. Here the second
+    is the test's own too: a record written from ps names its start time as ps gives it, which
+    a sweep from /proc takes for a reused pid (and the other way round), so two sessions of the
+    suite at once swept each other's records, and the user's."""
+    fallback = tmp_path / "tmp" / f"start-{os.getuid()}"
+    found = [paths.runtime_dir(), str(fallback)]
+    monkeypatch.setattr(lineage, "directories", lambda: found)
+
+
+def test_records_go_to_the_runtime_directory_and_the_one_without_its_environment() -> None:
+    assert DIRECTORIES() == list(dict.fromkeys([paths.runtime_dir(), paths.runtime_dir({})]))
 
 
 @pytest.fixture(params=["proc", "ps"])
@@ -43,8 +64,9 @@ def child_depth(mode: str, *, env: dict[str, str] | None = None) -> tuple[int, i
     full = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], **(env or {})}
     full["PYTHONPATH"] = str(REPO)
     found = subprocess.run(
-        [sys.executable, "-c", CHILD, mode], env=full, capture_output=True, text=True, timeout=60
-    )
+        [sys.executable, "-c", CHILD, mode, json.dumps(lineage.directories())],
+        env=full, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
     assert found.returncode == 0, found.stderr
     told, derived = found.stdout.split()
     return int(told), int(derived)

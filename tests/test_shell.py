@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from start.errors import StartError
 from start.process import StoppedError
 from start.shell import CommandResult, CommandSpec, ShellNotFoundError, run_all, shell_argv
-from tests.conftest import running
+from tests.conftest import HANG, read_pids, running, wait_gone
 
 
 def run(spec: CommandSpec) -> CommandResult:
@@ -42,21 +42,25 @@ def spec(
     )
 
 
-def wait_dead(pid: int, within: float = 3.0) -> bool:
-    give_up = time.monotonic() + within
-    while running(pid):
-        if time.monotonic() > give_up:
-            return False
-        time.sleep(0.01)
-    return True
+def wait_dead(pid: int) -> bool:
+    """Whether `pid` ends (a killed process needs a moment to be gone; only a hang is too long)."""
+    return wait_gone([pid]) == []
 
 
 def read_pid(path: Path) -> int:
-    give_up = time.monotonic() + 3.0
-    while not path.exists() or not path.read_text().strip():
-        assert time.monotonic() < give_up, f"{path} was never written"
-        time.sleep(0.01)
-    return int(path.read_text())
+    [pid] = read_pids(path)
+    return pid
+
+
+def finished(directory: Path) -> list[str]:
+    """The files that commands write once they have slept their 30 s: none, when they were
+    killed before (as a test of their killing checks, rather than how long it took)."""
+    return sorted(path.name for path in directory.iterdir() if path.name.startswith("late"))
+
+
+def wait_for(name: str) -> str:
+    """A command that waits until the file `name` exists in its working directory."""
+    return f"while [ ! -e {name} ]; do sleep 0.01; done"
 
 
 # -- running and capturing ---------------------------------------------------------------------
@@ -273,14 +277,15 @@ def test_a_command_gets_the_default_sigpipe(tmp_path: Path) -> None:
 
 
 def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
+    # Killed at the timeout, the command and its background job never say they finished.
     pid_file = tmp_path / "grandchild.pid"
-    command = f"sleep 30 & echo $! > {pid_file}; echo started; sleep 30"
+    command = (
+        f"(sleep 30; touch late.job) & echo $! > {pid_file}; echo started; sleep 30; touch late"
+    )
 
-    began = time.monotonic()
     result = run(spec(command, tmp_path, timeout=1))
-    elapsed = time.monotonic() - began
 
-    assert elapsed < 5
+    assert finished(tmp_path) == []
     assert result.timed_out
     assert result.returncode is None
     assert not result.ok
@@ -299,11 +304,11 @@ def test_a_grandchild_holding_the_pipes_keeps_the_command_running(tmp_path: Path
 
 def test_a_grandchild_holding_the_pipes_past_the_deadline_times_out(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild.pid"
+    command = f"(sleep 30; echo late; touch late) & echo $! > {pid_file}; exit 0"
 
-    began = time.monotonic()
-    result = run(spec(f"sleep 30 & echo $! > {pid_file}; exit 0", tmp_path, timeout=1))
+    result = run(spec(command, tmp_path, timeout=1))
 
-    assert time.monotonic() - began < 5
+    assert (result.output, finished(tmp_path)) == ("", [])
     assert result.timed_out
     assert result.returncode is None
     assert wait_dead(read_pid(pid_file))
@@ -337,54 +342,75 @@ def test_awaits_a_leader_without_pidfds(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_keyboard_interrupt_kills_every_group_and_propagates(tmp_path: Path) -> None:
+    """A KeyboardInterrupt from a handler of another signal, once both commands run (sent from
+    progress, by then both are run_all's): neither they nor their background jobs live to
+    finish (each would say so in a file)."""
     pid_files = [tmp_path / f"{n}.pid" for n in range(2)]
-    specs = [spec(f"sleep 30 & echo $! > {p}; sleep 30", tmp_path, timeout=20) for p in pid_files]
+    specs = [
+        spec(
+            f"(sleep 30; touch late.{n}.job) & echo $! > {p}; sleep 30; touch late.{n}",
+            tmp_path,
+            timeout=HANG,
+        )
+        for n, p in enumerate(pid_files)
+    ]
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
+    def progress(running: list[str]) -> None:
+        if running:  # not the [] that clears it
+            for pid_file in pid_files:
+                read_pid(pid_file)
+            os.kill(os.getpid(), signal.SIGALRM)
+
     previous = signal.signal(signal.SIGALRM, interrupt)
     try:
-        signal.setitimer(signal.ITIMER_REAL, 0.5)
-        began = time.monotonic()
         with pytest.raises(KeyboardInterrupt):
-            run_all(specs)
+            run_all(specs, progress=progress)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
-    assert time.monotonic() - began < 5
     for pid_file in pid_files:
         assert wait_dead(read_pid(pid_file))
+    assert finished(tmp_path) == []
 
 
 # -- run_all -----------------------------------------------------------------------------------
 
 
 def test_run_all_runs_concurrently_and_keeps_input_order(tmp_path: Path) -> None:
-    specs = [spec(f"sleep 0.{5 - n}; sleep 0.{n}; echo {n}", tmp_path) for n in range(4)]
+    # Each waits until all four have started (one at a time, the first would wait for ever),
+    # and each but the last until the one after it has ended: they end in reverse order.
+    every = " && ".join(f"[ -e started.{n} ]" for n in range(4))
+    specs = [
+        spec(
+            f"touch started.{n}; until {every}; do sleep 0.01; done; "
+            + (wait_for(f"ended.{n + 1}") + "; " if n < 3 else "")
+            + f"echo {n}; touch ended.{n}",
+            tmp_path,
+            timeout=HANG,
+        )
+        for n in range(4)
+    ]
 
-    began = time.monotonic()
     results = run_all(specs)
-    elapsed = time.monotonic() - began
 
-    assert elapsed < 1.5
-    assert [r.output for r in results] == ["0\n", "1\n", "2\n", "3\n"]
+    assert [(r.output, r.timed_out) for r in results] == [(f"{n}\n", False) for n in range(4)]
     assert [r.spec for r in results] == specs
 
 
 def test_run_all_applies_each_commands_own_timeout(tmp_path: Path) -> None:
     specs = [
-        spec("sleep 30", tmp_path, timeout=0.5),
-        spec("sleep 0.2; echo done", tmp_path, timeout=10),
+        spec("sleep 30; touch late", tmp_path, timeout=0.5),
+        spec("sleep 0.2; echo done", tmp_path, timeout=HANG),
         spec("true", tmp_path, shell_name="no-such-shell-for-start-tests"),
-        spec("exit 4", tmp_path, timeout=10),
+        spec("exit 4", tmp_path, timeout=HANG),
     ]
 
-    began = time.monotonic()
     slow, fine, missing, failing = run_all(specs)
 
-    assert time.monotonic() - began < 5
+    assert finished(tmp_path) == []
     assert slow.timed_out and slow.returncode is None
     assert fine.ok and fine.output == "done\n"
     assert missing.error == "shell 'no-such-shell-for-start-tests' not found on PATH"
@@ -744,7 +770,14 @@ def test_a_stop_signal_kills_every_group_and_raises(
     import threading
 
     pid_files = [tmp_path / f"{n}.pid" for n in range(2)]
-    specs = [spec(f"sleep 30 & echo $! > {p}; sleep 30", tmp_path, timeout=20) for p in pid_files]
+    specs = [
+        spec(
+            f"(sleep 30; touch late.{n}.job) & echo $! > {p}; sleep 30; touch late.{n}",
+            tmp_path,
+            timeout=HANG,
+        )
+        for n, p in enumerate(pid_files)
+    ]
     before = signal.getsignal(signum)
 
     def send() -> None:
@@ -754,12 +787,10 @@ def test_a_stop_signal_kills_every_group_and_raises(
 
     sender = threading.Thread(target=send)
     sender.start()
-    began = time.monotonic()
     with pytest.raises((StoppedError, KeyboardInterrupt)) as caught:
         run_all(specs)
     sender.join()
 
-    assert time.monotonic() - began < 5
     if code is None:  # Ctrl-C: the CLI says "interrupted" and exits 130
         assert isinstance(caught.value, KeyboardInterrupt)
     else:
@@ -769,6 +800,7 @@ def test_a_stop_signal_kills_every_group_and_raises(
         assert str(caught.value) == f"stopped by {name}; the running commands were killed"
     for pid_file in pid_files:
         assert wait_dead(read_pid(pid_file))
+    assert finished(tmp_path) == []
     assert signal.getsignal(signum) == before
 
 
@@ -785,7 +817,7 @@ def test_outside_the_main_thread_signals_are_left_alone(tmp_path: Path) -> None:
     results: list[CommandResult] = []
     worker = threading.Thread(target=lambda: results.extend(run_all([spec("echo hi", tmp_path)])))
     worker.start()
-    worker.join(10)
+    worker.join(HANG)
 
     assert [r.output for r in results] == ["hi\n"]
 
@@ -836,19 +868,28 @@ def test_a_timeout_too_large_for_the_selector_does_not_overflow(tmp_path: Path) 
 
 
 def test_progress_names_what_still_runs_after_the_delay_then_clears(tmp_path: Path) -> None:
+    # Each command runs until progress has been told of it: a once both run, b once a ended.
     calls: list[list[str]] = []
     specs = [
-        spec("sleep 0.8", tmp_path)._replace(label="task a"),
-        spec("sleep 1.4", tmp_path)._replace(label="context b"),
+        spec(wait_for("a.go"), tmp_path, timeout=HANG)._replace(label="task a"),
+        spec(wait_for("b.go"), tmp_path, timeout=HANG)._replace(label="context b"),
     ]
 
-    run_all(specs, progress=calls.append)
+    def progress(running: list[str]) -> None:
+        calls.append(running)
+        go = {("task a", "context b"): "a.go", ("context b",): "b.go"}.get(tuple(running))
+        if go is not None:
+            (tmp_path / go).touch()
+
+    results = run_all(specs, progress=progress)
 
     assert calls == [["task a", "context b"], ["context b"], []]
+    assert [r.timed_out for r in results] == [False, False]
 
 
 def test_no_progress_for_quick_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("start.shell.PROGRESS_DELAY", 0.5)
+    # Quick: done before the delay, however busy the machine (which a delay of 0.5 s was not).
+    monkeypatch.setattr("start.shell.PROGRESS_DELAY", HANG)
     calls: list[list[str]] = []
 
     run_all([spec("sleep 0.1", tmp_path)], progress=calls.append)
@@ -862,13 +903,16 @@ def test_progress_is_cleared_when_the_run_is_stopped(tmp_path: Path) -> None:
     def interrupt(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
+    def progress(running: list[str]) -> None:
+        calls.append(running)
+        if running:  # shown: now the run is stopped
+            os.kill(os.getpid(), signal.SIGALRM)
+
     previous = signal.signal(signal.SIGALRM, interrupt)
     try:
-        signal.setitimer(signal.ITIMER_REAL, 0.6)
         with pytest.raises(KeyboardInterrupt):
-            run_all([spec("sleep 10", tmp_path)._replace(label="task t")], progress=calls.append)
+            run_all([spec("sleep 300", tmp_path)._replace(label="task t")], progress=progress)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
     assert calls == [["task t"], []]
@@ -882,10 +926,7 @@ def test_the_tests_running_helper_sees_a_zombie_and_a_reaped_pid_as_ended() -> N
     ended = subprocess.Popen(["true"])
     try:
         assert running(live.pid)
-        deadline = time.monotonic() + 10
-        while running(ended.pid) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert not running(ended.pid)  # a zombie until it is reaped
+        assert wait_gone([ended.pid]) == []  # a zombie until it is reaped
     finally:
         live.kill()
         live.wait()

@@ -14,7 +14,7 @@ import pytest
 
 from start import watchdog
 from start.watchdog import Watchdog
-from tests.conftest import NOTING, REPO, running
+from tests.conftest import HANG, NOTING, REPO, running, wait_gone
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
@@ -42,15 +42,8 @@ time.sleep(300)
 """
 
 
-def wait_gone(pids: list[int], seconds: float = 30) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while (alive := [pid for pid in pids if running(pid)]) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return alive
-
-
 def wait_ready(note: Path) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + HANG
     while not (note.exists() and note.read_text().startswith("ready\n")):
         assert time.monotonic() < deadline, "the group never got ready"
         time.sleep(0.02)

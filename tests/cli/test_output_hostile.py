@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_start, write_tree
+from tests.conftest import run_start, wait_gone, write_tree
 from tests.fake_headless import agent
 
 CONFIG = f"""
@@ -261,23 +261,52 @@ def test_a_check_past_the_timeout_is_stopped_and_times_out(project: Path) -> Non
     ]
 
 
-def test_an_answer_over_the_limit_is_not_read(project: Path) -> None:
+def test_an_answer_over_the_limit_is_not_read_and_its_agent_is_stopped(project: Path) -> None:
+    """An agent that goes on after printing more than the limit is stopped then, not at its
+    exit or its timeout: killed before it finishes, with nothing of its group left."""
     config = project.parent / "home" / ".config" / "start" / "config.toml"
     text = config.read_text().replace("[settings]\n", "[settings]\nprint_answer_limit = 1048576\n")
     config.write_text(text)
-    result = start(project, "task", "notes", "--print", FAKE_MODE="huge", FAKE_MIB="2")
+    pids = project.parent / "pids"
+    result = start(
+        project, "task", "notes", "--print", FAKE_MODE="huge", FAKE_MIB="2", FAKE_PIDS=str(pids)
+    )
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr.startswith(
-        "start: agent 'fake' failed: printed 2 MiB, more than settings.print_answer_limit "
-        "(1 MiB) allows, so its answer was not read; raise the limit to read such answers\n"
-        "Output:\n"
+        "start: agent 'fake' failed: printed more than settings.print_answer_limit (1 MiB) "
+        "allows, so it was stopped and its answer was not read; raise the limit to read such "
+        "answers\nOutput:\n"
     )
-    data = start(project, "task", "notes", "--print", "--json", FAKE_MODE="huge", FAKE_MIB="2")
+    assert result.stderr.endswith("\nExit Code: none (it did not exit by itself)\n")
+    assert gone(pids)
+    data = start(
+        project, "task", "notes", "--print", "--json", FAKE_MODE="huge", FAKE_MIB="2",
+        FAKE_PIDS=str(pids),
+    )  # fmt: skip
     value = json.loads(data.stdout)
-    assert (data.returncode, value["success"], value["answer"]) == (1, False, "")
-    assert value["error"].startswith("printed 2 MiB, more than settings.print_answer_limit")
+    assert (data.returncode, value["success"], value["answer"], value["exit_code"]) == (
+        1, False, "", None
+    )  # fmt: skip
+    assert value["state"] == "failed"
+    assert value["error"] == (
+        "printed more than settings.print_answer_limit (1 MiB) allows, so it was stopped and its "
+        "answer was not read; raise the limit to read such answers"
+    )
+    assert gone(pids)
+    runs = json.loads(run_start("log", "--json", cwd=project).stdout)
+    assert [(run["state"], run["exit_code"]) for run in runs] == [("failed", None)] * 2
     fits = start(project, "task", "notes", "--print", FAKE_MODE="huge", FAKE_MIB="1")
     assert (fits.returncode, len(fits.stdout)) == (0, 1 << 20)
+
+
+def gone(pids: Path) -> bool:
+    """Whether the stand-in agent that wrote `pids` and its child were killed before the agent
+    finished (it would have said so in `pids`.finished); then the file is removed for the next."""
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert wait_gone(started) == []
+    finished = Path(f"{pids}.finished").exists()
+    pids.unlink()
+    return not finished
 
 
 def test_the_history_keeps_no_run_larger_than_its_limit(project: Path) -> None:

@@ -9,13 +9,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.cli.test_print import CONFIG, start
-from tests.conftest import REPO, running, write_tree
+from tests.conftest import REPO, read_pids, running, wait_gone, write_tree
 from tests.fake_headless import agent
 
 
@@ -143,20 +142,17 @@ def test_a_signal_keeps_the_answer_that_had_arrived(project: Path, signum: int) 
     config = project.parent / "home" / ".config" / "start" / "config.toml"
     pids = project.parent / "pids"
     slow = f"FAKE_MODE=slow FAKE_SECONDS=300 FAKE_PIDS={pids}"
-    config.write_text(agents_config(project.parent, {"slow": slow, "fast": "FAKE_MODE=text"}))
+    fast = f"FAKE_MODE=slow FAKE_SECONDS=0 FAKE_PIDS={pids}"
+    config.write_text(agents_config(project.parent, {"slow": slow, "fast": fast}))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     runner = subprocess.Popen(
         [sys.executable, "-m", "start", "-q", "prompt", "--print", "-a", "slow,fast", "hi"],
         cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        written = Path(f"{pids}.slow")
-        deadline = time.monotonic() + 60
-        while not (written.exists() and written.read_text().strip()):
-            assert time.monotonic() < deadline, "the slow agent never started"
-            time.sleep(0.05)
-        agents = [int(pid) for pid in written.read_text().split()]
-        time.sleep(1.5)  # the fast one has answered
+        agents = read_pids(Path(f"{pids}.slow"))
+        fast_agent, _ = read_pids(Path(f"{pids}.fast"))
+        assert wait_gone([fast_agent]) == []  # the fast one has answered and exited
         runner.send_signal(signum)
         out, err = runner.communicate(timeout=60)
     finally:
@@ -165,7 +161,7 @@ def test_a_signal_keeps_the_answer_that_had_arrived(project: Path, signum: int) 
             runner.wait()
     assert runner.returncode == (130 if signum == signal.SIGINT else 128 + signum), err
     assert out.startswith("## slow\n\n(no answer: stopped by SIG")
-    assert out.endswith("## fast\n\nANSWER: hi\n")
+    assert out.endswith("## fast\n\nfast is thinking\nANSWER: hi from fast\n")
     found = _history(project)
     assert [(run["agent"], run["state"]) for run in found] == [
         ("fast", "ok"),

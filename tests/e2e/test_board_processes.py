@@ -266,7 +266,8 @@ def test_a_run_that_fails_its_output_check_leaves_its_item_failed(project: Path)
 
 def test_a_reassignment_during_a_run_keeps_the_runs_outcome_off_the_item(project: Path) -> None:
     start(project, "board", "add", "Slow", "--prompt", "wait")
-    env = {**os.environ, "PYTHONPATH": str(REPO), "FAKE_MODE": "slow", "FAKE_SECONDS": "3"}
+    until = project.parent / "reassigned"  # the agent answers once the item is reassigned
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FAKE_MODE": "slow", "FAKE_UNTIL": str(until)}
     runner = subprocess.Popen(
         [sys.executable, "-m", "start", "board", "run", "--until-empty"],
         cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -275,6 +276,7 @@ def test_a_reassignment_during_a_run_keeps_the_runs_outcome_off_the_item(project
         while item(project, "1")["status"] != "in_progress":
             time.sleep(0.05)
         assert start(project, "board", "reassign", "1", "alice").returncode == 0
+        until.touch()
         _, err = runner.communicate(timeout=60)
     finally:
         if runner.poll() is None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FAKE_AGENT, REPO, write_tree
+from tests.conftest import FAKE_AGENT, HANG, REPO, write_tree
 
 pytestmark = pytest.mark.slow
 
@@ -190,15 +190,17 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
 
 
 def test_every_command_in_a_hostile_clone(world: World) -> None:
-    failures = []
+    failures: list[tuple[tuple[str, ...], int | None, str]] = []
     for args in CLI:
-        started = time.monotonic()
-        result = world.run(*args)
-        took = time.monotonic() - started
+        try:
+            result = world.run(*args, timeout=HANG)
+        except subprocess.TimeoutExpired:  # a hang; no command is held to how long it took
+            failures.append((args, None, "hung"))
+            continue
         world.assert_unharmed(result.stdout, result.stderr)
         # 70 is a bug in start; a launch is refused (5) or fails cleanly, never crashes.
-        if result.returncode == 70 or "Traceback" in result.stderr or took > 20:
-            failures.append((args, result.returncode, round(took, 1), result.stderr[-600:]))
+        if result.returncode == 70 or "Traceback" in result.stderr:
+            failures.append((args, result.returncode, result.stderr[-600:]))
     assert failures == []
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from start.mcp import jobs, library, owners, server
 from tests import fake_headless
-from tests.conftest import REPO, run_start, running, write_tree
+from tests.conftest import HANG, REPO, run_start, running, write_tree
 from tests.fake_headless import agent
 from tests.mcp.conftest import BOARD_TOOLS, connect, no_taskfile
 
@@ -67,7 +67,7 @@ def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-async def wait_gone(pids: list[int], seconds: float = 20) -> list[int]:
+async def wait_gone(pids: list[int], seconds: float = HANG) -> list[int]:
     """The pids still alive after up to `seconds`; the in-process server runs meanwhile."""
     deadline = time.monotonic() + seconds
     while True:
@@ -77,7 +77,7 @@ async def wait_gone(pids: list[int], seconds: float = 20) -> list[int]:
         await anyio.sleep(0.05)
 
 
-async def read_pids(path: Path, seconds: float = 30) -> list[int]:
+async def read_pids(path: Path, seconds: float = HANG) -> list[int]:
     deadline = time.monotonic() + seconds
     while not path.exists() or not path.read_text().endswith("\n"):
         assert time.monotonic() < deadline, f"{path.name} never written"
@@ -159,6 +159,40 @@ async def test_a_failed_run_is_an_error_result_that_quotes_the_agent(
     ]
     assert result.structured_content is not None
     assert result.structured_content["exit_code"] == 3
+
+
+async def test_an_agent_that_prints_past_the_limit_is_stopped_and_its_run_fails(
+    config: Path,
+    isolated: Path,
+    mode: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    survivors: list[int],
+) -> None:
+    """It goes on after printing 2 MiB (it would finish 300 s on): it is stopped once past the
+    limit, with the child in its group, and the call answers then."""
+    settings(config, "print_answer_limit = 1048576")
+    pids = tmp_path / "pids"
+    for name, value in (("FAKE_MODE", "huge"), ("FAKE_MIB", "2"), ("FAKE_PIDS", str(pids))):
+        monkeypatch.setenv(name, value)
+    async with connect(isolated, mode) as client:
+        result = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
+    survivors.extend(await read_pids(pids))
+    assert await wait_gone(survivors) == []
+    assert not Path(f"{pids}.finished").exists()
+    assert result.is_error is True
+    [text] = texts(result)
+    assert text.startswith(
+        "agent 'fake' failed: printed more than settings.print_answer_limit (1 MiB) allows, so "
+        "it was stopped and its answer was not read; raise the limit to read such answers\n"
+        "Output:\n"
+    )
+    assert text.endswith("\nExit Code: none (it did not exit by itself)")
+    data = result.structured_content
+    assert data is not None
+    assert (data["state"], data["exit_code"], data["timed_out"], data["answer"]) == (
+        "failed", None, False, ""
+    )  # fmt: skip
 
 
 async def test_bad_arguments_are_refused_with_what_to_give(
