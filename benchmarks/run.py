@@ -507,8 +507,8 @@ def watch_latency(world: scenarios.World, log: Log) -> Row:
     scenarios.empty(cache)
     environment = env(world, "small", cache)
     os.environ["XDG_STATE_HOME"] = str(cache)  # this process completes the items, as a holder
-    from start import boardfile
     from start.board import Change, Holder
+    from start.board import file as boardfile
 
     target = "10c. a watch sees an item end: start board watch ID"
     seen: list[float] = []

@@ -428,7 +428,7 @@ BOARD_READY = 100
 _BOARD_SCRIPT = f"""
 import os, sys
 os.environ["XDG_STATE_HOME"] = sys.argv[1]
-from start import boardfile
+from start.board import file as boardfile
 from start.board import Change, Holder
 me = Holder("bench")
 done = {BOARD_ITEMS} - {BOARD_READY} * 10

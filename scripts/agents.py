@@ -18,7 +18,7 @@ the CLIs are installed.
 With --record-envelopes it only records what each CLI prints headless (stdout, stderr, exit
 status, the answer file), run with start's own argv, case by case (a text answer, a JSON answer,
 an empty answer, a refused key, a schema, the CLI not set up at all), into
-tests/fixtures/envelopes/NAME/CASE.*: the envelope readers' tests (tests/test_envelopes.py) read
+tests/fixtures/envelopes/NAME/CASE.*: the envelope readers' tests (tests/runs/test_envelopes.py) read
 them.
 
     make agents                                  install into $AGENTS_PREFIX (/tmp/start-agents)

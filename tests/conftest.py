@@ -244,7 +244,7 @@ def removed_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The global config file; the built-in layer is empty so only these problems appear."""
-    from start import paths
+    from start.base import paths
 
     builtin = tmp_path / "builtin"
     builtin.mkdir()

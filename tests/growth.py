@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 # Linear work on `FACTOR` times the input costs about FACTOR times as much (measured: 7.5 to 9.5
-# for the parsers of tests/interop/test_hostile_text.py); quadratic work, FACTOR squared (64).
+# for the parsers of tests/config/interop/test_hostile_text.py); quadratic work, FACTOR squared (64).
 # Up to SLACK times linear passes: between the two, with room for a busy machine's noise.
 FACTOR = 8
 SLACK = 3

@@ -63,19 +63,19 @@ OFF_THE_LAUNCH_PATH = {
     "shlex": "only -v and a headless run split words; validating at launch skips shipped agents",
     "hashlib": "the config cache compares its key rather than hashing it; OpenSSL's binding",
     "_hashlib": "hashlib imported it",
-    "sqlite3": "a launch records itself in the history as a pending file (start.history)",
-    "start.historydb": "the history's database is read by start log and start again, not a launch",
-    "start.agentrun": "headless agents run for --print and start mcp; a launch runs only commands",
-    "start.watchdog": "a launch execs the agent: no process of its own outlives start to watch",
-    "start.lineage": "only start mcp reads and records the runs it asks (its loop guard)",
-    "concurrent": "only `start board run` runs its items in threads (start.boardrun)",
-    "start.display": "rich pages, tables, the pager and the board: listings, show, help, doctor",
+    "sqlite3": "a launch records itself in the history as a pending file (start.runs.history)",
+    "start.runs.store": "the history's database is read by start log and start again, not a launch",
+    "start.proc.agents": "headless agents run for --print and start mcp; a launch runs only commands",
+    "start.proc.watchdog": "a launch execs the agent: no process of its own outlives start to watch",
+    "start.proc.lineage": "only start mcp reads and records the runs it asks (its loop guard)",
+    "concurrent": "only `start board run` runs its items in threads (start.board.runner)",
+    "start.ui.display": "rich pages, tables, the pager and the board: listings, show, help, doctor",
     "start.cli.printing": "--print runs the agent headless and shows its answers; a launch execs",
     "start.cli.dryrun": "a dry run (and -v's command line) shows what a launch would run",
     "start.board": "the board's records: only `start board` and start mcp's board tools",
-    "start.boarddb": "the board's SQL: only `start board` and start mcp's board tools",
-    "start.boardfile": "opening the board: only `start board` and start mcp's board tools",
-    "start.boardrun": "only `start board run` runs the board's items",
+    "start.board.store": "the board's SQL: only `start board` and start mcp's board tools",
+    "start.board.file": "opening the board: only `start board` and start mcp's board tools",
+    "start.board.runner": "only `start board run` runs the board's items",
     "start.cli.board": "the `start board` commands",
 }
 
@@ -128,7 +128,7 @@ def test_launch_path_imports_neither_rich_nor_tomlkit(
     names = imported(stderr)
     assert code == 0, stderr
     # The run went all the way to the exec, so the trace covers the whole launch path.
-    assert "start.launch" in names, stderr
+    assert "start.compose.launch" in names, stderr
     assert heavy(names) == []
     assert of_mcp(names) == []
     off = [name for name in names if {name, name.split(".")[0]} & OFF_THE_LAUNCH_PATH.keys()]
@@ -166,7 +166,7 @@ def test_the_trace_shows_the_mcp_server_when_it_is_imported(env: dict[str, str])
 # subprocess and temp files) and `config show`'s module (json and the TOML writer).
 OFF_CONFIG_VALIDATE = (
     "start.cli.config_edit",
-    "start.config.edit",
+    "start.setup.edit",
     "start.config.show",
     "subprocess",
     "tempfile",
@@ -199,11 +199,11 @@ def test_a_launch_served_from_the_config_cache_neither_parses_nor_validates(
     assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
     assert {"tomllib", "start.config.validate"} <= set(imported(first.stderr))
     names = imported(second.stderr)
-    assert "start.launch" in names, second.stderr
+    assert "start.compose.launch" in names, second.stderr
     assert [name for name in names if name in OFF_A_CACHE_HIT] == []
 
 
-# What starts and watches commands (start.shell): subprocess (with selectors) and select, imported
+# What starts and watches commands (start.proc.shell): subprocess (with selectors) and select, imported
 # only when a launch runs a command.
 COMMAND_RUNNER = ("subprocess", "selectors", "select")
 
@@ -220,7 +220,7 @@ def test_a_launch_imports_the_command_runner_only_when_it_runs_a_command(
     proc = run_start("--quiet", "task", "t", "x", cwd=isolated, env=env)
     names = imported(proc.stderr)
     assert proc.returncode == 0, proc.stderr
-    assert "start.launch" in names, proc.stderr
+    assert "start.compose.launch" in names, proc.stderr
     assert [name for name in names if name in COMMAND_RUNNER] == []
     # With its command context, the same launch runs `echo hi` through subprocess.Popen.
     write_tree(config, {"config.toml": CONFIG})
@@ -270,7 +270,7 @@ def test_a_launch_defines_only_the_command_it_runs(
     )
     names = set(proc.stdout.split())
     assert proc.returncode == 0, proc.stderr
-    assert "start.launch" in names, proc.stderr
+    assert "start.compose.launch" in names, proc.stderr
     commands = {"start.cli.task", "start.cli.prompt"}
     assert names & commands == ({defined} if defined else set())
 
@@ -301,7 +301,13 @@ def test_start_imports_no_private_module() -> None:
 
 # What `start board` (the listing, a claim) does without: the runner and everything it runs
 # through, the MCP SDK, the schema validator, and rich off a terminal.
-OFF_THE_BOARD = ("start.boardrun", "start.pipeline", "start.headless", "jsonschema", "rich")
+OFF_THE_BOARD = (
+    "start.board.runner",
+    "start.compose.pipeline",
+    "start.runs.headless",
+    "jsonschema",
+    "rich",
+)
 
 
 @pytest.mark.parametrize(
@@ -316,6 +322,6 @@ def test_the_board_commands_load_neither_the_runner_nor_rich(
     proc = run_start(*args, cwd=isolated, env=env)
     names = imported(proc.stderr)
     assert proc.returncode == 0, proc.stderr
-    assert {"start.boarddb", "sqlite3"} <= set(names), proc.stderr
+    assert {"start.board.store", "sqlite3"} <= set(names), proc.stderr
     assert [n for n in names if n.split(".")[0] in OFF_THE_BOARD or n in OFF_THE_BOARD] == []
     assert of_mcp(names) == []

@@ -18,7 +18,7 @@ from tests.conftest import REPO, invoke
 # that import the SDK, which imports click) and `python -m start`: found by walking the package,
 # not listed by hand, so a new module is checked the day it is added.
 _NOT_CORE = (
-    "start.cli", "start.console", "start.status", "start.display", "start.mcp.server",
+    "start.cli", "start.ui.console", "start.ui.status", "start.ui.display", "start.mcp.server",
     "start.mcp.jobs", "start.mcp.stdio", "start.__main__",
 )  # fmt: skip
 CORE = sorted(
@@ -29,7 +29,12 @@ CORE = sorted(
 
 
 def test_core_is_the_whole_package_but_the_shell_around_it() -> None:
-    assert {"start.pipeline", "start.trust.scan", "start.config.load", "start.fs"} <= set(CORE)
+    assert {
+        "start.compose.pipeline",
+        "start.trust.scan",
+        "start.config.load",
+        "start.base.fs",
+    } <= set(CORE)
     assert not [name for name in CORE if name.startswith("start.cli")]
 
 
@@ -156,10 +161,10 @@ def test_no_module_imports_itself_through_others() -> None:
 # and the live state of a run's agents), temp files and output, and the template lexers. They
 # import each other and nothing above them (config, resolve, sources, launch, the CLI).
 BOTTOM = {
-    "start.errors", "start.record", "start.paths", "start.fs", "start.atomic", "start.shellwords",
-    "start.template", "start.console", "start.status", "start.display", "start.tempfiles",
-    "start.process", "start.shell", "start.agentrun", "start.wall", "start.watchdog",
-    "start.lineage", "start.progress",
+    "start.base.errors", "start.base.record", "start.base.paths", "start.base.fs", "start.base.atomic", "start.proc.shellwords",
+    "start.base.template", "start.ui.console", "start.ui.status", "start.ui.display", "start.proc.tempfiles",
+    "start.proc.process", "start.proc.shell", "start.proc.agents", "start.base.wall", "start.proc.watchdog",
+    "start.proc.lineage", "start.ui.progress",
 }  # fmt: skip
 
 

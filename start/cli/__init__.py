@@ -9,17 +9,18 @@ from typing import Any, NoReturn
 
 import click
 
-from start import __version__, console
-from start.cli.commands import Group, usage_message, version_option
-from start.cli.options import launch_options, long_flags
-from start.cli.state import Options
-from start.errors import (
+from start import __version__
+from start.base.errors import (
     EXIT_CODE_TABLE,
     POSIX_MODULES,
     ExitCode,
     StartError,
     UnsupportedSystemError,
 )
+from start.cli.commands import Group, usage_message, version_option
+from start.cli.options import launch_options, long_flags
+from start.cli.state import Options
+from start.ui import console
 
 # Help topics: `start help NAME` shows docs/NAME.md (see start.cli.help). A topic's name is its
 # page's file name; `completion`, `mcp` and `board` are commands too: their pages need `--topic`.

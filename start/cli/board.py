@@ -1,5 +1,5 @@
 """`start board`: the project's board of work items for people and agents (start.board), and
-`start board run`, which runs its ready items headless (start.boardrun). Docs: docs/board.md."""
+`start board run`, which runs its ready items headless (start.board.runner). Docs: docs/board.md."""
 
 from __future__ import annotations
 
@@ -9,16 +9,19 @@ from typing import Any
 
 import click
 
-from start import board, boardfile, console, inputs
+from start import board
+from start.base import inputs
+from start.base.errors import ExitCode, UsageError
 from start.board import COMPLETED, FAILED, PENDING, STATUSES, Change, Holder, Item, RefusedError
-from start.boarddb import Board, Filter
+from start.board import file as boardfile
+from start.board.store import Board, Filter
 from start.cli import board_views
 from start.cli.commands import Choice, group
 from start.cli.inputs import ITEM_ID, TEXT, TITLE, count
 from start.cli.options import F, common_options, common_options_but_directory, completer
 from start.cli.state import get_options
 from start.config import schema
-from start.errors import ExitCode, UsageError
+from start.ui import console
 
 _EPILOG = """
 Exit codes: 0 ok; 1 a watched item failed; 2 usage; 4 no such item; 75 refused (the item is
@@ -71,8 +74,8 @@ def _opened(sweep: bool = True) -> Iterator[Board]:
 
 def _meta(words: tuple[str, ...]) -> dict[str, Any] | None:
     """--meta KEY=VALUE: VALUE as JSON when it is JSON (2, true, null), else as text
-    (start.inputs.metadata_value); the board holds the whole to the metadata's rule."""
-    from start import fs
+    (start.base.inputs.metadata_value); the board holds the whole to the metadata's rule."""
+    from start.base import fs
 
     if not words:
         return None
@@ -257,9 +260,9 @@ def _run_spec(
 ) -> board.RunSpec | None:
     """What the item runs, its agent and task checked against the config (names only: nothing
     is read from an untrusted project but its names)."""
-    from start import resolve
+    from start.base.errors import UnknownNameError
+    from start.compose import resolve
     from start.config.load import load
-    from start.errors import UnknownNameError
 
     if prompt is None and task is None:
         given = [
@@ -567,7 +570,7 @@ def run_(until_empty: bool, timeout: int | None) -> int:
     most settings.print_agents at once), and finished from the run's evidence: completed with
     the answer and the run's id in the history, or failed with the reason.
     """
-    from start import boardrun
+    from start.board import runner as boardrun
     from start.mcp import asking
     from start.mcp.library import Scope
 
@@ -599,8 +602,8 @@ def run_(until_empty: bool, timeout: int | None) -> int:
 def _trusted_config() -> Any:
     """The config, after asking on a terminal to trust the project when it has to be: the runs
     compose through the pipeline, which refuses an untrusted project (exit 5)."""
-    from start import pipeline
     from start.cli.run import _trusted
+    from start.compose import pipeline
     from start.config.load import load
 
     options = get_options()

@@ -7,13 +7,15 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from start import board, console, inputs
+from start import board
+from start.base import inputs
 from start.board import COMPLETED, FAILED, IN_PROGRESS, Item, RunSpec
-from start.console import Styled
+from start.ui import console
+from start.ui.console import Styled
 
 if TYPE_CHECKING:
-    from start.boarddb import Board, Event, Filter
-    from start.boardrun import Report
+    from start.board.runner import Report
+    from start.board.store import Board, Event, Filter
 
 HEADERS = ("id", "status", "title", "assignee", "blocked by")
 _STYLE = {COMPLETED: "green", FAILED: "red", IN_PROGRESS: "cyan"}
@@ -43,7 +45,7 @@ def listing(items: Sequence[Item], *, as_json: bool, no_color: bool) -> None:
     if not items:
         console.err("No items. Add one with: start board add TITLE")
         return
-    from start import display
+    from start.ui import display
 
     display.print_table(HEADERS, rows(items), no_color=no_color)
 
@@ -55,7 +57,8 @@ def live_listing(opened: Board, found: Filter, *, as_json: bool, no_color: bool)
     import time
     from contextlib import nullcontext
 
-    from start import boarddb, display
+    from start.board import store as boarddb
+    from start.ui import display
 
     tty = console.is_tty() and not as_json
     with display.LivePage(no_color=no_color) if tty else nullcontext() as live:
@@ -95,7 +98,7 @@ def item_page(
     item: Item, events: Sequence[Event], statuses: Mapping[str, str], *, no_color: bool
 ) -> None:
     """One item whole on stdout; `statuses` has the status of each item it waits on."""
-    from start import display
+    from start.ui import display
 
     page = display.Page()
     page.line(Styled(item.id, "bold"), "  ", console.printable(item.title))

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from start import console
+from start.ui import console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -193,7 +193,7 @@ def no_such_command(
 ) -> click.UsageError:
     import shlex
 
-    from start.errors import suggest
+    from start.base.errors import suggest
 
     if ctx.parent is None and _is_task(ctx, name):
         line = shlex.join(["start", "task", name, *rest])
@@ -213,9 +213,9 @@ def no_such_command(
 
 def _is_task(ctx: click.Context, word: str) -> bool:
     """Whether WORD is a task's name or alias in the config (read, never run: no trust needed)."""
+    from start.base.errors import StartError
     from start.cli.state import Options
     from start.config.load import load
-    from start.errors import StartError
 
     options = ctx.find_object(Options) or Options()
     try:
@@ -232,7 +232,7 @@ class Choice(click.Choice):  # type: ignore[type-arg]
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter:
-            from start.errors import suggest
+            from start.base.errors import suggest
 
             choices = [str(c) for c in self.choices]
             name = "value"
@@ -276,7 +276,7 @@ def usage_message(error: click.ClickException) -> tuple[str, list[str]]:
 def _close_option(name: str, options: Sequence[str]) -> str | None:
     """The option closest to NAME, compared without their dashes: click compares them with,
     so every long option shares two characters with `--bogus` and `--verbose` came out close."""
-    from start.errors import suggest
+    from start.base.errors import suggest
 
     bare = {option.lstrip("-"): option for option in options}
     close = suggest(name.lstrip("-"), bare)

@@ -13,12 +13,13 @@ from contextlib import suppress
 import click
 from click.shell_completion import CompletionItem
 
-from start import console, resolve
+from start.base.errors import StartError
 from start.cli.state import Options
+from start.compose import resolve
 from start.config import schema
 from start.config.load import load
 from start.config.model import Agent, Config, Item, Task
-from start.errors import StartError
+from start.ui import console
 
 Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
 
@@ -161,8 +162,8 @@ def complete_kind_names(
 
 def _then_files(names: list[CompletionItem], incomplete: str) -> list[CompletionItem]:
     """The names that match, then the shell's own file completion: when no name matches, or the
-    word can only be a path (`./`, `../`, `/`, `~`; see start.adhoc)."""
-    from start import adhoc
+    word can only be a path (`./`, `../`, `/`, `~`; see start.compose.adhoc)."""
+    from start.compose import adhoc
 
     if names and not adhoc.forced_path(incomplete) and "/" not in incomplete:
         return names
@@ -228,7 +229,7 @@ def complete_show_name(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     """The names of the kind given first."""
-    from start import details
+    from start.compose import details
 
     return _in_section(ctx, details.SECTION_OF_WORD.get(ctx.params.get("first") or ""), incomplete)
 
@@ -237,7 +238,7 @@ def complete_runs(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     """The ids of the recorded runs, newest first, each with what it ran."""
-    from start import historydb
+    from start.runs import store as historydb
 
     try:
         with historydb.opened(create=False) as store:
@@ -258,7 +259,7 @@ def complete_items(
 ) -> list[CompletionItem]:
     """The ids of this project's board items, each with its status and title; the board is
     read as it is (no claim is released while completing)."""
-    from start import boardfile
+    from start.board import file as boardfile
 
     try:
         opened = boardfile.open_board(_options(ctx).workdir, create=False, sweep=False)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import click
 from click.shell_completion import get_completion_class
 
-from start import console
 from start.cli.commands import Choice, command
 from start.cli.completers import escaped
 from start.cli.options import common_options
 from start.cli.state import Options
+from start.ui import console
 
 SHELLS = ("bash", "zsh", "fish")
 PROG = "start"

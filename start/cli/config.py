@@ -6,22 +6,22 @@ from typing import Any
 
 import click
 
-from start import console, display
+from start.base.errors import ExitCode, UnknownNameError, UsageError, suggest
 from start.cli.commands import Choice, Group, group
 from start.cli.options import common_options, printer
 from start.cli.problems import show_problems
 from start.cli.state import get_options
-from start.config import load as config_load
-from start.config import schema
-from start.config.audit import (
+from start.compose.audit import (
     check_context_files,
     check_output_schemas,
     check_shells,
     check_task_files,
 )
+from start.config import load as config_load
+from start.config import schema
 from start.config.model import LAYERS, Config
-from start.console import Styled
-from start.errors import ExitCode, UnknownNameError, UsageError, suggest
+from start.ui import console, display
+from start.ui.console import Styled
 
 # The editing commands live in start.cli.config_edit, which imports tomlkit, the editor's
 # subprocess and temp files; it is loaded only when one of them runs (or help lists them).

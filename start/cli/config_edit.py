@@ -12,13 +12,14 @@ from typing import Any, TypeVar
 
 import click
 
-from start import console
+from start.base.errors import ExitCode, Problem, StartError, UsageError
 from start.cli.commands import Choice, command
 from start.cli.options import common_options, completer, printer
 from start.cli.state import get_options
-from start.config import edit, files, schema
+from start.config import files, schema
 from start.config.show import toml_value
-from start.errors import ExitCode, Problem, StartError, UsageError
+from start.setup import edit
+from start.ui import console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -463,7 +464,7 @@ def _offer_starter(path: str) -> None:
         f"{path} does not exist. Start from the commented starter config?", default=True
     ):
         return
-    from start import init as starter
+    from start.setup import init as starter
 
     options = get_options()
     detection = starter.detect(options.workdir)
@@ -504,7 +505,7 @@ def _run_editor(path: str) -> None:
     editor = _named_editor() or "vi"
     # As git does: the variable may carry arguments ("code --wait"), and the path is passed as a
     # positional parameter, never parsed by the shell. The editor needs the terminal, so this is
-    # not a `start.shell` command (no captured output, no timeout).
+    # not a `start.proc.shell` command (no captured output, no timeout).
     try:
         result = subprocess.run(["/bin/sh", "-c", f'{editor} "$@"', editor, str(path)])
     except OSError as error:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from start import console, display
-from start import doctor as core
+from start.base.errors import ExitCode
 from start.cli.commands import command
 from start.cli.options import common_options
 from start.cli.state import Options, get_options
-from start.console import Styled
-from start.errors import ExitCode
+from start.setup import doctor as core
+from start.ui import console, display
+from start.ui.console import Styled
 
 TITLES = {
     "environment": "Environment",

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from start import console, pipeline, resolve, sources
-from start import launch as launcher
 from start.cli.state import Options
-from start.console import Line, Styled
+from start.compose import launch as launcher
+from start.compose import pipeline, resolve, sources
+from start.ui import console
+from start.ui.console import Line, Styled
 
 
 def command_line(launch: launcher.Launch) -> str:
     """The launch as one shell-quoted line; a dry run's refers to its kept files."""
     if launch.shown:
         return " ".join(launch.shown)
-    from start.shellwords import join, quote
+    from start.proc.shellwords import join, quote
 
     env = [f"{k}={quote(v)}" for k, v in launch.env.items()]
     return " ".join([*env, join(launch.argv)])

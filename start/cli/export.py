@@ -6,12 +6,12 @@ import os
 
 import click
 
-from start import console
+from start.base.errors import ExitCode
 from start.cli.commands import group
 from start.cli.options import common_options, completer
 from start.cli.state import get_options
 from start.config.load import load
-from start.errors import ExitCode
+from start.ui import console
 
 
 @group(
@@ -48,7 +48,7 @@ def skills(target: str, names: tuple[str, ...]) -> int:
     another agent's file, are skipped (an error when named). Running it again rewrites only
     what changed. A folder start did not write (it has no .start-export) is never overwritten.
     """
-    from start import export as exporting
+    from start.compose import export as exporting
 
     options = get_options()
     config = load(options.workdir, use_project=not options.no_project, strict=True)

@@ -7,12 +7,12 @@ from typing import Any
 
 import click
 
-from start import console
+from start.base.errors import ExitCode, StartError, UsageError, suggest
 from start.cli import TOPICS
 from start.cli.commands import command
 from start.cli.options import common_options, printer
 from start.cli.state import get_options
-from start.errors import ExitCode, StartError, UsageError, suggest
+from start.ui import console
 
 
 def docs_dir() -> str:
@@ -163,7 +163,7 @@ def _topic(name: str, *, no_pager: bool) -> int:
     except OSError as error:
         raise UsageError(f"the docs page {path} is missing: {error.strerror}") from error
     if console.is_tty():
-        from start import display
+        from start.ui import display
 
         page = display.Page()
         page.markdown(text)

@@ -8,13 +8,13 @@ from collections.abc import Mapping
 
 import click
 
-from start import console
-from start import init as starter
+from start.base.errors import ExitCode, Problem, UnknownNameError
 from start.cli.commands import command
 from start.cli.options import common_options, completer, printer
 from start.cli.state import Options, get_options
 from start.config.model import Config
-from start.errors import ExitCode, Problem, UnknownNameError
+from start.setup import init as starter
+from start.ui import console
 
 
 @command(

@@ -1,5 +1,5 @@
-"""The command line's side of start.inputs: click types that hold a value to the rule every door
-shares, so that a value outside it is a usage error (exit 2) in that rule's own words, before a
+"""The command line's side of start.base.inputs: click types that hold a value to the rule every
+door shares, so that a value outside it is a usage error (exit 2) in that rule's own words, before a
 store is opened, and never an overflow in SQLite (exit 70)."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from typing import Any
 
 import click
 
-from start import inputs
+from start.base import inputs
 
 
 class _Rule(click.ParamType):  # type: ignore[type-arg]
-    """A value read by a rule of start.inputs; its InputError is click's usage error."""
+    """A value read by a rule of start.base.inputs; its InputError is click's usage error."""
 
     def __init__(self, read: Callable[[Any], Any], metavar: str) -> None:
         self.read = read
@@ -33,7 +33,7 @@ def _item_id(value: str) -> str:
 
 def _text(most: int, least: int) -> Callable[[str], str]:
     def read(value: str) -> str:
-        from start import fs
+        from start.base import fs
 
         return inputs.text(fs.arg_text(value), most, least=least)
 
@@ -45,7 +45,7 @@ ITEM_ID = _Rule(_item_id, "ID")
 # A run of the history (`start log show ID`): its number.
 RUN_ID = _Rule(inputs.run_number, "ID")
 # An item's title, and other text a caller gives: bytes that are not UTF-8 as U+FFFD (the one
-# rule of start.fs for bytes), at most as long as the MCP door allows.
+# rule of start.base.fs for bytes), at most as long as the MCP door allows.
 TITLE = _Rule(_text(inputs.TITLE_LIMIT, 1), "TITLE")
 TEXT = _Rule(_text(inputs.TEXT_LIMIT, 0), "TEXT")
 

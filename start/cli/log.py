@@ -1,4 +1,5 @@
-"""`start log` (list, show, path, clear) and `start again`: the history of runs (start.history)."""
+"""`start log` (list, show, path, clear) and `start again`: the history of runs
+(start.runs.history)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,17 @@ from typing import Any
 
 import click
 
-from start import console, display, history, historydb
 from start import runs as records
+from start.base.errors import ExitCode, StartError, UsageError
 from start.cli.commands import command, group
 from start.cli.inputs import RUN_ID, TEXT, count
 from start.cli.options import common_options, completer, launch_options
 from start.cli.run import Printing, print_options
 from start.cli.state import Options, get_options
-from start.console import Styled
-from start.errors import ExitCode, StartError, UsageError
-from start.runs import Run
+from start.runs import Run, history
+from start.runs import store as historydb
+from start.ui import console, display
+from start.ui.console import Styled
 
 # A cell of the listing longer than this is cut, with an ellipsis.
 _CELL = 48
@@ -111,7 +113,7 @@ def _outcome(run: Run) -> str:
 
 def command_line(run: Run) -> str:
     """How the run was asked for, as one shell line; when it has none, who started it."""
-    from start.shellwords import join
+    from start.proc.shellwords import join
 
     return join(["start", *run.args]) if run.args is not None else "(start mcp or start board run)"
 
@@ -173,7 +175,7 @@ def show(run_id: int | None, no_pager: bool, answer_only: bool, raw: bool) -> in
         sections.append(("answer", run.answer or ""))
         if run.error:
             sections.append(("error", run.error))
-    from start.shellwords import join
+    from start.proc.shellwords import join
 
     sections.append(("agent command", join(run.argv)))
     for title, body in sections:
@@ -334,9 +336,10 @@ def again(
             f"run {run.id} is a session ('start' alone), which has no --print; "
             "repeat a 'start prompt' or 'start task' run headless"
         )
-    from start import resolve, shellwords
     from start.cli.run import command_words
     from start.cli.run import run as launch
+    from start.compose import resolve
+    from start.proc import shellwords
 
     selection = resolve.Request(
         asked["mode"],

@@ -9,12 +9,12 @@ import sys
 
 import click
 
-from start import console
+from start.base.errors import ExitCode, StartError
 from start.cli.commands import command
 from start.cli.options import common_options
 from start.cli.state import get_options
-from start.errors import ExitCode, StartError
 from start.mcp.clients import CLIENTS, registration
+from start.ui import console
 
 SDK: str = "mcp>=2.3,<3"
 

@@ -8,8 +8,9 @@ from typing import Any, TypeVar
 
 import click
 
-from start import console, paths
+from start.base import paths
 from start.cli.state import Options, get_options
+from start.ui import console
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from start import console, headless, pipeline
 from start import runs as records
+from start.base.errors import ExitCode
 from start.cli.state import Options
-from start.errors import ExitCode
-from start.runs import Run
+from start.compose import pipeline
+from start.runs import Run, headless
+from start.ui import console
 
 if TYPE_CHECKING:
-    from start.shell import Owner
+    from start.proc.shell import Owner
 
 
 def run(
@@ -44,7 +45,7 @@ def run(
     timeout = timeout or config.settings.print_timeout
     cap = config.settings.print_agents
     if not options.quiet and console.is_tty(sys.stderr):
-        from start.display import Board
+        from start.ui.display import Board
 
         with Board([p.plan.agent.name for p in each]) as board:
             return headless.run_each(each, timeout, cap, board.update, owner=owner)
@@ -180,7 +181,7 @@ def check_output(directory: str) -> None:
     when missing. Raises UsageError naming what is wrong."""
     import os
 
-    from start.errors import UsageError
+    from start.base.errors import UsageError
 
     if os.path.lexists(directory) and not os.path.isdir(directory):
         raise UsageError(
@@ -203,7 +204,7 @@ def write_answers(directory: str, results: list[Run]) -> None:
     they are private, as the history is: the files 0600, and each directory start creates 0700."""
     import os
 
-    from start import atomic
+    from start.base import atomic
 
     if os.path.lexists(directory) and not os.path.isdir(directory):
         import errno

@@ -4,9 +4,9 @@ editors, CI annotations and grep read (as gcc, ruff and mypy print it)."""
 
 from __future__ import annotations
 
-from start import console
-from start.console import Styled
-from start.errors import Problem
+from start.base.errors import Problem
+from start.ui import console
+from start.ui.console import Styled
 
 
 def show_problems(out: console.Printer, problems: tuple[Problem, ...] | list[Problem]) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import click
 
-from start import resolve
 from start.cli.options import launch_options
 from start.cli.run import (
     headless_printing,
@@ -21,6 +20,7 @@ from start.cli.text import (
     required_text,
     text_options,
 )
+from start.compose import resolve
 
 
 @click.command(

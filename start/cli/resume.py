@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import click
 
-from start import historydb, resolve
+from start.base.errors import UsageError
 from start.cli.inputs import RUN_ID
 from start.cli.options import common_options, completer
 from start.cli.run import (
@@ -21,10 +21,11 @@ from start.cli.text import (
     required_text,
     text_options,
 )
+from start.compose import resolve
 from start.config import schema
 from start.config.model import Agent
-from start.errors import UsageError
 from start.runs import Run
+from start.runs import store as historydb
 
 
 @click.command(

@@ -11,17 +11,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from start import console, pipeline, resolve, runs, sources
+from start import runs
+from start.base.errors import CommandError, ExitCode, UntrustedError, UsageError
 from start.cli.options import F
 from start.cli.state import Options
+from start.compose import pipeline, resolve, sources
 from start.config.model import Config, of_layer
-from start.console import Line, Styled
-from start.errors import CommandError, ExitCode, UntrustedError, UsageError
+from start.ui import console
+from start.ui.console import Line, Styled
 
 if TYPE_CHECKING:
-    from start import launch as launcher
-    from start.shell import Owner
-    from start.status import StatusLine
+    from start.compose import launch as launcher
+    from start.proc.shell import Owner
+    from start.ui.status import StatusLine
 
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
 
@@ -131,7 +133,7 @@ def _launch(options: Options, request: pipeline.LaunchRequest, asked: dict[str, 
         return ExitCode.OK
     _summary(options, prepared)
     record(options, runs.begun(prepared, headless=False), config, asked)
-    from start import launch as launcher
+    from start.compose import launch as launcher
 
     launcher.exec_agent(launch)
 
@@ -150,7 +152,7 @@ def _print(
         each = _prepare_each(options, request, several, None)
         _dry_run(options, each, several=several)
         return ExitCode.OK
-    from start import watchdog
+    from start.proc import watchdog
 
     # Should start be killed (SIGKILL: the OOM killer, a CI job's kill), a watchdog ends what
     # the run started: the commands that compose the prompt, and the agents.
@@ -166,8 +168,8 @@ def _headless(
     several: bool,
     owner: Owner | None,
 ) -> int:
-    from start import agentrun
     from start.cli import printing as print_cli
+    from start.proc import agents as agentrun
 
     each = _prepare_each(options, request, several, owner)
     if not several:
@@ -218,7 +220,7 @@ def _prepare_each(
 def _status(options: Options, *, elapsed: bool) -> StatusLine | None:
     if options.quiet or not console.is_tty(sys.stderr):
         return None
-    from start.status import StatusLine
+    from start.ui.status import StatusLine
 
     return StatusLine(sys.stderr, elapsed=elapsed)
 
@@ -269,7 +271,7 @@ def _args(options: Options) -> tuple[str, ...]:
 
 
 def _cwd(options: Options) -> str:
-    from start.paths import current_dir
+    from start.base.paths import current_dir
 
     return options.started_in or current_dir()
 
@@ -282,13 +284,13 @@ def record(
 ) -> None:
     """Put the run in the history; a history that cannot be written is a warning, not a
     failure of the run."""
-    from start import history
+    from start.runs import history
 
     if asked is not None:
         run = run._replace(request=asked, args=_args(options), cwd=_cwd(options))
     try:
         if history.record(run, config.settings):
-            from start import historydb
+            from start.runs import store as historydb
 
             historydb.flush()
     except history.HistoryError as error:
@@ -538,15 +540,15 @@ def _summary_lines(
 
 
 def _command_files(config: Config) -> set[str | None]:
-    """The files of other agents' command and skill directories (start.interop) that the
+    """The files of other agents' command and skill directories (start.config.interop) that the
     config's problems are about; each file is looked up once, however many problems it has."""
     files = {p.file for p in config.problems}
     # Imported tasks are of these layers: a config from the cache decodes no other task.
     tasks = [*of_layer(config.tasks, "imported"), *of_layer(config.tasks, "project")]
     if not files or not any(task.imported is not None for task in tasks):
         return set()
-    from start.interop.dirs import in_command_dir
-    from start.interop.skills import in_skill_dir
+    from start.config.interop.dirs import in_command_dir
+    from start.config.interop.skills import in_skill_dir
 
     return {
         file

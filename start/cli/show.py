@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
-from start import console, details, display
+from start.base.errors import ExitCode, UnknownNameError, UsageError
 from start.cli.commands import command
 from start.cli.options import common_options, completer
 from start.cli.state import get_options
+from start.compose import details
 from start.config.load import load
-from start.console import Styled
-from start.errors import ExitCode, UnknownNameError, UsageError
+from start.ui import console, display
+from start.ui.console import Styled
 
 _LABEL = 12
 
@@ -63,8 +64,7 @@ def show(first: str, second: str | None, run_commands: bool, no_pager: bool) -> 
 
 
 def _page(page: display.Page, found: details.Details) -> None:
-    from start import params
-    from start.config import show
+    from start.config import params, show
 
     item = found.item
     page.line(Styled(f"{found.kind} {item.name}", "bold"))

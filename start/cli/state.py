@@ -6,7 +6,7 @@ import os
 
 import click
 
-from start.paths import current_dir
+from start.base.paths import current_dir
 
 
 class Options:

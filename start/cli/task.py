@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import click
 
-from start import console, fs, resolve
+from start.base import fs
+from start.base.errors import ExitCode, UsageError
 from start.cli.options import completer, launch_options
 from start.cli.run import (
     headless_printing,
@@ -22,8 +23,9 @@ from start.cli.text import (
     user_text,
     with_piped,
 )
+from start.compose import resolve
 from start.config.load import load
-from start.errors import ExitCode, UsageError
+from start.ui import console
 
 
 @click.command(
@@ -78,7 +80,7 @@ def task(
     INSTRUCTIONS, a blank line between (--no-stdin leaves it unread). The listing shows each task's
     alias, description, parameters and layer; -v adds the file it comes from.
     """
-    from start import params
+    from start.config import params
 
     options = get_options()
     text = user_text(instructions, text_option, text_file)
@@ -136,7 +138,8 @@ def _list_tasks(options: Options, show_all: bool) -> int:
     if not tasks:
         console.err("No tasks are defined. Add one with 'start config add task NAME ...'.")
         return ExitCode.OK
-    from start import display, params
+    from start.config import params
+    from start.ui import display
 
     headers = ["task", "alias", "description", "layer"]
     rows = [[t.name, t.alias or "", t.description or "", t.origin.layer] for t in tasks]

@@ -1,5 +1,5 @@
 """The user's text of `start prompt`, `start task` and `start continue`: exactly one of the words,
---instructions=TEXT or -i FILE (- reads stdin), after any text piped to stdin (start.piped), and
+--instructions=TEXT or -i FILE (- reads stdin), after any text piped to stdin (start.ui.piped), and
 the safe form that scripts use for text that starts with '-'."""
 
 from __future__ import annotations
@@ -8,10 +8,11 @@ import sys
 
 import click
 
-from start import console, fs
+from start.base import fs
+from start.base.errors import UsageError
 from start.cli.commands import Command, HintedUsageError
 from start.cli.options import F
-from start.errors import UsageError
+from start.ui import console
 
 # Text read with -i FILE or -i - (and `start prompt -`) is capped, so memory stays bounded.
 TEXT_LIMIT = 16 * 1_048_576
@@ -69,7 +70,7 @@ def text_options(function: F) -> F:
 def _read_text(name: str) -> str:
     """The text of FILE, or of stdin for -, by the one text rule."""
     if name == "-":
-        from start import piped
+        from start.ui import piped
 
         data = sys.stdin.buffer.read(TEXT_LIMIT + 1)
         return fs.text(piped.capped([data], len(data), TEXT_LIMIT))
@@ -103,7 +104,7 @@ def user_text(words: tuple[str, ...], option: str | None, file: str | None) -> s
 
 
 def with_piped(text: str | None, file: str | None, no_stdin: bool, no_color: bool) -> str | None:
-    """The user's text after what is piped to stdin (start.piped); not with --no-stdin, nor when
+    """The user's text after what is piped to stdin (start.ui.piped); not with --no-stdin, nor when
     the text itself comes from stdin (-i -, `start prompt -`)."""
     if file == "-":
         if no_stdin:
@@ -111,7 +112,7 @@ def with_piped(text: str | None, file: str | None, no_stdin: bool, no_color: boo
         return text
     if no_stdin:
         return text
-    from start import piped
+    from start.ui import piped
 
     found = piped.read(sys.stdin.buffer if sys.stdin is not None else None, TEXT_LIMIT)
     if found.note is not None:

@@ -9,15 +9,16 @@ from typing import IO, Any
 
 import click
 
-from start import console, fs, paths
 from start import trust as core
+from start.base import fs, paths
+from start.base.errors import ConfigError, ExitCode, Problem, UntrustedError, UsageError
 from start.cli.commands import command
 from start.cli.options import common_options, printer
 from start.cli.state import get_options
 from start.config.load import load
 from start.config.model import Config
-from start.console import Line, Part, Styled, printable
-from start.errors import ConfigError, ExitCode, Problem, UntrustedError, UsageError
+from start.ui import console
+from start.ui.console import Line, Part, Styled, printable
 
 # On the terminal question, each text shows this many lines; `start trust --show` shows all.
 SHORT_LINES = 6
@@ -207,7 +208,7 @@ def _paged(lines: list[Line]) -> bool:
     terminal too. Whether it was."""
     if not console.is_tty(sys.stdout):
         return False
-    from start import display
+    from start.ui import display
 
     command = display.pager_command()
     try:
@@ -446,7 +447,7 @@ def _list(as_json: bool, no_color: bool) -> int:
     if not found:
         printer().note("No approvals. Run 'start trust' in a project to review and approve it.")
         return ExitCode.OK
-    from start import display
+    from start.ui import display
 
     rows = [
         [r.root, r.approved, str(len(r.copies) + (r.taskfile is not None)), r.fingerprint[:12]]

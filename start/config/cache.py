@@ -5,7 +5,7 @@ is kept as plain data (marshal) and rebuilt into records on the next run with th
 item is a row of its own, decoded when it is first used (model.Table), beside an index of the
 fields a launch chooses items by (`INDEXED`) and the names of each layer's items, so a launch
 decodes the items it uses, whatever the size of the config. The key covers the bytes of every
-layer file and of other agents' command files (start.interop), the stray files, the layer
+layer file and of other agents' command files (start.config.interop), the stray files, the layer
 directories, the Python that runs and `start`'s version; the entry's stamp, the code of `start`
 that made it (`code_stamp`). The key is those bytes themselves, not a digest of them: an entry
 holds its key and is used only when that is equal, byte for byte, to the key of the launch, and
@@ -29,7 +29,9 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from start import paths
+from start.base import paths
+from start.base.errors import Problem
+from start.base.record import Record
 from start.config import schema
 from start.config.model import (
     LAYERS,
@@ -44,11 +46,9 @@ from start.config.model import (
     Table,
     column,
 )
-from start.errors import Problem
-from start.record import Record
 
 if TYPE_CHECKING:
-    from start.interop.model import Imported
+    from start.config.interop.model import Imported
 
 # 4: items are stored by columns, (names, origin indexes, one list per field), not by rows.
 # 5: the key is the keyed bytes themselves, and entries live in the state directory.
@@ -327,7 +327,7 @@ def put(cache_key: Key, config: Config) -> None:
     if stamp is None:
         return
     # Off the warm launch path: only a miss writes.
-    from start import atomic
+    from start.base import atomic
 
     try:
         home = directory()
@@ -346,7 +346,7 @@ def _prune(directory: str, kind: str) -> None:
     left (`.KIND-KEY.bin.8HEX.tmp`, from atomic.replace)."""
     import time
 
-    from start import atomic
+    from start.base import atomic
 
     entries: list[tuple[int, str]] = []
     stale = time.time() - STALE_TEMP_SECONDS
@@ -432,8 +432,8 @@ def _stored(layout: _Layout, records: list[Any], skip: int = 0) -> list[Sequence
 
 
 def _encode_imported(value: Imported) -> tuple[Any, ...]:
-    # Off the warm launch path, like start.interop.model itself.
-    from start.interop.model import encode
+    # Off the warm launch path, like start.config.interop.model itself.
+    from start.config.interop.model import encode
 
     return encode(value)
 
@@ -570,7 +570,7 @@ def _strings(value: Any) -> Any:
 
 
 def _imported(value: tuple[Any, ...]) -> Imported:
-    from start.interop.model import decode
+    from start.config.interop.model import decode
 
     return decode(value)
 

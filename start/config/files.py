@@ -10,9 +10,9 @@ import stat
 import sys
 from typing import Any, Final
 
-from start import fs
-from start.errors import Problem
-from start.record import Record
+from start.base import fs
+from start.base.errors import Problem
+from start.base.record import Record
 
 # The largest config file start reads; a config is text a person writes, far below this.
 CONFIG_LIMIT = 4 * 1_048_576

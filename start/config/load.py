@@ -7,8 +7,9 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from start import fs, interop, paths
-from start.config import cache, files, schema
+from start.base import fs, paths
+from start.base.errors import ConfigError, Problem, suggest
+from start.config import cache, files, interop, schema
 from start.config.model import (
     LAYERS,
     Agent,
@@ -21,14 +22,13 @@ from start.config.model import (
     Settings,
     Task,
 )
-from start.errors import ConfigError, Problem, suggest
 
 # start.config.validate is imported by the functions that parse and merge: a launch served from
 # the cache validates nothing.
 if TYPE_CHECKING:
+    from start.config.interop.dirs import Discovery
+    from start.config.interop.skills import Found as Skills
     from start.config.validate import Collector
-    from start.interop.dirs import Discovery
-    from start.interop.skills import Found as Skills
 
 IMPORTED = "imported"
 BUILT_IN = "built-in"
@@ -48,7 +48,8 @@ class _Layer:
 
 
 def layer_dirs(project: paths.ProjectLocation, use_project: bool = True) -> dict[str, str | None]:
-    # The imported layer has no directory of its own: it is other agents' (start.interop.dirs).
+    # The imported layer has no directory of its own: it is other agents'
+    # (start.config.interop.dirs).
     return {
         BUILT_IN: paths.builtin_config_dir(),
         "imported": None,
@@ -192,11 +193,11 @@ def _discover(
     commands: Discovery | None = None
     skills: Skills | None = None
     if interop.anywhere(where, user=user):
-        from start.interop.dirs import discover
+        from start.config.interop.dirs import discover
 
         commands = discover(root, user=user)
     if interop.skills_anywhere(where, user=user):
-        from start.interop import skills as skill_folders
+        from start.config.interop import skills as skill_folders
 
         skills = skill_folders.discover(root, user=user)
     return commands, skills
@@ -210,7 +211,7 @@ def _with_commands(
 ) -> list[_Layer]:
     """The layers with the imported one after built-in, and the project's command files and
     skills just below its `.start/` (whose tasks replace an imported one of the same name)."""
-    from start.interop import library
+    from start.config.interop import library
 
     enabled: Any = Settings().import_commands
     for layer in layers:
@@ -218,7 +219,7 @@ def _with_commands(
             enabled = layer.settings["import_commands"][0]
     built = [library.build(commands, enabled)] if commands is not None else []
     if skills is not None:
-        from start.interop import skills as skill_folders
+        from start.config.interop import skills as skill_folders
 
         built.append(skill_folders.build(skills, enabled))
     user = _Layer(IMPORTED, None)

@@ -1,6 +1,6 @@
 """Records of a validated and merged configuration.
 
-The records are `start.record.Record`s, which cost every launch next to nothing to define (see
+The records are `start.base.record.Record`s, which cost every launch next to nothing to define (see
 docs/performance.md); a record's fields cannot be reassigned. A mapping field (`models`,
 `origins`, a config's item tables) is typed read-only but holds a plain dict that nothing changes
 once the record is built, or a `Table` (a config from the cache); the shared empty default is a
@@ -13,19 +13,20 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from start.errors import Problem
-from start.fs import DEFAULT_FILE_LIMIT, DEFAULT_OUTPUT_LIMIT
-from start.interop import FORMATS
-from start.paths import ProjectLocation
-from start.record import Record
+from start.base.errors import Problem
+from start.base.fs import DEFAULT_FILE_LIMIT, DEFAULT_OUTPUT_LIMIT
+from start.base.paths import ProjectLocation
+from start.base.record import Record
+from start.config.interop import FORMATS
 
 if TYPE_CHECKING:
-    from start.interop.model import Imported
+    from start.config.interop.model import Imported
 
-# `imported` holds the tasks of other agents' user-level command directories (start.interop);
+# `imported` holds the tasks of other agents' user-level command directories (start.config.interop);
 # their project-level directories belong to the project layer.
 LAYERS = ("built-in", "imported", "global", "project")
-# The origin layer of a role, context or task named by path on the command line (start.adhoc).
+# The origin layer of a role, context or task named by path on the command line
+# (start.compose.adhoc).
 COMMAND_LINE = "command line"
 # The default of an empty mapping field: one object shared by every record, so it cannot change.
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -55,11 +56,11 @@ class Agent(Record):
     models: Mapping[str, str] = _EMPTY
     large_prompt: str | None = None  # sent instead of a prompt too large for the command line
     large_prompt_stdin: bool = False  # and that prompt goes to the agent's stdin
-    print_command: str | None = None  # the headless form, for --print (start.headless)
+    print_command: str | None = None  # the headless form, for --print (start.runs.headless)
     print_output: str | None = None  # how its answer is read: one of headless.ENVELOPES
     print_permissions: Mapping[str, str] = _EMPTY  # level -> the options that grant it
     # The options that hold a headless answer to a task's JSON Schema ({schema}, {schema_file}),
-    # and the words a failed run prints when the model refused them (start.headless asks again
+    # and the words a failed run prints when the model refused them (start.runs.headless asks again
     # with the schema in the prompt).
     print_schema: str | None = None
     # The headless form that continues a conversation by its session id (`start continue`).
@@ -106,7 +107,7 @@ class Param(Record):
     """A task parameter: `{name}` in the task's template, START_PARAM_NAME for its command.
 
     `default` None means the parameter must be given (`-p name=VALUE`). Records are plain so a
-    task can be built from anything, not only from TOML (see start.params.declare).
+    task can be built from anything, not only from TOML (see start.config.params.declare).
     """
 
     name: str
@@ -114,7 +115,8 @@ class Param(Record):
     description: str | None = None
 
 
-# A task's answer formats (`output`; start.output): text, any JSON value, or JSON matching a schema.
+# A task's answer formats (`output`; start.config.output): text, any JSON value, or JSON matching
+# a schema.
 OUTPUT_TEXT, OUTPUT_JSON, OUTPUT_SCHEMA = "text", "json", "schema"
 
 
@@ -146,7 +148,7 @@ class Task(Record):
     permissions: str | None = None  # what a headless run may do (schema.LEVELS); None: read-only
     params: tuple[Param, ...] = ()  # in declaration order
     output: Output | None = None  # the answer format of a headless run; None: text
-    # A task read from another agent's command file (start.interop): its template, instead of
+    # A task read from another agent's command file (start.config.interop): its template, instead of
     # `file`, `command` and `prompt`; `origin.path` is the command file.
     imported: Imported | None = None
 
@@ -167,7 +169,7 @@ DEFAULT_COMMAND_TIMEOUT = 30
 DEFAULT_PRINT_TIMEOUT = 900  # seconds a headless agent run (--print) may take
 DEFAULT_PRINT_AGENTS = 4  # headless runs of several agents that run at once
 DEFAULT_PRINT_ANSWER_LIMIT = 16 * 1_048_576  # bytes a headless agent may print (its answer)
-DEFAULT_HISTORY_SIZE_LIMIT = 50 * 1_048_576  # bytes of recorded runs kept (start.history)
+DEFAULT_HISTORY_SIZE_LIMIT = 50 * 1_048_576  # bytes of recorded runs kept (start.runs.history)
 DEFAULT_MCP_DEPTH = 1  # `start mcp` asks agents; the agents it runs do not ask further
 
 
@@ -188,7 +190,7 @@ class Settings(Record):
     mcp_depth: int = DEFAULT_MCP_DEPTH
     trusted_paths: tuple[str, ...] = ()
     import_commands: tuple[str, ...] = FORMATS  # the sources whose command files are tasks
-    history: bool = True  # record each launch and headless run (start.history)
+    history: bool = True  # record each launch and headless run (start.runs.history)
     history_size_limit: int = DEFAULT_HISTORY_SIZE_LIMIT
     origins: Mapping[str, Origin] = _EMPTY
 

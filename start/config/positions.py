@@ -12,9 +12,9 @@ import re
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 
+from start.base.errors import Problem
+from start.base.record import Record
 from start.config.scanner import LineType, line_types, spans, string_end
-from start.errors import Problem
-from start.record import Record
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 

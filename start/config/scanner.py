@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
-from start.record import Record
+from start.base.record import Record
 
 LineType = Literal["blank", "comment", "header", "key", "more"]
 

@@ -64,7 +64,7 @@ ITEM_SECTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         "print_command": STR,
         "print_output": STR,
         "print_permissions": MODELS,
-        # The options that hold the answer to a task's output schema (start.output), and what
+        # The options that hold the answer to a task's output schema (start.config.output), and what
         # the CLI prints when the model refuses them (the run is asked again without them).
         "print_schema": STR,
         # The headless form that continues a conversation (`start continue`): print_command's
@@ -111,7 +111,7 @@ SETTINGS: Final[Mapping[str, str]] = {
     # Trusted by the user's own layers only: a project's trust keys are dropped with a warning.
     "trusted_paths": PATHS,
     "import_commands": SOURCES,
-    # The history of runs (start.history): whether runs are recorded, and its size in bytes.
+    # The history of runs (start.runs.history): whether runs are recorded, and its size in bytes.
     "history": BOOL,
     "history_size_limit": SIZE,
 }
@@ -185,7 +185,7 @@ def type_error(field_type: str, value: object) -> str | None:
             )
         return None
     if field_type == SOURCES:
-        from start.interop import FORMATS
+        from start.config.interop import FORMATS
 
         if not isinstance(value, list):
             return f"must be an array of sources ({', '.join(FORMATS)}), not {_describe(value)}"

@@ -43,7 +43,7 @@ def output_value(output: Output) -> str | dict[str, Any]:
 
 
 def imported_fields(imported: Any) -> dict[str, str]:
-    """What a task from another agent's command file carries (start.interop.model.Imported),
+    """What a task from another agent's command file carries (start.config.interop.model.Imported),
     as fields to show: the source, how that CLI calls it, its hint and model, its template."""
     fields = {"source": imported.source, "source_command": imported.command}
     if imported.hint is not None:
@@ -137,7 +137,7 @@ def _basic_string(value: str) -> str:
 
 
 def _hidden(char: str) -> bool:
-    """A character start.console.printable escapes (a tab is shown as it is)."""
+    """A character start.ui.console.printable escapes (a tab is shown as it is)."""
     import unicodedata
 
     return char != "\t" and unicodedata.category(char) in {"Cc", "Cf", "Zl", "Zp", "Cs", "Co"}

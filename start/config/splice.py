@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from start.base.errors import StartError
 from start.config.scanner import line_types
-from start.errors import StartError
 
 
 class EditError(StartError):

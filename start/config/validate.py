@@ -6,8 +6,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from start import params, shellwords, template
-from start.config import model, schema
+from start.base import template
+from start.base.errors import Problem, suggest
+from start.config import model, params, schema
 from start.config.model import (
     RECORDS,
     Agent,
@@ -20,7 +21,7 @@ from start.config.model import (
     Task,
 )
 from start.config.schema import STR, type_error
-from start.errors import Problem, suggest
+from start.proc import shellwords
 
 _NAME = re.compile(schema.NAME_PATTERN)
 
@@ -49,7 +50,7 @@ def check_name(what: str, name: str) -> str | None:
         return None
     if what == "task" and ":" in name:
         # An imported command's name, `claude:review`: config may replace that task.
-        from start.interop.model import name_problem
+        from start.config.interop.model import name_problem
 
         return name_problem(name)
     return (
@@ -306,7 +307,7 @@ def _check_print_schema(options: str, where: str, out: Collector) -> None:
 
 
 def _check_params(table: Mapping[str, Any], key: str, out: Collector) -> tuple[Param, ...]:
-    """A task's `[params]` table as records; each problem is reported (see start.params)."""
+    """A task's `[params]` table as records; each problem is reported (see start.config.params)."""
     found: list[Param] = []
     for name, spec in table.items():
         where = f"{key}.{name}"
@@ -346,7 +347,7 @@ def _check_params(table: Mapping[str, Any], key: str, out: Collector) -> tuple[P
 
 def _check_output(value: str | dict[str, Any], key: str, out: Collector) -> Output | None:
     """A task's `output` as a record (None for text). The schema itself is checked by `start
-    config validate` and before a run (start.output), which import a schema validator."""
+    config validate` and before a run (start.config.output), which import a schema validator."""
     if isinstance(value, str):
         return None if value == model.OUTPUT_TEXT else Output(model.OUTPUT_JSON)
     for name in value:
@@ -550,7 +551,7 @@ def check_merged(
 
 def placed(problems: list[Problem]) -> list[Problem]:
     """The problems, each at its line in its config file (read again: an error path)."""
-    from start import fs
+    from start.base import fs
     from start.config.positions import locate
 
     contents: dict[str, bytes] = {}

@@ -2,8 +2,8 @@
 it, the answers returned to the agent that asked.
 
 Three rules keep it safe. No loops: a run marks its environment with its depth (DEPTH_VARIABLE),
-and the server records itself as running it (start.lineage), so that a `start mcp` inside the run
-finds its depth even when its client passes it a whitelisted environment; a server at
+and the server records itself as running it (start.proc.lineage), so that a `start mcp` inside the
+run finds its depth even when its client passes it a whitelisted environment; a server at
 `settings.mcp_depth` or deeper offers no asking tools. Least permission: a run is read-only
 unless the caller or the task asks for more, and never goes above `settings.mcp_permissions`,
 whatever either says. Trust: the agents and tasks come from `library.view`, which leaves an
@@ -20,17 +20,19 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
-from start import fs, headless, lineage, paths, pipeline, resolve, shell
+from start.base import fs, paths
+from start.base.errors import StartError, suggest
+from start.base.record import Record
+from start.compose import pipeline, resolve
 from start.config import schema
 from start.config.model import Config, Task
-from start.errors import StartError, suggest
 from start.mcp import library
 from start.mcp.library import RequestError, Scope
-from start.record import Record
-from start.runs import Run
+from start.proc import lineage, shell
+from start.runs import Run, headless
 
 if TYPE_CHECKING:
-    from start import agentrun
+    from start.proc import agents as agentrun
 
 # The depth of the `start mcp` that started a run, plus one, in the run's environment.
 DEPTH_VARIABLE: Final = "START_MCP_DEPTH"
@@ -275,9 +277,10 @@ def run(
 
 
 def _record(each: Sequence[pipeline.Prepared], results: Sequence[Run]) -> None:
-    """Put each run in the history, as `--print` does (start.history), with no parameters for
+    """Put each run in the history, as `--print` does (start.runs.history), with no parameters for
     `start again` to repeat. A history that cannot be written never costs the caller an answer."""
-    from start import history, historydb
+    from start.runs import history
+    from start.runs import store as historydb
 
     for prepared, result in zip(each, results, strict=True):
         try:

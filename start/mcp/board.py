@@ -7,8 +7,8 @@ The caller acts as its session, which start names: `mcp:CLIENT:PID`, the client'
 `initialize` and this server's process, whose life its claims last; no argument names who acts.
 Each tool's arguments are checked against the input schema it declares, as every tool's are
 (start.mcp.tools.check), the one statement of their shape; the board's rules are the board's
-(start.boarddb). A run an item asks for is held to what the user allows agents
-(start.boardrun.request_for). Nothing here imports the SDK before a tool is listed or called:
+(start.board.store). A run an item asks for is held to what the user allows agents
+(start.board.runner.request_for). Nothing here imports the SDK before a tool is listed or called:
 the server (start.mcp.server) hands its requests here.
 """
 
@@ -19,10 +19,11 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from start import board, inputs
+from start import board
+from start.base import inputs
+from start.base.errors import StartError
 from start.board import FINISHED, STATUSES, Change, RunSpec
 from start.config import schema
-from start.errors import StartError
 from start.mcp import tools
 from start.mcp.library import Scope
 
@@ -39,7 +40,7 @@ WATCH: Final = "board_tasks_watch"
 LISTED: Final = 50
 MOST_LISTED: Final = 200
 
-# Each argument's rule is start.inputs', as the command line's is.
+# Each argument's rule is start.base.inputs', as the command line's is.
 _ID: Final = inputs.ITEM_ID_SCHEMA
 _IDS: Final = {"type": "array", "items": _ID, "maxItems": 100}
 _TEXT: Final = inputs.TEXT_SCHEMA
@@ -244,7 +245,7 @@ class Tools:
     def _handle(
         self, name: str, arguments: Mapping[str, Any], client: str | None
     ) -> dict[str, Any]:
-        from start import boardfile
+        from start.board import file as boardfile
 
         me = board.session(client, self._level())
         run = self._run(arguments) if name == CREATE else None
@@ -284,7 +285,7 @@ class Tools:
         given = arguments.get("run")
         if given is None:
             return None
-        from start import boardrun
+        from start.board import runner as boardrun
 
         spec = RunSpec(
             given.get("prompt"),
@@ -299,7 +300,7 @@ class Tools:
         return spec
 
     def _list(self, opened: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        from start.boarddb import Filter
+        from start.board.store import Filter
 
         status = arguments.get("status")
         found = Filter(
@@ -317,7 +318,8 @@ class Tools:
         import anyio
         import anyio.to_thread
 
-        from start import boarddb, boardfile
+        from start.board import file as boardfile
+        from start.board import store as boarddb
 
         wait = arguments.get("wait_seconds", self.wait_most)
         began = time.monotonic()

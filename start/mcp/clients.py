@@ -12,8 +12,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from start import shellwords
-from start.record import Record
+from start.base.record import Record
+from start.proc import shellwords
 
 NAME = "start"
 
@@ -120,7 +120,7 @@ def _file(client: str, args: list[str], workdir: str) -> Registration:
 
 def _full_path() -> str:
     """The `start` program by its full path: on PATH, else beside the Python that runs it."""
-    from start import paths
+    from start.base import paths
 
     found = paths.which(NAME) or paths.which(os.path.join(os.path.dirname(sys.executable), NAME))
     return os.path.abspath(found) if found is not None else NAME

@@ -1,6 +1,6 @@
 """`start mcp`'s runs of other agents: ask_agent and ask_agents, whose call waits for them and is
 told their progress, and ask_start's asynchronous runs, which ask_result and ask_cancel find by
-id. Each run's agents' states are one record (start.progress), read for progress notifications
+id. Each run's agents' states are one record (start.ui.progress), read for progress notifications
 and for ask_result, as the terminal's live board reads it for `--print -a A,B`.
 """
 
@@ -17,12 +17,12 @@ import mcp.types as types
 from mcp.server import ServerRequestContext
 
 from start import runs as records
-from start.errors import StartError
+from start.base.errors import StartError
 from start.mcp import asking, report, tools
 from start.mcp.library import RequestError, Scope
 from start.mcp.owners import Commands, Request, off_loop
-from start.progress import Progress
 from start.runs import Run
+from start.ui.progress import Progress
 
 # Seconds between progress notifications while no agent's state changes.
 PROGRESS_EVERY: Final = 2.0

@@ -13,10 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import quote, unquote
 
-from start import fs, pipeline, resolve, shell, sources
-from start.config.load import load
-from start.config.model import Config, Task
-from start.errors import (
+from start.base import fs
+from start.base.errors import (
     AgentNotFoundError,
     ConfigError,
     ExitCode,
@@ -25,12 +23,16 @@ from start.errors import (
     UntrustedError,
     suggest,
 )
-from start.record import Record
-from start.shell import CommandResult, CommandSpec
-from start.wall import Reader
+from start.base.record import Record
+from start.base.wall import Reader
+from start.compose import pipeline, resolve, sources
+from start.config.load import load
+from start.config.model import Config, Task
+from start.proc import shell
+from start.proc.shell import CommandResult, CommandSpec
 
 if TYPE_CHECKING:
-    from start.shell import Owner
+    from start.proc.shell import Owner
 
 Kind = Literal["context", "role"]
 SCHEME = "start://"
@@ -179,7 +181,7 @@ def instructions(scope: Scope) -> str:
 
 
 def arguments(task: Task) -> tuple[Argument, ...]:
-    """A task's prompt arguments: the instructions, then its parameters (start.params)."""
+    """A task's prompt arguments: the instructions, then its parameters (start.config.params)."""
     found = [INSTRUCTIONS]
     for param in task.params:
         description = param.description or f"The task's parameter {param.name}"

@@ -2,7 +2,7 @@
 process group they start, until the group is gone.
 
 A cancelled request's groups are killed at once, the server kills all of them when it stops, and
-a watchdog process (start.watchdog) kills those left when the server itself is killed. The
+a watchdog process (start.proc.watchdog) kills those left when the server itself is killed. The
 agents that the asking tools run are such groups too, whether their call waits for them
 (ask_agent, ask_agents) or not (ask_start).
 """
@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar
 import anyio
 import anyio.to_thread
 
-from start.shell import kill_group
+from start.proc.shell import kill_group
 
 if TYPE_CHECKING:
-    from start.watchdog import Watchdog
+    from start.proc.watchdog import Watchdog
 
 # How many requests that may run commands (run_task, prompts/get, resources/read, ask_agent and
 # ask_agents) run at once; more wait their turn, and listings never wait for them.

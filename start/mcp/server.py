@@ -22,15 +22,16 @@ import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server
 
-from start import __version__, inputs
+from start import __version__
+from start.base import inputs
+from start.base.errors import StartError
 from start.config.model import Config, Task
-from start.errors import StartError
 from start.mcp import asking, board, jobs, library, report, stdio, taskfile, tools
 from start.mcp.jobs import Context
 from start.mcp.library import RequestError, Scope
 from start.mcp.owners import Commands, off_loop
-from start.shell import STOP_SIGNALS
-from start.watchdog import Watchdog
+from start.proc.shell import STOP_SIGNALS
+from start.proc.watchdog import Watchdog
 
 MIME: Final = "text/markdown"
 

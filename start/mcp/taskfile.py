@@ -6,7 +6,7 @@ The Taskfile is the project's `.agent/Taskfile.yml`, else its `Taskfile.yml`, ru
 `task` binary (go-task; the `taskfile` extra installs it from PyPI as go-task-bin). The tools are
 registered only when there is such a file, a `task` binary, and a project the user vouches for
 (start.trust.vouched: an approval pins the Taskfile's bytes); the server's instructions say which
-is missing. Every `task` runs through start's command runner (start.shell), with the request's
+is missing. Every `task` runs through start's command runner (start.proc.shell), with the request's
 owner, settings.command_timeout and settings.command_output_limit, its words as argv: `args` is
 split into words as a shell splits them, nothing expanded, and each word reaches the Taskfile in
 {{.CLI_ARGS}}, which `task` quotes for a shell. A Taskfile may put {{.CLI_ARGS}} inside quotes of
@@ -23,16 +23,17 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from start import fs, paths, shell
-from start.errors import StartError, UnknownNameError
+from start.base import fs, paths
+from start.base.errors import StartError, UnknownNameError
+from start.base.record import Record
 from start.mcp import report
 from start.mcp.library import RequestError, Run, Scope
-from start.record import Record
+from start.proc import shell
 
 if TYPE_CHECKING:
     import mcp.types as types
 
-    from start.shell import Owner
+    from start.proc.shell import Owner
 
 R = TypeVar("R")
 

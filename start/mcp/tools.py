@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from start import inputs
+from start.base import inputs
+from start.base.errors import suggest
 from start.config import schema
-from start.errors import suggest
+from start.config.params import TASK_NAME_ARGUMENT
 from start.mcp import asking, library, report
 from start.mcp.library import RequestError
-from start.params import TASK_NAME_ARGUMENT
 
 if TYPE_CHECKING:
     import mcp.types as types
@@ -38,7 +38,7 @@ WAIT_MOST: Final = 50
 # the schema's own message); called with the argument's name and the value.
 Explain = Callable[[str, object], str | None]
 
-# A model's name or alias; the core refuses the same when it builds the command (start.agent).
+# A model's name or alias; the core refuses the same when it builds the command (start.proc.argv).
 MODEL: Final = {
     "type": "string",
     "pattern": "^(?!-)",
@@ -103,14 +103,14 @@ def check(
         if noted:
             message += f" ({noted[0]})"
     else:
-        from start.schemacheck import shorter
+        from start.proc.schemacheck import shorter
 
         message = shorter(error.message, error.instance)
     raise RequestError(f"invalid arguments{where}: {message}")
 
 
 def _ruled(keyword: str, value: object, declared: Any) -> str | None:
-    """What the command line says of a value outside a rule of start.inputs (an id, a count, a
+    """What the command line says of a value outside a rule of start.base.inputs (an id, a count, a
     text's length), for the schema keyword it fails; None for any other."""
     if not isinstance(declared, Mapping):
         return None

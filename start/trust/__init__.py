@@ -15,10 +15,11 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from start import paths
+from start.base import paths
+from start.base.errors import Problem, StartError, UntrustedError
+from start.base.record import Record
+from start.base.wall import Grant
 from start.config.model import Config
-from start.errors import Problem, StartError, UntrustedError
-from start.record import Record
 from start.trust.review import Defined, Mention, Review, changes, is_text, review
 from start.trust.scan import (
     FILE,
@@ -34,7 +35,6 @@ from start.trust.scan import (
     within,
 )
 from start.trust.store import Approval, approve, lookup, records, revoke
-from start.wall import Grant
 
 ENV_TRUSTED_PATHS = "START_TRUSTED_PATHS"
 

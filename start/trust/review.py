@@ -7,9 +7,9 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from start import paths
+from start.base import paths
+from start.base.record import Record
 from start.config.model import Config, Item, Origin
-from start.record import Record
 from start.trust.scan import (
     FILE,
     FILE_LIMIT,
@@ -156,7 +156,7 @@ def _text(data: bytes) -> str | None:
 def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Review:
     """What approving `found` allows: every field of every item and every setting of the
     project layer, and, gathered from them, the commands, binaries, variables and files."""
-    from start import agent
+    from start.proc import argv as agent
 
     real_root = os.path.realpath(found.root)
     commands: list[Mention] = []
@@ -242,8 +242,8 @@ def _below(config: Config) -> Config | None:
     """The config of the user's own layers, whose items the project's replace; None when it
     cannot be loaded (the review then names nothing replaced). Parsed from the files, as the
     review's own config is: never the cache."""
+    from start.base.errors import StartError
     from start.config.load import load
-    from start.errors import StartError
 
     try:
         return load(config.project.workdir, use_project=False, use_cache=False)

@@ -18,11 +18,11 @@ import stat
 from collections.abc import Sequence
 from typing import Protocol
 
-from start import atomic, fs, paths
+from start.base import atomic, fs, paths
+from start.base.errors import UntrustedError
+from start.base.record import Record
+from start.base.wall import Grant, classify
 from start.config.model import Config, of_layer
-from start.errors import UntrustedError
-from start.record import Record
-from start.wall import Grant, classify
 
 FILE, SYMLINK, MISSING, OTHER, OUTSIDE = "file", "symlink", "missing", "other", "outside"
 
@@ -52,7 +52,7 @@ class Named(Record):
     key: str  # such as "contexts.guide.file"
     path: str  # the spelled path, expanded against the project root
     real: str  # its real path now (the path itself when it does not exist)
-    where: str  # "start", "inside" or "outside" (see start.wall.classify)
+    where: str  # "start", "inside" or "outside" (see start.base.wall.classify)
 
 
 class Scan(Record):
@@ -264,7 +264,7 @@ def scan(config: Config) -> Scan | None:
     no Taskfile.
 
     The project layer's files are its `.start/` config files and other agents' project command
-    files (start.interop), whose bytes load read; a command file's includes are named files.
+    files (start.config.interop), whose bytes load read; a command file's includes are named files.
     Its Taskfile is pinned beside them (Scan.taskfile).
     """
     layer = {f.path: f.digest for f in config.files if f.layer == "project"}
@@ -334,8 +334,8 @@ def _taskfile_entry(root: str) -> Entry | None:
 
 def _command_dirs(config: Config, layer: dict[str, str]) -> tuple[str, ...]:
     """The project's command directories of other agents that hold files the approval covers."""
-    from start.interop import SKILL_PROJECT_DIRS
-    from start.interop.dirs import project_places
+    from start.config.interop import SKILL_PROJECT_DIRS
+    from start.config.interop.dirs import project_places
 
     directories = [place.directory for place in project_places(config.root)]
     directories.extend(paths.join(config.root, relative) for relative in SKILL_PROJECT_DIRS)
@@ -349,8 +349,9 @@ def _command_dirs(config: Config, layer: dict[str, str]) -> tuple[str, ...]:
 
 def _linked_folders(root: str, layer: dict[str, str]) -> list[str]:
     """The symlinked folders below the project's command directories that the files of the layer
-    were read through (start.interop.dirs follows those that stay inside the project root)."""
-    from start.interop.dirs import project_places
+    were read through (start.config.interop.dirs follows those that stay inside the project
+    root)."""
+    from start.config.interop.dirs import project_places
 
     places = [os.path.normpath(place.directory) for place in project_places(root)]
     links: dict[str, None] = {}

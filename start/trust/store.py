@@ -13,9 +13,9 @@ import stat
 from datetime import datetime
 from typing import Any
 
-from start import atomic, fs, paths
-from start.errors import StartError, UntrustedError
-from start.record import Record
+from start.base import atomic, fs, paths
+from start.base.errors import StartError, UntrustedError
+from start.base.record import Record
 from start.trust.scan import (
     FILE,
     Scan,

@@ -237,7 +237,7 @@ def test_completion_on_a_project_without_a_board_makes_none(
     monkeypatch.setenv("COMP_WORDS", "start board show ")
     monkeypatch.setenv("COMP_CWORD", "3")
     assert invoke().stdout.split() == []
-    from start import boardfile
+    from start.board import file as boardfile
 
     assert not os.path.exists(boardfile.directory())
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from start.base.errors import EXIT_CODE_TABLE
 from start.cli import main
-from start.errors import EXIT_CODE_TABLE
 from tests.conftest import REPO, Result, write_tree
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from start import paths
+from start.base import paths
 from start.cli import config_edit
 from tests.conftest import REPO, invoke, write_tree
 
@@ -577,8 +577,8 @@ def appender(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_edit_offers_the_starter_for_a_missing_global_config(
     global_dir: Path, appender: None, tty: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from start import init as starter
-    from tests.test_init import use_catalog, use_path
+    from start.setup import init as starter
+    from tests.setup.test_init import use_catalog, use_path
 
     use_catalog(tmp_path, monkeypatch)
     use_path(tmp_path, monkeypatch, "beta-cli")

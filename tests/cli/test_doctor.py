@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from start import __version__, paths
+from start import __version__
+from start.base import paths
 from start.cli import doctor as doctor_cli
 from start.cli.state import Options
-from start.doctor import diagnose
+from start.setup.doctor import diagnose
 from tests.conftest import invoke, write_tree
-from tests.test_init import use_catalog, use_path
+from tests.setup.test_init import use_catalog, use_path
 
 
 @pytest.fixture

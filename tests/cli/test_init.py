@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from start import paths
+from start.base import paths
 from tests.conftest import invoke, write_tree
-from tests.test_init import real_catalog, use_catalog, use_path
+from tests.setup.test_init import real_catalog, use_catalog, use_path
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The command line holds ids, counts, text and metadata to start.inputs' rules (start.cli.inputs),
+"""The command line holds ids, counts, text and metadata to start.base.inputs' rules (start.cli.inputs),
 in process: every refusal a usage error in the rule's own words, never an internal error (which
 `invoke` fails on). The same through real processes, and the MCP door, are in
 tests/e2e/test_inputs.py."""

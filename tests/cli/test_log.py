@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from start import history, historydb
+from start.runs import history
+from start.runs import store as historydb
 from tests.cli.test_print import CONFIG as PRINT_CONFIG
 from tests.conftest import FAKE_AGENT, invoke, launch, run_start, write_tree
 from tests.hostile import Scene, approve, edit
@@ -223,7 +224,7 @@ def test_parallel_runs_lose_nothing(headless: Path) -> None:
 
 _WRITER = """
 import sys
-from start import history, historydb
+from start.runs import history, store as historydb
 data = {
     "format": history.FORMAT, "time": "t", "at": 1.0, "cwd": "/", "workdir": "/",
     "project": "/p", "args": ["prompt", sys.argv[1]], "mode": "prompt", "task": None,
@@ -272,9 +273,9 @@ def test_many_launches_move_themselves_into_the_database(
 ) -> None:
     """Without a `start log`, the pending files stay few: a launch moves them in."""
     monkeypatch.setattr(history, "PENDING_LIMIT", 3)
-    from start import pipeline
     from start.cli import run
     from start.cli.state import Options
+    from start.compose import pipeline
 
     full = []
     for word in ("a", "b", "c", "d"):
@@ -291,10 +292,10 @@ def test_many_launches_move_themselves_into_the_database(
 def test_recording_says_when_pending_is_full_and_historydb_moves_the_runs_in(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # start.history only writes files (a launch imports nothing more); start.historydb.record,
+    # start.runs.history only writes files (a launch imports nothing more); start.runs.store.record,
     # for programs and `start mcp`, also moves them in.
     monkeypatch.setattr(history, "PENDING_LIMIT", 2)
-    from start import pipeline
+    from start.compose import pipeline
 
     prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt("a")), build=False)
     pending = os.path.join(history.directory(), history.PENDING)
@@ -373,7 +374,7 @@ def test_the_answer_is_on_stdout_before_the_history_is_written(
 def test_a_history_that_is_not_a_database_says_how_to_start_again(headless: Path) -> None:
     """`start log`, and the run that finds pending/ full, name what is wrong and the fix; the
     runs recorded meanwhile are kept, and go into the new history."""
-    from start import pipeline
+    from start.compose import pipeline
 
     assert start(headless, "prompt", "--print", "a").returncode == 0
     assert len(runs()) == 1
@@ -408,7 +409,7 @@ def test_recorded_puts_a_run_in_the_database_and_gives_its_id(
 ) -> None:
     """historydb.recorded, for a caller that names the run it recorded (start board run): the
     id is the one `start log show` takes, pending runs moved in before it keep their order."""
-    from start import pipeline
+    from start.compose import pipeline
 
     prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt("a")), build=False)
     settings = prepared.config.settings
@@ -429,7 +430,7 @@ def begun(prepared: Any) -> Any:
 
 
 def _prompt(text: str) -> Any:
-    from start import resolve
+    from start.compose import resolve
 
     return resolve.Request("prompt", None, None, False, None, text=text)
 
@@ -613,7 +614,7 @@ def test_a_planted_symlink_is_never_followed(headless: Path, tmp_path: Path) -> 
 
 def test_prompts_are_kept_byte_exact(repo: Path) -> None:
     """A file's bytes that are not UTF-8 (kept as surrogate escapes) come back as they were."""
-    from start import pipeline
+    from start.compose import pipeline
 
     prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt("caf\udce9 \u00e9")))
     history.record(begun(prepared), prepared.config.settings)

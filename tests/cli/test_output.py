@@ -475,6 +475,6 @@ def test_the_schema_validator_is_never_imported_by_start_itself(project: Path) -
         task: imported(start(project, "task", task, "--print", **env).stderr)
         for task in ("notes", "data", "triage")
     }
-    # jsonschema runs in a child process (start.schemacheck), for a schema only.
+    # jsonschema runs in a child process (start.proc.schemacheck), for a schema only.
     assert ["jsonschema" in names for names in loaded.values()] == [False, False, False]
-    assert ["start.output" in names for names in loaded.values()] == [False, True, True]
+    assert ["start.config.output" in names for names in loaded.values()] == [False, True, True]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from start import agentrun
+from start.proc import agents as agentrun
 from tests.conftest import HANG, REPO, read_pids, run_start, wait_gone, write_tree
 from tests.fake_headless import agent
 
@@ -88,7 +88,7 @@ def test_an_answer_on_a_terminal_is_shown_escaped(project: Path) -> None:
 
 
 def test_the_live_board_on_a_terminal_shows_each_agents_state_and_time(project: Path) -> None:
-    """The board (start.display.Board) reads the run's record of its jobs (start.progress): two
+    """The board (start.ui.display.Board) reads the run's record of its jobs (start.ui.progress): two
     runs of one CLI go one after the other, so the second is seen waiting while the first runs."""
     import re
 

@@ -169,8 +169,8 @@ def test_the_summary_is_linear_in_the_config_problems(
     """A SKILL.md with thousands of unknown front matter keys: the summary compares no two
     problems, and looks each file up in the command and skill directories once, however many
     problems it has (the membership tests over lists of problems made a launch quadratic)."""
-    from start.errors import Problem
-    from start.interop import dirs, skills
+    from start.base.errors import Problem
+    from start.config.interop import dirs, skills
 
     keys = 3000
     front = "".join(f"k{i}: v\n" for i in range(keys))

@@ -165,9 +165,10 @@ def test_the_review_shows_every_field_of_every_item_and_every_setting(project: P
 
 
 def test_the_terminal_question_shows_every_field_too(project: Path) -> None:
-    from start import console, trust
+    from start import trust
     from start.cli.trust import review_lines
     from start.config.load import load
+    from start.ui import console
 
     config = load(str(project), use_cache=False)
     found = trust.scan(config)

@@ -20,7 +20,9 @@ from typing import Any
 
 import pytest
 
-from start import atomic, fs, paths, trust
+from start import trust
+from start.base import atomic, fs, paths
+from start.base.record import Record
 from start.config import cache
 from start.config import load as load_module
 from start.config.load import load
@@ -34,7 +36,6 @@ from start.config.model import (
     column,
     of_layer,
 )
-from start.record import Record
 from tests.conftest import FAKE_AGENT, REPO, invoke, run_start, write_tree
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from start import fs
+from start.base import fs
+from start.base.errors import Problem
 from start.config import files
 from start.config.load import load
-from start.errors import Problem
 from tests.conftest import invoke, write_tree
 
 SECRET = "AKIAQSECRETKEY123"

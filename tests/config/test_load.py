@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from start import paths
+from start.base import paths
 from start.config.load import load
 from tests.conftest import invoke, write_tree
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from start import paths
+from start.base import paths
 from start.config.files import LAYER_FILES
 from start.config.load import load
 from tests.conftest import REPO, invoke
@@ -52,7 +52,7 @@ def test_starter_items_exist() -> None:
 
 
 def test_shipped_agents_leave_the_model_to_the_cli_and_handle_large_prompts() -> None:
-    from start.agent import required
+    from start.proc.argv import required
 
     for agent in load(layers=("built-in",)).agents.values():
         assert agent.default_model is None, agent.name
@@ -89,7 +89,7 @@ def test_wheel_ships_the_config_the_docs_and_project_urls(tmp_path: Path) -> Non
     for path in (REPO / "config").glob("*.toml"):
         assert f"start/_builtin/{path.name}" in names
     for document in ("global", "project"):
-        assert f"start/starter/{document}.toml" in names
+        assert f"start/setup/starter/{document}.toml" in names
     from start.cli import TOPICS
 
     for topic in TOPICS:

@@ -47,7 +47,7 @@ HOSTILE = st.sampled_from(
     ]
 )
 # A value that starts with '-' is refused where it would be an argument of its own before '--'
-# (tests/test_agent.py): every other value arrives byte-exact.
+# (tests/proc/test_argv.py): every other value arrives byte-exact.
 VALUE = (
     st.lists(st.one_of(TEXT, HOSTILE), min_size=1, max_size=6)
     .map("".join)

@@ -163,7 +163,7 @@ def test_exec_restores_default_signal_handling(repo: Path) -> None:
 def test_stale_temp_files_are_swept(repo: Path) -> None:
     import time
 
-    from start.tempfiles import sweep
+    from start.proc.tempfiles import sweep
 
     runtime = repo.parent / "run" / "start"
     runtime.mkdir(mode=0o700)

@@ -808,7 +808,7 @@ def test_a_killed_writer_leaves_a_temp_file_that_the_next_write_removes(repo: Pa
     code = (
         "import os, signal\n"
         "from pathlib import Path\n"
-        "from start import atomic\n"
+        "from start.base import atomic\n"
         "os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\n"
         f"atomic.replace(Path({str(global_dir() / 'config.toml')!r}), b'[settings]\\n')\n"
     )

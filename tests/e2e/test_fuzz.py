@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from start.base.errors import StartError
 from start.config import schema
 from start.config.load import load
-from start.errors import StartError
 from tests.conftest import FAKE_AGENT, invoke
 
 # End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.

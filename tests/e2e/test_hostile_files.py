@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from start import paths, trust
+from start import trust
+from start.base import paths
 from start.config.load import load
 from start.mcp import library
 from tests.conftest import run_start, write_tree

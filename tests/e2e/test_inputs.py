@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from start import boardfile
+from start.board import file as boardfile
 from tests.conftest import REPO, run_start, write_tree
 from tests.fake_headless import agent
 

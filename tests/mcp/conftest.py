@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from start import paths
+from start.base import paths
 from tests.conftest import write_tree
 
 if TYPE_CHECKING:

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from start import board, boardfile
+from start import board
 from start.board import Change, Holder
+from start.board import file as boardfile
 from start.mcp import board as tools
 from tests.fake_headless import agent
 from tests.mcp.conftest import BOARD_TOOLS, connect
@@ -276,7 +277,7 @@ def _nested(levels: int) -> dict[str, Any]:
 async def test_ids_and_metadata_are_held_to_the_rules_of_the_command_line(
     global_dir: Path, isolated: Path
 ) -> None:
-    """start.inputs' rules and words, as tests/cli/test_inputs.py has them for the command line
+    """start.base.inputs' rules and words, as tests/cli/test_inputs.py has them for the command line
     (the real process: tests/e2e/test_inputs.py)."""
     half = "y" * 40_000
     async with connect(isolated, "legacy") as client:

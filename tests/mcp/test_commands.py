@@ -6,9 +6,9 @@ import threading
 import time
 from pathlib import Path
 
-from start import shell
 from start.mcp.owners import Commands, Request
-from start.shell import CommandResult, CommandSpec
+from start.proc import shell
+from start.proc.shell import CommandResult, CommandSpec
 
 
 def slow(directory: Path, name: str) -> CommandSpec:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from start import trust
+from start.base.errors import UntrustedError
+from start.base.fs import FileError
+from start.base.wall import Reader
 from start.config.load import load
-from start.errors import UntrustedError
-from start.fs import FileError
-from start.wall import Reader
 from tests.conftest import write_tree
 from tests.trust.conftest import CONFIG, SENTINEL, approve_here
 
@@ -241,7 +241,7 @@ def test_self_edit_approves_an_empty_start_dir(isolated: Path) -> None:
 
 
 def test_the_prompt_is_built_from_the_approved_role_bytes(project: Path) -> None:
-    from start import resolve, sources
+    from start.compose import resolve, sources
 
     write_tree(
         project,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from start import trust
+from start.base.errors import UntrustedError
 from start.config.load import load
-from start.errors import UntrustedError
 from tests.conftest import write_tree
 from tests.trust.conftest import CONFIG, labels
 

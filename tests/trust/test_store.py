@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from start import fs, trust
+from start import trust
+from start.base import fs
 from start.config.load import load
 from tests.conftest import write_tree
 from tests.trust.conftest import CONFIG, approve_here

@@ -1,0 +1,243 @@
+"""Where a project's board is, and opening it: a private file in start's state directory, keyed
+by the project root's real path (never in the repository), brought up to date by named
+migrations (start.board.store has the board itself).
+
+The directory `boards/` is 0700 and the files 0600, as the history's are. A board made by any
+release is migrated to this one's schema when it is opened, one transaction per migration, each
+recorded by name in its `migrations` table, as llm's migrations.py does for its logs.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Final
+
+from start.base import paths
+from start.board import BoardError
+from start.board.store import Board
+
+DIRECTORY: Final = "boards"
+# How long a writer waits for another to finish, in seconds.
+BUSY_TIMEOUT: Final = 30.0
+
+# The board's migrations, by name, in order (start.base.migrations).
+MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
+    (
+        "m001_items",
+        (
+            "CREATE TABLE about (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+            """CREATE TABLE items (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                title BLOB NOT NULL,
+                description BLOB NOT NULL,
+                status TEXT NOT NULL
+                    CHECK (status IN ('pending', 'in_progress', 'completed', 'failed')),
+                assignee TEXT,
+                holder_pid INTEGER,
+                holder_started TEXT,
+                metadata TEXT NOT NULL,
+                created_by TEXT NOT NULL,
+                run TEXT,
+                answer BLOB,
+                reason BLOB,
+                history INTEGER,
+                epoch INTEGER NOT NULL DEFAULT 0,
+                releases INTEGER NOT NULL DEFAULT 0,
+                created TEXT NOT NULL,
+                updated TEXT NOT NULL
+            )""",
+            "CREATE INDEX items_status ON items (status)",
+            """CREATE TABLE deps (
+                item INTEGER NOT NULL,
+                blocked_by INTEGER NOT NULL,
+                position INTEGER NOT NULL,
+                PRIMARY KEY (item, blocked_by)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX deps_blocked_by ON deps (blocked_by)",
+            """CREATE TABLE events (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                at TEXT NOT NULL,
+                item INTEGER NOT NULL,
+                actor TEXT NOT NULL,
+                op TEXT NOT NULL,
+                detail TEXT NOT NULL
+            )""",
+            "CREATE INDEX events_item ON events (item)",
+        ),
+    ),
+    (
+        # Who shaped an item, and at which level (docs/board.md, "Who shaped it"). An item of an
+        # older board that an agent's session made or changed, or whose answer it wrote, gets
+        # the least level, as an answer of a run whose level the board did not keep does.
+        "m002_levels",
+        (
+            "ALTER TABLE items ADD COLUMN level TEXT NOT NULL DEFAULT 'full'",
+            "ALTER TABLE items ADD COLUMN level_by TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE items ADD COLUMN answer_level TEXT",
+            "UPDATE items SET level_by = created_by",
+            """UPDATE items SET level = 'read-only', level_by = (
+                    SELECT e.actor FROM events e WHERE e.item = items.seq
+                    AND e.op IN ('create', 'update') AND e.actor LIKE 'mcp:%' ORDER BY e.seq
+                    LIMIT 1)
+                WHERE EXISTS (SELECT 1 FROM events e WHERE e.item = items.seq
+                    AND e.op IN ('create', 'update') AND e.actor LIKE 'mcp:%')""",
+            """UPDATE items SET answer_level = CASE
+                    WHEN assignee LIKE 'mcp:%' OR assignee LIKE 'run:%' THEN 'read-only'
+                    ELSE 'full' END
+                WHERE status = 'completed'""",
+        ),
+    ),
+)
+
+
+def location(workdir: str) -> tuple[str, str]:
+    """The project root's real path, and the board's file for it in the state directory."""
+    root = os.path.realpath(paths.find_project(workdir).root)
+    return root, paths.join(paths.state_dir(), DIRECTORY, file_name(root))
+
+
+# The longest file name made of a root's path; a longer one is cut and given a digest.
+_LONGEST: Final = 200
+_KEPT: Final = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._")
+
+
+def file_name(root: str) -> str:
+    """The board's file name for a root: its path with each `/` as `-` and every other byte but
+    letters, digits, `.` and `_` as `%XX` (`/home/me/my-app` is `home-me-my%2Dapp.db`), so that
+    two roots never share a name and a person can tell whose board it is. A name too long for a
+    file system keeps its start and gets a digest of the whole path after a `~`."""
+    path = os.fsencode(root)[1:]
+    name = "".join(
+        "-" if byte == 0x2F else chr(byte) if byte in _KEPT else f"%{byte:02X}" for byte in path
+    )
+    if len(name) > _LONGEST:
+        import hashlib  # only for such a path: OpenSSL's binding costs a board command
+
+        name = f"{name[:100]}~{hashlib.sha256(path).hexdigest()[:32]}"
+    return f"{name or '-'}.db"
+
+
+def directory() -> str:
+    return paths.join(paths.state_dir(), DIRECTORY)
+
+
+def open_board(workdir: str, *, create: bool = True, sweep: bool = True) -> Board | None:
+    """The board of the project `workdir` is in, migrated and swept (see the module). Without
+    `create`, None when it does not exist yet. Raises BoardError when it cannot be used."""
+    root, path = location(workdir)
+    try:
+        fd = paths.open_private(directory(), create=create)
+    except OSError as error:
+        raise BoardError(f"cannot use {directory()}: {error.strerror or error}") from None
+    if fd is None:
+        if create or os.path.lexists(directory()):
+            raise BoardError(f"{directory()} is not a directory owned by you; remove it")
+        return None
+    try:
+        if not _check_file(fd, os.path.basename(path), path, create):
+            return None
+    finally:
+        os.close(fd)
+    try:
+        connection = sqlite3.connect(
+            path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as error:
+        raise BoardError(f"the board in {path} cannot be opened: {error}") from None
+    try:
+        connection.row_factory = sqlite3.Row
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = NORMAL")
+        migrate(connection, path)
+        _own(connection, root, path)
+        board = Board(connection, root, path)
+        if sweep:
+            board.sweep()
+    except sqlite3.Error as error:
+        connection.close()
+        raise BoardError(f"the board in {path} cannot be used: {error}") from None
+    except BaseException:
+        connection.close()
+        raise
+    return board
+
+
+@contextmanager
+def opened(workdir: str, *, sweep: bool = True) -> Iterator[Board]:
+    """`open_board`, closed at the end; SQLite's errors as BoardError."""
+    board = open_board(workdir, sweep=sweep)
+    assert board is not None
+    try:
+        yield board
+    except sqlite3.Error as error:
+        raise BoardError(f"the board in {board.path} cannot be used: {error}") from None
+    finally:
+        board.close()
+
+
+def migrate(connection: sqlite3.Connection, path: str) -> None:
+    """Apply the migrations the database lacks (start.base.migrations). A database with a migration
+    this start does not know was made by a newer one: BoardError."""
+    from start.base import migrations
+
+    try:
+        migrations.apply(connection, MIGRATIONS)
+    except migrations.NewerError:
+        raise BoardError(
+            f"{path} was made by a newer start (its board has migrations this one does not "
+            "know); upgrade start, or move the file away"
+        ) from None
+
+
+def _own(connection: sqlite3.Connection, root: str, path: str) -> None:
+    """Record the project root a new board belongs to; refuse a board of another root (two
+    roots whose hashes meet)."""
+    found = connection.execute("SELECT value FROM about WHERE key = 'root'").fetchone()
+    if found is None:
+        connection.execute(
+            "INSERT OR IGNORE INTO about (key, value) VALUES ('root', ?)", (_stored(root),)
+        )
+        found = connection.execute("SELECT value FROM about WHERE key = 'root'").fetchone()
+    if _path_bytes(found[0]) != os.fsencode(root):
+        other = os.fsdecode(_path_bytes(found[0]))
+        raise BoardError(f"{path} is the board of {other}, not of {root}; move it away")
+
+
+def _stored(root: str) -> str | bytes:
+    """A root as the board keeps it: text when it is UTF-8, else its bytes (a path may hold any
+    byte but `/` and NUL, which Python reads as surrogate escapes, and SQLite's text cannot)."""
+    try:
+        root.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(root)
+    return root
+
+
+def _path_bytes(value: str | bytes) -> bytes:
+    return value if isinstance(value, bytes) else os.fsencode(value)
+
+
+def _check_file(fd: int, name: str, path: str, create: bool) -> bool:
+    """Make the board's file 0600 if it is missing (with `create`); refuse one that is a link
+    or not ours. False when it is missing and not to be made."""
+    import stat
+
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+    try:
+        file = os.open(name, flags, 0o600, dir_fd=fd)
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        raise BoardError(f"{path}: {error.strerror or error}") from None
+    try:
+        info = os.fstat(file)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+            raise BoardError(f"{path} is not a file owned by you; remove it")
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            os.fchmod(file, 0o600)
+    finally:
+        os.close(file)
+    return True

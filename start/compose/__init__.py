@@ -1,0 +1,1 @@
+"""A launch composed: selection, sources, the agent's command, the pipeline."""

@@ -1,0 +1,189 @@
+"""The history of runs: what each launch and headless run sent, to which agent, and what came
+back, kept in SQLite in the user's state directory (start.runs.store).
+
+    record(run, settings)     a launch just before the exec, a headless run once it ended
+
+Recording pays for no SQLite: a run's record goes to a file of its own in `pending/` (the marshal
+of a dict, written to a temp name and renamed), and the next command that opens the database
+(`start log`, `start again`, or every PENDING_LIMIT-th run) moves every pending file into it.
+Opening, writing and closing the database costs milliseconds that a launch, which execs at once,
+should not pay (docs/performance.md), and so does importing the code that does it: this module
+is what a launch imports, start.runs.store what reads the history. Everything lives in one
+directory, mode 0700, made and checked by `paths.open_private`; the files are 0600.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import time
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any, Final
+
+from start.base import paths
+from start.base.errors import StartError
+
+if TYPE_CHECKING:
+    from start.config.model import Settings
+    from start.runs import Run
+
+DIRECTORY: Final = "history"
+DATABASE: Final = "history.db"
+PENDING: Final = "pending"
+# A launch moves the pending records into the database itself once there are this many, so
+# that `pending/` stays small for a user who never runs `start log`.
+PENDING_LIMIT: Final = 64
+# The version of a pending file's dict: 1, start 0.1.0's; 2, a start.runs.Run's fields.
+FORMAT: Final = 2
+
+
+class HistoryError(StartError):
+    """The history cannot be read or written."""
+
+
+def directory() -> str:
+    """Where the history lives: `history/` in the state directory."""
+    return paths.join(paths.state_dir(), DIRECTORY)
+
+
+def database() -> str:
+    return paths.join(directory(), DATABASE)
+
+
+def fields(run: Run, limit: int) -> dict[str, Any]:
+    """A run as a pending file holds it: its fields as plain values (start.runs), cut to fit
+    `limit` (`fit`), with the format and the limit it was recorded under."""
+    from start.runs import Run as Record
+    from start.runs import plain
+
+    data = {name: plain(value) for name, value in zip(Record._fields, run, strict=True)}
+    del data["id"]  # the database gives it
+    return fit({"format": FORMAT, **data, "limit": limit}, limit)
+
+
+# The marker that stands for what was cut of a text of a record larger than the history's limit.
+_CUT: Final = (
+    "\n[... {count} characters cut: the run was larger than settings.history_size_limit]\n"
+)
+
+
+def size(data: dict[str, Any]) -> int:
+    """The bytes a record counts against settings.history_size_limit: each of its texts in
+    UTF-8, as many times as fields hold it (the database stores each field apart)."""
+    total = 0
+    stack = list(data.values())
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            ascii_only = value.isascii()
+            total += len(value if ascii_only else value.encode("utf-8", "surrogatepass"))
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+            total += 2
+        elif isinstance(value, dict):
+            stack.extend(value)
+            stack.extend(value.values())
+            total += 2
+        else:
+            total += 8
+    return total
+
+
+def fit(data: dict[str, Any], limit: int) -> dict[str, Any]:
+    """`data` within `limit` bytes (`size`): when it is larger, its longest texts keep their
+    start and end with a marker between. A record whose other fields alone are larger stays
+    so; the database never keeps it (`start.runs.store.Store.trim`)."""
+    from start.runs import TEXTS
+
+    over = size(data) - limit
+    for key in sorted(TEXTS, key=lambda name: len(data[name] or ""), reverse=True):
+        text: str | None = data[key]
+        if over <= 0 or not text:
+            break
+        # A character is one byte or more: cutting `over` characters cuts `over` bytes at least.
+        keep = max(0, len(text) - over - len(_CUT.format(count=len(text))))
+        cut = _CUT.format(count=len(text) - keep)
+        data[key] = text[: keep - keep // 2] + cut + text[len(text) - keep // 2 :]
+        over = size(data) - limit
+    return data
+
+
+def record(run: Run, settings: Settings) -> bool:
+    """Record one run (start.runs), unless `settings.history` is off. True when `pending/` holds
+    PENDING_LIMIT runs or more, or this run is large (over 1/PENDING_LIMIT of the limit): the
+    caller then moves them into the database (`start.runs.store.flush`), which this module leaves
+    to start.runs.store so that a launch does not import it for nothing. A run larger than the
+    history's limit is cut to fit (`fit`).
+
+    The record is a pending file until the database is next opened. Raises HistoryError when
+    the history cannot be written. `start.runs.store.record` records and flushes in one call.
+    """
+    if not settings.history:
+        return False
+    data = fields(run, settings.history_size_limit)
+    try:
+        # A large record is moved into the database at once: `pending/` holds little more than
+        # the limit.
+        return _spool(data) >= PENDING_LIMIT or size(data) * PENDING_LIMIT > data["limit"]
+    except OSError as error:
+        raise HistoryError(f"cannot record the run in {directory()}: {reason(error)}") from None
+
+
+def reason(error: BaseException) -> str:
+    return (error.strerror if isinstance(error, OSError) else None) or str(error)
+
+
+def private_directory(create: bool) -> int | None:
+    """A descriptor of the history directory, checked by `paths.open_private`."""
+    where = directory()
+    fd = paths.open_private(where, create=create)
+    if fd is None and (create or os.path.lexists(where)):
+        raise HistoryError(f"{where} is not a directory owned by you; remove it")
+    return fd
+
+
+def _spool(data: dict[str, Any]) -> int:
+    """Write `data` as a new pending file; the number of pending files, this one included."""
+    fd = private_directory(create=True)
+    assert fd is not None
+    try:
+        with suppress(FileExistsError):
+            os.mkdir(PENDING, mode=0o700, dir_fd=fd)
+        pending = open_dir(PENDING, fd)
+        try:
+            name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}"
+            temp = f".{name}.tmp"
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            out = os.open(temp, flags, 0o600, dir_fd=pending)
+            try:
+                _write_all(out, marshal.dumps(data))
+            finally:
+                os.close(out)
+            os.rename(temp, name, src_dir_fd=pending, dst_dir_fd=pending)
+            return sum(1 for entry in os.listdir(pending) if not entry.startswith("."))
+        finally:
+            os.close(pending)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def open_dir(name: str, parent: int) -> int:
+    """A directory in `parent`, never through a symlink, and ours."""
+    import stat
+
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, dir_fd=parent)
+    except OSError as error:
+        raise HistoryError(f"{paths.join(directory(), name)}: {reason(error)}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        os.close(fd)
+        raise HistoryError(f"{paths.join(directory(), name)} is not a directory owned by you")
+    return fd

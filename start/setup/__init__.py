@@ -1,0 +1,1 @@
+"""The user's own setup: init writes it, edit changes it, doctor checks it."""

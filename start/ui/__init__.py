@@ -1,0 +1,1 @@
+"""The terminal: the console, live displays, status lines, progress, piped text."""
