@@ -14,6 +14,8 @@ from typing import Any, Final
 from start.base.errors import ExitCode, StartError
 from start.base.inputs import ITEM_PREFIX, METADATA_DEPTH, item_number, readable
 from start.base.record import Record
+from start.compose.ask import Ask
+from start.compose.ask import data as ask_data
 from start.config.schema import LEVELS
 
 PENDING: Final = "pending"
@@ -78,20 +80,6 @@ class Holder(Record):
         return self.name.startswith("mcp:")
 
 
-class RunSpec(Record):
-    """What `start board run` runs for an item: a prompt, or a task with the item's description
-    as its instructions; an agent, a model and permissions (None: as `--print` decides)."""
-
-    prompt: str | None = None
-    task: str | None = None
-    agent: str | None = None
-    model: str | None = None
-    permissions: str | None = None
-    # Who asked for the run: "cli" (the user) or "mcp" (an agent, held to what the user allows
-    # agents: settings.mcp_permissions, settings.mcp_agents and settings.mcp_depth).
-    via: str = "cli"
-
-
 class Item(Record):
     """One work item, as read from the board."""
 
@@ -104,7 +92,9 @@ class Item(Record):
     blocked: tuple[str, ...]  # why it waits, one reason per dependency not completed
     metadata: Mapping[str, Any]
     created_by: str
-    run: RunSpec | None  # what `start board run` runs for it; None: work to claim by hand
+    # What `start board run` runs for it: a prompt, or a task with the item's description as its
+    # instructions (start.compose.ask); None: work to claim by hand.
+    run: Ask | None
     answer: str | None  # what it completed with
     reason: str | None  # why it failed, or why its last holder let it go
     history: int | None  # the run in the history (start log show ID) that finished it
@@ -332,7 +322,7 @@ def item_data(item: Item) -> dict[str, Any]:
     data["blocked_by"] = list(item.blocked_by)
     data["blocked"] = list(item.blocked)
     data["metadata"] = dict(item.metadata)
-    data["run"] = dict(zip(RunSpec._fields, item.run, strict=True)) if item.run else None
+    data["run"] = ask_data(item.run) if item.run else None
     # Valid JSON whatever a board of an earlier start kept (a lone surrogate, NaN): the doors
     # refuse such values now, and the store keeps what it was given.
     result: dict[str, Any] = readable(data, METADATA_DEPTH + 1)
@@ -358,7 +348,7 @@ _TYPES: Final[Mapping[str, Mapping[str, Any]]] = {
     "int | None": {"type": ["integer", "null"]},
     "tuple[str, ...]": {"type": "array", "items": {"type": "string"}},
     "Mapping[str, Any]": {"type": "object"},
-    "RunSpec | None": {"type": ["object", "null"]},
+    "Ask | None": {"type": ["object", "null"]},
 }
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final
 
-from start.base import paths
+from start.base import migrations, paths
 from start.board import BoardError
 from start.board.store import Board
 
@@ -23,8 +23,23 @@ DIRECTORY: Final = "boards"
 # How long a writer waits for another to finish, in seconds.
 BUSY_TIMEOUT: Final = 30.0
 
+
 # The board's migrations, by name, in order (start.base.migrations).
-MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
+def _asks(connection: sqlite3.Connection) -> None:
+    """m003: each item's run, as an earlier start stored it, as the ask it is."""
+    import json
+
+    from start.compose.ask import data, from_data
+
+    rows = connection.execute("SELECT seq, run FROM items WHERE run IS NOT NULL").fetchall()
+    for seq, run in rows:
+        asked = from_data(json.loads(run))
+        connection.execute(
+            "UPDATE items SET run = ? WHERE seq = ?", (json.dumps(data(asked), sort_keys=True), seq)
+        )
+
+
+MIGRATIONS: Final[tuple[migrations.Migration, ...]] = (
     (
         "m001_items",
         (
@@ -90,6 +105,9 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
                 WHERE status = 'completed'""",
         ),
     ),
+    # What an item runs is an ask (start.compose.ask), with the names of its fields, as every
+    # door's is: an earlier board's run ({agent, prompt | task, model, permissions, via}).
+    ("m003_asks", (_asks,)),
 )
 
 
@@ -181,7 +199,6 @@ def opened(workdir: str, *, sweep: bool = True) -> Iterator[Board]:
 def migrate(connection: sqlite3.Connection, path: str) -> None:
     """Apply the migrations the database lacks (start.base.migrations). A database with a migration
     this start does not know was made by a newer one: BoardError."""
-    from start.base import migrations
 
     try:
         migrations.apply(connection, MIGRATIONS)

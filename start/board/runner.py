@@ -16,7 +16,6 @@ changes. Nothing here prints: the caller is told each step (`Report`).
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import signal
 import threading
@@ -29,14 +28,12 @@ from start import board
 from start.base import template
 from start.base.errors import StartError, UntrustedError
 from start.base.record import Record
-from start.board import COMPLETED, FAILED, PENDING, Change, Holder, Item, RefusedError, RunSpec
+from start.board import COMPLETED, FAILED, PENDING, Change, Holder, Item, RefusedError
 from start.board import file as boardfile
 from start.board import store as boarddb
-from start.compose import pipeline, resolve
-from start.mcp import asking
-from start.mcp.library import Scope
+from start.compose.ask import AGENT, BOARD, Ask
 from start.proc import process, shell
-from start.runs import headless
+from start.runs.rules import Scope
 
 # How long the runs' process groups have between SIGTERM and SIGKILL on a stop.
 GRACE: Final = 5.0
@@ -69,35 +66,22 @@ class Report(Record):
     note: str = ""
 
 
-# --- the adapter: the board's one door to composing, running and recording a run -------------
+# --- the adapter: the board's one door to the path of every ask ------------------------------
 
 
-def run_one(
-    request: pipeline.LaunchRequest,
-    timeout: float,
-    owner: shell.Owner,
-    env: Mapping[str, str],
-    serial: Callable[[str], contextlib.AbstractContextManager[object]],
-) -> Outcome:
-    """Compose, run and record one headless run, as `--print` does; its Outcome.
+def run_one(scope: Scope, ask: Ask, owner: shell.Owner) -> Outcome:
+    """Run one item's ask to its end through the path of every door (start.runs.path: the ask
+    rules, compose, run, record), as `--print` does; its Outcome.
 
-    The commands that compose it and the agent are owned by `owner`; `env` is added to the
-    agent's environment; `serial(CLI)` is held while the agent runs. Raises what
-    pipeline.prepare raises (UntrustedError included); every failure of the agent itself is an
-    Outcome that is not ok. A history that cannot be written costs the run its id only.
+    The commands that compose it and the agent are owned by `owner`. Raises what the path
+    raises before the agent starts (UntrustedError, RequestError, ...); every failure of the
+    agent itself is an Outcome that is not ok. A history that cannot be written costs the run
+    its id only.
     """
-    from start.runs import history
-    from start.runs import store as historydb
+    from start.runs import path
 
-    runner = functools.partial(shell.run_all, owner=owner)
-    (prepared,) = pipeline.prepare_each(request, [None], runner=runner)
-    with serial(headless.cli_of(prepared)):
-        (result,) = headless.run_each([prepared], timeout, 1, env=env, owner=owner)
-    try:
-        recorded = historydb.recorded(result, prepared.config.settings)
-    except history.HistoryError:
-        recorded = None
-    return Outcome(result.ok, result.answer or "", result.error, result.agent, recorded)
+    (result,) = path.run(scope, ask, owner=owner, named=True)
+    return Outcome(result.ok, result.answer or "", result.error, result.agent, result.id)
 
 
 # --- what an item runs ------------------------------------------------------------------------
@@ -116,53 +100,30 @@ def with_answers(text: str, answers: Sequence[tuple[Item, str]]) -> str:
     return template.fill(text, {board.ANSWERS: value})
 
 
-def request_for(
-    scope: Scope, spec: RunSpec, text: str, cap: board.Cap | None = None
-) -> pipeline.LaunchRequest:
-    """The headless launch of a run whose text (the prompt, or the task's instructions) is
-    `text`, never above `cap` (board.cap: who shaped it). A run an agent asked for over MCP is
-    held to what the user allows agents (asking.vet: settings.mcp_permissions,
-    settings.mcp_agents, settings.mcp_depth), checked when the item is made and again before
-    it runs; the user's own runs are composed as `--print` would compose them. Raises
-    RequestError for a run the rules refuse."""
-    request = _request(scope, spec, text)
-    if cap is None:
-        return request
-    return request._replace(most=cap.level, most_from=cap.why)
+def with_text(ask: Ask, text: str) -> Ask:
+    """An item's ask with its text: the prompt, or the task's instructions."""
+    if ask.task is None:
+        return ask._replace(prompt=text)
+    return ask._replace(instructions=text if text.strip() else None)
 
 
-def _request(scope: Scope, spec: RunSpec, text: str) -> pipeline.LaunchRequest:
-    if spec.via == "mcp":
-        assert spec.agent is not None
-        values = {"instructions": text} if spec.task is not None and text.strip() else {}
-        ask = asking.Ask(
-            (spec.agent,),
-            text if spec.task is None else None,
-            spec.task,
-            values,
-            spec.model,
-            spec.permissions,
-        )
-        request = asking.vet(scope, ask)
-        return request._replace(selection=request.selection._replace(agent=spec.agent))
-    if spec.task is not None:
-        selection = resolve.Request(
-            "task",
-            spec.agent,
-            model=spec.model,
-            task=spec.task,
-            instructions=(text,) if text.strip() else (),
-        )
-    else:
-        selection = resolve.Request("prompt", spec.agent, model=spec.model, text=text)
-    return pipeline.LaunchRequest(
-        scope.workdir,
-        selection,
-        scope.use_project,
+def ask_for(scope: Scope, item: Item, text: str, cap: board.Cap | None = None) -> Ask:
+    """The ask of an item's run whose text (the prompt, or the task's instructions) is `text`,
+    where the board runs, never above `cap` (board.cap: who shaped it). An item an agent wrote
+    is the agent's ask, held by the ask rules to what the user allows agents (rules.vet), checked
+    when the item is made and again before it runs; the user's own is run as `--print` would."""
+    assert item.run is not None
+    ask = with_text(item.run, text)._replace(
         headless=True,
-        permissions=spec.permissions,
-        permissions_from="the item's permissions",
+        directory=scope.workdir,
+        no_project=not scope.use_project,
+        door=BOARD,
     )
+    if ask.by != AGENT and ask.permissions is not None and ask.permissions_from is None:
+        ask = ask._replace(permissions_from="the item's permissions")
+    if cap is not None:
+        ask = ask._replace(most=cap.level, most_from=cap.why)
+    return ask
 
 
 # --- the process groups of the runs ----------------------------------------------------------
@@ -227,7 +188,7 @@ class Runner:
         scope: Scope,
         *,
         cap: int,
-        timeout: float,
+        timeout: int | None,
         told: Callable[[Report], None] = lambda report: None,
     ) -> None:
         self.scope = scope
@@ -239,9 +200,6 @@ class Runner:
         self.stopping = False
         self.ended: list[Item] = []  # the items its runs finished, in the order they ended
         self.claimed = 0  # how many items it claimed for runs
-        # The agents' environment: one level deeper, as start mcp marks the runs it starts, so
-        # that an agent the board runs cannot have start run agents for it beyond mcp_depth.
-        self.env = {asking.DEPTH_VARIABLE: str(scope.depth + 1)}
 
     def run(self, until_empty: bool) -> list[Item]:
         """Claim and run ready items, `cap` at once, until nothing is ready and nothing runs
@@ -306,8 +264,8 @@ class Runner:
             cap = board.cap(item, fed)
             if cap is not None:
                 self.told(Report("capped", item, note=f"runs at '{cap.level}' at most: {cap.why}"))
-            request = request_for(self.scope, item.run, with_answers(text, answers), cap)
-            outcome = run_one(request, self.timeout, self.groups, self.env, self.serial)
+            ask = ask_for(self.scope, item, with_answers(text, answers), cap)
+            outcome = run_one(self.scope, ask._replace(timeout=self.timeout), self.groups)
             if cap is not None:
                 outcome = outcome._replace(level=cap.level)
         except UntrustedError:

@@ -34,7 +34,6 @@ from start.board import (
     Item,
     NoSuchItemError,
     RefusedError,
-    RunSpec,
     above,
     alive,
     item_id,
@@ -42,6 +41,8 @@ from start.board import (
     shaping,
     waiting,
 )
+from start.compose.ask import Ask, from_data
+from start.compose.ask import data as ask_data
 
 # How often a watch looks for a change (PRAGMA data_version), and for ended holders, in seconds.
 POLL: Final = 0.1
@@ -107,11 +108,11 @@ def _json(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def _run(text: str | None) -> RunSpec | None:
+def _run(text: str | None) -> Ask | None:
     if text is None:
         return None
     data = json.loads(text)
-    return RunSpec(**{key: data.get(key) for key in RunSpec._fields if key in data})
+    return from_data(data)
 
 
 def _item(row: sqlite3.Row) -> Item:
@@ -281,7 +282,7 @@ class Board:
         description: str = "",
         blocked_by: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
-        run: RunSpec | None = None,
+        run: Ask | None = None,
     ) -> Item:
         """A new item: pending, unassigned, created by `by`."""
         if not title.strip():
@@ -291,7 +292,7 @@ class Board:
         stamp = now()
         with self._writing() as connection:
             deps = self._dependencies(connection, blocked_by, None)
-            spec = _json(dict(zip(RunSpec._fields, run, strict=True))) if run else None
+            spec = _json(ask_data(run)) if run else None
             cursor = connection.execute(
                 "INSERT INTO items (title, description, status, metadata, created_by, run, "
                 "created, updated, level, level_by) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",

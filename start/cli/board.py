@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,6 +22,9 @@ from start.cli.options import F, common_options, common_options_but_directory, c
 from start.cli.state import get_options
 from start.config import schema
 from start.ui import console
+
+if TYPE_CHECKING:
+    from start.compose.ask import Ask
 
 _EPILOG = """
 Exit codes: 0 ok; 1 a watched item failed; 2 usage; 4 no such item; 75 refused (the item is
@@ -257,11 +260,12 @@ def _run_spec(
     agent: str | None,
     model: str | None,
     permissions: str | None,
-) -> board.RunSpec | None:
+) -> Ask | None:
     """What the item runs, its agent and task checked against the config (names only: nothing
     is read from an untrusted project but its names)."""
     from start.base.errors import UnknownNameError
     from start.compose import resolve
+    from start.compose.ask import BOARD, Ask
     from start.config.load import load
 
     if prompt is None and task is None:
@@ -283,7 +287,16 @@ def _run_spec(
         task = resolve.find_task(config.tasks, task).name
     if agent is not None and agent not in config.agents:
         raise UnknownNameError("agent", agent, config.agents)
-    return board.RunSpec(prompt, task, agent, model, permissions)
+    return Ask(
+        "task" if task is not None else "prompt",
+        prompt,
+        task,
+        agents=(agent,) if agent is not None else (),
+        model=model,
+        headless=True,
+        permissions=permissions,
+        door=BOARD,
+    )
 
 
 @board_.command(
@@ -571,16 +584,15 @@ def run_(until_empty: bool, timeout: int | None) -> int:
     the answer and the run's id in the history, or failed with the reason.
     """
     from start.board import runner as boardrun
-    from start.mcp import asking
-    from start.mcp.library import Scope
+    from start.runs import rules
 
     options = get_options()
     config = _trusted_config()
-    scope = Scope(options.workdir, not options.no_project, asking.depth())
+    scope = rules.Scope(options.workdir, not options.no_project, rules.depth())
     runner = boardrun.Runner(
         scope,
         cap=config.settings.print_agents,
-        timeout=timeout or config.settings.print_timeout,
+        timeout=timeout,
         told=board_views.reporter(no_color=options.no_color, quiet=options.quiet),
     )
     ended = runner.run(until_empty)

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from start import board
 from start.base import inputs
-from start.board import COMPLETED, FAILED, IN_PROGRESS, Item, RunSpec
+from start.board import COMPLETED, FAILED, IN_PROGRESS, Item
+from start.compose.ask import AGENT, Ask
 from start.ui import console
 from start.ui.console import Styled
 
@@ -82,14 +83,14 @@ def live_listing(opened: Board, found: Filter, *, as_json: bool, no_color: bool)
             time.sleep(boarddb.POLL * 2)
 
 
-def describe(spec: RunSpec) -> str:
+def describe(ask: Ask) -> str:
     """What an item runs, in one line."""
-    what = f"task {spec.task}" if spec.task is not None else f"prompt {spec.prompt!r}"
-    parts = [what, f"agent {spec.agent or '(the default)'}"]
-    if spec.model:
-        parts.append(f"model {spec.model}")
-    parts.append(f"permissions {spec.permissions or '(the task’s, else read-only)'}")
-    if spec.via == "mcp":
+    what = f"task {ask.task}" if ask.task is not None else f"prompt {ask.prompt!r}"
+    parts = [what, f"agent {ask.agent or '(the default)'}"]
+    if ask.model:
+        parts.append(f"model {ask.model}")
+    parts.append(f"permissions {ask.permissions or '(the task’s, else read-only)'}")
+    if ask.by == AGENT:
         parts.append("asked for over MCP")
     return ", ".join(parts)
 

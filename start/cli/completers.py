@@ -119,7 +119,9 @@ def _agent(ctx: click.Context, config: Config) -> Agent | None:
     if ctx.command.name == "task" and name:
         with suppress(StartError):
             task = resolve.find_task(config.tasks, name)
-    request = resolve.Request("session", agent=wanted)
+    from start.compose.ask import Ask
+
+    request = Ask("session", agents=(wanted,) if wanted else ())
     try:
         return resolve.select_agent(config, request, task)[0]
     except StartError:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import click
 
@@ -13,8 +12,9 @@ from start.base.errors import ExitCode, StartError, UsageError
 from start.cli.commands import command, group
 from start.cli.inputs import RUN_ID, TEXT, count
 from start.cli.options import common_options, completer, launch_options
-from start.cli.run import Printing, print_options
+from start.cli.run import print_options
 from start.cli.state import Options, get_options
+from start.compose.ask import CLI, USER, Ask
 from start.runs import Run, history
 from start.runs import store as historydb
 from start.ui import console, display
@@ -311,88 +311,81 @@ def again(
     options = get_options()
     with historydb.opened(create=False) as store:
         run = store.get(run_id)
-    asked = dict(run.request)
-    if not asked:
-        if run.args is None:
-            raise UsageError(
-                f"run {run.id} has no parameters to repeat: start mcp or start board run started it"
-            )
+    if not run.request:
         raise UsageError(
             f"run {run.id} was recorded by an earlier start, which kept its command line but "
             f"not its parameters; repeat it with: {command_line(run)}  (in {run.cwd})"
+            if run.args is not None
+            else f"run {run.id} has no parameters to repeat: an earlier start mcp or start "
+            "board run started it"
         )
-    if options.directory is None:
-        if not os.path.isdir(run.cwd):
-            raise StartError(
-                f"run {run.id} ran in {run.cwd}, which no longer exists; "
-                "pass -d DIR to repeat it elsewhere"
-            )
-        os.chdir(run.cwd)
-    repeated, printing = _repeated(options, asked, print_, permissions, timeout, output_dir)
-    if asked.get("mode") not in ("session", "prompt", "task", "continue"):
+    from start.compose.ask import MODES, from_data
+
+    asked = from_data(run.request)
+    if asked.mode not in MODES:
         raise UsageError(f"run {run.id}'s parameters cannot be repeated: they name no command")
-    if asked["mode"] == "session" and printing is not None:
+    if options.directory is None and os.path.isdir(run.cwd):
+        os.chdir(run.cwd)
+    ask = _repeated(options, asked, run.id, print_, permissions, timeout, output_dir)
+    where = ask.directory or os.getcwd()
+    if not os.path.isdir(where):
+        raise StartError(
+            f"run {run.id} ran in {where}, which no longer exists; pass -d DIR to repeat it "
+            "elsewhere"
+        )
+    if ask.mode == "session" and ask.headless:
         raise UsageError(
             f"run {run.id} is a session ('start' alone), which has no --print; "
             "repeat a 'start prompt' or 'start task' run headless"
         )
-    from start.cli.run import command_words
+    from start.cli.run import command_words, shown_words
     from start.cli.run import run as launch
-    from start.compose import resolve
     from start.proc import shellwords
 
-    selection = resolve.Request(
-        asked["mode"],
-        repeated.agent,
-        repeated.role,
-        repeated.no_role,
-        repeated.model,
-        task=asked.get("task"),
-        instructions=tuple(asked.get("instructions", [])),
-        text=asked.get("text"),
-        contexts=tuple(repeated.contexts),
-        params=tuple((name, value) for name, value in asked.get("params", [])),
-    )
-    repeated.argv = command_words(repeated, selection, printing)
-    if not repeated.quiet:
-        line = shellwords.join(["start", *repeated.argv])
+    options.argv = command_words(ask, os.path.realpath(os.getcwd()), shown_words(options))
+    options.started_in = os.getcwd()
+    if not options.quiet:
+        line = shellwords.join(["start", *options.argv])
         console.err(f"start again: {line}  (in {os.getcwd()})")
-    return launch(repeated, selection, printing)
+    return launch(options, ask)
 
 
 def _repeated(
     given: Options,
-    asked: dict[str, Any],
+    asked: Ask,
+    run_id: int | None,
     print_: bool,
     permissions: str | None,
     timeout: int | None,
     output_dir: str | None,
-) -> tuple[Options, Printing | None]:
-    """The options of the repeated run: the recorded parameters, each replaced by the one
-    given to `start again` (never both), and what --print asks of it."""
-    options = Options(
-        agent_args=given.agent_args or list(asked.get("agent_args", [])), argv=given.argv
+) -> Ask:
+    """The ask of the repeated run, the user's own: the recorded ask, each field replaced by
+    the one given to `start again` (never both). What shaped the run still bounds it (`most`)."""
+    role, no_role = (
+        (given.role, given.no_role)
+        if given.role is not None or given.no_role
+        else (asked.role, asked.no_role)
     )
-    options.started_in = os.getcwd() if given.directory is None else given.started_in
-    options.agents = given.agents or list(asked.get("agents", []))
-    options.agent = options.agents[-1] if options.agents else None
-    if given.role is not None or given.no_role:
-        options.role, options.no_role = given.role, given.no_role
-    else:
-        options.role, options.no_role = asked.get("role"), asked.get("no_role", False)
-    options.model = given.model if given.model is not None else asked.get("model")
-    options.contexts = given.contexts or list(asked.get("contexts", []))
-    options.directory = given.directory if given.directory is not None else asked.get("directory")
-    for flag in ("quiet", "json", "no_color", "no_project", "raw", "dry_run"):
-        setattr(options, flag, getattr(given, flag) or bool(asked.get(flag)))
-    options.verbose = given.verbose or int(asked.get("verbose", 0))
-    options.debug = given.debug
-    printing = None
-    if print_ or asked.get("print", False) or permissions or timeout or output_dir:
-        printing = Printing(
-            permissions or asked.get("permissions"),
-            timeout or asked.get("timeout"),
-            output_dir or asked.get("output"),
-            session=asked.get("session"),
-        )
-    return options, printing
+    headless = (
+        print_
+        or asked.headless
+        or any(value is not None for value in (permissions, timeout, output_dir))
+    )
+    recorded = permissions is None and asked.permissions is not None
+    return asked._replace(
+        agents=tuple(given.agents) or asked.agents,
+        role=role,
+        no_role=no_role,
+        model=given.model if given.model is not None else asked.model,
+        contexts=tuple(given.contexts) or asked.contexts,
+        headless=headless,
+        permissions=permissions or asked.permissions,
+        permissions_from=f"the run it repeats ({run_id})" if recorded else None,
+        timeout=timeout or asked.timeout,
+        output=output_dir or asked.output,
+        agent_args=tuple(given.agent_args) or asked.agent_args,
+        directory=given.workdir if given.directory is not None else asked.directory,
+        no_project=given.no_project or asked.no_project,
+        door=CLI,
+        by=USER,
+    )

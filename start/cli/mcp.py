@@ -14,6 +14,7 @@ from start.cli.commands import command
 from start.cli.options import common_options
 from start.cli.state import get_options
 from start.mcp.clients import CLIENTS, registration
+from start.runs import rules
 from start.ui import console
 
 SDK: str = "mcp>=2.3,<3"
@@ -64,7 +65,7 @@ def mcp(client: str | None) -> int:
     require_sdk()
     import logging
 
-    from start.mcp import asking, library, server
+    from start.mcp import server
 
     logging.basicConfig(
         stream=sys.stderr,
@@ -78,7 +79,7 @@ def mcp(client: str | None) -> int:
         )
     # A server runs for as long as its client: collect cycles again (start.__main__ turns it off).
     gc.enable()
-    scope = library.Scope(options.workdir, not options.no_project, asking.depth())
+    scope = rules.Scope(options.workdir, not options.no_project, rules.depth())
     stopped = server.serve(scope)
     return ExitCode.OK if stopped is None else 128 + stopped
 

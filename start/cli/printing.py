@@ -1,36 +1,37 @@
 """--print: run the agent's headless form, one agent or several at once, and show the answers
 (on stdout, with --json as data, with --output also as files in a directory).
 
-start.cli.run prepares the runs (pipeline.prepare_each: one agent is a list of one), records them
-in the history and imports this module only for --print, so a plain launch does without it.
+start.cli.run runs them through the path of every door (start.runs.path: one agent is a list of
+one) and imports this module only for --print, so a plain launch does without it.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, TypeVar
 
 from start import runs as records
 from start.base.errors import ExitCode
 from start.cli.state import Options
 from start.compose import pipeline
-from start.runs import Run, headless
+from start.runs import Run
 from start.ui import console
 
+T = TypeVar("T")
+
 if TYPE_CHECKING:
-    from start.proc.shell import Owner
+    from start.proc import agents as agentrun
 
 
-def run(
-    options: Options,
-    each: list[pipeline.Prepared],
-    timeout: int | None,
-    owner: Owner | None = None,
-) -> list[Run]:
-    """Run the headless launches (one agent is a list of one), at most settings.print_agents
-    at a time; on a terminal, a board shows each one's progress. `owner` is told of their
-    process groups."""
-    config = each[0].config
+@contextmanager
+def following(
+    options: Options, each: Sequence[pipeline.Prepared]
+) -> Iterator[agentrun.State | None]:
+    """While the headless launches run (one agent is a list of one): of several, which agents
+    run, before they start; on a terminal, a board of each one's progress, told each agent's
+    state (what this yields)."""
     if not options.quiet and len(each) > 1:
         agents = ", ".join(
             p.plan.agent.name + (f" ({p.plan.model})" if p.plan.model else "") for p in each
@@ -42,14 +43,13 @@ def run(
         for prepared in each:
             if prepared.plan.model_reason == pipeline.NOT_ITS_MODEL:
                 console.err(f"  {prepared.plan.agent.name}: {pipeline.NOT_ITS_MODEL}")
-    timeout = timeout or config.settings.print_timeout
-    cap = config.settings.print_agents
     if not options.quiet and console.is_tty(sys.stderr):
         from start.ui.display import Board
 
         with Board([p.plan.agent.name for p in each]) as board:
-            return headless.run_each(each, timeout, cap, board.update, owner=owner)
-    return headless.run_each(each, timeout, cap, owner=owner)
+            yield board.update
+        return
+    yield None
 
 
 def show(options: Options, runs: list[Run], *, several: bool, output: str | None) -> int:

@@ -8,11 +8,7 @@ from __future__ import annotations
 import click
 
 from start.cli.options import launch_options
-from start.cli.run import (
-    headless_printing,
-    print_options,
-    run,
-)
+from start.cli.run import ask_of, headless, print_options, run
 from start.cli.state import get_options
 from start.cli.text import (
     SAFE_FORM,
@@ -20,7 +16,6 @@ from start.cli.text import (
     required_text,
     text_options,
 )
-from start.compose import resolve
 
 
 @click.command(
@@ -54,13 +49,5 @@ def prompt(
     """
     options = get_options()
     body = required_text(words, text_option, text_file, no_stdin, options.no_color)
-    request = resolve.Request(
-        "prompt",
-        options.agent,
-        options.role,
-        options.no_role,
-        options.model,
-        text=body,
-        contexts=tuple(options.contexts),
-    )
-    return run(options, request, headless_printing(print_, permissions, timeout, output_dir))
+    asked = headless(print_, permissions, timeout, output_dir)
+    return run(options, ask_of(options, "prompt", prompt=body, **asked))

@@ -3,6 +3,7 @@ option and the session id the run recorded (start.runs.Run.session_id)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 import click
@@ -10,10 +11,7 @@ import click
 from start.base.errors import UsageError
 from start.cli.inputs import RUN_ID
 from start.cli.options import common_options, completer
-from start.cli.run import (
-    Printing,
-    run,
-)
+from start.cli.run import ask_of, run
 from start.cli.state import get_options
 from start.cli.text import (
     SAFE_FORM,
@@ -21,11 +19,11 @@ from start.cli.text import (
     required_text,
     text_options,
 )
-from start.compose import resolve
 from start.config import schema
 from start.config.model import Agent
 from start.runs import Run
 from start.runs import store as historydb
+from start.ui import console
 
 
 @click.command(
@@ -89,46 +87,51 @@ def continue_(
     """
     options = get_options()
     text = required_text(words, text_option, text_file, no_stdin, options.no_color)
-    earlier = _earlier(run_id)
-    agent = _agents().get(earlier.agent)
+    earlier = _earlier(run_id, options.workdir)
+    # The run's own project, with its config: an agent the project defines continues there.
+    where = options.workdir if options.directory is not None else earlier.workdir
+    if options.directory is None and not os.path.isdir(where):
+        raise UsageError(
+            f"run {earlier.id} ran in {earlier.workdir}, which no longer exists; pass -d DIR "
+            "to continue it from elsewhere (its CLI may keep the session by directory)"
+        )
+    agents = _agents(where)
+    agent = agents.get(earlier.agent)
     if agent is None or agent.resume_command is None:
         raise UsageError(
             f"run {earlier.id}'s agent, {earlier.agent}, cannot continue a conversation: it has "
-            f"no resume_command. {_who_can()}"
+            f"no resume_command. {_who_can(agents)}"
         )
     if earlier.session_id is None:
         raise UsageError(
             f"run {earlier.id} ({earlier.agent}) has no session id to continue: its CLI "
-            f"reported none. {_who_can()}"
+            f"reported none. {_who_can(agents)}"
         )
+    if not options.quiet:
+        console.err(f"start: continuing run {earlier.id} ({earlier.agent}) of {earlier.project}")
     options.agents = [earlier.agent]
     options.agent = earlier.agent
     options.model = model if model is not None else earlier.model
-    if options.directory is None:
-        import os
-
-        if not os.path.isdir(earlier.workdir):
-            raise UsageError(
-                f"run {earlier.id} ran in {earlier.workdir}, which no longer exists; pass -d DIR "
-                "to continue it from elsewhere (its CLI may keep the session by directory)"
-            )
-        options.directory = earlier.workdir
-    selection = resolve.Request(
-        "continue", earlier.agent, model=options.model, no_role=True, text=text
-    )
-    printing = Printing(
-        permissions or earlier.permissions,
-        timeout,
-        output_dir,
-        session=earlier.session_id,
+    options.directory = where
+    ask = ask_of(
+        options,
+        "continue",
+        prompt=text,
+        headless=True,
+        permissions=permissions or earlier.permissions,
         permissions_from=None if permissions else f"the run it continues ({earlier.id})",
+        timeout=timeout,
+        output=output_dir,
+        session=earlier.session_id,
     )
-    return run(options, selection, printing)
+    return run(options, ask._replace(role=None, no_role=True, contexts=()))
 
 
-def _earlier(run_id: int | None) -> Run:
-    """The run to continue: run `run_id`, or the latest headless run that has a session id
-    (else the latest headless run, which then says it has none)."""
+def _earlier(run_id: int | None, workdir: str) -> Run:
+    """The run to continue: run `run_id`, or this project's latest headless run that has a
+    session id (else its latest headless run, which then says it has none)."""
+    from start.base import paths
+
     with historydb.opened(create=False) as store:
         if run_id is not None:
             found = store.get(run_id)
@@ -138,26 +141,28 @@ def _earlier(run_id: int | None) -> Run:
                     "terminal. Continue a headless run (--print)"
                 )
             return found
-        headless = [found for found in store.runs(200) if found.headless]
+        root = os.path.realpath(paths.find_project(workdir).root)
+        ours = [found for found in store.runs(200, project=root) if found.headless]
         # The latest conversation: a run that failed before its CLI named a session has none.
-        for found in headless:
+        for found in ours:
             if found.session_id is not None:
                 return found
-        if headless:
-            return headless[0]
+        if ours:
+            return ours[0]
     raise UsageError(
-        "no headless run is recorded yet: run one with --print (start prompt --print TEXT), "
-        "then continue it"
+        f"no headless run of {root} is recorded yet: run one with --print (start prompt "
+        "--print TEXT), then continue it; or continue another project's with --run ID "
+        "('start log' lists the runs)"
     )
 
 
-def _agents() -> Mapping[str, Agent]:
+def _agents(workdir: str) -> Mapping[str, Agent]:
     from start.config.load import load
 
-    return load(get_options().workdir).agents
+    return load(workdir).agents
 
 
-def _who_can() -> str:
+def _who_can(agents: Mapping[str, Agent]) -> str:
     """The agents whose conversations `start continue` can continue."""
-    able = [name for name, agent in _agents().items() if agent.resume_command is not None]
+    able = [name for name, agent in agents.items() if agent.resume_command is not None]
     return f"Agents that can continue: {', '.join(able)}." if able else ""

@@ -1,43 +1,38 @@
-"""What `start`, `start prompt` and `start task` share: compose the prompt, then exec the agent
-(the two commands are in start.cli.prompt and start.cli.task). A headless run (--print) and a dry
-run branch to start.cli.printing and start.cli.dryrun, which a plain launch does not import."""
+"""What `start`, `start prompt` and `start task` share: the command line's ask (start.compose.ask),
+composed and exec'd, or run headless through the path of every door (start.runs.path). The
+commands themselves are in start.cli.prompt and start.cli.task. A headless run (--print) and a
+dry run branch to start.cli.printing and start.cli.dryrun, which a plain launch does not import."""
 
 from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from start import runs
-from start.base.errors import CommandError, ExitCode, UntrustedError, UsageError
+from start.base.errors import CommandError, ExitCode, StartError, UntrustedError, UsageError
 from start.cli.options import F
 from start.cli.state import Options
 from start.compose import pipeline, resolve, sources
+from start.compose.ask import Ask, data
 from start.config.model import Config, of_layer
 from start.ui import console
 from start.ui.console import Line, Styled
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from start.compose import launch as launcher
-    from start.proc.shell import Owner
+    from start.proc.agents import State
     from start.ui.status import StatusLine
 
 _MARK = {"ok": "✓", "missing": "⚠", "failed": "⚠", "empty": "·"}
 
 
 T = TypeVar("T")
-
-
-def _prepare(
-    request: pipeline.LaunchRequest,
-    progress: StatusLine | None = None,
-    owner: Owner | None = None,
-) -> pipeline.Prepared:
-    """pipeline.prepare, asking on a terminal when the project's .start/ is not trusted yet."""
-    return _trusted(functools.partial(pipeline.prepare, request, progress=progress, owner=owner))
 
 
 def _trusted(prepare: Callable[[], T]) -> T:
@@ -63,93 +58,118 @@ def _trusted(prepare: Callable[[], T]) -> T:
     return prepare()
 
 
-class Printing:
-    """What --print, --permissions, --timeout and --output ask of a headless run; and for `start
-    continue`, the session it continues and where its permission level comes from."""
-
-    def __init__(
-        self,
-        permissions: str | None,
-        timeout: int | None,
-        output: str | None = None,
-        *,
-        session: str | None = None,
-        permissions_from: str | None = None,
-    ) -> None:
-        self.permissions = permissions
-        self.timeout = timeout
-        self.output = output
-        self.session = session
-        self.permissions_from = permissions_from
+def ask_of(options: Options, mode: str, **fields: Any) -> Ask:
+    """The command line's ask: the shared options, and the command's own `fields` (its words,
+    --print and what goes with it)."""
+    return Ask(
+        mode,
+        agents=tuple(options.agents),
+        role=options.role,
+        no_role=options.no_role,
+        model=options.model,
+        contexts=tuple(options.contexts),
+        agent_args=tuple(options.agent_args),
+        directory=options.workdir,
+        no_project=options.no_project,
+        **fields,
+    )
 
 
-def run(options: Options, selection: resolve.Request, printing: Printing | None = None) -> int:
-    """Prepare the launch; then exec the agent or, with --dry-run, show it; with --print, run
-    the agent's headless form and print its answer."""
-    if options.raw and printing is None:
+def headless(
+    print_: bool, permissions: str | None, timeout: int | None, output: str | None = None
+) -> dict[str, Any]:
+    """The fields of an ask that --print and its options give; UsageError for an option that
+    goes with --print without it."""
+    if not print_:
+        given = [
+            flag
+            for flag, value in (
+                ("--permissions", permissions),
+                ("--timeout", timeout),
+                ("--output", output),
+            )
+            if value is not None
+        ]
+        if given:
+            raise UsageError(f"{given[0]} goes with --print (a headless run)")
+        return {}
+    return {"headless": True, "permissions": permissions, "timeout": timeout, "output": output}
+
+
+def run(options: Options, ask: Ask) -> int:
+    """Compose the ask; then exec the agent or, with --dry-run, show it; with --print, run the
+    agent's headless form and print its answer."""
+    if options.raw and not ask.headless:
         raise UsageError("--raw goes with --print (a headless run)")
-    if options.json and not options.dry_run and printing is None:
+    if options.json and not options.dry_run and not ask.headless:
         raise UsageError(
             "--json prints a launch only with --dry-run or --print "
             "(or a listing: start task --json)"
         )
-    if len(options.agents) > 1 and printing is None:
+    if len(ask.agents) > 1 and not ask.headless:
         raise UsageError(
             "several agents (-a A,B) run only with --print: a launch hands the terminal "
             "to one agent"
         )
-    request = pipeline.LaunchRequest(
-        options.workdir,
-        selection,
-        not options.no_project,
-        tuple(options.agent_args),
-        dry_run=options.dry_run,
-        headless=printing is not None,
-        permissions=printing.permissions if printing is not None else None,
-        permissions_from=printing.permissions_from if printing is not None else None,
-        session=printing.session if printing is not None else None,
-    )
-    asked = parameters(options, selection, printing)
-    if printing is not None:
-        return _print(options, request, printing, asked)
-    return _launch(options, request, asked)
+    if ask.headless:
+        return _print(options, ask)
+    return _launch(options, ask)
 
 
-def _launch(options: Options, request: pipeline.LaunchRequest, asked: dict[str, Any]) -> int:
+def _launch(options: Options, ask: Ask) -> int:
     """A launch: exec the agent, or with --dry-run, show it."""
     # Commands that take a while get a status line with the time elapsed, on a terminal and
     # without -q only.
     progress = _status(options, elapsed=True)
-    try:
-        prepared = _prepare(request, progress)
-    except CommandError as error:
-        if options.debug:
-            raise error.in_full() from None
-        raise
+    prepared = _full(
+        options,
+        lambda: _trusted(
+            functools.partial(pipeline.prepare, ask, progress=progress, dry_run=options.dry_run)
+        ),
+    )
     _warn(prepared)
     config, launch = prepared.config, prepared.launch
     if options.dry_run:
         _dry_run(options, [prepared], several=False)
         return ExitCode.OK
     _summary(options, prepared)
-    record(options, runs.begun(prepared, headless=False), config, asked)
+    record(options, runs.begun(prepared, headless=False)._replace(request=data(ask)), config)
     from start.compose import launch as launcher
 
     launcher.exec_agent(launch)
 
 
-def _print(
-    options: Options, request: pipeline.LaunchRequest, printing: Printing, asked: dict[str, Any]
-) -> int:
-    """--print: the agents' headless forms (one agent is a list of one), run to their end; the
-    answers first, then the history."""
-    several = len(options.agents) > 1
-    if printing.output is not None and not options.dry_run:
-        from start.cli import printing as print_cli
+def _full(options: Options, prepare: Callable[[], T]) -> T:
+    """`prepare()`; with --debug, a failed command's output whole."""
+    try:
+        return prepare()
+    except CommandError as error:
+        if options.debug:
+            raise error.in_full() from None
+        raise
 
-        print_cli.check_output(printing.output)  # before anything is spent
+
+def _scope(options: Options) -> Any:
+    """Where the command line asks from: the user's own asks run at no depth of start mcp's."""
+    from start.runs.rules import Scope
+
+    return Scope(options.workdir, not options.no_project)
+
+
+def _print(options: Options, ask: Ask) -> int:
+    """--print: the agents' headless forms (one agent is a list of one), run to their end
+    through the path of every door; the answers first, then the history."""
+    from start.cli import printing as print_cli
+    from start.runs import path
+
+    several = len(ask.agents) > 1
+    door = _Door(options, ask, several)
+    if ask.output is not None and not options.dry_run:
+        print_cli.check_output(ask.output)  # before anything is spent
     if options.dry_run:
-        each = _prepare_each(options, request, several, None)
+        progress = _status(options, elapsed=not several)
+        each = path.prepare(_scope(options), ask, door, progress=progress, dry_run=True)
+        door.prepared(each)
         _dry_run(options, each, several=several)
         return ExitCode.OK
     from start.proc import watchdog
@@ -157,64 +177,56 @@ def _print(
     # Should start be killed (SIGKILL: the OOM killer, a CI job's kill), a watchdog ends what
     # the run started: the commands that compose the prompt, and the agents.
     with watchdog.watching() as owner:
-        return _headless(options, request, printing, asked, several, owner)
-
-
-def _headless(
-    options: Options,
-    request: pipeline.LaunchRequest,
-    printing: Printing,
-    asked: dict[str, Any],
-    several: bool,
-    owner: Owner | None,
-) -> int:
-    from start.cli import printing as print_cli
-    from start.proc import agents as agentrun
-
-    each = _prepare_each(options, request, several, owner)
-    if not several:
-        _summary(options, each[0])
-    stopped: agentrun.Interrupted | None = None
-    try:
-        done = print_cli.run(options, each, printing.timeout, owner)
-    except agentrun.Interrupted as stop:
-        done, stopped = list(stop.runs), stop
-    done = [run._replace(request=asked, args=_args(options), cwd=_cwd(options)) for run in done]
-    # The answers first, on stdout and flushed: the history (a database another process may
-    # hold) never delays them, and records them whatever happens to stdout. On Ctrl-C or a
-    # signal, the answers that had arrived are shown and every run is recorded, then start
-    # stops as the signal says.
-    arrived = stopped is None or any(run.answered for run in done)
-    try:
-        code = ExitCode.OK
-        if arrived:  # a stop before any answer says only "interrupted"
-            code = print_cli.show(options, done, several=several, output=printing.output)
-    finally:
-        config = each[0].config
-        for run in done:
-            record(options, run, config)
-    if stopped is not None:
-        raise stopped
-    return code
-
-
-def _prepare_each(
-    options: Options, request: pipeline.LaunchRequest, several: bool, owner: Owner | None
-) -> list[pipeline.Prepared]:
-    """pipeline.prepare_each for the agents -a names (one, and its -m, when it names one or
-    none), asking on a terminal when the project is not trusted yet."""
-    names: list[str | None] = list(options.agents) if several else [None]
-    progress = _status(options, elapsed=not several)
-    try:
-        each = _trusted(
-            functools.partial(pipeline.prepare_each, request, names, progress=progress, owner=owner)
+        path.run(
+            _scope(options),
+            ask,
+            door,
+            owner=owner,
+            progress=_status(options, elapsed=not several),
+            args=_args(options),
+            cwd=_cwd(options),
         )
-    except CommandError as error:
-        if options.debug:
-            raise error.in_full() from None
-        raise
-    _warn(each[0])
-    return each
+    return door.code
+
+
+class _Door:
+    """What the command line shows of a headless run: the trust question on a terminal, the
+    summary (of one agent) or the agents (of several), a live board on a terminal, the answers
+    on stdout, and a warning when the history cannot keep the run."""
+
+    def __init__(self, options: Options, ask: Ask, several: bool) -> None:
+        self.options = options
+        self.ask = ask
+        self.several = several
+        self.code = ExitCode.OK
+
+    def trusted(self, prepare: Callable[[], T]) -> T:
+        return _full(self.options, lambda: _trusted(prepare))
+
+    def prepared(self, each: Sequence[pipeline.Prepared]) -> None:
+        _warn(each[0])
+        if not self.several and not self.options.dry_run:
+            _summary(self.options, each[0])
+
+    def running(self, each: Sequence[pipeline.Prepared]) -> AbstractContextManager[State | None]:
+        from start.cli import printing as print_cli
+
+        return print_cli.following(self.options, each)
+
+    def arrived(self, done: Sequence[runs.Run], stopped: BaseException | None) -> None:
+        # The answers first, on stdout and flushed: the history (a database another process
+        # may hold) never delays them, and records them whatever happens to stdout. On Ctrl-C
+        # or a signal, the answers that had arrived are shown and every run is recorded, then
+        # start stops as the signal says; a stop before any answer says only "interrupted".
+        if stopped is None or any(found.answered for found in done):
+            from start.cli import printing as print_cli
+
+            self.code = print_cli.show(
+                self.options, list(done), several=self.several, output=self.ask.output
+            )
+
+    def unrecorded(self, error: StartError) -> None:
+        console.warning(f"this run is not in the history: {error}", no_color=self.options.no_color)
 
 
 def _status(options: Options, *, elapsed: bool) -> StatusLine | None:
@@ -247,12 +259,12 @@ def _summary(options: Options, prepared: pipeline.Prepared) -> None:
     printer.flush()
 
 
-def _dry_run(options: Options, each: list[pipeline.Prepared], *, several: bool) -> None:
+def _dry_run(options: Options, each: Sequence[pipeline.Prepared], *, several: bool) -> None:
     from start.cli import dryrun
 
     try:
         if several:
-            dryrun.show_each(options, each)
+            dryrun.show_each(options, list(each))
             return
         (prepared,) = each
         plan, composition, launch = prepared.plan, prepared.composition, prepared.launch
@@ -276,18 +288,12 @@ def _cwd(options: Options) -> str:
     return options.started_in or current_dir()
 
 
-def record(
-    options: Options,
-    run: runs.Run,
-    config: Config,
-    asked: dict[str, Any] | None = None,
-) -> None:
-    """Put the run in the history; a history that cannot be written is a warning, not a
-    failure of the run."""
+def record(options: Options, run: runs.Run, config: Config) -> None:
+    """Put a launch in the history, just before the exec; a history that cannot be written is a
+    warning, not a failure of the launch."""
     from start.runs import history
 
-    if asked is not None:
-        run = run._replace(request=asked, args=_args(options), cwd=_cwd(options))
+    run = run._replace(args=_args(options), cwd=_cwd(options))
     try:
         if history.record(run, config.settings):
             from start.runs import store as historydb
@@ -297,101 +303,62 @@ def record(
         console.warning(f"this run is not in the history: {error}", no_color=options.no_color)
 
 
-def command_words(
-    options: Options, selection: resolve.Request, printing: Printing | None
-) -> list[str]:
+def command_words(ask: Ask, here: str | None = None, shown: Sequence[str] = ()) -> list[str]:
     """The words of a command line that asks for this run (what `start again` shows, and
-    records as its run's command line): made from the parameters, never parsed."""
+    records as its run's command line): made from the ask, never parsed; `-d` only when it
+    runs elsewhere than `here`; `shown`, the flags of how it is shown (-q, --json, ...)."""
     words: list[str] = []
-    if selection.mode == "prompt":
-        text = selection.text or ""
-        words += ["prompt", text if not text.startswith("-") else f"--instructions={text}"]
-    elif selection.mode == "continue":
-        text = selection.text or ""
-        words += ["continue", text if not text.startswith("-") else f"--instructions={text}"]
-    elif selection.mode == "task":
-        words += ["task", selection.task or ""]
-        for text in selection.instructions:
-            words.append(text if not text.startswith("-") else f"--instructions={text}")
-    if options.agents:
-        words += ["-a", ",".join(options.agents)]
-    if options.no_role:
+    if ask.mode in ("prompt", "continue"):
+        text = ask.prompt or ""
+        words += [ask.mode, text if not text.startswith("-") else f"--instructions={text}"]
+    elif ask.mode == "task":
+        words += ["task", ask.task or ""]
+        if ask.instructions is not None:
+            said = ask.instructions
+            words.append(said if not said.startswith("-") else f"--instructions={said}")
+    if ask.agents:
+        words += ["-a", ",".join(ask.agents)]
+    if ask.no_role:
         words.append("--no-role")
-    elif options.role is not None:
-        words += ["-r", options.role]
-    if options.model is not None:
-        words += ["-m", options.model]
-    for context in options.contexts:
+    elif ask.role is not None:
+        words += ["-r", ask.role]
+    if ask.model is not None:
+        words += ["-m", ask.model]
+    for context in ask.contexts:
         words += ["-c", context]
-    for name, value in selection.params:
+    for name, value in ask.params.items():
         words += ["-p", f"{name}={value}"]
-    if options.directory is not None:
-        words += ["-d", options.directory]
-    for flag, on in (
-        ("-q", options.quiet),
-        ("--json", options.json),
-        ("--no-color", options.no_color),
-        ("--no-project", options.no_project),
-        ("--raw", options.raw),
-    ):
-        if on:
-            words.append(flag)
-    words += ["-v"] * options.verbose
-    if printing is not None and selection.mode != "continue":
+    if ask.directory is not None and ask.directory != here:
+        words += ["-d", ask.directory]
+    if ask.no_project:
+        words.append("--no-project")
+    words += shown
+    if ask.headless and ask.mode != "continue":
         words.append("--print")
         given: tuple[tuple[str, object], ...] = (
-            ("--permissions", printing.permissions),
-            ("--timeout", printing.timeout),
-            ("--output", printing.output),
+            ("--permissions", ask.permissions),
+            ("--timeout", ask.timeout),
+            ("--output", ask.output),
         )
         words += [word for flag, value in given if value is not None for word in (flag, str(value))]
-    if options.agent_args:
-        words += ["--", *options.agent_args]
+    if ask.agent_args:
+        words += ["--", *ask.agent_args]
     return words
 
 
-def parameters(
-    options: Options, selection: resolve.Request, printing: Printing | None
-) -> dict[str, Any]:
-    """How the run was asked for, as the run records it for `start again` (start.runs.Run's
-    `request`): the parameters click parsed, never the words they were parsed from."""
-    return {
-        "mode": selection.mode,
-        "task": selection.task,
-        "instructions": list(selection.instructions),
-        "text": selection.text,
-        "params": [list(pair) for pair in selection.params],
-        "agents": list(options.agents),
-        "role": options.role,
-        "no_role": options.no_role,
-        "model": options.model,
-        "contexts": list(options.contexts),
-        "directory": options.directory,
-        "quiet": options.quiet,
-        "verbose": options.verbose,
-        "json": options.json,
-        "no_color": options.no_color,
-        "no_project": options.no_project,
-        "raw": options.raw,
-        "agent_args": list(options.agent_args),
-        "print": printing is not None,
-        "session": printing.session if printing is not None else None,
-        "permissions": printing.permissions if printing is not None else None,
-        "timeout": printing.timeout if printing is not None else None,
-        "output": printing.output if printing is not None else None,
-    }
+def shown_words(options: Options) -> list[str]:
+    """The flags of how the command line shows a run: its own, never the ask's."""
+    flags = (
+        ("-q", options.quiet),
+        ("--json", options.json),
+        ("--no-color", options.no_color),
+        ("--raw", options.raw),
+    )
+    return [flag for flag, on in flags if on] + ["-v"] * options.verbose
 
 
 def run_session(options: Options) -> int:
-    request = resolve.Request(
-        "session",
-        options.agent,
-        options.role,
-        options.no_role,
-        options.model,
-        contexts=tuple(options.contexts),
-    )
-    return run(options, request)
+    return run(options, ask_of(options, "session"))
 
 
 def _raw(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -434,25 +401,6 @@ def print_options(function: F) -> F:
         help="Run the agent headless and print its answer on stdout.",
     )(function)
     return function
-
-
-def headless_printing(
-    print_: bool, permissions: str | None, timeout: int | None, output: str | None = None
-) -> Printing | None:
-    if not print_:
-        given = [
-            flag
-            for flag, value in (
-                ("--permissions", permissions),
-                ("--timeout", timeout),
-                ("--output", output),
-            )
-            if value is not None
-        ]
-        if given:
-            raise UsageError(f"{given[0]} goes with --print (a headless run)")
-        return None
-    return Printing(permissions, timeout, output)
 
 
 def _summary_lines(

@@ -10,11 +10,7 @@ import click
 from start.base import fs
 from start.base.errors import ExitCode, UsageError
 from start.cli.options import completer, launch_options
-from start.cli.run import (
-    headless_printing,
-    print_options,
-    run,
-)
+from start.cli.run import ask_of, headless, print_options, run
 from start.cli.state import Options, get_options
 from start.cli.text import (
     SAFE_FORM,
@@ -23,7 +19,6 @@ from start.cli.text import (
     user_text,
     with_piped,
 )
-from start.compose import resolve
 from start.config.load import load
 from start.ui import console
 
@@ -85,8 +80,8 @@ def task(
     options = get_options()
     text = user_text(instructions, text_option, text_file)
     given = tuple(params.split(fs.arg_text(word)) for word in param_words)
-    printing = headless_printing(print_, permissions, timeout, output_dir)
-    if name is None and printing is not None:
+    asked = headless(print_, permissions, timeout, output_dir)
+    if name is None and asked:
         raise UsageError("--print needs a task: start task NAME --print")
     if name is None:
         if text is not None:
@@ -95,18 +90,15 @@ def task(
             raise UsageError("parameters need a task: start task NAME -p NAME=VALUE")
         return _list_tasks(options, show_all)
     text = with_piped(text, text_file, no_stdin, options.no_color)
-    request = resolve.Request(
+    ask = ask_of(
+        options,
         "task",
-        options.agent,
-        options.role,
-        options.no_role,
-        options.model,
         task=name,
-        instructions=(text,) if text is not None and text.strip() else (),
-        contexts=tuple(options.contexts),
-        params=given,
+        instructions=text if text is not None and text.strip() else None,
+        params=dict(given),
+        **asked,
     )
-    return run(options, request, printing)
+    return run(options, ask)
 
 
 def _list_tasks(options: Options, show_all: bool) -> int:

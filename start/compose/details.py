@@ -18,6 +18,7 @@ from start.base.paths import expand
 from start.base.record import Record
 from start.base.wall import Grant, Reader
 from start.compose import resolve, sources
+from start.compose.ask import Ask
 from start.config import files, params, positions, schema
 from start.config.load import load
 from start.config.model import LAYERS, Config, Item, Param, Task
@@ -224,7 +225,7 @@ def describe(config: Config, section: str, item: Item, *, run: bool = False) -> 
 
 def _choices(config: Config, task: Task) -> tuple[tuple[Choice, ...], str | None]:
     """The role, agent and model `start task NAME` would select, and why."""
-    request = resolve.Request("task", task=task.name)
+    request = Ask("task", task=task.name)
     choices: list[Choice] = []
     try:
         role, why = resolve.select_role(config, request, task)

@@ -20,10 +20,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from start.base import paths
 from start.base.errors import ConfigError
 from start.base.record import Record
 from start.base.wall import Grant, Reader
 from start.compose import resolve, sources
+from start.compose.ask import Ask
 from start.config.load import load
 from start.config.model import Config
 from start.proc import shell
@@ -33,26 +35,11 @@ if TYPE_CHECKING:
     from start.config.output import Spec
 
 
-class LaunchRequest(Record):
-    """Everything the command line asks of one launch."""
+def workdir(ask: Ask) -> str:
+    """Where an ask runs: its directory, else where start started (the real path)."""
+    import os
 
-    workdir: str
-    selection: resolve.Request
-    use_project: bool = True
-    agent_args: tuple[str, ...] = ()
-    dry_run: bool = False  # the launch keeps the files it names, for a command line to paste
-    headless: bool = False  # build the agent's headless form (--print), not its interactive one
-    # The permission level the command line asks for a headless run; None: the task's, else
-    # read-only. `permissions_from` says where it comes from when not from --permissions.
-    permissions: str | None = None
-    permissions_from: str | None = None
-    # The most a headless run may get, whatever it asks, and why (start.board.cap: who shaped a
-    # board item's run); None: what it asks.
-    most: str | None = None
-    most_from: str | None = None
-    # A headless run that continues the conversation of this session id (start continue): the
-    # agent's resume_command, and the selection's text alone as the prompt.
-    session: str | None = None
+    return ask.directory or os.path.realpath(paths.current_dir())
 
 
 class Prepared(Record):
@@ -69,8 +56,9 @@ class Prepared(Record):
     # A headless run's answer format (the task's `output`), its schema read and checked; None
     # for a launch, or for a task without one (text).
     output: Spec | None = None
-    # What the command line asked (`unheld` builds the launch again from it).
-    request: LaunchRequest | None = None
+    # What was asked (`unheld` builds the launch again from it).
+    ask: Ask | None = None
+    dry_run: bool = False  # the launch keeps the files it names, for a command line to paste
 
 
 def now() -> str:
@@ -88,7 +76,7 @@ def grant_for(config: Config) -> tuple[Grant | None, tuple[str, ...]]:
     return trust.grant(config)
 
 
-def level(request: LaunchRequest, plan: resolve.Plan) -> tuple[str, str]:
+def level(request: Ask, plan: resolve.Plan) -> tuple[str, str]:
     """A headless run's permission level and where it comes from: the request's (the
     --permissions option, unless it says otherwise), the task's, else read-only; never above
     the request's `most`."""
@@ -122,12 +110,13 @@ class _Laps:
 
 
 def prepare(
-    request: LaunchRequest,
+    request: Ask,
     runner: sources.Runner | None = None,
     *,
     build: bool = True,
     progress: shell.Progress | None = None,
     owner: shell.Owner | None = None,
+    dry_run: bool = False,
 ) -> Prepared:
     """Load, trust, select, compose and build one launch.
 
@@ -136,16 +125,18 @@ def prepare(
     result belong to the caller: `launch.cleanup()` when it is not exec'd. With `build=False`
     (`start mcp`, which needs only the composition) the agent command is not built: the launch is
     empty, so neither a missing agent binary nor an oversize prompt matters. `progress` is told
-    which commands still run, and `owner` of their process groups (see shell.run_all).
+    which commands still run, and `owner` of their process groups (see shell.run_all). With
+    `dry_run`, the launch keeps the files it names, for a command line to paste.
     """
     lap = _Laps()
     writes: list[Callable[[], None]] = []
-    config = load(request.workdir, use_project=request.use_project, strict=True, writes=writes)
+    where = workdir(request)
+    config = load(where, use_project=not request.no_project, strict=True, writes=writes)
     lap("load")
     try:
         grant, warnings = grant_for(config)
         lap("trust")
-        plan = resolve.plan(config, request.selection)
+        plan = resolve.plan(config, request)
         output = answer_format(config, grant, plan) if request.headless else None
         date = now()
         meanwhile = functools.partial(_meanwhile, request, [plan] if build else [], writes)
@@ -157,21 +148,32 @@ def prepare(
     from start.compose import launch as launcher
 
     if build:
-        launch = _build(request, config, plan, composition, date, output)
+        launch = _build(request, config, plan, composition, date, output, dry_run)
     else:
-        launch = launcher.Launch("", (), {}, request.workdir, uses_shell=False)
+        launch = launcher.Launch("", (), {}, where, uses_shell=False)
     lap("build")
     return Prepared(
-        config, grant, plan, composition, launch, date, lap.timings, warnings, output, request
+        config,
+        grant,
+        plan,
+        composition,
+        launch,
+        date,
+        lap.timings,
+        warnings,
+        output,
+        request,
+        dry_run,
     )
 
 
 def prepare_each(
-    request: LaunchRequest,
+    request: Ask,
     agents: Sequence[str | None],
     progress: shell.Progress | None = None,
     runner: sources.Runner | None = None,
     owner: shell.Owner | None = None,
+    dry_run: bool = False,
 ) -> list[Prepared]:
     """One composition, built for each of several agents (`--print -a a,b,c`): the headless
     path, for one agent as for several (None: the agent the selection picks).
@@ -186,12 +188,12 @@ def prepare_each(
     """
     lap = _Laps()
     writes: list[Callable[[], None]] = []
-    config = load(request.workdir, use_project=request.use_project, strict=True, writes=writes)
+    config = load(workdir(request), use_project=not request.no_project, strict=True, writes=writes)
     lap("load")
     try:
         grant, warnings = grant_for(config)
         lap("trust")
-        plans = [_plan_for(config, request.selection, name) for name in agents]
+        plans = [_plan_for(config, request, name) for name in agents]
         output = answer_format(config, grant, plans[0])
         date = now()
         meanwhile = functools.partial(_meanwhile, request, plans, writes)
@@ -203,9 +205,11 @@ def prepare_each(
     try:
         for plan in plans:
             own = told(composition, plan, output)
-            launch = _build(request, config, plan, own, date, output)
+            launch = _build(request, config, plan, own, date, output, dry_run)
             built.append(
-                Prepared(config, grant, plan, own, launch, date, {}, warnings, output, request)
+                Prepared(
+                    config, grant, plan, own, launch, date, {}, warnings, output, request, dry_run
+                )
             )
         lap("build")
         built[0] = built[0]._replace(timings=lap.timings)
@@ -257,12 +261,18 @@ def unheld(prepared: Prepared) -> Prepared:
     """A headless launch built again with the task's schema in its prompt instead of the agent's
     `print_schema` options, as for an agent without them: for a CLI that refused them for the
     model (its `print_schema_refused`). The temp files of the result belong to the caller."""
-    assert prepared.request is not None
+    assert prepared.ask is not None
     agent = prepared.plan.agent._replace(print_schema=None, print_schema_refused=None)
     plan = prepared.plan._replace(agent=agent)
     composition = told(prepared.composition, plan, prepared.output)
     launch = _build(
-        prepared.request, prepared.config, plan, composition, prepared.date, prepared.output
+        prepared.ask,
+        prepared.config,
+        plan,
+        composition,
+        prepared.date,
+        prepared.output,
+        prepared.dry_run,
     )
     return prepared._replace(plan=plan, composition=composition, launch=launch)
 
@@ -288,7 +298,7 @@ def _compose(
 
 
 def _meanwhile(
-    request: LaunchRequest, plans: Sequence[resolve.Plan], writes: list[Callable[[], None]]
+    request: Ask, plans: Sequence[resolve.Plan], writes: list[Callable[[], None]]
 ) -> None:
     """What needs no command's output, done while the commands that compose the prompt run: the
     config cache's writes, and readying the build of each plan's launch (the launcher imported,
@@ -308,12 +318,13 @@ def _write(writes: list[Callable[[], None]]) -> None:
 
 
 def _build(
-    request: LaunchRequest,
+    request: Ask,
     config: Config,
     plan: resolve.Plan,
     composition: sources.Composition,
     date: str,
     output: Spec | None = None,
+    dry_run: bool = False,
 ) -> launcher.Launch:
     from start.compose import launch as launcher
 
@@ -322,14 +333,14 @@ def _build(
         plan,
         composition,
         date,
-        request.workdir,
+        workdir(request),
         request.agent_args,
-        dry_run=request.dry_run,
+        dry_run=dry_run,
         agents=config.agents,
         permissions=permissions,
         permissions_from=source,
         output=output,
-        missing_ok=request.dry_run or request.headless,
+        missing_ok=dry_run or request.headless,
         session=request.session,
     )
 
@@ -338,16 +349,16 @@ def _build(
 NOT_ITS_MODEL = "-m names none of this agent's models: its own default applies"
 
 
-def _plan_for(config: Config, selection: resolve.Request, agent: str | None) -> resolve.Plan:
+def _plan_for(config: Config, ask: Ask, agent: str | None) -> resolve.Plan:
     """The plan of one agent of several: -m only where the agent knows that model (None: the
-    selection's own agent, with its model)."""
+    ask's own agent, with its model)."""
     if agent is None:
-        return resolve.plan(config, selection)
-    plan = resolve.plan(config, selection._replace(agent=agent, model=None))
-    wanted = selection.model
+        return resolve.plan(config, ask)
+    plan = resolve.plan(config, ask._replace(agents=(agent,), model=None))
+    wanted = ask.model
     if wanted is None:
         return plan
     models = plan.agent.models
     if wanted in models or wanted in models.values():
-        return resolve.plan(config, selection._replace(agent=agent))
+        return resolve.plan(config, ask._replace(agents=(agent,)))
     return plan._replace(model_reason=NOT_ITS_MODEL)

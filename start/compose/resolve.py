@@ -9,27 +9,13 @@ from typing import Literal, TypeVar
 from start.base import paths
 from start.base.errors import AgentNotFoundError, ExitCode, StartError, UnknownNameError, UsageError
 from start.base.record import Record
+from start.compose.ask import Ask
 from start.config.model import COMMAND_LINE, Agent, Config, Context, Role, Task, column
 
 # `continue`: the text alone, sent to continue a conversation the agent keeps (start continue).
 Mode = Literal["session", "prompt", "task", "continue"]
 Which = Callable[[str], str | None]
 Named = TypeVar("Named", Role, Context)
-
-
-class Request(Record):
-    """What the user asked for on the command line."""
-
-    mode: Mode
-    agent: str | None = None
-    role: str | None = None
-    no_role: bool = False
-    model: str | None = None
-    task: str | None = None
-    instructions: tuple[str, ...] = ()
-    text: str | None = None
-    contexts: tuple[str, ...] = ()  # -c: context names or file paths, in command-line order
-    params: tuple[tuple[str, str], ...] = ()  # -p NAME=VALUE, in command-line order
 
 
 _NO_PARAMS: Mapping[str, str] = {}
@@ -121,7 +107,7 @@ def find_task_or_file(config: Config, word: str) -> Task:
     return adhoc.pick("task", word, config.project.workdir, by_name, Task)
 
 
-def select_role(config: Config, request: Request, task: Task | None) -> tuple[Role | None, str]:
+def select_role(config: Config, request: Ask, task: Task | None) -> tuple[Role | None, str]:
     if request.mode == "continue":
         return None, "the conversation has it"
     if request.no_role:
@@ -142,7 +128,7 @@ def select_role(config: Config, request: Request, task: Task | None) -> tuple[Ro
 
 
 def select_agent(
-    config: Config, request: Request, task: Task | None, which: Which = paths.which
+    config: Config, request: Ask, task: Task | None, which: Which = paths.which
 ) -> tuple[Agent, str]:
     for name, reason in (
         (request.agent, "--agent"),
@@ -235,7 +221,7 @@ def _distance(a: str, b: str) -> int:
     return rows[-1][-1]
 
 
-def select_model(agent: Agent, request: Request, task: Task | None) -> tuple[str | None, str]:
+def select_model(agent: Agent, request: Ask, task: Task | None) -> tuple[str | None, str]:
     """--model, else the task's model, else the agent's default_model, else none at all; but
     when the agent's command needs {model}, the first of its models (see first_model)."""
     if request.model is not None:
@@ -299,30 +285,30 @@ def select_contexts(config: Config, mode: Mode, extra: tuple[str, ...] = ()) -> 
     return (*chosen, *files.values())
 
 
-def plan(config: Config, request: Request, which: Which = paths.which) -> Plan:
+def plan(config: Config, request: Ask, which: Which = paths.which) -> Plan:
+    """What the ask selects of the config, with the reason for each choice."""
     task = find_task_or_file(config, request.task) if request.task is not None else None
     values: Mapping[str, str] = _NO_PARAMS
     if task is not None and (task.params or request.params):
         from start.config import params
 
-        values = params.bind(task, request.params)
+        values = params.bind(task, tuple(request.params.items()))
     elif request.params:
         raise UsageError("parameters (-p NAME=VALUE) need a task: start task NAME -p ...")
     role, role_reason = select_role(config, request, task)
     agent, agent_reason = select_agent(config, request, task, which)
     model, model_reason = select_model(agent, request, task)
-    instructions = " ".join(request.instructions) if request.instructions else None
     return Plan(
-        mode=request.mode,
+        mode=request.mode,  # type: ignore[arg-type]
         agent=agent,
         agent_reason=agent_reason,
         model=model,
         model_reason=model_reason,
         role=role,
         role_reason=role_reason,
-        contexts=select_contexts(config, request.mode, request.contexts),
+        contexts=select_contexts(config, request.mode, request.contexts),  # type: ignore[arg-type]
         task=task,
-        instructions=instructions,
-        text=request.text,
+        instructions=request.instructions,
+        text=request.prompt,
         params=values,
     )

@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any, Final
 from start import board
 from start.base import inputs
 from start.base.errors import StartError
-from start.board import FINISHED, STATUSES, Change, RunSpec
+from start.board import FINISHED, STATUSES, Change
+from start.compose.ask import AGENT, BOARD, Ask
 from start.config import schema
 from start.mcp import tools
-from start.mcp.library import Scope
+from start.runs import rules
+from start.runs.rules import Scope
 
 if TYPE_CHECKING:
     import mcp.types as types
@@ -235,10 +237,9 @@ class Tools:
     def _level(self) -> str:
         """The level this session acts at: the most the user lets agents run at
         (settings.mcp_permissions), read afresh; the least when the config cannot be read."""
-        from start.mcp import asking, library
 
         try:
-            return asking.allowed(library.view(self.scope).config)[0]
+            return rules.allowed(rules.view(self.scope).config)[0]
         except StartError:
             return schema.LEVELS[0]
 
@@ -280,24 +281,29 @@ class Tools:
                 item = opened.update(id_, me, change, self.epochs.get(id_))
         return board.item_data(item)
 
-    def _run(self, arguments: Mapping[str, Any]) -> RunSpec | None:
-        """The run an item asks for, checked now as it will be before it runs."""
+    def _run(self, arguments: Mapping[str, Any]) -> Ask | None:
+        """The run an item asks for, the agent's, checked now by the ask rules as it will be
+        again before it runs (start.runs.rules.vet)."""
         given = arguments.get("run")
         if given is None:
             return None
+        task = given.get("task")
+        ask = Ask(
+            "task" if task is not None else "prompt",
+            given.get("prompt"),
+            task,
+            agents=(given["agent"],),
+            model=given.get("model"),
+            headless=True,
+            permissions=given.get("permissions"),
+            door=BOARD,
+            by=AGENT,
+        )
         from start.board import runner as boardrun
 
-        spec = RunSpec(
-            given.get("prompt"),
-            given.get("task"),
-            given["agent"],
-            given.get("model"),
-            given.get("permissions"),
-            via="mcp",
-        )
-        text = spec.prompt if spec.prompt is not None else arguments.get("description", "")
-        boardrun.request_for(self.scope, spec, text)
-        return spec
+        text = ask.prompt if ask.prompt is not None else arguments.get("description", "")
+        rules.vet(self.scope, boardrun.with_text(ask, text))
+        return ask
 
     def _list(self, opened: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
         from start.board.store import Filter

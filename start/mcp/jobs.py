@@ -18,10 +18,11 @@ from mcp.server import ServerRequestContext
 
 from start import runs as records
 from start.base.errors import StartError
+from start.compose.ask import Ask
 from start.mcp import asking, report, tools
-from start.mcp.library import RequestError, Scope
 from start.mcp.owners import Commands, Request, off_loop
-from start.runs import Run
+from start.runs import Run, rules
+from start.runs.rules import RequestError, Scope
 from start.ui.progress import Progress
 
 # Seconds between progress notifications while no agent's state changes.
@@ -113,7 +114,7 @@ async def with_progress(ctx: Context, progress: Progress, work: Awaitable[R]) ->
 class _Run:
     """One asynchronous run (ask_start): its agents' states, and its results once it ended."""
 
-    def __init__(self, id_: str, asked: asking.Ask, request: Request) -> None:
+    def __init__(self, id_: str, asked: Ask, request: Request) -> None:
         self.id = id_
         self.ask = asked
         self.request = request
@@ -166,7 +167,7 @@ class Runs:
     async def start(self, arguments: Mapping[str, Any]) -> types.CallToolResult:
         try:
             asked = await off_loop(tools.ask_call, self.scope, tools.ASK_START, arguments)
-            await off_loop(asking.vet, self.scope, asked)
+            await off_loop(rules.vet, self.scope, asked)
         except StartError as error:
             return tools.failed(str(error))
         with self.lock:

@@ -8,73 +8,29 @@ the MCP SDK, prints or asks: an untrusted project's `.start/` is left out, with 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import quote, unquote
 
-from start.base import fs
 from start.base.errors import (
     AgentNotFoundError,
-    ConfigError,
-    ExitCode,
     StartError,
     UnknownNameError,
-    UntrustedError,
-    suggest,
 )
 from start.base.record import Record
 from start.base.wall import Reader
 from start.compose import pipeline, resolve, sources
-from start.config.load import load
+from start.compose.ask import Ask
 from start.config.model import Config, Task
 from start.proc import shell
 from start.proc.shell import CommandResult, CommandSpec
+from start.runs.rules import INSTRUCTIONS, RequestError, Scope, View, check, find, listed, view
 
 if TYPE_CHECKING:
     from start.proc.shell import Owner
 
 Kind = Literal["context", "role"]
 SCHEME = "start://"
-
-
-class RequestError(StartError):
-    """A request that names nothing offered, or gives arguments a task does not take."""
-
-    exit_code = ExitCode.USAGE
-
-
-class Scope(Record):
-    """Where the server works (`start mcp -d DIR`), and whether a project's `.start/` may count."""
-
-    workdir: str
-    use_project: bool = True
-    # How many `start mcp` runs this server runs inside (asking.DEPTH_VARIABLE): 0 when a user's
-    # agent started it.
-    depth: int = 0
-
-
-class View(Record):
-    """The configuration one request sees."""
-
-    config: Config
-    use_project: bool  # whether the project's `.start/` is part of it
-    note: str | None = None  # why the project's `.start/` is left out, when it is
-
-
-class Argument(Record):
-    """One argument of a task's prompt."""
-
-    name: str
-    description: str
-    required: bool = False
-
-
-INSTRUCTIONS = Argument(
-    "instructions",
-    "Your instructions for the task: they fill its {instructions}, or are added at the end of "
-    "its prompt when it has none.",
-)
 
 
 class Composed(Record):
@@ -120,43 +76,6 @@ class Resource(Record):
 # --- the configuration ----------------------------------------------------------------------
 
 
-def view(scope: Scope) -> View:
-    """Load the config afresh. An untrusted project's `.start/` is left out, never asked about,
-    and so is a project layer with errors that no approval covers: its errors are named by
-    place only (trust.withheld), since the model reads the note.
-
-    Raises ConfigError when the config used has errors.
-    """
-    if not scope.use_project:
-        config = load(scope.workdir, use_project=False, strict=True)
-        start_dir = config.project.start_dir
-        note = f"{start_dir} is ignored (--no-project)" if start_dir is not None else None
-        return View(config, False, note)
-    config = load(scope.workdir)
-    untrusted: str | None = None
-    try:
-        grant, _ = pipeline.grant_for(config)
-    except UntrustedError as error:
-        untrusted = str(error)
-    else:
-        # No grant: no project file is approved (none was read, e.g. links out of the root).
-        if grant is not None or not config.errors:
-            if config.errors:
-                raise ConfigError(config.problems)
-            return View(config, True)
-    own = load(scope.workdir, use_project=False, strict=True)
-    from start import trust
-
-    notes = [text for text in (untrusted, trust.withheld(config, own)) if text is not None]
-    return View(own, False, "; ".join(notes) or None)
-
-
-def listed(config: Config) -> list[Task]:
-    """The tasks offered: those with a description that are not internal, by name."""
-    offered = (t for t in config.tasks.values() if t.description and not t.internal)
-    return sorted(offered, key=lambda t: t.name)
-
-
 def instructions(scope: Scope) -> str:
     """The server's `instructions` for the agent: what it offers, and what it leaves out."""
     text = (
@@ -180,73 +99,19 @@ def instructions(scope: Scope) -> str:
 # --- tasks ----------------------------------------------------------------------------------
 
 
-def arguments(task: Task) -> tuple[Argument, ...]:
-    """A task's prompt arguments: the instructions, then its parameters (start.config.params)."""
-    found = [INSTRUCTIONS]
-    for param in task.params:
-        description = param.description or f"The task's parameter {param.name}"
-        if param.default is not None:
-            description += f" (default: {json.dumps(param.default, ensure_ascii=False)})"
-        found.append(Argument(param.name, description, required=param.default is None))
-    return tuple(found)
-
-
-def selection(task: Task, values: Mapping[str, str]) -> resolve.Request:
-    """The request `start task NAME INSTRUCTIONS -p NAME=VALUE...` makes, from checked values."""
-    text = values.get(INSTRUCTIONS.name, "")
-    given = tuple((p.name, values[p.name]) for p in task.params if p.name in values)
-    return resolve.Request(
-        "task", task=task.name, instructions=(text,) if text.strip() else (), params=given
+def selection(scope: Scope, seen: View, task: Task, values: Mapping[str, object]) -> Ask:
+    """The ask `start task NAME INSTRUCTIONS -p NAME=VALUE...` makes, its values checked
+    (RequestError for a wrong one)."""
+    checked = check(task, values)
+    text = checked.pop(INSTRUCTIONS.name, "")
+    return Ask(
+        "task",
+        task=task.name,
+        instructions=text if text.strip() else None,
+        params={p.name: checked[p.name] for p in task.params if p.name in checked},
+        directory=scope.workdir,
+        no_project=not seen.use_project,
     )
-
-
-def check(task: Task, values: Mapping[str, object]) -> dict[str, str]:
-    """Argument values as strings; an unknown name, a non-string or a missing one is refused.
-
-    A null value counts as not given: agents often send null for an optional argument. Values
-    follow the text rule of command-line arguments (fs.arg_text): a NUL becomes U+FFFD.
-    """
-    known = {argument.name: argument for argument in arguments(task)}
-    checked: dict[str, str] = {}
-    for name, value in values.items():
-        if value is None and name in known:
-            continue
-        if name not in known:
-            close = suggest(name, known)
-            hint = f"; did you mean '{close}'?" if close else f"; it takes: {', '.join(known)}"
-            raise RequestError(f"task '{task.name}' has no argument '{name}'{hint}")
-        if not isinstance(value, str):
-            raise RequestError(f"argument '{name}' of task '{task.name}' must be a string")
-        checked[name] = fs.arg_text(value)
-    missing = [
-        name for name, argument in known.items() if argument.required and name not in checked
-    ]
-    if missing:
-        raise RequestError(f"task '{task.name}' needs the argument '{missing[0]}'")
-    return checked
-
-
-def find(config: Config, name: str) -> Task:
-    """An offered task by name or alias.
-
-    Not by prefix, as `start task` allows: an agent's partial name must not run another task.
-    """
-    offered = listed(config)
-    names = [task.name for task in offered]
-    listing = f"known tasks: {', '.join(names)}" if names else "no tasks are offered"
-    if not name.strip():
-        raise RequestError(f"no task name given; {listing}")
-    for task in offered:
-        if name in (task.name, task.alias):
-            return task
-    if name in config.tasks:
-        raise RequestError(
-            f"task '{name}' is not offered: it is internal or has no description; {listing}"
-        )
-    prefixed = [other for other in names if other.startswith(name)]
-    if len(prefixed) == 1:
-        raise RequestError(f"unknown task '{name}'; did you mean '{prefixed[0]}'?")
-    raise RequestError(str(UnknownNameError("task", name, names)))
 
 
 def compose(
@@ -259,7 +124,7 @@ def compose(
     seen = view(scope)
     task = find(seen.config, name)
     runner = functools.partial(shell.run_all, owner=owner)
-    prepared = _prepare(scope, seen, selection(task, check(task, values)), runner)
+    prepared = _prepare(seen, selection(scope, seen, task, values), runner)
     return _composed(task, prepared)
 
 
@@ -271,10 +136,10 @@ def run(scope: Scope, name: str, values: Mapping[str, object], owner: Owner | No
     """
     seen = view(scope)
     task = find(seen.config, name)
-    request = selection(task, check(task, values))
+    request = selection(scope, seen, task, values)
     recorder = _Recorder(owner)
     try:
-        prepared = _prepare(scope, seen, request, recorder)
+        prepared = _prepare(seen, request, recorder)
     except StartError as error:
         result = recorder.result_of(task)
         if result is None:
@@ -317,14 +182,8 @@ def _failure(task: Task, result: CommandResult) -> str:
     return f"the command of task '{task.name}' {how}"
 
 
-def _prepare(
-    scope: Scope,
-    seen: View,
-    selection: resolve.Request,
-    runner: sources.Runner | None = None,
-) -> pipeline.Prepared:
+def _prepare(seen: View, request: Ask, runner: sources.Runner | None = None) -> pipeline.Prepared:
     """`pipeline.prepare` without building the agent command, so no agent needs installing."""
-    request = pipeline.LaunchRequest(scope.workdir, selection, seen.use_project)
     try:
         prepared = pipeline.prepare(request, runner, build=False)
     except AgentNotFoundError:
@@ -334,13 +193,12 @@ def _prepare(
         fallback = _first_agent(seen.config)
         if fallback is None:
             raise
-        request = request._replace(selection=selection._replace(agent=fallback))
-        prepared = pipeline.prepare(request, runner, build=False)
+        prepared = pipeline.prepare(request._replace(agents=(fallback,)), runner, build=False)
     prepared.launch.cleanup()
     return prepared
 
 
-def _plan(config: Config, request: resolve.Request) -> resolve.Plan:
+def _plan(config: Config, request: Ask) -> resolve.Plan:
     """`resolve.plan`, with the same fallback as `_prepare` when no agent is on PATH."""
     try:
         return resolve.plan(config, request)
@@ -348,7 +206,7 @@ def _plan(config: Config, request: resolve.Request) -> resolve.Plan:
         fallback = _first_agent(config)
         if fallback is None:
             raise
-        return resolve.plan(config, request._replace(agent=fallback))
+        return resolve.plan(config, request._replace(agents=(fallback,)))
 
 
 def _first_agent(config: Config) -> str | None:
@@ -397,9 +255,9 @@ def read(scope: Scope, address: str, owner: Owner | None = None) -> str:
             message += f" (only built-in and global items are offered: {seen.note})"
         raise RequestError(message)
     if kind == "role":
-        plan = _plan(config, resolve.Request("prompt", role=name))._replace(contexts=())
+        plan = _plan(config, Ask(role=name))._replace(contexts=())
     else:
-        plan = _plan(config, resolve.Request("prompt", no_role=True))
+        plan = _plan(config, Ask(no_role=True))
         plan = plan._replace(contexts=(config.contexts[name],))
     grant, _ = pipeline.grant_for(config)
     reader = Reader(config.root, grant, config.settings.file_size_limit)

@@ -28,10 +28,11 @@ from start.base.errors import StartError
 from start.config.model import Config, Task
 from start.mcp import asking, board, jobs, library, report, stdio, taskfile, tools
 from start.mcp.jobs import Context
-from start.mcp.library import RequestError, Scope
 from start.mcp.owners import Commands, off_loop
 from start.proc.shell import STOP_SIGNALS
 from start.proc.watchdog import Watchdog
+from start.runs import rules
+from start.runs.rules import RequestError, Scope
 
 MIME: Final = "text/markdown"
 
@@ -69,7 +70,7 @@ def _prompt(task: Task) -> types.Prompt:
         description=task.description,
         arguments=[
             types.PromptArgument(name=a.name, description=a.description, required=a.required)
-            for a in library.arguments(task)
+            for a in rules.arguments(task)
         ],
     )
 
@@ -89,8 +90,8 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
     async def list_prompts(
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        seen = await off_loop(library.view, scope)
-        return types.ListPromptsResult(prompts=[_prompt(t) for t in library.listed(seen.config)])
+        seen = await off_loop(rules.view, scope)
+        return types.ListPromptsResult(prompts=[_prompt(t) for t in rules.listed(seen.config)])
 
     @_guarded
     async def get_prompt(
@@ -107,9 +108,9 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
     async def list_tools(
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        seen = await off_loop(library.view, scope)
-        tasks = library.listed(seen.config)
-        agents, _ = await off_loop(asking.offered, scope, seen.config)
+        seen = await off_loop(rules.view, scope)
+        tasks = rules.listed(seen.config)
+        agents, _ = await off_loop(rules.offered, scope, seen.config)
         # No task offered: the task tools are not registered (seed 000), and nothing fails. No
         # agent may be asked (too deep, or none on PATH): no asking tools.
         listed = tools.task_tools(tasks) if tasks else []
@@ -135,10 +136,10 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         if params.name not in (tools.LIST_TASKS, tools.RUN_TASK):
             raise MCPError(types.INVALID_PARAMS, f"unknown tool '{params.name}'")
         try:
-            seen = await off_loop(library.view, scope)
+            seen = await off_loop(rules.view, scope)
         except StartError as error:
             return tools.failed(str(error))
-        tasks = library.listed(seen.config)
+        tasks = rules.listed(seen.config)
         if not tasks:
             raise MCPError(
                 types.INVALID_PARAMS,
@@ -153,7 +154,7 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
             )
         except RequestError as error:
             return tools.failed(str(error))
-        agents, closed = await off_loop(asking.offered, scope, seen.config)
+        agents, closed = await off_loop(rules.offered, scope, seen.config)
         data = report.listing(tasks, scope.workdir, seen.note, agents, closed)
         text = json.dumps(data, ensure_ascii=False)
         return types.CallToolResult(content=[tools.text(text)], structured_content=data)
@@ -162,7 +163,7 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
     async def list_resources(
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        seen = await off_loop(library.view, scope)
+        seen = await off_loop(rules.view, scope)
         return types.ListResourcesResult(
             resources=[
                 types.Resource(

@@ -27,8 +27,10 @@ from start.base import fs, paths
 from start.base.errors import StartError, UnknownNameError
 from start.base.record import Record
 from start.mcp import report
-from start.mcp.library import RequestError, Run, Scope
+from start.mcp.library import Run
 from start.proc import shell
+from start.runs import rules
+from start.runs.rules import RequestError, Scope
 
 if TYPE_CHECKING:
     import mcp.types as types
@@ -110,7 +112,7 @@ class Offer(Record):
     binary: str  # the `task` program
     timeout: int  # settings.command_timeout
     limit: int  # settings.command_output_limit
-    level: str  # the most a caller may do (asking.allowed): below FULL, args hold PLAIN words
+    level: str  # the most a caller may do (rules.allowed): below FULL, args hold PLAIN words
     level_from: str  # where that level is set, for messages
 
     @property
@@ -132,10 +134,9 @@ def binary() -> str | None:
 def offer(scope: Scope) -> tuple[Offer | None, str]:
     """The Taskfile offered for `scope`, or None and why it is not (for the instructions)."""
     from start import trust
-    from start.mcp import asking, library
 
     try:
-        seen = library.view(scope)
+        seen = rules.view(scope)
     except StartError as error:
         return None, f"the configuration cannot be loaded: {error}"
     config = seen.config
@@ -158,7 +159,7 @@ def offer(scope: Scope) -> tuple[Offer | None, str]:
             "or add start's taskfile extra: pipx inject start-agent go-task-bin"
         )
     settings = config.settings
-    level, level_from = asking.allowed(config)
+    level, level_from = rules.allowed(config)
     return Offer(
         root,
         taskfile,

@@ -4,7 +4,7 @@ declare, and the check of a call's arguments against the input schema, which the
 
 A call is checked against the schema its tool would be listed with now (the tasks and agents
 offered are read afresh for every request). What a schema cannot say is checked by the owner of
-the rule: 'prompt' or 'task' (asking.check), a task's own arguments (library.check).
+the rule: 'prompt' or 'task' (asking.check), a task's own arguments (rules.check).
 """
 
 from __future__ import annotations
@@ -14,10 +14,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from start.base import inputs
 from start.base.errors import suggest
+from start.compose.ask import Ask, asked_by_agents
+from start.compose.ask import input_schema as ask_fields
 from start.config import schema
 from start.config.params import TASK_NAME_ARGUMENT
-from start.mcp import asking, library, report
-from start.mcp.library import RequestError
+from start.mcp import asking, report
+from start.runs import rules
+from start.runs.rules import RequestError, Scope
 
 if TYPE_CHECKING:
     import mcp.types as types
@@ -51,7 +54,7 @@ HINTS: Final[Mapping[tuple[str, str], str]] = {
     ("model", "pattern"): "a model's name or alias never starts with '-': the agent's CLI would "
     "read it as an option",
     ("agents", "minItems"): "name at least one agent",
-    ("agents", "maxItems"): f"at most {asking.MOST_AGENTS} agents at once",
+    ("agents", "maxItems"): f"at most {rules.MOST_AGENTS} agents at once",
 }
 
 
@@ -142,8 +145,8 @@ def list_input() -> dict[str, Any]:
 
 def task_input(tasks: Sequence[Task]) -> dict[str, Any]:
     """run_task's input schema: rebuilt on every request from the offered tasks, their names and
-    aliases (library.find takes both), each argument of any task a string (which task takes
-    which, a schema does not say: library.check)."""
+    aliases (rules.find takes both), each argument of any task a string (which task takes
+    which, a schema does not say: rules.check)."""
     names = [task.name for task in tasks]
     aliases = [task.alias for task in tasks if task.alias is not None]
     properties: dict[str, Any] = {
@@ -155,7 +158,7 @@ def task_input(tasks: Sequence[Task]) -> dict[str, Any]:
         }
     }
     for task in tasks:
-        for argument in library.arguments(task):
+        for argument in rules.arguments(task):
             properties.setdefault(
                 argument.name, {"type": "string", "description": argument.description}
             )
@@ -166,7 +169,7 @@ def task_call(config: Config, arguments: Mapping[str, Any]) -> tuple[str, dict[s
     """The task that a run_task call names, and its arguments, checked against run_task's input
     schema; RequestError saying what is wrong (and why a task is not offered)."""
     found = given(arguments)
-    check(RUN_TASK, task_input(library.listed(config)), found, explain=_why_not_task(config))
+    check(RUN_TASK, task_input(rules.listed(config)), found, explain=_why_not_task(config))
     return found.pop(TASK_NAME_ARGUMENT), found
 
 
@@ -175,7 +178,7 @@ def _why_not_task(config: Config) -> Explain:
         if argument != TASK_NAME_ARGUMENT or not isinstance(value, str):
             return None
         try:
-            library.find(config, value)
+            rules.find(config, value)
         except RequestError as error:
             return str(error)
         return None
@@ -218,59 +221,33 @@ def task_tools(tasks: Sequence[Task]) -> list[types.Tool]:
 
 
 def ask_input(agents: Sequence[str], *, several: bool) -> dict[str, Any]:
-    """The input schema of ask_agent (`agent`), or of ask_agents and ask_start (`agents`)."""
-    what: dict[str, Any] = {
-        "prompt": {
-            "type": "string",
-            "description": "The text to ask, composed as `start prompt TEXT` does (with the "
-            "user's required contexts and default role). Give this or task.",
+    """The input schema of ask_agent (`agent`, the one of `agents`), or of ask_agents and
+    ask_start: the fields of an Ask an agent may give (start.compose.ask), by name."""
+    fields = asked_by_agents()
+    extra: dict[str, Any] = {
+        "agents": {
+            "items": {"type": "string", "enum": list(agents)},
+            "minItems": 1,
+            "maxItems": rules.MOST_AGENTS,
         },
-        "task": {
-            "type": "string",
-            "description": "One of the user's tasks, as list_tasks names them, composed as "
-            "`start task NAME INSTRUCTIONS` does (its command runs). Give this or prompt.",
-        },
-        "instructions": {
-            "type": "string",
-            "description": "With task: the task's {instructions}.",
-        },
-        "params": {
-            "type": "object",
-            "additionalProperties": {"type": "string"},
-            "description": "With task: values of the task's parameters, by name.",
-        },
-        "model": MODEL,
-        "permissions": {
-            "type": "string",
-            "enum": list(schema.LEVELS),
-            "description": "What the agent may do; default: the task's level, else read-only. "
-            "A level above what the user's config allows is refused.",
-        },
+        "permissions": {"enum": list(schema.LEVELS)},
     }
-    who: dict[str, Any]
+    properties = ask_fields(fields, extra)
     if not several:
-        who = {
+        del properties["agents"]
+        one = {
             "agent": {"type": "string", "enum": list(agents), "description": "The agent to ask."}
         }
-    else:
-        who = {
-            "agents": {
-                "type": "array",
-                "items": {"type": "string", "enum": list(agents)},
-                "minItems": 1,
-                "maxItems": asking.MOST_AGENTS,
-                "description": "The agents to ask, at once; the same agent twice runs twice.",
-            }
-        }
-    return _object({**who, **what}, *who)
+        return _object({**one, **properties}, "agent")
+    return _object({"agents": properties.pop("agents"), **properties}, "agents")
 
 
-def ask_call(scope: library.Scope, tool: str, arguments: Mapping[str, Any]) -> asking.Ask:
+def ask_call(scope: Scope, tool: str, arguments: Mapping[str, Any]) -> Ask:
     """The ask that an ask_agent, ask_agents or ask_start call makes, its arguments checked
     against the tool's input schema as it would be listed now; RequestError saying what is wrong
     (and why an agent may not be asked), ConfigError for a broken config."""
-    config = library.view(scope).config
-    agents, why = asking.offered(scope, config)
+    config = rules.view(scope).config
+    agents, why = rules.offered(scope, config)
     if why is not None:
         raise RequestError(why)
     several = tool != ASK_AGENT
@@ -279,10 +256,10 @@ def ask_call(scope: library.Scope, tool: str, arguments: Mapping[str, Any]) -> a
     def explain(argument: str, value: object) -> str | None:
         if argument not in ("agent", "agents") or not isinstance(value, str):
             return None
-        return asking.not_askable(config, value, agents)
+        return rules.not_askable(config, value, agents)
 
     check(tool, ask_input(agents, several=several), found, explain=explain)
-    return asking.check(found, several=several)
+    return asking.check(scope, found, several=several)
 
 
 RUN_ID: Final = {"type": "string", "description": "The id ask_start returned."}

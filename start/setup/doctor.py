@@ -10,7 +10,8 @@ from typing import Literal
 
 from start.base import paths
 from start.base.errors import Problem, StartError, UnknownNameError, suggest
-from start.compose.resolve import Request, Which, select_agent, select_role
+from start.compose.ask import Ask
+from start.compose.resolve import Which, select_agent, select_role
 from start.config.model import Config, SourceItem
 
 Status = Literal["ok", "info", "warning", "error"]
@@ -296,7 +297,7 @@ def agents(config: Config, which: Which, claims: set[_Claim]) -> Iterator[Check]
     selected: str | None = None
     reason = ""
     try:
-        agent, reason = select_agent(config, Request("session"), None, which)
+        agent, reason = select_agent(config, Ask("session"), None, which)
         selected = agent.name
     except StartError as error:
         origin = config.settings.origins.get("default_agent")
@@ -383,7 +384,7 @@ def _default_role(
 ) -> tuple[str, str] | None:
     """The role `start` would use now, and why; a problem when it cannot choose one."""
     try:
-        role, reason = select_role(config, Request("session"), None)
+        role, reason = select_role(config, Ask("session"), None)
     except StartError as error:
         origin = config.settings.origins.get("default_role")
         claims.add((origin.path if origin else None, "settings.default_role"))

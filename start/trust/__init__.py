@@ -218,7 +218,7 @@ def vouched(config: Config) -> tuple[bool, str]:
         return True, verdict.reason
     if verdict.taskfile is not None:
         return False, verdict.taskfile
-    if not verdict.trusted:  # start mcp leaves such a project out before it asks (library.view)
+    if not verdict.trusted:  # start mcp leaves such a project out before it asks (rules.view)
         return False, str(TrustRequired(config, verdict))
     return True, verdict.reason
 

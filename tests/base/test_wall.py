@@ -15,6 +15,7 @@ from start import trust
 from start.base import fs
 from start.base.wall import Reader, WallError, classify
 from start.compose import resolve, sources
+from start.compose.ask import Ask
 from start.config.load import load
 from start.trust.scan import FILE_LIMIT, MAX_DEPTH, MAX_ENTRIES
 from tests.conftest import FAKE_AGENT, git, run_start, write_tree
@@ -244,7 +245,7 @@ def approved_grant(project: Path) -> trust.Grant:
 
 def compose_task(project: Path, grant: trust.Grant) -> str:
     config = load()
-    request = resolve.Request("task", task="t", no_role=True)
+    request = Ask("task", task="t", no_role=True)
     plan = resolve.plan(config, request, which=lambda name: "/bin/true")
     reader = Reader(config.root, grant)
     return sources.compose(config, plan, "2026-01-01", reader).prompt

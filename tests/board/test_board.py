@@ -27,11 +27,32 @@ from start.board import (
     Holder,
     NoSuchItemError,
     RefusedError,
-    RunSpec,
 )
 from start.board import file as boardfile
 from start.board import store as boarddb
 from start.board.store import Board, Filter
+from start.compose.ask import AGENT, USER, Ask
+
+
+def spec(
+    prompt: str | None = None,
+    task: str | None = None,
+    agent: str | None = None,
+    permissions: str | None = None,
+    by: str = USER,
+) -> Ask:
+    """What an item runs: a prompt or a task, as `start board add` (or an agent) asks it."""
+    return Ask(
+        "task" if task is not None else "prompt",
+        prompt,
+        task,
+        agents=(agent,) if agent else (),
+        headless=True,
+        permissions=permissions,
+        door="board",
+        by=by,
+    )
+
 
 ALICE = Holder("alice")
 BOB = Holder("bob")
@@ -58,7 +79,7 @@ def exited() -> Holder:
 def test_an_item_starts_pending_unassigned_with_the_next_id(opened: Board) -> None:
     first = opened.create("Plan", ALICE)
     second = opened.create(
-        "Build", BOB, "the details", ["item-1"], {"priority": 2}, RunSpec(prompt="go")
+        "Build", BOB, "the details", ["item-1"], {"priority": 2}, spec(prompt="go")
     )
     assert (first.id, first.status, first.assignee, first.created_by) == (
         "item-1",
@@ -70,7 +91,7 @@ def test_an_item_starts_pending_unassigned_with_the_next_id(opened: Board) -> No
     assert second.blocked_by == ("item-1",)
     assert second.blocked == ("waiting for item-1 (pending)",)
     assert second.metadata == {"priority": 2}
-    assert second.run == RunSpec(prompt="go")
+    assert second.run == spec(prompt="go")
     assert not second.ready and first.ready
 
 
@@ -159,7 +180,7 @@ def test_a_blocked_or_finished_item_cannot_be_claimed(opened: Board) -> None:
 def test_claim_next_takes_the_first_ready_item_and_none_when_none_is(opened: Board) -> None:
     opened.create("Plan", ALICE)
     opened.create("Build", ALICE, blocked_by=["item-1"])
-    opened.create("Run me", ALICE, run=RunSpec(prompt="p"))
+    opened.create("Run me", ALICE, run=spec(prompt="p"))
     assert opened.claim_next(BOB, runnable=True).id == "item-3"  # type: ignore[union-attr]
     assert opened.claim_next(BOB).id == "item-1"  # type: ignore[union-attr]
     assert opened.claim_next(BOB) is None  # item-2 waits for item-1
@@ -420,7 +441,7 @@ def agent_at(level: str) -> Holder:
 
 
 def test_a_session_below_an_items_level_cannot_change_claim_or_finish_it(opened: Board) -> None:
-    opened.create("Fix", ALICE, "the user's words", run=RunSpec(task="fix", permissions="full"))
+    opened.create("Fix", ALICE, "the user's words", run=spec(task="fix", permissions="full"))
     me = agent_at("read-only")
     refusal = (
         f"item-1 runs at up to 'full', and {me.name} acts at 'read-only' "
@@ -454,7 +475,7 @@ def test_a_session_below_an_items_level_cannot_change_claim_or_finish_it(opened:
 
 def test_a_sessions_words_lower_the_items_level_to_its_own(opened: Board) -> None:
     me = agent_at("read-only")
-    made = opened.create("Plan", me, run=RunSpec(prompt="p", agent="a", via="mcp"))
+    made = opened.create("Plan", me, run=spec(prompt="p", agent="a", by=AGENT))
     assert (made.level, made.level_by, made.runs_at) == ("read-only", me.name, "read-only")
     person = opened.create("Notes", ALICE)
     assert (person.level, person.level_by, person.runs_at) == ("full", "alice", None)
@@ -471,7 +492,7 @@ def test_a_sessions_words_lower_the_items_level_to_its_own(opened: Board) -> Non
 
 
 def test_a_session_finishes_an_item_that_runs_only_while_it_holds_it(opened: Board) -> None:
-    opened.create("Plan", ALICE, run=RunSpec(prompt="Plan it", permissions="read-only"))
+    opened.create("Plan", ALICE, run=spec(prompt="Plan it", permissions="read-only"))
     opened.create("Notes", ALICE)
     me = agent_at("read-only")
     with pytest.raises(RefusedError) as caught:
@@ -491,9 +512,9 @@ def test_a_session_finishes_an_item_that_runs_only_while_it_holds_it(opened: Boa
 
 
 def test_claim_next_skips_what_runs_above_the_sessions_level(opened: Board) -> None:
-    opened.create("Build", ALICE, run=RunSpec(prompt="go", permissions="edit"))
-    opened.create("Task", ALICE, run=RunSpec(task="fix"))  # a task may ask for its own level
-    opened.create("Look", ALICE, run=RunSpec(prompt="look"))  # a prompt: read-only
+    opened.create("Build", ALICE, run=spec(prompt="go", permissions="edit"))
+    opened.create("Task", ALICE, run=spec(task="fix"))  # a task may ask for its own level
+    opened.create("Look", ALICE, run=spec(prompt="look"))  # a prompt: read-only
     opened.create("By hand", ALICE)
     me = agent_at("read-only")
     taken = [opened.claim_next(me), opened.claim_next(me), opened.claim_next(me)]
@@ -505,13 +526,13 @@ def test_what_bounds_a_run_is_the_lowest_writer_of_it_and_of_what_it_is_fed(
     opened: Board,
 ) -> None:
     me = agent_at("read-only")
-    opened.create("Plan", ALICE, run=RunSpec(prompt="p"))
+    opened.create("Plan", ALICE, run=spec(prompt="p"))
     user = opened.update("item-1", ALICE, Change("completed", answer="planned"))
     assert board.cap(user, []) is None
     theirs = opened.create("Research", me)
     opened.claim("item-2", me)
     fed = opened.update("item-2", me, Change("completed", answer="forged?"))
-    build = opened.create("Build", ALICE, "", ["item-1", "item-2"], run=RunSpec(prompt="{answers}"))
+    build = opened.create("Build", ALICE, "", ["item-1", "item-2"], run=spec(prompt="{answers}"))
     assert board.cap(build, [user]) is None
     assert board.cap(build, [user, fed]) == board.Cap(
         "read-only", f"item-2, fed to it, was written by {me.name} at 'read-only'"
@@ -686,7 +707,7 @@ def test_a_board_made_by_a_newer_start_is_refused(isolated: Path) -> None:
 def test_the_item_schema_is_derived_from_the_record(opened: Board) -> None:
     import jsonschema
 
-    item = opened.create("Plan", ALICE, metadata={"k": [1]}, run=RunSpec(task="t", agent="a"))
+    item = opened.create("Plan", ALICE, metadata={"k": [1]}, run=spec(task="t", agent="a"))
     schema = board.item_schema()
     assert list(schema["properties"]) == list(board.Item._fields)
     jsonschema.validate(board.item_data(item), schema)

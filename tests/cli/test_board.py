@@ -70,14 +70,17 @@ def test_add_with_a_run_checks_its_names(isolated: Path) -> None:
     item = data(
         "board", "add", "Ask", "--prompt", "why? {answers}", "-a", "a", "--permissions", "edit"
     )
-    assert item["run"] == {
+    run = item["run"]
+    asked = {key: run[key] for key in ("mode", "prompt", "task", "agents", "model", "permissions")}
+    assert asked == {
+        "mode": "prompt",
         "prompt": "why? {answers}",
         "task": None,
-        "agent": "a",
+        "agents": ["a"],
         "model": None,
         "permissions": "edit",
-        "via": "cli",
     }
+    assert (run["door"], run["by"], run["headless"]) == ("board", "user", True)
     wrong = invoke("board", "add", "Ask", "--prompt", "p", "-a", "cladue")
     assert (wrong.exit_code, wrong.stderr) == (
         4,

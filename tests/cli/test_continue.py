@@ -84,8 +84,9 @@ def test_nothing_to_continue(project: Path) -> None:
     result = start(project, "continue", "more")
     assert (result.returncode, result.stderr) == (
         2,
-        "start: no headless run is recorded yet: run one with --print (start prompt --print "
-        "TEXT), then continue it\n",
+        f"start: no headless run of {project} is recorded yet: run one with --print (start "
+        "prompt --print TEXT), then continue it; or continue another project's with --run ID "
+        "('start log' lists the runs)\n",
     )
 
 

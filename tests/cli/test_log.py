@@ -99,7 +99,7 @@ def test_a_launch_is_recorded_before_the_exec(repo: Path) -> None:
         "success": False,
         "timed_out": False,
     }
-    assert (run["request"]["mode"], run["request"]["text"], run["request"]["print"]) == (
+    assert (run["request"]["mode"], run["request"]["prompt"], run["request"]["headless"]) == (
         "prompt",
         "explain this",
         False,
@@ -279,9 +279,9 @@ def test_many_launches_move_themselves_into_the_database(
 
     full = []
     for word in ("a", "b", "c", "d"):
-        prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt(word)), build=True)
+        prepared = pipeline.prepare(_prompt(word, repo), build=True)
         # what a launch calls
-        run.record(Options(argv=["prompt", word]), begun(prepared), prepared.config, {})
+        run.record(Options(argv=["prompt", word]), begun(prepared), prepared.config)
         prepared.launch.cleanup()
         pending = os.path.join(history.directory(), history.PENDING)
         full.append(len(os.listdir(pending)))
@@ -297,7 +297,7 @@ def test_recording_says_when_pending_is_full_and_historydb_moves_the_runs_in(
     monkeypatch.setattr(history, "PENDING_LIMIT", 2)
     from start.compose import pipeline
 
-    prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt("a")), build=False)
+    prepared = pipeline.prepare(_prompt("a", repo), build=False)
     pending = os.path.join(history.directory(), history.PENDING)
     settings = prepared.config.settings
     launched = begun(prepared)
@@ -390,7 +390,7 @@ def test_a_history_that_is_not_a_database_says_how_to_start_again(headless: Path
     )
     result = invoke("log")
     assert (result.exit_code, result.stdout, result.stderr) == (1, "", message)
-    request = pipeline.LaunchRequest(str(headless), _prompt("meanwhile"))
+    request = _prompt("meanwhile", headless)
     prepared = pipeline.prepare(request, build=False)
     while not history.record(begun(prepared), prepared.config.settings):  # pending/ is full
         pass
@@ -411,7 +411,7 @@ def test_recorded_puts_a_run_in_the_database_and_gives_its_id(
     id is the one `start log show` takes, pending runs moved in before it keep their order."""
     from start.compose import pipeline
 
-    prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt("a")), build=False)
+    prepared = pipeline.prepare(_prompt("a", repo), build=False)
     settings = prepared.config.settings
     history.record(begun(prepared), settings)  # a pending run, moved in first
     assert historydb.recorded(begun(prepared), settings) == 2
@@ -429,10 +429,10 @@ def begun(prepared: Any) -> Any:
     return records.begun(prepared, headless=False)
 
 
-def _prompt(text: str) -> Any:
-    from start.compose import resolve
+def _prompt(text: str, where: Path) -> Any:
+    from start.compose.ask import Ask
 
-    return resolve.Request("prompt", None, None, False, None, text=text)
+    return Ask(prompt=text, directory=str(where))
 
 
 # --- the size cap, clear -------------------------------------------------------------------------
@@ -616,7 +616,7 @@ def test_prompts_are_kept_byte_exact(repo: Path) -> None:
     """A file's bytes that are not UTF-8 (kept as surrogate escapes) come back as they were."""
     from start.compose import pipeline
 
-    prepared = pipeline.prepare(pipeline.LaunchRequest(str(repo), _prompt("caf\udce9 \u00e9")))
+    prepared = pipeline.prepare(_prompt("caf\udce9 \u00e9", repo))
     history.record(begun(prepared), prepared.config.settings)
     prepared.launch.cleanup()
     with historydb.opened() as store:

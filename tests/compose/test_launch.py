@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from start.compose.ask import Ask
 from tests.conftest import FAKE_AGENT, REPO, drain_terminal, invoke, run_start, write_tree
 
 FAKE = f'''
@@ -604,7 +605,7 @@ def test_the_agent_is_readied_while_the_contexts_commands_run(
     # The context's command waits for the file that readying the agent writes: were the agent
     # readied after the commands, the command would time out and the context be left out.
     from start.compose import launch as launcher
-    from start.compose import pipeline, resolve
+    from start.compose import pipeline
 
     flag = repo / "readied"
     waits = f"while [ ! -e {flag} ]; do sleep 0.01; done; echo after"
@@ -618,7 +619,7 @@ def test_the_agent_is_readied_while_the_contexts_commands_run(
         flag.write_text("")
 
     monkeypatch.setattr(launcher, "ready", ready)
-    request = pipeline.LaunchRequest(str(repo), resolve.Request("prompt", text="hi"))
+    request = Ask(prompt="hi", directory=str(repo))
     prepared = pipeline.prepare(request)
     prepared.launch.cleanup()
 
@@ -631,7 +632,7 @@ def test_the_agent_is_readied_while_the_contexts_commands_run(
 def test_the_config_cache_is_written_while_the_commands_run(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from start.compose import pipeline, resolve
+    from start.compose import pipeline
     from start.config import cache
     from start.proc import process
 
@@ -650,7 +651,7 @@ def test_the_config_cache_is_written_while_the_commands_run(
 
     monkeypatch.setattr(process, "spawn", spawned)
     monkeypatch.setattr(cache, "put", stored)
-    request = pipeline.LaunchRequest(str(repo), resolve.Request("prompt", text="hi"))
+    request = Ask(prompt="hi", directory=str(repo))
     pipeline.prepare(request).launch.cleanup()
     # The first load writes the built-in layer's entry and the merged one, after the command
     # has started.
@@ -662,15 +663,15 @@ def test_the_config_cache_is_written_without_commands_and_when_the_launch_fails(
     repo: Path, text: str | None
 ) -> None:
     from start.base.errors import StartError
-    from start.compose import pipeline, resolve
+    from start.compose import pipeline
     from start.config import cache
 
     if text is None:
-        selection = resolve.Request("task", task="no-such-task")
+        selection = Ask("task", task="no-such-task", directory=str(repo))
     else:
-        selection = resolve.Request("prompt", text=text)
+        selection = Ask(prompt=text, directory=str(repo))
     try:
-        pipeline.prepare(pipeline.LaunchRequest(str(repo), selection)).launch.cleanup()
+        pipeline.prepare(selection).launch.cleanup()
     except StartError:
         assert text is None
     assert len(list(Path(cache.directory()).glob("config-*.bin"))) == 1

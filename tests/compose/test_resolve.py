@@ -9,8 +9,8 @@ import pytest
 
 from start.base.errors import AgentNotFoundError, UnknownNameError
 from start.base.paths import ProjectLocation
+from start.compose.ask import Ask
 from start.compose.resolve import (
-    Request,
     UnknownModelError,
     Which,
     find_task,
@@ -22,6 +22,11 @@ from start.config.model import Agent, Config, Context, Origin, Role, Settings, T
 
 BUILTIN = Origin("built-in", "/b/agents.toml")
 GLOBAL = Origin("global", "/g/config.toml")
+
+
+def asked(mode: str, agent: str | None = None, **fields: object) -> Ask:
+    """An ask of the command line: `-a AGENT` and the other fields by name."""
+    return Ask(mode, agents=(agent,) if agent else (), **fields)  # type: ignore[arg-type]
 
 
 def agent(name: str, origin: Origin = BUILTIN, /, **models: str) -> Agent:
@@ -67,57 +72,50 @@ BARE_TASK = Task(name="review", origin=GLOBAL, prompt="p")
 @pytest.mark.parametrize(
     ("request_", "task", "settings", "expected", "reason"),
     [
-        (Request("task", role="third"), TASK, {"default_role": "first"}, "third", "--role"),
-        (Request("task"), TASK, {"default_role": "first"}, "second", "task 'review'"),
-        (Request("task"), BARE_TASK, {"default_role": "third"}, "third", "settings.default_role"),
-        (Request("task"), BARE_TASK, {}, "first", "first role defined"),
-        (Request("task", role="third", no_role=True), TASK, {}, None, "--no-role"),
+        (asked("task", role="third"), TASK, {"default_role": "first"}, "third", "--role"),
+        (asked("task"), TASK, {"default_role": "first"}, "second", "task 'review'"),
+        (asked("task"), BARE_TASK, {"default_role": "third"}, "third", "settings.default_role"),
+        (asked("task"), BARE_TASK, {}, "first", "first role defined"),
+        (asked("task", role="third", no_role=True), TASK, {}, None, "--no-role"),
     ],
 )
 def test_role_precedence(
-    request_: Request, task: Task, settings: dict[str, str], expected: str | None, reason: str
+    request_: Ask, task: Task, settings: dict[str, str], expected: str | None, reason: str
 ) -> None:
     config = make_config(tasks=[task], settings=settings)
     result = plan(config, _with_task(request_), which=on_path("alpha", "beta"))
     assert (result.role.name if result.role else None, result.role_reason) == (expected, reason)
 
 
-def _with_task(request: Request) -> Request:
-    return Request(
-        request.mode,
-        request.agent,
-        request.role,
-        request.no_role,
-        request.model,
-        task="review",
-    )
+def _with_task(request: Ask) -> Ask:
+    return request._replace(task="review")
 
 
 def test_no_roles_means_no_role() -> None:
     config = make_config(roles=[])
-    result = plan(config, Request("session"), which=on_path("alpha"))
+    result = plan(config, asked("session"), which=on_path("alpha"))
     assert (result.role, result.role_reason) == (None, "no roles are defined")
 
 
 @pytest.mark.parametrize(
     ("request_", "task", "settings", "path", "expected", "reason"),
     [
-        (Request("task", agent="alpha"), TASK, {"default_agent": "beta"}, (), "alpha", "--agent"),
-        (Request("task"), TASK, {"default_agent": "alpha"}, (), "beta", "task 'review'"),
+        (asked("task", agent="alpha"), TASK, {"default_agent": "beta"}, (), "alpha", "--agent"),
+        (asked("task"), TASK, {"default_agent": "alpha"}, (), "beta", "task 'review'"),
         (
-            Request("task"),
+            asked("task"),
             BARE_TASK,
             {"default_agent": "beta"},
             (),
             "beta",
             "settings.default_agent",
         ),
-        (Request("task"), BARE_TASK, {}, ("beta",), "beta", "first agent on PATH"),
-        (Request("task"), BARE_TASK, {}, ("alpha", "beta"), "alpha", "first agent on PATH"),
+        (asked("task"), BARE_TASK, {}, ("beta",), "beta", "first agent on PATH"),
+        (asked("task"), BARE_TASK, {}, ("alpha", "beta"), "alpha", "first agent on PATH"),
     ],
 )
 def test_agent_precedence(
-    request_: Request,
+    request_: Ask,
     task: Task,
     settings: dict[str, str],
     path: tuple[str, ...],
@@ -131,7 +129,7 @@ def test_agent_precedence(
 
 def test_user_agents_on_path_come_before_shipped_ones() -> None:
     config = make_config(agents=[agent("alpha"), agent("mine", GLOBAL)])
-    result = plan(config, Request("session"), which=on_path("alpha", "mine"))
+    result = plan(config, asked("session"), which=on_path("alpha", "mine"))
     assert (result.agent.name, result.agent_reason) == ("mine", "first configured agent on PATH")
 
 
@@ -150,7 +148,7 @@ def test_no_agent_on_path_exits_127_naming_the_real_config_file(
     for name, value in variables.items():
         monkeypatch.setenv(name, str(scratch / value))
     with pytest.raises(AgentNotFoundError) as raised:
-        plan(make_config(), Request("session"), which=on_path())
+        plan(make_config(), asked("session"), which=on_path())
     assert raised.value.exit_code == 127
     assert str(raised.value) == (
         "no agent found on PATH; looked for: alpha (alpha), beta (beta).\n"
@@ -161,14 +159,14 @@ def test_no_agent_on_path_exits_127_naming_the_real_config_file(
 
 def test_unknown_agent_exits_4_with_suggestion() -> None:
     with pytest.raises(UnknownNameError) as raised:
-        plan(make_config(), Request("session", agent="alpah"), which=on_path())
+        plan(make_config(), asked("session", agent="alpah"), which=on_path())
     assert raised.value.exit_code == 4
     assert str(raised.value) == "unknown agent 'alpah'; did you mean 'alpha'?"
 
 
 def test_unknown_role_exits_4_with_suggestion() -> None:
     with pytest.raises(UnknownNameError) as raised:
-        plan(make_config(), Request("session", role="secnd"), which=on_path("alpha"))
+        plan(make_config(), asked("session", role="secnd"), which=on_path("alpha"))
     assert str(raised.value) == "unknown role 'secnd'; did you mean 'second'?"
 
 
@@ -243,7 +241,7 @@ def test_model_precedence(
     claude = CLAUDE._replace(default_model=default)
     task = Task(name="review", origin=GLOBAL, prompt="p", model=task_model)
     config = make_config(agents=[claude], tasks=[task])
-    result = plan(config, Request("task", model=cli_model, task="review"), which=on_path("claude"))
+    result = plan(config, asked("task", model=cli_model, task="review"), which=on_path("claude"))
     assert (result.model, result.model_reason) == (expected, reason)
 
 
@@ -251,14 +249,14 @@ def test_a_task_model_typo_names_the_task() -> None:
     task = Task(name="review", origin=GLOBAL, prompt="p", model="sonet")
     config = make_config(agents=[CLAUDE], tasks=[task])
     with pytest.raises(UnknownModelError) as raised:
-        plan(config, Request("task", task="review"), which=on_path("claude"))
+        plan(config, asked("task", task="review"), which=on_path("claude"))
     assert str(raised.value) == (
         "task 'review': unknown model 'sonet' for agent 'claude'; did you mean 'sonnet'?"
     )
 
 
 def test_agent_without_models_has_no_model() -> None:
-    result = plan(make_config(), Request("session"), which=on_path("alpha"))
+    result = plan(make_config(), asked("session"), which=on_path("alpha"))
     assert (result.model, result.model_reason) == (
         None,
         "none chosen: the agent's own default applies",

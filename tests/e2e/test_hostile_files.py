@@ -17,6 +17,7 @@ from start import trust
 from start.base import paths
 from start.config.load import load
 from start.mcp import library
+from start.runs import rules
 from tests.conftest import run_start, write_tree
 from tests.mcp.conftest import CONFIG, NO_ASKING, TASKS, connect
 
@@ -84,17 +85,15 @@ def test_a_config_link_to_a_secret_reaches_no_model_and_no_terminal(
     link.parent.mkdir()
     link.symlink_to(target)
 
-    assert library.instructions(library.Scope(str(repo))) == offered(
-        repo, f"{link}: cannot be read"
-    )
-    seen = library.view(library.Scope(str(repo)))
-    assert [task.name for task in library.listed(seen.config)] == TASKS
+    assert library.instructions(rules.Scope(str(repo))) == offered(repo, f"{link}: cannot be read")
+    seen = rules.view(rules.Scope(str(repo)))
+    assert [task.name for task in rules.listed(seen.config)] == TASKS
 
     # Approved or not, the link is never followed: the error names it, and nothing else.
     found = trust.scan(load(str(repo)))
     assert found is not None
     trust.approve(found)
-    assert library.instructions(library.Scope(str(repo))) == (
+    assert library.instructions(rules.Scope(str(repo))) == (
         f"{intro(repo)} The configuration cannot be loaded now: configuration is invalid "
         f"(1 error)\n  {link}\n    error: {OUTSIDE}\nRun 'start config validate' to see every "
         "problem."
@@ -120,7 +119,7 @@ def test_a_start_dir_linked_out_of_the_repository_is_not_read(repo: Path) -> Non
         f"{intro(repo)} Only built-in and global items are offered: the project's config has "
         f"errors ({repo}/.start: cannot be read), {WITHHELD}."
     )
-    assert library.instructions(library.Scope(str(repo))) == expected
+    assert library.instructions(rules.Scope(str(repo))) == expected
     validate = run_start("config", "validate", cwd=repo)
     assert validate.returncode == 3
     assert f"{repo}/.start: error: {OUTSIDE}\n" in validate.stdout
@@ -170,12 +169,12 @@ def test_an_untrusted_projects_errors_reach_the_model_by_place_only(
 ) -> None:
     write_tree(repo, {".start/config.toml": text})
     path = repo / ".start" / "config.toml"
-    instructions = library.instructions(library.Scope(str(repo)))
+    instructions = library.instructions(rules.Scope(str(repo)))
     errors = [str(p) for p in load(str(repo)).errors]
     assert any(KEY_ID in error for error in errors)  # the CLI's own words quote it
     assert instructions == offered(repo, f"{path}{place}")
-    seen = library.view(library.Scope(str(repo)))
-    assert [task.name for task in library.listed(seen.config)] == TASKS
+    seen = rules.view(rules.Scope(str(repo)))
+    assert [task.name for task in rules.listed(seen.config)] == TASKS
 
 
 def test_at_most_five_places_are_named(repo: Path) -> None:
@@ -183,7 +182,7 @@ def test_at_most_five_places_are_named(repo: Path) -> None:
     write_tree(repo, {".start/config.toml": text})
     path = repo / ".start" / "config.toml"
     places = ", ".join(f"{path}:{line}:1: an error" for line in range(2, 12, 2))
-    assert library.instructions(library.Scope(str(repo))) == offered(repo, f"{places} and 2 more")
+    assert library.instructions(rules.Scope(str(repo))) == offered(repo, f"{places} and 2 more")
 
 
 # --- TOML past Python's limits ---------------------------------------------------------------
@@ -196,9 +195,7 @@ DEEP = "arrays or inline tables are nested too deeply to read"
 def test_a_long_integer_in_the_project_stops_neither_the_cli_nor_start_mcp(repo: Path) -> None:
     write_tree(repo, {".start/tasks.toml": "[tasks.x]\nprompt = 'x'\nn = 1" + "0" * DIGITS})
     path = repo / ".start" / "tasks.toml"
-    assert library.instructions(library.Scope(str(repo))) == offered(
-        repo, f"{path}: cannot be read"
-    )
+    assert library.instructions(rules.Scope(str(repo))) == offered(repo, f"{path}: cannot be read")
     launch = run_start("task", "greet", cwd=repo)
     assert (launch.returncode, launch.stdout) == (3, "")
     assert launch.stderr == (
@@ -223,7 +220,7 @@ def test_a_hostile_gemini_command_file_is_skipped_with_a_warning(
     validate = run_start("config", "validate", cwd=repo)
     assert validate.returncode == 0, validate.stderr
     assert f"{path}{at}: warning: not imported: {message}\n" in validate.stdout
-    assert library.instructions(library.Scope(str(repo))).startswith(intro(repo))
+    assert library.instructions(rules.Scope(str(repo))).startswith(intro(repo))
 
 
 # --- command files ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from start.base import paths
+from start.runs import rules
 from tests.conftest import write_tree
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ async def connect(workdir: Path, mode: str, use_project: bool = True) -> AsyncIt
     """The SDK's own client, in process, on a server for `workdir`."""
     from mcp import Client
 
-    from start.mcp import library, server
+    from start.mcp import server
 
-    async with Client(server.build(library.Scope(str(workdir), use_project)), mode=mode) as client:
+    async with Client(server.build(rules.Scope(str(workdir), use_project)), mode=mode) as client:
         yield client

@@ -14,7 +14,8 @@ from typing import Any
 import anyio
 import pytest
 
-from start.mcp import jobs, library, owners, server
+from start.mcp import jobs, owners, server
+from start.runs import rules
 from tests import fake_headless
 from tests.conftest import HANG, REPO, run_start, running, write_tree
 from tests.fake_headless import agent
@@ -111,7 +112,16 @@ async def test_ask_agent_returns_the_answer_with_the_fields_of_print_json(
         "answer", "value", "problems", "error", "stderr", "usage", "denied",
     )  # fmt: skip
     assert {key: data[key] for key in outcome} == {key: printed[key] for key in outcome}
-    assert (data["request"], data["args"]) == ({}, None)  # nothing for `start again`
+    # The ask, as the ask rules let it run: the same fields whichever door made it.
+    asked = data["request"]
+    assert (asked["door"], asked["by"], asked["prompt"], asked["agents"], data["args"]) == (
+        "mcp",
+        "agent",
+        "hi",
+        ["fake"],
+        None,
+    )
+    assert (asked["permissions"], asked["permissions_from"]) == ("read-only", "the default")
     assert data["answer"] == f"ANSWER: {PROMPT}\n" or data["answer"] == f"ANSWER: {PROMPT}"
     assert (data["agent"], data["permissions"], data["success"]) == ("fake", "read-only", True)
 
@@ -283,7 +293,7 @@ async def test_a_client_that_goes_away_kills_the_runs(
     commands = owners.Commands()
     from mcp import Client
 
-    async with Client(server.build(library.Scope(str(isolated)), commands)) as client:
+    async with Client(server.build(rules.Scope(str(isolated)), commands)) as client:
         started = await client.call_tool("ask_start", {"agents": ["fake"], "prompt": "hi"})
         assert started.structured_content is not None
         assert started.structured_content["state"] == "running"
@@ -377,7 +387,7 @@ async def test_a_server_too_deep_offers_no_asking_tools_and_says_why(
 ) -> None:
     from mcp import Client
 
-    scope = library.Scope(str(isolated), depth=1)
+    scope = rules.Scope(str(isolated), depth=1)
     async with Client(server.build(scope), mode=mode) as client:
         instructions = client.instructions or ""
         tools = [tool.name for tool in (await client.list_tools()).tools]
@@ -398,7 +408,7 @@ async def test_settings_may_allow_more_levels(
 
     settings(config, "mcp_depth = 2")
     monkeypatch.setenv("FAKE_MODE", "depth")
-    async with Client(server.build(library.Scope(str(isolated), depth=1)), mode=mode) as client:
+    async with Client(server.build(rules.Scope(str(isolated), depth=1)), mode=mode) as client:
         result = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
     assert texts(result) == ["depth=2"]
 
@@ -428,11 +438,10 @@ async def test_an_asked_agents_own_start_mcp_offers_no_asking_tools_whatever_its
 
 
 def test_start_mcp_reads_its_depth_from_the_environment() -> None:
-    from start.mcp import asking
 
-    assert asking.depth({}) == 0
-    assert asking.depth({"START_MCP_DEPTH": "2"}) == 2
-    assert asking.depth({"START_MCP_DEPTH": "lots"}) == asking.UNREADABLE
+    assert rules.depth({}) == 0
+    assert rules.depth({"START_MCP_DEPTH": "2"}) == 2
+    assert rules.depth({"START_MCP_DEPTH": "lots"}) == rules.UNREADABLE
 
 
 # --- permissions ------------------------------------------------------------------------------
@@ -646,7 +655,7 @@ def test_a_real_server_started_by_a_run_offers_no_asking_tools(
 # --- with the history and a task's output format ----------------------------------------------
 
 
-async def test_an_asked_run_is_in_the_history_with_no_command_line_to_repeat(
+async def test_an_asked_run_is_in_the_history_and_start_again_repeats_it(
     config: Path, isolated: Path, mode: str
 ) -> None:
     async with connect(isolated, mode) as client:
@@ -661,8 +670,19 @@ async def test_an_asked_run_is_in_the_history_with_no_command_line_to_repeat(
         env={"START_CONFIG_DIR": str(config.parent)},
     )  # fmt: skip
     assert json.loads(shown.stdout)["answer"] == f"ANSWER: {PROMPT}"
-    again = run_start("again", cwd=isolated, env={"START_CONFIG_DIR": str(config.parent)})
-    assert again.returncode != 0
+    again = run_start("again", "--json", cwd=isolated, env={"START_CONFIG_DIR": str(config.parent)})
+    assert again.returncode == 0, again.stderr
+    repeated = json.loads(again.stdout)
+    assert (repeated["answer"], repeated["request"]["door"], repeated["request"]["by"]) == (
+        f"ANSWER: {PROMPT}",
+        "cli",
+        "user",
+    )
+    # The level it had is the one it repeats at, and says so.
+    assert (repeated["permissions"], repeated["permissions_from"]) == (
+        "read-only",
+        f"the run it repeats ({run['id']})",
+    )
 
 
 TRIAGE = """

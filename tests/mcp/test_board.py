@@ -17,6 +17,7 @@ from start import board
 from start.board import Change, Holder
 from start.board import file as boardfile
 from start.mcp import board as tools
+from start.runs import rules
 from tests.fake_headless import agent
 from tests.mcp.conftest import BOARD_TOOLS, connect
 
@@ -169,14 +170,18 @@ async def test_a_run_asked_for_over_mcp_gets_no_more_than_the_user_allows(
         "or ask the user to raise settings.mcp_permissions"
     )
     # The task's own level is the user's: allowed.
-    assert task.structured_content["run"] == {
+    # What it runs is the agent's ask (start.compose.ask), as every door's is.
+    run = task.structured_content["run"]
+    asked = {key: run[key] for key in ("mode", "prompt", "task", "agents", "permissions", "by")}
+    assert asked == {
+        "mode": "task",
         "prompt": None,
         "task": "fixer",
-        "agent": "fake",
-        "model": None,
+        "agents": ["fake"],
         "permissions": None,
-        "via": "mcp",
+        "by": "agent",
     }
+    assert (run["door"], run["headless"]) == ("board", True)
     assert plain.is_error is False
     assert text(absent) == "unknown agent 'nope'; agents that can be asked: fake"
     with boardfile.opened(str(isolated)) as opened:
@@ -188,9 +193,9 @@ async def test_an_agent_run_too_deep_cannot_make_items_that_run(
 ) -> None:
     from mcp import Client
 
-    from start.mcp import library, server
+    from start.mcp import server
 
-    scope = library.Scope(str(isolated), True, depth=1)
+    scope = rules.Scope(str(isolated), True, depth=1)
     async with Client(server.build(scope), mode="legacy") as client:
         made = await call(
             client, "board_tasks_create", title="x", run={"agent": "fake", "prompt": "p"}

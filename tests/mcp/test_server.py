@@ -20,7 +20,7 @@ from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, TextContent
 
 from start import __version__, trust
 from start.config.load import load
-from start.mcp import library
+from start.runs import rules
 from tests.conftest import invoke, write_tree
 from tests.mcp.conftest import BOARD_TOOLS, CONFIG, NO_ASKING, TASKS, connect, no_taskfile
 
@@ -748,7 +748,7 @@ async def test_errors_reach_the_client_and_the_server_goes_on(
 
         path.write_text(CONFIG)
         with monkeypatch.context() as patch, pytest.raises(MCPError) as internal:
-            patch.setattr(library, "listed", boom)
+            patch.setattr(rules, "listed", boom)
             await client.list_prompts(cache_mode="bypass")
         prompts = (await client.list_prompts(cache_mode="bypass")).prompts
     message = config_error.value.message

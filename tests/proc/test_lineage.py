@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from start.base import paths
-from start.mcp import asking
 from start.proc import lineage
 from start.proc.lineage import RegistryError
+from start.runs import rules
 from tests.conftest import REPO, running
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
@@ -25,11 +25,11 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 CHILD = """
 import json, sys
 from start.proc import lineage
-from start.mcp import asking
+from start.runs import rules
 if sys.argv[1] == "ps":
     lineage.has_proc = lambda: False
 lineage.directories = lambda: json.loads(sys.argv[2])
-print(lineage.depth(), asking.depth())
+print(lineage.depth(), rules.depth())
 """
 
 DIRECTORIES = lineage.directories
@@ -60,7 +60,7 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
 
 
 def child_depth(mode: str, *, env: dict[str, str] | None = None) -> tuple[int, int]:
-    """lineage.depth() and asking.depth() in a child of this process, with only `env` (and
+    """lineage.depth() and rules.depth() in a child of this process, with only `env` (and
     PYTHONPATH) for environment, as an MCP client starts its servers."""
     full = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], **(env or {})}
     full["PYTHONPATH"] = str(REPO)
@@ -112,7 +112,7 @@ def test_the_depth_is_never_lower_than_start_mcp_depth_says(mode: str, clean: No
     with lineage.registered(1):
         assert child_depth(mode, env={"START_MCP_DEPTH": "3"}) == (1, 3)
         assert child_depth(mode, env={"START_MCP_DEPTH": "0"}) == (1, 1)
-        assert child_depth(mode, env={"START_MCP_DEPTH": "x"}) == (1, asking.UNREADABLE)
+        assert child_depth(mode, env={"START_MCP_DEPTH": "x"}) == (1, rules.UNREADABLE)
 
 
 def test_a_record_counts_only_for_an_ancestor_with_the_recorded_start_time(

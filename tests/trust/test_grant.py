@@ -242,6 +242,7 @@ def test_self_edit_approves_an_empty_start_dir(isolated: Path) -> None:
 
 def test_the_prompt_is_built_from_the_approved_role_bytes(project: Path) -> None:
     from start.compose import resolve, sources
+    from start.compose.ask import Ask
 
     write_tree(
         project,
@@ -250,7 +251,7 @@ def test_the_prompt_is_built_from_the_approved_role_bytes(project: Path) -> None
     read = reader(project)
     config = load()
     (project / "roles/r.md").write_text("CHANGED AFTER APPROVAL\n")
-    request = resolve.Request("prompt", role="r", text="hi")
+    request = Ask(role="r", prompt="hi")
     plan = resolve.plan(config, request, which=lambda name: "/bin/a")
     composition = sources.compose(config, plan, "2026-01-01", read)
     assert composition.role is not None and composition.role.text == "ROLE v1\n"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from start.compose import pipeline, resolve
+from start.compose import pipeline
+from start.compose.ask import Ask
 from start.proc import shell
 from start.proc.shell import CommandResult, CommandSpec
 from tests.conftest import REPO, write_tree
@@ -82,12 +83,12 @@ def compose(
     run: Callable[[Sequence[CommandSpec]], list[CommandResult]] = runner,
 ) -> pipeline.Prepared:
     """`start task TASK INSTRUCTIONS -p ...` up to the composed prompt (no agent is built)."""
-    selection = resolve.Request(
+    request = Ask(
         "task",
         task=task,
         no_role=True,
-        instructions=(instructions,) if instructions and instructions.strip() else (),
-        params=params,
+        instructions=instructions if instructions and instructions.strip() else None,
+        params=dict(params),
+        directory=str(workdir),
     )
-    request = pipeline.LaunchRequest(str(workdir), selection)
     return pipeline.prepare(request, run, build=False)

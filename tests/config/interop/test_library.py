@@ -11,7 +11,8 @@ import pytest
 
 from start.base import fs
 from start.base.errors import ConfigError
-from start.compose import pipeline, resolve
+from start.compose import resolve
+from start.compose.ask import Ask
 from start.config import interop
 from start.config.interop import dirs
 from start.config.load import load
@@ -540,12 +541,11 @@ def test_a_model_is_honoured_only_by_its_own_agent(layout: Layout) -> None:
     """`model: haiku` in .claude/commands/git/commit.md is Claude Code's: with the claude
     agent it is the model, with another agent a note."""
     workdir = layout("claude")
-    request = pipeline.LaunchRequest(
-        str(workdir),
-        resolve.Request("task", agent="claude", task="claude:git:commit", no_role=True),
+    request = Ask(
+        "task", agents=("claude",), task="claude:git:commit", no_role=True, directory=str(workdir)
     )
     config = load(str(workdir))
-    plan = resolve.plan(config, request.selection)
+    plan = resolve.plan(config, request)
     assert (plan.model, plan.model_reason) == (
         "claude-haiku-5-5",
         "task 'claude:git:commit' (alias 'haiku', from its front matter)",
