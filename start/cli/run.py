@@ -152,11 +152,11 @@ def _print(
         each = _prepare_each(options, request, several, None)
         _dry_run(options, each, several=several)
         return ExitCode.OK
-    from start.proc import watchdog
+    from start.proc import groups
 
     # Should start be killed (SIGKILL: the OOM killer, a CI job's kill), a watchdog ends what
     # the run started: the commands that compose the prompt, and the agents.
-    with watchdog.watching() as owner:
+    with groups.watching() as owner:
         return _headless(options, request, printing, asked, several, owner)
 
 
