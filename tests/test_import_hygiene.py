@@ -67,6 +67,7 @@ OFF_THE_LAUNCH_PATH = {
     "start.runs.store": "the history's database is read by start log and start again, not a launch",
     "start.proc.agents": "headless agents run for --print and start mcp; a launch runs only commands",
     "start.proc.watchdog": "a launch execs the agent: no process of its own outlives start to watch",
+    "start.proc.groups": "a launch's commands end with it: no registry of groups, no worker threads",
     "start.proc.lineage": "only start mcp reads and records the runs it asks (its loop guard)",
     "concurrent": "only `start board run` runs its items in threads (start.board.runner)",
     "start.ui.display": "rich pages, tables, the pager and the board: listings, show, help, doctor",

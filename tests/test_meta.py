@@ -157,14 +157,15 @@ def test_no_module_imports_itself_through_others() -> None:
 
 
 # The modules at the bottom: errors, records, paths and files, the door for processes and the
-# runners of commands and headless agents on it (and their watchdog, the records of asking runs,
-# and the live state of a run's agents), temp files and output, and the template lexers. They
+# runners of commands and headless agents on it (and their watchdog, the registry of process
+# groups and its workers, the records of asking runs, and the live state of a run's agents), temp
+# files and output, and the template lexers. They
 # import each other and nothing above them (config, resolve, sources, launch, the CLI).
 BOTTOM = {
     "start.base.errors", "start.base.record", "start.base.paths", "start.base.fs", "start.base.atomic", "start.proc.shellwords",
     "start.base.template", "start.ui.console", "start.ui.status", "start.ui.display", "start.proc.tempfiles",
     "start.proc.process", "start.proc.shell", "start.proc.agents", "start.base.wall", "start.proc.watchdog",
-    "start.proc.lineage", "start.ui.progress",
+    "start.proc.lineage", "start.ui.progress", "start.proc.groups",
 }  # fmt: skip
 
 

@@ -6,22 +6,23 @@ takes, and finished from each run's evidence (docs/board.md, "Running the board"
     -> record it in the history -> completed with the answer and the run's history id, or
     failed with the reason; a stop (Ctrl-C, SIGTERM) releases what it did not finish
 
-At most `cap` runs at once (settings.print_agents), never two of one CLI together, each in a
-thread of its own while this thread claims and waits. Every process group a run starts, its
-task's commands included, has an owner here (`Groups`), which ends them on a stop. `run_one` is
-the one place the board meets the runner and the history: when the run record changes, only it
-changes. Nothing here prints: the caller is told each step (`Report`).
+At most `cap` runs at once (settings.print_agents), each a job of start.proc.groups.Workers
+(a thread of its own) while this thread claims and waits; never two of one CLI together
+(start.proc.agents, whichever run asks). Every process group a run starts, its task's commands
+included, has an owner in the run's registry (start.proc.groups), which ends them on a stop:
+SIGTERM, process.GRACE, SIGKILL. `run_one` is the one place the board meets the runner and the
+history: when the run record changes, only it changes. Nothing here prints: the caller is told
+each step (`Report`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Final
 
 from start import board
@@ -32,11 +33,9 @@ from start.board import COMPLETED, FAILED, PENDING, Change, Holder, Item, Refuse
 from start.board import file as boardfile
 from start.board import store as boarddb
 from start.compose.ask import AGENT, BOARD, Ask
-from start.proc import process, shell
+from start.proc import groups, process, shell
 from start.runs.rules import Scope
 
-# How long the runs' process groups have between SIGTERM and SIGKILL on a stop.
-GRACE: Final = 5.0
 # How often the runner looks for new ready items while none is, in seconds.
 IDLE: Final = 0.2
 
@@ -126,57 +125,6 @@ def ask_for(scope: Scope, item: Item, text: str, cap: board.Cap | None = None) -
     return ask
 
 
-# --- the process groups of the runs ----------------------------------------------------------
-
-
-class Groups:
-    """shell.Owner of every run's process groups; after `stop`, a group that starts is ended
-    at once. Its `watchdog` (start.proc.watchdog), told of each group too, ends them should `start
-    board run` itself be killed."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.live: set[int] = set()
-        self.stopped = False
-        self.watchdog: shell.Owner | None = None
-
-    def adopt(self, pgid: int) -> None:
-        with self.lock:
-            self.live.add(pgid)
-            if self.watchdog is not None:
-                self.watchdog.adopt(pgid)
-            if self.stopped:
-                process.kill_group(pgid)
-
-    def release(self, pgid: int) -> None:
-        with self.lock:
-            self.live.discard(pgid)
-            if self.watchdog is not None:
-                self.watchdog.release(pgid)
-
-    def signal(self, number: int) -> None:
-        with self.lock:
-            self.stopped = True
-            for pgid in self.live:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pgid, number)
-
-
-class _Serial:
-    """One lock per CLI, so that two runs of one CLI never overlap (headless.cli_of)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.locks: dict[str, threading.Lock] = {}
-
-    @contextlib.contextmanager
-    def __call__(self, cli: str) -> Iterator[object]:
-        with self.lock:
-            held = self.locks.setdefault(cli, threading.Lock())
-        with held:
-            yield held
-
-
 # --- the runner --------------------------------------------------------------------------------
 
 
@@ -195,8 +143,6 @@ class Runner:
         self.cap = max(1, cap)
         self.timeout = timeout
         self.told = told
-        self.groups = Groups()
-        self.serial = _Serial()
         self.stopping = False
         self.ended: list[Item] = []  # the items its runs finished, in the order they ended
         self.claimed = 0  # how many items it claimed for runs
@@ -206,16 +152,13 @@ class Runner:
         (`until_empty`) or for ever; the items finished. On a signal (KeyboardInterrupt,
         StoppedError) or an error that stops every run (UntrustedError), the runs are stopped
         and their items released, then it raises."""
-        from start.proc import watchdog
-
         running: dict[Future[None], tuple[Item, Holder]] = {}
         with (
-            watchdog.watching() as dog,
+            groups.watched() as registry,
             boardfile.opened(self.scope.workdir) as opened,
             process.Stop() as stop,
-            ThreadPoolExecutor(self.cap, thread_name_prefix="start board run") as pool,
         ):
-            self.groups.watchdog = dog
+            workers = groups.Workers(registry, self.cap, "start board run")
             try:
                 seen: int | None = None
                 while True:
@@ -227,7 +170,8 @@ class Runner:
                             break
                         self.claimed += 1
                         self.told(Report("claimed", item))
-                        running[pool.submit(self._work, item, holder)] = (item, holder)
+                        work = functools.partial(self._work, item, holder)
+                        running[workers.submit(work).future] = (item, holder)
                     if not running:
                         if until_empty:
                             return self.ended
@@ -239,7 +183,7 @@ class Runner:
                         future.result()  # raises what stops every run
             except BaseException:
                 stop.hold += 1  # a second signal must not interrupt the stop
-                self._stop(opened, running)
+                self._stop(opened, workers, running)
                 raise
 
     def _idle(self, opened: boarddb.Board, seen: int | None) -> int:
@@ -253,8 +197,8 @@ class Runner:
             time.sleep(IDLE)
         return seen if seen is not None else opened.version()
 
-    def _work(self, item: Item, holder: Holder) -> None:
-        """Run one claimed item and finish it (in a thread of the pool)."""
+    def _work(self, item: Item, holder: Holder, owner: shell.Owner) -> None:
+        """Run one claimed item and finish it (a job of the workers: `owner` owns its groups)."""
         try:
             with boardfile.opened(self.scope.workdir, sweep=False) as opened:
                 answers = opened.answers(item.blocked_by)
@@ -265,7 +209,7 @@ class Runner:
             if cap is not None:
                 self.told(Report("capped", item, note=f"runs at '{cap.level}' at most: {cap.why}"))
             ask = ask_for(self.scope, item, with_answers(text, answers), cap)
-            outcome = run_one(self.scope, ask._replace(timeout=self.timeout), self.groups)
+            outcome = run_one(self.scope, ask._replace(timeout=self.timeout), owner)
             if cap is not None:
                 outcome = outcome._replace(level=cap.level)
         except UntrustedError:
@@ -305,17 +249,16 @@ class Runner:
         self.told(Report(done.status if done.status != PENDING else "released", done, outcome))
 
     def _stop(
-        self, opened: boarddb.Board, running: Mapping[Future[None], tuple[Item, Holder]]
+        self,
+        opened: boarddb.Board,
+        workers: groups.Workers,
+        running: Mapping[Future[None], tuple[Item, Holder]],
     ) -> None:
-        """End every run: SIGTERM to their groups, GRACE seconds, SIGKILL; then release the
-        items no run finished."""
+        """End every run: SIGTERM to their groups, process.GRACE seconds, SIGKILL; then release
+        the items no run finished."""
         self.stopping = True
-        self.groups.signal(signal.SIGTERM)
-        deadline = time.monotonic() + GRACE
-        while time.monotonic() < deadline and not all(f.done() for f in running):
-            time.sleep(0.05)
-        self.groups.signal(signal.SIGKILL)
-        wait(running)
+        workers.stop(process.GRACE)
+        workers.join()
         for item, holder in running.values():
             with contextlib.suppress(StartError):
                 opened.update(item.id, holder, Change(PENDING), item.epoch)

@@ -172,11 +172,11 @@ def _print(options: Options, ask: Ask) -> int:
         door.prepared(each)
         _dry_run(options, each, several=several)
         return ExitCode.OK
-    from start.proc import watchdog
+    from start.proc import groups
 
     # Should start be killed (SIGKILL: the OOM killer, a CI job's kill), a watchdog ends what
     # the run started: the commands that compose the prompt, and the agents.
-    with watchdog.watching() as owner:
+    with groups.watching() as owner:
         path.run(
             _scope(options),
             ask,

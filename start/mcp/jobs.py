@@ -6,6 +6,7 @@ and for ask_result, as the terminal's live board reads it for `--print -a A,B`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -20,7 +21,8 @@ from start import runs as records
 from start.base.errors import StartError
 from start.compose.ask import Ask
 from start.mcp import asking, report, tools
-from start.mcp.owners import Commands, Request, off_loop
+from start.mcp.owners import Commands, off_loop
+from start.proc.groups import Job, Request, Workers
 from start.runs import Run, rules
 from start.runs.rules import RequestError, Scope
 from start.ui.progress import Progress
@@ -114,10 +116,10 @@ async def with_progress(ctx: Context, progress: Progress, work: Awaitable[R]) ->
 class _Run:
     """One asynchronous run (ask_start): its agents' states, and its results once it ended."""
 
-    def __init__(self, id_: str, asked: Ask, request: Request) -> None:
+    def __init__(self, id_: str, asked: Ask) -> None:
         self.id = id_
         self.ask = asked
-        self.request = request
+        self.job: Job[None] | None = None  # once it is submitted
         self.progress = Progress(asked.agents)
         self.done = threading.Event()
         self.results: list[Run] = []
@@ -154,12 +156,13 @@ class _Run:
 
 
 class Runs:
-    """The asynchronous runs of one server: ask_start starts one in a thread of its own, whose
-    process groups `commands` owns, as it owns those of a request."""
+    """The asynchronous runs of one server: ask_start starts one as a job of workers of their
+    own (RUNS_AT_ONCE, each in a thread of its own), whose process groups the server's registry
+    owns, as it owns those of a request."""
 
     def __init__(self, scope: Scope, commands: Commands) -> None:
         self.scope = scope
-        self.commands = commands
+        self.workers = Workers(commands.groups, RUNS_AT_ONCE, "start mcp ask_start")
         self.lock = threading.Lock()
         self.runs: dict[str, _Run] = {}
         self.count = 0
@@ -181,16 +184,14 @@ class Runs:
             for key in ended[: max(0, len(self.runs) - RUNS_KEPT + 1)]:
                 del self.runs[key]
             self.count += 1
-            run = _Run(f"ask-{self.count}", asked, self.commands.request())
+            run = _Run(f"ask-{self.count}", asked)
             self.runs[run.id] = run
-        threading.Thread(
-            target=self._work, args=(run,), name=f"start mcp {run.id}", daemon=True
-        ).start()
+            run.job = self.workers.submit(functools.partial(self._work, run))
         return run.reply()
 
-    def _work(self, run: _Run) -> None:
+    def _work(self, run: _Run, owner: Request) -> None:
         try:
-            run.results = asking.run(self.scope, run.ask, run.request, run.progress.update)
+            run.results = asking.run(self.scope, run.ask, owner, run.progress.update)
         except StartError as error:
             run.error = str(error)
         except Exception as error:
@@ -236,7 +237,10 @@ class Runs:
             return tools.failed(str(error))
         if not run.done.is_set():
             run.cancelled = True
-            self.commands.kill(run.request)
+            assert run.job is not None
+            self.workers.cancel(run.job)
+            if run.job.future.cancelled():  # it had not started, and never will
+                run.done.set()
             # The agents' threads end once their groups are gone.
             deadline = time.monotonic() + 10
             while not run.done.is_set() and time.monotonic() < deadline:

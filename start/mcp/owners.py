@@ -1,5 +1,6 @@
 """Where `start mcp`'s requests do their blocking work (worker threads), and the owner of every
-process group they start, until the group is gone.
+process group they start, until the group is gone: start.proc.groups (the registry and the
+workers that `start board run` uses too), adapted to the server's event loop.
 
 A cancelled request's groups are killed at once, the server kills all of them when it stops, and
 a watchdog process (start.proc.watchdog) kills those left when the server itself is killed. The
@@ -9,15 +10,15 @@ agents that the asking tools run are such groups too, whether their call waits f
 
 from __future__ import annotations
 
+import asyncio
 import functools
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar
 
 import anyio
 import anyio.to_thread
 
-from start.proc.shell import kill_group
+from start.proc.groups import Groups, Job, Request, Workers
 
 if TYPE_CHECKING:
     from start.proc.watchdog import Watchdog
@@ -37,83 +38,47 @@ async def off_loop(function: Callable[P, R], *args: P.args, **kwargs: P.kwargs) 
 
 
 class Commands:
-    """The process groups of the commands that requests run, each with its request (shell.Owner).
+    """The server's registry of process groups (`groups`: each group with its request), and the
+    workers of the requests that may run commands, COMMAND_CALLS at once.
 
     A cancelled request's groups are killed at once, and after `stop` every group is, including
     those that start later. The watchdog is told of each group, for when the server is killed.
     """
 
     def __init__(self, watchdog: Watchdog | None = None) -> None:
-        self.lock = threading.Lock()
-        self.live: dict[int, Request] = {}  # process group id -> its request
-        self.stopped = False
-        self.watchdog = watchdog
+        self.groups = Groups(watchdog)
+        self.workers = Workers(self.groups, COMMAND_CALLS, "start mcp")
+        # Calls wait their turn here, in the event loop, rather than in the workers' queue: the
+        # server's end cancels every call at once, and one that waits here leaves at once, where
+        # a worker ending then could start it before it knew.
         self.limiter = anyio.CapacityLimiter(COMMAND_CALLS)
-
-    def request(self) -> Request:
-        """A new request's owner (shell.Owner) of the groups it starts."""
-        return Request(self)
 
     async def run(self, work: Callable[[Request], R]) -> R:
         """`work(owner)` in a worker thread, COMMAND_CALLS at most at once.
 
         Cancelled (the client cancelled the request, or the server stops), it kills the groups of
-        the commands that `work` runs and returns at once; the thread then ends on its own.
+        the commands that `work` runs and returns at once, or `work` never starts if it had not;
+        the thread then ends on its own.
         """
-        request = self.request()
-        try:
-            return await anyio.to_thread.run_sync(
-                work, request, limiter=self.limiter, abandon_on_cancel=True
-            )
-        except anyio.get_cancelled_exc_class():
-            self.kill(request)
-            raise
-
-    def adopt(self, request: Request, pgid: int) -> None:
-        with self.lock:
-            self.live[pgid] = request
-            if self.watchdog is not None:
-                self.watchdog.adopt(pgid)
-            if self.stopped or request.killed:
-                kill_group(pgid)
-
-    def release(self, pgid: int) -> None:
-        with self.lock:
-            del self.live[pgid]
-            if self.watchdog is not None:
-                self.watchdog.release(pgid)
+        async with self.limiter:
+            job: Job[R] = self.workers.submit(work)
+            try:
+                # The server runs on anyio's asyncio backend (anyio.run's default), whose
+                # futures wait for a thread's without holding a thread.
+                return await asyncio.wrap_future(job.future)
+            except anyio.get_cancelled_exc_class():
+                self.workers.cancel(job)
+                raise
 
     def kill(self, request: Request) -> None:
-        with self.lock:
-            request.killed = True
-            for pgid in [pgid for pgid, owner in self.live.items() if owner is request]:
-                kill_group(pgid)
+        """Kill a request's groups, now and from now on."""
+        self.groups.kill(request)
 
     def stop(self) -> None:
-        """Kill every group, now and from now on."""
-        with self.lock:
-            self.stopped = True
-            for pgid in self.live:
-                kill_group(pgid)
+        """Kill every group, now and from now on; a request that waits for a worker never runs."""
+        self.workers.stop()
 
     def close(self) -> None:
         """Stop, and let the watchdog go: it kills what is left, which is no longer running."""
         self.stop()
-        with self.lock:
-            watchdog, self.watchdog = self.watchdog, None
-        if watchdog is not None:
-            watchdog.close()
-
-
-class Request:
-    """shell.Owner for the commands of one request."""
-
-    def __init__(self, commands: Commands) -> None:
-        self.commands = commands
-        self.killed = False
-
-    def adopt(self, pgid: int) -> None:
-        self.commands.adopt(self, pgid)
-
-    def release(self, pgid: int) -> None:
-        self.commands.release(pgid)
+        self.groups.close()

@@ -3,7 +3,7 @@ prompts, resources and task tools), `jobs` (the asking tools) and `board` (the b
 
 Every request loads the config afresh in a worker thread, because loading, trust checks and task
 commands block and the SDK runs requests concurrently. Requests that may run commands take their
-threads from a limiter of their own, so listings never wait behind them, and their process groups
+threads from workers of their own, so listings never wait behind them, and their process groups
 have an owner until they are gone (start.mcp.owners). A failed task command is a tool result with
 isError; a bad request is an MCP error and never stops the server. Logs go to stderr: stdout is
 the protocol's channel (start.mcp.stdio).

@@ -5,8 +5,8 @@ then SIGKILL, and several agents at once, all driven from one loop in the callin
 
 A launch never imports this module (it runs only its commands, through start.proc.shell). An agent
 is a start.proc.process Child, as a command is: started, awaited, ended and reaped there, with the
-same signal handling. Every group has an owner that outlives a killed `start`: the caller's
-(process.Owner), else a watchdog of the run's own (start.proc.watchdog).
+same signal handling. Every group has an owner: the caller's (process.Owner), else a registry of
+the run's own (start.proc.groups), whose watchdog ends them should `start` be killed.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any, Final
 from start.base import fs
 from start.base.errors import signal_name
 from start.base.record import Record
-from start.proc import process, watchdog
+from start.proc import groups, process
 from start.proc.process import GRACE, StoppedError
 
 if TYPE_CHECKING:
@@ -122,7 +122,8 @@ def _tail(file: IO[bytes]) -> str:
     return fs.text(data)
 
 
-# One lock per key (a CLI's program name) for the life of the process: see run_agents.
+# One lock per key (a CLI's program name) for the life of the process, the only one: see
+# run_agents.
 _RUNNING: dict[str, threading.Lock] = {}
 _RUNNING_GUARD = threading.Lock()
 
@@ -222,8 +223,9 @@ def run_agents(
 ) -> list[AgentRun]:
     """Run agent CLIs to their end, at most `cap` at a time and never two of one `key` together;
     results in the order of `jobs`. Two of one key never run together in this process at all,
-    whatever the call (`start mcp` answers several ask calls at once, in threads): a job waits
-    for the other call's run to end, and the jobs after it may start meanwhile.
+    whatever the call (`start mcp` answers several ask calls at once, and `start board run` runs
+    several items, in threads): a job waits for the other call's run to end, and the jobs after
+    it may start meanwhile.
 
     Each runs in a session of its own, stdin from its `stdin` (a file) or /dev/null, its stdout
     and stderr into files (so that nothing blocks it). Its stdout is read whole up to its `limit`;
@@ -235,8 +237,8 @@ def run_agents(
 
     `on_state` is told of each job's State. `owner`, when given, is told of every group
     (process.Owner): `start mcp` kills it when the request that asked for the run is cancelled
-    or the client goes away, and `start --print` has its watchdog kill it if `start` is killed.
-    Without one, a watchdog of the call's own does (start.proc.watchdog).
+    or the client goes away, and the registry's watchdog kills it if `start` is killed. Without
+    one, a registry of the call's own, with a watchdog, owns them (start.proc.groups.watching).
 
     On SIGINT, SIGTERM or SIGHUP (from the main thread) no job starts any more, every running
     group gets SIGTERM, `grace` seconds, then SIGKILL, and Interrupted is raised with every
@@ -325,7 +327,7 @@ def run_agents(
             times.append(now + _RETRY)
         return min(times)
 
-    with watchdog.watching(owner) as owner, process.Stop() as stop:
+    with groups.watching(owner) as owner, process.Stop() as stop:
         try:
             for index in waiting:
                 state(index, "waiting")

@@ -268,10 +268,10 @@ def end(children: Iterable[Child], grace: float) -> None:
             wait(left, min(child.kill_at or now for child in left))
 
 
-def kill_group(pgid: int) -> None:
-    """SIGKILL to a process group, if it is still there."""
+def kill_group(pgid: int, signum: int = signal.SIGKILL) -> None:
+    """SIGKILL (or `signum`) to a process group, if it is still there."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(pgid, signum)
 
 
 def leader_exited(process: subprocess.Popen[bytes]) -> bool:

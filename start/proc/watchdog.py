@@ -13,8 +13,9 @@ It runs in a session of its own (a signal to start's process group, as a termina
 an MCP client sends, misses it), with stdout and stderr on /dev/null (it never holds a pipe the
 caller of `start` waits on), as `python -I -S`: nothing but the standard library.
 
-Headless runs (`--print`, start.proc.agents) and `start mcp` use it; a launch, which execs the
-agent, never starts one (tests/test_import_hygiene.py).
+A registry of process groups (start.proc.groups) tells it of each group: `--print`'s, `start
+mcp`'s and `start board run`'s. A launch, which execs the agent, never starts one
+(tests/test_import_hygiene.py).
 """
 
 from __future__ import annotations
@@ -23,13 +24,9 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from start.proc.process import GRACE
-
-if TYPE_CHECKING:
-    from start.proc.process import Owner
 
 # argv[1]: the grace in seconds. A line "!" (from `close`) takes the grace away.
 _SCRIPT: Final = """
@@ -119,22 +116,3 @@ class Watchdog:
             os.close(fd)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
-
-
-@contextlib.contextmanager
-def watching(owner: Owner | None = None) -> Iterator[Owner | None]:
-    """`owner` when there is one (it answers for its groups, with a watchdog of its own); else a
-    new watchdog for the block, closed at its end. None when none can start (the system is out
-    of processes): the run goes on without one."""
-    if owner is not None:
-        yield owner
-        return
-    try:
-        dog = Watchdog.start()
-    except OSError:
-        yield None
-        return
-    try:
-        yield dog
-    finally:
-        dog.close()

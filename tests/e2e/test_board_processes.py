@@ -299,6 +299,25 @@ def test_a_reassignment_during_a_run_keeps_the_runs_outcome_off_the_item(project
     assert runner.returncode == 0
 
 
+def test_two_items_of_one_cli_never_run_together(project: Path) -> None:
+    """The runner runs up to settings.print_agents items at once, but two runs of one CLI
+    (`fake` and `other` are one program: the stand-in's interpreter) one after the other, by the
+    one per-CLI lock of start.proc.agents, whichever run holds it."""
+    start(project, "board", "add", "One", "--prompt", "a", "-a", "fake")
+    start(project, "board", "add", "Two", "--prompt", "b", "-a", "other")
+    log = project.parent / "log"
+    ran = start(
+        project, "board", "run", "--until-empty", FAKE_MODE="slow", FAKE_SECONDS="0.3",
+        FAKE_LOG=str(log),
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert [item(project, id_)["status"] for id_ in ("1", "2")] == ["completed", "completed"]
+    first, second = sorted(
+        tuple(map(float, line.split()[1:])) for line in log.read_text().splitlines()
+    )
+    assert first[1] <= second[0]
+
+
 def test_a_run_with_nothing_ready_says_so(project: Path) -> None:
     start(project, "board", "add", "Work for a person")
     ran = start(project, "board", "run", "--until-empty")

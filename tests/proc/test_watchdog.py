@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from start.proc import watchdog
 from start.proc.watchdog import Watchdog
 from tests.conftest import HANG, NOTING, REPO, running, wait_gone
 
@@ -118,18 +117,3 @@ def test_the_watchdog_is_in_a_session_of_its_own_and_holds_no_pipe_of_the_caller
             assert os.readlink(f"/proc/{dog.pid}/fd/{fd}") == os.devnull
     finally:
         dog.close()
-
-
-def test_watching_uses_an_owner_it_is_given_and_else_starts_one_for_the_block() -> None:
-    given = Watchdog.start()
-    try:
-        with watchdog.watching(given) as found:
-            assert found is given
-        assert running(given.pid)
-    finally:
-        given.close()
-    with watchdog.watching() as started:
-        assert isinstance(started, Watchdog)
-        assert running(started.pid)
-    with pytest.raises(ChildProcessError):
-        os.waitpid(started.pid, os.WNOHANG)
