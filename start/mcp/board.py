@@ -300,7 +300,7 @@ class Tools:
         return spec
 
     def _list(self, opened: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        from start.board.store import Filter
+        from start.board.rows import Filter
 
         status = arguments.get("status")
         found = Filter(

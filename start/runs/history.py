@@ -134,12 +134,8 @@ def reason(error: BaseException) -> str:
 
 
 def private_directory(create: bool) -> int | None:
-    """A descriptor of the history directory, checked by `paths.open_private`."""
-    where = directory()
-    fd = paths.open_private(where, create=create)
-    if fd is None and (create or os.path.lexists(where)):
-        raise HistoryError(f"{where} is not a directory owned by you; remove it")
-    return fd
+    """A descriptor of the history directory, checked by `paths.owned_directory`."""
+    return paths.owned_directory(directory(), create=create, error=HistoryError)
 
 
 def _spool(data: dict[str, Any]) -> int:
