@@ -86,7 +86,7 @@ def run_one(
     pipeline.prepare raises (UntrustedError included); every failure of the agent itself is an
     Outcome that is not ok. A history that cannot be written costs the run its id only.
     """
-    from start.runs import history
+    from start.runs import history, recording
     from start.runs import store as historydb
 
     runner = functools.partial(shell.run_all, owner=owner)
@@ -94,7 +94,7 @@ def run_one(
     with serial(headless.cli_of(prepared)):
         (result,) = headless.run_each([prepared], timeout, 1, env=env, owner=owner)
     try:
-        recorded = historydb.recorded(result, prepared.config.settings)
+        recorded = historydb.id_of(recording.record(result, prepared.config.settings))
     except history.HistoryError:
         recorded = None
     return Outcome(result.ok, result.answer or "", result.error, result.agent, recorded)

@@ -284,15 +284,12 @@ def record(
 ) -> None:
     """Put the run in the history; a history that cannot be written is a warning, not a
     failure of the run."""
-    from start.runs import history
+    from start.runs import history, recording
 
     if asked is not None:
         run = run._replace(request=asked, args=_args(options), cwd=_cwd(options))
     try:
-        if history.record(run, config.settings):
-            from start.runs import store as historydb
-
-            historydb.flush()
+        recording.record(run, config.settings)
     except history.HistoryError as error:
         console.warning(f"this run is not in the history: {error}", no_color=options.no_color)
 

@@ -279,11 +279,10 @@ def run(
 def _record(each: Sequence[pipeline.Prepared], results: Sequence[Run]) -> None:
     """Put each run in the history, as `--print` does (start.runs.history), with no parameters for
     `start again` to repeat. A history that cannot be written never costs the caller an answer."""
-    from start.runs import history
-    from start.runs import store as historydb
+    from start.runs import history, recording
 
     for prepared, result in zip(each, results, strict=True):
         try:
-            historydb.record(result, prepared.config.settings)
+            recording.record(result, prepared.config.settings)
         except history.HistoryError:
             continue

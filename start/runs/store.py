@@ -1,11 +1,11 @@
 """The history's database: SQLite in the history directory, which `start log` and `start again`
 read (through `opened`), and into which every pending file that start.runs.history wrote is moved.
 
-A launch never imports this module: it only writes a pending file (start.runs.history). Opening the
-database moves the pending runs in and trims the oldest runs to the size limit. It is opened
-through start.base.sqlite (WAL, a busy timeout, writers that take the write lock at once, named
-migrations), and a pending file is moved in once only (its name is a unique key), so runs that end
-together never lose or corrupt a record.
+A run is recorded one way, by every door: as a pending file (start.runs.recording.record), which a
+launch writes without importing this module. Opening the database moves the pending runs in and
+trims the oldest runs to the size limit. It is opened through start.base.sqlite (WAL, a busy
+timeout, writers that take the write lock at once, named migrations), and a pending file is moved
+in once only (its name is a unique key), so runs that end together never lose or corrupt a record.
 """
 
 from __future__ import annotations
@@ -34,8 +34,6 @@ from start.runs.history import (
 
 if TYPE_CHECKING:
     import sqlite3
-
-    from start.config.model import Settings
 
 # A pending temp file this old belongs to a writer that died.
 _STALE: Final = 3600.0
@@ -163,10 +161,10 @@ class Store:
         self.connection = connection
         self.fd = fd  # the history directory, checked
 
-    def _insert(
-        self, connection: sqlite3.Connection, data: dict[str, Any], pending: str | None
-    ) -> int:
-        """Insert one run, as a pending file holds it (start.runs.history.fields); its id."""
+    def insert(self, connection: sqlite3.Connection, data: dict[str, Any], pending: str) -> int:
+        """Insert one run, as the pending file `pending` holds it (start.runs.history.fields),
+        unless it is in already; its id. `ingest` moves pending files in with it (and
+        benchmarks/recording.py measures it against the pending file)."""
         names = ("pending", "size", *_FIELDS)
         values = [pending, history.size(data), *(_encode(n, data.get(n)) for n in _FIELDS)]
         marks = ", ".join("?" for _ in names)
@@ -191,7 +189,7 @@ class Store:
                 for name in names:
                     data = _read_pending(pending, name)
                     if data is not None:
-                        self._insert(connection, data, name)
+                        self.insert(connection, data, name)
                         limit = data["limit"]
             for name in names:
                 # Another process may have moved it too: INSERT OR IGNORE kept one copy.
@@ -304,7 +302,7 @@ def _in_project(project: bytes | str, given: bytes | str, real: bytes | str) -> 
 
 
 def _run(row: sqlite3.Row) -> Run:
-    """A row as a start.runs.Run: the conversions of `Store._insert` undone."""
+    """A row as a start.runs.Run: the conversions of `Store.insert` undone."""
     values = {name: _decode(name, row[name]) for name in _FIELDS}
     return Run(**values, id=row["id"])
 
@@ -364,26 +362,16 @@ def _sweep(pending: int) -> None:
             pass
 
 
-def record(run: runs.Run, settings: Settings) -> None:
-    """Record one run (`start.runs.history.record`), and move the pending runs into the database
-    once there are PENDING_LIMIT of them. Raises HistoryError when the history cannot be
-    written."""
-    if history.record(run, settings):
-        flush()
-
-
-def recorded(run: runs.Run, settings: Settings) -> int | None:
-    """Record one run straight into the database, and the id it gets there (`start log show
-    ID`); None when `settings.history` is off. For a caller that names the run it recorded
-    (start board run): a pending file has no id until it is moved in. Raises HistoryError."""
-    if not settings.history:
+def id_of(key: str | None) -> int | None:
+    """The id in the database of the run `start.runs.recording.record` recorded as `key` (`start
+    log show ID`), once it is moved in; None for no key (the history is off) and for a run the
+    database does not keep (larger than the history's limit). For a caller that names the run it
+    recorded (start board run). Raises HistoryError."""
+    if key is None:
         return None
-    data = history.fields(run, settings.history_size_limit)
     with opened() as store:
-        with sqlite.writing(store.connection) as connection:
-            found = store._insert(connection, data, None)
-        store.trim(data["limit"])
-    return found
+        row = store.connection.execute("SELECT id FROM runs WHERE pending = ?", (key,)).fetchone()
+    return None if row is None else int(row[0])
 
 
 def flush() -> None:

@@ -120,13 +120,14 @@ def test_text_is_kept_as_the_history_keeps_it(opened: Board) -> None:
     # The history keeps the same text as the same bytes.
     from start import runs
     from start.config.model import Settings
+    from start.runs import recording
     from start.runs import store as historydb
 
     run = runs.Run(
         time="t", at=1.0, cwd="/", workdir="/", project="/", mode="prompt", agent="a",
         prompt="p", role_text="", argv=("a",), headless=True, answer=title,
     )  # fmt: skip
-    found = historydb.recorded(run, Settings())
+    found = historydb.id_of(recording.record(run, Settings()))
     with historydb.opened() as store:
         (answer,) = store.connection.execute(
             "SELECT answer FROM runs WHERE id = ?", (found,)

@@ -11,7 +11,7 @@ import pytest
 from start import runs
 from start.base import sqlite
 from start.config.model import Settings
-from start.runs import history
+from start.runs import history, recording
 from start.runs import store as historydb
 from tests.conftest import REPO
 
@@ -68,7 +68,7 @@ def test_a_run_recorded_now_goes_beside_the_old_ones(isolated: Path) -> None:
         denied=("Bash rm",), usage={"tokens": 3},
     )  # fmt: skip
     settings = _settings()
-    assert historydb.recorded(run, settings) == 9
+    assert historydb.id_of(recording.record(run, settings)) == 9
     with historydb.opened() as store:
         again = store.get(9)
     assert again == run._replace(id=9)
