@@ -1,11 +1,12 @@
-"""The board in its SQLite database (start.board has its records; start.board.file opens it).
+"""The board in its SQLite database (start.board has its records, start.board.rows how an item
+is kept in a row, start.board.refusals why a change is refused; start.board.file opens it).
 
-Every mutation is one short write transaction, begun at once (BEGIN IMMEDIATE) so that writers
-queue rather than deadlock, and decided by one conditional UPDATE whose row count says whether the
-board's rules allowed it; only when they did not is the row read again, in the same transaction,
-to say why. Claiming the next ready item selects and claims in one transaction. WAL mode lets
-readers go on while a writer writes. Every opening of the board releases the claims whose
-process has ended (`sweep`).
+Every mutation is one short write transaction, begun at once (start.base.sqlite.writing) so that
+writers queue rather than deadlock, and decided by one conditional UPDATE whose row count says
+whether the board's rules allowed it; only when they did not is the row read again, in the same
+transaction, to say why. Claiming the next ready item selects and claims in one transaction.
+WAL mode lets readers go on while a writer writes. Every opening of the board releases the
+claims whose process has ended (`sweep`).
 """
 
 from __future__ import annotations
