@@ -142,7 +142,7 @@ def test_the_recording_figures_go_between_the_markers_and_say_which_way_costs_le
     assert not wins  # warm, the insert costs half the spool
     assert text.splitlines()[2] == (
         "| cold: a fresh process records one run (a launch, `--print`) | 2.00 ms (CPU 2.00 ms) "
-        "| 4.00 ms (CPU 4.00 ms) | 2.0× |"
+        "| 4.00 ms (CPU 4.00 ms) | 2.0× | 2.0× |"
     )
     assert "should insert instead (exit status 1)" in text
     document = tmp_path / "doc.md"
