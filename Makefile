@@ -6,8 +6,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: test test-slow test-all check lint types run bench agents mcp-check skills-check \
-	board-check clean
+.PHONY: test test-slow test-all check lint types run bench bench-recording agents mcp-check \
+	skills-check board-check clean
 
 # The virtual environment, refreshed whenever pyproject.toml changes.
 $(VENV)/.test-installed: pyproject.toml
@@ -51,6 +51,11 @@ run: $(VENV)/.test-installed
 # exits 1 if a target is missed.
 bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run.py --output docs/benchmark-results.md
+
+# What recording a run costs: its pending file against a direct insert into the history, cold and
+# warm; writes the figures into docs/performance.md and exits 1 if the direct insert costs less.
+bench-recording: $(VENV)/.test-installed
+	$(BIN)/python benchmarks/recording.py --output docs/performance.md
 
 # Real MCP clients (MCP Inspector, Claude Code, and any others in MCP_CHECK_NPM) against
 # `start mcp`. Not part of `make test`: it needs npm and Node >= 22.19 (docs/mcp.md).

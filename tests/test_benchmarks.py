@@ -122,3 +122,30 @@ def test_the_large_config_holds_what_its_rows_name(tmp_path: Path) -> None:
     assert {**counts, "required": required} == scenarios.LARGE_COUNTS
     assert counts["tasks"] == 1000
     assert scenarios.LARGE_TASK in found["tasks"]
+
+
+def test_the_recording_figures_go_between_the_markers_and_say_which_way_costs_less(
+    tmp_path: Path,
+) -> None:
+    import recording
+
+    made = {}
+    for label, wall in (
+        ("spool, cold", 0.001),
+        ("spool, cold, the 64th", 0.065),
+        ("insert, cold", 0.004),
+        ("spool, warm", 0.001),
+        ("insert, warm", 0.0005),
+    ):
+        made[label] = recording.Series(label, "", "", tmp_path, wall=[wall], cpu=[wall])
+    text, wins = recording.report(made, {"CPU": "x"}, 1, "today")
+    assert not wins  # warm, the insert costs half the spool
+    assert text.splitlines()[2] == (
+        "| cold: a fresh process records one run (a launch, `--print`) | 2.00 ms (CPU 2.00 ms) "
+        "| 4.00 ms (CPU 4.00 ms) | 2.0× | 2.0× |"
+    )
+    assert "should insert instead (exit status 1)" in text
+    document = tmp_path / "doc.md"
+    document.write_text(f"before\n{recording.BEGIN}\nold\n{recording.END}\nafter\n")
+    recording.write(document, "new")
+    assert document.read_text() == f"before\n{recording.BEGIN}\n\nnew\n\n{recording.END}\nafter\n"

@@ -65,6 +65,7 @@ OFF_THE_LAUNCH_PATH = {
     "_hashlib": "hashlib imported it",
     "sqlite3": "a launch records itself in the history as a pending file (start.runs.history)",
     "start.runs.store": "the history's database is read by start log and start again, not a launch",
+    "start.base.sqlite": "the stores' door to SQLite: a launch records a pending file, no database",
     "start.proc.agents": "headless agents run for --print and start mcp; a launch runs only commands",
     "start.proc.watchdog": "a launch execs the agent: no process of its own outlives start to watch",
     "start.proc.groups": "a launch's commands end with it: no registry of groups, no worker threads",

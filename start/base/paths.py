@@ -170,6 +170,16 @@ def open_private(directory: str, *, create: bool = True) -> int | None:
     return fd
 
 
+def owned_directory(where: str, *, create: bool, error: type[StartError]) -> int | None:
+    """`open_private` for a store's directory (the history, the boards): None when it is missing
+    and not to be made; `error` when something else is at `where` (a link, a file, another
+    user's). OSError when it cannot be made or opened."""
+    fd = open_private(where, create=create)
+    if fd is None and (create or os.path.lexists(where)):
+        raise error(f"{where} is not a directory owned by you; remove it")
+    return fd
+
+
 class WorkdirGoneError(StartError):
     """The working directory was deleted (or moved) after the shell entered it."""
 

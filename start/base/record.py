@@ -22,6 +22,12 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, ClassVar, Self, dataclass_transform
 
+# An annotation, not a type of its own: free text that may hold a byte that was not UTF-8 (a
+# surrogate escape: a path, a command line, a command's output), which start's stores keep as
+# the bytes it stands for (start.base.sqlite.blob) in a BLOB column; a record's schema shows it
+# as a string.
+Text = str
+
 # In `_defaults`, the place of a field that has none.
 _MISSING: Any = type("_Missing", (), {"__repr__": lambda self: "<no default>"})()
 

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from start.base.errors import ExitCode, StartError
 from start.base.inputs import ITEM_PREFIX, METADATA_DEPTH, item_number, readable
-from start.base.record import Record
+from start.base.record import Record, Text
 from start.compose.ask import Ask
 from start.compose.ask import data as ask_data
 from start.config.schema import LEVELS
@@ -84,8 +84,8 @@ class Item(Record):
     """One work item, as read from the board."""
 
     id: str
-    title: str
-    description: str
+    title: Text
+    description: Text
     status: str
     assignee: str | None  # who holds it (in_progress) or finished it; None when pending
     blocked_by: tuple[str, ...]  # the ids it waits on: each must be completed
@@ -95,8 +95,8 @@ class Item(Record):
     # What `start board run` runs for it: a prompt, or a task with the item's description as its
     # instructions (start.compose.ask); None: work to claim by hand.
     run: Ask | None
-    answer: str | None  # what it completed with
-    reason: str | None  # why it failed, or why its last holder let it go
+    answer: Text | None  # what it completed with
+    reason: Text | None  # why it failed, or why its last holder let it go
     history: int | None  # the run in the history (start log show ID) that finished it
     epoch: int  # counts its claims and reassignments; a holder's writes carry the epoch it got
     releases: int  # times its holder's process ended without finishing it
@@ -344,6 +344,8 @@ def row_data(item: Item) -> dict[str, Any]:
 _TYPES: Final[Mapping[str, Mapping[str, Any]]] = {
     "str": {"type": "string"},
     "str | None": {"type": ["string", "null"]},
+    "Text": {"type": "string"},
+    "Text | None": {"type": ["string", "null"]},
     "int": {"type": "integer"},
     "int | None": {"type": ["integer", "null"]},
     "tuple[str, ...]": {"type": "array", "items": {"type": "string"}},

@@ -2,9 +2,10 @@
 by the project root's real path (never in the repository), brought up to date by named
 migrations (start.board.store has the board itself).
 
-The directory `boards/` is 0700 and the files 0600, as the history's are. A board made by any
-release is migrated to this one's schema when it is opened, one transaction per migration, each
-recorded by name in its `migrations` table, as llm's migrations.py does for its logs.
+The directory `boards/` is 0700 and the files 0600, as the history's are; both are opened, checked
+and migrated through start.base.sqlite. A board made by any release is migrated to this one's
+schema when it is opened, one transaction per migration, each recorded by name in its
+`migrations` table.
 """
 
 from __future__ import annotations
@@ -15,18 +16,44 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final
 
-from start.base import migrations, paths
+from start.base import paths, sqlite
 from start.board import BoardError
+from start.board.rows import STORED
 from start.board.store import Board
 
 DIRECTORY: Final = "boards"
 # How long a writer waits for another to finish, in seconds.
-BUSY_TIMEOUT: Final = 30.0
+BUSY_TIMEOUT: Final = sqlite.BUSY_TIMEOUT
+
+# The columns of free text that earlier releases kept with 'surrogatepass'.
+_TEXTS: Final = ("title", "description", "answer", "reason")
 
 
-# The board's migrations, by name, in order (start.base.migrations).
+def _text_as_kept(connection: sqlite3.Connection) -> None:
+    """m003: each text an earlier release stored with 'surrogatepass' as `sqlite.blob` keeps it.
+    Only a text that held a surrogate changes (UTF-8 has it as ED A0..ED BF); any other was
+    UTF-8 as it is kept now."""
+    marked = " OR ".join(f"instr({column}, X'ED')" for column in _TEXTS)
+    rows = connection.execute(f"SELECT seq, {', '.join(_TEXTS)} FROM items WHERE {marked}")
+    for seq, *values in rows.fetchall():
+        kept = [_kept(value) for value in values]
+        if kept != values:
+            sets = ", ".join(f"{column} = ?" for column in _TEXTS)
+            connection.execute(f"UPDATE items SET {sets} WHERE seq = ?", (*kept, seq))
+
+
+def _kept(value: bytes | str | None) -> bytes | str | None:
+    """One text as an earlier release kept it, as `sqlite.blob` keeps it."""
+    if not isinstance(value, bytes):
+        return value
+    try:
+        return sqlite.blob(value.decode("utf-8", "surrogatepass"))
+    except UnicodeDecodeError:  # not what an earlier release wrote: left as it is
+        return value
+
+
 def _asks(connection: sqlite3.Connection) -> None:
-    """m003: each item's run, as an earlier start stored it, as the ask it is."""
+    """m004: each item's run, as an earlier start stored it, as the ask it is."""
     import json
 
     from start.compose.ask import data, from_data
@@ -39,7 +66,9 @@ def _asks(connection: sqlite3.Connection) -> None:
         )
 
 
-MIGRATIONS: Final[tuple[migrations.Migration, ...]] = (
+# The board's migrations, by name, in order (start.base.sqlite). The columns of fields added to
+# start.board.Item since are added when a board is opened (start.board.rows.STORED).
+MIGRATIONS: Final[tuple[sqlite.Migration, ...]] = (
     (
         "m001_items",
         (
@@ -105,9 +134,16 @@ MIGRATIONS: Final[tuple[migrations.Migration, ...]] = (
                 WHERE status = 'completed'""",
         ),
     ),
+    (
+        # Free text as every store keeps it (start.base.sqlite.blob): earlier releases kept it
+        # with 'surrogatepass', which wrote a surrogate escape as three bytes of its own where
+        # the history keeps the byte it stands for.
+        "m003_text",
+        (_text_as_kept,),
+    ),
     # What an item runs is an ask (start.compose.ask), with the names of its fields, as every
     # door's is: an earlier board's run ({agent, prompt | task, model, permissions, via}).
-    ("m003_asks", (_asks,)),
+    ("m004_asks", (_asks,)),
 )
 
 
@@ -147,29 +183,25 @@ def open_board(workdir: str, *, create: bool = True, sweep: bool = True) -> Boar
     `create`, None when it does not exist yet. Raises BoardError when it cannot be used."""
     root, path = location(workdir)
     try:
-        fd = paths.open_private(directory(), create=create)
+        fd = paths.owned_directory(directory(), create=create, error=BoardError)
     except OSError as error:
         raise BoardError(f"cannot use {directory()}: {error.strerror or error}") from None
     if fd is None:
-        if create or os.path.lexists(directory()):
-            raise BoardError(f"{directory()} is not a directory owned by you; remove it")
         return None
     try:
-        if not _check_file(fd, os.path.basename(path), path, create):
+        name = os.path.basename(path)
+        if not sqlite.private_file(fd, name, path, create=create, error=BoardError):
             return None
     finally:
         os.close(fd)
     try:
-        connection = sqlite3.connect(
-            path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
-        )
+        connection = sqlite.connect(path, timeout=BUSY_TIMEOUT)
     except sqlite3.Error as error:
         raise BoardError(f"the board in {path} cannot be opened: {error}") from None
     try:
-        connection.row_factory = sqlite3.Row
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")
+        sqlite.configure(connection)
         migrate(connection, path)
+        sqlite.add_columns(connection, "items", STORED)
         _own(connection, root, path)
         board = Board(connection, root, path)
         if sweep:
@@ -197,12 +229,11 @@ def opened(workdir: str, *, sweep: bool = True) -> Iterator[Board]:
 
 
 def migrate(connection: sqlite3.Connection, path: str) -> None:
-    """Apply the migrations the database lacks (start.base.migrations). A database with a migration
+    """Apply the migrations the database lacks (start.base.sqlite). A database with a migration
     this start does not know was made by a newer one: BoardError."""
-
     try:
-        migrations.apply(connection, MIGRATIONS)
-    except migrations.NewerError:
+        sqlite.migrate(connection, MIGRATIONS)
+    except sqlite.NewerError:
         raise BoardError(
             f"{path} was made by a newer start (its board has migrations this one does not "
             "know); upgrade start, or move the file away"
@@ -214,47 +245,12 @@ def _own(connection: sqlite3.Connection, root: str, path: str) -> None:
     roots whose hashes meet)."""
     found = connection.execute("SELECT value FROM about WHERE key = 'root'").fetchone()
     if found is None:
+        # A path may hold any byte but `/` and NUL, which Python reads as surrogate escapes,
+        # and SQLite's text cannot: such a root is kept as its bytes.
         connection.execute(
-            "INSERT OR IGNORE INTO about (key, value) VALUES ('root', ?)", (_stored(root),)
+            "INSERT OR IGNORE INTO about (key, value) VALUES ('root', ?)", (sqlite.bound(root),)
         )
         found = connection.execute("SELECT value FROM about WHERE key = 'root'").fetchone()
-    if _path_bytes(found[0]) != os.fsencode(root):
-        other = os.fsdecode(_path_bytes(found[0]))
+    other = sqlite.text(found[0])
+    if other != root:
         raise BoardError(f"{path} is the board of {other}, not of {root}; move it away")
-
-
-def _stored(root: str) -> str | bytes:
-    """A root as the board keeps it: text when it is UTF-8, else its bytes (a path may hold any
-    byte but `/` and NUL, which Python reads as surrogate escapes, and SQLite's text cannot)."""
-    try:
-        root.encode("utf-8")
-    except UnicodeEncodeError:
-        return os.fsencode(root)
-    return root
-
-
-def _path_bytes(value: str | bytes) -> bytes:
-    return value if isinstance(value, bytes) else os.fsencode(value)
-
-
-def _check_file(fd: int, name: str, path: str, create: bool) -> bool:
-    """Make the board's file 0600 if it is missing (with `create`); refuse one that is a link
-    or not ours. False when it is missing and not to be made."""
-    import stat
-
-    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_CREAT if create else 0)
-    try:
-        file = os.open(name, flags, 0o600, dir_fd=fd)
-    except FileNotFoundError:
-        return False
-    except OSError as error:
-        raise BoardError(f"{path}: {error.strerror or error}") from None
-    try:
-        info = os.fstat(file)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
-            raise BoardError(f"{path} is not a file owned by you; remove it")
-        if stat.S_IMODE(info.st_mode) & 0o077:
-            os.fchmod(file, 0o600)
-    finally:
-        os.close(file)
-    return True

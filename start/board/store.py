@@ -1,11 +1,12 @@
-"""The board in its SQLite database (start.board has its records; start.board.file opens it).
+"""The board in its SQLite database (start.board has its records, start.board.rows how an item
+is kept in a row, start.board.refusals why a change is refused; start.board.file opens it).
 
-Every mutation is one short write transaction, begun at once (BEGIN IMMEDIATE) so that writers
-queue rather than deadlock, and decided by one conditional UPDATE whose row count says whether the
-board's rules allowed it; only when they did not is the row read again, in the same transaction,
-to say why. Claiming the next ready item selects and claims in one transaction. WAL mode lets
-readers go on while a writer writes. Every opening of the board releases the claims whose
-process has ended (`sweep`).
+Every mutation is one short write transaction, begun at once (start.base.sqlite.writing) so that
+writers queue rather than deadlock, and decided by one conditional UPDATE whose row count says
+whether the board's rules allowed it; only when they did not is the row read again, in the same
+transaction, to say why. Claiming the next ready item selects and claims in one transaction.
+WAL mode lets readers go on while a writer writes. Every opening of the board releases the
+claims whose process has ended (`sweep`).
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from start.base import inputs
+from start.base import inputs, sqlite
 from start.base.record import Record
 from start.board import (
     COMPLETED,
@@ -38,32 +38,18 @@ from start.board import (
     alive,
     item_id,
     number,
+    rows,
     shaping,
-    waiting,
 )
-from start.compose.ask import Ask, from_data
-from start.compose.ask import data as ask_data
+from start.board.refusals import holds, may, refusal, why_not
+from start.board.rows import EVERY, Filter
+
+if TYPE_CHECKING:
+    from start.compose.ask import Ask
 
 # How often a watch looks for a change (PRAGMA data_version), and for ended holders, in seconds.
 POLL: Final = 0.1
 SWEEP_EVERY: Final = 1.0
-
-# Whether an item (the row `i` of an UPDATE or a SELECT) waits on a dependency that is not
-# completed, or not there at all.
-_BLOCKED: Final = (
-    "EXISTS (SELECT 1 FROM deps d LEFT JOIN items b ON b.seq = d.blocked_by "
-    "WHERE d.item = {row}.seq AND (b.status IS NULL OR b.status <> 'completed'))"
-)
-# Each dependency of an item as `POSITION ID STATUS`, STATUS `-` for a missing one.
-_DEPS: Final = (
-    "(SELECT group_concat(d.position || ' ' || d.blocked_by || ' ' || COALESCE(b.status, '-'), "
-    "',') FROM deps d LEFT JOIN items b ON b.seq = d.blocked_by WHERE d.item = i.seq)"
-)
-_COLUMNS: Final = (
-    "seq, title, description, status, assignee, holder_pid, holder_started, metadata, "
-    "created_by, run, answer, reason, history, epoch, releases, created, updated, level, "
-    "level_by, answer_level"
-)
 
 
 class Event(Record):
@@ -75,79 +61,8 @@ class Event(Record):
     detail: Mapping[str, Any]
 
 
-class Filter(Record):
-    """Which items a listing shows; None (and False) leave a dimension open."""
-
-    statuses: tuple[str, ...] = ()
-    assignee: str | None = None
-    blocked: bool | None = None
-    ready: bool = False  # pending and not blocked
-    runnable: bool = False  # with something for `start board run` to run
-    ids: tuple[str, ...] = ()  # only these items (those that are there)
-
-
-EVERY: Final = Filter()
-
-
 def now() -> str:
     return datetime.now().astimezone().isoformat(timespec="seconds")
-
-
-def _blob(text: str | None) -> bytes | None:
-    """Free text as stored: any Python string, lone surrogates included, round-trips."""
-    return None if text is None else text.encode("utf-8", "surrogatepass")
-
-
-def _text(value: bytes | str | None) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    return value.decode("utf-8", "surrogatepass")
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, sort_keys=True)
-
-
-def _run(text: str | None) -> Ask | None:
-    if text is None:
-        return None
-    data = json.loads(text)
-    return from_data(data)
-
-
-def _item(row: sqlite3.Row) -> Item:
-    """A row of `_COLUMNS` and `deps` as an Item."""
-    found = []
-    for part in (row["deps"] or "").split(","):
-        if part:
-            position, dependency, status = part.split(" ")
-            found.append(
-                (int(position), item_id(int(dependency)), None if status == "-" else status)
-            )
-    found.sort()
-    reasons = (waiting(dependency, status) for _, dependency, status in found)
-    return Item(
-        id=item_id(row["seq"]),
-        title=_text(row["title"]) or "",
-        description=_text(row["description"]) or "",
-        status=row["status"],
-        assignee=row["assignee"],
-        blocked_by=tuple(dependency for _, dependency, _ in found),
-        blocked=tuple(reason for reason in reasons if reason is not None),
-        metadata=json.loads(row["metadata"]),
-        created_by=row["created_by"],
-        run=_run(row["run"]),
-        answer=_text(row["answer"]),
-        reason=_text(row["reason"]),
-        history=row["history"],
-        epoch=row["epoch"],
-        releases=row["releases"],
-        created=row["created"],
-        updated=row["updated"],
-        level=row["level"],
-        level_by=row["level_by"],
-        answer_level=row["answer_level"],
-    )
 
 
 class Board:
@@ -162,23 +77,12 @@ class Board:
     def close(self) -> None:
         self.connection.close()
 
-    @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, begun at once so that writers queue rather than deadlock."""
-        connection = self.connection
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            yield connection
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
-
     # --- reads --------------------------------------------------------------------------------
 
     def _row(self, seq: int) -> sqlite3.Row | None:
-        sql = f"SELECT {_COLUMNS}, {_DEPS} AS deps FROM items i WHERE seq = ?"
-        row: sqlite3.Row | None = self.connection.execute(sql, (seq,)).fetchone()
+        row: sqlite3.Row | None = self.connection.execute(
+            f"{rows.SELECT} WHERE seq = ?", (seq,)
+        ).fetchone()
         return row
 
     def get(self, id_: str) -> Item:
@@ -186,7 +90,7 @@ class Board:
         row = self._row(number(id_))
         if row is None:
             raise self._no_such(id_)
-        return _item(row)
+        return rows.item(row)
 
     def _no_such(self, id_: str) -> NoSuchItemError:
         last = self.connection.execute("SELECT max(seq) FROM items").fetchone()[0]
@@ -198,26 +102,26 @@ class Board:
     def items(self, found: Filter = EVERY, limit: int | None = None) -> tuple[list[Item], int]:
         """The items that match, in the order they were made, at most `limit` of them; and how
         many match in all."""
-        where, values = _where(found)
-        sql = f"SELECT {_COLUMNS}, {_DEPS} AS deps FROM items i{where} ORDER BY seq"
+        clause, values = rows.where(found)
+        sql = f"{rows.SELECT}{clause} ORDER BY seq"
         if limit is None:
-            rows = self.connection.execute(sql, values).fetchall()
-            return [_item(row) for row in rows], len(rows)
-        rows = self.connection.execute(sql + " LIMIT ?", [*values, limit]).fetchall()
-        total = len(rows)
+            found_rows = self.connection.execute(sql, values).fetchall()
+            return [rows.item(row) for row in found_rows], len(found_rows)
+        found_rows = self.connection.execute(sql + " LIMIT ?", [*values, limit]).fetchall()
+        total = len(found_rows)
         if total == limit:
-            count = f"SELECT count(*) FROM items i{where}"
+            count = f"SELECT count(*) FROM items i{clause}"
             total = self.connection.execute(count, values).fetchone()[0]
-        return [_item(row) for row in rows], total
+        return [rows.item(row) for row in found_rows], total
 
     def events(self, id_: str) -> list[Event]:
         """What happened to an item, oldest first."""
         self.get(id_)  # NoSuchItemError for an item that is not there
-        rows = self.connection.execute(
+        found = self.connection.execute(
             "SELECT at, actor, op, detail FROM events WHERE item = ? ORDER BY seq",
             (number(id_),),
         )
-        return [Event(at, actor, op, json.loads(detail)) for at, actor, op, detail in rows]
+        return [Event(at, actor, op, json.loads(detail)) for at, actor, op, detail in found]
 
     def answers(self, ids: Sequence[str]) -> list[tuple[Item, str]]:
         """The completed items of `ids`, each with its answer ("" when it has none), in order."""
@@ -225,7 +129,7 @@ class Board:
         for id_ in ids:
             row = self._row(number(id_))
             if row is not None and row["status"] == COMPLETED:
-                kept.append((_item(row), _text(row["answer"]) or ""))
+                kept.append((rows.item(row), sqlite.text(row["answer"]) or ""))
         return kept
 
     def version(self) -> int:
@@ -240,7 +144,7 @@ class Board:
     ) -> None:
         connection.execute(
             "INSERT INTO events (at, item, actor, op, detail) VALUES (?, ?, ?, ?, ?)",
-            (now(), seq, actor, op, _json(detail)),
+            (now(), seq, actor, op, rows.dumps(detail)),
         )
 
     def _dependencies(
@@ -290,13 +194,13 @@ class Board:
         if metadata is not None:
             inputs.metadata(metadata)
         stamp = now()
-        with self._writing() as connection:
+        with sqlite.writing(self.connection) as connection:
             deps = self._dependencies(connection, blocked_by, None)
-            spec = _json(ask_data(run)) if run else None
             cursor = connection.execute(
                 "INSERT INTO items (title, description, status, metadata, created_by, run, "
                 "created, updated, level, level_by) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
-                (_blob(title), _blob(description), _json(dict(metadata or {})), by.name, spec,
+                (rows.encode("title", title), rows.encode("description", description),
+                 rows.encode("metadata", metadata or {}), by.name, rows.encode("run", run),
                  stamp, stamp, by.level, by.name),
             )  # fmt: skip
             seq = cursor.lastrowid
@@ -315,25 +219,25 @@ class Board:
         RefusedError when it is another's, blocked or finished, or runs above the level of
         `holder` (board.shaping)."""
         seq = number(id_)
-        with self._writing() as connection:
+        with sqlite.writing(self.connection) as connection:
             row = self._row(seq)
             if row is None:
                 raise self._no_such(id_)
-            item = _item(row)
-            if _holds(row, holder):
+            item = rows.item(row)
+            if holds(row, holder):
                 return item
             why = shaping(item, holder, "claim")
             if why is not None:
                 raise RefusedError(why)
             if self._take(connection, seq, holder):
                 return self.get(id_)
-            raise RefusedError(_refusal(item, "claim"))
+            raise RefusedError(refusal(item, "claim"))
 
     def _take(self, connection: sqlite3.Connection, seq: int, holder: Holder) -> bool:
         cursor = connection.execute(
             "UPDATE items SET status = 'in_progress', assignee = ?, holder_pid = ?, "
             "holder_started = ?, epoch = epoch + 1, updated = ? "
-            f"WHERE seq = ? AND status = 'pending' AND NOT {_BLOCKED.format(row='items')}",
+            f"WHERE seq = ? AND status = 'pending' AND NOT {rows.BLOCKED.format(row='items')}",
             (holder.name, holder.pid, holder.started, now(), seq),
         )
         if cursor.rowcount != 1:
@@ -344,15 +248,15 @@ class Board:
     def claim_next(self, holder: Holder, *, runnable: bool = False) -> Item | None:
         """Claim the first ready item (with something to run, if `runnable`): chosen and claimed
         in one transaction, so no two callers get the same one. None when none is ready."""
-        where, values = _where(Filter(ready=True, runnable=runnable))
-        with self._writing() as connection:
+        clause, values = rows.where(Filter(ready=True, runnable=runnable))
+        with sqlite.writing(self.connection) as connection:
             # Below the user's level, the first ready item that runs at its level, or nothing.
             restricted = above(USER_LEVEL, holder.level)
-            sql = f"SELECT seq FROM items i{where} ORDER BY seq{'' if restricted else ' LIMIT 1'}"
+            sql = f"SELECT seq FROM items i{clause} ORDER BY seq{'' if restricted else ' LIMIT 1'}"
             for (seq,) in connection.execute(sql, values).fetchall():
                 if restricted:
                     row = self._row(seq)
-                    if row is None or shaping(_item(row), holder, "claim") is not None:
+                    if row is None or shaping(rows.item(row), holder, "claim") is not None:
                         continue
                 taken = self._take(connection, seq, holder)
                 assert taken, "the write lock is held: the ready item cannot have changed"
@@ -389,14 +293,14 @@ class Board:
             free = [PENDING]
         patch = None
         if change.metadata is not None:
-            patch = _json(dict(inputs.metadata(change.metadata)))
+            patch = rows.encode("metadata", inputs.metadata(change.metadata))
         stamp = now()
-        with self._writing() as connection:
+        with sqlite.writing(self.connection) as connection:
             row = self._row(seq)
             if row is None:
                 raise self._no_such(id_)
-            item = _item(row)
-            _may(item, row, by, change)
+            item = rows.item(row)
+            may(item, row, by, change)
             level, level_by = item.level, item.level_by
             if fields and above(level, by.level):
                 level, level_by = by.level, by.name
@@ -441,20 +345,20 @@ class Board:
                             AND (holder_pid IS NULL
                                 OR (holder_pid IS :pid AND holder_started IS :started)))
                         OR status IN ({marks}))
-                    AND (:to IS NOT 'completed' OR NOT {_BLOCKED.format(row="items")})""",
+                    AND (:to IS NOT 'completed' OR NOT {rows.BLOCKED.format(row="items")})""",
                 {
                     "to": to,
                     "name": by.name,
                     "pid": by.pid,
                     "started": by.started,
                     "epoch": epoch,
-                    "description": _blob(change.description),
+                    "description": rows.encode("description", change.description),
                     "patch": patch,
-                    "answer": _blob(change.answer),
+                    "answer": rows.encode("answer", change.answer),
                     "answer_level": change.answer_level or by.level,
                     "level": level,
                     "level_by": level_by,
-                    "reason": _blob(change.reason),
+                    "reason": rows.encode("reason", change.reason),
                     "history": change.history,
                     "stamp": stamp,
                     "seq": seq,
@@ -477,7 +381,7 @@ class Board:
                 row = self._row(seq)
                 if row is None:
                     raise self._no_such(id_)
-                raise RefusedError(_why_not(_item(row), row, by, change, epoch))
+                raise RefusedError(why_not(rows.item(row), row, by, change, epoch))
         return self.get(id_)
 
     def _merged(self, connection: sqlite3.Connection, seq: int, patch: str) -> None:
@@ -492,7 +396,7 @@ class Board:
         try:
             merged = connection.execute("SELECT json_patch(?, ?)", (kept, patch)).fetchone()[0]
         except sqlite3.OperationalError:  # malformed JSON: NaN, Infinity
-            kept = _json(inputs.readable(json.loads(kept)))
+            kept = rows.dumps(inputs.readable(json.loads(kept)))
             connection.execute("UPDATE items SET metadata = ? WHERE seq = ?", (kept, seq))
             merged = connection.execute("SELECT json_patch(?, ?)", (kept, patch)).fetchone()[0]
         inputs.merged_metadata(json.loads(merged), item_id(seq))
@@ -502,11 +406,12 @@ class Board:
         (not by a process), and its epoch one more, which fences out the old holder: its writes
         that carry the old epoch are refused."""
         seq = number(id_)
-        with self._writing() as connection:
+        with sqlite.writing(self.connection) as connection:
             cursor = connection.execute(
                 "UPDATE items SET status = 'in_progress', assignee = ?, holder_pid = NULL, "
                 "holder_started = NULL, epoch = epoch + 1, updated = ? WHERE seq = ? "
-                f"AND status IN ('pending', 'in_progress') AND NOT {_BLOCKED.format(row='items')}",
+                "AND status IN ('pending', 'in_progress') AND NOT "
+                + rows.BLOCKED.format(row="items"),
                 (name, now(), seq),
             )
             if cursor.rowcount == 1:
@@ -515,7 +420,7 @@ class Board:
                 row = self._row(seq)
                 if row is None:
                     raise self._no_such(id_)
-                raise RefusedError(_refusal(_item(row), "reassign"))
+                raise RefusedError(refusal(rows.item(row), "reassign"))
         return self.get(id_)
 
     def sweep(self) -> list[Item]:
@@ -530,7 +435,7 @@ class Board:
         if not ended:
             return []
         released = []
-        with self._writing() as connection:
+        with sqlite.writing(self.connection) as connection:
             for seq, name, pid, _, epoch, releases in ended:
                 count = releases + 1
                 gone = f"its holder {name} (pid {pid}) ended without finishing it"
@@ -548,7 +453,7 @@ class Board:
                     "assignee END, holder_pid = NULL, holder_started = NULL, releases = ?, "
                     "reason = ?, updated = ? WHERE seq = ? AND epoch = ? AND status = "
                     "'in_progress' AND holder_pid IS ?",
-                    (status, status, count, _blob(reason), now(), seq, epoch, pid),
+                    (status, status, count, rows.encode("reason", reason), now(), seq, epoch, pid),
                 )
                 if cursor.rowcount == 1:
                     op = "fail" if status == FAILED else "release"
@@ -600,99 +505,3 @@ def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(value, Mapping) else value
         for key, value in detail.items()
     }  # fmt: skip
-
-
-def _holds(row: sqlite3.Row, holder: Holder) -> bool:
-    """Whether `holder` holds the item of `row` (its process too, for a process's claim)."""
-    return (
-        row["status"] == IN_PROGRESS
-        and row["assignee"] == holder.name
-        and (row["holder_pid"] is None or (row["holder_pid"], row["holder_started"])
-             == (holder.pid, holder.started))
-    )  # fmt: skip
-
-
-def _may(item: Item, row: sqlite3.Row, by: Holder, change: Change) -> None:
-    """Refuse a change that `by` may not make for who it is (docs/board.md, "Who shaped it"):
-    of what runs above its level, or (an agent) the end of a run it does not hold. Metadata
-    never reaches a run: anyone may merge it, under the other rules."""
-    if change.status is None and change.description is None and change.blocked_by is None:
-        return
-    finishing = change.status in FINISHED
-    why = shaping(item, by, "finish" if finishing else "change")
-    if why is not None:
-        raise RefusedError(why)
-    if by.agent and finishing and item.run is not None and not _holds(row, by):
-        raise RefusedError(
-            f"{item.id} says what start board run runs: an agent finishes it only while it holds "
-            f"it (board_tasks_claim), so that its end is its run's or its holder's work"
-        )
-
-
-def _refusal(item: Item, what: str) -> str:
-    """Why a claim or a reassign of `item` was refused."""
-    if item.status in FINISHED:
-        return (
-            f"{item.id} is {item.status}: a finished item cannot be taken (reopen a failed one: "
-            f"start board update {item.id} --status pending)"
-        )
-    if item.status == IN_PROGRESS and what == "claim":
-        return (
-            f"{item.id} is held by {item.assignee}; it is theirs until they finish or release "
-            f"it, or it is reassigned (start board reassign {item.id} NAME)"
-        )
-    return f"{item.id} is blocked: {'; '.join(item.blocked)}"
-
-
-def _why_not(item: Item, row: sqlite3.Row, by: Holder, change: Change, epoch: int | None) -> str:
-    """Why `update` changed nothing, in the order its conditions are tried."""
-    if item.status == IN_PROGRESS:
-        if item.assignee != by.name:
-            return (
-                f"{item.id} is held by {item.assignee}: only its holder changes it (start board "
-                f"reassign {item.id} NAME hands it over)"
-            )
-        if epoch is not None and epoch != item.epoch:
-            return (
-                f"{item.id} was reassigned since your claim (epoch {epoch}; it is now at "
-                f"epoch {item.epoch}): this write is fenced out; claim it again to act on it"
-            )
-        if not _holds(row, by):
-            return (
-                f"{item.id} is held by another process of {item.assignee} (pid {row['holder_pid']})"
-            )
-    if item.status == COMPLETED:
-        return f"{item.id} is completed: only its metadata can change now"
-    if item.status == FAILED:
-        if change.status in FINISHED:
-            return f"{item.id} failed already; reopen it first (status pending)"
-        return f"{item.id} failed: reopen it (status pending) to change more than its metadata"
-    return (
-        f"{item.id} cannot complete while it is blocked: {'; '.join(item.blocked)}"
-        if item.blocked
-        else f"{item.id} cannot change that way now ({item.status})"
-    )
-
-
-def _where(found: Filter) -> tuple[str, list[Any]]:
-    """The WHERE clause (with its leading space) of a listing, and its values."""
-    clauses: list[str] = []
-    values: list[Any] = []
-    statuses = list(found.statuses)
-    if found.ready:
-        statuses = [PENDING] if not statuses or PENDING in statuses else ["-"]
-    if statuses:
-        clauses.append(f"i.status IN ({', '.join('?' for _ in statuses)})")
-        values += statuses
-    if found.assignee is not None:
-        clauses.append("i.assignee = ?")
-        values.append(found.assignee)
-    blocked = False if found.ready else found.blocked
-    if blocked is not None:
-        clauses.append(("" if blocked else "NOT ") + _BLOCKED.format(row="i"))
-    if found.runnable:
-        clauses.append("i.run IS NOT NULL")
-    if found.ids:
-        clauses.append(f"i.seq IN ({', '.join('?' for _ in found.ids)})")
-        values += [number(id_) for id_ in found.ids]
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), values

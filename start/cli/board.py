@@ -14,7 +14,8 @@ from start.base import inputs
 from start.base.errors import ExitCode, UsageError
 from start.board import COMPLETED, FAILED, PENDING, STATUSES, Change, Holder, Item, RefusedError
 from start.board import file as boardfile
-from start.board.store import Board, Filter
+from start.board.rows import Filter
+from start.board.store import Board
 from start.cli import board_views
 from start.cli.commands import Choice, group
 from start.cli.inputs import ITEM_ID, TEXT, TITLE, count

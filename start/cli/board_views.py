@@ -15,8 +15,9 @@ from start.ui import console
 from start.ui.console import Styled
 
 if TYPE_CHECKING:
+    from start.board.rows import Filter
     from start.board.runner import Report
-    from start.board.store import Board, Event, Filter
+    from start.board.store import Board, Event
 
 HEADERS = ("id", "status", "title", "assignee", "blocked by")
 _STYLE = {COMPLETED: "green", FAILED: "red", IN_PROGRESS: "cyan"}

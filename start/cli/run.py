@@ -291,14 +291,11 @@ def _cwd(options: Options) -> str:
 def record(options: Options, run: runs.Run, config: Config) -> None:
     """Put a launch in the history, just before the exec; a history that cannot be written is a
     warning, not a failure of the launch."""
-    from start.runs import history
+    from start.runs import history, recording
 
     run = run._replace(args=_args(options), cwd=_cwd(options))
     try:
-        if history.record(run, config.settings):
-            from start.runs import store as historydb
-
-            historydb.flush()
+        recording.record(run, config.settings)
     except history.HistoryError as error:
         console.warning(f"this run is not in the history: {error}", no_color=options.no_color)
 

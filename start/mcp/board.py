@@ -306,7 +306,7 @@ class Tools:
         return ask
 
     def _list(self, opened: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        from start.board.store import Filter
+        from start.board.rows import Filter
 
         status = arguments.get("status")
         found = Filter(

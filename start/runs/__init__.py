@@ -15,14 +15,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
-from start.base.record import Record
+from start.base.record import Record, Text
 
 if TYPE_CHECKING:
     from start.compose.pipeline import Prepared
-
-# An annotation, not a type of its own: text that may hold any byte a file held (start.base.fs.text
-# keeps an undecodable byte as a surrogate escape), which the history stores as bytes.
-Text = str
 
 # How a run ended. A launch hands the terminal to its agent: `launched` is all that is known.
 LAUNCHED, OK, FAILED, TIMED_OUT, OUT_OF_FORMAT, INTERRUPTED = (

@@ -1,14 +1,14 @@
 """The history of runs: what each launch and headless run sent, to which agent, and what came
 back, kept in SQLite in the user's state directory (start.runs.store).
 
-    record(run, settings)     a launch just before the exec, a headless run once it ended
-
 Recording pays for no SQLite: a run's record goes to a file of its own in `pending/` (the marshal
-of a dict, written to a temp name and renamed), and the next command that opens the database
-(`start log`, `start again`, or every PENDING_LIMIT-th run) moves every pending file into it.
-Opening, writing and closing the database costs milliseconds that a launch, which execs at once,
-should not pay (docs/performance.md), and so does importing the code that does it: this module
-is what a launch imports, start.runs.store what reads the history. Everything lives in one
+of a dict, written to a temp name and renamed: `spool`), and the next command that opens the
+database (`start log`, `start again`, or every PENDING_LIMIT-th run) moves every pending file
+into it. Inserting into the database instead costs more, in a fresh process and in one that
+records again (benchmarks/recording.py measures both; docs/performance.md has the figures), and
+so does importing the code that does it: this module is what a launch imports (through
+start.runs.recording, the one way every door records a run), start.runs.store what reads the
+history. Everything lives in one
 directory, mode 0700, made and checked by `paths.open_private`; the files are 0600.
 """
 
@@ -108,25 +108,22 @@ def fit(data: dict[str, Any], limit: int) -> dict[str, Any]:
     return data
 
 
-def record(run: Run, settings: Settings) -> bool:
-    """Record one run (start.runs), unless `settings.history` is off. True when `pending/` holds
-    PENDING_LIMIT runs or more, or this run is large (over 1/PENDING_LIMIT of the limit): the
-    caller then moves them into the database (`start.runs.store.flush`), which this module leaves
-    to start.runs.store so that a launch does not import it for nothing. A run larger than the
-    history's limit is cut to fit (`fit`).
-
-    The record is a pending file until the database is next opened. Raises HistoryError when
-    the history cannot be written. `start.runs.store.record` records and flushes in one call.
+def spool(run: Run, settings: Settings) -> tuple[str, bool] | None:
+    """Write one run's pending file (start.runs), unless `settings.history` is off: its name,
+    and whether the pending runs are to be moved into the database now: `pending/` holds
+    PENDING_LIMIT runs or more, or this run is large (over 1/PENDING_LIMIT of the limit), so that
+    `pending/` holds little more than the limit. A run larger than the history's limit is cut to
+    fit (`fit`). start.runs.recording.record, the one way to record a run, calls it. Raises
+    HistoryError when the history cannot be written.
     """
     if not settings.history:
-        return False
+        return None
     data = fields(run, settings.history_size_limit)
     try:
-        # A large record is moved into the database at once: `pending/` holds little more than
-        # the limit.
-        return _spool(data) >= PENDING_LIMIT or size(data) * PENDING_LIMIT > data["limit"]
+        key, count = _write(data)
     except OSError as error:
         raise HistoryError(f"cannot record the run in {directory()}: {reason(error)}") from None
+    return key, count >= PENDING_LIMIT or size(data) * PENDING_LIMIT > data["limit"]
 
 
 def reason(error: BaseException) -> str:
@@ -134,16 +131,13 @@ def reason(error: BaseException) -> str:
 
 
 def private_directory(create: bool) -> int | None:
-    """A descriptor of the history directory, checked by `paths.open_private`."""
-    where = directory()
-    fd = paths.open_private(where, create=create)
-    if fd is None and (create or os.path.lexists(where)):
-        raise HistoryError(f"{where} is not a directory owned by you; remove it")
-    return fd
+    """A descriptor of the history directory, checked by `paths.owned_directory`."""
+    return paths.owned_directory(directory(), create=create, error=HistoryError)
 
 
-def _spool(data: dict[str, Any]) -> int:
-    """Write `data` as a new pending file; the number of pending files, this one included."""
+def _write(data: dict[str, Any]) -> tuple[str, int]:
+    """Write `data` as a new pending file; its name, and the number of pending files, this one
+    included."""
     fd = private_directory(create=True)
     assert fd is not None
     try:
@@ -160,7 +154,7 @@ def _spool(data: dict[str, Any]) -> int:
             finally:
                 os.close(out)
             os.rename(temp, name, src_dir_fd=pending, dst_dir_fd=pending)
-            return sum(1 for entry in os.listdir(pending) if not entry.startswith("."))
+            return name, sum(1 for entry in os.listdir(pending) if not entry.startswith("."))
         finally:
             os.close(pending)
     finally:

@@ -160,20 +160,20 @@ def run(
 def record(
     run: Run, settings: Settings, door: DoorLike | None = None, *, named: bool = False
 ) -> Run:
-    """Put a run in the history, the one way every door does: a pending file, moved into the
-    database once there are enough of them (start.runs.history), so that a history another
-    process holds never holds an answer. A door that names the run it recorded (`named`: a
-    board item keeps its run's id) has it moved in at once: the run with its id there (none
-    when settings.history is off). A history that cannot be written costs the run its id only;
-    the door is told why."""
-    from start.runs import history
-    from start.runs import store as historydb
+    """Put a run in the history, the one way every door does (start.runs.recording: a pending
+    file, so that a history another process holds never holds an answer). A door that names the
+    run it recorded (`named`: a board item keeps its run's id) gets the run with its id there
+    (none when settings.history is off). A history that cannot be written costs the run its id
+    only; the door is told why."""
+    from start.runs import history, recording
 
     try:
+        key = recording.record(run, settings)
         if not named:
-            historydb.record(run, settings)
             return run
-        found = historydb.recorded(run, settings)
+        from start.runs import store as historydb
+
+        found = historydb.id_of(key)
     except history.HistoryError as error:
         (door or Door()).unrecorded(error)
         return run

@@ -1,10 +1,11 @@
 """The history's database: SQLite in the history directory, which `start log` and `start again`
 read (through `opened`), and into which every pending file that start.runs.history wrote is moved.
 
-A launch never imports this module: it only writes a pending file (start.runs.history). Opening the
-database moves the pending runs in and trims the oldest runs to the size limit. It is in WAL mode
-with a busy timeout, writers take the write lock at once, and a pending file is moved in once
-only (its name is a unique key), so runs that end together never lose or corrupt a record.
+A run is recorded one way, by every door: as a pending file (start.runs.recording.record), which a
+launch writes without importing this module. Opening the database moves the pending runs in and
+trims the oldest runs to the size limit. It is opened through start.base.sqlite (WAL, a busy
+timeout, writers that take the write lock at once, named migrations), and a pending file is moved
+in once only (its name is a unique key), so runs that end together never lose or corrupt a record.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Final
 
 from start import runs
-from start.base import migrations
+from start.base import sqlite
 from start.base.errors import ExitCode, StartError
 from start.runs import Run, history
 from start.runs.history import (
@@ -29,23 +30,18 @@ from start.runs.history import (
     directory,
     open_dir,
     private_directory,
-    reason,
 )
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from start.config.model import Settings
-
 # A pending temp file this old belongs to a writer that died.
 _STALE: Final = 3600.0
 # How long a writer waits for another to finish with the database, in seconds.
-BUSY_TIMEOUT: Final = 30.0
+BUSY_TIMEOUT: Final = sqlite.BUSY_TIMEOUT
 # How long a run's own flush waits: a run never waits on its history (what it could not move
 # stays pending, for the next flush, or `start log`).
 FLUSH_TIMEOUT: Final = 0.2
-# SQLite's primary result codes for a database that another connection holds.
-_BUSY: Final = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
 
 
 class HistoryBusyError(HistoryError):
@@ -58,11 +54,11 @@ class NoSuchRunError(StartError):
     exit_code = ExitCode.UNKNOWN_NAME
 
 
-# The history's migrations (start.base.migrations). m001 is the schema start 0.1.0 made (its
+# The history's migrations (start.base.sqlite). m001 is the schema start 0.1.0 made (its
 # `CREATE TABLE IF NOT EXISTS` leaves such a database as it is); m002 makes its rows start.runs'
 # records. The columns of fields added to start.runs.Run since are added when a database is
-# opened (`_add_columns`): a new field is one line in start.runs.
-MIGRATIONS: Final[tuple[migrations.Migration, ...]] = (
+# opened (`_COLUMNS`): a new field is one line in start.runs.
+MIGRATIONS: Final[tuple[sqlite.Migration, ...]] = (
     (
         "m001_runs",
         (
@@ -117,60 +113,11 @@ MIGRATIONS: Final[tuple[migrations.Migration, ...]] = (
 )
 
 
-def _add_columns(connection: sqlite3.Connection) -> None:
-    """Add the column of each field of start.runs.Run that the table lacks (a field added since
-    the database was made); NULL in the rows before it reads as the field's default."""
-    have = migrations.columns(connection, "runs")
-    missing = [name for name in _FIELDS if name not in have]
-    if not missing:
-        return
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        for name in missing:
-            if name not in migrations.columns(connection, "runs"):
-                connection.execute(
-                    f"ALTER TABLE runs ADD COLUMN {name} {runs.kind_of(name).column}"
-                )
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")
-
-
-# The record's fields the database stores in columns of their own (its `id` is the row's).
+# The record's fields the database stores in columns of their own (its `id` is the row's), and
+# their columns: that of a field added to start.runs.Run since a database was made is added when
+# it is opened; NULL in the rows before it reads as the field's default.
 _FIELDS: Final = tuple(name for name in runs.Run._fields if name != "id")
-
-
-def _blob(text: str | None) -> bytes | None:
-    """Text as the bytes it was read from; a lone surrogate that is no escaped byte (an MCP
-    caller's JSON can send one) becomes U+FFFD, as it could never be stored."""
-    if text is None:
-        return None
-    try:
-        return text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        kept = (
-            c if not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF else "\ufffd"
-            for c in text
-        )
-        return "".join(kept).encode("utf-8", "surrogateescape")
-
-
-def _text(blob: bytes | str | None) -> str | None:
-    if blob is None or isinstance(blob, str):
-        return blob
-    return blob.decode("utf-8", "surrogateescape")
-
-
-def _bound(text: str) -> str | bytes:
-    """A name or a path as a TEXT column holds it, and as a filter compares it: text when it is
-    UTF-8, else its bytes (`_blob`): a directory or an argument may hold bytes that are not UTF-8,
-    which Python reads as surrogate escapes and SQLite's text cannot bind."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _blob(text) or b""
-    return text
+_COLUMNS: Final = {name: runs.kind_of(name).column for name in _FIELDS}
 
 
 def _encode(name: str, value: Any) -> Any:
@@ -181,13 +128,13 @@ def _encode(name: str, value: Any) -> Any:
     if value is None:
         return None
     if encoding == "bytes":
-        return _blob(value)
+        return sqlite.blob(value)
     if encoding == "json":
         # ASCII: a surrogate escape (a byte that was not UTF-8) is kept as its JSON escape.
         return json.dumps(runs.plain(value))
     if encoding == "bool":
         return int(bool(value))
-    return _bound(value) if isinstance(value, str) else value
+    return sqlite.bound(value) if isinstance(value, str) else value
 
 
 def _decode(name: str, value: Any) -> Any:
@@ -198,7 +145,7 @@ def _decode(name: str, value: Any) -> Any:
         return runs.Run._field_defaults.get(name)
     encoding = runs.kind_of(name).encoding
     if encoding == "bytes" or isinstance(value, bytes):
-        return _text(value)
+        return sqlite.text(value)
     if encoding == "bool":
         return bool(value)
     if encoding == "json":
@@ -214,22 +161,10 @@ class Store:
         self.connection = connection
         self.fd = fd  # the history directory, checked
 
-    @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, begun at once so that writers queue rather than deadlock."""
-        connection = self.connection
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            yield connection
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
-
-    def _insert(
-        self, connection: sqlite3.Connection, data: dict[str, Any], pending: str | None
-    ) -> int:
-        """Insert one run, as a pending file holds it (start.runs.history.fields); its id."""
+    def insert(self, connection: sqlite3.Connection, data: dict[str, Any], pending: str) -> int:
+        """Insert one run, as the pending file `pending` holds it (start.runs.history.fields),
+        unless it is in already; its id. `ingest` moves pending files in with it (and
+        benchmarks/recording.py measures it against the pending file)."""
         names = ("pending", "size", *_FIELDS)
         values = [pending, history.size(data), *(_encode(n, data.get(n)) for n in _FIELDS)]
         marks = ", ".join("?" for _ in names)
@@ -250,11 +185,11 @@ class Store:
             _sweep(pending)
             if not names:
                 return 0
-            with self._writing() as connection:
+            with sqlite.writing(self.connection) as connection:
                 for name in names:
                     data = _read_pending(pending, name)
                     if data is not None:
-                        self._insert(connection, data, name)
+                        self.insert(connection, data, name)
                         limit = data["limit"]
             for name in names:
                 # Another process may have moved it too: INSERT OR IGNORE kept one copy.
@@ -269,7 +204,7 @@ class Store:
     def trim(self, limit: int) -> int:
         """Delete the oldest runs until the rest fit in `limit` bytes, and any run larger than
         `limit` on its own. How many were deleted."""
-        with self._writing() as connection:
+        with sqlite.writing(self.connection) as connection:
             rows = connection.execute("SELECT id, size FROM runs ORDER BY id DESC").fetchall()
             kept = 0
             full = False
@@ -302,17 +237,17 @@ class Store:
         if search:
             self.connection.create_function("holds", 4, _holds, deterministic=True)
             where.append("holds(?, instructions, prompt, answer)")
-            values.append(_bound(search.casefold()))
+            values.append(sqlite.bound(search.casefold()))
         for column, wanted in (("task", task), ("agent", agent)):
             if wanted is not None:
                 where.append(f"{column} = ?")
-                values.append(_bound(wanted))
+                values.append(sqlite.bound(wanted))
         if project is not None:
             # A path (the project root) or a name (its last part), compared in Python: a path
             # may hold bytes that are not UTF-8, which SQLite's LIKE does not compare.
             self.connection.create_function("in_project", 3, _in_project, deterministic=True)
             where.append("in_project(project, ?, ?)")
-            values += [_bound(project), _bound(os.path.realpath(project))]
+            values += [sqlite.bound(project), sqlite.bound(os.path.realpath(project))]
         sql = "SELECT * FROM runs"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -340,7 +275,7 @@ class Store:
         secure_delete zeroes what was deleted; the WAL is checkpointed so that no copy of a
         deleted prompt stays behind in it.
         """
-        with self._writing() as connection:
+        with sqlite.writing(self.connection) as connection:
             if before is None:
                 cursor = connection.execute("DELETE FROM runs")
             else:
@@ -352,20 +287,22 @@ class Store:
 
 def _holds(needle: bytes | str, *texts: bytes | str | None) -> bool:
     """Whether one of `texts` (as the database keeps them) holds `needle` (casefolded, as
-    `_bound` binds it), casefolded."""
-    wanted = _text(needle) or ""
-    return any(text is not None and wanted in (_text(text) or "").casefold() for text in texts)
+    `sqlite.bound` binds it), casefolded."""
+    wanted = sqlite.text(needle) or ""
+    return any(
+        text is not None and wanted in (sqlite.text(text) or "").casefold() for text in texts
+    )
 
 
 def _in_project(project: bytes | str, given: bytes | str, real: bytes | str) -> bool:
     """Whether a run's project is the root `given` (or its real path `real`), or its last
     parts are `given` (a name)."""
-    found, wanted = _text(project) or "", _text(given) or ""
-    return found in (wanted, _text(real)) or found.endswith("/" + wanted)
+    found, wanted = sqlite.text(project) or "", sqlite.text(given) or ""
+    return found in (wanted, sqlite.text(real)) or found.endswith("/" + wanted)
 
 
 def _run(row: sqlite3.Row) -> Run:
-    """A row as a start.runs.Run: the conversions of `Store._insert` undone."""
+    """A row as a start.runs.Run: the conversions of `Store.insert` undone."""
     values = {name: _decode(name, row[name]) for name in _FIELDS}
     return Run(**values, id=row["id"])
 
@@ -425,26 +362,16 @@ def _sweep(pending: int) -> None:
             pass
 
 
-def record(run: runs.Run, settings: Settings) -> None:
-    """Record one run (`start.runs.history.record`), and move the pending runs into the database
-    once there are PENDING_LIMIT of them. Raises HistoryError when the history cannot be
-    written."""
-    if history.record(run, settings):
-        flush()
-
-
-def recorded(run: runs.Run, settings: Settings) -> int | None:
-    """Record one run straight into the database, and the id it gets there (`start log show
-    ID`); None when `settings.history` is off. For a caller that names the run it recorded
-    (start board run): a pending file has no id until it is moved in. Raises HistoryError."""
-    if not settings.history:
+def id_of(key: str | None) -> int | None:
+    """The id in the database of the run `start.runs.recording.record` recorded as `key` (`start
+    log show ID`), once it is moved in; None for no key (the history is off) and for a run the
+    database does not keep (larger than the history's limit). For a caller that names the run it
+    recorded (start board run). Raises HistoryError."""
+    if key is None:
         return None
-    data = history.fields(run, settings.history_size_limit)
     with opened() as store:
-        with store._writing() as connection:
-            found = store._insert(connection, data, None)
-        store.trim(data["limit"])
-    return found
+        row = store.connection.execute("SELECT id FROM runs WHERE pending = ?", (key,)).fetchone()
+    return None if row is None else int(row[0])
 
 
 def flush() -> None:
@@ -464,32 +391,24 @@ def opened(*, create: bool = True, timeout: float = BUSY_TIMEOUT) -> Iterator[St
     fd = private_directory(create)
     connection: sqlite3.Connection | None = None
     try:
-        if fd is None:
-            connection = sqlite3.connect(":memory:", isolation_level=None)
-        else:
-            _check_database(fd)
-            connection = sqlite3.connect(
-                database(), timeout=timeout, isolation_level=None, check_same_thread=False
-            )
-        connection.row_factory = sqlite3.Row
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")
-        connection.execute("PRAGMA secure_delete = ON")
+        if fd is not None:
+            sqlite.private_file(fd, DATABASE, database(), create=True, error=HistoryError)
+        connection = sqlite.connect(None if fd is None else database(), timeout=timeout)
+        sqlite.configure(connection, secure_delete=True)
         try:
-            migrations.apply(connection, MIGRATIONS)
-        except migrations.NewerError:
+            sqlite.migrate(connection, MIGRATIONS)
+        except sqlite.NewerError:
             raise HistoryError(
                 f"{database()} was written by a newer start (its history has migrations this "
                 "one does not know); upgrade start, or move the file away"
             ) from None
-        _add_columns(connection)
+        sqlite.add_columns(connection, "runs", _COLUMNS)
         store = Store(connection, fd if fd is not None else -1)
         if fd is not None:
             store.ingest()
         yield store
     except sqlite3.Error as error:
-        busy = getattr(error, "sqlite_errorcode", 0) & 0xFF in _BUSY
-        kind = HistoryBusyError if busy else HistoryError
+        kind = HistoryBusyError if sqlite.busy(error) else HistoryError
         raise kind(_unusable(error)) from None
     finally:
         if connection is not None:
@@ -498,36 +417,13 @@ def opened(*, create: bool = True, timeout: float = BUSY_TIMEOUT) -> Iterator[St
             os.close(fd)
 
 
-def _check_database(fd: int) -> None:
-    """Make the database file 0600 if it is missing; refuse one that is a link or not ours."""
-    import stat
-
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        file = os.open(DATABASE, flags, 0o600, dir_fd=fd)
-    except OSError as error:
-        raise HistoryError(f"{database()}: {reason(error)}") from None
-    try:
-        info = os.fstat(file)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
-            raise HistoryError(f"{database()} is not a file owned by you; remove it")
-        if stat.S_IMODE(info.st_mode) & 0o077:
-            os.fchmod(file, 0o600)
-    finally:
-        os.close(file)
-
-
 def _unusable(error: sqlite3.Error) -> str:
     """Why the database cannot be used, and for a file that is no database (or a damaged one)
     how to start again: the runs recorded meanwhile wait in pending/ for a database to go in."""
     import shlex
-    import sqlite3
 
     where = database()
-    if getattr(error, "sqlite_errorcode", None) not in (
-        sqlite3.SQLITE_NOTADB,
-        sqlite3.SQLITE_CORRUPT,
-    ):
+    if not sqlite.damaged(error):
         return f"the history in {where} cannot be used: {error}"
     aside = shlex.join(["mv", where, f"{where}.broken"])
     return (

@@ -30,7 +30,8 @@ from start.board import (
 )
 from start.board import file as boardfile
 from start.board import store as boarddb
-from start.board.store import Board, Filter
+from start.board.rows import Filter
+from start.board.store import Board
 from start.compose.ask import AGENT, USER, Ask
 
 
@@ -127,10 +128,32 @@ def test_ids_are_never_reused_and_read_with_or_without_the_prefix(opened: Board)
     )
 
 
-def test_any_text_round_trips(opened: Board) -> None:
-    title = "caf\udce9 \ud800 [bold]{x}"  # an undecodable byte, a lone surrogate, markup
+def test_text_is_kept_as_the_history_keeps_it(opened: Board) -> None:
+    """The one codec of every store (start.base.sqlite.blob): an undecodable byte (a surrogate
+    escape) is kept as that byte and reads back as it was; a lone surrogate that stands for no
+    byte (the doors refuse one) is U+FFFD; markup is text."""
+    title = "caf\udce9 \ud800 [bold]{x}"
     item = opened.create(title, ALICE, description="line\nline")
-    assert (opened.get(item.id).title, opened.get(item.id).description) == (title, "line\nline")
+    got = opened.get(item.id)
+    assert (got.title, got.description) == ("caf\udce9 \ufffd [bold]{x}", "line\nline")
+    (stored,) = opened.connection.execute("SELECT title FROM items").fetchone()
+    assert stored == b"caf\xe9 \xef\xbf\xbd [bold]{x}"
+    # The history keeps the same text as the same bytes.
+    from start import runs
+    from start.config.model import Settings
+    from start.runs import recording
+    from start.runs import store as historydb
+
+    run = runs.Run(
+        time="t", at=1.0, cwd="/", workdir="/", project="/", mode="prompt", agent="a",
+        prompt="p", role_text="", argv=("a",), headless=True, answer=title,
+    )  # fmt: skip
+    found = historydb.id_of(recording.record(run, Settings()))
+    with historydb.opened() as store:
+        (answer,) = store.connection.execute(
+            "SELECT answer FROM runs WHERE id = ?", (found,)
+        ).fetchone()
+    assert answer == stored
 
 
 # --- claim ----------------------------------------------------------------------------------
@@ -551,12 +574,7 @@ def test_what_bounds_a_run_is_the_lowest_writer_of_it_and_of_what_it_is_fed(
 
 
 def test_an_old_board_gets_levels_from_who_made_and_changed_its_items(isolated: Path) -> None:
-    _, path = boardfile.location(str(isolated))
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    connection = sqlite3.connect(path, isolation_level=None)
-    from start.base import migrations
-
-    migrations.apply(connection, boardfile.MIGRATIONS[:1])
+    connection = _old_board(isolated, 1)
     stamp = "2026-01-01T00:00:00+00:00"
     for seq, by, status, assignee in (
         (1, "alice", "pending", None),
@@ -589,6 +607,78 @@ def test_an_old_board_gets_levels_from_who_made_and_changed_its_items(isolated: 
 
 
 # --- where it lives, and its schema ---------------------------------------------------------
+
+
+def _old_board(isolated: Path, migrations: int) -> sqlite3.Connection:
+    """A board as an earlier release made it: its first `migrations` applied."""
+    from start.base import sqlite
+
+    _, path = boardfile.location(str(isolated))
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    connection = sqlite3.connect(path, isolation_level=None)
+    sqlite.migrate(connection, boardfile.MIGRATIONS[:migrations])
+    return connection
+
+
+def test_text_an_earlier_release_kept_reads_back_as_it_was(isolated: Path) -> None:
+    """Releases before m003 kept free text with 'surrogatepass': m003 keeps it as every store
+    does (start.base.sqlite.blob), and it reads back as before. A lone surrogate that stands for
+    no byte (the doors refuse one now) is U+FFFD, as `show --json` and the tools showed it."""
+    connection = _old_board(isolated, 2)
+    texts = [
+        ("caf\udce9 \udcff", "\ud800 lone", "plain caf\u00e9", None),
+        ("\ud55c\uad6d\uc5b4", "", None, "why \udc80"),  # Korean is UTF-8 from ED 80 on
+    ]
+    for seq, (title, description, answer, reason) in enumerate(texts, 1):
+        connection.execute(
+            "INSERT INTO items (seq, title, description, status, metadata, created_by, answer, "
+            "reason, created, updated) VALUES (?, ?, ?, 'pending', '{}', 'alice', ?, ?, 't', 't')",
+            (seq, *(None if text is None else text.encode("utf-8", "surrogatepass")
+                    for text in (title, description, answer, reason))),
+        )  # fmt: skip
+    connection.close()
+    with boardfile.opened(str(isolated)) as opened:
+        first, second = opened.items()[0]
+        stored = opened.connection.execute("SELECT title, reason FROM items").fetchall()
+    assert (first.title, first.description, first.answer, first.reason) == (
+        "caf\udce9 \udcff",
+        "\ufffd lone",
+        "plain caf\u00e9",
+        None,
+    )
+    assert (second.title, second.description, second.answer, second.reason) == texts[1]
+    assert [tuple(row) for row in stored] == [
+        (b"caf\xe9 \xff", None),
+        ("\ud55c\uad6d\uc5b4".encode(), b"why \x80"),
+    ]
+
+
+def test_the_items_columns_are_its_records_fields(opened: Board) -> None:
+    """Item's storage derives from its annotations (start.board.rows), as Run's does."""
+    from start.base import sqlite
+    from start.board import rows
+
+    assert {name: board.Item.__annotations__[name] in rows.KINDS for name in rows.FIELDS} == {
+        name: True for name in rows.FIELDS
+    }
+    assert set(rows.FIELDS) == set(board.Item._fields) - {"id", "blocked_by", "blocked"}
+    have = sqlite.columns(opened.connection, "items")
+    assert have == {*rows.FIELDS, "seq", "holder_pid", "holder_started"}
+
+
+def test_a_field_added_to_an_item_gets_its_column_and_old_rows_none(isolated: Path) -> None:
+    """A board that lacks the column of a field of Item (one added since it was made) gets it
+    when it is opened; the rows before it read as None."""
+    with boardfile.opened(str(isolated)) as opened:
+        opened.create("Plan", ALICE)
+        opened.update("item-1", ALICE, Change("completed", answer="done"))
+        opened.connection.execute("ALTER TABLE items DROP COLUMN answer_level")
+    with boardfile.opened(str(isolated)) as opened:
+        found = opened.get("item-1")
+        assert (found.answer, found.answer_level) == ("done", None)
+        opened.create("Review", BOB)
+        opened.update("item-2", BOB, Change("completed", answer="ok"))
+        assert opened.get("item-2").answer_level == "full"
 
 
 def test_the_board_is_private_outside_the_repository_and_keyed_by_the_root(

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from start.runs import history
+from start.runs import history, recording
 from start.runs import store as historydb
 from tests.cli.test_print import CONFIG as PRINT_CONFIG
 from tests.conftest import FAKE_AGENT, invoke, launch, run_start, write_tree
@@ -233,7 +233,7 @@ data = {
     "headless": False, "permissions": None, "limit": 1 << 30,
 }
 for index in range(5):
-    history._spool({**data, "instructions": f"{sys.argv[1]}-{index}"})
+    history._write({**data, "instructions": f"{sys.argv[1]}-{index}"})
     with historydb.opened():
         pass  # each process moves the pending runs in while the others write theirs
 """
@@ -249,7 +249,7 @@ def test_a_lone_surrogate_in_a_prompt_is_kept_as_a_replacement(isolated: Path) -
         "instructions": "x\ud800y\udc80", "prompt": "p\udfff", "role_text": "", "argv": ["a"],
         "headless": False, "permissions": None, "limit": 1 << 30,
     }  # fmt: skip
-    history._spool(data)
+    history._write(data)
     with historydb.opened() as store:
         (run,) = store.runs()
     assert (run.instructions, run.prompt) == ("x\ufffdy\udc80", "p\ufffd")
@@ -289,11 +289,12 @@ def test_many_launches_move_themselves_into_the_database(
     assert [r["args"] for r in runs()] == [["prompt", w] for w in "dcba"]
 
 
-def test_recording_says_when_pending_is_full_and_historydb_moves_the_runs_in(
+def test_recording_writes_a_pending_file_and_a_full_pending_is_moved_in(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # start.runs.history only writes files (a launch imports nothing more); start.runs.store.record,
-    # for programs and `start mcp`, also moves them in.
+    # start.runs.recording.record, the one way every door records a run, writes a file (a launch
+    # imports nothing more) named by the key it returns, and moves pending/ into the database
+    # once it holds PENDING_LIMIT runs.
     monkeypatch.setattr(history, "PENDING_LIMIT", 2)
     from start.compose import pipeline
 
@@ -301,13 +302,14 @@ def test_recording_says_when_pending_is_full_and_historydb_moves_the_runs_in(
     pending = os.path.join(history.directory(), history.PENDING)
     settings = prepared.config.settings
     launched = begun(prepared)
-    assert [history.record(launched, settings), history.record(launched, settings)] == [
-        False,
-        True,
-    ]
-    assert len(os.listdir(pending)) == 2
-    historydb.record(launched, settings)
+    first = recording.record(launched, settings)
+    assert os.listdir(pending) == [first]
+    recording.record(launched, settings)
     assert os.listdir(pending) == []
+    assert len(runs()) == 2
+    recording.record(launched, settings)
+    assert len(os.listdir(pending)) == 1
+    assert recording.record(launched, settings._replace(history=False)) is None
     assert len(runs()) == 3
 
 
@@ -357,14 +359,14 @@ def test_the_answer_is_on_stdout_before_the_history_is_written(
     headless: Path, monkeypatch: pytest.MonkeyPatch, agents: str
 ) -> None:
     seen: list[str] = []
-    spool = history.record
+    spool = recording.record
 
-    def record(*args: Any, **kwargs: Any) -> bool:
+    def record(*args: Any, **kwargs: Any) -> str | None:
         sys.stdout.flush()
         seen.append(sys.stdout.buffer.getvalue().decode())  # type: ignore[union-attr]
         return spool(*args, **kwargs)
 
-    monkeypatch.setattr(history, "record", record)
+    monkeypatch.setattr(recording, "record", record)
     result = invoke("-q", "prompt", "--print", "-a", agents, "hi")
     assert result.exit_code == 0, result.stderr
     assert seen == [result.stdout] * len(agents.split(","))
@@ -392,8 +394,11 @@ def test_a_history_that_is_not_a_database_says_how_to_start_again(headless: Path
     assert (result.exit_code, result.stdout, result.stderr) == (1, "", message)
     request = _prompt("meanwhile", headless)
     prepared = pipeline.prepare(request, build=False)
-    while not history.record(begun(prepared), prepared.config.settings):  # pending/ is full
-        pass
+    for _ in range(history.PENDING_LIMIT - 2):  # pending/ holds b: one short of full
+        recording.record(begun(prepared), prepared.config.settings)
+    with pytest.raises(history.HistoryError) as full:  # kept, then not moved in
+        recording.record(begun(prepared), prepared.config.settings)
+    assert f"start: {full.value}\n" == message
     proc = start(headless, "prompt", "--print", "c")
     assert (proc.returncode, proc.stderr) == (
         0,
@@ -404,21 +409,20 @@ def test_a_history_that_is_not_a_database_says_how_to_start_again(headless: Path
     assert kept == ["c", *["meanwhile"] * (history.PENDING_LIMIT - 1), "b"]
 
 
-def test_recorded_puts_a_run_in_the_database_and_gives_its_id(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """historydb.recorded, for a caller that names the run it recorded (start board run): the
-    id is the one `start log show` takes, pending runs moved in before it keep their order."""
+def test_id_of_gives_a_recorded_runs_id(repo: Path) -> None:
+    """historydb.id_of, for a caller that names the run it recorded (start board run): the id
+    is the one `start log show` takes, pending runs moved in before it keep their order."""
     from start.compose import pipeline
 
     prepared = pipeline.prepare(_prompt("a", repo), build=False)
     settings = prepared.config.settings
-    history.record(begun(prepared), settings)  # a pending run, moved in first
-    assert historydb.recorded(begun(prepared), settings) == 2
-    assert historydb.recorded(begun(prepared), settings) == 3
+    recording.record(begun(prepared), settings)  # a pending run, moved in first
+    assert historydb.id_of(recording.record(begun(prepared), settings)) == 2
+    assert historydb.id_of(recording.record(begun(prepared), settings)) == 3
     assert [run["id"] for run in runs()] == [3, 2, 1]
     assert shown(3)["prompt"] == prepared.composition.prompt
-    assert historydb.recorded(begun(prepared), settings._replace(history=False)) is None
+    off = settings._replace(history=False)
+    assert historydb.id_of(recording.record(begun(prepared), off)) is None
     assert len(runs()) == 3
 
 
@@ -617,7 +621,7 @@ def test_prompts_are_kept_byte_exact(repo: Path) -> None:
     from start.compose import pipeline
 
     prepared = pipeline.prepare(_prompt("caf\udce9 \u00e9", repo))
-    history.record(begun(prepared), prepared.config.settings)
+    recording.record(begun(prepared), prepared.config.settings)
     prepared.launch.cleanup()
     with historydb.opened() as store:
         assert store.get(None).prompt.endswith("caf\udce9 \u00e9")

@@ -142,11 +142,15 @@ def raw_mcp(cwd: Path, lines: list[str]) -> list[dict[str, Any]]:
 
 
 def old_item(project: Path, seq: int, **columns: Any) -> None:
-    """Write columns of an item as an earlier start left them (its doors let such values in)."""
+    """Write columns of an item as an earlier start left them (its doors let such values in),
+    in a board as that start left it: without the migrations this one added (m003_text keeps
+    the texts as this start does)."""
     _, path = boardfile.location(str(project))
     with sqlite3.connect(path) as connection:
         for column, value in columns.items():
             connection.execute(f"UPDATE items SET {column} = ? WHERE seq = ?", (value, seq))
+        connection.execute("DELETE FROM migrations WHERE name = 'm003_text'")
+        connection.execute("PRAGMA user_version = 2")
 
 
 # --- finding 4: ids and counts of 2**63 and more ------------------------------------------------

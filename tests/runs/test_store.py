@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from start import runs
-from start.base import migrations
+from start.base import sqlite
 from start.config.model import Settings
-from start.runs import history
+from start.runs import history, recording
 from start.runs import store as historydb
 from tests.conftest import REPO
 
@@ -68,7 +68,7 @@ def test_a_run_recorded_now_goes_beside_the_old_ones(isolated: Path) -> None:
         denied=("Bash rm",), usage={"tokens": 3},
     )  # fmt: skip
     settings = _settings()
-    assert historydb.recorded(run, settings) == 9
+    assert historydb.id_of(recording.record(run, settings)) == 9
     with historydb.opened() as store:
         again = store.get(9)
     assert again == run._replace(id=9)
@@ -99,11 +99,11 @@ def test_a_field_added_to_the_record_gets_its_column_and_old_rows_its_default(
         pass
     with sqlite3.connect(history.database()) as connection:
         connection.execute("ALTER TABLE runs DROP COLUMN denied")
-        assert "denied" not in migrations.columns(connection, "runs")
+        assert "denied" not in sqlite.columns(connection, "runs")
     with historydb.opened() as store:
         assert store.get(1).denied == ()
     with sqlite3.connect(history.database()) as connection:
-        assert "denied" in migrations.columns(connection, "runs")
+        assert "denied" in sqlite.columns(connection, "runs")
 
 
 def test_every_field_of_a_run_has_a_kind() -> None:

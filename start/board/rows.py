@@ -1,0 +1,151 @@
+"""How the board keeps its items in SQLite: the columns of an Item and the conversions between a
+row and the record, derived from the record's annotations (start.board.Item) as the history's
+are from Run's (start.runs.KINDS), and the listings' filters.
+
+Adding a field to Item is one line there: its column is added to the `items` table of a board
+that lacks it when the board is opened (start.board.file), NULL in the rows before it, and every
+read and write of the board converts it by its annotation (KINDS).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from start.base import sqlite
+from start.base.record import Record
+from start.board import PENDING, Item, item_id, number, waiting
+from start.compose.ask import data as ask_data
+from start.compose.ask import from_data
+
+if TYPE_CHECKING:
+    import sqlite3
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def dumps(value: object) -> str:
+    """JSON as the board keeps it: metadata, a run, an event's detail."""
+    return json.dumps(value, sort_keys=True)
+
+
+class Kind(Record):
+    """How the values of one annotation of Item are kept: the column's type, and a value (never
+    None: NULL is None both ways) as the column holds it and back."""
+
+    column: str
+    encode: Callable[[Any], Any]
+    decode: Callable[[Any], Any]
+
+
+_TEXT = Kind("BLOB", sqlite.blob, sqlite.text)
+_STRING = Kind("TEXT", _as_is, _as_is)
+_INTEGER = Kind("INTEGER", _as_is, _as_is)
+# Every annotation a stored field of Item may have (tests/board/test_board.py holds Item to it).
+KINDS: Final[Mapping[str, Kind]] = {
+    "str": _STRING,
+    "str | None": _STRING,
+    "Text": _TEXT,
+    "Text | None": _TEXT,
+    "int": _INTEGER,
+    "int | None": _INTEGER,
+    "Mapping[str, Any]": Kind("TEXT", lambda value: dumps(dict(value)), json.loads),
+    # What an item runs: an ask, kept as its data (start.compose.ask).
+    "Ask | None": Kind(
+        "TEXT", lambda ask: dumps(ask_data(ask)), lambda text: from_data(json.loads(text))
+    ),
+}
+
+# The fields of Item that are no column of `items`: its id is the row's `seq`, and what it waits
+# on (and why) is read from `deps`.
+DERIVED: Final = ("id", "blocked_by", "blocked")
+FIELDS: Final = tuple(name for name in Item._fields if name not in DERIVED)
+# Each stored field's column and its type.
+STORED: Final = {name: KINDS[Item.__annotations__[name]].column for name in FIELDS}
+# What a read of an item selects: the row's number, its fields, and the process that holds its
+# claim (start.board.refusals.holds), which is no field of the record.
+COLUMNS: Final = ", ".join(("seq", *FIELDS, "holder_pid", "holder_started"))
+
+
+def encode(name: str, value: Any) -> Any:
+    """The value of Item's field `name` as its column holds it."""
+    return None if value is None else KINDS[Item.__annotations__[name]].encode(value)
+
+
+def _decode(name: str, value: Any) -> Any:
+    return None if value is None else KINDS[Item.__annotations__[name]].decode(value)
+
+
+# Whether an item (the row `i` of an UPDATE or a SELECT) waits on a dependency that is not
+# completed, or not there at all.
+BLOCKED: Final = (
+    "EXISTS (SELECT 1 FROM deps d LEFT JOIN items b ON b.seq = d.blocked_by "
+    "WHERE d.item = {row}.seq AND (b.status IS NULL OR b.status <> 'completed'))"
+)
+# Each dependency of an item as `POSITION ID STATUS`, STATUS `-` for a missing one.
+DEPS: Final = (
+    "(SELECT group_concat(d.position || ' ' || d.blocked_by || ' ' || COALESCE(b.status, '-'), "
+    "',') FROM deps d LEFT JOIN items b ON b.seq = d.blocked_by WHERE d.item = i.seq)"
+)
+# What a read of items selects, before its WHERE.
+SELECT: Final = f"SELECT {COLUMNS}, {DEPS} AS deps FROM items i"
+
+
+def item(row: sqlite3.Row) -> Item:
+    """A row of SELECT as an Item."""
+    found = []
+    for part in (row["deps"] or "").split(","):
+        if part:
+            position, dependency, status = part.split(" ")
+            found.append(
+                (int(position), item_id(int(dependency)), None if status == "-" else status)
+            )
+    found.sort()
+    reasons = (waiting(dependency, status) for _, dependency, status in found)
+    return Item(
+        id=item_id(row["seq"]),
+        blocked_by=tuple(dependency for _, dependency, _ in found),
+        blocked=tuple(reason for reason in reasons if reason is not None),
+        **{name: _decode(name, row[name]) for name in FIELDS},
+    )
+
+
+class Filter(Record):
+    """Which items a listing shows; None (and False) leave a dimension open."""
+
+    statuses: tuple[str, ...] = ()
+    assignee: str | None = None
+    blocked: bool | None = None
+    ready: bool = False  # pending and not blocked
+    runnable: bool = False  # with something for `start board run` to run
+    ids: tuple[str, ...] = ()  # only these items (those that are there)
+
+
+EVERY: Final = Filter()
+
+
+def where(found: Filter) -> tuple[str, list[Any]]:
+    """The WHERE clause (with its leading space) of a listing, and its values."""
+    clauses: list[str] = []
+    values: list[Any] = []
+    statuses = list(found.statuses)
+    if found.ready:
+        statuses = [PENDING] if not statuses or PENDING in statuses else ["-"]
+    if statuses:
+        clauses.append(f"i.status IN ({', '.join('?' for _ in statuses)})")
+        values += statuses
+    if found.assignee is not None:
+        clauses.append("i.assignee = ?")
+        values.append(found.assignee)
+    blocked = False if found.ready else found.blocked
+    if blocked is not None:
+        clauses.append(("" if blocked else "NOT ") + BLOCKED.format(row="i"))
+    if found.runnable:
+        clauses.append("i.run IS NOT NULL")
+    if found.ids:
+        clauses.append(f"i.seq IN ({', '.join('?' for _ in found.ids)})")
+        values += [number(id_) for id_ in found.ids]
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), values
