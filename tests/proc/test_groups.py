@@ -5,6 +5,7 @@ a wall clock: a wait gives up only on a hang (conftest HANG), and order is shown
 from __future__ import annotations
 
 import os
+import time
 import signal
 import subprocess
 import sys
@@ -157,6 +158,11 @@ def test_jobs_run_size_at_once_and_the_others_wait_their_turn_in_order(tmp_path:
 
     jobs = [workers.submit(job(name)) for name in "abc"]
     assert (len(workers.running), [j.future for j in workers.waiting]) == (2, [jobs[2].future])
+    # Both running jobs' commands have started (a loaded machine may start either later).
+    deadline = time.monotonic() + HANG
+    while sorted(order.read_text().split() if order.exists() else []) != ["a", "b"]:
+        assert time.monotonic() < deadline, "the two running jobs never started their commands"
+        time.sleep(0.01)
     (tmp_path / "gate-c").touch()
     (tmp_path / "gate-b").touch()
     assert jobs[1].future.result(timeout=HANG) == "succeeded"
