@@ -5,11 +5,11 @@ a wall clock: a wait gives up only on a hang (conftest HANG), and order is shown
 from __future__ import annotations
 
 import os
-import time
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
