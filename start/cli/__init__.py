@@ -39,6 +39,7 @@ TOPICS = (
     "mcp",
     "board",
     "ci",
+    "architecture",
 )
 
 _EPILOG = "\n".join(
@@ -51,7 +52,8 @@ _EPILOG = "\n".join(
         "Help topics, the pages of the docs "
         "(start help TOPIC; start help --topic completion|mcp|board):",
         "  " + ", ".join(TOPICS[:7]) + ",",
-        "  " + ", ".join(TOPICS[7:]),
+        "  " + ", ".join(TOPICS[7:14]) + ",",
+        "  " + ", ".join(TOPICS[14:]),
     ]
 )
 
