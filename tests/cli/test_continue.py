@@ -118,3 +118,42 @@ def test_a_directory_that_is_gone_is_named(project: Path, tmp_path: Path) -> Non
         f"start: run 1 ran in {work}, which no longer exists; pass -d DIR to continue it "
         "from elsewhere (its CLI may keep the session by directory)\n",
     )
+
+
+def test_continue_takes_this_projects_latest_run_and_another_only_by_id(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From a subdirectory of project B, `start continue` continues B's latest run, never A's
+    (the latest of all); `--run ID` reaches A's, and runs in A with A's config, whose agent B's
+    config does not have."""
+    alpha = project
+    beta = tmp_path / "beta"
+    (beta / "src" / "deep").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=beta, check=True)
+    monkeypatch.setenv("START_TRUSTED_PATHS", f"{alpha}:{beta}")
+    # A's own agent, defined by A's project config alone.
+    own = agent("own", output="result", extra=RESUME)
+    write_tree(alpha, {".start/config.toml": own})
+    assert start(beta, "prompt", "--print", "in beta", FAKE_SESSION="b-1").returncode == 0
+    first = start(alpha, "prompt", "--print", "-a", "own", "in alpha", FAKE_SESSION="a-1")
+    assert first.returncode == 0, first.stderr
+    record = tmp_path / "record.json"
+    here = run_start(
+        "continue", "more", cwd=beta / "src" / "deep",
+        env={"FAKE_MODE": "result", "FAKE_RECORD": str(record), "FAKE_SESSION": "b-1"},
+    )  # fmt: skip
+    assert (here.returncode, here.stdout) == (0, "ANSWER: more\n"), here.stderr
+    assert here.stderr.startswith(f"start: continuing run 1 (talker) of {beta}\n")
+    assert json.loads(record.read_text())["argv"][:2] == ["--resume", "b-1"]
+    there = run_start(
+        "continue", "--run", "2", "over there", cwd=beta / "src" / "deep",
+        env={"FAKE_MODE": "result", "FAKE_RECORD": str(record), "FAKE_SESSION": "a-1"},
+    )  # fmt: skip
+    assert (there.returncode, there.stdout) == (0, "ANSWER: over there\n"), there.stderr
+    assert there.stderr.startswith(f"start: continuing run 2 (own) of {alpha}\n")
+    assert json.loads(record.read_text())["argv"][:2] == ["--resume", "a-1"]
+    runs = json.loads(run_start("log", "--json", cwd=alpha).stdout)
+    assert [(r["id"], r["agent"], r["workdir"]) for r in runs[:2]] == [
+        (4, "own", str(alpha)),
+        (3, "talker", str(beta)),
+    ]
