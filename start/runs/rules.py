@@ -348,7 +348,8 @@ def vet(scope: Scope, ask: Ask) -> Ask:
     )
 
 
-# What the door says of an agent's ask, which the agent cannot.
+# What the door says of an agent's ask, which the agent cannot: `timeout` is the user's own
+# (`start board run --timeout`) when the board runs an item an agent wrote.
 _SET_BY_THE_DOOR: Final = frozenset(
-    {"mode", "headless", "directory", "door", "by", "most", "most_from", "no_project"}
+    {"mode", "headless", "directory", "door", "by", "most", "most_from", "no_project", "timeout"}
 )

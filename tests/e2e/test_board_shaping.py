@@ -200,3 +200,18 @@ def test_a_session_cannot_forge_the_answer_fed_to_a_run_and_its_own_answer_bound
     )
     assert "--ro" in logged[1]["argv"] and "--full" not in logged[1]["argv"]
     assert f"start ⚠ item-4 runs at 'read-only' at most: {why}" in ran.stderr.splitlines()
+
+
+def test_an_item_an_agent_made_runs_under_the_users_timeout(project: Path) -> None:
+    """`start board run --timeout` is the user's own: it bounds an agent's item too (the ask
+    rules refused it as the agent's once, and the item failed unrun)."""
+    (made,) = as_an_agent(
+        project,
+        ("board_tasks_create", {"title": "Plan", "run": {"agent": "fake", "prompt": "Plan it"}}),
+    )
+    assert made.is_error is False, made.content[0].text
+    ran = start(project, "board", "run", "--until-empty", "--timeout", "60")
+    found = item(project, "1")
+    assert (found["status"], found["answer"]) == ("completed", "ANSWER: Plan it"), ran.stderr
+    logged = json.loads(start(project, "log", "show", str(found["history"]), "--json").stdout)
+    assert (logged["request"]["by"], logged["request"]["timeout"]) == ("agent", 60)
