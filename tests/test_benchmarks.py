@@ -122,3 +122,28 @@ def test_the_large_config_holds_what_its_rows_name(tmp_path: Path) -> None:
     assert {**counts, "required": required} == scenarios.LARGE_COUNTS
     assert counts["tasks"] == 1000
     assert scenarios.LARGE_TASK in found["tasks"]
+
+
+def test_a_project_series_is_approved_and_its_warm_runs_rewrite_nothing(tmp_path: Path) -> None:
+    # Rows 2d and 2e: each project series approves its project in its own state directory, and
+    # its warm runs are served by the config cache and the project's memo (start.config.memo):
+    # a run that rewrote either would be noted as not warm.
+    import run
+    import scenarios
+
+    world = scenarios.create(tmp_path / "world")
+    scenarios.projects(world)
+    items = [
+        run.launch(
+            world, "project-large", ("-q", "task", scenarios.LARGE_TASK, "x"), state=run.WARM
+        ),
+        run.launch(world, "project-small", ("-q", "task", "t", "x"), state=run.WARM),
+    ]
+    harness.measure([item.series for item in items], runs=2, warmups=1)
+    notes = run.Log()
+    for item in items:
+        assert item.series.failure is None
+        run.check_cache(item, notes)
+        kinds = {path.name.split("-")[0] for path in scenarios.cache_entries(item.cache)}
+        assert kinds == {"config", "layer", "memo"}
+    assert notes.lines == []

@@ -4,13 +4,18 @@ and unsafe modes."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from start import trust
 from start.base.errors import UntrustedError
+from start.config import memo
 from start.config.load import load
+from start.trust.scan import _Scanner
 from tests.conftest import write_tree
 from tests.trust.conftest import CONFIG, labels
 
@@ -123,3 +128,39 @@ def test_files_owned_by_another_user_are_unsafe(project: Path) -> None:
     found = trust.scan(load())
     assert found is not None
     assert found.unsafe == (f"{project}/roles/r.md: owned by another user (uid 65534)",)
+
+
+# --- where a named file really is -----------------------------------------------------------
+
+NAMES = ["a", "b", "f", "l", "m", "..", ".", "gone"]
+TARGETS = ["a", "b", "f", "l", "m", "..", ".", "gone", "a/b", "../a", "../../outside", "ROOT/a"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    links=st.lists(
+        st.tuples(st.sampled_from(["", "a", "a/b"]), st.sampled_from(["l", "m"]),
+                  st.sampled_from(TARGETS)),
+        max_size=4,
+    ),
+    named=st.lists(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4), min_size=1),
+)  # fmt: skip
+def test_the_scan_finds_a_named_file_where_realpath_does(
+    links: list[tuple[str, str, str]], named: list[list[str]]
+) -> None:
+    # The scan resolves each directory once and a name in it from there (_Scanner.real): for
+    # every path, through links to directories, files, nowhere, in loops and out of the root,
+    # the answer is os.path.realpath's.
+    with tempfile.TemporaryDirectory() as scratch:
+        root = os.path.join(scratch, "root")
+        os.makedirs(os.path.join(root, "a", "b"))
+        for name in ("f", "a/f", "a/b/f"):
+            Path(root, name).write_text("x")
+        for directory, name, target in links:
+            link = os.path.join(root, directory, name)
+            if not os.path.lexists(link):
+                os.symlink(target.replace("ROOT", root), link)
+        scanner = _Scanner(root, os.path.join(root, ".start"), {}, memo.Memo(root))
+        for parts in named:
+            path = os.path.join(root, *parts)
+            assert scanner.real(path) == os.path.realpath(path), path
