@@ -25,6 +25,8 @@ from typing import Any
 from start.base import fs
 from start.config import cache
 
+# The shape of an entry; another is a miss (with the config cache's own FORMAT, in its head).
+FORMAT = 1
 # The kinds of answers: a SHA-256 by the bytes digested (`sha256`), a project's fingerprint by its
 # entries (start.trust.scan), an approval record by its bytes (start.trust.store).
 SHA256 = "sha256"
@@ -43,7 +45,7 @@ class Memo:
     def __init__(self, root: str) -> None:
         place = root.encode("utf-8", "surrogateescape")
         self.name = cache.entry_name(place, cache.MEMO_ENTRY)
-        self.key = cache.head() + b"%d|%s" % (len(place), place)
+        self.key = cache.head() + b"memo %d|%d|%s" % (FORMAT, len(place), place)
         self._known: _Answers | None = None
         # Since the entry was read or last written, the answers taken from it, and those
         # computed: what the next write keeps.

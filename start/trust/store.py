@@ -95,8 +95,9 @@ def _store_problem(directory: str) -> str | None:
 
 
 def _load_record(path: str, digests: memo.Memo | None = None) -> Approval:
-    """The approval that the record at `path` holds; with `digests`, remembered by the record's
-    bytes (which were checked whole when it was computed)."""
+    """The approval that the record at `path` holds. With `digests` (a launch's lookup, which
+    decides by the approval and shows none of it), without the texts of its copies, and
+    remembered so by the record's bytes, which were checked whole when it was parsed."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as error:
@@ -151,10 +152,18 @@ def _load_record(path: str, digests: memo.Memo | None = None) -> Approval:
     if fingerprint(copies) != record.fingerprint:
         raise _CorruptError("its digest does not match its files")
     if digests is not None:
-        rows = [tuple(copy) for copy in copies]
-        row = tuple(taskfile) if taskfile is not None else None
+        record = _textless(record)
+        rows = [tuple(copy) for copy in record.copies]
+        row = tuple(record.taskfile) if record.taskfile is not None else None
         digests.put(memo.RECORD, raw, (*record[1:4], rows, row, record.pins_taskfile))
     return record
+
+
+def _textless(record: Approval) -> Approval:
+    """`record` without the texts of its copies: what it approves, not what it looked like."""
+    copies = tuple(copy._replace(text=None) for copy in record.copies)
+    taskfile = record.taskfile._replace(text=None) if record.taskfile is not None else None
+    return record._replace(copies=copies, taskfile=taskfile)
 
 
 def _remembered(path: str, found: object) -> Approval | None:
@@ -213,6 +222,8 @@ def records(root: str | None = None) -> tuple[list[Approval], list[str]]:
 
 
 def lookup(found: Scan) -> tuple[Approval | None, list[str]]:
+    """The approval of exactly `found` (its root and fingerprint), without the texts of its
+    copies (`records` has them, for a diff), and warnings for a record that is not one."""
     directory = store_dir()
     problem = _store_problem(directory)
     if problem is not None:
