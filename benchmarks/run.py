@@ -44,7 +44,7 @@ COLD_LIMIT = 1.30  # small launch, cold: x the floor
 WARM_LIMIT = 1.20  # small launch, warm: x the floor
 LARGE_WARM_LIMIT = 1.05  # large config (1,000 tasks), warm: x the small warm launch
 LARGE_COLD_LIMIT = 1.80  # large config, cold: x the small cold launch
-PROJECT_WARM_LIMIT = 1.10  # large config as a trusted project layer, warm: x the small warm launch
+PROJECT_WARM_LIMIT = 1.10  # 1,000 tasks, 200 contexts in a trusted project, warm: x small warm
 VALIDATE_LIMIT = 0.3  # config validate on the large config, cold: seconds
 CONCURRENT_LIMIT = 0.8  # four 0.5 s commands: seconds
 OUTPUT_MEMORY_LIMIT = 100e6 / harness.MIB  # 200 MB of output: peak RSS, 100 MB (10^6 bytes)
@@ -274,6 +274,7 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
     validate = launch(world, "large", ("config", "validate"), state=EMPTY)
     project_large = launch(world, "project-large", large_task, state=WARM)
     project_small = launch(world, "project-small", task, state=WARM)
+    project_whole = launch(world, "project-whole", large_task, state=WARM)
     starts = [
         task_cold,
         task_warm,
@@ -287,6 +288,7 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
         validate,
         project_large,
         project_small,
+        project_whole,
     ]
     every = [bare, floor, floor_exec, *(item.series for item in starts)]
     log(f"targets 0-2: {len(every)} commands x ({warmups} warm-up + {runs} runs), interleaved")
@@ -299,7 +301,7 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
     invalid = check_large_config(world)
     if invalid:
         log("  " + invalid)
-        for item in (large_cold, large_warm, validate, project_large):
+        for item in (large_cold, large_warm, validate, project_large, project_whole):
             item.series.failure = invalid
     small_rows = [
         ("task t x", task_cold, task_warm),
@@ -351,7 +353,7 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
             "2c. large, cold: start config validate", validate.series, VALIDATE_LIMIT, bare
         ),
         ratio_row(
-            f"2d. large ({tasks}, {contexts}) as a trusted project's .start/, warm: "
+            f"2d. large: its {tasks} and {contexts} in a trusted project's .start/, warm: "
             f"start task {name} x (vs 1b)",
             project_large.series,
             task_warm.series,
@@ -359,8 +361,16 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
             bare,
         ),
         ratio_row(
-            "2e. small as a trusted project's .start/, warm: start task t x (vs 1b)",
+            "2e. small, all in a trusted project's .start/, warm: start task t x (vs 1b)",
             project_small.series,
+            task_warm.series,
+            None,
+            bare,
+        ),
+        ratio_row(
+            f"2f. large, all in a trusted project's .start/ (40 role files), warm: "
+            f"start task {name} x (vs 1b)",
+            project_whole.series,
             task_warm.series,
             None,
             bare,

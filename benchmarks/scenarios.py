@@ -17,7 +17,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -303,21 +303,35 @@ def large(world: World, config: Path | None = None, repo: Path | None = None) ->
     write(config, files)
 
 
-# Targets 2d and 2e: a project whose `.start/` holds a config, each in a repository of its own,
-# with an empty global layer (the scenario's), approved by each series (`start trust --yes`).
-PROJECTS = {"project-large": large, "project-small": small}
+# Targets 2d to 2f: a project whose `.start/` holds a config, each in a repository of its own,
+# approved by each series (`start trust --yes`); what the project's `.start/` does not hold is in
+# the scenario's global layer. Each names the files of its config that the project layer holds
+# (None: all of them), and builds the config.
+PROJECTS: dict[str, tuple[tuple[str, ...] | None, Callable[..., None]]] = {
+    # 2d: the large config's 1,000 tasks and 200 contexts; its roles, agents and settings are the
+    # user's, as in 2a.
+    "project-large": (("tasks.toml", "contexts.toml"), large),
+    "project-small": (None, small),  # 2e
+    # 2f: all of the large config, its 100 roles too, whose 40 role files the approval covers by
+    # their bytes, and its 30 agents.
+    "project-whole": (None, large),
+}
 
 
 def projects(world: World) -> None:
-    """The large and the small config, each as the project layer of a repository of its own,
-    beside the files their items name (the role files then are project role files, which the
-    approval covers by their bytes)."""
-    for scenario, build in PROJECTS.items():
+    """The project scenarios (PROJECTS), each in a repository of its own, beside the files their
+    items name."""
+    for scenario, (held, build) in PROJECTS.items():
         repo = world.project(scenario)
         repo.mkdir(parents=True)
         subprocess.run(["git", "init", "-q", str(repo)], check=True)
-        world.config(scenario).mkdir(parents=True)
-        build(world, repo / ".start", repo)
+        user = world.config(scenario)
+        start = repo / ".start"
+        build(world, start if held is None else user, repo)
+        user.mkdir(parents=True, exist_ok=True)
+        for name in held or ():
+            start.mkdir(exist_ok=True)
+            (user / name).rename(start / name)
 
 
 def concurrent(world: World, seconds: float = 0.5, count: int = 4) -> None:

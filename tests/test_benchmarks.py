@@ -125,7 +125,7 @@ def test_the_large_config_holds_what_its_rows_name(tmp_path: Path) -> None:
 
 
 def test_a_project_series_is_approved_and_its_warm_runs_rewrite_nothing(tmp_path: Path) -> None:
-    # Rows 2d and 2e: each project series approves its project in its own state directory, and
+    # Rows 2d to 2f: each project series approves its project in its own state directory, and
     # its warm runs are served by the config cache and the project's memo (start.config.memo):
     # a run that rewrote either would be noted as not warm.
     import run
@@ -138,6 +138,9 @@ def test_a_project_series_is_approved_and_its_warm_runs_rewrite_nothing(tmp_path
             world, "project-large", ("-q", "task", scenarios.LARGE_TASK, "x"), state=run.WARM
         ),
         run.launch(world, "project-small", ("-q", "task", "t", "x"), state=run.WARM),
+        run.launch(
+            world, "project-whole", ("-q", "task", scenarios.LARGE_TASK, "x"), state=run.WARM
+        ),
     ]
     harness.measure([item.series for item in items], runs=2, warmups=1)
     notes = run.Log()
@@ -147,3 +150,18 @@ def test_a_project_series_is_approved_and_its_warm_runs_rewrite_nothing(tmp_path
         kinds = {path.name.split("-")[0] for path in scenarios.cache_entries(item.cache)}
         assert kinds == {"config", "layer", "memo"}
     assert notes.lines == []
+
+
+def test_the_large_project_holds_the_tasks_and_contexts_its_row_names(tmp_path: Path) -> None:
+    # Row 2d is "1,000 tasks and 200 contexts in a trusted project's .start/": the project layer
+    # holds those files and no other, and the user's layer the rest of the large config.
+    import scenarios
+
+    world = scenarios.create(tmp_path / "world")
+    scenarios.projects(world)
+    start = world.project("project-large") / ".start"
+    assert sorted(path.name for path in start.iterdir()) == ["contexts.toml", "tasks.toml"]
+    user = sorted(path.name for path in world.config("project-large").iterdir())
+    assert user == ["agents.toml", "config.toml", "roles.toml"]
+    whole = sorted(path.name for path in (world.project("project-whole") / ".start").iterdir())
+    assert whole == ["agents.toml", "config.toml", "contexts.toml", "roles.toml", "tasks.toml"]
