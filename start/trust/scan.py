@@ -120,6 +120,7 @@ class _Scanner:
         self.real_root = os.path.realpath(root)
         self.start_dir = start_dir
         self.real_start = os.path.realpath(start_dir)
+        self.start_name = os.path.basename(os.path.normpath(start_dir))
         self.layer = layer
         self.entries: dict[tuple[str, str], Entry] = {}
         self.unsafe: list[str] = []
@@ -129,8 +130,8 @@ class _Scanner:
         # Where each file named so far really is: items often name one file (200 tasks of a
         # large config read docs/notes.md), and resolving it once per scan is enough.
         self.found: dict[str, tuple[str, Where]] = {}
-        # The real path of each directory of a named file, resolved once per scan.
-        self.dirs: dict[str, str] = {}
+        # The real path of each directory of a named file, and where it lies (`resolve`).
+        self.dirs: dict[str, tuple[str, Where]] = {}
 
     def label(self, path: str) -> str:
         return _below(path, self.root) or _below(path, self.real_root) or path
@@ -241,18 +242,29 @@ class _Scanner:
         digest = self.digests.sha256(read.data)
         self.add(Entry(entry_label, FILE, digest, path, data=read.data, real=read.real))
 
-    def real(self, path: str) -> str:
-        """`os.path.realpath(path)`, resolving each directory once per scan: a name in it that
-        is not a symlink is the directory's real path and the name (POSIX resolves a path
-        component by component), and a symlink is resolved from there."""
+    def resolve(self, path: str) -> tuple[str, Where]:
+        """`os.path.realpath(path)`, and where that lies (`classify`), with each directory
+        resolved and classified once per scan. POSIX resolves a path component by component, so
+        a name that is not a symlink is its directory's real path and the name, and lies where
+        its directory does (`within` the root, or `.start`, alike), unless it is the project
+        root or `.start` itself; a symlink is resolved from its directory's real path."""
         head, name = os.path.split(path)
-        if not os.path.isabs(head) or name in ("", ".", ".."):
-            return os.path.realpath(path)
-        real_head = self.dirs.get(head)
-        if real_head is None:
-            real_head = self.dirs[head] = os.path.realpath(head)
-        real = os.path.join(real_head, name)
-        return os.path.realpath(real) if os.path.islink(real) else real
+        if not os.path.isabs(head) or name in ("", ".", "..", self.start_name):
+            real = os.path.realpath(path)
+            return real, self.classify(path, real)
+        known = self.dirs.get(head)
+        if known is None:
+            real_head = os.path.realpath(head)
+            known = self.dirs[head] = (real_head, self.classify(head, real_head))
+        real = os.path.join(known[0], name)
+        if os.path.islink(real):
+            real = os.path.realpath(real)
+        elif real not in (self.real_root, self.real_start):
+            return real, known[1]
+        return real, self.classify(path, real)
+
+    def classify(self, path: str, real: str) -> Where:
+        return classify(path, real, self.real_root, self.start_dir, self.real_start)
 
     def named(self, key: str, path: str, *, role: bool) -> Named:
         """A file a project item names: covered by bytes, by real path, or (a repository file that
@@ -263,9 +275,7 @@ class _Scanner:
         """Where a file that items name really is, covered as `named` says."""
         found = self.found.get(path)
         if found is None:
-            real = self.real(path)
-            where = classify(path, real, self.real_root, self.start_dir, self.real_start)
-            found = self.found[path] = (real, where)
+            found = self.found[path] = self.resolve(path)
         real, where = found
         if where == "outside":
             # Never read before approval; the approval covers the real path, not the bytes.
@@ -345,7 +355,8 @@ def scan(config: Config) -> Scan | None:
                 if found is None:
                     path = paths.expand(file, config.root)
                     found = placed[file] = (path, *scanner.place(path, role=section == "roles"))
-                named.append(Named(f"{section}.{name}.file", *found))
+                # The record is the tuple it is, built without its constructor's checks.
+                named.append(tuple.__new__(Named, (f"{section}.{name}.file", *found)))
         # A task is imported only from other agents' files, which are project files outside
         # `.start/` when it is the project's: without any, no project task is decoded here.
         for task in of_layer(config.tasks, "project") if scanner.others else ():
