@@ -505,9 +505,12 @@ def main(args: Sequence[str] | None = None) -> int:
     argv = options.argv or ["-q", "task", "t", "x"]
     with tempfile.TemporaryDirectory(prefix="start-profile-") as tmp:
         world = scenarios.create(Path(tmp))
-        {"small": scenarios.small, "large": scenarios.large, "big": scenarios.big}[options.config](
-            world
-        )
+        builds: dict[str, Callable[[scenarios.World], object]] = {
+            "small": scenarios.small,
+            "large": scenarios.large,
+            "big": scenarios.big,
+        }
+        builds[options.config](world)
         cache_home = world.cache("profile")
         env = world.env(options.config, REPO, cache_home)
         # One unmeasured run: bytecode caches exist as after installation, and a warm cache.

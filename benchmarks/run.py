@@ -44,6 +44,7 @@ COLD_LIMIT = 1.30  # small launch, cold: x the floor
 WARM_LIMIT = 1.20  # small launch, warm: x the floor
 LARGE_WARM_LIMIT = 1.05  # large config (1,000 tasks), warm: x the small warm launch
 LARGE_COLD_LIMIT = 1.80  # large config, cold: x the small cold launch
+PROJECT_WARM_LIMIT = 1.10  # 1,000 tasks, 200 contexts in a trusted project, warm: x small warm
 VALIDATE_LIMIT = 0.3  # config validate on the large config, cold: seconds
 CONCURRENT_LIMIT = 0.8  # four 0.5 s commands: seconds
 OUTPUT_MEMORY_LIMIT = 100e6 / harness.MIB  # 200 MB of output: peak RSS, 100 MB (10^6 bytes)
@@ -119,6 +120,7 @@ def launch(
     cache = world.cache(slug)
     scenarios.empty(cache)
     environment = env(world, scenario, cache)
+    project = scenario in scenarios.PROJECTS
     prepare: Callable[[], None] | None = None
     if state == COLD:
         copy = scenarios.copy_config(world, scenario, slug)
@@ -130,10 +132,20 @@ def launch(
         label or f"{scenario}, {state}: start {' '.join(args)}".rstrip(),
         start(*args),
         environment,
-        world.repo,
+        world.project(scenario) if project else world.repo,
         prepare,
     )
+    if project:
+        approve(series)
     return Launch(series, cache, state)
+
+
+def approve(series: Series) -> None:
+    """Approve the project of a series in its own state directory, as `start trust --yes` does
+    after a person reviewed it; a failure fails the series."""
+    proc, _ = capture(start("trust", "--yes"), series.env, series.cwd)
+    if proc.returncode != 0:
+        series.failure = f"start trust --yes: exit {proc.returncode}: {proc.stderr.strip()[-300:]}"
 
 
 def check_cache(item: Launch, log: Log) -> None:
@@ -260,6 +272,9 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
     large_cold = launch(world, "large", large_task, state=COLD)
     large_warm = launch(world, "large", large_task, state=WARM)
     validate = launch(world, "large", ("config", "validate"), state=EMPTY)
+    project_large = launch(world, "project-large", large_task, state=WARM)
+    project_small = launch(world, "project-small", task, state=WARM)
+    project_whole = launch(world, "project-whole", large_task, state=WARM)
     starts = [
         task_cold,
         task_warm,
@@ -271,6 +286,9 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
         large_cold,
         large_warm,
         validate,
+        project_large,
+        project_small,
+        project_whole,
     ]
     every = [bare, floor, floor_exec, *(item.series for item in starts)]
     log(f"targets 0-2: {len(every)} commands x ({warmups} warm-up + {runs} runs), interleaved")
@@ -283,7 +301,7 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
     invalid = check_large_config(world)
     if invalid:
         log("  " + invalid)
-        for item in (large_cold, large_warm, validate):
+        for item in (large_cold, large_warm, validate, project_large, project_whole):
             item.series.failure = invalid
     small_rows = [
         ("task t x", task_cold, task_warm),
@@ -315,6 +333,7 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
     )
     name = scenarios.LARGE_TASK
     tasks = f"{scenarios.LARGE_COUNTS['tasks']:,} tasks"
+    contexts = f"{scenarios.LARGE_COUNTS['contexts']:,} contexts"
     rows += [
         ratio_row(
             f"2a. large ({tasks}), warm: start task {name} x (vs 1b)",
@@ -332,6 +351,29 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
         ),
         absolute_row(
             "2c. large, cold: start config validate", validate.series, VALIDATE_LIMIT, bare
+        ),
+        ratio_row(
+            f"2d. large: its {tasks} and {contexts} in a trusted project's .start/, warm: "
+            f"start task {name} x (vs 1b)",
+            project_large.series,
+            task_warm.series,
+            PROJECT_WARM_LIMIT,
+            bare,
+        ),
+        ratio_row(
+            "2e. small, all in a trusted project's .start/, warm: start task t x (vs 1b)",
+            project_small.series,
+            task_warm.series,
+            None,
+            bare,
+        ),
+        ratio_row(
+            f"2f. large, all in a trusted project's .start/ (40 role files), warm: "
+            f"start task {name} x (vs 1b)",
+            project_whole.series,
+            task_warm.series,
+            None,
+            bare,
         ),
     ]
     return rows
@@ -830,6 +872,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             scenarios.small,
             scenarios.unrecorded,
             scenarios.large,
+            scenarios.projects,
             scenarios.concurrent,
             scenarios.order,
             scenarios.failures,

@@ -2,10 +2,11 @@
 
 Every scenario is a `START_CONFIG_DIR` (the global layer, which needs no trust approval); the
 scratch repository has no `.start/`, so the project layer is empty and the built-in layer is merged
-in as it ships. The agent is `true`, so an exec costs next to nothing. Each measured series gets
-its own `XDG_STATE_HOME` (see `World.cache`), where `start` keeps its config cache, and a cold
-series edits its own copy of the config (`copy_config`, `Editor`), so neither touches what a warm
-series relies on.
+in as it ships. The project scenarios (`projects`) keep their config in a repository of their own,
+in its `.start/`, with an empty global layer. The agent is `true`, so an exec costs next to
+nothing. Each measured series gets its own `XDG_STATE_HOME` (see `World.cache`), where `start`
+keeps its config cache (and a project series its approval), and a cold series edits its own copy
+of the config (`copy_config`, `Editor`), so neither touches what a warm series relies on.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +62,10 @@ class World:
 
     def config(self, scenario: str) -> Path:
         return self.configs / scenario
+
+    def project(self, scenario: str) -> Path:
+        """The repository of a project scenario (`projects`), whose `.start/` holds its config."""
+        return self.root / "projects" / scenario
 
     def cache(self, name: str) -> Path:
         """A private XDG_STATE_HOME for one series; `start` keeps its config cache below it."""
@@ -139,11 +144,15 @@ def write(directory: Path, files: Mapping[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def small(world: World) -> None:
-    """The small launch: a role, two required file contexts, a required command context, task t."""
-    write(world.repo, {"docs/guide.md": document("Guide"), "docs/style.md": document("Style")})
+def small(world: World, config: Path | None = None, repo: Path | None = None) -> None:
+    """The small launch: a role, two required file contexts, a required command context, task t.
+
+    Its config goes to `config` (the scenario's global layer by default), and the files it names
+    to `repo` (the scratch repository by default)."""
+    repo = repo or world.repo
+    write(repo, {"docs/guide.md": document("Guide"), "docs/style.md": document("Style")})
     write(
-        world.config("small"),
+        config or world.config("small"),
         {
             "config.toml": SETTINGS
             + AGENT
@@ -187,13 +196,16 @@ LARGE_TASK = "task-0500"
 LARGE_COUNTS = {"tasks": 1000, "contexts": 200, "required": 10, "roles": 100, "agents": 30}
 
 
-def large(world: World) -> None:
+def large(world: World, config: Path | None = None, repo: Path | None = None) -> None:
     """The large config: 1,000 tasks, 200 contexts (10 required), 100 roles, 30 agents, split files.
 
     The 10 required contexts are 5 files, 4 prompts and 1 command, so a launch runs as many
     commands as the small launch does: the comparison isolates config size, not command count.
+    Its files go to `config` (the scenario's global layer by default), and the files it names
+    to `repo` (the scratch repository by default).
     """
-    config = world.config("large")
+    config = config or world.config("large")
+    repo = repo or world.repo
     files: dict[str, str] = {}
 
     agents = [AGENT]
@@ -225,7 +237,7 @@ def large(world: World) -> None:
         if i % 10 == 9:
             body = f'command = "echo role {i}"\nprompt = "You are role {i}.\\n{{command_output}}"\n'
         elif i % 2 == 1:
-            write(world.repo, {f"docs/roles/{name}.md": document(f"Role {i}", 3)})
+            write(repo, {f"docs/roles/{name}.md": document(f"Role {i}", 3)})
             body = f'file = "docs/roles/{name}.md"\n'
         else:
             text = f"You are role {i}. Be precise and brief. Today is {{date}}."
@@ -249,7 +261,7 @@ def large(world: World) -> None:
             required = ""
             source = ("file", "command", "prompt")[i % 3]
         if source == "file":
-            write(world.repo, {f"docs/contexts/{name}.md": document(f"Context {i}", 4)})
+            write(repo, {f"docs/contexts/{name}.md": document(f"Context {i}", 4)})
             body = f'file = "docs/contexts/{name}.md"\n'
             if i % 2 == 0:
                 body += 'prompt = "From {file}:\\n\\n{file_contents}"\n'
@@ -261,7 +273,7 @@ def large(world: World) -> None:
         contexts.append(f'\n[contexts.{name}]\ndescription = "Context {i}"\n{required}{body}')
     files["contexts.toml"] = "".join(contexts)
 
-    write(world.repo, {"docs/notes.md": document("Notes", 2)})
+    write(repo, {"docs/notes.md": document("Notes", 2)})
     review = toml_str("Review:\n{command_output}\nFocus: {instructions}")
     notes = toml_str("{file_contents}\n\nNow: {instructions}")
     tasks = []
@@ -289,6 +301,37 @@ def large(world: World) -> None:
     files["tasks.toml"] = "".join(tasks)
     files["config.toml"] = SETTINGS + "command_timeout = 30\n"
     write(config, files)
+
+
+# Targets 2d to 2f: a project whose `.start/` holds a config, each in a repository of its own,
+# approved by each series (`start trust --yes`); what the project's `.start/` does not hold is in
+# the scenario's global layer. Each names the files of its config that the project layer holds
+# (None: all of them), and builds the config.
+PROJECTS: dict[str, tuple[tuple[str, ...] | None, Callable[..., None]]] = {
+    # 2d: the large config's 1,000 tasks and 200 contexts; its roles, agents and settings are the
+    # user's, as in 2a.
+    "project-large": (("tasks.toml", "contexts.toml"), large),
+    "project-small": (None, small),  # 2e
+    # 2f: all of the large config, its 100 roles too, whose 40 role files the approval covers by
+    # their bytes, and its 30 agents.
+    "project-whole": (None, large),
+}
+
+
+def projects(world: World) -> None:
+    """The project scenarios (PROJECTS), each in a repository of its own, beside the files their
+    items name."""
+    for scenario, (held, build) in PROJECTS.items():
+        repo = world.project(scenario)
+        repo.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        user = world.config(scenario)
+        start = repo / ".start"
+        build(world, start if held is None else user, repo)
+        user.mkdir(parents=True, exist_ok=True)
+        for name in held or ():
+            start.mkdir(exist_ok=True)
+            (user / name).rename(start / name)
 
 
 def concurrent(world: World, seconds: float = 0.5, count: int = 4) -> None:

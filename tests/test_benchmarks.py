@@ -149,3 +149,46 @@ def test_the_recording_figures_go_between_the_markers_and_say_which_way_costs_le
     document.write_text(f"before\n{recording.BEGIN}\nold\n{recording.END}\nafter\n")
     recording.write(document, "new")
     assert document.read_text() == f"before\n{recording.BEGIN}\n\nnew\n\n{recording.END}\nafter\n"
+
+
+def test_a_project_series_is_approved_and_its_warm_runs_rewrite_nothing(tmp_path: Path) -> None:
+    # Rows 2d to 2f: each project series approves its project in its own state directory, and
+    # its warm runs are served by the config cache and the project's memo (start.config.memo):
+    # a run that rewrote either would be noted as not warm.
+    import run
+    import scenarios
+
+    world = scenarios.create(tmp_path / "world")
+    scenarios.projects(world)
+    items = [
+        run.launch(
+            world, "project-large", ("-q", "task", scenarios.LARGE_TASK, "x"), state=run.WARM
+        ),
+        run.launch(world, "project-small", ("-q", "task", "t", "x"), state=run.WARM),
+        run.launch(
+            world, "project-whole", ("-q", "task", scenarios.LARGE_TASK, "x"), state=run.WARM
+        ),
+    ]
+    harness.measure([item.series for item in items], runs=2, warmups=1)
+    notes = run.Log()
+    for item in items:
+        assert item.series.failure is None
+        run.check_cache(item, notes)
+        kinds = {path.name.split("-")[0] for path in scenarios.cache_entries(item.cache)}
+        assert kinds == {"config", "layer", "memo"}
+    assert notes.lines == []
+
+
+def test_the_large_project_holds_the_tasks_and_contexts_its_row_names(tmp_path: Path) -> None:
+    # Row 2d is "1,000 tasks and 200 contexts in a trusted project's .start/": the project layer
+    # holds those files and no other, and the user's layer the rest of the large config.
+    import scenarios
+
+    world = scenarios.create(tmp_path / "world")
+    scenarios.projects(world)
+    start = world.project("project-large") / ".start"
+    assert sorted(path.name for path in start.iterdir()) == ["contexts.toml", "tasks.toml"]
+    user = sorted(path.name for path in world.config("project-large").iterdir())
+    assert user == ["agents.toml", "config.toml", "roles.toml"]
+    whole = sorted(path.name for path in (world.project("project-whole") / ".start").iterdir())
+    assert whole == ["agents.toml", "config.toml", "contexts.toml", "roles.toml", "tasks.toml"]

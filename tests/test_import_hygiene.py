@@ -205,6 +205,30 @@ def test_a_launch_served_from_the_config_cache_neither_parses_nor_validates(
     assert [name for name in names if name in OFF_A_CACHE_HIT] == []
 
 
+# What a launch in an approved project computes only when its memo (start.config.memo) does not
+# hold the answer: the digests of the files the approval covers, and the approval record's JSON.
+OFF_A_WARM_APPROVED_LAUNCH = ("hashlib", "_hashlib", "json")
+PROJECT = (
+    '[roles.mine]\nfile = "ROLE.md"\n\n[tasks.mine]\nrole = "mine"\nprompt = "{instructions}"\n'
+)
+
+
+def test_a_warm_launch_in_an_approved_project_takes_no_digest_and_parses_no_json(
+    isolated: Path, env: dict[str, str]
+) -> None:
+    """The first launch after `start trust` parses the project's config and reads the new
+    approval record; it remembers their digests and the record, and the next computes neither."""
+    write_tree(isolated, {".start/config.toml": PROJECT, "ROLE.md": "You review.\n"})
+    assert run_start("trust", "--yes", cwd=isolated, env=env).returncode == 0
+    first = run_start("-q", "task", "mine", "x", cwd=isolated, env=env)
+    second = run_start("-q", "task", "mine", "x", cwd=isolated, env=env)
+    assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
+    assert {"hashlib", "json"} <= set(imported(first.stderr))
+    names = imported(second.stderr)
+    assert {"start.trust", "start.compose.launch"} <= set(names), second.stderr
+    assert [name for name in names if name in OFF_A_WARM_APPROVED_LAUNCH] == []
+
+
 # What starts and watches commands (start.proc.shell): subprocess (with selectors) and select, imported
 # only when a launch runs a command.
 COMMAND_RUNNER = ("subprocess", "selectors", "select")

@@ -7,21 +7,28 @@ files with O_EXCL, the editor's working copy in a new private directory (mkdtemp
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import functools
 import os
 import re
 import stat
 import time
 
 # `.NAME.8HEX.tmp`: the temp file `replace` writes beside NAME (debris if its writer was killed).
-_TEMP = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")
+_TEMP = r"\..+\.[0-9a-f]{8}\.tmp"
 # A temp file younger than this is never swept: its writer may not have locked it yet.
 _GRACE = 10.0
 
 
 def is_temp_name(name: str) -> bool:
     """Whether a file name is one of `replace`'s temp files."""
-    return _TEMP.fullmatch(name) is not None
+    # The pattern is compiled only for a name that could be one: the trust scan of a launch
+    # asks of every file in `.start/`, and compiles nothing for config files.
+    return name.startswith(".") and name.endswith(".tmp") and _temp().fullmatch(name) is not None
+
+
+@functools.cache
+def _temp() -> re.Pattern[str]:
+    return re.compile(_TEMP)
 
 
 def replace(path: str, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
@@ -48,6 +55,8 @@ def replace(path: str, data: bytes, *, mode: int | None = None, durable: bool = 
         except FileExistsError:
             continue
     try:
+        import fcntl  # only when writing
+
         # Held until the file is renamed or removed: a locked temp file belongs to a live writer.
         fcntl.flock(fd, fcntl.LOCK_EX)
         with os.fdopen(fd, "wb") as handle:
@@ -97,6 +106,8 @@ def sweep(directory: str, now: float | None = None, *, writing: str = "") -> lis
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode) or now - info.st_mtime < _GRACE:
                 continue
+            import fcntl  # only when a temp file is left
+
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:

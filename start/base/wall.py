@@ -43,12 +43,17 @@ class Grant(Record):
     everything: bool = False  # trusted by a trusted prefix: no approved bytes, any path
 
 
-def classify(path: str, real: str, real_root: str, start_dir: str) -> Where:
+def classify(
+    path: str, real: str, real_root: str, start_dir: str, real_start: str | None = None
+) -> Where:
     """Where a named file is: under `.start/` by spelling or by real path, else inside or
-    outside the real project root."""
+    outside the real project root. `real_start` is the real path of `start_dir`, when the
+    caller classifies many files (the trust scan) and has it already."""
     real_root = real_root.rstrip(os.sep) or os.sep
     start = os.fspath(start_dir)
-    if fs.within(real, os.path.realpath(start)) and fs.within(real, real_root):
+    if real_start is None:
+        real_start = os.path.realpath(start)
+    if fs.within(real, real_start) and fs.within(real, real_root):
         return "start"
     if fs.within(os.path.normpath(path), os.path.normpath(start)):
         return "start" if fs.within(real, real_root) else "outside"

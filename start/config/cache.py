@@ -16,7 +16,8 @@ the state directory (`directory`), which only the user writes, beside the trust 
 entry that cannot be read, is not a private regular file of ours, has another key, or does not
 have exactly the shape `_encode` writes is a miss, never an error: the load that follows parses
 from source and writes the entry again. So is an item's row that does not decode when the item
-is used: its section comes from the bytes the load read, parsed.
+is used: its section comes from the bytes the load read, parsed. A project's memo of what its
+trust checks computed (start.config.memo) is an entry of this directory too (`read`, `write`).
 """
 
 from __future__ import annotations
@@ -56,10 +57,14 @@ if TYPE_CHECKING:
 # 7: the built-in layer has an entry of its own (`layer_key`).
 # 8: the key comes before the marshal data, which holds the code stamp of the modules imported.
 # 9: each item is a row of its own, decoded on first use, and a few fields are indexed.
-FORMAT = 9
-# The kinds of entries, the start of their file names: a merged config, and one layer's items.
+# 10: the file each role, context and task names is indexed too.
+FORMAT = 10
+# The kinds of entries, the start of their file names: a merged config, one layer's items, and
+# what a project's launches computed from its bytes (start.config.memo).
 CONFIG_ENTRY = "config"
 LAYER_ENTRY = "layer"
+MEMO_ENTRY = "memo"
+_TEMPS = tuple(f".{kind}-" for kind in (CONFIG_ENTRY, LAYER_ENTRY, MEMO_ENTRY))
 # How many entries of each kind are kept, the newest written.
 KEEP = 32
 # A temp file this old belongs to a writer that was killed: a live one renames it within moments.
@@ -96,8 +101,13 @@ _FIELDS: Mapping[str, Mapping[str, type]] = {
 _SETTINGS: Mapping[str, type] = {name: _TYPES[t] for name, t in schema.SETTINGS.items()}
 _NONE = type(None)
 # The fields of each section whose values an entry also keeps by item name, so that a launch
-# chooses its task (by alias too) and its contexts without decoding the others (model.column).
-INDEXED: Mapping[str, tuple[str, ...]] = {"contexts": ("required",), "tasks": ("alias",)}
+# chooses its task (by alias too) and its contexts, and trust finds the files the project's
+# items name, without decoding the others (model.column).
+INDEXED: Mapping[str, tuple[str, ...]] = {
+    "roles": ("file",),
+    "contexts": ("required", "file"),
+    "tasks": ("alias", "file"),
+}
 # What rebuilds one field's value from what is stored (or the reverse): its place among the
 # fields stored, its default (stored as None), and what rebuilds (or stores) its other values.
 _Change = tuple[int, Any, Callable[[Any], Any] | None]
@@ -191,7 +201,7 @@ def key(
     name comes from the layers and their directories alone: one entry for each place a config
     is loaded from, replaced when its files change.
     """
-    chunks = [_head()]
+    chunks = [head()]
     _part(chunks, repr(tuple(layers)))
     place: list[bytes] = []
     for name in layers:
@@ -200,7 +210,7 @@ def key(
     _files(chunks, contents, strays)
     for text in more:
         _part(chunks, f"more:{text}")
-    return Key(_name(b"".join(place)), b"".join(chunks))
+    return Key(entry_name(b"".join(place)), b"".join(chunks))
 
 
 def layer_key(
@@ -215,14 +225,14 @@ def layer_key(
     The built-in layer has one (see start.config.load): a launch after an edit of the user's
     config then parses only the layers that can change, not the shipped catalog.
     """
-    chunks = [_head()]
+    chunks = [head()]
     _part(chunks, f"layer:{layer}={directory}")
     place = chunks[-1]
     _files(chunks, contents, strays)
-    return Key(_name(place, LAYER_ENTRY), b"".join(chunks))
+    return Key(entry_name(place, LAYER_ENTRY), b"".join(chunks))
 
 
-def _head() -> bytes:
+def head() -> bytes:
     """The part of every key that `start`'s version and the Python decide."""
     from start import __version__
 
@@ -258,7 +268,7 @@ def directory() -> str:
     return os.path.join(paths.state_dir(), DIRECTORY)
 
 
-def _name(place: bytes, kind: str = CONFIG_ENTRY) -> str:
+def entry_name(place: bytes, kind: str = CONFIG_ENTRY) -> str:
     """An entry's file name: its kind and the 32-bit FNV-1a hash of the layers and directories it
     was loaded from, a few hundred bytes that need no checksum module. Two places with one name
     share the entry, and the one not stored there misses (`_decode` compares the whole key)."""
@@ -279,28 +289,10 @@ def get(
     With a `fallback` (a section's items, parsed from the bytes keyed), each item is decoded
     when it is first used, and an item that does not decode gets its section from the fallback
     instead; without one, every item is decoded here, and a bad one is a miss."""
-    try:
-        # Only in a directory of ours (0700, no symlink), never through a symlink, and never
-        # blocking on a FIFO. Bytes of another user's never reach marshal, which trusts its input.
-        home = paths.open_private(directory(), create=False)
-    except OSError:
-        return None
-    if home is None:
+    raw = read(cache_key.name)
+    if raw is None:
         return None
     try:
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-        fd = os.open(cache_key.name, flags, dir_fd=home)
-    except OSError:
-        return None
-    finally:
-        os.close(home)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-            return None
-        raw = os.read(fd, info.st_size)
-        if len(raw) != info.st_size:
-            return None
         payload = payload_of(raw, cache_key.data)
         if payload is None:
             return None
@@ -311,8 +303,36 @@ def get(
             return None
         return _decode(data, project, dirs, fallback)
     except Exception:
-        # Whatever is wrong with the entry (unreadable, not ours, not marshal, a shape `_decode`
-        # rejects or trips over), it is a miss; the load that follows writes the entry again.
+        # Whatever is wrong with the entry (not marshal, a shape `_decode` rejects or trips
+        # over), it is a miss; the load that follows writes the entry again.
+        return None
+
+
+def read(name: str) -> bytes | None:
+    """The bytes of the entry `name`; None when it is missing or not a private regular file of
+    ours in a directory of ours."""
+    try:
+        # Only in a directory of ours (0700, no symlink), never through a symlink, and never
+        # blocking on a FIFO. Bytes of another user's never reach marshal, which trusts its input.
+        home = paths.open_private(directory(), create=False)
+    except OSError:
+        return None
+    if home is None:
+        return None
+    try:
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(name, flags, dir_fd=home)
+    except OSError:
+        return None
+    finally:
+        os.close(home)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+            return None
+        raw = os.read(fd, info.st_size)
+        return raw if len(raw) == info.st_size else None
+    except OSError:
         return None
     finally:
         os.close(fd)
@@ -326,6 +346,12 @@ def put(cache_key: Key, config: Config) -> None:
     stamp = None if modules is None else code_stamp(modules)
     if stamp is None:
         return
+    write(cache_key.name, pack(cache_key.data, {**_encode(config), "stamp": stamp}))
+
+
+def write(name: str, data: bytes) -> None:
+    """Store the entry `name`, a private file in a directory of ours, and keep the KEEP newest
+    entries of its kind. Failures to write only cost speed next time."""
     # Off the warm launch path: only a miss writes.
     from start.base import atomic
 
@@ -334,9 +360,8 @@ def put(cache_key: Key, config: Config) -> None:
         if not paths.private_directory(home):
             return
         # No fsync: an entry lost in a crash is a miss, and every launch after an edit writes one.
-        data = pack(cache_key.data, {**_encode(config), "stamp": stamp})
-        atomic.replace(os.path.join(home, cache_key.name), data, mode=0o600, durable=False)
-        _prune(home, cache_key.name.partition("-")[0])
+        atomic.replace(os.path.join(home, name), data, mode=0o600, durable=False)
+        _prune(home, name.partition("-")[0])
     except OSError:
         return
 
@@ -353,7 +378,7 @@ def _prune(directory: str, kind: str) -> None:
     with os.scandir(directory) as found:
         for entry in found:
             name = entry.name
-            is_temp = atomic.is_temp_name(name) and name.startswith((".config-", ".layer-"))
+            is_temp = atomic.is_temp_name(name) and name.startswith(_TEMPS)
             if not is_temp and not (name.startswith(kind + "-") and name.endswith(".bin")):
                 continue
             try:

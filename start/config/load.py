@@ -28,6 +28,7 @@ from start.config.model import (
 if TYPE_CHECKING:
     from start.config.interop.dirs import Discovery
     from start.config.interop.skills import Found as Skills
+    from start.config.memo import Memo
     from start.config.validate import Collector
 
 IMPORTED = "imported"
@@ -128,8 +129,9 @@ def load(
             if name == BUILT_IN and cache_key is not None and directory is not None:
                 layer = _builtin_layer(directory, problems, contents, strays, project, dirs, later)
             elif name != IMPORTED:
+                digests = _memo(project.root) if name == "project" else None
                 layer = _read_layer(
-                    name, directory, problems, contents, unreadable, use_cache, walls[name]
+                    name, directory, problems, contents, unreadable, use_cache, walls[name], digests
                 )
             else:
                 continue
@@ -172,14 +174,32 @@ def load(
 def _agrees(config: Config, keyed: Mapping[str, bytes], skills: Skills | None) -> bool:
     """Whether the digests a cached config holds for the project's files are those of the files
     just read. Trust approves by them: an entry that disagrees (a flipped bit) is a miss, never
-    a project that asks again, or a file said to change while start read it."""
+    a project that asks again, or a file said to change while start read it.
+
+    A file's digest is the one the project's memo remembers for the bytes read (no digest is
+    taken), else computed; one that disagrees is computed again, so that only a digest computed
+    now drops the entry."""
     beside = skills.digests if skills is not None else {}
+    digests = None
     for file in config.files:
         if file.layer == "project" and file.digest:
             data = keyed.get(file.path)
-            if (fs.sha256(data) if data is not None else beside.get(file.path)) != file.digest:
+            if data is None:
+                if beside.get(file.path) != file.digest:
+                    return False
+                continue
+            digests = digests or _memo(config.root)
+            if digests.sha256(data) != file.digest and digests.digest(data) != file.digest:
                 return False
     return True
+
+
+def _memo(root: str) -> Memo:
+    """What launches in the project at `root` remember of its files' bytes: their digests
+    (start.config.memo, imported only for a project's files)."""
+    from start.config import memo
+
+    return memo.of(root)
 
 
 def _discover(
@@ -301,9 +321,11 @@ def _read_layer(
     unreadable: Mapping[str, Problem],
     trust_shipped: bool = False,
     root: str | None = None,
+    digests: Memo | None = None,
 ) -> _Layer:
     """One layer's items; with `trust_shipped`, the built-in layer's agent command templates
-    are not lexed for problems (see `load`). With `root`, the layer is the project's."""
+    are not lexed for problems (see `load`). With `root`, the layer is the project's, and
+    `digests` remembers its files' digests for the launches that follow."""
     from start.config import validate
 
     layer = _Layer(name, directory)
@@ -327,7 +349,9 @@ def _read_layer(
             continue
         read = files.read(path, contents[path])
         # Only project files need a digest: trust approves their exact bytes.
-        digest = fs.sha256(read.data) if name == "project" else ""
+        digest = ""
+        if name == "project":
+            digest = digests.digest(read.data) if digests else fs.sha256(read.data)
         layer.files.append(LayerFile(name, path, digest, read.table is not None))
         if read.problem is not None:
             problems.append(read.problem)

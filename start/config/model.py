@@ -315,6 +315,14 @@ def of_layer(table: Mapping[str, _I], layer: str) -> list[_I]:
     return [item for item in table.values() if item.origin.layer == layer]
 
 
+def names_of_layer(table: Mapping[str, Item], layer: str) -> Sequence[str]:
+    """The names of the items of `table` defined in `layer`, in the table's order; a Table
+    decodes none of them."""
+    if isinstance(table, Table) and table.layers is not None:
+        return table.layers.get(layer, ())
+    return [name for name, item in table.items() if item.origin.layer == layer]
+
+
 def non_defaults(record: Item | Settings) -> dict[str, Any]:
     """A record's fields whose values differ from their defaults, in definition order.
 

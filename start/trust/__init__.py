@@ -19,6 +19,7 @@ from start.base import paths
 from start.base.errors import Problem, StartError, UntrustedError
 from start.base.record import Record
 from start.base.wall import Grant
+from start.config import memo
 from start.config.model import Config
 from start.trust.review import Defined, Mention, Review, changes, is_text, review
 from start.trust.scan import (
@@ -119,7 +120,24 @@ def trusted_prefixes(environ: Mapping[str, str] | None = None) -> tuple[list[str
 
 
 def check(config: Config) -> Verdict:
-    """Whether the project layer of `config` may be used, and why. Never prompts."""
+    """Whether the project layer of `config` may be used, and why. Never prompts.
+
+    What earlier checks computed from the same bytes (the files' digests, the project's
+    fingerprint, the approval record) is remembered (start.config.memo), and remembered again.
+    A project found not trusted with anything remembered is checked again with nothing
+    remembered: what a launch remembers can make it ask, never skip the question.
+    """
+    digests = memo.of(config.root)
+    used = digests.hits
+    verdict = _check(config)
+    if not verdict.trusted and digests.hits != used:
+        digests.forget()
+        verdict = _check(config)
+    digests.save()
+    return verdict
+
+
+def _check(config: Config) -> Verdict:
     found = scan(config)
     if found is None:
         ignored = config.layer_dirs.get("project") is None and config.project.start_dir is not None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -204,6 +203,8 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
     for name, origin in config.settings.origins.items():
         if origin.layer == "project":
             value = getattr(config.settings, name)
+            import json  # a launch imports this module (start.trust), but never reviews
+
             settings.append(Mention(f"settings.{name}", json.dumps(value)))
             if name == "shell":
                 binaries.append(Mention("settings.shell", str(value)))
@@ -273,7 +274,11 @@ def _flat(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
 
 def _shown(value: Any) -> str:
     """A value as the review shows it: a string as it is, anything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return value
+    import json  # a launch imports this module (start.trust), but never reviews
+
+    return json.dumps(value, ensure_ascii=False)
 
 
 _WHERE = {

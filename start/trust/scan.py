@@ -12,7 +12,6 @@ that is larger than `FILE_LIMIT`, is refused (exit 5) rather than read whole.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Sequence
@@ -21,8 +20,9 @@ from typing import Protocol
 from start.base import atomic, fs, paths
 from start.base.errors import UntrustedError
 from start.base.record import Record
-from start.base.wall import Grant, classify
-from start.config.model import Config, of_layer
+from start.base.wall import Grant, Where, classify
+from start.config import memo
+from start.config.model import Config, column, names_of_layer, of_layer
 
 FILE, SYMLINK, MISSING, OTHER, OUTSIDE = "file", "symlink", "missing", "other", "outside"
 
@@ -112,14 +112,26 @@ within = fs.within
 
 
 class _Scanner:
-    def __init__(self, root: str, start_dir: str, layer: dict[str, str]) -> None:
+    def __init__(
+        self, root: str, start_dir: str, layer: dict[str, str], digests: memo.Memo
+    ) -> None:
         self.root = root
+        self.digests = digests
         self.real_root = os.path.realpath(root)
         self.start_dir = start_dir
+        self.real_start = os.path.realpath(start_dir)
+        self.start_name = os.path.basename(os.path.normpath(start_dir))
         self.layer = layer
         self.entries: dict[tuple[str, str], Entry] = {}
         self.unsafe: list[str] = []
         self.count = 0
+        # Other agents' command files and skills: the project layer's files outside `.start/`.
+        self.others = [path for path in layer if os.path.dirname(path) != start_dir]
+        # Where each file named so far really is: items often name one file (200 tasks of a
+        # large config read docs/notes.md), and resolving it once per scan is enough.
+        self.found: dict[str, tuple[str, Where]] = {}
+        # The real path of each directory of a named file, and where it lies (`resolve`).
+        self.dirs: dict[str, tuple[str, Where]] = {}
 
     def label(self, path: str) -> str:
         return _below(path, self.root) or _below(path, self.real_root) or path
@@ -152,7 +164,7 @@ class _Scanner:
             if (self.label(path), FILE) not in self.entries and digest:
                 self.check(path, os.stat(path))
                 self.add(Entry(self.label(path), FILE, digest, path, real=os.path.realpath(path)))
-        for link in _linked_folders(self.root, self.layer):
+        for link in _linked_folders(self.root, self.others) if self.others else ():
             if (self.label(link), SYMLINK) not in self.entries:
                 self.symlink(link)  # a retargeted link asks again, even to the same bytes
 
@@ -196,12 +208,12 @@ class _Scanner:
             else:
                 self.file(path, follow=False)
         else:
-            self.add(Entry(self.label(path), OTHER, fs.sha256(b""), path))
+            self.add(Entry(self.label(path), OTHER, self.digests.sha256(b""), path))
 
     def symlink(self, path: str) -> bool:
         target = os.readlink(path)
         inside = self.inside(path)
-        digest = fs.sha256(os.fsencode(target))
+        digest = self.digests.sha256(os.fsencode(target))
         self.add(Entry(self.label(path), SYMLINK, digest, path, target=target, outside=not inside))
         return inside
 
@@ -212,10 +224,12 @@ class _Scanner:
         except fs.FileError as error:
             if error.missing:
                 real = os.path.realpath(path)
-                self.add(Entry(label or self.label(path), MISSING, fs.sha256(b""), path, real=real))
+                empty = self.digests.sha256(b"")
+                self.add(Entry(label or self.label(path), MISSING, empty, path, real=real))
                 return
             if "not a regular file" in error.reason:
-                self.add(Entry(label or self.label(path), OTHER, fs.sha256(b""), path))
+                empty = self.digests.sha256(b"")
+                self.add(Entry(label or self.label(path), OTHER, empty, path))
                 return
             raise UntrustedError(f"cannot read {path}: {error.reason}") from None
         if read.size > FILE_LIMIT:
@@ -225,22 +239,53 @@ class _Scanner:
             )
         self.check(path, os.stat(read.real))
         entry_label = label or self.label(path)
-        digest = fs.sha256(read.data)
+        digest = self.digests.sha256(read.data)
         self.add(Entry(entry_label, FILE, digest, path, data=read.data, real=read.real))
+
+    def resolve(self, path: str) -> tuple[str, Where]:
+        """`os.path.realpath(path)`, and where that lies (`classify`), with each directory
+        resolved and classified once per scan. POSIX resolves a path component by component, so
+        a name that is not a symlink is its directory's real path and the name, and lies where
+        its directory does (`within` the root, or `.start`, alike), unless it is the project
+        root or `.start` itself; a symlink is resolved from its directory's real path."""
+        head, name = os.path.split(path)
+        if not os.path.isabs(head) or name in ("", ".", "..", self.start_name):
+            real = os.path.realpath(path)
+            return real, self.classify(path, real)
+        known = self.dirs.get(head)
+        if known is None:
+            real_head = os.path.realpath(head)
+            known = self.dirs[head] = (real_head, self.classify(head, real_head))
+        real = os.path.join(known[0], name)
+        if os.path.islink(real):
+            real = os.path.realpath(real)
+        elif real not in (self.real_root, self.real_start):
+            return real, known[1]
+        return real, self.classify(path, real)
+
+    def classify(self, path: str, real: str) -> Where:
+        return classify(path, real, self.real_root, self.start_dir, self.real_start)
 
     def named(self, key: str, path: str, *, role: bool) -> Named:
         """A file a project item names: covered by bytes, by real path, or (a repository file that
         is not a role) left to the wall at read time."""
-        real = os.path.realpath(path)
-        where = classify(path, real, self.real_root, self.start_dir)
+        return Named(key, path, *self.place(path, role=role))
+
+    def place(self, path: str, *, role: bool) -> tuple[str, Where]:
+        """Where a file that items name really is, covered as `named` says."""
+        found = self.found.get(path)
+        if found is None:
+            found = self.found[path] = self.resolve(path)
+        real, where = found
         if where == "outside":
             # Never read before approval; the approval covers the real path, not the bytes.
-            self.add(Entry(real, OUTSIDE, fs.sha256(os.fsencode(real)), path, target=real))
+            digest = self.digests.sha256(os.fsencode(real))
+            self.add(Entry(real, OUTSIDE, digest, path, target=real))
         elif where == "start" or role:
             label = self.label(real)
             if not any((label, what) in self.entries for what in (FILE, MISSING, OTHER)):
                 self.file(path, follow=True, label=label)
-        return Named(key, path, real, where)
+        return found
 
 
 class Covered(Protocol):
@@ -254,9 +299,23 @@ class Covered(Protocol):
     def digest(self) -> str: ...
 
 
-def fingerprint(entries: Sequence[Covered]) -> str:
+def fingerprint(entries: Sequence[Covered], digests: memo.Memo | None = None) -> str:
+    """The SHA-256 of the entries' kinds, labels and digests, sorted, as JSON; remembered by
+    `digests` by those strings, NUL-separated (no path holds a NUL; surrogatepass keeps an
+    undecodable byte apart from the character it would spell)."""
     rows = sorted([e.what, e.label, e.digest] for e in entries)
-    return fs.sha256(json.dumps(rows, separators=(",", ":")).encode("ascii"))
+    key = b""
+    if digests is not None:
+        key = "\0".join("\0".join(row) for row in rows).encode("utf-8", "surrogatepass")
+        found = digests.get(memo.FINGERPRINT, key)
+        if type(found) is str and len(found) == 64:
+            return found
+    import json  # only when computed
+
+    computed = fs.sha256(json.dumps(rows, separators=(",", ":")).encode("ascii"))
+    if digests is not None:
+        digests.put(memo.FINGERPRINT, key, computed)
+    return computed
 
 
 def scan(config: Config) -> Scan | None:
@@ -271,23 +330,36 @@ def scan(config: Config) -> Scan | None:
     start_dir = config.layer_dirs.get("project") or os.path.join(
         config.root, paths.PROJECT_DIR_NAME
     )
-    taskfile = _taskfile_entry(config.root)
+    digests = memo.of(config.root)
+    taskfile = _taskfile_entry(config.root, digests)
     if not layer:
         if taskfile is None:
             return None
-        return Scan(config.root, start_dir, (), fingerprint(()), (), taskfile=taskfile)
-    scanner = _Scanner(config.root, start_dir, layer)
+        return Scan(config.root, start_dir, (), fingerprint((), digests), (), taskfile=taskfile)
+    scanner = _Scanner(config.root, start_dir, layer, digests)
     named: list[Named] = []
     try:
         scanner.tree()
-        # Only the project's items: a config from the cache decodes no other (model.of_layer).
+        # The files the project's items name, from a cached config's index: it decodes none of
+        # the items to find them (model.column, model.names_of_layer). Each file is placed once
+        # for the items of a section that name it (200 tasks of a large config read one).
         for section in ("roles", "contexts", "tasks"):
-            for item in of_layer(getattr(config, section), "project"):
-                if item.file is not None:
-                    path = paths.expand(item.file, config.root)
-                    key = f"{section}.{item.name}.file"
-                    named.append(scanner.named(key, path, role=section == "roles"))
-        for task in of_layer(config.tasks, "project"):
+            table = getattr(config, section)
+            files = column(table, "file")
+            placed: dict[str, tuple[str, str, Where]] = {}
+            for name in names_of_layer(table, "project"):
+                file = files.get(name)
+                if file is None:
+                    continue
+                found = placed.get(file)
+                if found is None:
+                    path = paths.expand(file, config.root)
+                    found = placed[file] = (path, *scanner.place(path, role=section == "roles"))
+                # The record is the tuple it is, built without its constructor's checks.
+                named.append(tuple.__new__(Named, (f"{section}.{name}.file", *found)))
+        # A task is imported only from other agents' files, which are project files outside
+        # `.start/` when it is the project's: without any, no project task is decoded here.
+        for task in of_layer(config.tasks, "project") if scanner.others else ():
             if task.imported is None:
                 continue
             for include in dict.fromkeys(i.path for i in task.imported.includes()):
@@ -304,15 +376,15 @@ def scan(config: Config) -> Scan | None:
         config.root,
         start_dir,
         entries,
-        fingerprint(entries),
+        fingerprint(entries, digests),
         tuple(scanner.unsafe),
         tuple(named),
-        _command_dirs(config, layer),
+        _command_dirs(config, scanner.others) if scanner.others else (),
         taskfile,
     )
 
 
-def _taskfile_entry(root: str) -> Entry | None:
+def _taskfile_entry(root: str, digests: memo.Memo) -> Entry | None:
     """The project's Taskfile as an approval pins it: its bytes when it is a regular file of at
     most FILE_LIMIT bytes inside the project root; else what it is, unread. Its permissions are
     not checked: it is a repository file, and its bytes are compared whenever it is offered."""
@@ -322,18 +394,19 @@ def _taskfile_entry(root: str) -> Entry | None:
     label = os.path.relpath(path, root)
     real = os.path.realpath(path)
     if not within(real, os.path.realpath(root)):
-        return Entry(label, OUTSIDE, fs.sha256(os.fsencode(real)), path, target=real)
+        return Entry(label, OUTSIDE, digests.sha256(os.fsencode(real)), path, target=real)
     try:
         read = fs.read(path, FILE_LIMIT + 1)
     except fs.FileError:
-        return Entry(label, OTHER, fs.sha256(b""), path)
+        return Entry(label, OTHER, digests.sha256(b""), path)
     if read.size > FILE_LIMIT:
-        return Entry(label, OTHER, fs.sha256(b""), path)
-    return Entry(label, FILE, fs.sha256(read.data), path, data=read.data, real=read.real)
+        return Entry(label, OTHER, digests.sha256(b""), path)
+    return Entry(label, FILE, digests.sha256(read.data), path, data=read.data, real=read.real)
 
 
-def _command_dirs(config: Config, layer: dict[str, str]) -> tuple[str, ...]:
-    """The project's command directories of other agents that hold files the approval covers."""
+def _command_dirs(config: Config, layer: Sequence[str]) -> tuple[str, ...]:
+    """The project's command directories of other agents that hold any of the files `layer`
+    (the project's files that the approval covers)."""
     from start.config.interop import SKILL_PROJECT_DIRS
     from start.config.interop.dirs import project_places
 
@@ -347,7 +420,7 @@ def _command_dirs(config: Config, layer: dict[str, str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _linked_folders(root: str, layer: dict[str, str]) -> list[str]:
+def _linked_folders(root: str, layer: Sequence[str]) -> list[str]:
     """The symlinked folders below the project's command directories that the files of the layer
     were read through (start.config.interop.dirs follows those that stay inside the project
     root)."""

@@ -7,7 +7,6 @@ a record written before approvals pinned the Taskfile has no such key, and appro
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 from datetime import datetime
@@ -16,6 +15,7 @@ from typing import Any
 from start.base import atomic, fs, paths
 from start.base.errors import StartError, UntrustedError
 from start.base.record import Record
+from start.config import memo
 from start.trust.scan import (
     FILE,
     Scan,
@@ -69,12 +69,13 @@ def _matching(directory: str, pattern: str) -> list[str]:
     ]
 
 
-def _root_key(root: str) -> str:
-    return fs.sha256(os.fsencode(root))[:16]
+def _root_key(root: str, digests: memo.Memo | None = None) -> str:
+    data = os.fsencode(root)
+    return (fs.sha256(data) if digests is None else digests.sha256(data))[:16]
 
 
-def _record_name(root: str, digest: str) -> str:
-    return f"{_root_key(root)}-{digest[:40]}.json"
+def _record_name(root: str, digest: str, digests: memo.Memo | None = None) -> str:
+    return f"{_root_key(root, digests)}-{digest[:40]}.json"
 
 
 class _CorruptError(Exception):
@@ -93,7 +94,10 @@ def _store_problem(directory: str) -> str | None:
     return None
 
 
-def _load_record(path: str) -> Approval:
+def _load_record(path: str, digests: memo.Memo | None = None) -> Approval:
+    """The approval that the record at `path` holds. With `digests` (a launch's lookup, which
+    decides by the approval and shows none of it), without the texts of its copies, and
+    remembered so by the record's bytes, which were checked whole when it was parsed."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as error:
@@ -105,6 +109,12 @@ def _load_record(path: str) -> Approval:
         if info.st_uid != os.getuid() or info.st_mode & 0o022:
             raise _CorruptError("writable by another user")
         raw = handle.read()
+    if digests is not None:
+        remembered = _remembered(path, digests.get(memo.RECORD, raw))
+        if remembered is not None:
+            return remembered
+    import json  # only when the record is parsed
+
     try:
         data = json.loads(raw)
         copies = tuple(_copy(c) for c in data["entries"])
@@ -141,7 +151,46 @@ def _load_record(path: str) -> Approval:
             raise _CorruptError(f"the copy of {copy.label} does not match its digest")
     if fingerprint(copies) != record.fingerprint:
         raise _CorruptError("its digest does not match its files")
+    if digests is not None:
+        record = _textless(record)
+        rows = [tuple(copy) for copy in record.copies]
+        row = tuple(record.taskfile) if record.taskfile is not None else None
+        digests.put(memo.RECORD, raw, (*record[1:4], rows, row, record.pins_taskfile))
     return record
+
+
+def _textless(record: Approval) -> Approval:
+    """`record` without the texts of its copies: what it approves, not what it looked like."""
+    copies = tuple(copy._replace(text=None) for copy in record.copies)
+    taskfile = record.taskfile._replace(text=None) if record.taskfile is not None else None
+    return record._replace(copies=copies, taskfile=taskfile)
+
+
+def _remembered(path: str, found: object) -> Approval | None:
+    """The approval a memo remembers for a record's bytes, if it has exactly the shape
+    `_load_record` puts there: (root, fingerprint, approved, copies, taskfile, pins_taskfile)."""
+    if type(found) is not tuple or len(found) != 6:
+        return None
+    root, digest, approved, kept, pinned, pins = found
+    if not all(type(part) is str for part in (root, digest, approved)) or type(pins) is not bool:
+        return None
+    if type(kept) is not list or not all(map(_is_copy, kept)):
+        return None
+    if pinned is not None and not _is_copy(pinned):
+        return None
+    copies = tuple(Copy(*row) for row in kept)
+    taskfile = None if pinned is None else Copy(*pinned)
+    return Approval(path, root, digest, approved, copies, taskfile, pins)
+
+
+def _is_copy(row: object) -> bool:
+    """Whether `row` is a Copy's fields as a tuple: three strings and a string or None."""
+    return (
+        type(row) is tuple
+        and len(row) == 4
+        and all(type(part) is str for part in row[:3])
+        and (row[3] is None or type(row[3]) is str)
+    )
 
 
 def _copy(data: Any) -> Copy:
@@ -173,16 +222,19 @@ def records(root: str | None = None) -> tuple[list[Approval], list[str]]:
 
 
 def lookup(found: Scan) -> tuple[Approval | None, list[str]]:
+    """The approval of exactly `found` (its root and fingerprint), without the texts of its
+    copies (`records` has them, for a diff), and warnings for a record that is not one."""
     directory = store_dir()
     problem = _store_problem(directory)
     if problem is not None:
         return None, [problem]
     real = os.path.realpath(found.root)
-    path = os.path.join(directory, _record_name(real, found.fingerprint))
+    digests = memo.of(found.root)
+    path = os.path.join(directory, _record_name(real, found.fingerprint, digests))
     if not os.path.lexists(path):
         return None, []
     try:
-        record = _load_record(path)
+        record = _load_record(path, digests)
     except _CorruptError as error:
         return None, [f"ignoring corrupt trust record {path}: {error}"]
     if record.root != real or record.fingerprint != found.fingerprint:
@@ -229,6 +281,8 @@ def approve(found: Scan, *, taskfile: bool = True) -> Approval:
     try:
         if not paths.private_directory(directory):
             raise StartError(f"{directory} is not a directory owned by you; remove it")
+        import json  # only when approving
+
         atomic.replace(path, json.dumps(body, indent=1).encode("utf-8") + b"\n", mode=0o600)
     except OSError as error:
         raise StartError(f"cannot record the approval in {directory}: {error.strerror}") from error

@@ -300,6 +300,7 @@ def test_the_index_and_the_layers_hold_what_the_items_hold(
     decoded = decoded_by(monkeypatch)
     cached = load()
     checked = [("tasks", "alias"), ("contexts", "required")]
+    checked += [(section, "file") for section in ("roles", "contexts", "tasks")]
     for section, field in checked:
         assert list(column(getattr(cached, section), field).items()) == list(
             column(getattr(fresh, section), field).items()
@@ -311,6 +312,8 @@ def test_the_index_and_the_layers_hold_what_the_items_hold(
     assert {"Task t", "Task claude:c", "Task task-0500"} <= {*decoded}
     assert len(decoded) == sum(len(getattr(fresh, section)) for section in RECORDS)
     assert column(fresh.tasks, "alias")["task-0501"] == "t501"
+    assert column(fresh.tasks, "file")["task-0502"] == "docs/notes.md"
+    assert column(fresh.contexts, "file")["c"] == "notes.md"
     assert [t.name for t in of_layer(fresh.tasks, "project")] == ["claude:c", "t", "j", "s", "f"]
     assert list(column(fresh.tasks, "imported")) == ["claude:c"]
 
@@ -359,21 +362,24 @@ def test_a_warm_launch_of_a_large_config_decodes_only_the_items_it_uses(
     assert proc.stdout.splitlines() == sorted([*used, "Agent stand-in", *REQUIRED])
 
 
-@pytest.mark.usefixtures("large_config")
-def test_a_warm_launch_in_a_trusted_project_decodes_the_projects_items_too(
+def test_a_warm_launch_in_a_trusted_project_decodes_only_the_items_it_uses(
     isolated: Path,
 ) -> None:
-    # Trust scans the files the project's items name, and decodes no other item to find them.
-    project = '[tasks.mine]\nprompt = "{instructions}"\n\n[contexts.notes]\nfile = "notes.md"\n'
-    write_tree(isolated, {".start/config.toml": project, "notes.md": "Notes.\n"})
+    # The benchmark's large config as an approved project's `.start/` (row 2d): trust finds the
+    # files that 308 of its items name in the entry's index, and decodes none of them; the
+    # launch decodes what it does when the config is the user's.
+    root = isolated.parent / "bench"
+    world = scenarios.World(root, isolated, root / "configs", root / "home", root / "run")
+    scenarios.large(world, isolated / ".start", isolated)
     assert run_start("trust", "--yes", cwd=isolated).returncode == 0
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     command = [sys.executable, "-c", LAUNCH, "-q", "task", "task-0500", "x"]
     for _ in range(2):
         proc = subprocess.run(command, cwd=isolated, env=env, capture_output=True, text=True)
         assert (proc.returncode, proc.stderr) == (0, "")
-    used = ["Task task-0500", "Role role-000", "Agent stand-in", *REQUIRED]
-    assert proc.stdout.splitlines() == sorted([*used, "Task mine", "Context notes"])
+    assert proc.stdout.splitlines() == sorted(
+        ["Task task-0500", "Role role-000", "Agent stand-in", *REQUIRED]
+    )
 
 
 def test_the_cached_config_gets_the_current_project_location(
@@ -706,7 +712,8 @@ WRONG_SHAPES: dict[str, Callable[[dict[str, Any]], object]] = {
     "the index is missing": lambda d: d.pop("index"),
     "an index of a kind is missing": lambda d: d["index"].pop("tasks"),
     "an index of a field is missing": lambda d: d["index"]["tasks"].pop("alias"),
-    "an index of another field": lambda d: d["index"]["roles"].update(file={}),
+    "an index of another field": lambda d: d["index"]["roles"].update(description={}),
+    "a file is a number": lambda d: d["index"]["contexts"]["file"].update(c=7),
     "an index is a list": lambda d: d["index"]["contexts"].update(required=["c"]),
     "an alias is a number": lambda d: d["index"]["tasks"]["alias"].update(t=7),
     "an indexed name is a number": lambda d: d["index"]["tasks"]["alias"].update({7: "x"}),
@@ -1160,7 +1167,7 @@ def test_the_key_is_compared_whole_not_by_its_file_name(
     global_dir: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Every key with one name: the entry of one config is a miss for the other.
-    monkeypatch.setattr(cache, "_name", lambda place, kind="config": f"{kind}-00000000.bin")
+    monkeypatch.setattr(cache, "entry_name", lambda place, kind="config": f"{kind}-00000000.bin")
     load()
     (global_dir / "config.toml").write_text(CONFIG.replace("Brief", "Short"), encoding="utf-8")
     parsed.clear()

@@ -4,13 +4,19 @@ and unsafe modes."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from start import trust
 from start.base.errors import UntrustedError
+from start.base.wall import classify
+from start.config import memo
 from start.config.load import load
+from start.trust.scan import _Scanner
 from tests.conftest import write_tree
 from tests.trust.conftest import CONFIG, labels
 
@@ -123,3 +129,59 @@ def test_files_owned_by_another_user_are_unsafe(project: Path) -> None:
     found = trust.scan(load())
     assert found is not None
     assert found.unsafe == (f"{project}/roles/r.md: owned by another user (uid 65534)",)
+
+
+# --- where a named file really is -----------------------------------------------------------
+
+NAMES = ["a", "b", "f", "l", "m", "..", ".", "gone", ".start", "root"]
+TARGETS = [
+    *NAMES,
+    "a/b",
+    "../a",
+    "../../outside",
+    "ROOT/a",
+    "ROOT",
+    "ROOT/.start",
+    "../root",
+    "/",
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    links=st.lists(
+        st.tuples(st.sampled_from(["", "a", "a/b", ".start"]), st.sampled_from(["l", "m"]),
+                  st.sampled_from(TARGETS)),
+        max_size=5,
+    ),
+    named=st.lists(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4), min_size=1),
+    start=st.sampled_from([".start", "a/.start"]),
+)  # fmt: skip
+# A name that is the project root itself, and one spelled as `.start` through a link and `..`.
+@example(links=[("", "l", "..")], named=[["l", "root"]], start=".start")
+@example(links=[("", "l", "a/b")], named=[["l", "..", ".start"]], start=".start")
+def test_the_scan_places_a_named_file_as_realpath_and_classify_do(
+    links: list[tuple[str, str, str]], named: list[list[str]], start: str
+) -> None:
+    # The scan resolves and classifies each directory once, and a name in it from there
+    # (_Scanner.resolve): for every path, through links to directories, files, nowhere, the
+    # root and `.start`, in loops and out of the root, the answer is os.path.realpath's and
+    # classify's.
+    with tempfile.TemporaryDirectory() as scratch:
+        root = os.path.join(scratch, "root")
+        os.makedirs(os.path.join(root, "a", "b"))
+        os.makedirs(os.path.join(root, ".start"))
+        for name in ("f", "a/f", "a/b/f", ".start/f"):
+            Path(root, name).write_text("x")
+        for directory, name, target in links:
+            link = os.path.join(root, directory, name)
+            if not os.path.lexists(link):
+                os.symlink(target.replace("ROOT", root), link)
+        start_dir = os.path.join(root, start)
+        scanner = _Scanner(root, start_dir, {}, memo.Memo(root))
+        real_root, real_start = os.path.realpath(root), os.path.realpath(start_dir)
+        for parts in named:
+            path = os.path.join(root, *parts)
+            real = os.path.realpath(path)
+            where = classify(path, real, real_root, start_dir, real_start)
+            assert scanner.resolve(path) == (real, where), path

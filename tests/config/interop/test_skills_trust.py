@@ -113,13 +113,16 @@ def test_a_change_to_one_of_two_files_of_the_same_name_asks_again(repo: Repo) ->
     """Two skills with a `scripts/run.sh` each: the config cache's key holds each one's digest
     by its own path (it held their bytes by the path below the folder, so the later skill's
     file stood for both, and a changed script in the other was approved from the cache). The
-    key holds the digests, not the files: no cache entry holds a script's bytes."""
+    key holds the digests, not the files: no entry of a config holds a script's bytes (the
+    project's memo, start.config.memo, holds its approval record, copies and all, as the trust
+    store does)."""
     script = repo.path / ".agents" / "skills" / "plain" / "scripts" / "run.sh"
     write_tree(repo.path, {".agents/skills/plain/scripts/run.sh": "echo plain-script\n"})
     assert repo.start("trust", "--yes").returncode == 0
     result = repo.start("task", "skill:plain", "--dry-run")
     assert result.returncode == 0, result.stderr
-    entries = list((repo.home / ".local" / "state" / "start" / "config-cache").iterdir())
+    directory = repo.home / ".local" / "state" / "start" / "config-cache"
+    entries = [*directory.glob("config-*.bin"), *directory.glob("layer-*.bin")]
     stored = b"".join(entry.read_bytes() for entry in entries)
     assert b"Read data.md" in stored  # SKILL.md's bytes: the key holds them
     assert b"echo plain-script" not in stored
