@@ -169,6 +169,7 @@ def test_the_trace_shows_the_mcp_server_when_it_is_imported(env: dict[str, str])
 OFF_CONFIG_VALIDATE = (
     "start.cli.config_edit",
     "start.setup.edit",
+    "start.setup.layerfile",
     "start.config.show",
     "subprocess",
     "tempfile",

@@ -18,7 +18,7 @@ from start.cli.options import common_options, completer, printer
 from start.cli.state import get_options
 from start.config import files, schema
 from start.config.show import toml_value
-from start.setup import edit
+from start.setup import edit, layerfile
 from start.ui import console
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -120,14 +120,14 @@ def _field_options(function: F) -> F:
     return function
 
 
-def _scope(project: bool) -> edit.Scope:
+def _scope(project: bool) -> layerfile.Scope:
     options = get_options()
     if project and options.no_project:
         raise UsageError(
             "--project edits the project's config, so it cannot be used with --no-project"
         )
-    layer: edit.Layer = "project" if project else "global"
-    return edit.Scope(layer, options.workdir, use_project=not options.no_project)
+    layer: layerfile.Layer = "project" if project else "global"
+    return layerfile.Scope(layer, options.workdir, use_project=not options.no_project)
 
 
 def _interactive() -> bool:
@@ -155,7 +155,7 @@ def _result(
 
 
 def _report(
-    outcome: edit.Outcome,
+    outcome: layerfile.Outcome,
     done: str,
     unchanged: str,
     copied: tuple[str, edit.Copied] | None = None,
@@ -393,7 +393,9 @@ def remove(kind: str, name: str, project: bool, yes: bool) -> int:
         ("The project's tasks.toml", "start config edit --project tasks.toml"),
     ],
 )
-@click.argument("file", default=edit.MAIN_FILE, type=Choice(files.LAYER_FILES), metavar="[FILE]")
+@click.argument(
+    "file", default=layerfile.MAIN_FILE, type=Choice(files.LAYER_FILES), metavar="[FILE]"
+)
 @_project
 @common_options
 def edit_(file: str, project: bool) -> int:
@@ -413,10 +415,10 @@ def edit_(file: str, project: bool) -> int:
             "not one; run 'start config edit' on a terminal, name an editor in $VISUAL or "
             "$EDITOR, or change the config with 'start config set', 'add' or 'remove'"
         )
-    target = edit.file_target(scope, file)
-    if scope.layer == "global" and file == edit.MAIN_FILE and not os.path.exists(target.path):
+    target = layerfile.file_target(scope, file)
+    if scope.layer == "global" and file == layerfile.MAIN_FILE and not os.path.exists(target.path):
         _offer_starter(target.path)
-    original = edit.current_bytes(target)
+    original = layerfile.current_bytes(target)
     workspace = tempfile.mkdtemp(prefix="start-edit-")
     keep = False
     try:
@@ -431,7 +433,7 @@ def edit_(file: str, project: bool) -> int:
                 printer().note(f"No changes ({target.path})")
             return ExitCode.OK
         try:
-            outcome = edit.replace_file(target, data, original)
+            outcome = layerfile.replace_file(target, data, original)
         except StartError as error:
             keep = True
             raise StartError(f"{error}; your version is kept in {copy}") from error
@@ -475,7 +477,7 @@ def _offer_starter(path: str) -> None:
 
 
 def _edit_until_accepted(
-    target: edit.Target, copy: str, original: bytes
+    target: layerfile.Target, copy: str, original: bytes
 ) -> tuple[bytes, tuple[Problem, ...]]:
     """Edit the copy; on a terminal, offer to re-open it while it is invalid.
 
@@ -487,7 +489,7 @@ def _edit_until_accepted(
             data = handle.read()
         if data == original:
             return data, ()
-        problems = edit.check(target, data)
+        problems = layerfile.check(target, data)
         if not any(p.is_error for p in problems) or not _interactive():
             return data, problems
         printer().line(f"{target.path} would be invalid:")
