@@ -168,6 +168,7 @@ def test_the_trace_shows_the_mcp_server_when_it_is_imported(env: dict[str, str])
 # subprocess and temp files) and `config show`'s module (json and the TOML writer).
 OFF_CONFIG_VALIDATE = (
     "start.cli.config_edit",
+    "start.cli.config_editor",
     "start.setup.edit",
     "start.setup.layerfile",
     "start.config.show",
