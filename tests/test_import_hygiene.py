@@ -79,6 +79,8 @@ OFF_THE_LAUNCH_PATH = {
     "start.board.file": "opening the board: only `start board` and start mcp's board tools",
     "start.board.runner": "only `start board run` runs the board's items",
     "start.cli.board": "the `start board` commands",
+    "start.cli.board_items": "the `start board` commands that make and change items",
+    "start.cli.board_options": "what the `start board` commands take",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}
@@ -168,7 +170,9 @@ def test_the_trace_shows_the_mcp_server_when_it_is_imported(env: dict[str, str])
 # subprocess and temp files) and `config show`'s module (json and the TOML writer).
 OFF_CONFIG_VALIDATE = (
     "start.cli.config_edit",
+    "start.cli.config_editor",
     "start.setup.edit",
+    "start.setup.layerfile",
     "start.config.show",
     "subprocess",
     "tempfile",

@@ -23,8 +23,9 @@ from start.config.model import LAYERS, Config
 from start.ui import console, display
 from start.ui.console import Styled
 
-# The editing commands live in start.cli.config_edit, which imports tomlkit, the editor's
-# subprocess and temp files; it is loaded only when one of them runs (or help lists them).
+# The editing commands live in start.cli.config_edit and start.cli.config_editor, which import
+# tomlkit, the editor's subprocess and temp files; they are loaded only when one of them runs (or
+# help lists them).
 _EDITING = ("add", "edit", "remove", "set", "unset")
 
 
@@ -34,9 +35,10 @@ class _ConfigGroup(Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in _EDITING and name not in self.commands:
-            from start.cli import config_edit
+            from start.cli import config_edit, config_editor
 
             config_edit.register(self)
+            config_editor.register(self)
         return self.commands.get(name)
 
 

@@ -1,30 +1,27 @@
-"""`start config set | unset | add | remove | edit`: change config files from the command line."""
+"""`start config set | unset | add | remove`: change config files from the command line (`edit`,
+in an editor: start.cli.config_editor)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-from start.base.errors import ExitCode, Problem, StartError, UsageError
+from start.base.errors import ExitCode, Problem, UsageError
 from start.cli.commands import Choice, command
 from start.cli.options import common_options, completer, printer
 from start.cli.state import get_options
-from start.config import files, schema
+from start.config import schema
 from start.config.show import toml_value
-from start.setup import edit
+from start.setup import edit, layerfile
 from start.ui import console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _project(function: F) -> F:
+def project_option(function: F) -> F:
     """--project; --local, its old name, still works but is not listed."""
     function = click.option("--local", "project", is_flag=True, hidden=True)(function)
     return click.option(
@@ -120,28 +117,28 @@ def _field_options(function: F) -> F:
     return function
 
 
-def _scope(project: bool) -> edit.Scope:
+def layer_scope(project: bool) -> layerfile.Scope:
     options = get_options()
     if project and options.no_project:
         raise UsageError(
             "--project edits the project's config, so it cannot be used with --no-project"
         )
-    layer: edit.Layer = "project" if project else "global"
-    return edit.Scope(layer, options.workdir, use_project=not options.no_project)
+    layer: layerfile.Layer = "project" if project else "global"
+    return layerfile.Scope(layer, options.workdir, use_project=not options.no_project)
 
 
-def _interactive() -> bool:
+def interactive() -> bool:
     return console.is_tty(sys.stdin)
 
 
-def _show_problems(problems: tuple[Problem, ...]) -> None:
+def show_file_problems(problems: tuple[Problem, ...]) -> None:
     """Problems of an edited file, the file named once (as `start config validate` shows them)."""
     from start.cli.problems import show_problems
 
     show_problems(printer(), problems)
 
 
-def _result(
+def print_result(
     path: str, changed: bool, problems: tuple[Problem, ...], copied: edit.Copied | None = None
 ) -> None:
     data: dict[str, Any] = {
@@ -155,14 +152,14 @@ def _result(
 
 
 def _report(
-    outcome: edit.Outcome,
+    outcome: layerfile.Outcome,
     done: str,
     unchanged: str,
     copied: tuple[str, edit.Copied] | None = None,
 ) -> int:
     """The outcome; `copied`, the item (as "agent 'llm'") copied from a lower layer first."""
     if get_options().json:
-        _result(outcome.path, outcome.changed, outcome.problems, copied and copied[1])
+        print_result(outcome.path, outcome.changed, outcome.problems, copied and copied[1])
         return ExitCode.OK
     if copied is not None:
         what, source = copied
@@ -174,7 +171,7 @@ def _report(
         out.note(f"  from {source.path}")
         out.note(f"  into {outcome.path}")
     printer().note(f"{done if outcome.changed else unchanged} ({outcome.path})")
-    _show_problems(outcome.problems)
+    show_file_problems(outcome.problems)
     return ExitCode.OK
 
 
@@ -196,12 +193,12 @@ def _report(
 )
 @click.argument("key", shell_complete=completer("complete_settings"))
 @click.argument("value", shell_complete=completer("complete_setting_values"))
-@_project
+@project_option
 @common_options
 def set_(key: str, value: str, project: bool) -> int:
     if "." in key:
         return _set_field(key, value, project)
-    outcome = edit.set_setting(_scope(project), key, value)
+    outcome = edit.set_setting(layer_scope(project), key, value)
     shown = f"{key} = {toml_value(edit.parse_setting(key, value))}"
     return _report(outcome, f"Set {shown}", f"Already set: {shown}")
 
@@ -210,7 +207,7 @@ def _set_field(key: str, text: str, project: bool) -> int:
     """`agents.llm.default_model echo`: one field of an item, copied first from a lower layer."""
     section, name, field, sub = edit.item_field(key)
     value = edit.parse_field(section, field, sub, text)
-    outcome, copied = edit.set_fields(_scope(project), section, name, {field: value})
+    outcome, copied = edit.set_fields(layer_scope(project), section, name, {field: value})
     kind = schema.KIND_OF[section]
     shown = f"{key} = {toml_value(value[sub] if sub is not None else value)}"
     what = (f"{kind} '{name}'", copied) if copied is not None else None
@@ -224,7 +221,7 @@ def _set_field(key: str, text: str, project: bool) -> int:
     ]
 )
 @click.argument("key", shell_complete=completer("complete_settings"))
-@_project
+@project_option
 @common_options
 def unset(key: str, project: bool) -> int:
     """Remove a setting, so the next layer's value or the default applies; or one field of an
@@ -233,7 +230,7 @@ def unset(key: str, project: bool) -> int:
     KEY is what 'start config set' takes: a setting, or SECTION.NAME.FIELD (a table field such
     as models takes .KEY too).
     """
-    scope = _scope(project)
+    scope = layer_scope(project)
     unsetting = edit.unset_field if "." in key else edit.unset_setting
     outcome = unsetting(scope, key)
     return _report(outcome, f"Unset {key}", f"{key} is not set in the {scope.layer} config")
@@ -260,7 +257,7 @@ def unset(key: str, project: bool) -> int:
 @click.argument("kind", type=Choice(list(schema.SECTION_OF)), metavar="KIND")
 @click.argument("name", shell_complete=completer("complete_kind_names"))
 @_field_options
-@_project
+@project_option
 @common_options
 def add(kind: str, name: str, project: bool, **values: Any) -> int:
     """Add an agent, role, context or task, with fields given as flags.
@@ -298,7 +295,7 @@ def add(kind: str, name: str, project: bool, **values: Any) -> int:
         given["params"] = _params(given["params"])
     if given.get("output", "text") not in schema.OUTPUTS:
         given["output"] = {"schema": given["output"]}  # a schema file, beside the config file
-    scope = _scope(project)
+    scope = layer_scope(project)
     if edit.in_lower_layer(scope, section, name):
         # A built-in item (say): copied whole with its comments, then the fields given are set.
         fields = {f: given[f] for f in known if f in given}
@@ -349,7 +346,7 @@ def _missing_fields(section: str, kind: str, given: dict[str, Any]) -> dict[str,
         needed = []
     if not needed:
         return {}
-    if not _interactive():
+    if not interactive():
         if section == "agents":
             flags = " and ".join(_flag(f) for f in needed)
             raise UsageError(f"an agent needs {flags}")
@@ -365,7 +362,7 @@ def _missing_fields(section: str, kind: str, given: dict[str, Any]) -> dict[str,
 )
 @click.argument("kind", type=Choice(list(schema.SECTION_OF)), metavar="KIND")
 @click.argument("name", shell_complete=completer("complete_kind_names"))
-@_project
+@project_option
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @common_options
 def remove(kind: str, name: str, project: bool, yes: bool) -> int:
@@ -373,150 +370,25 @@ def remove(kind: str, name: str, project: bool, yes: bool) -> int:
 
     KIND is agent, role, context or task. Asks first on a terminal; without one, --yes is required.
     """
-    scope = _scope(project)
+    scope = layer_scope(project)
     section = schema.SECTION_OF[kind]
     if not yes:
         path = edit.find_item(scope, section, name)
-        if not _interactive():
+        if not interactive():
             raise UsageError(f"not removing {kind} '{name}' without confirmation; pass --yes")
-        if not _confirm(f"Remove {kind} '{name}' from {path}?", default=False):
+        if not confirm(f"Remove {kind} '{name}' from {path}?", default=False):
             printer().line("Nothing was removed.")
             return ExitCode.ERROR
     outcome = edit.remove_item(scope, section, name)
     return _report(outcome, f"Removed {kind} '{name}'", f"{kind} '{name}' is already gone")
 
 
-@command(
-    "edit",
-    examples=[
-        ("Your global config.toml", "start config edit"),
-        ("The project's tasks.toml", "start config edit --project tasks.toml"),
-    ],
-)
-@click.argument("file", default=edit.MAIN_FILE, type=Choice(files.LAYER_FILES), metavar="[FILE]")
-@_project
-@common_options
-def edit_(file: str, project: bool) -> int:
-    """Open a config file in $VISUAL, $EDITOR or vi, then validate it.
-
-    FILE is config.toml (the default), agents.toml, roles.toml, contexts.toml or tasks.toml. An
-    invalid file is kept as saved and its problems are listed (exit 3); on a terminal you are
-    offered to re-open it first. A missing global config.toml can start as the commented starter
-    that 'start init' writes.
-    """
-    scope = _scope(project)
-    if _named_editor() is None and not _interactive():
-        # vi on a pipe or /dev/null draws to nothing and waits for keys that never come. An
-        # editor the user named may need no terminal (a script, "code --wait"): it is run.
-        raise UsageError(
-            "vi (the editor when $VISUAL and $EDITOR are unset) needs a terminal, and stdin is "
-            "not one; run 'start config edit' on a terminal, name an editor in $VISUAL or "
-            "$EDITOR, or change the config with 'start config set', 'add' or 'remove'"
-        )
-    target = edit.file_target(scope, file)
-    if scope.layer == "global" and file == edit.MAIN_FILE and not os.path.exists(target.path):
-        _offer_starter(target.path)
-    original = edit.current_bytes(target)
-    workspace = tempfile.mkdtemp(prefix="start-edit-")
-    keep = False
-    try:
-        copy = os.path.join(workspace, file)
-        with open(copy, "wb") as handle:
-            handle.write(original)
-        data, problems = _edit_until_accepted(target, copy, original)
-        if data == original:
-            if get_options().json:
-                _result(target.path, False, ())
-            else:
-                printer().note(f"No changes ({target.path})")
-            return ExitCode.OK
-        try:
-            outcome = edit.replace_file(target, data, original)
-        except StartError as error:
-            keep = True
-            raise StartError(f"{error}; your version is kept in {copy}") from error
-    finally:
-        if not keep:
-            shutil.rmtree(workspace, ignore_errors=True)
-    invalid = any(p.is_error for p in problems)
-    if get_options().json:
-        _result(target.path, True, outcome.problems)
-        return ExitCode.CONFIG if invalid else ExitCode.OK
-    if invalid:
-        # Shown again when the user chose not to re-open the editor: the line ends in a colon.
-        printer().line(f"Saved {target.path}, but the config is invalid:")
-    else:
-        printer().note(f"Saved {target.path}")
-    _show_problems(outcome.problems)
-    return ExitCode.CONFIG if invalid else ExitCode.OK
-
-
-def _confirm(question: str, *, default: bool) -> bool:
+def confirm(question: str, *, default: bool) -> bool:
     answer: bool = click.confirm(console.printable(question), default=default, err=True)
     return answer
 
 
-def _offer_starter(path: str) -> None:
-    """On a terminal, offer the commented starter config of `start init` for a new global file."""
-    if not _interactive():
-        return
-    if not _confirm(
-        f"{path} does not exist. Start from the commented starter config?", default=True
-    ):
-        return
-    from start.setup import init as starter
-
-    options = get_options()
-    detection = starter.detect(options.workdir)
-    agent, _reason = starter.choose_agent(detection, None)
-    text = starter.global_text(agent, detection, starter.taken(os.path.dirname(path), path))
-    written = starter.create(path, text, force=False)
-    printer().note(f"start: wrote {written.target}")
-
-
-def _edit_until_accepted(
-    target: edit.Target, copy: str, original: bytes
-) -> tuple[bytes, tuple[Problem, ...]]:
-    """Edit the copy; on a terminal, offer to re-open it while it is invalid.
-
-    Returns the bytes and their problems.
-    """
-    while True:
-        _run_editor(copy)
-        with open(copy, "rb") as handle:
-            data = handle.read()
-        if data == original:
-            return data, ()
-        problems = edit.check(target, data)
-        if not any(p.is_error for p in problems) or not _interactive():
-            return data, problems
-        printer().line(f"{target.path} would be invalid:")
-        _show_problems(problems)
-        if not _confirm("Re-open the editor?", default=True):
-            return data, problems
-
-
-def _named_editor() -> str | None:
-    """The editor the user named: $VISUAL, else $EDITOR (None: vi)."""
-    return os.environ.get("VISUAL") or os.environ.get("EDITOR") or None
-
-
-def _run_editor(path: str) -> None:
-    editor = _named_editor() or "vi"
-    # As git does: the variable may carry arguments ("code --wait"), and the path is passed as a
-    # positional parameter, never parsed by the shell. The editor needs the terminal, so this is
-    # not a `start.proc.shell` command (no captured output, no timeout).
-    try:
-        result = subprocess.run(["/bin/sh", "-c", f'{editor} "$@"', editor, str(path)])
-    except OSError as error:
-        raise StartError(f"cannot run the editor '{editor}': {error.strerror}") from error
-    if result.returncode != 0:
-        raise StartError(
-            f"the editor '{editor}' exited with status {result.returncode}; nothing was saved"
-        )
-
-
 def register(group: click.Group) -> None:
     """Add the editing commands to the `config` group."""
-    for each in (set_, unset, add, remove, edit_):
+    for each in (set_, unset, add, remove):
         group.add_command(each)

@@ -9,6 +9,7 @@ from start.cli.commands import command
 from start.cli.options import common_options
 from start.cli.state import Options, get_options
 from start.setup import doctor as core
+from start.setup.report import SECTIONS, Check, Report
 from start.ui import console, display
 from start.ui.console import Styled
 
@@ -53,14 +54,14 @@ def doctor() -> int:
     return ExitCode.OK if report.healthy else ExitCode.ERROR
 
 
-def show(report: core.Report, options: Options) -> None:
+def show(report: Report, options: Options) -> None:
     """The report on stdout: it is the command's data. Problems carry a one-line fix.
 
     Long lines wrap with a hanging indent. Without -v, the checks that share a `fold` label (the
     shipped agents that are not installed) collapse into one line.
     """
     page = display.Page()
-    for section in core.SECTIONS:
+    for section in SECTIONS:
         checks = [c for c in report.checks if c.section == section]
         if options.quiet:
             checks = [c for c in checks if c.is_problem]
@@ -89,9 +90,9 @@ def show(report: core.Report, options: Options) -> None:
     page.show(no_color=options.no_color)
 
 
-def fold(checks: Sequence[core.Check]) -> list[core.Check]:
+def fold(checks: Sequence[Check]) -> list[Check]:
     """Checks with the same `fold` label become one line, where the first of them was."""
-    folded: dict[str, list[core.Check]] = {}
+    folded: dict[str, list[Check]] = {}
     for check in checks:
         if check.fold is not None:
             folded.setdefault(check.fold, []).append(check)
@@ -102,13 +103,11 @@ def fold(checks: Sequence[core.Check]) -> list[core.Check]:
         elif folded[check.fold][0] is check:
             group = folded[check.fold]
             names = ", ".join(c.subject for c in group)
-            result.append(
-                core.Check(check.section, check.status, check.fold, f"{names} ({len(group)})")
-            )
+            result.append(Check(check.section, check.status, check.fold, f"{names} ({len(group)})"))
     return result
 
 
-def summary(report: core.Report) -> Styled:
+def summary(report: Report) -> Styled:
     if report.healthy:
         return Styled("✓ healthy: no errors or warnings", "green")
     parts = [

@@ -9,13 +9,13 @@ reported. Whether that makes the run a success (exit status, an empty answer) is
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from start.base import jsontext
 from start.base.errors import StartError
 from start.base.record import Record
 from start.config.schema import ENVELOPES
+from start.runs import agentjson
 
 
 class Answer(Record):
@@ -60,35 +60,12 @@ def read(
     where = _SESSIONS.get(envelope)
     session = where(output) if where is not None else None
     return Answer(
-        _whole(found.text),
-        None if found.error is None else _whole(found.error),
-        _plain(found.usage),
-        tuple(_whole(line) for line in found.denied),
-        _whole(session) if isinstance(session, str) and session else None,
+        agentjson.whole(found.text),
+        None if found.error is None else agentjson.whole(found.error),
+        agentjson.plain(found.usage),
+        tuple(agentjson.whole(line) for line in found.denied),
+        agentjson.whole(session) if isinstance(session, str) and session else None,
     )
-
-
-def _whole(text: str) -> str:
-    """`text` with each lone surrogate (a JSON escape such as `\\ud800`, which no UTF-8 can hold)
-    made U+FFFD, as start.base.fs.text makes an invalid byte: text that can be printed and kept."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return text
-
-
-def _plain(value: Any) -> Any:
-    """A JSON value with its strings `_whole`."""
-    if isinstance(value, str):
-        return _whole(value)
-    if isinstance(value, dict):
-        return {_whole(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    return value
 
 
 class _Output(Record):
@@ -99,42 +76,6 @@ class _Output(Record):
 
 def _text(output: _Output) -> Answer:
     return Answer(output.stdout.strip("\n"), None)
-
-
-# How deep an agent's JSON output may nest: an answer's limit, and room for the envelope around it.
-_ENVELOPE_DEPTH: Final = jsontext.DEPTH_LIMIT + 10
-
-
-def _loads(text: str) -> Any:
-    """JSON of an agent's output, refused (ValueError) when it nests deeper than _ENVELOPE_DEPTH."""
-    return jsontext.loads(text, _ENVELOPE_DEPTH)
-
-
-def _objects(text: str) -> Iterator[dict[str, Any]]:
-    """The JSON objects of `text`: one value (an object, or an array of them) or JSON lines.
-    A line that is not JSON (or nests deeper than _ENVELOPE_DEPTH) is skipped, as CLIs print
-    warnings among their events."""
-    text = text.strip()
-    if not text:
-        return
-    try:
-        whole = _loads(text)
-    except ValueError:
-        whole = None
-        for line in text.splitlines():
-            line = line.strip()
-            if not line.startswith("{"):
-                continue
-            try:
-                value = _loads(line)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                yield value
-    if isinstance(whole, dict):
-        yield whole
-    elif isinstance(whole, list):
-        yield from (item for item in whole if isinstance(item, dict))
 
 
 def _no_json(what: str) -> EnvelopeError:
@@ -150,7 +91,9 @@ def _result(output: _Output) -> Answer:
     or among lines."""
     if _empty(output):
         return Answer("", None)
-    found = [o for o in _objects(output.stdout) if o.get("type") == "result" or "is_error" in o]
+    found = [
+        o for o in agentjson.objects(output.stdout) if o.get("type") == "result" or "is_error" in o
+    ]
     if not found:
         raise _no_json("JSON result object")
     result = found[-1]
@@ -162,22 +105,15 @@ def _result(output: _Output) -> Answer:
         if result.get(field) is not None:
             text = json.dumps(result[field], ensure_ascii=False)
             break
-    usage = _usage(result, "usage", "total_cost_usd", "num_turns")
+    usage = agentjson.usage(result, "usage", "total_cost_usd", "num_turns")
     subtype = result.get("subtype")
     denied = _denials(result.get("permission_denials"))
     if result.get("is_error") or (isinstance(subtype, str) and subtype.startswith("error")):
         # Qwen Code puts its own words in an `error` object; its subtype says only
         # error_during_execution.
-        said = _message(result.get("error")) or text
+        said = agentjson.message(result.get("error")) or text
         return Answer("", said or str(subtype or "the agent reported an error"), usage, denied)
     return Answer(text, None, usage, denied)
-
-
-def _message(error: object) -> str | None:
-    """The message of an `error` value: a string, or an object with a `message`."""
-    if isinstance(error, dict):
-        error = error.get("message")
-    return error if isinstance(error, str) and error else None
 
 
 def _denials(found: object) -> tuple[str, ...]:
@@ -199,12 +135,12 @@ def _denials(found: object) -> tuple[str, ...]:
 def _gemini(output: _Output) -> Answer:
     """Gemini CLI: {"response", "stats"} on stdout; a failure as {"error"} on stdout, or, when
     the model call failed, on stderr after its stack traces (stdout then empty)."""
-    found = list(_objects(output.stdout))
+    found = list(agentjson.objects(output.stdout))
     if not found and not _empty(output):
         raise _no_json("JSON object")
-    errors = [o for o in _objects(_last_object(output.stderr)) if o.get("error")]
+    errors = [o for o in agentjson.objects(agentjson.last_object(output.stderr)) if o.get("error")]
     value = found[-1] if found else errors[-1] if errors else {}
-    error, usage = value.get("error"), _usage(value, "stats")
+    error, usage = value.get("error"), agentjson.usage(value, "stats")
     if error:
         return Answer("", _gemini_error(error), usage)
     text = value.get("response")
@@ -214,30 +150,22 @@ def _gemini(output: _Output) -> Answer:
 def _gemini_error(error: object) -> str:
     """Gemini's error message, which quotes the API's error body as JSON text when the model
     call failed: that body's message, with its code and status."""
-    message = _message(error) or str(error)
+    message = agentjson.message(error) or str(error)
     try:
-        body = _loads(message)
+        body = agentjson.loads(message)
     except ValueError:
         return message
     inner = body.get("error") if isinstance(body, dict) else None
-    said = _message(inner)
+    said = agentjson.message(inner)
     if not isinstance(inner, dict) or said is None:
         return message
     status = " ".join(str(inner[key]) for key in ("code", "status") if inner.get(key))
     return f"{status}: {said}" if status else said
 
 
-def _last_object(text: str) -> str:
-    """The last top-level JSON object of `text` that starts a line, or "" (Gemini CLI prints
-    it indented over several lines, after other output)."""
-    start = text.rfind("\n{")
-    start = start + 1 if start >= 0 else (0 if text.startswith("{") else -1)
-    return text[start:] if start >= 0 else ""
-
-
 def _codex(output: _Output) -> Answer:
     """Codex: JSON lines of events; the final answer also in the answer file."""
-    events = list(_objects(output.stdout))
+    events = list(agentjson.objects(output.stdout))
     messages, errors, usage = [], [], None
     for event in events:
         kind = event.get("type")
@@ -249,9 +177,9 @@ def _codex(output: _Output) -> Answer:
             errors.append(str(event["message"]))
         elif kind == "turn.failed":
             error = event.get("error")
-            errors.append(_message(error) or str(error))
+            errors.append(agentjson.message(error) or str(error))
         elif kind == "turn.completed":
-            usage = _usage(event, "usage")
+            usage = agentjson.usage(event, "usage")
     text = output.filed or (messages[-1] if messages else "")
     if errors:
         return Answer("", errors[-1], usage)
@@ -262,7 +190,7 @@ def _codex(output: _Output) -> Answer:
 
 def _opencode(output: _Output) -> Answer:
     """opencode: JSON lines of events; the answer is its text parts joined."""
-    events = list(_objects(output.stdout))
+    events = list(agentjson.objects(output.stdout))
     if not events:
         if _empty(output):
             return Answer("", None)
@@ -276,9 +204,9 @@ def _opencode(output: _Output) -> Answer:
             error = event.get("error")
             data = error.get("data") if isinstance(error, dict) else None
             name = error.get("name") if isinstance(error, dict) else None
-            return Answer("", _message(data) or str(name or error), usage)
+            return Answer("", agentjson.message(data) or str(name or error), usage)
         elif kind == "step_finish" and isinstance(part, dict):
-            usage = _usage(part, "tokens", "cost")
+            usage = agentjson.usage(part, "tokens", "cost")
     return Answer("".join(parts), None, usage)
 
 
@@ -295,7 +223,7 @@ def _continue(output: _Output) -> Answer:
     if not text:
         return Answer("", None)
     try:
-        value = _loads(text)
+        value = agentjson.loads(text)
     except ValueError:
         raise _no_json("JSON answer, nor cn's wrapper of a text answer") from None
     wrapped = (
@@ -310,7 +238,7 @@ def _continue(output: _Output) -> Answer:
 
 def _cline(output: _Output) -> Answer:
     """Cline: JSON lines of events ending in a run_result."""
-    events = list(_objects(output.stdout))
+    events = list(agentjson.objects(output.stdout))
     runs = [e for e in events if e.get("type") == "run_result"]
     if not runs:
         errors = [e for e in events if e.get("type") == "error"]
@@ -321,7 +249,7 @@ def _cline(output: _Output) -> Answer:
         raise _no_json("run_result event")
     run = runs[-1]
     text = run.get("text") if isinstance(run.get("text"), str) else ""
-    reason, usage = run.get("finishReason"), _usage(run, "usage")
+    reason, usage = run.get("finishReason"), agentjson.usage(run, "usage")
     if reason not in (None, "completed"):
         return Answer("", f"finished as {reason}" + (f": {text}" if text else ""), usage)
     return Answer(str(text), None, usage)
@@ -330,18 +258,18 @@ def _cline(output: _Output) -> Answer:
 def _droid(output: _Output) -> Answer:
     """Droid's stream-json: JSON lines of events, the answer in the last `completion`; a
     failure is `error` events, the cause first and droid's own "Exec failed" last."""
-    events = list(_objects(output.stdout))
-    errors = [e for e in events if e.get("type") == "error" and _message(e)]
+    events = list(agentjson.objects(output.stdout))
+    errors = [e for e in events if e.get("type") == "error" and agentjson.message(e)]
     if errors:
         causes = [e for e in errors if e.get("source") != "cli"] or errors
-        return Answer("", "; ".join(dict.fromkeys(str(_message(e)) for e in causes)), None)
+        return Answer("", "; ".join(dict.fromkeys(str(agentjson.message(e)) for e in causes)), None)
     done = [e for e in events if e.get("type") == "completion"]
     if not done:
         if _empty(output):
             return Answer("", None)
         raise _no_json("completion event")
     text = done[-1].get("finalText")
-    usage = _usage(done[-1], "usage", "numTurns")
+    usage = agentjson.usage(done[-1], "usage", "numTurns")
     return Answer(text if isinstance(text, str) else "", None, usage)
 
 
@@ -418,11 +346,6 @@ def size_text(count: int) -> str:
     return f"{count / (1 << 20):.1f}".removesuffix(".0") + " MiB"
 
 
-def _usage(value: Mapping[str, Any], *keys: str) -> dict[str, Any] | None:
-    found = {key: value[key] for key in keys if value.get(key) is not None}
-    return found or None
-
-
 _READERS: Final[Mapping[str, Callable[[_Output], Answer]]] = {
     "text": _text,
     "result": _result,
@@ -442,7 +365,7 @@ def _keyed(key: str, kind: str | None = None) -> Callable[[_Output], object]:
     def found(output: _Output) -> object:
         values = [
             o.get(key)
-            for o in _objects(output.stdout)
+            for o in agentjson.objects(output.stdout)
             if o.get(key) is not None and (kind is None or o.get("type") == kind)
         ]
         return values[-1] if values else None

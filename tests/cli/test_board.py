@@ -1,5 +1,5 @@
 """`start board` for people: the listing, add, show, claim, update, done, fail, reassign and
-watch, with their exit codes and --json (start.cli.board)."""
+watch, with their exit codes and --json (start.cli.board, start.cli.board_items)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,83 @@
+"""What the `start board` commands take: the ID argument, --as, --epoch, --meta, their board."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from start import board
+from start.base import inputs
+from start.base.errors import UsageError
+from start.board import Holder
+from start.board import file as boardfile
+from start.board.store import Board
+from start.cli.inputs import ITEM_ID, count
+from start.cli.options import F, completer
+from start.cli.state import get_options
+
+EPILOG = """
+Exit codes: 0 ok; 1 a watched item failed; 2 usage; 4 no such item; 75 refused (the item is
+another's, blocked, finished or reassigned since your claim; nothing ready for claim --next);
+124 a watch timed out.
+
+Docs: start help --topic board
+"""
+
+
+def item_id(required: bool = True) -> Callable[[F], F]:
+    """The ID argument, completed by the shell with the board's ids."""
+    return click.argument(
+        "id_",
+        metavar="ID",
+        type=ITEM_ID,
+        required=required,
+        shell_complete=completer("complete_items"),
+    )
+
+
+def as_option(function: F) -> F:
+    return click.option(
+        "--as",
+        "name",
+        metavar="NAME",
+        help="Act as NAME (default: your login name). Agents get their own identity from start "
+        "mcp and start board run.",
+    )(function)
+
+
+def epoch_option(function: F) -> F:
+    return click.option(
+        "--epoch",
+        type=count(),
+        metavar="N",
+        help="The epoch your claim got: refused if the item was reassigned since.",
+    )(function)
+
+
+def person(name: str | None) -> Holder:
+    return board.person(name if name is not None else board.login())
+
+
+@contextmanager
+def open_board(sweep: bool = True) -> Iterator[Board]:
+    with boardfile.opened(get_options().workdir, sweep=sweep) as opened:
+        yield opened
+
+
+def metadata(words: tuple[str, ...]) -> dict[str, Any] | None:
+    """--meta KEY=VALUE: VALUE as JSON when it is JSON (2, true, null), else as text
+    (start.base.inputs.metadata_value); the board holds the whole to the metadata's rule."""
+    from start.base import fs
+
+    if not words:
+        return None
+    found: dict[str, Any] = {}
+    for word in words:
+        key, equals, value = fs.arg_text(word).partition("=")
+        if not equals or not key:
+            raise UsageError(f"--meta takes KEY=VALUE, not {inputs.quoted(word)}")
+        found[key] = inputs.metadata_value(value)
+    return found
