@@ -123,7 +123,6 @@ def run(
     signal is raised again.
     """
     from start.proc import agents as agentrun
-    from start.proc import lineage
     from start.runs import headless
 
     shown = door or Door()
@@ -135,12 +134,14 @@ def run(
     timeout = vetted.timeout or settings.print_timeout
     below = vetted.door != CLI
     mark = {DEPTH_VARIABLE: str(scope.depth + 1)} if below else None
+    registered: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+    if below:
+        from start.proc import lineage  # the process tree: only below another door
+
+        registered = lineage.registered(scope.depth + 1)
     stopped: agentrun.Interrupted | None = None
     try:
-        with (
-            lineage.registered(scope.depth + 1) if below else contextlib.nullcontext(),
-            shown.running(each) as on_state,
-        ):
+        with registered, shown.running(each) as on_state:
             done = headless.run_each(
                 each, timeout, settings.print_agents, on_state, env=mark, owner=owner
             )

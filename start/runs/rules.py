@@ -23,7 +23,6 @@ start.compose.pipeline.level applies. Nothing here imports the MCP SDK, prints o
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
@@ -44,7 +43,6 @@ from start.compose.ask import AGENT, ONLY_THE_USER, Ask
 from start.config import schema
 from start.config.load import load
 from start.config.model import Config, Task
-from start.proc import lineage
 
 
 class RequestError(StartError):
@@ -129,6 +127,8 @@ def arguments(task: Task) -> tuple[Argument, ...]:
     for param in task.params:
         description = param.description or f"The task's parameter {param.name}"
         if param.default is not None:
+            import json  # only an agent's listing of a task's arguments
+
             description += f" (default: {json.dumps(param.default, ensure_ascii=False)})"
         found.append(Argument(param.name, description, required=param.default is None))
     return tuple(found)
@@ -194,6 +194,8 @@ MOST_AGENTS: Final = 16
 def depth(environ: Mapping[str, str] | None = None) -> int:
     """This process's depth: the deeper of what DEPTH_VARIABLE says (0 when unset, UNREADABLE
     when it is not a count) and what the process tree says (lineage.depth)."""
+    from start.proc import lineage  # the process tree: only where an agent may ask
+
     value = (os.environ if environ is None else environ).get(DEPTH_VARIABLE, "").strip()
     told = 0
     if value:
