@@ -100,7 +100,8 @@ def continue_(
     if agent is None or agent.resume_command is None:
         raise UsageError(
             f"run {earlier.id}'s agent, {earlier.agent}, cannot continue a conversation: it has "
-            f"no resume_command. {_who_can(agents)}"
+            "no resume_command (see \"Continuing a conversation\" in 'start help agents'). "
+            f"{_who_can(agents)}"
         )
     if earlier.session_id is None:
         raise UsageError(
@@ -164,5 +165,7 @@ def _agents(workdir: str) -> Mapping[str, Agent]:
 
 def _who_can(agents: Mapping[str, Agent]) -> str:
     """The agents whose conversations `start continue` can continue."""
-    able = [name for name, agent in agents.items() if agent.resume_command is not None]
+    from start.compose.launch import able_to_continue
+
+    able = able_to_continue(agents)
     return f"Agents that can continue: {', '.join(able)}." if able else ""

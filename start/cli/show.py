@@ -74,6 +74,9 @@ def _page(page: display.Page, found: details.Details) -> None:
         _row(page, "replaces" if index == 0 else "", text)
     if found.trust != "no project config":
         _row(page, "project", found.trust)
+    if found.continuing is not None:
+        able = "yes" if found.continuing.able else "no"
+        _row(page, "continue", f"{able}: {found.continuing.reason}")
 
     fields = show.item_fields(item)
     fields.pop("params", None)

@@ -21,7 +21,7 @@ from start.compose import resolve, sources
 from start.compose.ask import Ask
 from start.config import files, params, positions, schema
 from start.config.load import load
-from start.config.model import LAYERS, Config, Item, Param, Task
+from start.config.model import LAYERS, Agent, Config, Item, Param, Task
 
 # The words for a kind on the command line, singular or plural (as `config show` takes them),
 # and the section each one names.
@@ -51,6 +51,13 @@ class Choice(Record):
     reason: str
 
 
+class Continuing(Record):
+    """Whether `start continue` can continue an agent's headless runs, and why."""
+
+    able: bool
+    reason: str
+
+
 class Details(Record):
     section: str  # agents, roles, contexts or tasks
     item: Item
@@ -60,6 +67,7 @@ class Details(Record):
     notes: tuple[str, ...]  # what was not read or run, and why
     choices: tuple[Choice, ...]  # a task's role, agent and model
     trust: str  # the project's trust, in a few words
+    continuing: Continuing | None = None  # for an agent
 
     @property
     def kind(self) -> str:
@@ -220,6 +228,24 @@ def describe(config: Config, section: str, item: Item, *, run: bool = False) -> 
         tuple(notes),
         choices,
         trust_note,
+        continuing(item, config.agents) if isinstance(item, Agent) else None,
+    )
+
+
+def continuing(agent: Agent, agents: Mapping[str, Agent]) -> Continuing:
+    """Whether `start continue` can continue the agent's headless runs: only through a
+    resume_command, which its CLI's headless form must have a way to take."""
+    from start.compose.launch import able_to_continue
+
+    if agent.resume_command is not None:
+        return Continuing(True, "start continue resumes its headless runs' conversations")
+    if agent.print_command is None:
+        return Continuing(False, "it has no headless form (print_command) to continue")
+    able = ", ".join(able_to_continue(agents)) or "none"
+    return Continuing(
+        False,
+        'it has no resume_command, which start continue needs ("Continuing a conversation" '
+        f"in 'start help agents' says which CLIs can resume headless). Agents that can: {able}",
     )
 
 
@@ -370,6 +396,11 @@ def as_data(details: Details) -> dict[str, Any]:
         "notes": list(details.notes),
         "trust": details.trust,
     }
+    if details.continuing is not None:
+        data["continue"] = {
+            "able": details.continuing.able,
+            "reason": details.continuing.reason,
+        }
     if details.choices:
         data["selects"] = {
             choice.what: {"value": choice.value, "reason": choice.reason}

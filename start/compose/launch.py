@@ -279,6 +279,12 @@ def resume_command(agent: Agent) -> str:
     return agent.resume_command
 
 
+def able_to_continue(agents: Mapping[str, Agent]) -> list[str]:
+    """The agents whose headless runs `start continue` can continue: those with a
+    resume_command, in their config's order."""
+    return [name for name, agent in agents.items() if agent.resume_command is not None]
+
+
 def permission_options(agent: Agent, level: str) -> list[str]:
     """The options that give the agent's headless form `level`; HeadlessError where its CLI
     cannot enforce that level."""

@@ -28,7 +28,7 @@ LEVELS: Final = ("read-only", "edit", "full")
 # How each CLI's headless output carries its answer (an agent's `print_output`); docs/agents.md
 # ("Headless runs") describes each.
 ENVELOPES: Final = (
-    "text",  # stdout is the answer (llm, copilot -s)
+    "text",  # stdout is the answer (cn -p)
     "result",  # a JSON result object, alone, in an array or among JSON lines (claude, qwen, ...)
     "gemini",  # {"response": ..., "stats": ...} or {"error": {...}}
     "codex",  # JSON lines of events; the answer also in {answer_file}
@@ -37,6 +37,8 @@ ENVELOPES: Final = (
     "cline",  # JSON lines of events, the last a run_result
     "droid",  # droid exec's stream-json: JSON lines of events, the answer in a completion
     "aider",  # text after aider's banner, before its token count
+    "llm",  # llm prompt --json: an array of the records `llm logs --json` shows
+    "copilot",  # copilot --output-format json: JSON lines of events, the last a result
 )
 
 _SOURCE: Final = {

@@ -324,6 +324,43 @@ def _aider(output: _Output) -> Answer:
     return Answer("\n".join(body).strip("\n"), None, usage)
 
 
+def _llm(output: _Output) -> Answer:
+    """llm prompt --json: an array of the records `llm logs --json` shows, the answer in the
+    last one's `response`. llm prints its failures on stderr, and nothing on stdout."""
+    if _empty(output):
+        return Answer("", None)
+    records = [o for o in agentjson.objects(output.stdout) if "response" in o]
+    if not records:
+        raise _no_json("JSON records of responses")
+    record = records[-1]
+    text = record.get("response")
+    usage = agentjson.usage(record, "input_tokens", "output_tokens", "token_details")
+    return Answer(text if isinstance(text, str) else "", None, usage)
+
+
+def _copilot(output: _Output) -> Answer:
+    """Copilot CLI's --output-format json: JSON lines of events, the answer in the last
+    `assistant.message`, a failure in `session.error` events, the last event a `result`."""
+    events = list(agentjson.objects(output.stdout))
+    if not events:
+        if _empty(output):
+            return Answer("", None)
+        raise _no_json("JSON events")
+    text, errors, usage = "", [], None
+    for event in events:
+        kind, data = event.get("type"), event.get("data")
+        data = data if isinstance(data, dict) else {}
+        if kind == "assistant.message" and isinstance(data.get("content"), str):
+            text = data["content"]
+        elif kind == "session.error":
+            errors.append(agentjson.message(data) or str(data.get("errorType") or "an error"))
+        elif kind == "result":
+            usage = agentjson.usage(event, "usage")
+    if errors:
+        return Answer("", errors[-1], usage)
+    return Answer(text, None, usage)
+
+
 def _file_text(path: str | None, limit: int) -> str:
     """The answer a CLI wrote to a file (codex's {answer_file}); "" when there is none."""
     if path is None:
@@ -356,6 +393,8 @@ _READERS: Final[Mapping[str, Callable[[_Output], Answer]]] = {
     "cline": _cline,
     "droid": _droid,
     "aider": _aider,
+    "llm": _llm,
+    "copilot": _copilot,
 }
 
 
@@ -374,11 +413,13 @@ def _keyed(key: str, kind: str | None = None) -> Callable[[_Output], object]:
 
 
 # Where each envelope carries the CLI's session id (`claude -p --resume ID`, `codex exec resume
-# ID`, `gemini --resume ID`, ...); the others print none.
+# ID`, `gemini --resume ID`, `llm --cid ID`, ...); the others print none.
 _SESSIONS: Final[Mapping[str, Callable[[_Output], object]]] = {
     "result": _keyed("session_id"),
     "gemini": _keyed("session_id"),
     "codex": _keyed("thread_id", "thread.started"),
     "opencode": _keyed("sessionID"),
     "droid": _keyed("session_id"),
+    "llm": _keyed("conversation_id"),
+    "copilot": _keyed("sessionId", "result"),
 }

@@ -14,6 +14,8 @@ from tests.fake_headless import agent
 
 FAKE = REPO / "tests" / "fake_headless.py"
 
+# The shipped agents that can continue (docs/agents.md, "Continuing a conversation").
+ABLE = "claude, gemini, codex, opencode, qwen, copilot, llm, llm-chat, droid"
 RESUME = 'resume_command = "{bin} ' + str(FAKE) + ' --resume {session} {args} -- {prompt}"\n'
 CONFIG = f"""
 [settings]
@@ -65,8 +67,9 @@ def test_an_agent_that_cannot_resume_names_those_that_can(project: Path) -> None
     assert (result.returncode, result.stdout, result.stderr) == (
         2,
         "",
-        "start: run 1's agent, mute, cannot continue a conversation: it has no resume_command. "
-        "Agents that can continue: claude, gemini, codex, opencode, qwen, talker.\n",
+        "start: run 1's agent, mute, cannot continue a conversation: it has no resume_command "
+        "(see \"Continuing a conversation\" in 'start help agents'). Agents that can continue: "
+        f"{ABLE}, talker.\n",
     )
 
 
@@ -76,7 +79,7 @@ def test_a_run_without_a_session_id_says_so(project: Path) -> None:
     assert (result.returncode, result.stderr) == (
         2,
         "start: run 1 (talker) has no session id to continue: its CLI reported none. Agents "
-        "that can continue: claude, gemini, codex, opencode, qwen, talker.\n",
+        f"that can continue: {ABLE}, talker.\n",
     )
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from start import trust
 from start.config.load import load
-from tests.conftest import invoke, write_tree
+from tests.conftest import invoke, run_start, write_tree
 
 GLOBAL = """\
 [settings]
@@ -187,6 +187,27 @@ def test_a_context_with_its_file_read_and_an_agent(home: Path, isolated: Path) -
     assert agent["text"] is None
     assert agent["fields"]["models"] == {"fast": "two-fast-1"}
     assert "selects" not in agent
+
+
+def test_an_agent_says_whether_start_continue_can_continue_it(home: Path, isolated: Path) -> None:
+    """Issue 49: an agent whose CLI cannot resume a conversation headless says so, with the
+    agents that can; `continue` in --json."""
+    able = "claude, gemini, codex, opencode, qwen, copilot, llm, llm-chat, droid"
+    cannot = (
+        'it has no resume_command, which start continue needs ("Continuing a conversation" '
+        f"in 'start help agents' says which CLIs can resume headless). Agents that can: {able}"
+    )
+    shown = run_start("show", "agent", "cn", "--no-pager", cwd=isolated)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[3] == f"  continue     no: {cannot}"
+    llm = run_start("show", "agent", "llm", "--no-pager", cwd=isolated).stdout.splitlines()
+    assert llm[3] == "  continue     yes: start continue resumes its headless runs' conversations"
+    assert data("agent", "two")["continue"] == {
+        "able": False,
+        "reason": "it has no headless form (print_command) to continue",
+    }
+    assert data("agent", "aider")["continue"] == {"able": False, "reason": cannot}
+    assert "continue" not in data("task", "review")
 
 
 def test_kind_is_optional_when_the_name_is_unique_and_aliases_and_prefixes_find_tasks(

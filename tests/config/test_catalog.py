@@ -245,8 +245,9 @@ def test_option_appears_in_recorded_help(agent: str, option: str) -> None:
 
 
 def _headless_options(entry: dict[str, object]) -> list[str]:
-    """The options of an entry's headless form: its print_command's and those of every level."""
-    options = _options(str(entry["print_command"]))
+    """The options of an entry's headless form: its print_command's and resume_command's, and
+    those of every level."""
+    options = _options(str(entry["print_command"])) + _options(str(entry.get("resume_command", "")))
     levels = entry.get("print_permissions", {})
     assert isinstance(levels, dict)
     for value in levels.values():
@@ -352,6 +353,26 @@ def test_the_agents_whose_cli_holds_an_answer_to_a_schema() -> None:
         "llm": "--schema {schema}",
         "llm-chat": "--schema {schema}",
     }
+
+
+def test_the_agents_that_can_continue_a_conversation() -> None:
+    """docs/agents.md ("Continuing a conversation") names these, each checked against its CLI by
+    tests/e2e/test_continue_real.py, and says why the others cannot."""
+    able = [name for name, e in AGENTS.items() if "resume_command" in e]
+    assert able == [
+        "claude", "gemini", "codex", "opencode", "qwen", "copilot", "llm", "llm-chat", "droid"
+    ]  # fmt: skip
+    docs = (REPO / "docs" / "agents.md").read_text()
+    section = docs.partition("### Continuing a conversation")[2].partition("\n### ")[0]
+    for name, entry in AGENTS.items():
+        if name not in able:
+            assert f"**{name}**" in section, f"docs/agents.md does not say why {name} cannot"
+            continue
+        assert f"| {name} |" in section, f"docs/agents.md's table has no row for {name}"
+        command = str(entry["resume_command"])
+        words = _words(command)[len(_env_words(command)) :]
+        assert words[0] == "{bin}" and words.count("{args}") == 1, name
+        assert "{session}" in command, name
 
 
 def test_template_parsing_helpers() -> None:

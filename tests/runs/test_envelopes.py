@@ -80,6 +80,8 @@ USAGE: dict[str, Callable[[str], Mapping[str, Any] | None]] = {
     "cline": lambda out: picked(last(out, "run_result"), "usage"),
     "droid": lambda out: picked(last(out, "completion"), "usage", "numTurns"),
     "aider": aider_tokens,
+    "llm": lambda out: picked(objects(out)[-1], "input_tokens", "output_tokens", "token_details"),
+    "copilot": lambda out: picked(last(out, "result"), "usage"),
 }
 
 
@@ -100,6 +102,8 @@ SESSION: dict[str, Callable[[str], str | None]] = {
     "droid": lambda out: ([o["session_id"] for o in objects(out) if o.get("session_id")] or [None])[
         -1
     ],
+    "llm": lambda out: objects(out)[-1]["conversation_id"],
+    "copilot": lambda out: last(out, "result")["sessionId"] if '"result"' in out else None,
 }
 
 
@@ -183,11 +187,20 @@ EXPECTED: dict[str, Expected] = {
         "`--auth-type`) before running in non-interactive mode.",
         usage=True,
     ),
-    # copilot -s prints the answer only; its failures go to stderr with exit 1.
-    "copilot/text": Expected("ANSWER-copilot"),
-    "copilot/json": Expected('{"response": "ANSWER-copilot", "items": [1, 2]}'),
-    "copilot/empty": NOTHING,
-    "copilot/auth": NOTHING,
+    # copilot --output-format json: the answer in assistant.message events, a failure in
+    # session.error events (exit 1); not set up at all, it says so on stderr only.
+    "copilot/text": ANSWER,
+    "copilot/json": JSON_ANSWER,
+    "copilot/empty": Expected(
+        "", "No response was returned. Send your message again to retry.", usage=True
+    ),
+    "copilot/auth": Expected(
+        "",
+        "Authentication failed with provider at http://127.0.0.1:PORT/v1 (HTTP 401).\n  Check "
+        "your COPILOT_PROVIDER_API_KEY, COPILOT_PROVIDER_API_KEY_COMMAND, or "
+        "COPILOT_PROVIDER_BEARER_TOKEN.",
+        usage=True,
+    ),
     "copilot/unset": NOTHING,
     "aider/text": ANSWER,
     "aider/json": JSON_ANSWER,
@@ -212,9 +225,10 @@ EXPECTED: dict[str, Expected] = {
         "Waiting up to 5 minutes for you to finish in the browser...\n"
         "Use Control-C to interrupt."
     ),
-    "llm/text": Expected("ANSWER-llm"),
-    "llm/json": Expected('{"response": "ANSWER-llm", "items": [1, 2]}'),
-    "llm/empty": NOTHING,
+    # llm prompt --json: the log's record of the response; its failures on stderr only (exit 1).
+    "llm/text": ANSWER,
+    "llm/json": JSON_ANSWER,
+    "llm/empty": NO_TEXT,
     "llm/auth": NOTHING,
     "llm/schema": NOTHING,
     "llm/unset": NOTHING,
@@ -382,7 +396,9 @@ def test_a_value_held_to_a_schema_is_the_answer() -> None:
     assert read("result", json.dumps([{"type": "system"}, qwen])).text == '{"a": 1}'
 
 
-@pytest.mark.parametrize("envelope", ["result", "gemini", "opencode", "cline", "droid", "codex"])
+@pytest.mark.parametrize(
+    "envelope", ["result", "gemini", "opencode", "cline", "droid", "codex", "llm", "copilot"]
+)
 @pytest.mark.parametrize("stdout", ["Loading...\n", "[1, 2]"])
 def test_output_that_is_not_the_envelope_is_an_envelope_error(envelope: str, stdout: str) -> None:
     with pytest.raises(EnvelopeError):
@@ -420,6 +436,32 @@ def test_codex_takes_the_answer_file_first(tmp_path: Path) -> None:
     answer = tmp_path / "answer"
     answer.write_text("from the file\n")
     assert read("codex", stdout, str(answer)).text == "from the file"
+
+
+def test_llm_s_answer_is_the_last_response_of_a_chain() -> None:
+    """With tools (-T), llm logs a chain of responses, the tool calls first; the last answers."""
+    records = [
+        {"response": "", "conversation_id": "c-1", "tool_calls": [{"name": "t"}]},
+        {"response": "the answer", "conversation_id": "c-1", "input_tokens": 9},
+    ]
+    assert read("llm", json.dumps(records)) == Answer(
+        "the answer", None, {"input_tokens": 9}, session_id="c-1"
+    )
+
+
+def test_copilot_s_answer_is_its_last_message() -> None:
+    """Copilot says what it does before a tool call in a message of its own; the last one
+    answers."""
+    events = [
+        {"type": "assistant.message", "data": {"content": "I'll look.", "toolRequests": [{}]}},
+        {"type": "tool.execution_complete", "data": {}},
+        {"type": "assistant.message", "data": {"content": "the answer", "toolRequests": []}},
+        {"type": "result", "sessionId": "s-1", "exitCode": 0, "usage": {"premiumRequests": 1}},
+    ]
+    stdout = "\n".join(json.dumps(e) for e in events)
+    assert read("copilot", stdout) == Answer(
+        "the answer", None, {"usage": {"premiumRequests": 1}}, session_id="s-1"
+    )
 
 
 def test_aider_notices_of_a_repository_it_created_are_not_the_answer() -> None:
@@ -519,7 +561,7 @@ def test_droid_s_cause_of_a_refused_key(isolated: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "cli", ["claude", "codex", "gemini", "qwen", "opencode", "droid", "auggie"]
+    "cli", ["claude", "codex", "gemini", "qwen", "opencode", "droid", "auggie", "llm", "copilot"]
 )
 def test_the_session_id_is_read_where_the_cli_prints_one(cli: str, tmp_path: Path) -> None:
     """What `start continue` resumes, and the run record keeps (start.runs.Run.session_id)."""
