@@ -281,6 +281,11 @@ def run(found: Taskfile, name: str, words: Sequence[str], owner: Owner | None = 
     """Task `name` run to its end with `words` as its CLI_ARGS, after `check`; its stdout,
     stderr and exit code. Every failure of the task itself is a Done that is not ok."""
     check(found, name, words, owner)
+    return checked(found, name, words, owner)
+
+
+def checked(found: Taskfile, name: str, words: Sequence[str], owner: Owner | None = None) -> Done:
+    """`run` of a name and words that `check` has passed."""
     asked = run_words(name, words)
     result = _task(found, asked, f"task {name}", owner)
     ran = argv(found, asked)
