@@ -10,6 +10,7 @@ from start.base.errors import StartError, UnknownNameError, suggest
 from start.compose.ask import Ask
 from start.compose.resolve import Which, select_agent, select_role
 from start.config.model import Config, SourceItem
+from start.setup import features
 from start.setup.configcheck import Claim, config_files
 from start.setup.report import Check, Report, Status
 
@@ -25,7 +26,9 @@ def find_binary(binary: str, workdir: str, which: Which = paths.which) -> str | 
 
 
 def diagnose(workdir: str, *, use_project: bool = True, which: Which = paths.which) -> Report:
-    """Every check, offline: nothing is fetched and no configured command is run."""
+    """Every check, offline: nothing is fetched and no configured command is run. One program
+    is asked about itself: `task`, for the tasks of a Taskfile the user vouches for
+    (start.setup.features)."""
     from start.config.load import load
 
     checks = list(environment())
@@ -46,10 +49,12 @@ def diagnose(workdir: str, *, use_project: bool = True, which: Which = paths.whi
     claims: set[Claim] = set()
     agent_checks = list(agents(config, which, claims))
     item_checks = list(items(config, which, claims))
+    checks.extend(features.environment(config, use_project))
     checks.extend(config_files(config, use_project, claims))
     checks.extend(agent_checks)
     checks.extend(item_checks)
     checks.extend(project(config, use_project))
+    checks.extend(features.project(config, use_project))
     return Report(tuple(checks), config_invalid=any(p.is_error for p in config.problems))
 
 
