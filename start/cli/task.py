@@ -40,6 +40,8 @@ if TYPE_CHECKING:
         ("A task's parameter", "start task review -p focus=performance"),
         ("A Markdown file as the task, with a file as a context", "start task ./t.md -c NOTES.md"),
         ("A Claude Code command, run by Gemini", 'start task claude:review -a gemini "auth"'),
+        ("A task of the project's Taskfile, with its CLI_ARGS", "start task taskfile:test -- -v"),
+        ("The same to its end, its output the answer", "start task taskfile:test --print"),
         ("Every task, internal ones too, as data", "start task --all --json"),
     ],
 )
@@ -79,6 +81,9 @@ def task(
     file used as the task's template (./NAME forces a path). Text piped to stdin goes before the
     INSTRUCTIONS, a blank line between (--no-stdin leaves it unread). The listing shows each task's
     alias, description, parameters and layer; -v adds the file it comes from.
+
+    taskfile:NAME is a task of the project's go-task Taskfile, run by `task`: on the terminal,
+    or with --print to its end (settings.taskfile_timeout); the words after -- are its CLI_ARGS.
     """
     from start.config import params
 

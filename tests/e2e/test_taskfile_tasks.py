@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_taskfile import TASK, TASKFILE
-from tests.conftest import REPO, run_start, write_tree
+from tests.conftest import HANG, REPO, read_pids, run_start, wait_gone, write_tree
 
 # End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
 pytestmark = pytest.mark.slow
@@ -92,3 +93,44 @@ def test_an_unknown_task_never_reaches_task(isolated: Path, project: dict[str, s
     assert result.stderr == (
         "start: unknown task 'taskfile:gret'; did you mean 'taskfile:greet'? (in Taskfile.yml)\n"
     )
+
+
+@needs_task
+def test_ctrl_c_under_print_ends_the_task_and_records_it_interrupted(
+    isolated: Path, project: dict[str, str], survivors: list[int]
+) -> None:
+    pid_file = isolated.parent / "sleeper.pid"
+    write_tree(
+        isolated,
+        {"Taskfile.yml": TASKFILE + MORE + SLEEPER.replace("PIDFILE", str(pid_file))},
+    )
+    started = subprocess.Popen(
+        [sys.executable, "-m", "start", "task", "taskfile:sleeper", "--print", "-q"],
+        cwd=isolated,
+        env={**os.environ, **project, "PYTHONPATH": str(REPO)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    survivors.append(started.pid)
+    sleeper = read_pids(pid_file)
+    survivors.extend(sleeper)
+    started.send_signal(signal.SIGINT)
+    stdout, stderr = started.communicate(timeout=HANG)
+    assert (started.returncode, stdout, stderr) == (130, "", "\nstart: interrupted\n")
+    assert wait_gone(sleeper) == []
+    listed = run_start("log", "--json", env=project)
+    (run,) = json.loads(listed.stdout)
+    assert (run["task"], run["state"]) == ("taskfile:sleeper", "interrupted")
+
+
+# A task whose command is a process of its own (go-task's shell is built in): it writes its pid,
+# then becomes a sleep.
+SLEEPER = """
+  sleeper:
+    desc: "Writes its pid, and sleeps."
+    cmds:
+      - sh -c 'echo $$ > PIDFILE; exec sleep 300'
+    silent: true
+"""
