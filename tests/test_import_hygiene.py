@@ -74,6 +74,8 @@ OFF_THE_LAUNCH_PATH = {
     "start.ui.display": "rich pages, tables, the pager and the board: listings, show, help, doctor",
     "start.cli.printing": "--print runs the agent headless and shows its answers; a launch execs",
     "start.cli.dryrun": "a dry run (and -v's command line) shows what a launch would run",
+    "start.cli.taskfile": "only a task of the project's Taskfile (start task taskfile:NAME)",
+    "start.runs.taskfile": "the Taskfile: its tasks' runs, listing and completion, and start mcp",
     "start.board": "the board's records: only `start board` and start mcp's board tools",
     "start.board.store": "the board's SQL: only `start board` and start mcp's board tools",
     "start.board.file": "opening the board: only `start board` and start mcp's board tools",

@@ -2,7 +2,9 @@
 settings and parameters, loaded from config when a shell asks (see options.completer).
 
 Completions only load and parse config: they never run a command or read a context's file, so they
-are safe in a project whose `.start/` is not trusted.
+are safe in a project whose `.start/` is not trusted. The one exception is `task --list-all`, for
+the Taskfile tasks of `start task taskfile:<TAB>`, in a project whose Taskfile the user vouches
+for (start.runs.taskfile).
 """
 
 from __future__ import annotations
@@ -183,7 +185,34 @@ def _or_files(names: Completer) -> Completer:
 
 complete_role_or_file = _or_files(complete_roles)
 complete_context_or_file = _or_files(complete_contexts)
-complete_task_or_file = _or_files(complete_tasks)
+
+
+def complete_tasks_and_taskfile(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """`start task`'s names: start's tasks, then the project's Taskfile tasks (`taskfile:NAME`),
+    listed by `task` only for a word that can begin such a name, in a Taskfile the user vouches
+    for (start.runs.taskfile)."""
+    from start.compose.ask import USER
+    from start.runs import taskfile
+    from start.runs.rules import Scope
+
+    found = complete_tasks(ctx, param, incomplete)
+    prefix = taskfile.PREFIX
+    if not (incomplete.startswith(prefix) or prefix.startswith(incomplete)):
+        return found
+
+    options = _options(ctx)
+    try:
+        offered = taskfile.find(Scope(options.workdir, not options.no_project), by=USER)
+        listed = taskfile.tasks(offered)
+    except (StartError, OSError):
+        return found
+    names = [(prefix + task["name"], f"Taskfile: {task['description']}") for task in listed]
+    return [*found, *_matching(names, incomplete)]
+
+
+complete_task_or_file = _or_files(complete_tasks_and_taskfile)
 
 
 def complete_params(

@@ -14,6 +14,7 @@ from start.cli.options import common_options, completer, printer
 from start.cli.state import Options, get_options
 from start.config.model import Config
 from start.setup import init as starter
+from start.setup import readiness
 from start.ui import console
 
 
@@ -73,9 +74,12 @@ def _global(options: Options, requested: str | None, force: bool) -> int:
     path = starter.global_path()
     skip = starter.taken(os.path.dirname(path), path)
     written = starter.create(path, starter.global_text(agent, detection, skip), force=force)
-    problems = _problems(_load(options, use_project=False), written)
+    config = _load(options, use_project=False)
+    problems = _problems(config, written)
+    binary = detection.installed.get(agent) if agent is not None else None
+    said = readiness.of(config, agent, binary) if agent is not None and binary else None
     if options.json:
-        _print_json(written, agent, detection.installed, problems)
+        _print_json(written, agent, detection.installed, problems, ready=said)
         return ExitCode.OK
     _report_written(options, written)
     if options.quiet:
@@ -90,6 +94,11 @@ def _global(options: Options, requested: str | None, force: bool) -> int:
         where = detection.installed.get(agent)
         found = f"at {where}" if where else "not on PATH yet: install it before you launch"
         console.err(f"  default agent: {agent} ({reason}; {found})")
+        if said is not None and not said.ok:
+            # What the first `start` would meet, said now (start doctor says it too).
+            console.warning(f"{agent} cannot answer yet: {said.message}", no_color=options.no_color)
+            if said.fix is not None:
+                console.err(f"  fix: {said.fix}")
         others = [name for name in detection.installed if name != agent]
         if others:
             console.err(f"  also installed: {', '.join(others)} (use one with --agent NAME)")
@@ -171,6 +180,7 @@ def _print_json(
     problems: list[Problem],
     *,
     trusted: bool | None = None,
+    ready: readiness.Readiness | None = None,
 ) -> None:
     data: dict[str, object] = {
         "path": str(written.target),
@@ -179,6 +189,11 @@ def _print_json(
         "installed": dict(installed),
         "problems": [p.as_dict() for p in problems],
     }
+    if trusted is None:
+        # Whether the default agent can answer, where its CLI tells (start.setup.readiness).
+        data["agent_setup"] = (
+            None if ready is None else dict(zip(ready._fields, ready, strict=True))
+        )
     if trusted is not None:
         data["trusted"] = trusted
     console.print_json(data)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import gc
-import re
-import shlex
 import sys
 
 import click
@@ -16,8 +14,6 @@ from start.cli.state import get_options
 from start.mcp.clients import CLIENTS, registration
 from start.runs import rules
 from start.ui import console
-
-SDK: str = "mcp>=2.3,<3"
 
 
 class MissingExtraError(StartError):
@@ -61,6 +57,7 @@ def mcp(client: str | None) -> int:
         console.out(found.text)
         if not options.quiet:
             console.err(found.hint)
+        _warn_missing_sdk(options.no_color)
         return ExitCode.OK
     require_sdk()
     import logging
@@ -86,48 +83,22 @@ def mcp(client: str | None) -> int:
 
 def require_sdk() -> None:
     """Raise MissingExtraError, saying how to add the extra, unless a supported SDK is present."""
-    from importlib import metadata
+    from start.setup import features
 
-    try:
-        version: str | None = metadata.version("mcp")
-    except metadata.PackageNotFoundError:
-        version = None
-    if version is not None and _supported(version):
-        return
-    found = f"Found mcp {version}, which is not supported. " if version is not None else ""
-    ways = [(f"pipx inject start-agent '{SDK}'", "installed with pipx")]
-    source = installed_from()
-    if source is not None:
-        # Not 'start-agent[mcp]': that name on PyPI is an unrelated project.
-        command = f"pipx install --force {shlex.quote(source + '[mcp]')}"
-        ways.append((command, "or reinstall with pipx"))
-    ways.append((f"{shlex.quote(sys.executable)} -m pip install '{SDK}'", "installed with pip"))
-    width = max(len(command) for command, _ in ways)
-    lines = "\n".join(f"  {command.ljust(width)}  # {why}" for command, why in ways)
-    raise MissingExtraError(
-        f"start mcp needs the MCP Python SDK ({SDK}), the optional extra start-agent[mcp]. It is "
-        "not installed by default: it adds about 45 MB and 1.5 s of imports (docs/mcp.md).\n"
-        f"{found}Add it to the Python environment that runs start ({sys.executable}):\n{lines}"
-    )
+    missing = features.sdk_missing()
+    if missing is not None:
+        raise MissingExtraError(missing)
 
 
-def installed_from() -> str | None:
-    """The local directory start was installed from, as pip recorded it (PEP 610), if any."""
-    import json
-    from importlib import metadata
-    from urllib.parse import unquote, urlsplit
+def _warn_missing_sdk(no_color: bool) -> None:
+    """What the client would meet later, said now: the server it registers cannot start."""
+    from start.setup import features
 
-    try:
-        text = metadata.distribution("start-agent").read_text("direct_url.json")
-        url = urlsplit(json.loads(text or "{}").get("url", ""))
-    except (metadata.PackageNotFoundError, ValueError, AttributeError):
-        return None
-    return unquote(url.path) if url.scheme == "file" and url.path else None
-
-
-def _supported(version: str) -> bool:
-    match = re.match(r"(\d+)\.(\d+)", version)
-    if match is None:
-        return False
-    major, minor = int(match.group(1)), int(match.group(2))
-    return major == 2 and minor >= 3
+    missing = features.sdk_missing()
+    if missing is not None:
+        first, rest = missing.split("\n", 1)
+        console.warning(
+            f"the registered server will fail when the client starts it: {first[0].lower()}"
+            f"{first[1:]}\n{rest}",
+            no_color=no_color,
+        )

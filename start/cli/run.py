@@ -92,9 +92,17 @@ def headless(
     return {"headless": True, "permissions": permissions, "timeout": timeout, "output": output}
 
 
+# A task of the project's Taskfile: start.runs.taskfile.PREFIX, which a launch does not import.
+TASKFILE_PREFIX = "taskfile:"
+
+
 def run(options: Options, ask: Ask) -> int:
     """Compose the ask; then exec the agent or, with --dry-run, show it; with --print, run the
-    agent's headless form and print its answer."""
+    agent's headless form and print its answer. A Taskfile task's ask goes to start.cli.taskfile."""
+    if ask.mode == "task" and ask.task is not None and ask.task.startswith(TASKFILE_PREFIX):
+        from start.cli import taskfile
+
+        return taskfile.run(options, ask)
     if options.raw and not ask.headless:
         raise UsageError("--raw goes with --print (a headless run)")
     if options.json and not options.dry_run and not ask.headless:

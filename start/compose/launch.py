@@ -535,8 +535,11 @@ def check_sizes(argv: Sequence[str], env: dict[str, str], added: dict[str, str])
         )
 
 
-def exec_agent(launch: Launch) -> NoReturn:
-    """Replace this process with the agent. The agent owns the terminal and the exit status."""
+def exec_agent(launch: Launch, *, keep_stdin: bool = False) -> NoReturn:
+    """Replace this process with the agent. The agent owns the terminal and the exit status.
+
+    With `keep_stdin` (a program that start gave no input, as a Taskfile task), stdin stays
+    what it is: what is piped to start is the program's."""
     for name in ("SIGPIPE", "SIGXFSZ"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
@@ -546,7 +549,7 @@ def exec_agent(launch: Launch) -> NoReturn:
     sys.stderr.flush()
     if launch.stdin is not None:
         _as_stdin(os.open(launch.stdin, os.O_RDONLY))
-    else:
+    elif not keep_stdin:
         terminal_stdin()
     env = {**os.environ, **launch.env}
     try:

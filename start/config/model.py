@@ -167,6 +167,7 @@ RECORDS: Mapping[str, type[Item]] = {
 
 DEFAULT_COMMAND_TIMEOUT = 30
 DEFAULT_PRINT_TIMEOUT = 900  # seconds a headless agent run (--print) may take
+DEFAULT_TASKFILE_TIMEOUT = 600  # seconds a Taskfile task may take (a test suite, a build)
 DEFAULT_PRINT_AGENTS = 4  # headless runs of several agents that run at once
 DEFAULT_PRINT_ANSWER_LIMIT = 16 * 1_048_576  # bytes a headless agent may print (its answer)
 DEFAULT_HISTORY_SIZE_LIMIT = 50 * 1_048_576  # bytes of recorded runs kept (start.runs.history)
@@ -183,6 +184,7 @@ class Settings(Record):
     command_output_limit: int = DEFAULT_OUTPUT_LIMIT
     file_size_limit: int = DEFAULT_FILE_LIMIT
     print_timeout: int = DEFAULT_PRINT_TIMEOUT
+    taskfile_timeout: int = DEFAULT_TASKFILE_TIMEOUT
     print_agents: int = DEFAULT_PRINT_AGENTS
     print_answer_limit: int = DEFAULT_PRINT_ANSWER_LIMIT
     mcp_agents: tuple[str, ...] = ()  # empty: every agent with a headless form on PATH

@@ -101,6 +101,9 @@ SETTINGS: Final[Mapping[str, str]] = {
     "command_output_limit": SIZE,
     "file_size_limit": SIZE,
     "print_timeout": TIMEOUT,
+    # A Taskfile task (`start task taskfile:NAME --print`, start mcp's run_user_task): how long
+    # its `task` may run (start.runs.taskfile), apart from command_timeout's quick commands.
+    "taskfile_timeout": TIMEOUT,
     "print_agents": SIZE,
     # The most a headless agent may print (its answer, in its envelope): more fails the run.
     "print_answer_limit": SIZE,

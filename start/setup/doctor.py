@@ -10,6 +10,7 @@ from start.base.errors import StartError, UnknownNameError, suggest
 from start.compose.ask import Ask
 from start.compose.resolve import Which, select_agent, select_role
 from start.config.model import Config, SourceItem
+from start.setup import features
 from start.setup.configcheck import Claim, config_files
 from start.setup.report import Check, Report, Status
 
@@ -25,7 +26,10 @@ def find_binary(binary: str, workdir: str, which: Which = paths.which) -> str | 
 
 
 def diagnose(workdir: str, *, use_project: bool = True, which: Which = paths.which) -> Report:
-    """Every check, offline: nothing is fetched and no configured command is run."""
+    """Every check, offline: nothing is fetched and no configured command is run. Two programs
+    are asked about themselves: the selected agent's CLI where it can tell whether it can answer
+    (start.setup.readiness: llm's model and its key), and `task`, for the tasks of a Taskfile
+    the user vouches for (start.setup.features)."""
     from start.config.load import load
 
     checks = list(environment())
@@ -46,10 +50,13 @@ def diagnose(workdir: str, *, use_project: bool = True, which: Which = paths.whi
     claims: set[Claim] = set()
     agent_checks = list(agents(config, which, claims))
     item_checks = list(items(config, which, claims))
+    checks.extend(features.environment(config, use_project))
     checks.extend(config_files(config, use_project, claims))
     checks.extend(agent_checks)
+    checks.extend(ready(config, which))
     checks.extend(item_checks)
     checks.extend(project(config, use_project))
+    checks.extend(features.project(config, use_project))
     return Report(tuple(checks), config_invalid=any(p.is_error for p in config.problems))
 
 
@@ -139,6 +146,22 @@ def agents(config: Config, which: Which, claims: set[Claim]) -> Iterator[Check]:
             yield Check(
                 "agents", "warning", agent.name, f"'{agent.bin}' {where}", fix, agent.origin.path
             )
+
+
+def ready(config: Config, which: Which) -> Iterator[Check]:
+    """Whether the agent `start` would launch can answer, as far as its CLI tells (llm: the
+    model it would use has its key; start.setup.readiness)."""
+    from start.setup import readiness
+
+    try:
+        agent, _ = select_agent(config, Ask("session"), None, which)
+    except StartError:
+        return  # told with the agents
+    found = find_binary(agent.bin, config.project.workdir, which)
+    said = readiness.of(config, agent.name, found) if found is not None else None
+    if said is not None:
+        status: Status = "ok" if said.ok else "error"
+        yield Check("agents", status, f"{agent.name} setup", said.message, said.fix)
 
 
 def items(config: Config, which: Which, claims: set[Claim]) -> Iterator[Check]:

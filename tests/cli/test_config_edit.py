@@ -59,6 +59,17 @@ def test_set_parses_integers(config_file: Path) -> None:
     )
 
 
+def test_set_takes_a_taskfile_timeout_in_seconds(config_file: Path) -> None:
+    result = invoke("config", "set", "taskfile_timeout", "1800")
+    assert result.stderr == f"Set taskfile_timeout = 1800 ({config_file})\n"
+    refused = invoke("config", "set", "taskfile_timeout", "0")
+    assert (refused.exit_code, refused.stderr) == (
+        2,
+        "start: taskfile_timeout must be a whole number of seconds from 1 to 86400 (a day), "
+        "not 0\n",
+    )
+
+
 def test_set_the_same_value_writes_nothing(config_file: Path) -> None:
     result = invoke("config", "set", "shell", "bash")
     assert (result.exit_code, result.stderr) == (

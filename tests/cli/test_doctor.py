@@ -14,6 +14,7 @@ from start import __version__
 from start.base import paths
 from start.cli import doctor as doctor_cli
 from start.cli.state import Options
+from start.runs import taskfile
 from start.setup.doctor import diagnose
 from tests.conftest import invoke, write_tree
 from tests.setup.test_init import use_catalog, use_path
@@ -23,6 +24,19 @@ from tests.setup.test_init import use_catalog, use_path
 def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     use_catalog(tmp_path, monkeypatch)
     return use_path(tmp_path, monkeypatch, "alpha-cli")
+
+
+def extras() -> list[str]:
+    """The lines of the extras in this test environment: the SDK, and `task` beside Python (the
+    test extras install both)."""
+    from importlib import metadata
+
+    task = taskfile.binary()
+    assert task is not None
+    return [
+        f"  ✓ mcp extra        mcp {metadata.version('mcp')} (start mcp)",
+        f"  ✓ task             {task} (for a project's Taskfile)",
+    ]
 
 
 def test_a_healthy_setup(bin_dir: Path, isolated: Path, tmp_path: Path) -> None:
@@ -42,6 +56,7 @@ def test_a_healthy_setup(bin_dir: Path, isolated: Path, tmp_path: Path) -> None:
             "      → run 'start init' to write a starter config",
             f"  · state dir        {Path(paths.state_dir())} {later}",
             f"  · runtime dir      {Path(paths.runtime_dir())} {later}",
+            *extras(),
             "",
             "Config",
             f"  ✓ built-in  {builtin}/agents.toml parsed",

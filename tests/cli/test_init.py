@@ -150,6 +150,7 @@ def test_json(catalog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         "default_agent": "alpha",
         "installed": {"alpha": str(bin_dir / "alpha-cli")},
         "problems": [],
+        "agent_setup": None,  # its CLI cannot tell
     }
 
 

@@ -190,10 +190,10 @@ def _fake_version(found: str | None) -> object:
 def test_without_the_sdk_start_mcp_says_how_to_add_it(
     found: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from start.cli import mcp
+    from start.setup import features
 
     monkeypatch.setattr(metadata, "version", _fake_version(found))
-    monkeypatch.setattr(mcp, "installed_from", lambda: "/src/start")
+    monkeypatch.setattr(features, "installed_from", lambda: "/src/start")
     monkeypatch.setattr(sys, "executable", "/venv/bin/python")
     result = invoke("mcp")
     unsupported = f"Found mcp {found}, which is not supported. " if found else ""
@@ -213,10 +213,10 @@ def test_without_a_recorded_source_no_reinstall_is_offered(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """'start-agent[mcp]' from PyPI would be an unrelated project, never this one."""
-    from start.cli import mcp
+    from start.setup import features
 
     monkeypatch.setattr(metadata, "version", _fake_version(None))
-    monkeypatch.setattr(mcp, "installed_from", lambda: None)
+    monkeypatch.setattr(features, "installed_from", lambda: None)
     monkeypatch.setattr(sys, "executable", "/venv/bin/python")
     result = invoke("mcp")
     assert result.stderr.endswith(
@@ -227,9 +227,9 @@ def test_without_a_recorded_source_no_reinstall_is_offered(
 
 
 def test_the_source_is_the_directory_pip_recorded() -> None:
-    from start.cli import mcp
+    from start.setup import features
 
-    assert mcp.installed_from() == str(REPO)  # `make test` installs this checkout, editable
+    assert features.installed_from() == str(REPO)  # `make test` installs this checkout, editable
 
 
 def test_print_config_needs_no_sdk(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -74,6 +74,20 @@ CASES = [
         id="timeout-huge",
     ),
     pytest.param(
+        "[settings]\ntaskfile_timeout = 0\n",
+        [
+            "error: 2:1: settings.taskfile_timeout: must be a whole number of seconds from 1 to 86400 (a day), not 0"
+        ],
+        id="taskfile-timeout-zero",
+    ),
+    pytest.param(
+        '[settings]\ntaskfile_timeout = "10m"\n',
+        [
+            "error: 2:1: settings.taskfile_timeout: must be a whole number of seconds from 1 to 86400 (a day), not a string"
+        ],
+        id="taskfile-timeout-string",
+    ),
+    pytest.param(
         '[settings]\nshell = "bash -e"\n',
         [
             "error: 2:1: settings.shell: 'bash -e' is not one program: a shell is a name on PATH or a "

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from start.mcp import taskfile
+from start.runs import taskfile
 from tests.conftest import REPO, run_start, write_tree
 from tests.mcp.conftest import BOARD_TOOLS, connect
 
@@ -75,6 +75,15 @@ MORE = """
     desc: "Sleeps for five minutes."
     cmds:
       - sleep 300
+    silent: true
+"""
+
+# A task that takes longer than a second.
+TWO_SECONDS = """
+  two-seconds:
+    desc: "Sleeps for two seconds."
+    cmds:
+      - sleep 2; echo awake
     silent: true
 """
 
@@ -269,18 +278,35 @@ async def test_the_tasks_run_in_the_taskfiles_directory(project: Path, mode: str
 
 
 @needs_task
-async def test_a_task_past_command_timeout_is_stopped(
+async def test_a_task_past_taskfile_timeout_is_stopped(
     project: Path, global_dir: Path, mode: str
 ) -> None:
     path = global_dir / "config.toml"
-    path.write_text(path.read_text().replace("[settings]\n", "[settings]\ncommand_timeout = 1\n"))
+    path.write_text(path.read_text().replace("[settings]\n", "[settings]\ntaskfile_timeout = 1\n"))
     async with connect(project, mode) as client:
         result = await client.call_tool("run_user_task", {"task_name": "slow"})
     assert (result.is_error, texts(result)) == (
         True,
         ["Task 'slow' failed. Output:\n\nError Output:\n\nExit Code: none\n"
-         "Error: `task slow` timed out after 1 s (settings.command_timeout)"],
+         "Error: `task slow` timed out after 1 s (settings.taskfile_timeout)"],
     )  # fmt: skip
+
+
+@needs_task
+async def test_command_timeout_does_not_stop_a_task(
+    project: Path, global_dir: Path, mode: str
+) -> None:
+    # A test suite outlives the 30 s that a context's command gets: a Taskfile task has a
+    # timeout of its own (settings.taskfile_timeout).
+    write_tree(project, {".agent/Taskfile.yml": SEED + MORE + TWO_SECONDS})
+    path = global_dir / "config.toml"
+    path.write_text(path.read_text().replace("[settings]\n", "[settings]\ncommand_timeout = 1\n"))
+    async with connect(project, mode) as client:
+        result = await client.call_tool("run_user_task", {"task_name": "two-seconds"})
+    assert (result.is_error, texts(result)) == (
+        False,
+        ["Task 'two-seconds' completed successfully. Output:\nawake\nError Output:\n"],
+    )
 
 
 @needs_task

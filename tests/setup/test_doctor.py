@@ -346,8 +346,10 @@ def test_no_command_of_any_layer_runs_and_nothing_is_fetched(
 def test_environment(bin_dir: Path, isolated: Path) -> None:
     import platform
     import sys
+    from importlib import metadata
 
     from start import __version__
+    from start.runs import taskfile
 
     report = diagnose(str(isolated))
     runtime = Path(paths.runtime_dir())
@@ -365,4 +367,7 @@ def test_environment(bin_dir: Path, isolated: Path) -> None:
         ),
         ("info", "state dir", f"{state} (not created yet; start creates it when needed)", None),
         ("info", "runtime dir", f"{runtime} (not created yet; start creates it when needed)", None),
+        # The test extras install the SDK, and `task` beside Python (tests/setup/test_features.py).
+        ("ok", "mcp extra", f"mcp {metadata.version('mcp')} (start mcp)", None),
+        ("ok", "task", f"{taskfile.binary()} (for a project's Taskfile)", None),
     ]
