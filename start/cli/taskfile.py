@@ -165,8 +165,7 @@ def _show(options: Options, run: Run, done: taskfiles.Done) -> int:
             console.out(console.for_stdout(done.stdout, raw=options.raw), end="")
         sys.stdout.flush()
         if done.stderr:
-            text = done.stderr if options.raw else console.printable(done.stderr, multiline=True)
-            sys.stderr.write(text)
+            console.err_through(done.stderr, raw=options.raw)
         if not done.ok:
             console.error(f"task '{run.task}' failed: {done.error}", no_color=options.no_color)
     if done.ok:

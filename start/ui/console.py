@@ -274,6 +274,12 @@ def err(*parts: Part) -> None:
     Printer("stderr", no_color=True).line(*parts)
 
 
+def err_through(text: str, *, raw: bool = False) -> None:
+    """Another program's stderr passed on to ours, as it came: with `raw` exactly, otherwise
+    with its control characters and escape sequences shown escaped."""
+    sys.stderr.write(text if raw else printable(text, multiline=True))
+
+
 def setup_streams() -> None:
     """Let stdout take any text: a character its encoding cannot hold (`PYTHONIOENCODING=ascii`,
     a Latin-1 locale) is written as a backslash escape (`caf\\xe9`), as Python's stderr writes
