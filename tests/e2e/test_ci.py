@@ -302,21 +302,32 @@ def _verdict(*lines: int) -> dict[str, Any]:
     }
 
 
+def _unstopped(log: str) -> str:
+    """A step's log without its `::stop-commands::TOKEN` ... `::TOKEN::` blocks: the lines in
+    which the runner would act on a workflow command."""
+    return re.sub(r"^::stop-commands::(\w+)\n.*?^::\1::\n", "", log, flags=re.M | re.S)
+
+
 def test_the_fail_if_input_fails_the_step_on_the_gates_verdict(runner: Runner) -> None:
     import json
 
     subprocess.run(["git", "init", "-q"], cwd=runner.workspace, check=True)
     app = runner.workspace / "app.py"
+    # A file whose name is a workflow command: the reviewer's finding quotes it.
+    hostile = runner.workspace / "::warning::pwned.py"
     try:
         app.write_text("print('hi')\nKEY = 'SECRET'\n", encoding="utf-8")
-        subprocess.run(["git", "add", "app.py"], cwd=runner.workspace, check=True)
+        hostile.write_text("SECRET\n", encoding="utf-8")
+        subprocess.run(["git", "add", "."], cwd=runner.workspace, check=True)
         blocked = runner.run(task="gate", agent="reviewer", fail_if="block")
         assert (blocked.returncode, blocked.outputs["exit-code"]) == (6, "6"), blocked.stderr
         verdict = _verdict(2)
+        verdict["findings"].insert(0, {**verdict["findings"][0], "file": hostile.name, "line": 1})
         assert json.loads(blocked.outputs["answer"]) == verdict
         # The findings are in the log, where no workflow command in the answer runs.
         assert (
             "start: blocked: agent 'reviewer' answered true at --fail-if block\n"
+            "  ::warning::pwned.py:1: it adds SECRET: keep it out of the repository\n"
             "  app.py:2: it adds SECRET: keep it out of the repository\n"
         ) in blocked.stderr
         said = re.search(
@@ -327,6 +338,10 @@ def test_the_fail_if_input_fails_the_step_on_the_gates_verdict(runner: Runner) -
         )
         assert said is not None, blocked.stderr
         assert json.loads(said.group(2)) == verdict
+        assert "::warning::" not in _unstopped(blocked.stderr), blocked.stderr
+        unstage = ["git", "rm", "-q", "--cached", f"./{hostile.name}"]  # ./: not a :(magic)
+        subprocess.run(unstage, cwd=runner.workspace, check=True)
+        hostile.unlink()
         # Without the input, the verdict is an answer like any other: the step passes.
         told = runner.run(task="gate", agent="reviewer")
         assert (told.returncode, told.outputs["exit-code"]) == (0, "0"), told.stderr
@@ -339,6 +354,7 @@ def test_the_fail_if_input_fails_the_step_on_the_gates_verdict(runner: Runner) -
         assert "::error::" not in passed.stderr
     finally:
         app.unlink(missing_ok=True)
+        hostile.unlink(missing_ok=True)
         shutil.rmtree(runner.workspace / ".git")
 
 
