@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A stand-in headless agent for --print tests: FAKE_MODE says how it answers, or fails.
+"""A stand-in headless agent for --print tests: FAKE_MODE says how it answers, or fails
+(FAKE_MODE=gate: a reviewer's verdict on the diff in its prompt).
 
 FAKE_BEFORE is Python it runs first. It records its argv and stdin as JSON in FAKE_RECORD (and the file named after the option
 FAKE_READ_AFTER), and its pid (and its child's) in FAKE_PIDS; an agent that sleeps 300 s and was
@@ -90,6 +91,8 @@ def main() -> int:
             with open(os.environ["FAKE_ANSWER_FILE"], encoding="utf-8") as answer_file:
                 said = answer_file.read()
         print(said)
+    elif mode == "gate":  # a reviewer's verdict on the diff in its prompt (the task gate)
+        print(json.dumps(verdict(prompt)))
     elif mode == "structured":  # Claude Code held to --json-schema
         value = json.loads(os.environ.get("FAKE_ANSWER", "null"))
         print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
@@ -142,6 +145,28 @@ def main() -> int:
                 out.write(f"{child.pid}\n")
         print(answer)
     return 0
+
+
+def verdict(prompt: str) -> dict[str, object]:
+    """What a reviewer answers the task gate: a finding for each line the diff in `prompt` adds
+    that holds FAKE_FLAG (default SECRET), at its file and its line in the new version, and
+    `block` when there is one."""
+    flag = os.environ.get("FAKE_FLAG", "SECRET")
+    findings: list[dict[str, object]] = []
+    file, line = None, 0
+    for text in prompt.split("\n"):
+        if text.startswith("+++ "):
+            file = text[4:].removeprefix("b/")
+        elif text.startswith("@@ ") and file is not None:  # @@ -1,2 +1,3 @@: the new lines from 1
+            line = int(text.split(" +")[1].split(",")[0].split(" ")[0]) - 1
+        elif text.startswith("```"):  # the end of the diff's block
+            file = None
+        elif file is not None and text.startswith(("+", " ")):
+            line += 1
+            if text.startswith("+") and flag in text:
+                message = f"it adds {flag}: keep it out of the repository"
+                findings.append({"file": file, "line": line, "message": message})
+    return {"block": bool(findings), "findings": findings}
 
 
 def start_mcp_tools() -> list[str]:

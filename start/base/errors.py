@@ -20,6 +20,7 @@ class ExitCode:
     CONFIG: Final = 3
     UNKNOWN_NAME: Final = 4
     UNTRUSTED: Final = 5
+    BLOCKED: Final = 6  # --fail-if PATH: an answer holds true at PATH (a gate said block)
     OUTPUT: Final = 65  # EX_DATAERR: a --print answer is not in the task's output format
     UNSUPPORTED: Final = 69  # EX_UNAVAILABLE: not a POSIX system
     SOFTWARE: Final = 70  # EX_SOFTWARE: a bug in start
@@ -47,6 +48,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
         "or board item",
     ),
     (ExitCode.UNTRUSTED, "project config not trusted"),
+    (ExitCode.BLOCKED, "--fail-if PATH: a --print answer holds true at PATH (a gate said block)"),
     (
         ExitCode.OUTPUT,
         "a --print answer is not in the task's output format (not JSON, or not matching its "

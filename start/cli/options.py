@@ -174,6 +174,7 @@ VALUED = frozenset(
         "--search",
         "--resume-command",
         "--print-schema-refused",
+        "--fail-if",
     }
 )
 

@@ -66,6 +66,8 @@ def show(options: Options, runs: list[Run], *, several: bool, output: str | None
         _one(options, runs[0])
     sys.stdout.flush()
     code = exit_code(runs)
+    if options.fail_if is not None:
+        code = _judged(options, options.fail_if, runs, code)
     if output is not None:
         try:
             write_answers(output, runs)
@@ -147,6 +149,16 @@ def _each(options: Options, runs: list[Run]) -> None:
         printer.line(f"start: agent '{run.agent}' {said} {head}")
         for line in rest:
             printer.line(line)
+
+
+def _judged(options: Options, fail_if: str, runs: list[Run], code: int) -> int:
+    """--fail-if PATH: what start.runs.verdict says of each answer, on stderr, and its code."""
+    from start.runs import verdict
+
+    judgement = verdict.judge(runs, fail_if, code)
+    for said in judgement.said:
+        console.error(said.message, said.hints, no_color=options.no_color)
+    return judgement.code
 
 
 def answer_text(options: Options, answer: str) -> str:

@@ -110,6 +110,12 @@ def run(options: Options, ask: Ask) -> int:
             "--json prints a launch only with --dry-run or --print "
             "(or a listing: start task --json)"
         )
+    if options.fail_if is not None:
+        if not ask.headless:
+            raise UsageError("--fail-if goes with --print (a headless run)")
+        from start.runs import verdict
+
+        verdict.parse(options.fail_if)  # before anything is spent
     if len(ask.agents) > 1 and not ask.headless:
         raise UsageError(
             "several agents (-a A,B) run only with --print: a launch hands the terminal "
@@ -208,6 +214,13 @@ class _Door:
         return _full(self.options, lambda: _trusted(prepare))
 
     def prepared(self, each: Sequence[pipeline.Prepared]) -> None:
+        if self.options.fail_if is not None and each[0].output is None:
+            for prepared in each:
+                prepared.launch.cleanup()
+            from start.runs import verdict
+
+            task = each[0].plan.task
+            raise verdict.text_answer(self.options.fail_if, task.name if task else None)
         _warn(each[0])
         if not self.several and not self.options.dry_run:
             summary.show(self.options, each[0])
@@ -341,7 +354,8 @@ def shown_words(options: Options) -> list[str]:
         ("--no-color", options.no_color),
         ("--raw", options.raw),
     )
-    return [flag for flag, on in flags if on] + ["-v"] * options.verbose
+    words = [flag for flag, on in flags if on] + ["-v"] * options.verbose
+    return words + (["--fail-if", options.fail_if] if options.fail_if is not None else [])
 
 
 def run_session(options: Options) -> int:
@@ -353,9 +367,22 @@ def _raw(ctx: click.Context, param: click.Parameter, value: bool) -> None:
         (ctx.find_object(Options) or ctx.ensure_object(Options)).raw = True
 
 
+def _fail_if(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        (ctx.find_object(Options) or ctx.ensure_object(Options)).fail_if = value
+
+
 def print_options(function: F) -> F:
     from start.config import schema
 
+    function = click.option(
+        "--fail-if",
+        metavar="PATH",
+        callback=_fail_if,
+        expose_value=False,
+        help="With --print and a task that answers JSON: exit 6 when the answer holds true at "
+        "PATH (keys separated by dots: block, verdict.block), as a gate that blocks.",
+    )(function)
     function = click.option(
         "--raw",
         is_flag=True,

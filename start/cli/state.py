@@ -28,6 +28,7 @@ class Options:
         self.no_color = False
         self.no_project = False
         self.raw = False  # --raw: an answer on a terminal as it is, its escape sequences too
+        self.fail_if: str | None = None  # --fail-if PATH: exit 6 when an answer holds true there
         self.contexts: list[str] = []  # -c, from every place it is given, in order
         self.agent_args: list[str] = agent_args or []
         # Every argument given to `start`, `--` and the agent's included: what the history

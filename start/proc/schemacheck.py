@@ -232,14 +232,14 @@ def _paths(schema: Any) -> dict[int, str]:
         if isinstance(value, dict):
             paths[id(value)] = path
             for key, item in value.items():
-                stack.append((item, path + _step(key)))
+                stack.append((item, path + step(key)))
         elif isinstance(value, list):
             paths[id(value)] = path
             stack.extend((item, f"{path}[{index}]") for index, item in enumerate(value))
     return paths
 
 
-def _step(key: str) -> str:
+def step(key: str) -> str:
     """A key in a JSON path, as jsonschema writes it (`$ref`, `$defs` too as `.key`)."""
     if _PLAIN_KEY.fullmatch(key.removeprefix("$")):
         return f".{key}"

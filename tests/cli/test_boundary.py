@@ -72,13 +72,13 @@ def test_debug_shows_the_traceback_of_any_error(monkeypatch: pytest.MonkeyPatch)
     assert result.stderr.startswith("Traceback (most recent call last):\n")
     assert result.stderr.endswith(
         "start: unknown task 'no-such-task'; known tasks: "
-        "cm, commit-message, gdr, git-diff-review, h, help\n"
+        "cm, commit-message, gate, gdr, git-diff-review, h, help\n"
     )
 
 
 def test_the_exit_code_table_has_the_documented_rows() -> None:
     codes = [code for code, _ in EXIT_CODE_TABLE]
-    assert codes == [0, 1, 2, 3, 4, 5, 65, 69, 70, 75, 124, 126, 127, 129, 130, 143]
+    assert codes == [0, 1, 2, 3, 4, 5, 6, 65, 69, 70, 75, 124, 126, 127, 129, 130, 143]
     usage = (REPO / "docs" / "usage.md").read_text(encoding="utf-8")
     for code in codes:
         assert f"\n| {code} | " in usage

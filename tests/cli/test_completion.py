@@ -66,6 +66,7 @@ def test_commands() -> None:
 def test_tasks_and_aliases_with_descriptions() -> None:
     assert complete("start task g") == [
         ("git-diff-review", "Review the staged git diff"),
+        ("gate", "Review the staged git diff: a verdict that blocks the commit, and the findings"),
         ("gdr", "alias of git-diff-review: Review the staged git diff"),
     ]
 

@@ -76,8 +76,8 @@ def test_a_healthy_setup(bin_dir: Path, isolated: Path, tmp_path: Path) -> None:
             "Roles, contexts and tasks",
             "  ✓ default role   pair-programmer (first role defined)",
             f"  ✓ default shell  {bin_dir}/bash (used by context project-guide)",
-            f"  ✓ shell sh       {bin_dir}/sh (used by task git-diff-review, task commit-message)",
-            "  ✓ references     3 roles, 1 context, 3 tasks: "
+            f"  ✓ shell sh       {bin_dir}/sh (used by task git-diff-review, task commit-message, task gate)",
+            "  ✓ references     3 roles, 1 context, 4 tasks: "
             "every named file and reference resolves",
             "",
             "Project",

@@ -53,19 +53,19 @@ def test_flags_anywhere(repo: Path) -> None:
 def test_task_listing(repo: Path) -> None:
     write_tree(repo, {".start/tasks.toml": '[tasks.secret]\nprompt = "p"\ninternal = true\n'})
     listed = json.loads(invoke("task", "--json").stdout)
-    assert [t["name"] for t in listed] == ["commit-message", "git-diff-review", "help"]
-    assert listed[1] == {
+    assert [t["name"] for t in listed] == ["commit-message", "gate", "git-diff-review", "help"]
+    assert listed[2] == {
         "name": "git-diff-review",
         "alias": "gdr",
         "description": "Review the staged git diff",
         "layer": "built-in",
-        "file": listed[1]["file"],
+        "file": listed[2]["file"],
         "internal": False,
         "params": [],
         "source": None,
     }
     names = [t["name"] for t in json.loads(invoke("task", "--all", "--json").stdout)]
-    assert names == ["commit-message", "git-diff-review", "help", "secret"]
+    assert names == ["commit-message", "gate", "git-diff-review", "help", "secret"]
     text = invoke("task").stdout
     assert text.splitlines()[0].split() == ["TASK", "ALIAS", "DESCRIPTION", "LAYER"]
     assert "secret" not in text

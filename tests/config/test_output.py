@@ -339,3 +339,37 @@ def test_a_check_that_ends_without_an_answer_says_how_it_ended(tmp_path: Path) -
     assert schemacheck._outcome(killed, answer) == schemacheck.Outcome(
         (("$", "jsonschema could not check it (killed by SIGKILL)"),)
     )
+
+
+def test_the_shipped_gate_schema_is_one_a_strict_cli_takes_and_a_verdict_passes(
+    isolated: Path,
+) -> None:
+    """`start config validate` starts no check for the shipped schemas (compose.audit): this is
+    theirs. Every object's properties are all required and no others allowed, as a CLI whose
+    schema option is strict (Codex's --output-schema) requires."""
+    from start.config.load import load
+    from tests.fake_headless import verdict
+
+    gate = load(str(isolated), use_project=False, strict=True).tasks["gate"]
+    assert gate.origin.layer == "built-in"
+    spec = output.spec_for(gate, lambda path: Path(path).read_bytes())
+    assert spec.format == "schema"
+    objects = [spec.schema, spec.schema["properties"]["findings"]["items"]]
+    for found in objects:
+        assert found["type"] == "object"
+        assert (sorted(found["required"]), found["additionalProperties"]) == (
+            sorted(found["properties"]),
+            False,
+        )
+    diff = "```diff\n+++ b/app.py\n@@ -0,0 +1,2 @@\n+ok\n+KEY = 'SECRET'\n```\n"
+    no_line = {"block": True, "findings": [{"file": "app.py", "line": None, "message": "m"}]}
+    good = [verdict(diff), verdict("no diff"), no_line]
+    assert good[0]["block"] is True
+    wrong = [
+        {"block": "yes", "findings": []},
+        {"block": True},
+        {"block": True, "findings": [{"file": "app.py", "message": "m"}]},
+        {"block": False, "findings": [], "severity": "low"},
+    ]
+    checked = output.check_all([(spec, json.dumps(answer), SECONDS) for answer in good + wrong])
+    assert [found.ok for found in checked] == [True] * len(good) + [False] * len(wrong)

@@ -22,11 +22,13 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, write_tree
+from tests.fake_headless import agent
 
 # End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
 pytestmark = pytest.mark.slow
 
-# An agent that answers with its prompt, one that fails, and a task of the user's.
+# An agent that answers with its prompt, one that fails, a task of the user's, and a stand-in
+# reviewer that answers the task gate: it blocks a change that adds a line holding SECRET.
 CONFIG = """
 [settings]
 default_agent = "printer"
@@ -54,7 +56,8 @@ print_permissions = { read-only = "" }
 
 [tasks.fix]
 prompt = "Fix this: {instructions}"
-"""
+
+""" + agent("reviewer", levels='read-only = ""', prefix="FAKE_MODE=gate ")
 
 # Words a workflow could take from an issue title: shell, quotes, an option, an expression.
 HOSTILE = """$(touch pwned) `touch pwned2` "q" 'q' --model=x ${{ github.token }} ; rm -rf ~"""
@@ -290,6 +293,71 @@ def test_an_untrusted_project_is_not_run_unless_the_input_trusts_it(runner: Runn
         shutil.rmtree(runner.workspace / ".git")
 
 
+def _verdict(*lines: int) -> dict[str, Any]:
+    """The stand-in reviewer's verdict on app.py, flagging `lines`."""
+    message = "it adds SECRET: keep it out of the repository"
+    return {
+        "block": bool(lines),
+        "findings": [{"file": "app.py", "line": line, "message": message} for line in lines],
+    }
+
+
+def _unstopped(log: str) -> str:
+    """A step's log without its `::stop-commands::TOKEN` ... `::TOKEN::` blocks: the lines in
+    which the runner would act on a workflow command."""
+    return re.sub(r"^::stop-commands::(\w+)\n.*?^::\1::\n", "", log, flags=re.M | re.S)
+
+
+def test_the_fail_if_input_fails_the_step_on_the_gates_verdict(runner: Runner) -> None:
+    import json
+
+    subprocess.run(["git", "init", "-q"], cwd=runner.workspace, check=True)
+    app = runner.workspace / "app.py"
+    # A file whose name is a workflow command: the reviewer's finding quotes it.
+    hostile = runner.workspace / "::warning::pwned.py"
+    try:
+        app.write_text("print('hi')\nKEY = 'SECRET'\n", encoding="utf-8")
+        hostile.write_text("SECRET\n", encoding="utf-8")
+        subprocess.run(["git", "add", "."], cwd=runner.workspace, check=True)
+        blocked = runner.run(task="gate", agent="reviewer", fail_if="block")
+        assert (blocked.returncode, blocked.outputs["exit-code"]) == (6, "6"), blocked.stderr
+        verdict = _verdict(2)
+        verdict["findings"].insert(0, {**verdict["findings"][0], "file": hostile.name, "line": 1})
+        assert json.loads(blocked.outputs["answer"]) == verdict
+        # The findings are in the log, where no workflow command in the answer runs.
+        assert (
+            "start: blocked: agent 'reviewer' answered true at --fail-if block\n"
+            "  ::warning::pwned.py:1: it adds SECRET: keep it out of the repository\n"
+            "  app.py:2: it adds SECRET: keep it out of the repository\n"
+        ) in blocked.stderr
+        said = re.search(
+            r"^::error::start: the answer holds true at fail-if block\n"
+            r"::stop-commands::(\w{32})\n(.*)\n::\1::\n",
+            blocked.stderr,
+            re.MULTILINE,
+        )
+        assert said is not None, blocked.stderr
+        assert json.loads(said.group(2)) == verdict
+        assert "::warning::" not in _unstopped(blocked.stderr), blocked.stderr
+        unstage = ["git", "rm", "-q", "--cached", f"./{hostile.name}"]  # ./: not a :(magic)
+        subprocess.run(unstage, cwd=runner.workspace, check=True)
+        hostile.unlink()
+        # Without the input, the verdict is an answer like any other: the step passes.
+        told = runner.run(task="gate", agent="reviewer")
+        assert (told.returncode, told.outputs["exit-code"]) == (0, "0"), told.stderr
+        assert json.loads(told.outputs["answer"]) == _verdict(2)
+        app.write_text("print('hi')\nKEY = 'from the environment'\n", encoding="utf-8")
+        subprocess.run(["git", "add", "app.py"], cwd=runner.workspace, check=True)
+        passed = runner.run(task="gate", agent="reviewer", fail_if="block")
+        assert (passed.returncode, passed.outputs["exit-code"]) == (0, "0"), passed.stderr
+        assert json.loads(passed.outputs["answer"]) == _verdict()
+        assert "::error::" not in passed.stderr
+    finally:
+        app.unlink(missing_ok=True)
+        hostile.unlink(missing_ok=True)
+        shutil.rmtree(runner.workspace / ".git")
+
+
 # The pre-commit hook.
 
 HOOK_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "start", "config", "docs")
@@ -344,6 +412,8 @@ def hooked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, st
             ".pre-commit-config.yaml": (
                 f"repos:\n  - repo: {source}\n    rev: {rev}\n    hooks:\n"
                 "      - id: start-task\n"
+                "      - id: start-gate\n"
+                "        args: [gate, --agent=reviewer]\n"
                 "      - id: start-task\n"
                 "        name: start task (the broken agent)\n"
                 "        args: [git-diff-review, --agent=broken]\n"
@@ -386,3 +456,41 @@ def test_a_failed_run_stops_the_commit(hooked: tuple[Path, Any]) -> None:
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert "start: agent 'broken' failed: exited with status 1" in ran.stdout
     assert "- exit code: 1" in ran.stdout
+
+
+def test_the_gate_blocks_a_commit_the_reviewer_flags_and_passes_one_it_does_not(
+    hooked: tuple[Path, Any],
+) -> None:
+    import json
+
+    project, env = hooked
+    head = _git(project, "rev-parse", "HEAD", env=env).stdout
+    (project / "app.py").write_text("print('hi')\nKEY = 'SECRET'\n", encoding="utf-8")
+    _git(project, "add", "app.py", env=env)
+    blocked = _git(project, "commit", "-m", "add the key", env=env)
+    shown = blocked.stdout + blocked.stderr
+    assert blocked.returncode == 1, shown
+    assert re.search(
+        r"^start gate \(blocks the commit when the review says so\)\.+Failed$", shown, re.M
+    )
+    assert "- exit code: 6\n" in shown
+    # The verdict, its findings, and why it failed.
+    assert json.dumps(_verdict(2)) + "\n" in shown
+    assert (
+        "start: blocked: agent 'reviewer' answered true at --fail-if block\n"
+        "  app.py:2: it adds SECRET: keep it out of the repository\n"
+    ) in shown
+    assert _git(project, "rev-parse", "HEAD", env=env).stdout == head
+    # The non-blocking hook ran on the same change, and passed.
+    assert re.search(r"^start task \(headless, on the staged change\)\.+Passed$", shown, re.M)
+    (project / "app.py").write_text("print('hi')\nKEY = 'from the environment'\n", encoding="utf-8")
+    _git(project, "add", "app.py", env=env)
+    passed = _git(project, "commit", "-m", "read the key", env=env)
+    shown = passed.stdout + passed.stderr
+    assert passed.returncode == 0, shown
+    assert re.search(
+        r"^start gate \(blocks the commit when the review says so\)\.+Passed$", shown, re.M
+    )
+    assert json.dumps(_verdict()) + "\n" in shown
+    log = _git(project, "log", "--format=%s", env=env).stdout.split("\n")
+    assert log[0] == "read the key"

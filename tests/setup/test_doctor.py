@@ -233,7 +233,7 @@ def test_shells_not_on_path(bin_dir: Path, isolated: Path) -> None:
         (
             "ok",
             "shell sh",
-            f"{bin_dir / 'sh'} (used by task git-diff-review, task commit-message)",
+            f"{bin_dir / 'sh'} (used by task git-diff-review, task commit-message, task gate)",
             None,
         ),
         (

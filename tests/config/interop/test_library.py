@@ -493,12 +493,13 @@ def test_the_listing_shows_the_source(layout: Layout) -> None:
     assert lines[0].split() == ["TASK", "ALIAS", "DESCRIPTION", "SOURCE", "LAYER"]
     assert [line.split()[0] for line in lines[1:]] == [
         "commit-message",
+        "gate",
         "git-diff-review",
         "help",
         "qwen:git:commit",
         "qwen:review",
     ]
-    assert lines[4].split()[-2:] == ["qwen", "project"]
+    assert lines[5].split()[-2:] == ["qwen", "project"]
     assert lines[1].split()[-2:] == ["start", "built-in"]
 
 

@@ -170,7 +170,7 @@ def test_no_project_ignores_the_command_directories(repo: Repo) -> None:
     result = repo.start("--no-project", "task", "claude:pwn")
     assert (result.returncode, result.stderr) == (
         4,
-        "start: unknown task 'claude:pwn'; known tasks: cm, commit-message, gdr, "
+        "start: unknown task 'claude:pwn'; known tasks: cm, commit-message, gate, gdr, "
         "git-diff-review, h, help\n",
     )
     assert not repo.canary.exists()
