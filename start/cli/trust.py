@@ -112,8 +112,9 @@ def review_lines(review: core.Review, *, full: bool = True) -> list[Line]:
         lines.extend(_mention_lines(title, mentions))
     if review.taskfiles:
         title = (
-            "offer this Taskfile's tasks to agents as tools, through start mcp (the approval "
-            "pins its bytes: once it changes, its tasks are not offered until you approve again)"
+            "run this Taskfile's tasks, as tools of agents through start mcp and with start task "
+            "taskfile:NAME (the approval pins its bytes: once it changes, none of its tasks runs "
+            "until you approve again)"
         )
         lines.extend(_mention_lines(title, review.taskfiles))
     items, hidden = _item_lines(review, None if full else SHORT_LINES)

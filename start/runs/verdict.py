@@ -11,9 +11,10 @@ schema's problems are (`$.verdict.block`, `$.checks[0]`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from start.base.errors import ExitCode, UsageError
+from start.base.record import Record
 from start.runs import Run
 
 
@@ -21,14 +22,14 @@ class VerdictError(ValueError):
     """An answer that holds no true or false at PATH; `str()` says what is there instead."""
 
 
-class Said(NamedTuple):
+class Said(Record):
     """One message of a judgement, for `start: MESSAGE` on stderr, with its hints."""
 
     message: str
     hints: tuple[str, ...] = ()
 
 
-class Judgement(NamedTuple):
+class Judgement(Record):
     """The exit code of runs judged by --fail-if, and what to say about each answer."""
 
     code: int

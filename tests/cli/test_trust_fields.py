@@ -216,8 +216,9 @@ def test_the_review_names_the_taskfile_that_start_mcp_would_offer(
     )
     text = run_start("trust", "--show", cwd=isolated).stdout.splitlines()
     at = text.index(
-        "  offer this Taskfile's tasks to agents as tools, through start mcp (the approval pins "
-        "its bytes: once it changes, its tasks are not offered until you approve again):"
+        "  run this Taskfile's tasks, as tools of agents through start mcp and with start task "
+        "taskfile:NAME (the approval pins its bytes: once it changes, none of its tasks runs until "
+        "you approve again):"
     )
     assert text[at + 1].split() == ["taskfile", place, "(inside", "the", "project)"]
     covered = text.index("  The approval covers exactly these files; any change asks again:")
