@@ -359,6 +359,18 @@ def test_ctrl_c_stops_the_runs_and_releases_their_items(project: Path) -> None:
     while any(running(pid) for pid in agents) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [pid for pid in agents if running(pid)] == []
+    # Recorded as --print records a Ctrl-C: interrupted, not failed by the SIGTERM that ended
+    # them; one ran and was cut short, the other (of the same CLI) waited and never started.
+    logged = start(project, "log", "--json")
+    assert logged.returncode == 0, logged.stderr
+    ended = []
+    for run in json.loads(logged.stdout):
+        shown = json.loads(start(project, "log", "show", str(run["id"]), "--json").stdout)
+        ended.append((shown["state"], shown["error"]))
+    assert sorted(ended) == [
+        ("interrupted", "not started: stopped by SIGINT"),
+        ("interrupted", "stopped by SIGINT before it answered"),
+    ]
 
 
 def test_the_listing_with_watch_shows_each_change_until_ctrl_c(project: Path) -> None:
