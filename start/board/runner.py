@@ -119,6 +119,7 @@ def ask_for(scope: Scope, item: Item, text: str, cap: board.Cap | None = None) -
         directory=scope.workdir,
         no_project=not scope.use_project,
         door=BOARD,
+        item=item.id,
     )
     if ask.by != AGENT and ask.permissions is not None and ask.permissions_from is None:
         ask = ask._replace(permissions_from="the item's permissions")

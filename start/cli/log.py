@@ -14,7 +14,7 @@ from start.cli.inputs import RUN_ID, TEXT, count
 from start.cli.options import common_options, completer, launch_options
 from start.cli.run import print_options
 from start.cli.state import Options, get_options
-from start.compose.ask import CLI, USER, Ask
+from start.compose.ask import BOARD, CLI, MCP, USER, Ask, from_data
 from start.runs import Run, history
 from start.runs import store as historydb
 from start.ui import console, display
@@ -111,11 +111,22 @@ def _outcome(run: Run) -> str:
     return outcome
 
 
+# Who started a run that has no command line of its own, by the door its ask came in at.
+_STARTED_BY = {BOARD: "start board run", MCP: "start mcp"}
+
+
 def command_line(run: Run) -> str:
-    """How the run was asked for, as one shell line; when it has none, who started it."""
+    """How the run was asked for, as one shell line; when it has none, who started it, and
+    for a board's run its item: `start board run (item-3)`."""
     from start.proc.shellwords import join
 
-    return join(["start", *run.args]) if run.args is not None else "(start mcp or start board run)"
+    if run.args is not None:
+        return join(["start", *run.args])
+    asked = from_data(run.request) if run.request else None
+    if asked is None or asked.door not in _STARTED_BY:  # recorded by an earlier start
+        return "(start mcp or start board run)"
+    who = _STARTED_BY[asked.door]
+    return f"{who} ({asked.item})" if asked.item else who
 
 
 @log.command(
@@ -319,7 +330,7 @@ def again(
             else f"run {run.id} has no parameters to repeat: an earlier start mcp or start "
             "board run started it"
         )
-    from start.compose.ask import MODES, from_data
+    from start.compose.ask import MODES
 
     asked = from_data(run.request)
     if asked.mode not in MODES:
@@ -388,4 +399,5 @@ def _repeated(
         no_project=given.no_project or asked.no_project,
         door=CLI,
         by=USER,
+        item=None,
     )

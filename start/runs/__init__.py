@@ -58,7 +58,8 @@ class Run(Record):
     role: str | None = None
     contexts: tuple[str, ...] = ()
     params: Mapping[str, str] = _EMPTY
-    instructions: Text | None = None  # the user's own words: a task's instructions, a prompt
+    # The user's own words: a task's instructions, a prompt, a conversation's next turn.
+    instructions: Text | None = None
     permissions: str | None = None  # a headless run's level (schema.LEVELS)
     permissions_from: str | None = None  # where that level comes from (pipeline.level)
     state: str = LAUNCHED  # one of STATES
@@ -222,7 +223,7 @@ def begun(prepared: Prepared, *, headless: bool) -> Run:
         role=plan.role.name if plan.role is not None else None,
         contexts=tuple(part.name for part in composition.contexts),
         params=dict(plan.params),
-        instructions=plan.text if plan.mode == "prompt" else plan.instructions,
+        instructions=plan.text if plan.mode in ("prompt", "continue") else plan.instructions,
         permissions=launch.permissions,
         permissions_from=launch.permissions_from,
     )

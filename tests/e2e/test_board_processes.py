@@ -231,7 +231,7 @@ def test_a_plan_implement_review_chain_hands_each_answer_on(project: Path) -> No
     ]
     assert agents == ["fake", "other", "third"]
     logged = start(project, "log", "show", "1", "--no-pager").stdout.splitlines()
-    assert "  command      (start mcp or start board run)" in logged
+    assert "  command      start board run (item-1)" in logged
     # A run the board started is an ask like any other: start again repeats it, as the user's.
     again = start(project, "again", "2", "--json")
     assert again.returncode == 0, again.stderr
@@ -241,6 +241,7 @@ def test_a_plan_implement_review_chain_hands_each_answer_on(project: Path) -> No
         "ANSWER: Do: ## item-1: Plan\n\nANSWER: Plan the fix",
         "cli",
     )
+    assert repeated["request"]["item"] is None  # the repeat is no item's run
     assert again.stderr.startswith(
         "start again: start prompt $'Do: ## item-1: Plan\\n\\nANSWER: Plan the fix' -a other "
         "--json --print  (in "
