@@ -38,7 +38,7 @@ class Run(Record):
     """One launch or headless run: where and when, what was asked and composed, what ran, and
     how it ended."""
 
-    time: str  # ISO 8601 with the UTC offset: the run's {date}
+    time: str  # when it began: ISO 8601 with the UTC offset, the run's {date}
     at: float  # the same moment, seconds since the epoch
     cwd: str  # the directory `start` was started in
     workdir: str  # the directory it ran as (-d DIR)
@@ -200,15 +200,16 @@ def json_schema() -> dict[str, Any]:
 
 def begun(prepared: Prepared, *, headless: bool) -> Run:
     """A run of a prepared launch, before it has run: where, when and what was composed. A
-    launch is recorded as this; a headless run adds how it ended (start.runs.headless)."""
-    import time
+    launch is recorded as this; a headless run adds how it ended (start.runs.headless), and its
+    `time` and `at` are still when it began (when it was composed), whenever this is called."""
+    from datetime import datetime
 
     plan, composition, launch = prepared.plan, prepared.composition, prepared.launch
     project = prepared.config.project
     role = composition.role
     return Run(
         time=prepared.date,
-        at=time.time(),
+        at=datetime.fromisoformat(prepared.date).timestamp(),
         cwd=project.workdir,
         workdir=project.workdir,
         project=prepared.config.root,

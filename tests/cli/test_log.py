@@ -138,6 +138,23 @@ def test_a_headless_run_keeps_its_answer_status_duration_and_usage(headless: Pat
     assert detail["stderr"] == "Error: unknown option '--bogus'"
 
 
+def test_a_runs_at_is_when_it_began_the_moment_of_its_time(headless: Path, tmp_path: Path) -> None:
+    """`time` and `at` are one moment, when the run began: before its agent started, not when
+    it ended (the agent notes when it began and ended)."""
+    from datetime import datetime
+
+    noted = tmp_path / "noted"
+    result = start(
+        headless, "prompt", "--print", "hi", FAKE_MODE="slow", FAKE_SECONDS="0.5",
+        FAKE_LOG=str(noted),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    [run] = runs()
+    _, began, ended = noted.read_text().split()
+    assert run["at"] == datetime.fromisoformat(run["time"]).timestamp()
+    assert run["at"] <= float(began) < float(ended)
+
+
 def test_an_answer_out_of_the_tasks_format_is_not_called_failed(headless: Path) -> None:
     config = headless.parent / "home" / ".config" / "start" / "config.toml"
     config.write_text(config.read_text() + '\n[tasks.data]\nprompt = "Data."\noutput = "json"\n')
