@@ -81,7 +81,7 @@ def log(
     rows = [
         [
             str(run.id),
-            run.time[:16].replace("T", " "),
+            console.local_time(run.time),
             os.path.basename(run.project) or run.project,
             _what(run),
             run.agent + (f" ({run.model})" if run.model else ""),
@@ -161,7 +161,7 @@ def show(run_id: int | None, no_pager: bool, answer_only: bool, raw: bool) -> in
         console.print_json(records.data(run))
         return ExitCode.OK
     page = display.Page()
-    page.line(Styled(f"run {run.id}", "bold"), f"  {run.time}")
+    page.line(Styled(f"run {run.id}", "bold"), f"  {console.local_time(run.time, seconds=True)}")
     rows = [
         ("command", command_line(run)),
         ("directory", run.cwd),

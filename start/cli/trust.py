@@ -140,7 +140,8 @@ def review_lines(review: core.Review, *, full: bool = True) -> list[Line]:
     changed = [c for c in review.changes if c.status != "same"]
     previous = review.previous
     if previous is not None and changed:
-        lines.append([Styled(f"Changes since the approval of {previous.approved}:", "bold")])
+        when = console.local_time(previous.approved)
+        lines.append([Styled(f"Changes since the approval of {when}:", "bold")])
         for change in changed:
             line = [f"    {change.label}  {change.status}"]
             if change.taskfile and not previous.pins_taskfile:
@@ -450,7 +451,12 @@ def _list(as_json: bool, no_color: bool) -> int:
     from start.ui import display
 
     rows = [
-        [r.root, r.approved, str(len(r.copies) + (r.taskfile is not None)), r.fingerprint[:12]]
+        [
+            r.root,
+            console.local_time(r.approved),
+            str(len(r.copies) + (r.taskfile is not None)),
+            r.fingerprint[:12],
+        ]
         for r in found
     ]
     display.print_table(["root", "approved", "files", "id"], rows, no_color=no_color)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from start import board
-from tests.conftest import invoke, write_tree
+from tests.conftest import invoke, run_start, write_tree
 
 
 def data(*args: str) -> Any:
@@ -218,6 +218,22 @@ def test_show_tells_why_an_item_waits_and_what_it_runs(isolated: Path) -> None:
         (board.login(), "create"),
         ("alice", "update"),
     ]
+
+
+def test_show_gives_the_times_in_the_viewers_zone_and_json_as_recorded(isolated: Path) -> None:
+    """An item made by a process in UTC (a CI job), shown where the zone is UTC+9: the page in
+    local time, as `start log` shows a run's; --json as it was recorded."""
+    from datetime import datetime, timedelta
+
+    assert run_start("board", "add", "Plan", cwd=isolated, env={"TZ": "UTC0"}).returncode == 0
+    shown = run_start("board", "show", "1", "--json", cwd=isolated, env={"TZ": "XYZ-9"})
+    recorded = json.loads(shown.stdout)
+    assert recorded["created"].endswith("+00:00")
+    assert recorded["events"][0]["at"] == recorded["created"]
+    there = f"{datetime.fromisoformat(recorded['created']) + timedelta(hours=9):%Y-%m-%d %H:%M:%S}"
+    page = run_start("board", "show", "1", cwd=isolated, env={"TZ": "XYZ-9"}).stdout.splitlines()
+    assert f"  created     {there} by {board.login()}" in page
+    assert page[-1] == f"  {there}  {board.login()} create title=Plan"
 
 
 def test_ids_are_completed_by_the_shell(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:

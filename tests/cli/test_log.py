@@ -155,6 +155,23 @@ def test_a_runs_at_is_when_it_began_the_moment_of_its_time(headless: Path, tmp_p
     assert run["at"] <= float(began) < float(ended)
 
 
+def test_times_are_shown_in_the_viewers_zone_and_json_keeps_the_recorded_one(
+    headless: Path,
+) -> None:
+    """A run recorded by a process in UTC (`start mcp` under an editor, a CI job), listed where
+    the zone is UTC+9: one convention, local time, in the listing and on the run's page."""
+    from datetime import datetime, timedelta
+
+    assert start(headless, "prompt", "--print", "hi", TZ="UTC0").returncode == 0
+    [run] = json.loads(start(headless, "log", "--json", TZ="XYZ-9").stdout)
+    assert run["time"].endswith("+00:00")
+    there = datetime.fromisoformat(run["time"]) + timedelta(hours=9)
+    listed = start(headless, "log", TZ="XYZ-9", COLUMNS="200").stdout.splitlines()
+    assert listed[1].split()[:3] == ["1", f"{there:%Y-%m-%d}", f"{there:%H:%M}"]
+    page = start(headless, "log", "show", "--no-pager", TZ="XYZ-9").stdout
+    assert page.startswith(f"run 1  {there:%Y-%m-%d %H:%M:%S}\n")
+
+
 def test_an_answer_out_of_the_tasks_format_is_not_called_failed(headless: Path) -> None:
     config = headless.parent / "home" / ".config" / "start" / "config.toml"
     config.write_text(config.read_text() + '\n[tasks.data]\nprompt = "Data."\noutput = "json"\n')
