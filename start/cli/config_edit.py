@@ -179,7 +179,8 @@ def _report(
     "set",
     help="Set a setting, or one field of an item, in your global config (or the project's, "
     "with --project)."
-    "\n\nKEY is one of: " + ", ".join(schema.SETTINGS) + "; or SECTION.NAME.FIELD for a field "
+    "\n\nKEY is one of: " + ", ".join(schema.SETTINGS) + " (settings.NAME too, as the file "
+    "spells it); or SECTION.NAME.FIELD for a field "
     "of an agent, role, context or task (a table field such as models takes .KEY too). An item "
     "that only a lower layer defines (a built-in agent) is first copied, with its comments.",
     examples=[
@@ -196,6 +197,7 @@ def _report(
 @project_option
 @common_options
 def set_(key: str, value: str, project: bool) -> int:
+    key = edit.setting_key(key)
     if "." in key:
         return _set_field(key, value, project)
     outcome = edit.set_setting(layer_scope(project), key, value)
@@ -231,6 +233,7 @@ def unset(key: str, project: bool) -> int:
     as models takes .KEY too).
     """
     scope = layer_scope(project)
+    key = edit.setting_key(key)
     unsetting = edit.unset_field if "." in key else edit.unset_setting
     outcome = unsetting(scope, key)
     return _report(outcome, f"Unset {key}", f"{key} is not set in the {scope.layer} config")
