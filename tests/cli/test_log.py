@@ -703,6 +703,39 @@ def test_again_headless(headless: Path) -> None:
     assert found[0]["args"] == ["prompt", "hello", "-a", "fake,json", "-q", "--print"]
 
 
+def test_again_echoes_a_line_that_bash_runs_as_the_same_run(headless: Path) -> None:
+    """The line `start again` echoes is the command that repeats the run (issue 49): piped text
+    and words sent as one text, with a newline, quotes and `$` in it, come back through bash as
+    the same words, and running them sends the same text."""
+    piped = "summarise it's $HOME `id` \\n\n"
+    first = run_start("prompt", "--print", "hi", cwd=headless, stdin=piped)
+    assert first.returncode == 0, first.stderr
+    sent = shown(1)["instructions"]
+    assert sent == "summarise it's $HOME `id` \\n\n\nhi"
+    again = run_start("again", cwd=headless)
+    assert again.returncode == 0, again.stderr
+    echoed = again.stderr.splitlines()[0]
+    prefix, suffix = "start again: ", f"  (in {headless})"
+    assert echoed.startswith(prefix) and echoed.endswith(suffix), echoed
+    line = echoed[len(prefix) : -len(suffix)]
+    assert line == "start prompt $'summarise it\\'s $HOME `id` \\\\n\\n\\nhi' --print"
+    # The words bash reads from the line are the words of the run it repeated.
+    words = subprocess.run(
+        ["bash", "-c", f"start() {{ printf '%s\\0' \"$@\"; }}; {line}"],
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    assert words.split("\0")[:-1] == ["prompt", sent, "--print"] == shown(2)["args"]
+    # And run by bash, in the run's directory, they send the same text again.
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    script = f'start() {{ "{sys.executable}" -m start "$@"; }}; {line}'
+    repeated = subprocess.run(
+        ["bash", "-c", script], cwd=headless, env=env, capture_output=True, text=True, input=""
+    )
+    assert repeated.returncode == 0, repeated.stderr
+    assert [shown(n)["instructions"] for n in (2, 3)] == [sent, sent]
+
+
 def test_again_of_a_session_has_no_print(repo: Path) -> None:
     assert launch(repo, "-q")[0].returncode == 0
     result = invoke("again", "--print")
