@@ -11,8 +11,11 @@ from start.base.errors import ExitCode, UsageError
 from start.board import COMPLETED, FAILED, PENDING, Change, Item, RefusedError
 from start.board.rows import Filter
 from start.cli.board_options import (
-    EPILOG,
+    NO_ITEM,
+    OK,
+    USAGE,
     as_option,
+    epilog,
     epoch_option,
     item_id,
     metadata,
@@ -55,7 +58,11 @@ def _told(item: Item, what: str) -> int:
             'start board add "Review" --task gdr -d "focus on security" --after 2',
         ),
     ],
-    epilog="The item's id goes to stdout. Docs: start help --topic board",
+    epilog=epilog(
+        "0 ok (the item's id on stdout)",
+        USAGE,
+        "4 an item of --after, the task or the agent does not exist",
+    ),
 )
 @click.argument("title", type=TITLE)
 @click.option(
@@ -187,7 +194,12 @@ def _run_spec(
         ("Take item 3", "start board claim item-3"),
         ("Take the first ready item, as a script would", "ID=$(start board claim --next --as ci)"),
     ],
-    epilog=EPILOG,
+    epilog=epilog(
+        OK,
+        USAGE,
+        NO_ITEM,
+        "75 refused: the item is another's, blocked or finished; with --next, nothing is ready",
+    ),
 )
 @item_id(required=False)
 @click.option("--next", "next_", is_flag=True, help="Claim the first ready item.")
@@ -239,7 +251,13 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
         ("Let go of an item you hold", "start board update item-3 --status pending"),
         ("Reopen a failed item", "start board update item-5 --status pending"),
     ],
-    epilog=EPILOG,
+    epilog=epilog(
+        OK,
+        "2 usage, or a change no state allows (waiting on itself or in a cycle)",
+        "4 no such item (or in --after)",
+        "75 refused: the item is another's, finished or (to complete it) blocked, or was "
+        "reassigned since --epoch",
+    ),
 )
 @item_id()
 @click.option(
@@ -309,7 +327,12 @@ def update(
             'start board done 3 --answer "Use a jittered backoff"',
         ),
     ],
-    epilog=EPILOG,
+    epilog=epilog(
+        OK,
+        USAGE,
+        NO_ITEM,
+        "75 refused: the item is another's, blocked or finished, or was reassigned since --epoch",
+    ),
 )
 @item_id()
 @click.option(
@@ -332,7 +355,12 @@ def done(id_: str, answer: str | None, epoch: int | None, name: str | None) -> i
     examples=[
         ("Give up on an item you hold", 'start board fail item-3 --reason "the API is gone"'),
     ],
-    epilog=EPILOG,
+    epilog=epilog(
+        OK,
+        USAGE,
+        NO_ITEM,
+        "75 refused: the item is another's or finished, or was reassigned since --epoch",
+    ),
 )
 @item_id()
 @click.option("--reason", metavar="TEXT", type=TEXT, help="Why it failed.")
@@ -354,7 +382,7 @@ def fail(id_: str, reason: str | None, epoch: int | None, name: str | None) -> i
             "start board reassign item-3 bob",
         ),
     ],
-    epilog=EPILOG,
+    epilog=epilog(OK, USAGE, NO_ITEM, "75 refused: the item is blocked or finished"),
 )
 @item_id()
 @click.argument("new", metavar="NAME")

@@ -295,3 +295,39 @@ def test_an_answer_or_a_title_never_reaches_a_terminal_raw(isolated: Path) -> No
         check=False,
     )
     assert (piped.returncode, piped.stdout, piped.stderr) == (0, HOSTILE.encode(), b"")
+
+
+@pytest.mark.parametrize(
+    ("command", "epilog"),
+    [
+        (
+            "show",
+            "Exit codes: 0 ok; 2 usage; 4 no such item.\n",
+        ),
+        (
+            "watch",
+            "Exit codes: 0 the item completed; 1 it failed; 2 usage; 4 no such item;\n"
+            "124 --timeout passed; 130 Ctrl-C.\n",
+        ),
+        (
+            "claim",
+            "Exit codes: 0 ok; 2 usage; 4 no such item; 75 refused: the item is another's,\n"
+            "blocked or finished; with --next, nothing is ready.\n",
+        ),
+        (
+            "run",
+            "Exit codes: 0 every item it ran completed; 1 one failed; 2 usage; 3 the config\n"
+            "is invalid; 5 the project is not trusted; 130 Ctrl-C (the runs are stopped,\n"
+            "their items pending again).\n",
+        ),
+    ],
+)
+def test_each_subcommand_names_its_own_exit_codes(command: str, epilog: str) -> None:
+    """Each board subcommand's help says what its own exit codes mean, not every code of every
+    subcommand (issue 49: `show` named 75 refused and 124 a watch timed out)."""
+    result = run_start("board", command, "--help", env={"COLUMNS": "80"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n\n")[-2:] == [
+        epilog.rstrip("\n"),
+        "Docs: start help --topic board\n",
+    ]
