@@ -18,7 +18,7 @@ from start.cli import board_items, board_views
 from start.cli.board_options import NO_ITEM, OK, USAGE, epilog, item_id, open_board
 from start.cli.commands import Choice, group
 from start.cli.inputs import TEXT
-from start.cli.options import common_options
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options
 from start.cli.state import get_options
 from start.config import schema
 from start.ui import console
@@ -49,7 +49,7 @@ from start.ui import console
 )
 @click.option("--assignee", metavar="NAME", type=TEXT, help="Only items NAME holds or finished.")
 @click.option("--watch", is_flag=True, help="Show the list again whenever the board changes.")
-@common_options
+@common_options(DIRECTORY)
 @click.pass_context
 def board_(
     ctx: click.Context,
@@ -91,7 +91,7 @@ board_items.register(board_)
     epilog=epilog(OK, USAGE, NO_ITEM),
 )
 @item_id()
-@common_options
+@common_options(DIRECTORY)
 def show(id_: str) -> int:
     """Show one item whole: why it waits, who holds it, what it runs, its answer, its history."""
     options = get_options()
@@ -126,7 +126,7 @@ def show(id_: str) -> int:
     metavar="SECONDS",
     help="Stop waiting after SECONDS (exit 124).",
 )
-@common_options
+@common_options(DIRECTORY, QUIET)
 def watch(id_: str, timeout: float | None) -> int:
     """Wait until an item is completed (exit 0, its answer on stdout) or failed (exit 1)."""
     options = get_options()
@@ -178,7 +178,7 @@ def watch(id_: str, timeout: float | None) -> int:
     metavar="SECONDS",
     help="Stop each agent after SECONDS (default: settings.print_timeout).",
 )
-@common_options
+@common_options(DIRECTORY, QUIET, NO_PROJECT)
 def run_(until_empty: bool, timeout: int | None) -> int:
     """Run the items that say what to run, headless, as their dependencies complete.
 

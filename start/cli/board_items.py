@@ -24,7 +24,7 @@ from start.cli.board_options import (
 )
 from start.cli.commands import Choice, command
 from start.cli.inputs import ITEM_ID, TEXT, TITLE
-from start.cli.options import common_options, common_options_but_directory, completer
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options, completer
 from start.cli.state import get_options
 from start.config import schema
 from start.ui import console
@@ -108,7 +108,7 @@ def _told(item: Item, what: str) -> int:
     help="Run it with these permissions (default: the task's, else read-only).",
 )
 @as_option
-@common_options_but_directory
+@common_options(NO_PROJECT, directory=False)
 def add(
     title: str,
     description: str,
@@ -204,7 +204,7 @@ def _run_spec(
 @item_id(required=False)
 @click.option("--next", "next_", is_flag=True, help="Claim the first ready item.")
 @as_option
-@common_options
+@common_options(DIRECTORY, QUIET)
 def claim(id_: str | None, next_: bool, name: str | None) -> int:
     """Take an item: it is in progress and yours; its id goes to stdout.
 
@@ -285,7 +285,7 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
 @click.option("--reason", metavar="TEXT", type=TEXT, help="With --status failed: why.")
 @epoch_option
 @as_option
-@common_options_but_directory
+@common_options(QUIET, directory=False)
 def update(
     id_: str,
     status: str | None,
@@ -343,7 +343,7 @@ def update(
 )
 @epoch_option
 @as_option
-@common_options
+@common_options(DIRECTORY, QUIET)
 def done(id_: str, answer: str | None, epoch: int | None, name: str | None) -> int:
     """Mark an item completed (yours, or a pending one); refused while it is blocked."""
     with open_board() as opened:
@@ -366,7 +366,7 @@ def done(id_: str, answer: str | None, epoch: int | None, name: str | None) -> i
 @click.option("--reason", metavar="TEXT", type=TEXT, help="Why it failed.")
 @epoch_option
 @as_option
-@common_options
+@common_options(DIRECTORY, QUIET)
 def fail(id_: str, reason: str | None, epoch: int | None, name: str | None) -> int:
     """Mark an item failed (yours, or a pending one); the items waiting on it stay blocked."""
     text = reason if reason is not None else "failed by hand"
@@ -387,7 +387,7 @@ def fail(id_: str, reason: str | None, epoch: int | None, name: str | None) -> i
 @item_id()
 @click.argument("new", metavar="NAME")
 @as_option
-@common_options
+@common_options(DIRECTORY, QUIET)
 def reassign(id_: str, new: str, name: str | None) -> int:
     """Give an unfinished item to NAME: in progress, held by NAME, the old holder fenced out."""
     target = board.person(new)

@@ -11,7 +11,7 @@ from start import runs as records
 from start.base.errors import ExitCode, StartError, UsageError
 from start.cli.commands import command, group
 from start.cli.inputs import RUN_ID, TEXT, count
-from start.cli.options import common_options, completer, launch_options
+from start.cli.options import QUIET, common_options, completer, launch_options
 from start.cli.run import print_options
 from start.cli.state import Options, get_options
 from start.compose.ask import BOARD, CLI, MCP, USER, Ask, from_data
@@ -50,7 +50,7 @@ _CELL = 48
     type=TEXT,
     help="Only the runs whose words, prompt or answer hold TEXT (any case).",
 )
-@common_options
+@common_options()
 @click.pass_context
 def log(
     ctx: click.Context,
@@ -144,7 +144,7 @@ def command_line(run: Run) -> str:
     "--answer", "answer_only", is_flag=True, help="Print only the answer, as the agent gave it."
 )
 @click.option("--raw", "raw", is_flag=True, help="With --answer: exactly, even on a terminal.")
-@common_options
+@common_options()
 def show(run_id: int | None, no_pager: bool, answer_only: bool, raw: bool) -> int:
     """Show one run (default: the latest): its command, role, prompt and answer.
 
@@ -229,7 +229,7 @@ def _ended(run: Run) -> str:
         ("The database and its directory as data", "start log path --json"),
     ],
 )
-@common_options
+@common_options()
 def path() -> int:
     """Print where the history lives: its SQLite database (in a directory of its own)."""
     if get_options().json:
@@ -252,7 +252,7 @@ def path() -> int:
     help="Only the runs before DATE: YYYY-MM-DD (local midnight) or an ISO 8601 time.",
 )
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
-@common_options
+@common_options(QUIET)
 def clear(before: str | None, yes: bool) -> int:
     """Delete recorded runs: all of them, or those before a date.
 

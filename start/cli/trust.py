@@ -13,7 +13,7 @@ from start import trust as core
 from start.base import fs, paths
 from start.base.errors import ConfigError, ExitCode, Problem, UntrustedError, UsageError
 from start.cli.commands import command
-from start.cli.options import common_options, printer
+from start.cli.options import DIRECTORY, QUIET, common_options, printer
 from start.cli.state import get_options
 from start.config.load import load
 from start.config.model import Config
@@ -311,7 +311,7 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
 )
 @click.option("--list", "listing", is_flag=True, help="List the approvals.")
 @click.option("--show", is_flag=True, help="Print what approval covers, without approving.")
-@common_options
+@common_options(DIRECTORY, QUIET)
 def trust(path: str | None, yes: bool, listing: bool, show: bool) -> int:
     """Review the project's config and approve its exact bytes.
 
@@ -471,7 +471,7 @@ def _list(as_json: bool, no_color: bool) -> int:
     epilog="Docs: start help security",
 )
 @click.argument("path", metavar="[DIR]", required=False, type=click.Path(file_okay=False))
-@common_options
+@common_options(DIRECTORY, QUIET)
 def untrust(path: str | None) -> int:
     """Revoke every approval of a project.
 
