@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -33,6 +34,7 @@ from start.board import COMPLETED, FAILED, PENDING, Change, Holder, Item, Refuse
 from start.board import file as boardfile
 from start.board import store as boarddb
 from start.compose.ask import AGENT, BOARD, Ask
+from start.proc import agents as agentrun
 from start.proc import groups, process, shell
 from start.runs.rules import Scope
 
@@ -117,6 +119,7 @@ def ask_for(scope: Scope, item: Item, text: str, cap: board.Cap | None = None) -
         directory=scope.workdir,
         no_project=not scope.use_project,
         door=BOARD,
+        item=item.id,
     )
     if ask.by != AGENT and ask.permissions is not None and ask.permissions_from is None:
         ask = ask._replace(permissions_from="the item's permissions")
@@ -181,9 +184,12 @@ class Runner:
                     for future in done:
                         del running[future]
                         future.result()  # raises what stops every run
-            except BaseException:
+            except BaseException as error:
                 stop.hold += 1  # a second signal must not interrupt the stop
-                self._stop(opened, workers, running)
+                # The runs learn why they were stopped (the signal; else the SIGTERM they get),
+                # and are recorded as interrupted by it, as --print's are.
+                cause = process.signal_of(error) or signal.SIGTERM
+                self._stop(opened, workers, running, cause)
                 raise
 
     def _idle(self, opened: boarddb.Board, seen: int | None) -> int:
@@ -209,7 +215,13 @@ class Runner:
             if cap is not None:
                 self.told(Report("capped", item, note=f"runs at '{cap.level}' at most: {cap.why}"))
             ask = ask_for(self.scope, item, with_answers(text, answers), cap)
-            outcome = run_one(self.scope, ask._replace(timeout=self.timeout), owner)
+            try:
+                outcome = run_one(self.scope, ask._replace(timeout=self.timeout), owner)
+            except agentrun.Interrupted as stopped:
+                # The runner's stop reached the run (groups.stopped_by), which is recorded as
+                # interrupted; the item is let go, unless its answer had arrived.
+                (run,) = stopped.runs
+                outcome = Outcome(run.ok, run.answer or "", run.error, run.agent, run.id)
             if cap is not None:
                 outcome = outcome._replace(level=cap.level)
         except UntrustedError:
@@ -253,11 +265,12 @@ class Runner:
         opened: boarddb.Board,
         workers: groups.Workers,
         running: Mapping[Future[None], tuple[Item, Holder]],
+        cause: int,
     ) -> None:
-        """End every run: SIGTERM to their groups, process.GRACE seconds, SIGKILL; then release
-        the items no run finished."""
+        """End every run, stopped by `cause` (a signal): SIGTERM to their groups,
+        process.GRACE seconds, SIGKILL; then release the items no run finished."""
         self.stopping = True
-        workers.stop(process.GRACE)
+        workers.stop(process.GRACE, cause)
         workers.join()
         for item, holder in running.values():
             with contextlib.suppress(StartError):

@@ -15,10 +15,10 @@ from start.base.errors import ExitCode
 from start.board import COMPLETED, FAILED, PENDING, STATUSES, Item
 from start.board.rows import Filter
 from start.cli import board_items, board_views
-from start.cli.board_options import EPILOG, item_id, open_board
+from start.cli.board_options import NO_ITEM, OK, USAGE, epilog, item_id, open_board
 from start.cli.commands import Choice, group
 from start.cli.inputs import TEXT
-from start.cli.options import common_options
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options
 from start.cli.state import get_options
 from start.config import schema
 from start.ui import console
@@ -37,7 +37,7 @@ from start.ui import console
         ),
         ("Run the ready items until none is left", "start board run --until-empty"),
     ],
-    epilog=EPILOG,
+    epilog=epilog(OK, USAGE, "130 Ctrl-C ends --watch"),
 )
 @click.option("--ready", is_flag=True, help="Only items that can be claimed now.")
 @click.option(
@@ -49,7 +49,7 @@ from start.ui import console
 )
 @click.option("--assignee", metavar="NAME", type=TEXT, help="Only items NAME holds or finished.")
 @click.option("--watch", is_flag=True, help="Show the list again whenever the board changes.")
-@common_options
+@common_options(DIRECTORY)
 @click.pass_context
 def board_(
     ctx: click.Context,
@@ -87,10 +87,11 @@ board_items.register(board_)
             "start board show item-3",
         ),
         ("The same as data", "start board show 3 --json"),
-    ]
+    ],
+    epilog=epilog(OK, USAGE, NO_ITEM),
 )
 @item_id()
-@common_options
+@common_options(DIRECTORY)
 def show(id_: str) -> int:
     """Show one item whole: why it waits, who holds it, what it runs, its answer, its history."""
     options = get_options()
@@ -114,7 +115,9 @@ def show(id_: str) -> int:
         ("Wait for item 3, then print its answer", "start board watch item-3"),
         ("At most a minute", "start board watch 3 --timeout 60 || echo not yet"),
     ],
-    epilog=EPILOG,
+    epilog=epilog(
+        "0 the item completed", "1 it failed", USAGE, NO_ITEM, "124 --timeout passed", "130 Ctrl-C"
+    ),
 )
 @item_id()
 @click.option(
@@ -123,7 +126,7 @@ def show(id_: str) -> int:
     metavar="SECONDS",
     help="Stop waiting after SECONDS (exit 124).",
 )
-@common_options
+@common_options(DIRECTORY, QUIET)
 def watch(id_: str, timeout: float | None) -> int:
     """Wait until an item is completed (exit 0, its answer on stdout) or failed (exit 1)."""
     options = get_options()
@@ -159,9 +162,14 @@ def watch(id_: str, timeout: float | None) -> int:
         ),
         ("Keep running items as they are added, until Ctrl-C", "start board run"),
     ],
-    epilog="Exit codes: 0 every item run completed; 1 one failed; 5 the project is not trusted; "
-    "130 Ctrl-C (the runs are stopped, their items pending again). Docs: start help --topic "
-    "board",
+    epilog=epilog(
+        "0 every item it ran completed",
+        "1 one failed",
+        USAGE,
+        "3 the config is invalid",
+        "5 the project is not trusted",
+        "130 Ctrl-C (the runs are stopped, their items pending again)",
+    ),
 )
 @click.option("--until-empty", is_flag=True, help="Stop once nothing is ready and nothing runs.")
 @click.option(
@@ -170,7 +178,7 @@ def watch(id_: str, timeout: float | None) -> int:
     metavar="SECONDS",
     help="Stop each agent after SECONDS (default: settings.print_timeout).",
 )
-@common_options
+@common_options(DIRECTORY, QUIET, NO_PROJECT)
 def run_(until_empty: bool, timeout: int | None) -> int:
     """Run the items that say what to run, headless, as their dependencies complete.
 

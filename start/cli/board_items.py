@@ -11,8 +11,11 @@ from start.base.errors import ExitCode, UsageError
 from start.board import COMPLETED, FAILED, PENDING, Change, Item, RefusedError
 from start.board.rows import Filter
 from start.cli.board_options import (
-    EPILOG,
+    NO_ITEM,
+    OK,
+    USAGE,
     as_option,
+    epilog,
     epoch_option,
     item_id,
     metadata,
@@ -21,7 +24,7 @@ from start.cli.board_options import (
 )
 from start.cli.commands import Choice, command
 from start.cli.inputs import ITEM_ID, TEXT, TITLE
-from start.cli.options import common_options, common_options_but_directory, completer
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options, completer
 from start.cli.state import get_options
 from start.config import schema
 from start.ui import console
@@ -55,7 +58,11 @@ def _told(item: Item, what: str) -> int:
             'start board add "Review" --task gdr -d "focus on security" --after 2',
         ),
     ],
-    epilog="The item's id goes to stdout. Docs: start help --topic board",
+    epilog=epilog(
+        "0 ok (the item's id on stdout)",
+        USAGE,
+        "4 an item of --after, the task or the agent does not exist",
+    ),
 )
 @click.argument("title", type=TITLE)
 @click.option(
@@ -101,7 +108,7 @@ def _told(item: Item, what: str) -> int:
     help="Run it with these permissions (default: the task's, else read-only).",
 )
 @as_option
-@common_options_but_directory
+@common_options(NO_PROJECT, directory=False)
 def add(
     title: str,
     description: str,
@@ -187,12 +194,17 @@ def _run_spec(
         ("Take item 3", "start board claim item-3"),
         ("Take the first ready item, as a script would", "ID=$(start board claim --next --as ci)"),
     ],
-    epilog=EPILOG,
+    epilog=epilog(
+        OK,
+        USAGE,
+        NO_ITEM,
+        "75 refused: the item is another's, blocked or finished; with --next, nothing is ready",
+    ),
 )
 @item_id(required=False)
 @click.option("--next", "next_", is_flag=True, help="Claim the first ready item.")
 @as_option
-@common_options
+@common_options(DIRECTORY, QUIET)
 def claim(id_: str | None, next_: bool, name: str | None) -> int:
     """Take an item: it is in progress and yours; its id goes to stdout.
 
@@ -239,7 +251,13 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
         ("Let go of an item you hold", "start board update item-3 --status pending"),
         ("Reopen a failed item", "start board update item-5 --status pending"),
     ],
-    epilog=EPILOG,
+    epilog=epilog(
+        OK,
+        "2 usage, or a change no state allows (waiting on itself or in a cycle)",
+        "4 no such item (or in --after)",
+        "75 refused: the item is another's, finished or (to complete it) blocked, or was "
+        "reassigned since --epoch",
+    ),
 )
 @item_id()
 @click.option(
@@ -267,7 +285,7 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
 @click.option("--reason", metavar="TEXT", type=TEXT, help="With --status failed: why.")
 @epoch_option
 @as_option
-@common_options_but_directory
+@common_options(QUIET, directory=False)
 def update(
     id_: str,
     status: str | None,
@@ -309,7 +327,12 @@ def update(
             'start board done 3 --answer "Use a jittered backoff"',
         ),
     ],
-    epilog=EPILOG,
+    epilog=epilog(
+        OK,
+        USAGE,
+        NO_ITEM,
+        "75 refused: the item is another's, blocked or finished, or was reassigned since --epoch",
+    ),
 )
 @item_id()
 @click.option(
@@ -320,7 +343,7 @@ def update(
 )
 @epoch_option
 @as_option
-@common_options
+@common_options(DIRECTORY, QUIET)
 def done(id_: str, answer: str | None, epoch: int | None, name: str | None) -> int:
     """Mark an item completed (yours, or a pending one); refused while it is blocked."""
     with open_board() as opened:
@@ -332,13 +355,18 @@ def done(id_: str, answer: str | None, epoch: int | None, name: str | None) -> i
     examples=[
         ("Give up on an item you hold", 'start board fail item-3 --reason "the API is gone"'),
     ],
-    epilog=EPILOG,
+    epilog=epilog(
+        OK,
+        USAGE,
+        NO_ITEM,
+        "75 refused: the item is another's or finished, or was reassigned since --epoch",
+    ),
 )
 @item_id()
 @click.option("--reason", metavar="TEXT", type=TEXT, help="Why it failed.")
 @epoch_option
 @as_option
-@common_options
+@common_options(DIRECTORY, QUIET)
 def fail(id_: str, reason: str | None, epoch: int | None, name: str | None) -> int:
     """Mark an item failed (yours, or a pending one); the items waiting on it stay blocked."""
     text = reason if reason is not None else "failed by hand"
@@ -354,12 +382,12 @@ def fail(id_: str, reason: str | None, epoch: int | None, name: str | None) -> i
             "start board reassign item-3 bob",
         ),
     ],
-    epilog=EPILOG,
+    epilog=epilog(OK, USAGE, NO_ITEM, "75 refused: the item is blocked or finished"),
 )
 @item_id()
 @click.argument("new", metavar="NAME")
 @as_option
-@common_options
+@common_options(DIRECTORY, QUIET)
 def reassign(id_: str, new: str, name: str | None) -> int:
     """Give an unfinished item to NAME: in progress, held by NAME, the old holder fenced out."""
     target = board.person(new)

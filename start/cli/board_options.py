@@ -1,4 +1,5 @@
-"""What the `start board` commands take: the ID argument, --as, --epoch, --meta, their board."""
+"""What the `start board` commands take: the ID argument, --as, --epoch, --meta, their board,
+and the epilog of their help."""
 
 from __future__ import annotations
 
@@ -18,13 +19,20 @@ from start.cli.inputs import ITEM_ID, count
 from start.cli.options import F, completer
 from start.cli.state import get_options
 
-EPILOG = """
-Exit codes: 0 ok; 1 a watched item failed; 2 usage; 4 no such item; 75 refused (the item is
-another's, blocked, finished or reassigned since your claim; nothing ready for claim --next);
-124 a watch timed out.
+# The exit codes that most board commands share (docs/board.md has them all).
+OK, USAGE, NO_ITEM = "0 ok", "2 usage", "4 no such item"
 
-Docs: start help --topic board
-"""
+
+def epilog(*codes: str) -> str:
+    """A board command's epilog: its own exit codes ("CODE what it means"), then its docs."""
+    import textwrap
+
+    # A code stays on the line of the first word of its meaning (NUL holds them together).
+    text = "Exit codes: " + "; ".join(code.replace(" ", "\0", 1) for code in codes) + "."
+    lines = textwrap.wrap(text, 79, break_on_hyphens=False)
+    return "\n".join(
+        [*(line.replace("\0", " ") for line in lines), "", "Docs: start help --topic board"]
+    )
 
 
 def item_id(required: bool = True) -> Callable[[F], F]:

@@ -108,7 +108,7 @@ def item_page(
     done = f", by {item.assignee}" if item.status in (COMPLETED, FAILED) and item.assignee else ""
     lines = [
         ("status", f"{item.status}{held}{done} (epoch {item.epoch})"),
-        ("created", f"{item.created} by {item.created_by}"),
+        ("created", f"{console.local_time(item.created, seconds=True)} by {item.created_by}"),
     ]
     if item.blocked_by:
         waited = (f"{d} ({statuses.get(d, 'missing')})" for d in item.blocked_by)
@@ -140,7 +140,7 @@ def item_page(
     for event in events:
         detail = ", ".join(f"{key}={value}" for key, value in event.detail.items())
         said = console.printable(f"{event.actor} {event.op} {detail}".rstrip())
-        page.row([event.at, said], [25], indent=2)
+        page.row([console.local_time(event.at, seconds=True), said], [19], indent=2, gaps=[2])
     page.show(no_color=no_color)
 
 

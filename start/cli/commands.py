@@ -127,6 +127,7 @@ class Command(_Base):
     def __init__(self, *args: Any, json: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.json = json
+        _hide_json(self, not json)
 
     def invoke(self, ctx: click.Context) -> Any:
         check_json(self, ctx)
@@ -134,10 +135,15 @@ class Command(_Base):
 
 
 class Group(_Base, click.Group):
-    """A `start` command group; unknown subcommands get a suggestion."""
+    """A `start` command group; unknown subcommands get a suggestion. A group that does nothing
+    of its own (`start config`) hides --json in its help: it has no result (its commands do)."""
 
     context_class = Context
     command_class = Command
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _hide_json(self, not self.invoke_without_command)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -147,6 +153,14 @@ class Group(_Base, click.Group):
         if missing and not ctx.resilient_parsing:
             raise no_such_command(self, ctx, name, args[1:])
         return super().resolve_command(ctx, args)
+
+
+def _hide_json(command: click.Command, hide: bool) -> None:
+    """--json out of the help of a command that has no JSON result: a help shows only the
+    options that apply (start.cli.options.common_options)."""
+    for param in command.params:
+        if hide and isinstance(param, click.Option) and param.name == "json":
+            param.hidden = True
 
 
 def format_extras(

@@ -270,6 +270,7 @@ def complete_runs(
 ) -> list[CompletionItem]:
     """The ids of the recorded runs, newest first, each with what it ran."""
     from start.runs import store as historydb
+    from start.ui.console import local_time
 
     try:
         with historydb.opened(create=False) as store:
@@ -278,7 +279,7 @@ def complete_runs(
         return []
     return _matching(
         (
-            (str(run.id), f"{run.time[:16].replace('T', ' ')} {run.task or run.mode} {run.agent}")
+            (str(run.id), f"{local_time(run.time)} {run.task or run.mode} {run.agent}")
             for run in runs
         ),
         incomplete,

@@ -27,7 +27,7 @@ COMPLETE_VAR = "_START_COMPLETE"
     epilog="Docs: start help --topic completion",
 )
 @click.argument("shell", type=Choice(SHELLS), metavar="SHELL")
-@common_options
+@common_options()
 @click.pass_context
 def completion(ctx: click.Context, shell: str) -> int:
     """Print the tab-completion script for SHELL: bash, zsh or fish."""

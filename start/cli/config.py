@@ -8,7 +8,7 @@ import click
 
 from start.base.errors import ExitCode, UnknownNameError, UsageError, suggest
 from start.cli.commands import Choice, Group, group
-from start.cli.options import common_options, printer
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options, printer
 from start.cli.problems import show_problems
 from start.cli.state import get_options
 from start.compose.audit import (
@@ -51,7 +51,7 @@ class _ConfigGroup(Group):
     ],
     epilog="Docs: start help configuration, start help editing",
 )
-@common_options
+@common_options()
 def config() -> None:
     """Validate, show, locate and edit configuration."""
 
@@ -62,7 +62,7 @@ def config() -> None:
         ("The same as data", "start config validate --json"),
     ]
 )
-@common_options
+@common_options(DIRECTORY, QUIET, NO_PROJECT, verbose="List the files read too.")
 def validate() -> int:
     """Check every layer and the merged result; exit 3 on errors.
 
@@ -123,7 +123,7 @@ _SHOWN = ("settings", *schema.ITEM_SECTIONS)
 @click.option("--project", "only", flag_value="project", help="Same as --layer project.")
 @click.option("--local", "only", flag_value="project", hidden=True)  # --project's old name
 @click.option("--no-pager", is_flag=True, help="Print instead of paging on a terminal.")
-@common_options
+@common_options(DIRECTORY, NO_PROJECT)
 def show(
     section: str | None, name: str | None, layer: str | None, only: str | None, no_pager: bool
 ) -> int:
@@ -177,7 +177,7 @@ def _section(word: str | None, name: str | None) -> str | None:
         ("The same as data", "start config path --json"),
     ]
 )
-@common_options
+@common_options(DIRECTORY, NO_PROJECT)
 def path() -> int:
     """Show the config directories, the files in each, and the project root."""
     options = get_options()

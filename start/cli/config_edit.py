@@ -11,7 +11,7 @@ import click
 
 from start.base.errors import ExitCode, Problem, UsageError
 from start.cli.commands import Choice, command
-from start.cli.options import common_options, completer, printer
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options, completer, printer
 from start.cli.state import get_options
 from start.config import schema
 from start.config.show import toml_value
@@ -179,7 +179,8 @@ def _report(
     "set",
     help="Set a setting, or one field of an item, in your global config (or the project's, "
     "with --project)."
-    "\n\nKEY is one of: " + ", ".join(schema.SETTINGS) + "; or SECTION.NAME.FIELD for a field "
+    "\n\nKEY is one of: " + ", ".join(schema.SETTINGS) + " (settings.NAME too, as the file "
+    "spells it); or SECTION.NAME.FIELD for a field "
     "of an agent, role, context or task (a table field such as models takes .KEY too). An item "
     "that only a lower layer defines (a built-in agent) is first copied, with its comments.",
     examples=[
@@ -194,8 +195,9 @@ def _report(
 @click.argument("key", shell_complete=completer("complete_settings"))
 @click.argument("value", shell_complete=completer("complete_setting_values"))
 @project_option
-@common_options
+@common_options(DIRECTORY, QUIET, NO_PROJECT)
 def set_(key: str, value: str, project: bool) -> int:
+    key = edit.setting_key(key)
     if "." in key:
         return _set_field(key, value, project)
     outcome = edit.set_setting(layer_scope(project), key, value)
@@ -222,7 +224,7 @@ def _set_field(key: str, text: str, project: bool) -> int:
 )
 @click.argument("key", shell_complete=completer("complete_settings"))
 @project_option
-@common_options
+@common_options(DIRECTORY, QUIET, NO_PROJECT)
 def unset(key: str, project: bool) -> int:
     """Remove a setting, so the next layer's value or the default applies; or one field of an
     item, so the field's default applies.
@@ -231,6 +233,7 @@ def unset(key: str, project: bool) -> int:
     as models takes .KEY too).
     """
     scope = layer_scope(project)
+    key = edit.setting_key(key)
     unsetting = edit.unset_field if "." in key else edit.unset_setting
     outcome = unsetting(scope, key)
     return _report(outcome, f"Unset {key}", f"{key} is not set in the {scope.layer} config")
@@ -258,7 +261,7 @@ def unset(key: str, project: bool) -> int:
 @click.argument("name", shell_complete=completer("complete_kind_names"))
 @_field_options
 @project_option
-@common_options
+@common_options(DIRECTORY, QUIET, NO_PROJECT)
 def add(kind: str, name: str, project: bool, **values: Any) -> int:
     """Add an agent, role, context or task, with fields given as flags.
 
@@ -364,7 +367,7 @@ def _missing_fields(section: str, kind: str, given: dict[str, Any]) -> dict[str,
 @click.argument("name", shell_complete=completer("complete_kind_names"))
 @project_option
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
-@common_options
+@common_options(DIRECTORY, QUIET, NO_PROJECT)
 def remove(kind: str, name: str, project: bool, yes: bool) -> int:
     """Remove an agent, role, context or task, with its own comments.
 

@@ -12,7 +12,7 @@ import click
 from start.base.errors import ExitCode, Problem, StartError, UsageError
 from start.cli import config_edit
 from start.cli.commands import Choice, command
-from start.cli.options import common_options, printer
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options, printer
 from start.cli.state import get_options
 from start.config import files
 from start.setup import layerfile
@@ -29,7 +29,7 @@ from start.setup import layerfile
     "file", default=layerfile.MAIN_FILE, type=Choice(files.LAYER_FILES), metavar="[FILE]"
 )
 @config_edit.project_option
-@common_options
+@common_options(DIRECTORY, QUIET, NO_PROJECT)
 def edit_(file: str, project: bool) -> int:
     """Open a config file in $VISUAL, $EDITOR or vi, then validate it.
 

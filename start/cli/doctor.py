@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from start.base.errors import ExitCode
 from start.cli.commands import command
-from start.cli.options import common_options
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options
 from start.cli.state import Options, get_options
 from start.setup import doctor as core
 from start.setup.report import SECTIONS, Check, Report
@@ -34,7 +34,9 @@ _SUBJECT_WIDTH = 16
     ],
     epilog="Docs: start help setup",
 )
-@common_options
+@common_options(
+    DIRECTORY, QUIET, NO_PROJECT, verbose="Show every check: each agent that is not installed too."
+)
 def doctor() -> int:
     """Check the setup offline: config, agents, named files, shells and trust.
 

@@ -8,7 +8,7 @@ import click
 
 from start.base.errors import ExitCode
 from start.cli.commands import group
-from start.cli.options import common_options, completer
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options, completer
 from start.cli.state import get_options
 from start.config.load import load
 from start.ui import console
@@ -20,7 +20,7 @@ from start.ui import console
     ],
     epilog="Docs: start help interop",
 )
-@common_options
+@common_options()
 def export() -> None:
     """Write your tasks in other agents' formats."""
 
@@ -38,7 +38,7 @@ def export() -> None:
 )
 @click.argument("target", metavar="DIR", type=click.Path(file_okay=False))
 @click.argument("names", metavar="[NAMES]...", nargs=-1, shell_complete=completer("complete_tasks"))
-@common_options
+@common_options(DIRECTORY, QUIET, NO_PROJECT)
 def skills(target: str, names: tuple[str, ...]) -> int:
     """Write one DIR/NAME/SKILL.md folder for each task named (by default, every task
     'start task' lists).

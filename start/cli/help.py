@@ -10,7 +10,7 @@ import click
 from start.base.errors import ExitCode, StartError, UsageError, suggest
 from start.cli import TOPICS
 from start.cli.commands import command
-from start.cli.options import common_options, printer
+from start.cli.options import DIRECTORY, NO_PROJECT, common_options, printer
 from start.cli.state import get_options
 from start.ui import console
 
@@ -67,7 +67,7 @@ def _complete_words(ctx: click.Context, param: click.Parameter, incomplete: str)
     is_flag=True,
     help="Read the word as a topic even when it is a command (completion, mcp).",
 )
-@common_options
+@common_options(DIRECTORY, NO_PROJECT)
 @click.pass_context
 def help_(ctx: click.Context, words: tuple[str, ...], no_pager: bool, topic: bool) -> int:
     """Show help for a command, or a page of the docs.

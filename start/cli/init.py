@@ -10,7 +10,7 @@ import click
 
 from start.base.errors import ExitCode, Problem, UnknownNameError
 from start.cli.commands import command
-from start.cli.options import common_options, completer, printer
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options, completer, printer
 from start.cli.state import Options, get_options
 from start.config.model import Config
 from start.setup import init as starter
@@ -45,7 +45,7 @@ from start.ui import console
     help="The default agent (otherwise the installed one; asked on a terminal if several).",
     shell_complete=completer("complete_agents"),
 )
-@common_options
+@common_options(DIRECTORY, QUIET, NO_PROJECT)
 def init(project: bool, force: bool, agent_name: str | None) -> int:
     """Write a commented starter config (the project's, with --project).
 

@@ -11,10 +11,10 @@ from start import runs as records
 from start.base.errors import ExitCode, StartError, UsageError
 from start.cli.commands import command, group
 from start.cli.inputs import RUN_ID, TEXT, count
-from start.cli.options import common_options, completer, launch_options
+from start.cli.options import QUIET, common_options, completer, launch_options
 from start.cli.run import print_options
 from start.cli.state import Options, get_options
-from start.compose.ask import CLI, USER, Ask
+from start.compose.ask import BOARD, CLI, MCP, USER, Ask, from_data
 from start.runs import Run, history
 from start.runs import store as historydb
 from start.ui import console, display
@@ -50,7 +50,7 @@ _CELL = 48
     type=TEXT,
     help="Only the runs whose words, prompt or answer hold TEXT (any case).",
 )
-@common_options
+@common_options()
 @click.pass_context
 def log(
     ctx: click.Context,
@@ -81,7 +81,7 @@ def log(
     rows = [
         [
             str(run.id),
-            run.time[:16].replace("T", " "),
+            console.local_time(run.time),
             os.path.basename(run.project) or run.project,
             _what(run),
             run.agent + (f" ({run.model})" if run.model else ""),
@@ -111,11 +111,22 @@ def _outcome(run: Run) -> str:
     return outcome
 
 
+# Who started a run that has no command line of its own, by the door its ask came in at.
+_STARTED_BY = {BOARD: "start board run", MCP: "start mcp"}
+
+
 def command_line(run: Run) -> str:
-    """How the run was asked for, as one shell line; when it has none, who started it."""
+    """How the run was asked for, as one shell line; when it has none, who started it, and
+    for a board's run its item: `start board run (item-3)`."""
     from start.proc.shellwords import join
 
-    return join(["start", *run.args]) if run.args is not None else "(start mcp or start board run)"
+    if run.args is not None:
+        return join(["start", *run.args])
+    asked = from_data(run.request) if run.request else None
+    if asked is None or asked.door not in _STARTED_BY:  # recorded by an earlier start
+        return "(start mcp or start board run)"
+    who = _STARTED_BY[asked.door]
+    return f"{who} ({asked.item})" if asked.item else who
 
 
 @log.command(
@@ -133,7 +144,7 @@ def command_line(run: Run) -> str:
     "--answer", "answer_only", is_flag=True, help="Print only the answer, as the agent gave it."
 )
 @click.option("--raw", "raw", is_flag=True, help="With --answer: exactly, even on a terminal.")
-@common_options
+@common_options()
 def show(run_id: int | None, no_pager: bool, answer_only: bool, raw: bool) -> int:
     """Show one run (default: the latest): its command, role, prompt and answer.
 
@@ -150,7 +161,7 @@ def show(run_id: int | None, no_pager: bool, answer_only: bool, raw: bool) -> in
         console.print_json(records.data(run))
         return ExitCode.OK
     page = display.Page()
-    page.line(Styled(f"run {run.id}", "bold"), f"  {run.time}")
+    page.line(Styled(f"run {run.id}", "bold"), f"  {console.local_time(run.time, seconds=True)}")
     rows = [
         ("command", command_line(run)),
         ("directory", run.cwd),
@@ -218,7 +229,7 @@ def _ended(run: Run) -> str:
         ("The database and its directory as data", "start log path --json"),
     ],
 )
-@common_options
+@common_options()
 def path() -> int:
     """Print where the history lives: its SQLite database (in a directory of its own)."""
     if get_options().json:
@@ -241,7 +252,7 @@ def path() -> int:
     help="Only the runs before DATE: YYYY-MM-DD (local midnight) or an ISO 8601 time.",
 )
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
-@common_options
+@common_options(QUIET)
 def clear(before: str | None, yes: bool) -> int:
     """Delete recorded runs: all of them, or those before a date.
 
@@ -319,7 +330,7 @@ def again(
             else f"run {run.id} has no parameters to repeat: an earlier start mcp or start "
             "board run started it"
         )
-    from start.compose.ask import MODES, from_data
+    from start.compose.ask import MODES
 
     asked = from_data(run.request)
     if asked.mode not in MODES:
@@ -388,4 +399,5 @@ def _repeated(
         no_project=given.no_project or asked.no_project,
         door=CLI,
         by=USER,
+        item=None,
     )

@@ -9,11 +9,14 @@ import click
 
 from start.base.errors import ExitCode, StartError
 from start.cli.commands import command
-from start.cli.options import common_options
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options
 from start.cli.state import get_options
 from start.mcp.clients import CLIENTS, registration
 from start.runs import rules
 from start.ui import console
+
+# What --debug shows of a server: what it does, at logging's DEBUG level.
+DEBUG_SERVER = "Log what the server does, and the traceback of an error (or START_DEBUG=1)."
 
 
 class MissingExtraError(StartError):
@@ -37,7 +40,7 @@ class MissingExtraError(StartError):
     metavar="AGENT",
     help=f"Print how to register this server in AGENT ({', '.join(CLIENTS)}).",
 )
-@common_options
+@common_options(DIRECTORY, QUIET, NO_PROJECT, debug=DEBUG_SERVER)
 def mcp(client: str | None) -> int:
     """Serve your tasks as MCP prompts and tools, and contexts and roles as resources.
 

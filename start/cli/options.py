@@ -69,32 +69,62 @@ def _option(*decls: str, **kwargs: Any) -> Callable[[F], F]:
     return click.option(*decls, callback=_store, expose_value=False, **kwargs)
 
 
-_COMMON = (
-    _option(
-        "-d",
-        "--directory",
-        metavar="DIR",
-        help="Run as if started in DIR.",
-        shell_complete=_complete_directory,
-    ),
-    _option("-q", "--quiet", is_flag=True, help="Print no summaries; problems still show."),
-    _option("-v", "--verbose", count=True, help="Show more detail (a launch: the command line)."),
-    _option(
-        "--debug",
-        is_flag=True,
-        help=(
-            "Show internals: selection reasoning, timings, full command output, tracebacks"
-            " (or START_DEBUG=1)."
-        ),
-    ),
-    _option("--json", is_flag=True, help="Print the result as JSON on stdout."),
-    _option("--no-color", is_flag=True, help="No colour or bold (or NO_COLOR=1)."),
-    _option(
-        "--no-project",
-        is_flag=True,
-        help="Ignore the project's .start/ for this run (or set START_NO_PROJECT=1).",
-    ),
+# The shared options that change what some commands do, named by each command that they change
+# (common_options): its help shows those, and hides the others, which it still accepts, as the
+# root group accepts every one before any command. --no-color (an error's colour) and --debug
+# (an error's traceback) change every command; --json is shown where the command has a JSON
+# result (start.cli.commands.Command).
+DIRECTORY, QUIET, NO_PROJECT = "directory", "quiet", "no_project"
+SHOWN = frozenset({DIRECTORY, QUIET, NO_PROJECT})
+# What --debug shows: on every command, the traceback of an error; where start composes and runs
+# an agent, its internals too.
+DEBUG_ERRORS = "Show the traceback of an error (or START_DEBUG=1)."
+DEBUG_LAUNCH = (
+    "Show internals: selection reasoning, timings, full command output, tracebacks"
+    " (or START_DEBUG=1)."
 )
+# What -v shows where start composes and runs an agent.
+VERBOSE_LAUNCH = "Show the agent's command line in the summary (with --print, its stderr too)."
+
+
+def _common(
+    shown: frozenset[str], verbose: str | None, debug: str, directory: bool
+) -> tuple[Callable[[F], F], ...]:
+    """The shared options of one command (created for each, as click's options are)."""
+    options = [
+        _option(
+            "-d",
+            "--directory",
+            metavar="DIR",
+            help="Run as if started in DIR.",
+            shell_complete=_complete_directory,
+            hidden=DIRECTORY not in shown,
+        ),
+        _option(
+            "-q",
+            "--quiet",
+            is_flag=True,
+            help="Print no summaries; problems still show.",
+            hidden=QUIET not in shown,
+        ),
+        _option(
+            "-v",
+            "--verbose",
+            count=True,
+            help=verbose or "Show more detail.",
+            hidden=verbose is None,
+        ),
+        _option("--debug", is_flag=True, help=debug),
+        _option("--json", is_flag=True, help="Print the result as JSON on stdout."),
+        _option("--no-color", is_flag=True, help="No colour or bold (or NO_COLOR=1)."),
+        _option(
+            "--no-project",
+            is_flag=True,
+            help="Ignore the project's .start/ for this run (or set START_NO_PROJECT=1).",
+            hidden=NO_PROJECT not in shown,
+        ),
+    ]
+    return tuple(options if directory else options[1:])
 
 
 def _agents(ctx: click.Context, param: click.Parameter, value: Any) -> None:
@@ -189,24 +219,41 @@ def long_flags(args: list[str]) -> list[str]:
     return spelled
 
 
-def common_options(function: F) -> F:
-    for decorator in reversed(_COMMON):
-        function = decorator(function)
-    return function
+def common_options(
+    *shown: str, verbose: str | None = None, debug: str = DEBUG_ERRORS, directory: bool = True
+) -> Callable[[F], F]:
+    """The shared options, for a command that `shown` of them change (DIRECTORY, QUIET,
+    NO_PROJECT): its help shows those, -v where it has `verbose` (what -v shows there), and
+    --debug as `debug` says; it accepts the others too. Without `directory` it has no -d of
+    its own (`start board add -d TEXT`): the directory goes before the command then (`start -d
+    DIR board add`)."""
+    unknown = set(shown) - SHOWN
+    assert not unknown, f"no shared option {unknown}"
 
+    def decorate(function: F) -> F:
+        for decorator in reversed(_common(frozenset(shown), verbose, debug, directory)):
+            function = decorator(function)
+        return function
 
-def common_options_but_directory(function: F) -> F:
-    """The common options without -d/--directory, for a command whose -d is its own (`start
-    board add -d TEXT`); the directory goes before the command then (`start -d DIR board add`)."""
-    for decorator in reversed(_COMMON[1:]):
-        function = decorator(function)
-    return function
+    return decorate
 
 
 def launch_options(function: F) -> F:
-    for decorator in reversed(_LAUNCH):
-        function = decorator(function)
-    return common_options(function)
+    """The options of a launch (-a, -r, -c, --no-role, -m, --dry-run) and the shared ones, every
+    one of which changes it."""
+    return launch_options_showing(VERBOSE_LAUNCH)(function)
+
+
+def launch_options_showing(verbose: str) -> Callable[[F], F]:
+    """launch_options, where -v shows `verbose`."""
+
+    def decorate(function: F) -> F:
+        for decorator in reversed(_LAUNCH):
+            function = decorator(function)
+        every = common_options(DIRECTORY, QUIET, NO_PROJECT, verbose=verbose, debug=DEBUG_LAUNCH)
+        return every(function)
+
+    return decorate
 
 
 def printer(to: console.Stream = "stderr") -> console.Printer:

@@ -10,7 +10,15 @@ import click
 
 from start.base.errors import UsageError
 from start.cli.inputs import RUN_ID
-from start.cli.options import common_options, completer
+from start.cli.options import (
+    DEBUG_LAUNCH,
+    DIRECTORY,
+    NO_PROJECT,
+    QUIET,
+    VERBOSE_LAUNCH,
+    common_options,
+    completer,
+)
 from start.cli.run import ask_of, run
 from start.cli.state import get_options
 from start.cli.text import (
@@ -65,7 +73,7 @@ from start.ui import console
     metavar="DIR",
     help="Write AGENT.md and summary.json to DIR too.",
 )
-@common_options
+@common_options(DIRECTORY, QUIET, NO_PROJECT, verbose=VERBOSE_LAUNCH, debug=DEBUG_LAUNCH)
 def continue_(
     words: tuple[str, ...],
     text_option: str | None,

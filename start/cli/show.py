@@ -6,7 +6,7 @@ import click
 
 from start.base.errors import ExitCode, UnknownNameError, UsageError
 from start.cli.commands import command
-from start.cli.options import common_options, completer
+from start.cli.options import DIRECTORY, NO_PROJECT, common_options, completer
 from start.cli.state import get_options
 from start.compose import details
 from start.config.load import load
@@ -33,7 +33,7 @@ _LABEL = 12
     "--run", "run_commands", is_flag=True, help="Run the item's command (never when untrusted)."
 )
 @click.option("--no-pager", is_flag=True, help="Print instead of paging on a terminal.")
-@common_options
+@common_options(DIRECTORY, NO_PROJECT)
 def show(first: str, second: str | None, run_commands: bool, no_pager: bool) -> int:
     """Show one item: where it is defined, what it replaces, its fields and its text.
 

@@ -11,7 +11,7 @@ import click
 
 from start.base import fs
 from start.base.errors import ExitCode, UsageError
-from start.cli.options import completer, launch_options
+from start.cli.options import completer, launch_options_showing
 from start.cli.run import TASKFILE_PREFIX, ask_of, headless, print_options, run
 from start.cli.state import Options, get_options
 from start.cli.text import (
@@ -61,7 +61,10 @@ if TYPE_CHECKING:
 @click.option("--all", "show_all", is_flag=True, help="List internal tasks too.")
 @text_options
 @print_options
-@launch_options
+@launch_options_showing(
+    "Show the agent's command line in the summary (with --print, its stderr too);"
+    " listing the tasks, each one's file."
+)
 def task(
     name: str | None,
     instructions: tuple[str, ...],

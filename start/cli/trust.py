@@ -13,7 +13,7 @@ from start import trust as core
 from start.base import fs, paths
 from start.base.errors import ConfigError, ExitCode, Problem, UntrustedError, UsageError
 from start.cli.commands import command
-from start.cli.options import common_options, printer
+from start.cli.options import DIRECTORY, QUIET, common_options, printer
 from start.cli.state import get_options
 from start.config.load import load
 from start.config.model import Config
@@ -141,7 +141,8 @@ def review_lines(review: core.Review, *, full: bool = True) -> list[Line]:
     changed = [c for c in review.changes if c.status != "same"]
     previous = review.previous
     if previous is not None and changed:
-        lines.append([Styled(f"Changes since the approval of {previous.approved}:", "bold")])
+        when = console.local_time(previous.approved)
+        lines.append([Styled(f"Changes since the approval of {when}:", "bold")])
         for change in changed:
             line = [f"    {change.label}  {change.status}"]
             if change.taskfile and not previous.pins_taskfile:
@@ -311,7 +312,7 @@ def _review_data(review: core.Review, verdict: core.Verdict) -> dict[str, Any]:
 )
 @click.option("--list", "listing", is_flag=True, help="List the approvals.")
 @click.option("--show", is_flag=True, help="Print what approval covers, without approving.")
-@common_options
+@common_options(DIRECTORY, QUIET)
 def trust(path: str | None, yes: bool, listing: bool, show: bool) -> int:
     """Review the project's config and approve its exact bytes.
 
@@ -451,7 +452,12 @@ def _list(as_json: bool, no_color: bool) -> int:
     from start.ui import display
 
     rows = [
-        [r.root, r.approved, str(len(r.copies) + (r.taskfile is not None)), r.fingerprint[:12]]
+        [
+            r.root,
+            console.local_time(r.approved),
+            str(len(r.copies) + (r.taskfile is not None)),
+            r.fingerprint[:12],
+        ]
         for r in found
     ]
     display.print_table(["root", "approved", "files", "id"], rows, no_color=no_color)
@@ -466,7 +472,7 @@ def _list(as_json: bool, no_color: bool) -> int:
     epilog="Docs: start help security",
 )
 @click.argument("path", metavar="[DIR]", required=False, type=click.Path(file_okay=False))
-@common_options
+@common_options(DIRECTORY, QUIET)
 def untrust(path: str | None) -> int:
     """Revoke every approval of a project.
 

@@ -57,6 +57,7 @@ class Ask(Record):
     by: str = USER  # who asked (USER or AGENT)
     most: str | None = None  # the most it may run at, whatever it asks (start.board.cap)
     most_from: str | None = None  # why
+    item: str | None = None  # the board item whose run it is (item-3), which `start log` names
 
     @property
     def agent(self) -> str | None:
@@ -84,6 +85,7 @@ ONLY_THE_USER: Final = frozenset(
         "by",
         "most",
         "most_from",
+        "item",
     }
 )
 

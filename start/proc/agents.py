@@ -242,8 +242,11 @@ def run_agents(
 
     On SIGINT, SIGTERM or SIGHUP (from the main thread) no job starts any more, every running
     group gets SIGTERM, `grace` seconds, then SIGKILL, and Interrupted is raised with every
-    job's run, the finished ones included. Any other error ends the groups the same way and
-    propagates as it is.
+    job's run, the finished ones included. So it is in any thread when the owner's registry is
+    stopped for a signal (groups.stopped_by: `start board run`'s Ctrl-C, which its workers' jobs
+    never receive themselves): the runs it cut short are stopped by that signal, not failed by
+    the SIGTERM that ended them. Any other error ends the groups the same way and propagates as
+    it is.
     """
     import tempfile
 
@@ -307,8 +310,9 @@ def run_agents(
                 due.append(one)
         for one in due:
             with stop.held():
+                cut = groups.stopped_by(owner, one.child.pid) if owner is not None else None
                 one.child.reap()
-                run = runs[one.index] = one.ended(None)
+                run = runs[one.index] = one.ended(cut)
                 running.remove(one)
             state(one.index, outcome(run))
         return bool(due)
@@ -332,6 +336,9 @@ def run_agents(
             for index in waiting:
                 state(index, "waiting")
             while waiting or running:
+                halted = groups.stopped_by(owner)
+                if halted is not None:  # as the signal would in the main thread
+                    raise process.stop_error(halted)
                 blocked = False
                 for index in list(waiting):
                     if len(running) >= max(1, cap):
@@ -344,12 +351,20 @@ def run_agents(
                 ended = step(stop, now)
                 if not ended and (running or blocked):
                     process.wait([one.child for one in running], wake(now, blocked))
+            halted = groups.stopped_by(owner)
+            if halted is not None and any(run.stopped is not None for run in runs.values()):
+                raise process.stop_error(halted)  # the last run was cut short
         except BaseException as error:
             stop.hold += 1  # a second signal must not interrupt the ending
             signum = process.signal_of(error)
             # Runs whose leader exited by itself, or that were being stopped (timed out, printed
             # too much), end as they would have.
-            cut = [one for one in running if one.child.kill_at is None and not one.child.exited()]
+            cut = [
+                one
+                for one in running
+                if (one.child.kill_at is None and not one.child.exited())
+                or groups.stopped_by(owner, one.child.pid) is not None
+            ]
             process.end([one.child for one in running], grace)
             for one in list(running):
                 run = runs[one.index] = one.ended(signum if one in cut else None)

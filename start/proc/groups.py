@@ -11,9 +11,13 @@ itself is killed. `--print` (`watching`), `start mcp` and `start board run` each
 `Workers` runs jobs in threads of their own, `size` at once, each with a request of its own:
 `start board run`'s items, and `start mcp`'s calls that may run commands and its ask_start runs.
 On a stop no job starts any more, and the running ones' groups get SIGTERM, a grace, then
-SIGKILL (or SIGKILL at once). Within a job, its agents are scheduled by start.proc.agents
-(run_agents: a cap, and never two of one CLI at once in this process, whichever job asks), as
-`--print`'s are in the main thread. concurrent.futures is imported only when a job is submitted.
+SIGKILL (or SIGKILL at once). A stop for a signal (`start board run`'s Ctrl-C: its `cause`)
+reaches the agents a job runs as that signal reaches `--print`'s: start.proc.agents ends them
+(`stopped_by`) and raises its Interrupted in the job, so that they are recorded as interrupted,
+not as failed by the SIGTERM that ended them. Within a job, its agents are scheduled by
+start.proc.agents (run_agents: a cap, and never two of one CLI at once in this process, whichever
+job asks), as `--print`'s are in the main thread. concurrent.futures is imported only when a job
+is submitted.
 """
 
 from __future__ import annotations
@@ -48,6 +52,10 @@ class Groups:
         self.lock = threading.Lock()
         self.live: dict[int, Request | None] = {}  # process group id -> its request
         self.stopped = False
+        # The signal that stopped the work (`stop`'s cause), and the groups whose leaders still
+        # ran then: the agents it interrupted (`stopped_by`).
+        self.cause: int | None = None
+        self.cut: set[int] = set()
         self.watchdog = watchdog
 
     def request(self) -> Request:
@@ -60,11 +68,14 @@ class Groups:
             if self.watchdog is not None:
                 self.watchdog.adopt(pgid)
             if self.stopped or (request is not None and request.killed):
+                if self.cause is not None:
+                    self.cut.add(pgid)
                 process.kill_group(pgid)
 
     def release(self, pgid: int) -> None:
         with self.lock:
             self.live.pop(pgid, None)
+            self.cut.discard(pgid)
             if self.watchdog is not None:
                 self.watchdog.release(pgid)
 
@@ -76,10 +87,19 @@ class Groups:
                 if owner is request:
                     process.kill_group(pgid)
 
-    def stop(self, signum: int = signal.SIGKILL) -> None:
-        """`signum` to every group now, and SIGKILL to every group that starts from now on."""
+    def stop(self, signum: int = signal.SIGKILL, cause: int | None = None) -> None:
+        """`signum` to every group now, and SIGKILL to every group that starts from now on.
+
+        `cause`: the signal that stopped the work (SIGINT: Ctrl-C), which `stopped_by` tells
+        the loops that run agents in these groups, so that they end them as on that signal; the
+        groups whose leaders had not exited by themselves are the ones it cut short. The first
+        stop's cause holds."""
         with self.lock:
             self.stopped = True
+            if cause is not None and self.cause is None:
+                self.cause = cause
+                # A leader that exited by itself is not cut short, whatever it is sent now.
+                self.cut = {pgid for pgid in self.live if not process.pid_exited(pgid)}
             for pgid in self.live:
                 process.kill_group(pgid, signum)
 
@@ -106,6 +126,19 @@ class Request:
 
     def release(self, pgid: int) -> None:
         self.groups.release(pgid)
+
+
+def stopped_by(owner: Owner, pgid: int | None = None) -> int | None:
+    """The signal that stopped the work of `owner`'s registry (Groups.stop's cause), if one did;
+    with `pgid`, only if that group was cut short by it. None for an owner that is no registry's
+    (a watchdog, a caller's own)."""
+    registry = owner.groups if isinstance(owner, Request) else owner
+    if not isinstance(registry, Groups):
+        return None
+    with registry.lock:
+        if registry.cause is None or (pgid is not None and pgid not in registry.cut):
+            return None
+        return registry.cause
 
 
 @contextlib.contextmanager
@@ -225,10 +258,11 @@ class Workers:
             job.future.cancel()  # in case it is about to start
         self.groups.kill(job.request)
 
-    def stop(self, grace: float = 0.0) -> None:
+    def stop(self, grace: float = 0.0, cause: int | None = None) -> None:
         """No job starts any more, and every group of the registry ends: SIGTERM, up to `grace`
         seconds for the running jobs to end, then SIGKILL (at once without a grace). A group
-        that starts meanwhile is killed as it starts."""
+        that starts meanwhile is killed as it starts. `cause`: the signal that stopped the work,
+        as for Groups.stop."""
         from concurrent.futures import wait
 
         with self.lock:
@@ -238,9 +272,9 @@ class Workers:
         for job in waiting:
             _drop(job)
         if grace > 0:
-            self.groups.stop(signal.SIGTERM)
+            self.groups.stop(signal.SIGTERM, cause)
             wait(running, timeout=grace)
-        self.groups.stop()
+        self.groups.stop(cause=cause)
 
     def join(self) -> None:
         """Wait until every job submitted has ended (or was cancelled)."""

@@ -114,10 +114,15 @@ class Stop:
 
 
 def _stop(signum: int) -> NoReturn:
-    # Ctrl-C stays a KeyboardInterrupt, which the CLI reports as "interrupted" (130).
+    raise stop_error(signum)
+
+
+def stop_error(signum: int) -> BaseException:
+    """What a stop by `signum` raises: Ctrl-C stays a KeyboardInterrupt, which the CLI reports as
+    "interrupted" (130); SIGTERM and SIGHUP are a StoppedError (128 + N)."""
     if signum == signal.SIGINT:
-        raise KeyboardInterrupt
-    raise StoppedError(signum)
+        return KeyboardInterrupt()
+    return StoppedError(signum)
 
 
 def signal_of(error: BaseException) -> int | None:
@@ -279,12 +284,19 @@ def leader_exited(process: subprocess.Popen[bytes]) -> bool:
 
     Where there is no waitid (macOS), an exited leader is reaped, and its Popen keeps its status.
     """
+    exited = pid_exited(process.pid)
+    return process.poll() is not None if exited is None else exited
+
+
+def pid_exited(pid: int) -> bool | None:
+    """Whether this process's child `pid` has exited, without reaping it (from any thread);
+    None where that cannot be told without reaping it (no waitid: macOS)."""
     waitid = getattr(os, "waitid", None)
     nowait = getattr(os, "WNOWAIT", None)
     if waitid is None or nowait is None:
-        return process.poll() is not None
+        return None
     try:
-        info = waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | nowait)
+        info = waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | nowait)
     except ChildProcessError:
         return True
     return info is not None

@@ -38,7 +38,7 @@ class Run(Record):
     """One launch or headless run: where and when, what was asked and composed, what ran, and
     how it ended."""
 
-    time: str  # ISO 8601 with the UTC offset: the run's {date}
+    time: str  # when it began: ISO 8601 with the UTC offset, the run's {date}
     at: float  # the same moment, seconds since the epoch
     cwd: str  # the directory `start` was started in
     workdir: str  # the directory it ran as (-d DIR)
@@ -58,7 +58,8 @@ class Run(Record):
     role: str | None = None
     contexts: tuple[str, ...] = ()
     params: Mapping[str, str] = _EMPTY
-    instructions: Text | None = None  # the user's own words: a task's instructions, a prompt
+    # The user's own words: a task's instructions, a prompt, a conversation's next turn.
+    instructions: Text | None = None
     permissions: str | None = None  # a headless run's level (schema.LEVELS)
     permissions_from: str | None = None  # where that level comes from (pipeline.level)
     state: str = LAUNCHED  # one of STATES
@@ -199,15 +200,16 @@ def json_schema() -> dict[str, Any]:
 
 def begun(prepared: Prepared, *, headless: bool) -> Run:
     """A run of a prepared launch, before it has run: where, when and what was composed. A
-    launch is recorded as this; a headless run adds how it ended (start.runs.headless)."""
-    import time
+    launch is recorded as this; a headless run adds how it ended (start.runs.headless), and its
+    `time` and `at` are still when it began (when it was composed), whenever this is called."""
+    from datetime import datetime
 
     plan, composition, launch = prepared.plan, prepared.composition, prepared.launch
     project = prepared.config.project
     role = composition.role
     return Run(
         time=prepared.date,
-        at=time.time(),
+        at=datetime.fromisoformat(prepared.date).timestamp(),
         cwd=project.workdir,
         workdir=project.workdir,
         project=prepared.config.root,
@@ -222,7 +224,7 @@ def begun(prepared: Prepared, *, headless: bool) -> Run:
         role=plan.role.name if plan.role is not None else None,
         contexts=tuple(part.name for part in composition.contexts),
         params=dict(plan.params),
-        instructions=plan.text if plan.mode == "prompt" else plan.instructions,
+        instructions=plan.text if plan.mode in ("prompt", "continue") else plan.instructions,
         permissions=launch.permissions,
         permissions_from=launch.permissions_from,
     )

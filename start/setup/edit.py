@@ -37,6 +37,13 @@ class NotInLayerError(StartError):
 # --- the commands' operations -----------------------------------------------------------------
 
 
+def setting_key(key: str) -> str:
+    """A key of `start config set` and `unset` as they look it up: a setting may be spelled as
+    its file has it, in its table (`settings.command_timeout`), or alone (`command_timeout`)."""
+    table, dot, name = key.partition(".")
+    return name if dot and table == "settings" and name and "." not in name else key
+
+
 def setting_type(key: str) -> str:
     field = schema.SETTINGS.get(key)
     if field is None:
@@ -147,8 +154,11 @@ def item_field(key: str) -> tuple[str, str, str, str | None]:
     parts = key.split(".")
     first = schema.SECTION_SYNONYMS.get(parts[0], schema.SECTION_OF.get(parts[0], parts[0]))
     if first not in schema.ITEM_SECTIONS or len(parts) not in (3, 4) or not all(parts):
+        close = suggest(parts[-1], schema.SETTINGS) if len(parts) == 2 else None
         raise UsageError(
-            f"unknown setting '{key}'; an item's field is SECTION.NAME.FIELD, such as "
+            f"unknown setting '{key}'; did you mean '{close}'?"
+            if close
+            else f"unknown setting '{key}'; an item's field is SECTION.NAME.FIELD, such as "
             "agents.llm.default_model"
         )
     section, name, field = first, parts[1], parts[2]

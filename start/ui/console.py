@@ -292,6 +292,23 @@ def setup_streams() -> None:
         stream.reconfigure(errors="backslashreplace")
 
 
+def local_time(stamp: str, *, seconds: bool = False) -> str:
+    """A recorded time (ISO 8601 with its UTC offset: a run's, an item's, an approval's) as every
+    human view shows a time: in this machine's local time zone, `YYYY-MM-DD HH:MM` (`:SS` with
+    `seconds`). Each is recorded in the zone of the process that wrote it (`start mcp` under an
+    editor, a CI job in UTC), so it is shown in one zone, this one's. Data (--json) keeps the
+    recorded text. A stamp that is no ISO time is shown as it is."""
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+    if moment.tzinfo is not None:  # without an offset, it is local time already
+        moment = moment.astimezone()
+    return moment.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
 def for_stdout(text: str, *, raw: bool = False) -> str:
     """Data from others (an agent's answer, an item's text) as it goes to stdout: on a terminal,
     with its control characters and escape sequences shown escaped (an answer could set the

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from start import board
-from tests.conftest import invoke, write_tree
+from tests.conftest import invoke, run_start, write_tree
 
 
 def data(*args: str) -> Any:
@@ -220,6 +220,22 @@ def test_show_tells_why_an_item_waits_and_what_it_runs(isolated: Path) -> None:
     ]
 
 
+def test_show_gives_the_times_in_the_viewers_zone_and_json_as_recorded(isolated: Path) -> None:
+    """An item made by a process in UTC (a CI job), shown where the zone is UTC+9: the page in
+    local time, as `start log` shows a run's; --json as it was recorded."""
+    from datetime import datetime, timedelta
+
+    assert run_start("board", "add", "Plan", cwd=isolated, env={"TZ": "UTC0"}).returncode == 0
+    shown = run_start("board", "show", "1", "--json", cwd=isolated, env={"TZ": "XYZ-9"})
+    recorded = json.loads(shown.stdout)
+    assert recorded["created"].endswith("+00:00")
+    assert recorded["events"][0]["at"] == recorded["created"]
+    there = f"{datetime.fromisoformat(recorded['created']) + timedelta(hours=9):%Y-%m-%d %H:%M:%S}"
+    page = run_start("board", "show", "1", cwd=isolated, env={"TZ": "XYZ-9"}).stdout.splitlines()
+    assert f"  created     {there} by {board.login()}" in page
+    assert page[-1] == f"  {there}  {board.login()} create title=Plan"
+
+
 def test_ids_are_completed_by_the_shell(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     add("Plan the fix")
     add("Other")
@@ -279,3 +295,39 @@ def test_an_answer_or_a_title_never_reaches_a_terminal_raw(isolated: Path) -> No
         check=False,
     )
     assert (piped.returncode, piped.stdout, piped.stderr) == (0, HOSTILE.encode(), b"")
+
+
+@pytest.mark.parametrize(
+    ("command", "epilog"),
+    [
+        (
+            "show",
+            "Exit codes: 0 ok; 2 usage; 4 no such item.\n",
+        ),
+        (
+            "watch",
+            "Exit codes: 0 the item completed; 1 it failed; 2 usage; 4 no such item;\n"
+            "124 --timeout passed; 130 Ctrl-C.\n",
+        ),
+        (
+            "claim",
+            "Exit codes: 0 ok; 2 usage; 4 no such item; 75 refused: the item is another's,\n"
+            "blocked or finished; with --next, nothing is ready.\n",
+        ),
+        (
+            "run",
+            "Exit codes: 0 every item it ran completed; 1 one failed; 2 usage; 3 the config\n"
+            "is invalid; 5 the project is not trusted; 130 Ctrl-C (the runs are stopped,\n"
+            "their items pending again).\n",
+        ),
+    ],
+)
+def test_each_subcommand_names_its_own_exit_codes(command: str, epilog: str) -> None:
+    """Each board subcommand's help says what its own exit codes mean, not every code of every
+    subcommand (issue 49: `show` named 75 refused and 124 a watch timed out)."""
+    result = run_start("board", command, "--help", env={"COLUMNS": "80"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n\n")[-2:] == [
+        epilog.rstrip("\n"),
+        "Docs: start help --topic board\n",
+    ]

@@ -95,6 +95,26 @@ def test_set_rejects_an_unknown_key(config_file: Path) -> None:
     )
 
 
+def test_a_setting_may_be_named_in_its_table_as_the_file_spells_it(config_file: Path) -> None:
+    result = invoke("config", "set", "settings.command_timeout", "10")
+    assert (result.exit_code, result.stderr) == (0, f"Set command_timeout = 10 ({config_file})\n")
+    assert config_file.read_text() == MINE.replace(
+        "the shell I use\n", "the shell I use\ncommand_timeout = 10\n"
+    )
+    result = invoke("config", "unset", "settings.command_timeout")
+    assert (result.exit_code, result.stderr) == (0, f"Unset command_timeout ({config_file})\n")
+    assert config_file.read_text() == MINE
+    for key, named in (
+        ("setting.command_timeout", "setting.command_timeout"),
+        ("settings.command_timout", "command_timout"),
+    ):
+        wrong = invoke("config", "set", key, "10")
+        assert (wrong.exit_code, wrong.stderr) == (
+            2,
+            f"start: unknown setting '{named}'; did you mean 'command_timeout'?\n",
+        )
+
+
 def test_set_refuses_a_reference_to_nothing(config_file: Path) -> None:
     result = invoke("config", "set", "default_role", "revewer")
     assert result.exit_code == 3

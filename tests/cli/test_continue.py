@@ -61,6 +61,19 @@ def test_the_follow_up_resumes_the_recorded_session_with_the_text_alone(
     assert (data["mode"], data["answer"], data["session_id"]) == ("continue", "ANSWER: again", None)
 
 
+def test_the_log_shows_the_text_a_follow_up_sent(project: Path) -> None:
+    assert start(project, "prompt", "--print", "first", FAKE_SESSION="s-1").returncode == 0
+    follow = start(project, "continue", "and", "now?", FAKE_SESSION="s-1")
+    assert follow.returncode == 0, follow.stderr
+    runs = json.loads(run_start("log", "--json", cwd=project).stdout)
+    assert [(r["mode"], r["instructions"]) for r in runs] == [
+        ("continue", "and now?"),
+        ("prompt", "first"),
+    ]
+    listed = run_start("log", "--search", "now?", cwd=project, env={"COLUMNS": "200"}).stdout
+    assert "continue: and now?" in listed
+
+
 def test_an_agent_that_cannot_resume_names_those_that_can(project: Path) -> None:
     assert start(project, "prompt", "--print", "-a", "mute", "hi", FAKE_MODE="text").returncode == 0
     result = start(project, "continue", "more")

@@ -138,6 +138,40 @@ def test_a_headless_run_keeps_its_answer_status_duration_and_usage(headless: Pat
     assert detail["stderr"] == "Error: unknown option '--bogus'"
 
 
+def test_a_runs_at_is_when_it_began_the_moment_of_its_time(headless: Path, tmp_path: Path) -> None:
+    """`time` and `at` are one moment, when the run began: before its agent started, not when
+    it ended (the agent notes when it began and ended)."""
+    from datetime import datetime
+
+    noted = tmp_path / "noted"
+    result = start(
+        headless, "prompt", "--print", "hi", FAKE_MODE="slow", FAKE_SECONDS="0.5",
+        FAKE_LOG=str(noted),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    [run] = runs()
+    _, began, ended = noted.read_text().split()
+    assert run["at"] == datetime.fromisoformat(run["time"]).timestamp()
+    assert run["at"] <= float(began) < float(ended)
+
+
+def test_times_are_shown_in_the_viewers_zone_and_json_keeps_the_recorded_one(
+    headless: Path,
+) -> None:
+    """A run recorded by a process in UTC (`start mcp` under an editor, a CI job), listed where
+    the zone is UTC+9: one convention, local time, in the listing and on the run's page."""
+    from datetime import datetime, timedelta
+
+    assert start(headless, "prompt", "--print", "hi", TZ="UTC0").returncode == 0
+    [run] = json.loads(start(headless, "log", "--json", TZ="XYZ-9").stdout)
+    assert run["time"].endswith("+00:00")
+    there = datetime.fromisoformat(run["time"]) + timedelta(hours=9)
+    listed = start(headless, "log", TZ="XYZ-9", COLUMNS="200").stdout.splitlines()
+    assert listed[1].split()[:3] == ["1", f"{there:%Y-%m-%d}", f"{there:%H:%M}"]
+    page = start(headless, "log", "show", "--no-pager", TZ="XYZ-9").stdout
+    assert page.startswith(f"run 1  {there:%Y-%m-%d %H:%M:%S}\n")
+
+
 def test_an_answer_out_of_the_tasks_format_is_not_called_failed(headless: Path) -> None:
     config = headless.parent / "home" / ".config" / "start" / "config.toml"
     config.write_text(config.read_text() + '\n[tasks.data]\nprompt = "Data."\noutput = "json"\n')
@@ -667,6 +701,39 @@ def test_again_headless(headless: Path) -> None:
         ("launcher", False),
     ]
     assert found[0]["args"] == ["prompt", "hello", "-a", "fake,json", "-q", "--print"]
+
+
+def test_again_echoes_a_line_that_bash_runs_as_the_same_run(headless: Path) -> None:
+    """The line `start again` echoes is the command that repeats the run (issue 49): piped text
+    and words sent as one text, with a newline, quotes and `$` in it, come back through bash as
+    the same words, and running them sends the same text."""
+    piped = "summarise it's $HOME `id` \\n\n"
+    first = run_start("prompt", "--print", "hi", cwd=headless, stdin=piped)
+    assert first.returncode == 0, first.stderr
+    sent = shown(1)["instructions"]
+    assert sent == "summarise it's $HOME `id` \\n\n\nhi"
+    again = run_start("again", cwd=headless)
+    assert again.returncode == 0, again.stderr
+    echoed = again.stderr.splitlines()[0]
+    prefix, suffix = "start again: ", f"  (in {headless})"
+    assert echoed.startswith(prefix) and echoed.endswith(suffix), echoed
+    line = echoed[len(prefix) : -len(suffix)]
+    assert line == "start prompt $'summarise it\\'s $HOME `id` \\\\n\\n\\nhi' --print"
+    # The words bash reads from the line are the words of the run it repeated.
+    words = subprocess.run(
+        ["bash", "-c", f"start() {{ printf '%s\\0' \"$@\"; }}; {line}"],
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    assert words.split("\0")[:-1] == ["prompt", sent, "--print"] == shown(2)["args"]
+    # And run by bash, in the run's directory, they send the same text again.
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    script = f'start() {{ "{sys.executable}" -m start "$@"; }}; {line}'
+    repeated = subprocess.run(
+        ["bash", "-c", script], cwd=headless, env=env, capture_output=True, text=True, input=""
+    )
+    assert repeated.returncode == 0, repeated.stderr
+    assert [shown(n)["instructions"] for n in (2, 3)] == [sent, sent]
 
 
 def test_again_of_a_session_has_no_print(repo: Path) -> None:

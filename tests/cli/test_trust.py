@@ -4,6 +4,7 @@ and revoking."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -101,7 +102,9 @@ def test_trust_list(scene: Scene) -> None:
     result = scene.start("trust", "--list")
     header, row = result.stdout.splitlines()
     assert header.split() == ["ROOT", "APPROVED", "FILES", "ID"]
-    assert row.split()[0] == str(scene.project) and row.split()[2] == "2"
+    root, day, minute, files, _ = row.split()
+    assert (root, files) == (str(scene.project), "2")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", f"{day} {minute}")  # local time
 
 
 def test_untrust_revokes(scene: Scene, tmp_path: Path) -> None:

@@ -231,7 +231,7 @@ def test_a_plan_implement_review_chain_hands_each_answer_on(project: Path) -> No
     ]
     assert agents == ["fake", "other", "third"]
     logged = start(project, "log", "show", "1", "--no-pager").stdout.splitlines()
-    assert "  command      (start mcp or start board run)" in logged
+    assert "  command      start board run (item-1)" in logged
     # A run the board started is an ask like any other: start again repeats it, as the user's.
     again = start(project, "again", "2", "--json")
     assert again.returncode == 0, again.stderr
@@ -241,6 +241,7 @@ def test_a_plan_implement_review_chain_hands_each_answer_on(project: Path) -> No
         "ANSWER: Do: ## item-1: Plan\n\nANSWER: Plan the fix",
         "cli",
     )
+    assert repeated["request"]["item"] is None  # the repeat is no item's run
     assert again.stderr.startswith(
         "start again: start prompt $'Do: ## item-1: Plan\\n\\nANSWER: Plan the fix' -a other "
         "--json --print  (in "
@@ -359,6 +360,18 @@ def test_ctrl_c_stops_the_runs_and_releases_their_items(project: Path) -> None:
     while any(running(pid) for pid in agents) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [pid for pid in agents if running(pid)] == []
+    # Recorded as --print records a Ctrl-C: interrupted, not failed by the SIGTERM that ended
+    # them; one ran and was cut short, the other (of the same CLI) waited and never started.
+    logged = start(project, "log", "--json")
+    assert logged.returncode == 0, logged.stderr
+    ended = []
+    for run in json.loads(logged.stdout):
+        shown = json.loads(start(project, "log", "show", str(run["id"]), "--json").stdout)
+        ended.append((shown["state"], shown["error"]))
+    assert sorted(ended) == [
+        ("interrupted", "not started: stopped by SIGINT"),
+        ("interrupted", "stopped by SIGINT before it answered"),
+    ]
 
 
 def test_the_listing_with_watch_shows_each_change_until_ctrl_c(project: Path) -> None:

@@ -670,6 +670,11 @@ async def test_an_asked_run_is_in_the_history_and_start_again_repeats_it(
         env={"START_CONFIG_DIR": str(config.parent)},
     )  # fmt: skip
     assert json.loads(shown.stdout)["answer"] == f"ANSWER: {PROMPT}"
+    page = run_start(
+        "log", "show", str(run["id"]), "--no-pager", cwd=isolated,
+        env={"START_CONFIG_DIR": str(config.parent)},
+    )  # fmt: skip
+    assert "  command      start mcp\n" in page.stdout  # who asked: it has no command line
     again = run_start("again", "--json", cwd=isolated, env={"START_CONFIG_DIR": str(config.parent)})
     assert again.returncode == 0, again.stderr
     repeated = json.loads(again.stdout)

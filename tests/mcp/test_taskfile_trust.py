@@ -15,6 +15,7 @@ import pytest
 
 from start import trust
 from start.config.load import load
+from start.ui import console
 from tests.conftest import run_start, write_tree
 from tests.mcp.conftest import connect
 from tests.mcp.test_taskfile import TOOLS, needs_task, offered, texts
@@ -136,9 +137,9 @@ async def test_a_taskfile_changed_after_approval_is_offered_only_once_approved_a
         assert grant is not None
     shown = run_start("trust", "--show", cwd=isolated).stdout.splitlines()
     record = trust.records(str(isolated))[0][-1]
-    at = shown.index(f"Changes since the approval of {record.approved}:")
+    at = shown.index(f"Changes since the approval of {console.local_time(record.approved)}:")
     assert shown[at:] == [
-        f"Changes since the approval of {record.approved}:",
+        f"Changes since the approval of {console.local_time(record.approved)}:",
         "    Taskfile.yml  changed",
         "  --- a/Taskfile.yml",
         "  +++ b/Taskfile.yml",
@@ -185,9 +186,9 @@ async def test_an_approval_from_before_taskfiles_were_pinned_covers_the_config_n
     grant, _ = trust.grant(load(str(isolated), use_cache=False))
     assert grant is not None  # launches go on as approved
     shown = run_start("trust", "--show", cwd=isolated).stdout.splitlines()
-    at = shown.index(f"Changes since the approval of {record.approved}:")
+    at = shown.index(f"Changes since the approval of {console.local_time(record.approved)}:")
     assert shown[at : at + 4] == [
-        f"Changes since the approval of {record.approved}:",
+        f"Changes since the approval of {console.local_time(record.approved)}:",
         "    Taskfile.yml  added (that approval was given before approvals pinned the Taskfile)",
         "  --- /dev/null",
         "  +++ b/Taskfile.yml",

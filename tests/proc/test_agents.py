@@ -179,6 +179,49 @@ def test_a_job_waiting_for_its_key_leaves_its_slot_to_the_next(tmp_path: Path) -
     assert told.index((1, "running")) > told.index((0, "done"))
 
 
+def test_a_registry_stopped_for_a_signal_interrupts_the_runs_of_its_jobs_as_the_signal_would(
+    tmp_path: Path, survivors: list[int]
+) -> None:
+    """`start board run`'s Ctrl-C: its workers run agents in threads, which no signal reaches,
+    and its stop gives their groups SIGTERM. The stop's cause reaches them (groups.stopped_by):
+    the run it cut short is stopped by SIGINT, not failed by the SIGTERM that ended it, the one
+    waiting for its key never starts, and the one that had answered keeps its answer."""
+    from start.proc.groups import Groups, Workers
+
+    answered = threading.Event()
+
+    def told(index: int, state: str, elapsed: float) -> None:
+        if (index, state) == (0, "done"):
+            answered.set()
+
+    jobs = [
+        job(tmp_path, "a", "slow", seconds="0"),
+        job(tmp_path, "b", "slow", key="k", seconds="300"),
+        job(tmp_path, "c", "text", key="k"),
+    ]
+    workers = Workers(Groups(), 1, "test")
+    work = workers.submit(
+        lambda request: agentrun.run_agents(jobs, cap=2, on_state=told, owner=request)
+    )
+    assert answered.wait(HANG)
+    survivors.extend(read_pids(tmp_path / "p.b"))
+    workers.stop(grace=HANG, cause=signal.SIGINT)
+    workers.join()
+
+    with pytest.raises(agentrun.Interrupted) as raised:
+        work.future.result()
+    assert isinstance(raised.value, KeyboardInterrupt)
+    assert raised.value.signum == signal.SIGINT
+    a, b, c = raised.value.runs
+    assert (a.returncode, a.stdout, a.stopped) == (0, "a is thinking\nANSWER: hi from a\n", None)
+    stopped = (-signal.SIGTERM, "b is thinking\n", signal.SIGINT)
+    assert (b.returncode, b.stdout, b.stopped) == stopped
+    assert (c.returncode, c.error, c.stopped) == (
+        None, "not started: stopped by SIGINT", signal.SIGINT,
+    )  # fmt: skip
+    assert wait_gone(survivors) == []
+
+
 def test_an_error_that_is_no_signal_ends_every_group_and_propagates(
     tmp_path: Path, survivors: list[int]
 ) -> None:

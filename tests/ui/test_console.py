@@ -589,3 +589,21 @@ def test_data_from_others_is_escaped_on_a_terminal_and_exact_off_one(
     assert console.for_stdout(hostile, raw=True) == hostile
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     assert console.for_stdout(hostile) == hostile
+
+
+def test_local_time_shows_a_recorded_time_in_this_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "XYZ-9")
+    time.tzset()
+    try:
+        assert console.local_time("2026-01-31T18:00:05+00:00") == "2026-02-01 03:00"
+        assert console.local_time("2026-01-31T18:00:05+01:00", seconds=True) == (
+            "2026-02-01 02:00:05"
+        )
+        # Without an offset it is local already; what is no time is shown as it is.
+        assert console.local_time("2026-01-31T18:00:05") == "2026-01-31 18:00"
+        assert console.local_time("yesterday") == "yesterday"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
