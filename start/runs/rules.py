@@ -351,7 +351,19 @@ def vet(scope: Scope, ask: Ask) -> Ask:
 
 
 # What the door says of an agent's ask, which the agent cannot: `timeout` is the user's own
-# (`start board run --timeout`) when the board runs an item an agent wrote.
+# (`start board run --timeout`) when the board runs an item an agent wrote, and `item` names that
+# item for the log.
 _SET_BY_THE_DOOR: Final = frozenset(
-    {"mode", "headless", "directory", "door", "by", "most", "most_from", "no_project", "timeout"}
+    {
+        "mode",
+        "headless",
+        "directory",
+        "door",
+        "by",
+        "most",
+        "most_from",
+        "no_project",
+        "timeout",
+        "item",
+    }
 )
