@@ -154,7 +154,8 @@ def _scope(options: Options) -> Any:
 
 def _print(options: Options, ask: Ask) -> int:
     """--print: the agents' headless forms (one agent is a list of one), run to their end
-    through the path of every door; the answers first, then the history."""
+    through the path of every door: each run recorded (its pending file and id), the answers,
+    then the history's database."""
     from start.cli import printing as print_cli
     from start.runs import path
 
@@ -210,10 +211,11 @@ class _Door:
         return print_cli.following(self.options, each)
 
     def arrived(self, done: Sequence[runs.Run], stopped: BaseException | None) -> None:
-        # The answers first, on stdout and flushed: the history (a database another process
-        # may hold) never delays them, and records them whatever happens to stdout. On Ctrl-C
-        # or a signal, the answers that had arrived are shown and every run is recorded, then
-        # start stops as the signal says; a stop before any answer says only "interrupted".
+        # The answers on stdout and flushed, each run recorded already, with its id (a pending
+        # file: the database, which another process may hold, is written after, and never
+        # delays them). On Ctrl-C or a signal, every run is recorded and the answers that had
+        # arrived are shown, then start stops as the signal says; a stop before any answer says
+        # only "interrupted".
         if stopped is None or any(found.answered for found in done):
             from start.cli import printing as print_cli
 
