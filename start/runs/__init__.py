@@ -142,10 +142,14 @@ KINDS: Final[Mapping[str, Kind]] = {
     "Mapping[str, Any] | None": _nullable(_OBJECT),
     "Any": Kind("TEXT", {}, (object,), "json"),
 }
-# What data() adds to the fields: values derived from them, for scripts that test one key.
+# What data() adds to the fields: values derived from them, for scripts that test one key or sum
+# one (the tokens and cost in `usage`, whichever CLI reported them: start.runs.tokens).
 DERIVED: Final[Mapping[str, Mapping[str, Any]]] = {
     "success": {"type": "boolean"},
     "timed_out": {"type": "boolean"},
+    "input_tokens": {"type": ["integer", "null"]},
+    "output_tokens": {"type": ["integer", "null"]},
+    "cost_usd": {"type": ["number", "null"]},
 }
 # The fields that hold Text: kept as bytes, and cut to fit the history's limit (start.runs.history).
 TEXTS: Final = tuple(
@@ -166,9 +170,20 @@ def data(run: Run) -> dict[str, Any]:
         found[name] = plain(value)
     found["success"] = run.ok
     found["timed_out"] = run.timed_out
+    found.update(spent(run))
     if isinstance(run.duration, float):
         found["duration"] = round(run.duration, 3)
     return found
+
+
+def spent(run: Run) -> dict[str, Any]:
+    """The tokens in and out and the cost of a run, as its CLI reported them (null where it
+    reported none: start.runs.tokens)."""
+    from start.runs import tokens
+
+    found = tokens.read(run.usage) or tokens.Tokens()
+    cost = round(found.cost, 6) if found.cost is not None else None  # to a millionth of a dollar
+    return {"input_tokens": found.input, "output_tokens": found.output, "cost_usd": cost}
 
 
 def summary(run: Run) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 from start import runs
 from start.base import sqlite
 from start.base.errors import ExitCode, StartError
-from start.runs import Run, history
+from start.runs import Run, history, tokens
 from start.runs.history import (
     DATABASE,
     FORMAT,
@@ -264,11 +264,56 @@ class Store:
         agent: str | None = None,
         project: str | None = None,
         search: str | None = None,
+        since: float | None = None,
     ) -> list[Run]:
         """The newest runs first, filtered; `search`: the runs whose words (instructions),
-        prompt or answer hold it, in any case."""
+        prompt or answer hold it, in any case; `since`: those that ended at that moment or
+        after (seconds since the epoch)."""
+        where, values = self._where(task, agent, project, search, since)
+        sql = "SELECT * FROM runs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            values.append(limit)
+        return [_run(row) for row in self.connection.execute(sql, values)]
+
+    def spent(
+        self,
+        *,
+        task: str | None = None,
+        agent: str | None = None,
+        project: str | None = None,
+        search: str | None = None,
+        since: float | None = None,
+    ) -> list[tokens.Spent]:
+        """What the headless runs the filters keep (as for `runs`) spent, oldest first: their
+        usage, whose tokens start.runs.tokens.totals sums, without their texts."""
+        where, values = self._where(task, agent, project, search, since)
+        where.append("headless = 1")
+        sql = f"SELECT at, agent, model, usage FROM runs WHERE {' AND '.join(where)} ORDER BY id"
+        return [
+            tokens.Spent(
+                row["at"],
+                _decode("agent", row["agent"]),
+                _decode("model", row["model"]),
+                _decode("usage", row["usage"]),
+            )
+            for row in self.connection.execute(sql, values)
+        ]
+
+    def _where(
+        self,
+        task: str | None,
+        agent: str | None,
+        project: str | None,
+        search: str | None,
+        since: float | None,
+    ) -> tuple[list[str], list[str | bytes | int | float]]:
+        """The conditions of the filters of `runs`, and their values."""
         where: list[str] = []
-        values: list[str | bytes | int] = []
+        values: list[str | bytes | int | float] = []
         if search:
             self.connection.create_function("holds", 4, _holds, deterministic=True)
             where.append("holds(?, instructions, prompt, answer)")
@@ -283,14 +328,10 @@ class Store:
             self.connection.create_function("in_project", 3, _in_project, deterministic=True)
             where.append("in_project(project, ?, ?)")
             values += [sqlite.bound(project), sqlite.bound(os.path.realpath(project))]
-        sql = "SELECT * FROM runs"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY id DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            values.append(limit)
-        return [_run(row) for row in self.connection.execute(sql, values)]
+        if since is not None:
+            where.append("at >= ?")
+            values.append(since)
+        return where, values
 
     def get(self, run_id: int | None) -> Run:
         """The run of that id, or the latest (None); NoSuchRunError when there is none."""

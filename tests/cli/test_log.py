@@ -98,6 +98,9 @@ def test_a_launch_is_recorded_before_the_exec(repo: Path) -> None:
         "id": 1,
         "success": False,
         "timed_out": False,
+        "input_tokens": None,
+        "output_tokens": None,
+        "cost_usd": None,
     }
     assert (run["request"]["mode"], run["request"]["prompt"], run["request"]["headless"]) == (
         "prompt",
