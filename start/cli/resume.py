@@ -11,7 +11,7 @@ import click
 from start.base.errors import UsageError
 from start.cli.inputs import RUN_ID
 from start.cli.options import common_options, completer
-from start.cli.run import ask_of, run
+from start.cli.run import ask_of, json_fields_option, run
 from start.cli.state import get_options
 from start.cli.text import (
     SAFE_FORM,
@@ -65,6 +65,7 @@ from start.ui import console
     metavar="DIR",
     help="Write AGENT.md and summary.json to DIR too.",
 )
+@json_fields_option
 @common_options
 def continue_(
     words: tuple[str, ...],

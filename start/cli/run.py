@@ -97,6 +97,11 @@ def run(options: Options, ask: Ask) -> int:
     agent's headless form and print its answer."""
     if options.raw and not ask.headless:
         raise UsageError("--raw goes with --print (a headless run)")
+    if options.json_fields is not None and (options.dry_run or not ask.headless):
+        raise UsageError(
+            "--json-fields goes with --print (the keys of a run's record), not with a launch "
+            "or --dry-run"
+        )
     if options.json and not options.dry_run and not ask.headless:
         raise UsageError(
             "--json prints a launch only with --dry-run or --print "
@@ -329,13 +334,14 @@ def command_words(ask: Ask, here: str | None = None, shown: Sequence[str] = ()) 
 
 def shown_words(options: Options) -> list[str]:
     """The flags of how the command line shows a run: its own, never the ask's."""
-    flags = (
-        ("-q", options.quiet),
-        ("--json", options.json),
-        ("--no-color", options.no_color),
-        ("--raw", options.raw),
-    )
-    return [flag for flag, on in flags if on] + ["-v"] * options.verbose
+    words = ["-q"] * options.quiet
+    if options.json_fields is not None:  # the keys it was given, so that the line repeats them
+        fields = options.json_fields
+        words += ["--json-fields", "all" if fields == runs.keys() else ",".join(fields)]
+    elif options.json:
+        words.append("--json")
+    words += [flag for flag, on in (("--no-color", options.no_color), ("--raw", options.raw)) if on]
+    return words + ["-v"] * options.verbose
 
 
 def run_session(options: Options) -> int:
@@ -347,9 +353,50 @@ def _raw(ctx: click.Context, param: click.Parameter, value: bool) -> None:
         (ctx.find_object(Options) or ctx.ensure_object(Options)).raw = True
 
 
+def _json_fields(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """--json-fields all|KEY,...: the keys of the run's record that --json prints (and --json
+    with it); each checked here, before anything runs."""
+    if value is None:
+        return
+    known = runs.keys()
+    if value.strip() == "all":
+        fields = known
+    else:
+        fields = tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
+        unknown = [name for name in fields if name not in known]
+        if unknown or not fields:
+            from start.base.errors import suggest
+
+            name = unknown[0] if unknown else value
+            close = suggest(name, known)
+            guess = f" (did you mean '{close}'?)" if close else ""
+            raise click.BadParameter(
+                f"no key '{name}' in a run's record{guess}; give 'all', or keys separated by "
+                "commas such as id,answer,usage ('start help usage' lists them)",
+                ctx=ctx,
+                param=param,
+            )
+    options = ctx.find_object(Options) or ctx.ensure_object(Options)
+    options.json_fields = fields
+    options.json = True
+
+
+def json_fields_option(function: F) -> F:
+    """--json-fields, for the commands that print a run (--print, start continue)."""
+    return click.option(
+        "--json-fields",
+        metavar="all|KEY,...",
+        callback=_json_fields,
+        expose_value=False,
+        help="With --print: --json with these keys of the run's record, or all of them "
+        "(default: id, state, success, answer, ...: see 'start help usage').",
+    )(function)
+
+
 def print_options(function: F) -> F:
     from start.config import schema
 
+    function = json_fields_option(function)
     function = click.option(
         "--raw",
         is_flag=True,

@@ -791,6 +791,20 @@ def test_show_quotes_a_control_in_its_command_lines_so_that_they_paste_back(
     ), again.stderr
 
 
+def test_again_echoes_and_keeps_the_json_fields_it_was_given(headless: Path) -> None:
+    """`start again --json-fields ...` prints those keys of the repeated run, and its line says
+    so, not `--json`, which would print other keys when pasted."""
+    assert run_start("prompt", "--print", "hi", cwd=headless).returncode == 0
+    for given, shown in (("request,id", "request,id"), ("all", "all")):
+        again = run_start("again", "--json-fields", given, cwd=headless)
+        assert again.stderr.startswith(
+            f"start again: start prompt hi --json-fields {shown} --print  (in {headless})\n"
+        ), again.stderr
+        data = json.loads(again.stdout)
+        assert data["request"]["prompt"] == "hi"
+        assert list(data)[:2] == (["request", "id"] if given != "all" else ["time", "at"])
+
+
 def test_search_finds_the_runs_whose_words_prompt_or_answer_hold_the_text(headless: Path) -> None:
     for word, answer in (("alpha", "Retry LOOP spins"), ("beta", "fine"), ("Gamma", "ok")):
         result = start(headless, "prompt", "--print", word, FAKE_MODE="say", FAKE_ANSWER=answer)
