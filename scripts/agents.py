@@ -390,6 +390,8 @@ PRINT_PROMPT = "say hi"  # two words: cline reads one bare word as a command
 PRINT_TASK = "offline-answer"
 SAID = 200  # of what start said of the empty answer, the results keep this many characters
 JSON_TASK = "offline-json"  # the same with output = "json"
+# --json with the keys the judges read beyond its short form (the task, the agent's stderr).
+WHOLE = ("--json-fields", "all")
 # The JSON answer of the JSON_TASK run: a "response" field that is not the answer (cn once
 # read it as the whole answer).
 JSON_ANSWER = '{{"response": "ANSWER-{agent}-OK", "items": [1, 2]}}'
@@ -659,7 +661,7 @@ def headless_check(
             ("start prompt --print", [*start, "prompt", *common, "--", *how.args]),
             (
                 "start task --print --json",
-                [*start, "task", PRINT_TASK, "--json", *common, "--", *how.args],
+                [*start, "task", PRINT_TASK, *WHOLE, *common, "--", *how.args],
             ),
         )
         for title, argv in runs:
@@ -702,7 +704,7 @@ def _answers(
     value = JSON_ANSWER.format(agent=agent)
     server.answer = value
     title = f"start task {JSON_TASK} --print --json"
-    argv = [*start, "task", JSON_TASK, "--json", "--print", "-a", agent]
+    argv = [*start, "task", JSON_TASK, *WHOLE, "--print", "-a", agent]
     argv += ["--timeout", str(PRINT_TIMEOUT), PRINT_PROMPT]
     code, out, err, took = run_marked([*argv, "--", *args], run_env, work, OUTER_TIMEOUT)
     seconds.append(f"{took:.1f}")

@@ -101,6 +101,9 @@ def main() -> int:
         print(f"depth={os.environ.get('START_MCP_DEPTH')}")
     elif mode == "mcp-tools":  # the tools of its own `start mcp`, started as MCP clients do
         print(" ".join(start_mcp_tools()))
+    elif mode == "replay":  # what a real CLI printed (tests/fixtures/envelopes), byte for byte
+        with open(os.environ["FAKE_REPLAY"], "rb") as recorded:
+            sys.stdout.buffer.write(recorded.read())
     elif mode == "empty":
         pass
     elif mode == "not-json":

@@ -99,6 +99,32 @@ def configure(connection: sqlite3.Connection, *, secure_delete: bool = False) ->
         connection.execute("PRAGMA secure_delete = ON")
 
 
+def last_id(connection: sqlite3.Connection, table: str) -> int:
+    """The last id an AUTOINCREMENT `table` gave: its sequence's, which a deleted row keeps, or
+    its largest, whichever is more."""
+    row = connection.execute(
+        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = ?), 0),"
+        f" coalesce((SELECT max(id) FROM {table}), 0))",
+        (table,),
+    ).fetchone()
+    return int(row[0])
+
+
+def peek_last_id(path: str, table: str, *, timeout: float) -> int | None:
+    """`last_id` of the database at `path`, which is read, never changed; None when it cannot
+    be read within `timeout` seconds (another connection holds it) or at all (no such table, a
+    damaged file)."""
+    connection: sqlite3.Connection | None = None
+    try:
+        connection = connect(path, timeout=timeout)
+        return last_id(connection, table)
+    except sqlite3.Error:
+        return None
+    finally:
+        if connection is not None:
+            connection.close()
+
+
 def busy(error: sqlite3.Error) -> bool:
     """Whether `error` says that another connection held the database past the wait."""
     return getattr(error, "sqlite_errorcode", 0) & 0xFF in _BUSY

@@ -81,7 +81,7 @@ def run_one(scope: Scope, ask: Ask, owner: shell.Owner) -> Outcome:
     """
     from start.runs import path
 
-    (result,) = path.run(scope, ask, owner=owner, named=True)
+    (result,) = path.run(scope, ask, owner=owner)
     return Outcome(result.ok, result.answer or "", result.error, result.agent, result.id)
 
 

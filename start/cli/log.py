@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +22,9 @@ from start.runs import store as historydb
 from start.ui import console, display
 from start.ui.console import Styled
 
+if TYPE_CHECKING:
+    from start.runs import tokens
+
 # A cell of the listing longer than this is cut, with an ellipsis.
 _CELL = 48
 
@@ -30,6 +35,7 @@ _CELL = 48
         ("The last 20 runs", "start log"),
         ("The last 5 runs of task gdr, as data", "start log -n 5 --task gdr --json"),
         ("The runs whose prompt or answer mentions retries", "start log --search retry"),
+        ("Tokens and cost by day, agent and model, this week", "start log --usage --since 7d"),
         ("One run: its command, prompt and answer", "start log show 12"),
         ("The latest answer alone, for a script", "start log show --answer"),
         ("Run it again, headless, with another agent", "start again 12 --print -a gemini"),
@@ -50,6 +56,18 @@ _CELL = 48
     type=TEXT,
     help="Only the runs whose words, prompt or answer hold TEXT (any case).",
 )
+@click.option(
+    "--since",
+    metavar="DATE|AGE",
+    help="Only the runs since DATE (YYYY-MM-DD: local midnight, or an ISO 8601 time) or in the "
+    "last AGE (30m, 12h, 7d, 4w).",
+)
+@click.option(
+    "--usage",
+    "usage",
+    is_flag=True,
+    help="Sum the tokens and cost of the headless runs, by day, agent and model, instead.",
+)
 @common_options()
 @click.pass_context
 def log(
@@ -59,23 +77,37 @@ def log(
     agent: str | None,
     project: str | None,
     search: str | None,
+    since: str | None,
+    usage: bool,
 ) -> int:
     """List the recorded runs, newest first: every launch and headless run.
 
     Each run keeps its time, directory, project, command line, agent, model, role, contexts,
     parameters, prompt and role text; a headless run (--print) also its answer, exit status,
     duration and usage. `start log show ID` shows one; `start again ID` repeats it.
+
+    With --usage, the tokens in and out and the cost of every headless run the filters keep are
+    summed by day, agent and model, as each agent's CLI reported them.
     """
     if ctx.invoked_subcommand is not None:
         return ExitCode.OK
     options = get_options()
+    moment = _since(since) if since is not None else None
+    if usage:
+        from click.core import ParameterSource
+
+        if ctx.get_parameter_source("count") != ParameterSource.DEFAULT:
+            raise UsageError("-n goes with the listing: --usage sums every run the filters keep")
+        return _usage(options, task=task, agent=agent, project=project, search=search, since=moment)
     with historydb.opened(create=False) as store:
-        runs = store.runs(count, task=task, agent=agent, project=project, search=search)
+        runs = store.runs(
+            count, task=task, agent=agent, project=project, search=search, since=moment
+        )
     if options.json:
         console.print_json([records.summary(run) for run in runs])
         return ExitCode.OK
     if not runs:
-        filtered = task or agent or project or search
+        filtered = task or agent or project or search or since
         console.err("No runs are recorded." if not filtered else "No such runs.")
         return ExitCode.OK
     rows = [
@@ -178,7 +210,7 @@ def show(run_id: int | None, no_pager: bool, answer_only: bool, raw: bool) -> in
         rows.append(("permissions", run.permissions or ""))
         rows.append(("outcome", _ended(run)))
         if run.usage:
-            rows.append(("usage", ", ".join(f"{k} {v}" for k, v in run.usage.items())))
+            rows.append(("usage", _spent(run.usage)))
     for label, value in rows:
         page.row([label, console.printable(value)], [11], indent=2, gaps=[2])
     sections = [("role", run.role_text), ("prompt", run.prompt)]
@@ -212,6 +244,108 @@ def _answer(run: Run, raw: bool) -> int:
     text = console.for_stdout(run.answer, raw=raw)
     console.out(text, end="" if text.endswith("\n") else "\n")
     return ExitCode.OK
+
+
+def _spent(usage: Mapping[str, Any]) -> str:
+    """A run's usage as tokens in and out and cost (start.runs.tokens), where its CLI reported
+    them; in a shape start does not know, as the CLI reported it (JSON)."""
+    from start.runs import tokens
+
+    found = tokens.read(usage)
+    if found is None:
+        import json
+
+        return json.dumps(dict(usage), ensure_ascii=False, separators=(", ", ": "))
+    parts = []
+    if found.input is not None:
+        parts.append(f"{found.input:,} tokens in")
+    if found.output is not None:
+        parts.append(f"{found.output:,} out" if parts else f"{found.output:,} tokens out")
+    if found.cost is not None:
+        parts.append(_dollars(found.cost))
+    return ", ".join(parts)
+
+
+def _dollars(cost: float) -> str:
+    """A cost in US dollars: to the cent from a dollar up, to four places below."""
+    return f"${cost:,.2f}" if cost >= 1 or cost == 0 else f"${cost:.4f}"
+
+
+def _usage(options: Options, *, since: float | None, **filters: str | None) -> int:
+    """`start log --usage`: the totals of the headless runs by day, agent and model, and of
+    them all; as data with --json."""
+    from start.runs import tokens
+
+    with historydb.opened(create=False) as store:
+        spent = store.spent(since=since, **filters)
+    totals = tokens.totals(spent)
+    whole = tokens.overall(totals)
+    if options.json:
+        console.print_json(
+            {"totals": [_total_data(total) for total in totals], "total": _total_data(whole)}
+        )
+        return ExitCode.OK
+    if not totals:
+        console.err(
+            "No headless runs are recorded."
+            if not any(filters.values()) and since is None
+            else "No such runs."
+        )
+        return ExitCode.OK
+    rows = [
+        [total.day, total.agent, total.model or "(default)", *_total_cells(total)]
+        for total in totals
+    ]
+    rows.append(["total", "", "", *_total_cells(whole)])
+    headers = ["day", "agent", "model", "runs", "tokens in", "tokens out", "cost"]
+    display.print_table(headers, rows, no_color=options.no_color)
+    unreported = whole.runs - whole.reported
+    if unreported and not options.quiet:
+        console.err(
+            f"{unreported} of {whole.runs} runs have no usage: their CLI reported none "
+            "(their tokens and cost are unknown, not 0)"
+        )
+    return ExitCode.OK
+
+
+def _total_cells(total: tokens.Total) -> list[str]:
+    if not total.reported:
+        return [str(total.runs), "-", "-", "-"]
+    cost = _dollars(total.cost) if total.cost is not None else "-"
+    return [str(total.runs), f"{total.input:,}", f"{total.output:,}", cost]
+
+
+def _total_data(total: tokens.Total) -> dict[str, Any]:
+    """A total as --usage --json gives it (the day, agent and model of a group's)."""
+    found = {"day": total.day, "agent": total.agent, "model": total.model} if total.day else {}
+    reported = bool(total.reported)
+    return {
+        **found,
+        "runs": total.runs,
+        "reported": total.reported,
+        "input_tokens": total.input if reported else None,
+        "output_tokens": total.output if reported else None,
+        "cost_usd": round(total.cost, 6) if total.cost is not None else None,
+    }
+
+
+def _since(text: str) -> float:
+    """--since: a date or time (as `clear --before` takes it), or an age: N followed by m, h, d
+    or w (minutes, hours, days, weeks) before now."""
+    import time
+
+    units = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+    word = text.strip()
+    digits = word[:-1]
+    if 0 < len(digits) <= 9 and digits.isascii() and digits.isdigit() and word[-1:] in units:
+        return time.time() - int(digits) * units[word[-1]]
+    try:
+        return _moment(text)
+    except UsageError:
+        raise UsageError(
+            f"--since '{text}' is neither a date nor an age: use YYYY-MM-DD, an ISO 8601 time "
+            "such as 2026-01-31T18:00, or an age such as 12h, 7d or 4w"
+        ) from None
 
 
 def _ended(run: Run) -> str:

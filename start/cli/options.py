@@ -196,7 +196,7 @@ VALUED = frozenset(
         *("--instructions", "--large-prompt", "--layer", "--model-alias", "--models-url"),
         *("--output", "--param", "--permissions", "--print-command", "--print-config"),
         *("--print-output", "--print-permission", "--shell", "--timeout", "--url"),
-        *("-n", "--before", "--project", "--task", "--print-schema"),
+        *("-n", "--before", "--project", "--task", "--print-schema", "--json-fields", "--since"),
         *("--after", "--meta", "--as", "--status", "--assignee", "--answer", "--reason"),
         "--epoch",
         "--run",

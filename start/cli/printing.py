@@ -54,11 +54,12 @@ def following(
 
 def show(options: Options, runs: list[Run], *, several: bool, output: str | None) -> int:
     """The answers on stdout, first and flushed (one agent's alone; several, each under its
-    heading, in the order given), anything else on stderr; with --output, in files too. The
-    exit code of them all: a failed write of the files makes it a failure, but never costs an
-    answer."""
+    heading, in the order given; with --json, each run's record: its brief keys, or those of
+    --json-fields), anything else on stderr; with --output, in files too. The exit code of them
+    all: a failed write of the files makes it a failure, but never costs an answer."""
     if options.json:
-        found = [records.data(run) for run in runs]
+        fields = options.json_fields or records.BRIEF
+        found = [records.brief(run, fields) for run in runs]
         console.print_json(found if several else found[0])
     elif several:
         _each(options, runs)

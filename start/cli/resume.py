@@ -19,7 +19,7 @@ from start.cli.options import (
     common_options,
     completer,
 )
-from start.cli.run import ask_of, run
+from start.cli.run import ask_of, json_fields_option, run
 from start.cli.state import get_options
 from start.cli.text import (
     SAFE_FORM,
@@ -73,6 +73,7 @@ from start.ui import console
     metavar="DIR",
     help="Write AGENT.md and summary.json to DIR too.",
 )
+@json_fields_option
 @common_options(DIRECTORY, QUIET, NO_PROJECT, verbose=VERBOSE_LAUNCH, debug=DEBUG_LAUNCH)
 def continue_(
     words: tuple[str, ...],

@@ -105,6 +105,11 @@ def run(options: Options, ask: Ask) -> int:
         return taskfile.run(options, ask)
     if options.raw and not ask.headless:
         raise UsageError("--raw goes with --print (a headless run)")
+    if options.json_fields is not None and (options.dry_run or not ask.headless):
+        raise UsageError(
+            "--json-fields goes with --print (the keys of a run's record), not with a launch "
+            "or --dry-run"
+        )
     if options.json and not options.dry_run and not ask.headless:
         raise UsageError(
             "--json prints a launch only with --dry-run or --print "
@@ -168,7 +173,8 @@ def _scope(options: Options) -> Any:
 
 def _print(options: Options, ask: Ask) -> int:
     """--print: the agents' headless forms (one agent is a list of one), run to their end
-    through the path of every door; the answers first, then the history."""
+    through the path of every door: each run recorded (its pending file and id), the answers,
+    then the history's database."""
     from start.cli import printing as print_cli
     from start.runs import path
 
@@ -231,10 +237,11 @@ class _Door:
         return print_cli.following(self.options, each)
 
     def arrived(self, done: Sequence[runs.Run], stopped: BaseException | None) -> None:
-        # The answers first, on stdout and flushed: the history (a database another process
-        # may hold) never delays them, and records them whatever happens to stdout. On Ctrl-C
-        # or a signal, the answers that had arrived are shown and every run is recorded, then
-        # start stops as the signal says; a stop before any answer says only "interrupted".
+        # The answers on stdout and flushed, each run recorded already, with its id (a pending
+        # file: the database, which another process may hold, is written after, and never
+        # delays them). On Ctrl-C or a signal, every run is recorded and the answers that had
+        # arrived are shown, then start stops as the signal says; a stop before any answer says
+        # only "interrupted".
         if stopped is None or any(found.answered for found in done):
             from start.cli import printing as print_cli
 
@@ -348,13 +355,14 @@ def command_words(ask: Ask, here: str | None = None, shown: Sequence[str] = ()) 
 
 def shown_words(options: Options) -> list[str]:
     """The flags of how the command line shows a run: its own, never the ask's."""
-    flags = (
-        ("-q", options.quiet),
-        ("--json", options.json),
-        ("--no-color", options.no_color),
-        ("--raw", options.raw),
-    )
-    words = [flag for flag, on in flags if on] + ["-v"] * options.verbose
+    words = ["-q"] if options.quiet else []
+    if options.json_fields is not None:  # the keys it was given, so that the line repeats them
+        fields = options.json_fields
+        words += ["--json-fields", "all" if fields == runs.keys() else ",".join(fields)]
+    elif options.json:
+        words.append("--json")
+    words += [flag for flag, on in (("--no-color", options.no_color), ("--raw", options.raw)) if on]
+    words += ["-v"] * options.verbose
     return words + (["--fail-if", options.fail_if] if options.fail_if is not None else [])
 
 
@@ -372,9 +380,50 @@ def _fail_if(ctx: click.Context, param: click.Parameter, value: str | None) -> N
         (ctx.find_object(Options) or ctx.ensure_object(Options)).fail_if = value
 
 
+def _json_fields(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """--json-fields all|KEY,...: the keys of the run's record that --json prints (and --json
+    with it); each checked here, before anything runs."""
+    if value is None:
+        return
+    known = runs.keys()
+    if value.strip() == "all":
+        fields = known
+    else:
+        fields = tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
+        unknown = [name for name in fields if name not in known]
+        if unknown or not fields:
+            from start.base.errors import suggest
+
+            name = unknown[0] if unknown else value
+            close = suggest(name, known)
+            guess = f" (did you mean '{close}'?)" if close else ""
+            raise click.BadParameter(
+                f"no key '{name}' in a run's record{guess}; give 'all', or keys separated by "
+                "commas such as id,answer,usage ('start help usage' lists them)",
+                ctx=ctx,
+                param=param,
+            )
+    options = ctx.find_object(Options) or ctx.ensure_object(Options)
+    options.json_fields = fields
+    options.json = True
+
+
+def json_fields_option(function: F) -> F:
+    """--json-fields, for the commands that print a run (--print, start continue)."""
+    return click.option(
+        "--json-fields",
+        metavar="all|KEY,...",
+        callback=_json_fields,
+        expose_value=False,
+        help="With --print: --json with these keys of the run's record, or all of them "
+        "(default: id, state, success, answer, ...: see 'start help usage').",
+    )(function)
+
+
 def print_options(function: F) -> F:
     from start.config import schema
 
+    function = json_fields_option(function)
     function = click.option(
         "--fail-if",
         metavar="PATH",

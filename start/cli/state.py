@@ -25,6 +25,9 @@ class Options:
         self.debug = bool(os.environ.get("START_DEBUG"))
         self.dry_run = False
         self.json = False
+        # --json-fields: the keys of a run's record that --print --json prints (None: the brief
+        # ones, start.runs.BRIEF).
+        self.json_fields: tuple[str, ...] | None = None
         self.no_color = False
         self.no_project = False
         self.raw = False  # --raw: an answer on a terminal as it is, its escape sequences too

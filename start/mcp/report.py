@@ -129,7 +129,8 @@ RUN_SCHEMA: dict[str, Any] = {
     "required": [*TASK_RUN_SCHEMA["required"], "prompt"],
 }
 
-# One run as `--print --json` prints it: start.runs.data, whose schema start.runs derives.
+# One run as `--print --json-fields all` prints it: start.runs.data, whose schema start.runs
+# derives.
 RESULT_SCHEMA: dict[str, Any] = records.json_schema()
 
 RESULTS_SCHEMA: dict[str, Any] = {

@@ -1,9 +1,10 @@
 """A run: the one record of a launch or a headless run, from which every view of it is derived.
 
 `Run` is the only place a run's fields are spelled. What `--print --json` prints, the entries of
-`--output`'s summary.json, `start log show --json` and the structured content of `start mcp`'s
-asking tools are `data(run)`, with the same keys and values; `start log --json` lists
-`summary(run)`, which is that without the long texts; the history's columns (start.runs.store),
+`--output`'s summary.json, `start log show --json`, `--print --json-fields all` and the structured
+content of `start mcp`'s asking tools are `data(run)`, with the same keys and values; `start log
+--json` lists `summary(run)`, which is that without the long texts; `--print --json` prints
+`brief(run)`, the keys a script reads first (BRIEF); the history's columns (start.runs.store),
 the shape its pending files are checked against (start.runs.history), and the JSON Schema of MCP's
 results (`json_schema`) all come from the fields' annotations, through KINDS. Adding a field is
 one line here, and the code that fills it.
@@ -143,11 +144,35 @@ KINDS: Final[Mapping[str, Kind]] = {
     "Mapping[str, Any] | None": _nullable(_OBJECT),
     "Any": Kind("TEXT", {}, (object,), "json"),
 }
-# What data() adds to the fields: values derived from them, for scripts that test one key.
+# What data() adds to the fields: values derived from them, for scripts that test one key or sum
+# one (the tokens and cost in `usage`, whichever CLI reported them: start.runs.tokens).
 DERIVED: Final[Mapping[str, Mapping[str, Any]]] = {
     "success": {"type": "boolean"},
     "timed_out": {"type": "boolean"},
+    "input_tokens": {"type": ["integer", "null"]},
+    "output_tokens": {"type": ["integer", "null"]},
+    "cost_usd": {"type": ["number", "null"]},
 }
+# What `--print --json` prints of a run (`brief`), in this order: what a script reads first.
+# `--json-fields all` prints every key (`data`), `--json-fields A,B` those.
+BRIEF: Final = (
+    "id",
+    "state",
+    "success",
+    "answer",
+    "value",
+    "problems",
+    "error",
+    "agent",
+    "model",
+    "exit_code",
+    "duration",
+    "session_id",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "denied",
+)
 # The fields that hold Text: kept as bytes, and cut to fit the history's limit (start.runs.history).
 TEXTS: Final = tuple(
     name for name, kind in Run.__annotations__.items() if KINDS[kind].encoding == "bytes"
@@ -167,9 +192,31 @@ def data(run: Run) -> dict[str, Any]:
         found[name] = plain(value)
     found["success"] = run.ok
     found["timed_out"] = run.timed_out
+    found.update(spent(run))
     if isinstance(run.duration, float):
         found["duration"] = round(run.duration, 3)
     return found
+
+
+def spent(run: Run) -> dict[str, Any]:
+    """The tokens in and out and the cost of a run, as its CLI reported them (null where it
+    reported none: start.runs.tokens)."""
+    from start.runs import tokens
+
+    found = tokens.read(run.usage) or tokens.Tokens()
+    cost = round(found.cost, 6) if found.cost is not None else None  # to a millionth of a dollar
+    return {"input_tokens": found.input, "output_tokens": found.output, "cost_usd": cost}
+
+
+def keys() -> tuple[str, ...]:
+    """Every key of `data(run)`, in its order."""
+    return (*Run._fields, *DERIVED)
+
+
+def brief(run: Run, fields: tuple[str, ...] = BRIEF) -> dict[str, Any]:
+    """The run as `--print --json` prints it: the keys `fields` (of `keys()`) of its data."""
+    found = data(run)
+    return {name: found[name] for name in fields}
 
 
 def summary(run: Run) -> dict[str, Any]:

@@ -10,6 +10,10 @@ so does importing the code that does it: this module is what a launch imports (t
 start.runs.recording, the one way every door records a run), start.runs.store what reads the
 history. Everything lives in one
 directory, mode 0700, made and checked by `paths.open_private`; the files are 0600.
+
+A run's id is reserved as its pending file is written (`reserve`: a counter in `ids`, under a lock
+that a writer holds only to read and write that number), so that the door that recorded it can
+name it at once (`--print --json`'s `id`, a board item's run) without waiting for the database.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from start.base import paths
 from start.base.errors import StartError
+from start.base.record import Record
 
 if TYPE_CHECKING:
     from start.config.model import Settings
@@ -30,6 +35,13 @@ if TYPE_CHECKING:
 DIRECTORY: Final = "history"
 DATABASE: Final = "history.db"
 PENDING: Final = "pending"
+# The last id given to a run (decimal text): every id the database holds comes from it.
+IDS: Final = "ids"
+# How long a run waits for another process to give up the lock of `ids`, in seconds. A writer
+# holds it only to read and write a number: a longer wait means that one was stopped (SIGSTOP, a
+# debugger), and the run is recorded without an id rather than wait (the database moves it in
+# under the next one).
+RESERVE_TIMEOUT: Final = 0.2
 # A launch moves the pending records into the database itself once there are this many, so
 # that `pending/` stays small for a user who never runs `start log`.
 PENDING_LIMIT: Final = 64
@@ -57,7 +69,7 @@ def fields(run: Run, limit: int) -> dict[str, Any]:
     from start.runs import plain
 
     data = {name: plain(value) for name, value in zip(Record._fields, run, strict=True)}
-    del data["id"]  # the database gives it
+    data["id"] = None  # reserved as the file is written (`reserve`)
     return fit({"format": FORMAT, **data, "limit": limit}, limit)
 
 
@@ -108,13 +120,22 @@ def fit(data: dict[str, Any], limit: int) -> dict[str, Any]:
     return data
 
 
-def spool(run: Run, settings: Settings) -> tuple[str, bool] | None:
-    """Write one run's pending file (start.runs), unless `settings.history` is off: its name,
-    and whether the pending runs are to be moved into the database now: `pending/` holds
-    PENDING_LIMIT runs or more, or this run is large (over 1/PENDING_LIMIT of the limit), so that
-    `pending/` holds little more than the limit. A run larger than the history's limit is cut to
-    fit (`fit`). start.runs.recording.record, the one way to record a run, calls it. Raises
-    HistoryError when the history cannot be written.
+class Spooled(Record):
+    """A run's pending file, written."""
+
+    key: str  # its name, the database's unique key of the run
+    id: int | None  # the run's id (`reserve`); None when none could be reserved
+    # Whether the pending runs are to be moved into the database now (start.runs.store.flush).
+    full: bool
+
+
+def spool(run: Run, settings: Settings) -> Spooled | None:
+    """Write one run's pending file (start.runs), with the id reserved for it, unless
+    `settings.history` is off (None then). It says whether the pending runs are to be moved into
+    the database now: `pending/` holds PENDING_LIMIT runs or more, or this run is large (over
+    1/PENDING_LIMIT of the limit), so that `pending/` holds little more than the limit. A run
+    larger than the history's limit is cut to fit (`fit`). start.runs.recording.record, the one
+    way to record a run, calls it. Raises HistoryError when the history cannot be written.
     """
     if not settings.history:
         return None
@@ -123,7 +144,8 @@ def spool(run: Run, settings: Settings) -> tuple[str, bool] | None:
         key, count = _write(data)
     except OSError as error:
         raise HistoryError(f"cannot record the run in {directory()}: {reason(error)}") from None
-    return key, count >= PENDING_LIMIT or size(data) * PENDING_LIMIT > data["limit"]
+    full = count >= PENDING_LIMIT or size(data) * PENDING_LIMIT > data["limit"]
+    return Spooled(key, data["id"], full)
 
 
 def reason(error: BaseException) -> str:
@@ -136,8 +158,8 @@ def private_directory(create: bool) -> int | None:
 
 
 def _write(data: dict[str, Any]) -> tuple[str, int]:
-    """Write `data` as a new pending file; its name, and the number of pending files, this one
-    included."""
+    """Write `data` as a new pending file, with an id reserved for it (`reserve`) unless it has
+    one; its name, and the number of pending files, this one included."""
     fd = private_directory(create=True)
     assert fd is not None
     try:
@@ -145,7 +167,11 @@ def _write(data: dict[str, Any]) -> tuple[str, int]:
             os.mkdir(PENDING, mode=0o700, dir_fd=fd)
         pending = open_dir(PENDING, fd)
         try:
+            if data.get("id") is None:
+                data["id"] = reserve(fd, pending)
             name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}"
+            if data["id"] is not None:
+                name += f"-{data['id']}"  # a counter made anew starts above it (`reserve`)
             temp = f".{name}.tmp"
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
             out = os.open(temp, flags, 0o600, dir_fd=pending)
@@ -159,6 +185,80 @@ def _write(data: dict[str, Any]) -> tuple[str, int]:
             os.close(pending)
     finally:
         os.close(fd)
+
+
+def reserve(
+    fd: int, pending: int | None, *, last: int | None = None, take: bool = True
+) -> int | None:
+    """The next id of a run, reserved: the counter in `ids` (in the history directory `fd`), one
+    up, under its lock. `pending`: the directory of pending files. A counter that is missing
+    (a history of an earlier release, or a new one) or unreadable starts above the last id of
+    the database and of every pending file (which names the id it holds: `_write`). `last`: the
+    database's last id, from a caller that has it open (start.runs.store), which raises the
+    counter to it (an earlier release may have given ids of its own meanwhile); without `take`,
+    that is all, and this returns None.
+
+    None, and nothing reserved, when another process holds the lock past RESERVE_TIMEOUT, or a
+    counter to be made anew finds a database it cannot read: the run is recorded without an id
+    then, and the database gives it one as it moves it in. Raises OSError when `ids` cannot be
+    opened or written.
+    """
+    import fcntl
+
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    counter = os.open(IDS, flags, 0o600, dir_fd=fd)
+    try:
+        deadline = time.monotonic() + RESERVE_TIMEOUT
+        while True:
+            try:
+                # flock, not lockf: a lock of each open file, so that threads exclude each other
+                # too (start mcp and start board run record from several).
+                fcntl.flock(counter, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return None
+                time.sleep(0.001)
+        text = os.pread(counter, 32, 0).strip()
+        given = int(text) if text.isdigit() else None
+        if given is None or last is not None:
+            found = last if last is not None else _database_last(fd)
+            if found is None:
+                return None
+            given = max(given or 0, found, _pending_last(pending))
+        if take:
+            given += 1
+        data = b"%d\n" % given
+        os.pwrite(counter, data, 0)
+        os.ftruncate(counter, len(data))
+        return given if take else None
+    finally:
+        os.close(counter)  # which releases the lock
+
+
+def _pending_last(pending: int | None) -> int:
+    """The largest id a pending file holds, by its name (`_write`); 0 for none."""
+    if pending is None:
+        return 0
+    found = 0
+    for name in os.listdir(pending):
+        tail = name.rsplit("-", 3)
+        if not name.startswith(".") and len(tail) == 4 and tail[3].isdigit():
+            found = max(found, int(tail[3]))
+    return found
+
+
+def _database_last(fd: int) -> int | None:
+    """The last id the database gave (its AUTOINCREMENT's), 0 when there is no database yet,
+    None when it cannot be read at once (another process holds it, it is damaged): read only
+    when a counter is made anew, the first run after an upgrade."""
+    try:
+        os.stat(DATABASE, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return 0
+    from start.base import sqlite
+
+    return sqlite.peek_last_id(database(), "runs", timeout=0)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -1,7 +1,7 @@
 """The one path of an ask, below every door: the ask rules, then compose, run and record.
 
     ask (start.compose.ask) -> rules.vet -> pipeline.prepare_each -> headless.run_each
-        -> the answers, shown by the door -> recorded in the history -> the runs
+        -> recorded (a pending file, an id) -> the answers, shown by the door -> the runs
 
 The command line (`--print`, `start again`, `start continue`), `start mcp`'s asking tools and
 `start board run` each make an Ask and call `run`; none of them applies a rule, composes, runs
@@ -49,8 +49,9 @@ class Door:
         return contextlib.nullcontext()
 
     def arrived(self, runs: Sequence[Run], stopped: BaseException | None) -> None:
-        """Told the runs as they ended, before they are recorded, so that the answers are shown
-        first (`stopped`: the signal that stopped them, which `run` raises next)."""
+        """Told the runs as they ended, once recorded (each with its history id, where the
+        history gave one) and before the database is written (`stopped`: the signal that stopped
+        them, which `run` raises next)."""
 
     def unrecorded(self, error: StartError) -> None:
         """Told why a run could not be put in the history: it costs the run its id only."""
@@ -107,7 +108,6 @@ def run(
     progress: shell.Progress | None = None,
     args: tuple[str, ...] | None = None,
     cwd: str | None = None,
-    named: bool = False,
 ) -> list[Run]:
     """Vet, compose, run and record one ask, to the end of every agent it asks; the runs, in
     the order of its agents, recorded (each with its history id where the history gives one).
@@ -116,11 +116,12 @@ def run(
     caller's depth plus one, and this process as running them at that depth meanwhile
     (lineage.registered), so that an agent it runs cannot ask back beyond settings.mcp_depth.
     `owner` is told of every process group (the composition's commands and the agents); `args`
-    and `cwd` are the command line's own words and directory, which its runs record; `named`, as
-    for `record`.
+    and `cwd` are the command line's own words and directory, which its runs record.
 
-    On a signal (agentrun.Interrupted), the runs that had ended are shown and recorded, and the
-    signal is raised again.
+    Each run is recorded before the door is shown it, with its history id (`record`: the id is
+    reserved, so a history that another process holds delays nothing); the pending runs move
+    into the database after. On a signal (agentrun.Interrupted), the runs that had ended are
+    recorded and shown, and the signal is raised again.
     """
     from start.proc import agents as agentrun
     from start.runs import headless
@@ -149,33 +150,50 @@ def run(
         done, stopped = list(stop.runs), stop
     asked = data(vetted)
     done = [found._replace(request=asked, args=args, cwd=cwd or found.cwd) for found in done]
+    due = False
     try:
-        shown.arrived(done, stopped)
+        # Recorded first, so that what the door shows names each run's id: a pending file and an
+        # id of its own, which never wait for the database another process may hold. Whatever
+        # happens to the recording, the door shows the runs.
+        kept = []
+        for found in done:
+            recorded, full = record(found, settings, shown)
+            kept.append(recorded)
+            due = due or full
+        done = kept
     finally:
-        done = [record(found, settings, shown, named=named) for found in done]
+        shown.arrived(done, stopped)
+    if due:
+        move_in(shown)
     if stopped is not None:
         raise stopped
     return done
 
 
-def record(
-    run: Run, settings: Settings, door: DoorLike | None = None, *, named: bool = False
-) -> Run:
+def record(run: Run, settings: Settings, door: DoorLike | None = None) -> tuple[Run, bool]:
     """Put a run in the history, the one way every door does (start.runs.recording: a pending
-    file, so that a history another process holds never holds an answer). A door that names the
-    run it recorded (`named`: a board item keeps its run's id) gets the run with its id there
-    (none when settings.history is off). A history that cannot be written costs the run its id
-    only; the door is told why."""
+    file and the id reserved for it, so that a history another process holds never holds an
+    answer): the run with its id (none when settings.history is off), and whether the pending
+    runs are due to move into the database (`move_in`, once the door has shown the run). A
+    history that cannot be written costs the run its id only; the door is told why."""
     from start.runs import history, recording
 
     try:
-        key = recording.record(run, settings)
-        if not named:
-            return run
-        from start.runs import store as historydb
-
-        found = historydb.id_of(key)
+        written = recording.record(run, settings, flush=False)
     except history.HistoryError as error:
         (door or Door()).unrecorded(error)
-        return run
-    return run._replace(id=found) if found is not None else run
+        return run, False
+    if written is None:
+        return run, False
+    return run._replace(id=written.id), written.full
+
+
+def move_in(door: DoorLike | None = None) -> None:
+    """Move the pending runs into the database (start.runs.recording.move_in); a history that
+    cannot be used is told to the door, as for `record`."""
+    from start.runs import history, recording
+
+    try:
+        recording.move_in()
+    except history.HistoryError as error:
+        (door or Door()).unrecorded(error)

@@ -2,10 +2,12 @@
 read (through `opened`), and into which every pending file that start.runs.history wrote is moved.
 
 A run is recorded one way, by every door: as a pending file (start.runs.recording.record), which a
-launch writes without importing this module. Opening the database moves the pending runs in and
-trims the oldest runs to the size limit. It is opened through start.base.sqlite (WAL, a busy
-timeout, writers that take the write lock at once, named migrations), and a pending file is moved
-in once only (its name is a unique key), so runs that end together never lose or corrupt a record.
+launch writes without importing this module, under the id reserved for it then
+(start.runs.history.reserve), which it keeps in the database. Opening the database moves the
+pending runs in and trims the oldest runs to the size limit. It is opened through
+start.base.sqlite (WAL, a busy timeout, writers that take the write lock at once, named
+migrations), and a pending file is moved in once only (its name is a unique key), so runs that
+end together never lose or corrupt a record.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 from start import runs
 from start.base import sqlite
 from start.base.errors import ExitCode, StartError
-from start.runs import Run, history
+from start.runs import Run, history, tokens
 from start.runs.history import (
     DATABASE,
     FORMAT,
@@ -163,26 +165,50 @@ class Store:
 
     def insert(self, connection: sqlite3.Connection, data: dict[str, Any], pending: str) -> int:
         """Insert one run, as the pending file `pending` holds it (start.runs.history.fields),
-        unless it is in already; its id. `ingest` moves pending files in with it (and
-        benchmarks/recording.py measures it against the pending file)."""
-        names = ("pending", "size", *_FIELDS)
-        values = [pending, history.size(data), *(_encode(n, data.get(n)) for n in _FIELDS)]
+        under the id reserved for it, unless it is in already; its id. A run without one (a
+        pending file of an earlier release, or of a run that could not reserve one) gets the
+        next. `ingest` moves pending files in with it (and benchmarks/recording.py measures it
+        against the pending file)."""
+        run_id = data.get("id")
+        if not isinstance(run_id, int) or run_id <= 0:
+            run_id = self.reserve()
+        names = ("id", "pending", "size", *_FIELDS)
+        values = [run_id, pending, history.size(data), *(_encode(n, data.get(n)) for n in _FIELDS)]
         marks = ", ".join("?" for _ in names)
         cursor = connection.execute(
             f"INSERT OR IGNORE INTO runs ({', '.join(names)}) VALUES ({marks})", values
         )
-        return cursor.lastrowid or 0
+        if cursor.rowcount:
+            return cursor.lastrowid or 0
+        row = connection.execute("SELECT id FROM runs WHERE pending = ?", (pending,)).fetchone()
+        if row is not None:
+            return int(row[0])  # another process moved it in
+        taken = connection.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if run_id is None or taken is None:
+            return 0
+        # Its id is another run's: an earlier release, which reserves none, gave it meanwhile.
+        # The run is kept, under the next id.
+        return self.insert(connection, {**data, "id": self.reserve()}, pending)
+
+    def reserve(self) -> int | None:
+        """The next id (start.runs.history.reserve); None: the database's next."""
+        try:
+            return history.reserve(self.fd, None)
+        except OSError:
+            return None
 
     def ingest(self) -> int:
         """Move every pending file into the database, and keep to the size limit the newest of
         them was recorded under; how many were moved."""
         if not os.path.lexists(os.path.join(directory(), PENDING)):
+            self.raise_ids(None)
             return 0
         pending = open_dir(PENDING, self.fd)
         limit: int | None = None
         try:
             names = sorted(name for name in os.listdir(pending) if not name.startswith("."))
             _sweep(pending)
+            self.raise_ids(pending)
             if not names:
                 return 0
             with sqlite.writing(self.connection) as connection:
@@ -200,6 +226,15 @@ class Store:
         if limit is not None:
             self.trim(limit)
         return len(names)
+
+    def raise_ids(self, pending: int | None) -> None:
+        """Raise the counter of ids to the database's last, and to the pending files' (an
+        earlier release may have given ids of its own, or the counter be lost), so that no id
+        is given twice (start.runs.history.reserve). A history directory start cannot write is
+        read as it is."""
+        last = sqlite.last_id(self.connection, "runs")
+        with suppress(OSError):
+            history.reserve(self.fd, pending, last=last, take=False)
 
     def trim(self, limit: int) -> int:
         """Delete the oldest runs until the rest fit in `limit` bytes, and any run larger than
@@ -229,11 +264,56 @@ class Store:
         agent: str | None = None,
         project: str | None = None,
         search: str | None = None,
+        since: float | None = None,
     ) -> list[Run]:
         """The newest runs first, filtered; `search`: the runs whose words (instructions),
-        prompt or answer hold it, in any case."""
+        prompt or answer hold it, in any case; `since`: those that ended at that moment or
+        after (seconds since the epoch)."""
+        where, values = self._where(task, agent, project, search, since)
+        sql = "SELECT * FROM runs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            values.append(limit)
+        return [_run(row) for row in self.connection.execute(sql, values)]
+
+    def spent(
+        self,
+        *,
+        task: str | None = None,
+        agent: str | None = None,
+        project: str | None = None,
+        search: str | None = None,
+        since: float | None = None,
+    ) -> list[tokens.Spent]:
+        """What the headless runs the filters keep (as for `runs`) spent, oldest first: their
+        usage, whose tokens start.runs.tokens.totals sums, without their texts."""
+        where, values = self._where(task, agent, project, search, since)
+        where.append("headless = 1")
+        sql = f"SELECT at, agent, model, usage FROM runs WHERE {' AND '.join(where)} ORDER BY id"
+        return [
+            tokens.Spent(
+                row["at"],
+                _decode("agent", row["agent"]),
+                _decode("model", row["model"]),
+                _decode("usage", row["usage"]),
+            )
+            for row in self.connection.execute(sql, values)
+        ]
+
+    def _where(
+        self,
+        task: str | None,
+        agent: str | None,
+        project: str | None,
+        search: str | None,
+        since: float | None,
+    ) -> tuple[list[str], list[str | bytes | int | float]]:
+        """The conditions of the filters of `runs`, and their values."""
         where: list[str] = []
-        values: list[str | bytes | int] = []
+        values: list[str | bytes | int | float] = []
         if search:
             self.connection.create_function("holds", 4, _holds, deterministic=True)
             where.append("holds(?, instructions, prompt, answer)")
@@ -248,14 +328,10 @@ class Store:
             self.connection.create_function("in_project", 3, _in_project, deterministic=True)
             where.append("in_project(project, ?, ?)")
             values += [sqlite.bound(project), sqlite.bound(os.path.realpath(project))]
-        sql = "SELECT * FROM runs"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY id DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            values.append(limit)
-        return [_run(row) for row in self.connection.execute(sql, values)]
+        if since is not None:
+            where.append("at >= ?")
+            values.append(since)
+        return where, values
 
     def get(self, run_id: int | None) -> Run:
         """The run of that id, or the latest (None); NoSuchRunError when there is none."""
@@ -346,6 +422,8 @@ def _read_pending(pending: int, name: str) -> dict[str, Any] | None:
             return None
         if name in data and not isinstance(data[name], kind.types):
             return None
+    if not isinstance(data.get("id"), int | None) or isinstance(data.get("id"), bool):
+        return None
     return data
 
 
@@ -360,18 +438,6 @@ def _sweep(pending: int) -> None:
                 os.unlink(name, dir_fd=pending)
         except FileNotFoundError:
             pass
-
-
-def id_of(key: str | None) -> int | None:
-    """The id in the database of the run `start.runs.recording.record` recorded as `key` (`start
-    log show ID`), once it is moved in; None for no key (the history is off) and for a run the
-    database does not keep (larger than the history's limit). For a caller that names the run it
-    recorded (start board run). Raises HistoryError."""
-    if key is None:
-        return None
-    with opened() as store:
-        row = store.connection.execute("SELECT id FROM runs WHERE pending = ?", (key,)).fetchone()
-    return None if row is None else int(row[0])
 
 
 def flush() -> None:

@@ -148,7 +148,8 @@ def test_text_is_kept_as_the_history_keeps_it(opened: Board) -> None:
         time="t", at=1.0, cwd="/", workdir="/", project="/", mode="prompt", agent="a",
         prompt="p", role_text="", argv=("a",), headless=True, answer=title,
     )  # fmt: skip
-    found = historydb.id_of(recording.record(run, Settings()))
+    recorded = recording.record(run, Settings())
+    found = recorded.id if recorded is not None else None
     with historydb.opened() as store:
         (answer,) = store.connection.execute(
             "SELECT answer FROM runs WHERE id = ?", (found,)

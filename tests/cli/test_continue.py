@@ -57,8 +57,12 @@ def test_the_follow_up_resumes_the_recorded_session_with_the_text_alone(
         ("continue", "s-1", str(project), "the run it continues (1)"),
         ("prompt", "s-1", str(project), "the default"),
     ]
-    data = json.loads(start(project, "continue", "--json", "--run", "1", "again").stdout)
-    assert (data["mode"], data["answer"], data["session_id"]) == ("continue", "ANSWER: again", None)
+    data = json.loads(
+        start(
+            project, "continue", "--json-fields", "mode,answer,session_id", "--run", "1", "again"
+        ).stdout
+    )
+    assert data == {"mode": "continue", "answer": "ANSWER: again", "session_id": None}
 
 
 def test_the_log_shows_the_text_a_follow_up_sent(project: Path) -> None:

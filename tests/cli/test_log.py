@@ -98,6 +98,9 @@ def test_a_launch_is_recorded_before_the_exec(repo: Path) -> None:
         "id": 1,
         "success": False,
         "timed_out": False,
+        "input_tokens": None,
+        "output_tokens": None,
+        "cost_usd": None,
     }
     assert (run["request"]["mode"], run["request"]["prompt"], run["request"]["headless"]) == (
         "prompt",
@@ -337,7 +340,7 @@ def test_recording_writes_a_pending_file_and_a_full_pending_is_moved_in(
     settings = prepared.config.settings
     launched = begun(prepared)
     first = recording.record(launched, settings)
-    assert os.listdir(pending) == [first]
+    assert first is not None and os.listdir(pending) == [first.key]
     recording.record(launched, settings)
     assert os.listdir(pending) == []
     assert len(runs()) == 2
@@ -358,16 +361,18 @@ sys.stdin.read()  # until the test closes it
 
 def test_a_locked_history_never_holds_an_answer(headless: Path) -> None:
     """Another process holds history.db while the run that fills pending/ ends: the answer is
-    printed, the run stays pending, and start exits while the lock is still held, with no
-    warning; the next flush moves every run in."""
+    printed, with its id, the run stays pending, and start exits while the lock is still held,
+    with no warning; the next flush moves every run in, each under the id it was given."""
+    import marshal
+
     assert start(headless, "prompt", "--print", "first").returncode == 0
     assert [r["instructions"] for r in runs()] == ["first"]  # the database exists
     assert start(headless, "prompt", "--print", "second").returncode == 0
     pending = Path(history.directory()) / history.PENDING
     (spooled,) = pending.iterdir()
-    for index in range(history.PENDING_LIMIT - 2):
-        name = spooled.name.replace("-", f"{index:03d}-", 1)
-        (pending / name).write_bytes(spooled.read_bytes())
+    data = marshal.loads(spooled.read_bytes())
+    for _ in range(history.PENDING_LIMIT - 2):  # as many runs, each with an id of its own
+        history._write({**data, "id": None})
     assert len(list(pending.iterdir())) == history.PENDING_LIMIT - 1
     locker = subprocess.Popen(
         [sys.executable, "-c", LOCKER, history.database()],
@@ -381,30 +386,51 @@ def test_a_locked_history_never_holds_an_answer(headless: Path) -> None:
         assert (result.returncode, result.stdout, result.stderr) == (0, "ANSWER: third\n", "")
         assert locker.poll() is None  # start ended while the lock was held
         assert len(list(pending.iterdir())) == history.PENDING_LIMIT
+        fourth = start(headless, "prompt", "--print", "--json", "fourth")
+        assert (fourth.returncode, fourth.stderr) == (0, "")
+        assert locker.poll() is None
     finally:
         locker.communicate("")
-    assert [r["instructions"] for r in runs()][:2] == ["third", "second"]
-    assert len(runs("-n", "100")) == history.PENDING_LIMIT + 1
+    printed = json.loads(fourth.stdout)
+    assert (printed["answer"], printed["id"]) == ("ANSWER: fourth", history.PENDING_LIMIT + 2)
+    assert [r["instructions"] for r in runs()][:3] == ["fourth", "third", "second"]
+    assert shown(printed["id"])["instructions"] == "fourth"
+    assert len(runs("-n", "100")) == history.PENDING_LIMIT + 2
     assert list(pending.iterdir()) == []
 
 
 @pytest.mark.parametrize("agents", ["fake", "fake,fake"])
-def test_the_answer_is_on_stdout_before_the_history_is_written(
+def test_the_answer_is_shown_after_its_pending_file_and_before_the_database(
     headless: Path, monkeypatch: pytest.MonkeyPatch, agents: str
 ) -> None:
-    seen: list[str] = []
-    spool = recording.record
+    """The run is recorded (its pending file, its id) before its answer is printed, and the
+    pending runs move into the database (a database another process may hold) after."""
+    monkeypatch.setattr(history, "PENDING_LIMIT", 1)  # every run moves the pending runs in
+    seen: dict[str, list[str]] = {"record": [], "move in": []}
+    spool, move_in = recording.record, recording.move_in
 
-    def record(*args: Any, **kwargs: Any) -> str | None:
+    def printed(when: str) -> None:
         sys.stdout.flush()
-        seen.append(sys.stdout.buffer.getvalue().decode())  # type: ignore[union-attr]
+        seen[when].append(sys.stdout.buffer.getvalue().decode())  # type: ignore[union-attr]
+
+    def record(*args: Any, **kwargs: Any) -> Any:
+        printed("record")
         return spool(*args, **kwargs)
 
+    def moving_in() -> None:
+        printed("move in")
+        move_in()
+
     monkeypatch.setattr(recording, "record", record)
-    result = invoke("-q", "prompt", "--print", "-a", agents, "hi")
+    monkeypatch.setattr(recording, "move_in", moving_in)
+    result = invoke("-q", "prompt", "--print", "--json", "-a", agents, "hi")
     assert result.exit_code == 0, result.stderr
-    assert seen == [result.stdout] * len(agents.split(","))
-    assert "ANSWER: hi\n" in result.stdout
+    several = len(agents.split(","))
+    assert seen == {"record": [""] * several, "move in": [result.stdout]}
+    found = json.loads(result.stdout)
+    ids = [run["id"] for run in (found if several > 1 else [found])]
+    assert ids == list(range(1, several + 1))
+    assert [shown(i)["answer"] for i in ids] == ["ANSWER: hi"] * several
 
 
 def test_a_history_that_is_not_a_database_says_how_to_start_again(headless: Path) -> None:
@@ -443,20 +469,22 @@ def test_a_history_that_is_not_a_database_says_how_to_start_again(headless: Path
     assert kept == ["c", *["meanwhile"] * (history.PENDING_LIMIT - 1), "b"]
 
 
-def test_id_of_gives_a_recorded_runs_id(repo: Path) -> None:
-    """historydb.id_of, for a caller that names the run it recorded (start board run): the id
-    is the one `start log show` takes, pending runs moved in before it keep their order."""
+def test_a_run_is_recorded_under_the_id_reserved_for_it(repo: Path) -> None:
+    """recording.record gives the run's id before the database has it (start board run names it
+    on its item, --print --json prints it): the id `start log show` takes, once moved in."""
     from start.compose import pipeline
 
     prepared = pipeline.prepare(_prompt("a", repo), build=False)
     settings = prepared.config.settings
-    recording.record(begun(prepared), settings)  # a pending run, moved in first
-    assert historydb.id_of(recording.record(begun(prepared), settings)) == 2
-    assert historydb.id_of(recording.record(begun(prepared), settings)) == 3
+    ids = [recording.record(begun(prepared), settings) for _ in range(3)]
+    assert [(found.id, found.full) for found in ids if found is not None] == [
+        (1, False),
+        (2, False),
+        (3, False),
+    ]
     assert [run["id"] for run in runs()] == [3, 2, 1]
     assert shown(3)["prompt"] == prepared.composition.prompt
-    off = settings._replace(history=False)
-    assert historydb.id_of(recording.record(begun(prepared), off)) is None
+    assert recording.record(begun(prepared), settings._replace(history=False)) is None
     assert len(runs()) == 3
 
 
@@ -828,6 +856,20 @@ def test_show_quotes_a_control_in_its_command_lines_so_that_they_paste_back(
     assert again.stderr.startswith(
         f"start again: start prompt $'hi\\x1b]0;t\\x07' --print  (in {headless})\n"
     ), again.stderr
+
+
+def test_again_echoes_and_keeps_the_json_fields_it_was_given(headless: Path) -> None:
+    """`start again --json-fields ...` prints those keys of the repeated run, and its line says
+    so, not `--json`, which would print other keys when pasted."""
+    assert run_start("prompt", "--print", "hi", cwd=headless).returncode == 0
+    for given, shown in (("request,id", "request,id"), ("all", "all")):
+        again = run_start("again", "--json-fields", given, cwd=headless)
+        assert again.stderr.startswith(
+            f"start again: start prompt hi --json-fields {shown} --print  (in {headless})\n"
+        ), again.stderr
+        data = json.loads(again.stdout)
+        assert data["request"]["prompt"] == "hi"
+        assert list(data)[:2] == (["request", "id"] if given != "all" else ["time", "at"])
 
 
 def test_search_finds_the_runs_whose_words_prompt_or_answer_hold_the_text(headless: Path) -> None:

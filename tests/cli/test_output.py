@@ -161,7 +161,7 @@ def test_a_refused_schema_option_is_asked_again_with_the_schema_in_the_prompt(
     )
     assert json.loads(record.read_text())["argv"] == ["--ro", "--", TOLD]
     as_json = start(
-        project, "task", "filed", "--print", "-a", "picky", "--json",
+        project, "task", "filed", "--print", "-a", "picky", "--json-fields", "all",
         FAKE_MODE="refuse-schema", FAKE_REFUSES="picky", FAKE_ANSWER='{"severity": "none"}',
     )  # fmt: skip
     data = json.loads(as_json.stdout)
@@ -199,7 +199,7 @@ def test_a_signal_during_the_second_run_keeps_every_answer(
     }  # fmt: skip
     runner = subprocess.Popen(
         [sys.executable, "-m", "start", "-q", "task", "triage", "--print", "-a", "held,picky",
-         "--json"],
+         "--json-fields", "all"],
         cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -248,7 +248,7 @@ def test_of_several_agents_only_the_refused_one_is_asked_again(project: Path) ->
         "structured_output": {"severity": "low"},
     }
     result = start(
-        project, "task", "filed", "--print", "-a", "held,picky", "--json",
+        project, "task", "filed", "--print", "-a", "held,picky", "--json-fields", "all",
         FAKE_MODE="refuse-schema", FAKE_REFUSES="picky", FAKE_ANSWER_held=json.dumps(held_says),
         FAKE_ANSWER_picky='{"severity": "high"}',
     )  # fmt: skip

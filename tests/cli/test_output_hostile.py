@@ -244,7 +244,7 @@ def test_a_check_past_the_timeout_is_stopped_and_times_out(project: Path) -> Non
     many = project.parent / "many.json"
     many.write_text(json.dumps([{"n": n} for n in range(30_000)]))  # compared pair by pair
     data = start(
-        project, "task", "distinct", "--print", "--json", "--timeout", "2",
+        project, "task", "distinct", "--print", "--json-fields", "all", "--timeout", "2",
         FAKE_ANSWER_FILE=str(many),
     )  # fmt: skip
     value = json.loads(data.stdout)

@@ -154,13 +154,13 @@ def test_the_level_and_where_it_comes_from_are_named(project: Path) -> None:
         summary = run_start(*args, cwd=project)
         assert summary.returncode == 0, summary.stderr
         assert f"\n  permissions   {level}  ({source})\n" in summary.stderr
-        for how in ("--json", "--dry-run"):
-            data = json.loads(start(project, *args, how, *(("--json",) * (how != "--json"))).stdout)
+        for how in (("--json-fields", "permissions,permissions_from"), ("--dry-run", "--json")):
+            data = json.loads(start(project, *args, *how).stdout)
             assert (data["permissions"], data["permissions_from"]) == (level, source), how
     several = run_start("task", "fixer", "--print", "-a", "fake,fake", "x", cwd=project)
     assert several.stderr.startswith(f"start ▸ fake, fake  (edit permissions: {by_task})\n")
-    data = json.loads(start(project, "task", "fixer", "--print", "-a", "fake,fake", "--json",
-                            "x").stdout)  # fmt: skip
+    data = json.loads(start(project, "task", "fixer", "--print", "-a", "fake,fake",
+                            "--json-fields", "all", "x").stdout)  # fmt: skip
     assert [(r["permissions"], r["permissions_from"]) for r in data] == [("edit", by_task)] * 2
 
 
@@ -202,23 +202,91 @@ def test_usage_errors(project: Path, args: tuple[str, ...], message: str) -> Non
     assert (result.returncode, result.stdout, result.stderr) == (2, "", f"start: {message}\n")
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("prompt", "--print", "--json-fields", "id,anwser", "hi"),
+            "invalid value for --json-fields: no key 'anwser' in a run's record (did you mean "
+            "'answer'?); give 'all', or keys separated by commas such as id,answer,usage ('start "
+            "help usage' lists them)\nhint: run 'start prompt --help' for usage",
+        ),
+        (
+            ("prompt", "--print", "--json-fields", ",", "hi"),
+            "invalid value for --json-fields: no key ',' in a run's record; give 'all', or keys "
+            "separated by commas such as id,answer,usage ('start help usage' lists them)\nhint: "
+            "run 'start prompt --help' for usage",
+        ),
+        (
+            ("prompt", "--json-fields", "all", "hi"),
+            "--json-fields goes with --print (the keys of a run's record), not with a launch or "
+            "--dry-run",
+        ),
+        (
+            ("task", "review", "--print", "--dry-run", "--json-fields", "id", "x"),
+            "--json-fields goes with --print (the keys of a run's record), not with a launch or "
+            "--dry-run",
+        ),
+    ],
+)
+def test_json_fields_are_checked_before_anything_runs(
+    project: Path, args: tuple[str, ...], message: str
+) -> None:
+    record = project.parent / "record.json"
+    result = start(project, *args, FAKE_RECORD=str(record))
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"start: {message}\n")
+    assert not record.exists()
+
+
+def test_json_fields_picks_keys_in_its_order(project: Path) -> None:
+    result = start(project, "prompt", "--print", "--json-fields", "answer, id,answer", "hi")
+    assert json.loads(result.stdout) == {"answer": "ANSWER: hi", "id": 1}
+    assert list(json.loads(result.stdout)) == ["answer", "id"]
+
+
 def test_a_json_envelope_gives_the_answer_and_its_usage(project: Path) -> None:
+    """--json prints the keys a script reads first, the tokens and cost read from the CLI's
+    usage among them; --json-fields all the whole record, the usage as the CLI reported it."""
     result = start(project, "prompt", "--print", "-a", "json", "--json", "hi", FAKE_MODE="result")
     data = json.loads(result.stdout)
     assert result.returncode == 0
     from start import runs as records
 
-    assert list(data) == [*records.Run._fields, *records.DERIVED]
-    assert (data["agent"], data["permissions"], data["success"], data["answer"]) == (
+    assert data == {
+        "id": 1,
+        "state": "ok",
+        "success": True,
+        "answer": "ANSWER: hi",
+        "value": None,
+        "problems": [],
+        "error": None,
+        "agent": "json",
+        "model": None,
+        "exit_code": 0,
+        "duration": data["duration"],
+        "session_id": None,
+        "input_tokens": 3,
+        "output_tokens": 2,
+        "cost_usd": 0.01,
+        "denied": [],
+    }
+    assert list(data) == list(records.BRIEF)
+    every = start(
+        project, "prompt", "--print", "-a", "json", "--json-fields", "all", "hi", FAKE_MODE="result"
+    )
+    full = json.loads(every.stdout)
+    assert list(full) == [*records.Run._fields, *records.DERIVED]
+    assert (full["id"], full["agent"], full["permissions"], full["answer"]) == (
+        2,
         "json",
         "read-only",
-        True,
         "ANSWER: hi",
     )
-    assert data["usage"] == {
+    assert full["usage"] == {
         "usage": {"input_tokens": 3, "output_tokens": 2},
         "total_cost_usd": 0.01,
     }
+    assert (full["input_tokens"], full["output_tokens"], full["cost_usd"]) == (3, 2, 0.01)
 
 
 def test_actions_the_agent_was_refused_are_shown_not_hidden(project: Path) -> None:
@@ -513,9 +581,9 @@ def test_one_that_times_out(project: Path) -> None:
     )
     assert result.returncode == 124
     data = json.loads(result.stdout)
-    assert [(d["agent"], d["success"], d["timed_out"]) for d in data] == [
-        ("a", True, False),
-        ("b", False, True),
+    assert [(d["agent"], d["success"], d["state"]) for d in data] == [
+        ("a", True, "ok"),
+        ("b", False, "timed out"),
     ]
     assert wait_gone(read_pids(Path(f"{pids}.b"))) == []
 

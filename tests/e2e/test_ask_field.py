@@ -61,9 +61,10 @@ def test_a_field_added_to_ask_reaches_every_view_of_an_ask(copy: Path, project: 
     import anyio
     from mcp import Client, StdioServerParameters
 
-    printed = json.loads(start(copy, project, "prompt", "--print", "--json", "hi").stdout)
+    whole = ("--json-fields", "all")  # the request is not in --json's short form
+    printed = json.loads(start(copy, project, "prompt", "--print", *whole, "hi").stdout)
     assert "extra" in printed["request"] and printed["request"]["extra"] is None
-    again = json.loads(start(copy, project, "again", "--json").stdout)
+    again = json.loads(start(copy, project, "again", *whole).stdout)
     assert again["request"]["extra"] is None and again["answer"] == printed["answer"]
 
     env = {**os.environ, "PYTHONPATH": f"{copy}{os.pathsep}{REPO}"}
@@ -85,7 +86,7 @@ def test_a_field_added_to_ask_reaches_every_view_of_an_ask(copy: Path, project: 
     assert found["schema"] == {"type": "string"}
     assert (found["request"]["extra"], found["request"]["door"]) == ("given", "mcp")
     # The run an agent asked for is repeated by the user with its field.
-    repeated = json.loads(start(copy, project, "again", "--json").stdout)
+    repeated = json.loads(start(copy, project, "again", *whole).stdout)
     assert (repeated["request"]["extra"], repeated["request"]["door"]) == ("given", "cli")
 
     start(copy, project, "board", "add", "Ask it", "--prompt", "hi", "-a", "fake")

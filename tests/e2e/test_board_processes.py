@@ -233,7 +233,7 @@ def test_a_plan_implement_review_chain_hands_each_answer_on(project: Path) -> No
     logged = start(project, "log", "show", "1", "--no-pager").stdout.splitlines()
     assert "  command      start board run (item-1)" in logged
     # A run the board started is an ask like any other: start again repeats it, as the user's.
-    again = start(project, "again", "2", "--json")
+    again = start(project, "again", "2", "--json-fields", "agent,answer,request")
     assert again.returncode == 0, again.stderr
     repeated = json.loads(again.stdout)
     assert (repeated["agent"], repeated["answer"], repeated["request"]["door"]) == (
@@ -244,7 +244,7 @@ def test_a_plan_implement_review_chain_hands_each_answer_on(project: Path) -> No
     assert repeated["request"]["item"] is None  # the repeat is no item's run
     assert again.stderr.startswith(
         "start again: start prompt $'Do: ## item-1: Plan\\n\\nANSWER: Plan the fix' -a other "
-        "--json --print  (in "
+        "--json-fields agent,answer,request --print  (in "
     )
     lines = ran.stderr.splitlines()
     assert lines[0].startswith("start ▸ item-1 claimed by run:")

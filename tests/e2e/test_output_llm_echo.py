@@ -110,8 +110,9 @@ def test_the_shipped_llm_entry_falls_back_when_the_model_refuses_the_schema(
     the schema in the prompt, and checks the answer."""
     cwd, env = project
     proc = run_start(
-        "task", "matches", "--print", "-q", "-a", "llm", "-m", "echo", "--json", cwd=cwd, env=env
-    )
+        "task", "matches", "--print", "-q", "-a", "llm", "-m", "echo", "--json-fields", "all",
+        cwd=cwd, env=env,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     data = json.loads(proc.stdout)
@@ -138,7 +139,8 @@ def test_an_answer_out_of_the_schema_still_fails_after_the_fallback(
 ) -> None:
     cwd, env = project
     proc = run_start(
-        "task", "mismatches", "--print", "-q", "-a", "llm", "-m", "echo", "--json", cwd=cwd,
+        "task", "mismatches", "--print", "-q", "-a", "llm", "-m", "echo", "--json-fields", "all",
+        cwd=cwd,
         env=env,
     )  # fmt: skip
     data = json.loads(proc.stdout)

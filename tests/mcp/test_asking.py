@@ -100,7 +100,7 @@ async def test_ask_agent_returns_the_answer_with_the_fields_of_print_json(
     assert instructions.endswith(" Agents that can be asked: fake, other." + no_taskfile(isolated))
     assert (result.is_error, texts(result)) == (False, [f"ANSWER: {PROMPT}"])
     cli = run_start(
-        "prompt", "--print", "--json", "-a", "fake", "hi", cwd=isolated,
+        "prompt", "--print", "--json-fields", "all", "-a", "fake", "hi", cwd=isolated,
         env={"START_CONFIG_DIR": str(config.parent)},
     )  # fmt: skip
     printed = json.loads(cli.stdout)
@@ -675,7 +675,9 @@ async def test_an_asked_run_is_in_the_history_and_start_again_repeats_it(
         env={"START_CONFIG_DIR": str(config.parent)},
     )  # fmt: skip
     assert "  command      start mcp\n" in page.stdout  # who asked: it has no command line
-    again = run_start("again", "--json", cwd=isolated, env={"START_CONFIG_DIR": str(config.parent)})
+    again = run_start(
+        "again", "--json-fields", "all", cwd=isolated, env={"START_CONFIG_DIR": str(config.parent)}
+    )
     assert again.returncode == 0, again.stderr
     repeated = json.loads(again.stdout)
     assert (repeated["answer"], repeated["request"]["door"], repeated["request"]["by"]) == (
