@@ -16,10 +16,12 @@ picks out of the envelope); `read` knows the shape of each, as the recorded enve
 - Gemini CLI: `stats.models.NAME.tokens`, every model's: `prompt`, and `candidates` with
   `thoughts` (which Gemini counts apart);
 - aider: its `Tokens: 2.5k sent, 40 received. Cost: $0.01 message, ...` line (to aider's
-  rounding: 2.5k is 2,500).
+  rounding: 2.5k is 2,500);
+- llm: `input_tokens` and `output_tokens` of its `--json` record, at the top (no cost: llm
+  reports none).
 
-A CLI that reports no usage (llm, copilot, cn), or none of these (auggie: its turns only), has
-none: `read` is None, and `totals` counts its runs apart.
+A CLI that reports no usage (cn), or none of these (auggie: its turns only; copilot: its
+premium requests and durations), has none: `read` is None, and `totals` counts its runs apart.
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ def _read(usage: Mapping[str, Any]) -> Tokens:
         return _gemini(stats["models"])
     if isinstance(usage.get("summary"), str):  # aider
         return _aider(usage["summary"])
+    if "input_tokens" in usage or "output_tokens" in usage:  # llm
+        return Tokens(_count(usage.get("input_tokens")), _count(usage.get("output_tokens")), cost)
     return Tokens(cost=cost)
 
 

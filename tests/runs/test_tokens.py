@@ -25,9 +25,10 @@ SPENT = {
     # gemini-3.5-flash-lite (the router: 947 prompt, 16 candidates) and gemini-3.8-flash (9851, 3)
     "gemini/text": Tokens(947 + 9851, 16 + 3),
     "aider/text": Tokens(251, 4, 0.00067),
+    "llm/text": Tokens(104, 2),
 }
 # The CLIs that report no tokens: no usage at all, or auggie's turns alone.
-NONE = ("auggie", "cn", "cn.continue", "copilot", "llm")
+NONE = ("auggie", "cn", "cn.continue", "copilot")
 
 
 @pytest.mark.parametrize("name", sorted(SPENT))
