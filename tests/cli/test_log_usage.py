@@ -20,7 +20,7 @@ from tests.fake_headless import agent
 from tests.runs.test_envelopes import RECORDED
 from tests.runs.test_tokens import SPENT
 
-# A stand-in for each CLI, by the envelope it prints; llm reports no usage.
+# A stand-in for each CLI, by the envelope it prints; copilot reports no tokens.
 CLIS = {
     "claude": "result",
     "codex": "codex",
@@ -28,7 +28,8 @@ CLIS = {
     "opencode": "opencode",
     "cline": "cline",
     "aider": "aider",
-    "llm": "text",
+    "llm": "llm",
+    "copilot": "copilot",
 }
 
 
@@ -106,7 +107,9 @@ def test_each_run_carries_its_tokens_and_cost(project: Path) -> None:
 
 def test_show_prints_the_usage_as_tokens_and_cost(project: Path) -> None:
     """It printed `usage {'input_tokens': 3, ...}`: a Python dict, the label twice."""
-    ids = {name: ask(project, name)["id"] for name in ("claude", "codex", "aider", "llm")}
+    ids = {
+        name: ask(project, name)["id"] for name in ("claude", "codex", "aider", "llm", "copilot")
+    }
     lines = {
         name: [
             line
@@ -119,12 +122,18 @@ def test_show_prints_the_usage_as_tokens_and_cost(project: Path) -> None:
         "claude": ["  usage        11,760 tokens in, 3 out, $0.0471"],
         "codex": ["  usage        9,717 tokens in, 3 out"],
         "aider": ["  usage        251 tokens in, 4 out, $0.0007"],
-        "llm": [],  # llm prints no usage
+        "llm": ["  usage        104 tokens in, 2 out"],
+        # copilot reports no tokens: its usage is shown as it reported it
+        "copilot": [
+            '  usage        {"usage": {"premiumRequests": 0, "totalApiDurationMs": 26, '
+            '"sessionDurationMs": 499, "codeChanges": {"linesAdded": 0, "linesRemoved": 0, '
+            '"filesModified": []}}}'
+        ],
     }
 
 
 def test_usage_totals_by_day_agent_and_model_match_the_recorded_runs(project: Path) -> None:
-    for name in (*CLIS, "claude", "claude", "codex", "llm"):
+    for name in (*CLIS, "claude", "claude", "codex", "copilot"):
         ask(project, name)
     assert run_start("-q", "prompt", "-a", "claude", "a launch", cwd=project).returncode == 0
     runs = [run for run in listed() if run["headless"]]
@@ -142,7 +151,7 @@ def test_usage_totals_by_day_agent_and_model_match_the_recorded_runs(project: Pa
     assert sum(t["input_tokens"] for t in claude) == 3 * 11760
     assert data["total"] == {
         "runs": len(runs),
-        "reported": len(runs) - 2,  # llm's two
+        "reported": len(runs) - 2,  # copilot's two
         "input_tokens": sum(run["input_tokens"] or 0 for run in runs),
         "output_tokens": sum(run["output_tokens"] or 0 for run in runs),
         "cost_usd": round(sum(run["cost_usd"] or 0 for run in runs), 6),
@@ -153,17 +162,17 @@ def test_usage_totals_by_day_agent_and_model_match_the_recorded_runs(project: Pa
 
 
 def test_usage_as_a_table(project: Path) -> None:
-    for name in ("claude", "claude", "codex", "llm"):
+    for name in ("claude", "claude", "codex", "copilot"):
         ask(project, name)
     (day,) = {time.strftime("%Y-%m-%d", time.localtime(run["at"])) for run in listed()}
     result = invoke("log", "--usage")
     assert result.exit_code == 0
     assert result.stdout.splitlines() == [
-        "DAY         AGENT   MODEL      RUNS  TOKENS IN  TOKENS OUT  COST",
-        f"{day}  claude  (default)  2     23,520     6           $0.0942",
-        f"{day}  codex   (default)  1     9,717      3           -",
-        f"{day}  llm     (default)  1     -          -           -",
-        "total                          4     33,237     9           $0.0942",
+        "DAY         AGENT    MODEL      RUNS  TOKENS IN  TOKENS OUT  COST",
+        f"{day}  claude   (default)  2     23,520     6           $0.0942",
+        f"{day}  codex    (default)  1     9,717      3           -",
+        f"{day}  copilot  (default)  1     -          -           -",
+        "total                           4     33,237     9           $0.0942",
     ]
     assert result.stderr == (
         "1 of 4 runs have no usage: their CLI reported none (their tokens and cost are "
