@@ -107,6 +107,8 @@ class Item(Record):
     level: str
     level_by: str
     answer_level: str | None  # the level of whoever wrote its answer; None without one
+    # When it was archived (ISO 8601): hidden from listings and claims, kept whole; None: it is not.
+    archived: str | None
 
     @property
     def ready(self) -> bool:
@@ -138,6 +140,16 @@ class Change(Record):
     # With status completed: the level of whoever wrote the answer, when not the one who acts
     # (a run of `start board run`: the level it ran at). None: the actor's level.
     answer_level: str | None = None
+    title: str | None = None
+    run: Ask | None = None  # what it runs now, whole (a person's edit merges into the old one)
+
+    @property
+    def shapes(self) -> bool:
+        """Whether it changes what shapes the item's run (docs/board.md, "Who shaped it"): its
+        title, description, run or dependencies."""
+        return any(
+            value is not None for value in (self.title, self.description, self.run, self.blocked_by)
+        )
 
 
 # --- ids and names --------------------------------------------------------------------------
@@ -298,13 +310,19 @@ def shaping(item: Item, by: Holder, what: str) -> str | None:
 # --- why an item waits ----------------------------------------------------------------------
 
 
-def waiting(dependency: str, status: str | None) -> str | None:
+def waiting(dependency: str, status: str | None, archived: bool = False) -> str | None:
     """Why an item waits on `dependency`, whose status is `status` (None: there is no such
-    item); None when it does not wait (completed)."""
+    item) and which may be archived; None when it does not wait (completed, archived or not:
+    archiving finished work does not undo it)."""
     if status == COMPLETED:
         return None
     if status is None:
         return f"{dependency} does not exist: remove it from blocked_by"
+    if archived:
+        return (
+            f"{dependency} is archived ({status}), and it blocks until it is unarchived and "
+            f"completed: start board unarchive {dependency}, or remove it from blocked_by"
+        )
     if status == FAILED:
         return (
             f"{dependency} failed, and only a completed item satisfies a dependency: reopen it "
@@ -330,7 +348,7 @@ def item_data(item: Item) -> dict[str, Any]:
 
 
 # The fields of a listing's row: small enough for a list of many items, and the rest by id.
-ROW: Final = ("id", "title", "status", "assignee", "blocked_by", "blocked")
+ROW: Final = ("id", "title", "status", "assignee", "blocked_by", "blocked", "archived")
 
 
 def row_data(item: Item) -> dict[str, Any]:

@@ -144,6 +144,15 @@ MIGRATIONS: Final[tuple[sqlite.Migration, ...]] = (
     # What an item runs is an ask (start.compose.ask), with the names of its fields, as every
     # door's is: an earlier board's run ({agent, prompt | task, model, permissions, via}).
     ("m004_asks", (_asks,)),
+    (
+        # Archive, not delete: an archived item keeps everything and is left out of listings
+        # and claims (docs/board.md, "Archive"); a listing shows the newest activity first.
+        "m005_archive",
+        (
+            "ALTER TABLE items ADD COLUMN archived TEXT",
+            "CREATE INDEX items_updated ON items (updated)",
+        ),
+    ),
 )
 
 

@@ -37,7 +37,7 @@ def may(item: Item, row: sqlite3.Row, by: Holder, change: Change) -> None:
     """Refuse a change that `by` may not make for who it is (docs/board.md, "Who shaped it"):
     of what runs above its level, or (an agent) the end of a run it does not hold. Metadata
     never reaches a run: anyone may merge it, under the other rules."""
-    if change.status is None and change.description is None and change.blocked_by is None:
+    if change.status is None and not change.shapes:
         return
     finishing = change.status in FINISHED
     why = shaping(item, by, "finish" if finishing else "change")
@@ -52,6 +52,11 @@ def may(item: Item, row: sqlite3.Row, by: Holder, change: Change) -> None:
 
 def refusal(item: Item, what: str) -> str:
     """Why a claim or a reassign of `item` was refused."""
+    if item.archived is not None and item.status not in FINISHED:
+        return (
+            f"{item.id} is archived: an archived item cannot be taken (start board unarchive "
+            f"{item.id} brings it back)"
+        )
     if item.status in FINISHED:
         return (
             f"{item.id} is {item.status}: a finished item cannot be taken (reopen a failed one: "

@@ -85,10 +85,12 @@ BLOCKED: Final = (
     "EXISTS (SELECT 1 FROM deps d LEFT JOIN items b ON b.seq = d.blocked_by "
     "WHERE d.item = {row}.seq AND (b.status IS NULL OR b.status <> 'completed'))"
 )
-# Each dependency of an item as `POSITION ID STATUS`, STATUS `-` for a missing one.
+# Each dependency of an item as `POSITION ID STATUS`, STATUS `-` for a missing one, and ` a`
+# after it when it is archived.
 DEPS: Final = (
-    "(SELECT group_concat(d.position || ' ' || d.blocked_by || ' ' || COALESCE(b.status, '-'), "
-    "',') FROM deps d LEFT JOIN items b ON b.seq = d.blocked_by WHERE d.item = i.seq)"
+    "(SELECT group_concat(d.position || ' ' || d.blocked_by || ' ' || COALESCE(b.status, '-') "
+    "|| CASE WHEN b.archived IS NULL THEN '' ELSE ' a' END, ',') "
+    "FROM deps d LEFT JOIN items b ON b.seq = d.blocked_by WHERE d.item = i.seq)"
 )
 # What a read of items selects, before its WHERE.
 SELECT: Final = f"SELECT {COLUMNS}, {DEPS} AS deps FROM items i"
@@ -99,15 +101,20 @@ def item(row: sqlite3.Row) -> Item:
     found = []
     for part in (row["deps"] or "").split(","):
         if part:
-            position, dependency, status = part.split(" ")
+            position, dependency, status, *archived = part.split(" ")
             found.append(
-                (int(position), item_id(int(dependency)), None if status == "-" else status)
+                (
+                    int(position),
+                    item_id(int(dependency)),
+                    None if status == "-" else status,
+                    bool(archived),
+                )
             )
     found.sort()
-    reasons = (waiting(dependency, status) for _, dependency, status in found)
+    reasons = (waiting(dependency, status, archived) for _, dependency, status, archived in found)
     return Item(
         id=item_id(row["seq"]),
-        blocked_by=tuple(dependency for _, dependency, _ in found),
+        blocked_by=tuple(each[1] for each in found),
         blocked=tuple(reason for reason in reasons if reason is not None),
         **{name: _decode(name, row[name]) for name in FIELDS},
     )
@@ -122,6 +129,7 @@ class Filter(Record):
     ready: bool = False  # pending and not blocked
     runnable: bool = False  # with something for `start board run` to run
     ids: tuple[str, ...] = ()  # only these items (those that are there)
+    archived: bool | None = False  # only archived items (True), those that are not, or both
 
 
 EVERY: Final = Filter()
@@ -145,6 +153,8 @@ def where(found: Filter) -> tuple[str, list[Any]]:
         clauses.append(("" if blocked else "NOT ") + BLOCKED.format(row="i"))
     if found.runnable:
         clauses.append("i.run IS NOT NULL")
+    if found.archived is not None:
+        clauses.append(f"i.archived IS {'NOT ' if found.archived else ''}NULL")
     if found.ids:
         clauses.append(f"i.seq IN ({', '.join('?' for _ in found.ids)})")
         values += [number(id_) for id_ in found.ids]

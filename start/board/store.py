@@ -57,7 +57,7 @@ class Event(Record):
 
     at: str
     actor: str
-    op: str  # create, claim, update, reassign, release, fail
+    op: str  # create, claim, update, reassign, release, fail, archive, unarchive
     detail: Mapping[str, Any]
 
 
@@ -99,11 +99,16 @@ class Board:
             f"no item {id_} on the board of {self.root} ({known}; 'start board' lists them)"
         )
 
-    def items(self, found: Filter = EVERY, limit: int | None = None) -> tuple[list[Item], int]:
-        """The items that match, in the order they were made, at most `limit` of them; and how
-        many match in all."""
+    def items(
+        self, found: Filter = EVERY, limit: int | None = None, *, newest: bool = False
+    ) -> tuple[list[Item], int]:
+        """The items that match, in the order they were made (`newest`: the latest changed
+        first), at most `limit` of them; and how many match in all."""
         clause, values = rows.where(found)
-        sql = f"{rows.SELECT}{clause} ORDER BY seq"
+        # The latest change first: `updated`, and within its second the item's latest event.
+        latest = "(SELECT max(e.seq) FROM events e WHERE e.item = i.seq) DESC"
+        order = f"i.updated DESC, {latest}" if newest else "seq"
+        sql = f"{rows.SELECT}{clause} ORDER BY {order}"
         if limit is None:
             found_rows = self.connection.execute(sql, values).fetchall()
             return [rows.item(row) for row in found_rows], len(found_rows)
@@ -237,7 +242,8 @@ class Board:
         cursor = connection.execute(
             "UPDATE items SET status = 'in_progress', assignee = ?, holder_pid = ?, "
             "holder_started = ?, epoch = epoch + 1, updated = ? "
-            f"WHERE seq = ? AND status = 'pending' AND NOT {rows.BLOCKED.format(row='items')}",
+            "WHERE seq = ? AND status = 'pending' AND archived IS NULL AND NOT "
+            + rows.BLOCKED.format(row="items"),
             (holder.name, holder.pid, holder.started, now(), seq),
         )
         if cursor.rowcount != 1:
@@ -284,7 +290,9 @@ class Board:
                 f"an item goes in progress only by a claim: start board claim {id_} "
                 "(board_tasks_claim over MCP)"
             )
-        fields = change.description is not None or change.blocked_by is not None
+        fields = change.shapes
+        if change.title is not None and not change.title.strip():
+            raise BadRequestError("an item needs a title")
         if to is None:
             free = [PENDING] if fields else [PENDING, COMPLETED, FAILED]
         elif to == PENDING:
@@ -323,7 +331,9 @@ class Board:
                         ELSE assignee END,
                     holder_pid = CASE WHEN :to IS NULL THEN holder_pid END,
                     holder_started = CASE WHEN :to IS NULL THEN holder_started END,
+                    title = COALESCE(:title, title),
                     description = COALESCE(:description, description),
+                    run = COALESCE(:run, run),
                     metadata = CASE WHEN :patch IS NULL THEN metadata
                         ELSE json_patch(metadata, :patch) END,
                     answer = CASE WHEN :to = 'completed' THEN :answer
@@ -352,7 +362,9 @@ class Board:
                     "pid": by.pid,
                     "started": by.started,
                     "epoch": epoch,
+                    "title": rows.encode("title", change.title),
                     "description": rows.encode("description", change.description),
+                    "run": rows.encode("run", change.run),
                     "patch": patch,
                     "answer": rows.encode("answer", change.answer),
                     "answer_level": change.answer_level or by.level,
@@ -372,6 +384,11 @@ class Board:
                 }
                 if change.reason is not None:
                     detail["reason"] = change.reason
+                if change.run is not None:  # what a person sees of it, as `run` over MCP
+                    ask = change.run
+                    named = (("agent", ask.agent), ("prompt", ask.prompt), ("task", ask.task),
+                             ("model", ask.model), ("permissions", ask.permissions))  # fmt: skip
+                    detail["run"] = {key: value for key, value in named if value is not None}
                 if to == COMPLETED and above(USER_LEVEL, change.answer_level or by.level):
                     detail["answer_level"] = change.answer_level or by.level
                 if fields and above(USER_LEVEL, by.level):
@@ -410,7 +427,7 @@ class Board:
             cursor = connection.execute(
                 "UPDATE items SET status = 'in_progress', assignee = ?, holder_pid = NULL, "
                 "holder_started = NULL, epoch = epoch + 1, updated = ? WHERE seq = ? "
-                "AND status IN ('pending', 'in_progress') AND NOT "
+                "AND status IN ('pending', 'in_progress') AND archived IS NULL AND NOT "
                 + rows.BLOCKED.format(row="items"),
                 (name, now(), seq),
             )
@@ -422,6 +439,42 @@ class Board:
                     raise self._no_such(id_)
                 raise RefusedError(refusal(rows.item(row), "reassign"))
         return self.get(id_)
+
+    def archive(self, ids: Sequence[str], by: Holder, *, archived: bool = True) -> list[Item]:
+        """Archive the items (or, not `archived`, bring them back), all or none: an archived
+        item is left out of listings, of `--ready` and of claims, and keeps everything else. An
+        item in progress cannot be archived: RefusedError, and nothing changes. An item that is
+        so already stays as it is. The items as they are now."""
+        seqs = list(dict.fromkeys(number(id_) for id_ in ids))
+        stamp = now()
+        with sqlite.writing(self.connection) as connection:
+            for seq in seqs:
+                if archived:
+                    cursor = connection.execute(
+                        "UPDATE items SET archived = ?, updated = ? WHERE seq = ? "
+                        "AND archived IS NULL AND status <> 'in_progress'",
+                        (stamp, stamp, seq),
+                    )
+                else:
+                    cursor = connection.execute(
+                        "UPDATE items SET archived = NULL, updated = ? WHERE seq = ? "
+                        "AND archived IS NOT NULL",
+                        (stamp, seq),
+                    )
+                if cursor.rowcount == 1:
+                    self._event(connection, seq, by.name, "archive" if archived else "unarchive")
+                    continue
+                row = self._row(seq)
+                if row is None:
+                    raise self._no_such(item_id(seq))
+                if archived and row["archived"] is None:
+                    raise RefusedError(
+                        f"{item_id(seq)} is held by {row['assignee']} (in_progress): an item in "
+                        "progress cannot be archived; its holder finishes it or lets it go "
+                        f"first (start board done {item_id(seq)}, or start board update "
+                        f"{item_id(seq)} --status pending)"
+                    )
+        return [self.get(item_id(seq)) for seq in seqs]
 
     def sweep(self) -> list[Item]:
         """Release every claim whose process has ended (a reused pid does not count): the item

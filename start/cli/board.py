@@ -12,24 +12,47 @@ import click
 from start import board
 from start.base import inputs
 from start.base.errors import ExitCode
-from start.board import COMPLETED, FAILED, PENDING, STATUSES, Item
+from start.board import COMPLETED, FAILED, IN_PROGRESS, PENDING, STATUSES, Item
 from start.board.rows import Filter
 from start.cli import board_items, board_views
-from start.cli.board_options import NO_ITEM, OK, USAGE, epilog, item_id, open_board
+from start.cli.board_options import (
+    NO_ITEM,
+    OK,
+    USAGE,
+    as_option,
+    epilog,
+    item_id,
+    open_board,
+    person,
+)
 from start.cli.commands import Choice, group
-from start.cli.inputs import TEXT
-from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options
+from start.cli.inputs import ITEM_ID, TEXT, count
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options, completer
 from start.cli.state import get_options
 from start.config import schema
 from start.ui import console
 
 # --- the listing --------------------------------------------------------------------------------
 
+# How many items a listing shows unless told (gh's default).
+LIMIT = 30
+# What a listing shows unless told: the items not completed (failed ones wait for a person).
+OPEN = (PENDING, IN_PROGRESS, FAILED)
+
+
+def shown(statuses: tuple[str, ...], assignee: str | None, ready: bool, *, all_: bool) -> Filter:
+    """Which items a listing shows: those of `statuses` (default: the open ones; with `all_`,
+    every one), archived ones only with `all_`."""
+    if not statuses and not ready and not all_:
+        statuses = OPEN
+    return Filter(statuses, assignee, None, ready, archived=None if all_ else False)
+
 
 @group(
     invoke_without_command=True,
     examples=[
-        ("The items of this project's board", "start board"),
+        ("The open items of this project's board, the latest changed first", "start board"),
+        ("Every item, finished and archived ones too", "start board --all --limit 0"),
         ("What can be claimed now, as data", "start board --ready --json"),
         (
             "A plan, then its implementation by another agent",
@@ -45,9 +68,20 @@ from start.ui import console
     "statuses",
     type=Choice(STATUSES),
     multiple=True,
-    help="Only items of this status; repeatable.",
+    help="Only items of this status (default: every one but completed); repeatable.",
 )
 @click.option("--assignee", metavar="NAME", type=TEXT, help="Only items NAME holds or finished.")
+@click.option(
+    "--all", "all_", is_flag=True, help="Completed and archived items too (archived ones marked)."
+)
+@click.option(
+    "--limit",
+    type=count(0),
+    default=LIMIT,
+    show_default=True,
+    metavar="N",
+    help="At most N items, the latest changed first (0: no limit).",
+)
 @click.option("--watch", is_flag=True, help="Show the list again whenever the board changes.")
 @common_options(DIRECTORY)
 @click.pass_context
@@ -56,9 +90,12 @@ def board_(
     ready: bool,
     statuses: tuple[str, ...],
     assignee: str | None,
+    all_: bool,
+    limit: int,
     watch: bool,
 ) -> int:
-    """List the items of this project's board: what people and agents do, and what waits.
+    """List the open items of this project's board, the latest changed first: what people and
+    agents do, what waits, and what failed.
 
     Each project (the directory holding .start/, else the git root) has its own board, kept in
     start's state directory, never in the repository. People use these commands; agents use
@@ -67,12 +104,22 @@ def board_(
     if ctx.invoked_subcommand is not None:
         return ExitCode.OK
     options = get_options()
-    found = Filter(statuses, assignee, None, ready)
+    found = shown(statuses, assignee, ready, all_=all_)
+    most = limit or None
     with open_board() as opened:
         if watch:
-            board_views.live_listing(opened, found, as_json=options.json, no_color=options.no_color)
-        items, _ = opened.items(found)
-    board_views.listing(items, as_json=options.json, no_color=options.no_color)
+            board_views.live_listing(
+                opened, found, most, as_json=options.json, no_color=options.no_color
+            )
+        items, total = opened.items(found, most, newest=True)
+        hidden = 0
+        if not all_:
+            wider = found._replace(statuses=statuses, archived=None)
+            hidden = opened.items(wider, limit=0)[1] - total
+    more = [hint for hint, left in (("--all", hidden), ("--limit N", total - len(items))) if left]
+    board_views.listing(items, as_json=options.json, no_color=options.no_color, empty=not more)
+    if more:
+        console.err(f"start: {hidden + total - len(items)} more: {', or '.join(more)}")
     return ExitCode.OK
 
 
@@ -98,15 +145,79 @@ def show(id_: str) -> int:
     with open_board() as opened:
         item = opened.get(id_)
         events = opened.events(id_)
-        waited, _ = opened.items(Filter(ids=item.blocked_by)) if item.blocked_by else ([], 0)
+        waited: list[Item] = []
+        if item.blocked_by:
+            waited, _ = opened.items(Filter(ids=item.blocked_by, archived=None))
     if options.json:
         data = board.item_data(item)
         events_data = [dict(zip(e._fields, e, strict=True)) for e in events]
         data["events"] = inputs.readable(events_data, inputs.METADATA_DEPTH + 3)
         console.print_json(data)
         return ExitCode.OK
-    statuses = {found.id: found.status for found in waited}
+    statuses = {
+        found.id: found.status + (", archived" if found.archived is not None else "")
+        for found in waited
+    }
     board_views.item_page(item, events, statuses, no_color=options.no_color)
+    return ExitCode.OK
+
+
+@board_.command(
+    examples=[
+        ("Put finished items out of the listings", "start board archive item-3 item-4"),
+        ("Every archived item", "start board --all --json | jq '.[] | select(.archived)'"),
+    ],
+    epilog=epilog(OK, USAGE, NO_ITEM, "75 refused: an item is in progress (nothing changed)"),
+)
+@click.argument(
+    "ids",
+    metavar="ID...",
+    nargs=-1,
+    required=True,
+    type=ITEM_ID,
+    shell_complete=completer("complete_items"),
+)
+@as_option
+@common_options(DIRECTORY, QUIET)
+def archive(ids: tuple[str, ...], name: str | None) -> int:
+    """Archive items: left out of listings, --ready and claims, kept whole (show shows them).
+
+    Nothing is deleted: an archived item keeps its history and answer, start board --all lists
+    it, and start board unarchive brings it back. An item in progress cannot be archived; all
+    or none of the items are.
+    """
+    return _archived(ids, name, archived=True)
+
+
+@board_.command(
+    examples=[("Bring an archived item back", "start board unarchive item-3")],
+    epilog=epilog(OK, USAGE, NO_ITEM),
+)
+@click.argument(
+    "ids",
+    metavar="ID...",
+    nargs=-1,
+    required=True,
+    type=ITEM_ID,
+    shell_complete=completer("complete_items"),
+)
+@as_option
+@common_options(DIRECTORY, QUIET)
+def unarchive(ids: tuple[str, ...], name: str | None) -> int:
+    """Bring archived items back into the listings, as they were."""
+    return _archived(ids, name, archived=False)
+
+
+def _archived(ids: tuple[str, ...], name: str | None, *, archived: bool) -> int:
+    options = get_options()
+    with open_board() as opened:
+        items = opened.archive(ids, person(name), archived=archived)
+    if options.json:
+        console.print_json([board.item_data(item) for item in items])
+    elif not options.quiet:
+        for item in items:
+            state = "archived" if item.archived is not None else "not archived"
+            console.err(f"start: {item.id} is {state} ({item.status})")
     return ExitCode.OK
 
 

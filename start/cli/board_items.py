@@ -24,7 +24,7 @@ from start.cli.board_options import (
 )
 from start.cli.commands import Choice, command
 from start.cli.inputs import ITEM_ID, TEXT, TITLE
-from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options, completer
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, F, common_options, completer
 from start.cli.state import get_options
 from start.config import schema
 from start.ui import console
@@ -41,6 +41,41 @@ def _told(item: Item, what: str) -> int:
     elif not options.quiet:
         console.err(f"start: {item.id} {what}")
     return ExitCode.OK
+
+
+def run_options(function: F) -> F:
+    """What an item runs: --prompt or --task, -a, -m, --permissions (`add` and `update`)."""
+    for option in reversed(
+        [
+            click.option(
+                "--prompt",
+                metavar="TEXT",
+                type=TEXT,
+                help="Run: ask an agent TEXT ({answers}: the answers of the items waited on).",
+            ),
+            click.option(
+                "--task",
+                metavar="NAME",
+                help="Run: the task NAME, with the description as its instructions.",
+                shell_complete=completer("complete_tasks"),
+            ),
+            click.option(
+                "-a",
+                "--agent",
+                metavar="NAME",
+                help="Run it with agent NAME (default: as --print chooses).",
+                shell_complete=completer("complete_agents"),
+            ),
+            click.option("-m", "--model", metavar="MODEL", help="Run it with MODEL."),
+            click.option(
+                "--permissions",
+                type=Choice(schema.LEVELS),
+                help="Run it with these permissions (default: the task's, else read-only).",
+            ),
+        ]
+    ):
+        function = option(function)
+    return function
 
 
 @command(
@@ -82,31 +117,7 @@ def _told(item: Item, what: str) -> int:
     metavar="KEY=VALUE",
     help="Metadata; VALUE is JSON when it is JSON; repeatable.",
 )
-@click.option(
-    "--prompt",
-    metavar="TEXT",
-    type=TEXT,
-    help="Run: ask an agent TEXT ({answers}: the answers of the items waited on).",
-)
-@click.option(
-    "--task",
-    metavar="NAME",
-    help="Run: the task NAME, with the description as its instructions.",
-    shell_complete=completer("complete_tasks"),
-)
-@click.option(
-    "-a",
-    "--agent",
-    metavar="NAME",
-    help="Run it with agent NAME (default: as --print chooses).",
-    shell_complete=completer("complete_agents"),
-)
-@click.option("-m", "--model", metavar="MODEL", help="Run it with MODEL.")
-@click.option(
-    "--permissions",
-    type=Choice(schema.LEVELS),
-    help="Run it with these permissions (default: the task's, else read-only).",
-)
+@run_options
 @as_option
 @common_options(NO_PROJECT, directory=False)
 def add(
@@ -127,7 +138,7 @@ def add(
     once every item it waits for is completed. Without, it is work for someone to claim.
     """
     options = get_options()
-    run = _run_spec(prompt, task, agent, model, permissions)
+    run = _run_spec(prompt, task, agent, model, permissions, description)
     with open_board() as opened:
         item = opened.create(
             title,
@@ -150,13 +161,10 @@ def _run_spec(
     agent: str | None,
     model: str | None,
     permissions: str | None,
+    description: str,
 ) -> Ask | None:
-    """What the item runs, its agent and task checked against the config (names only: nothing
-    is read from an untrusted project but its names)."""
-    from start.base.errors import UnknownNameError
-    from start.compose import resolve
+    """What a new item runs, checked (`_checked`)."""
     from start.compose.ask import BOARD, Ask
-    from start.config.load import load
 
     if prompt is None and task is None:
         given = [
@@ -171,13 +179,7 @@ def _run_spec(
         return None
     if prompt is not None and task is not None:
         raise UsageError("give --prompt or --task, not both")
-    options = get_options()
-    config = load(options.workdir, use_project=not options.no_project)
-    if task is not None:
-        task = resolve.find_task(config.tasks, task).name
-    if agent is not None and agent not in config.agents:
-        raise UnknownNameError("agent", agent, config.agents)
-    return Ask(
+    ask = Ask(
         "task" if task is not None else "prompt",
         prompt,
         task,
@@ -187,6 +189,62 @@ def _run_spec(
         permissions=permissions,
         door=BOARD,
     )
+    return _checked(ask, description)
+
+
+def _run_change(
+    item: Item,
+    prompt: str | None,
+    task: str | None,
+    agent: str | None,
+    model: str | None,
+    permissions: str | None,
+    description: str | None,
+) -> Ask | None:
+    """What an item runs after `update`: its run with what is given in its place, checked as
+    `add` checks a run (`_checked`); None when nothing of it is given. An item that ran nothing
+    gets a run as `add` makes one; an agent's run stays the agent's (docs/board.md)."""
+    text = item.description if description is None else description
+    given = (prompt, task, agent, model, permissions)
+    if all(value is None for value in given):
+        return None
+    if item.run is None:
+        return _run_spec(*given, text)
+    if prompt is not None and task is not None:
+        raise UsageError("give --prompt or --task, not both")
+    ask = item.run
+    if prompt is not None:
+        ask = ask._replace(mode="prompt", prompt=prompt, task=None)
+    elif task is not None:
+        ask = ask._replace(mode="task", prompt=None, task=task)
+    if agent is not None:
+        ask = ask._replace(agents=(agent,))
+    return _checked(
+        ask._replace(model=model or ask.model, permissions=permissions or ask.permissions), text
+    )
+
+
+def _checked(ask: Ask, description: str) -> Ask:
+    """An item's run, its agent and task checked against the config (names only: nothing is
+    read from an untrusted project but its names); an agent's run (made over MCP) also as the
+    ask rules hold an agent's (start.runs.rules.vet: an agent that can be asked, on PATH, a
+    level within settings.mcp_permissions), as when it was made and before it runs."""
+    from start.base.errors import UnknownNameError
+    from start.board import runner as boardrun
+    from start.compose import resolve
+    from start.config.load import load
+    from start.runs import rules
+
+    options = get_options()
+    config = load(options.workdir, use_project=not options.no_project)
+    if ask.task is not None:
+        ask = ask._replace(task=resolve.find_task(config.tasks, ask.task).name)
+    if ask.agent is not None and ask.agent not in config.agents:
+        raise UnknownNameError("agent", ask.agent, config.agents)
+    scope = rules.Scope(options.workdir, not options.no_project, rules.depth())
+    text = ask.prompt if ask.prompt is not None else description
+    rules.vet(scope, boardrun.with_text(ask, text))
+    return ask
 
 
 @command(
@@ -248,13 +306,18 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
             "start board update item-3 --meta priority=1 --meta owner=null",
         ),
         ("Wait for other items instead", "start board update 4 --after 2 --after 3"),
+        ("Run it with another agent", "start board update item-3 -a codex -m gpt-5"),
+        (
+            "Reopen a failed item with another agent",
+            "start board update 5 --status pending -a claude",
+        ),
         ("Let go of an item you hold", "start board update item-3 --status pending"),
         ("Reopen a failed item", "start board update item-5 --status pending"),
     ],
     epilog=epilog(
         OK,
         "2 usage, or a change no state allows (waiting on itself or in a cycle)",
-        "4 no such item (or in --after)",
+        "4 no such item (or in --after), or the task or the agent does not exist",
         "75 refused: the item is another's, finished or (to complete it) blocked, or was "
         "reassigned since --epoch",
     ),
@@ -265,6 +328,7 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
     type=Choice((PENDING, COMPLETED, FAILED)),
     help="The new status (in_progress comes from a claim).",
 )
+@click.option("--title", metavar="TEXT", type=TITLE, help="The new title.")
 @click.option("-d", "--description", metavar="TEXT", type=TEXT, help="The new description.")
 @click.option(
     "--after",
@@ -283,25 +347,33 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
 )
 @click.option("--answer", metavar="TEXT", type=TEXT, help="With --status completed: the answer.")
 @click.option("--reason", metavar="TEXT", type=TEXT, help="With --status failed: why.")
+@run_options
 @epoch_option
 @as_option
-@common_options(QUIET, directory=False)
+@common_options(QUIET, NO_PROJECT, directory=False)
 def update(
     id_: str,
     status: str | None,
+    title: str | None,
     description: str | None,
     after: tuple[str, ...],
     no_after: bool,
     meta: tuple[str, ...],
     answer: str | None,
     reason: str | None,
+    prompt: str | None,
+    task: str | None,
+    agent: str | None,
+    model: str | None,
+    permissions: str | None,
     epoch: int | None,
     name: str | None,
 ) -> int:
-    """Change an item: its status, description, dependencies or metadata.
+    """Change an item: its status, title, description, what it runs, dependencies or metadata.
 
     An item in progress changes only by its holder; a completed one only in its metadata; an
-    item cannot complete while blocked.
+    item cannot complete while blocked. What it runs is checked as add checks it; -a, -m and
+    --permissions alone change only that of its run.
     """
     if after and no_after:
         raise UsageError("give --after or --no-after, not both")
@@ -310,11 +382,24 @@ def update(
     if reason is not None and status != FAILED:
         raise UsageError("--reason goes with --status failed")
     change = Change(
-        status, description, () if no_after else (after or None), metadata(meta), answer, reason
+        status,
+        description,
+        () if no_after else (after or None),
+        metadata(meta),
+        answer,
+        reason,
+        title=title,
     )
-    if change == Change():
-        raise UsageError("nothing to change: give --status, -d, --after, --no-after or --meta")
+    runs = (prompt, task, agent, model, permissions)
+    if change == Change() and all(value is None for value in runs):
+        raise UsageError(
+            "nothing to change: give --status, --title, -d, --after, --no-after, --meta, or what "
+            "it runs (--prompt, --task, -a, -m, --permissions)"
+        )
     with open_board() as opened:
+        if any(value is not None for value in runs):
+            run = _run_change(opened.get(id_), *runs, description)
+            change = change._replace(run=run)
         item = opened.update(id_, person(name), change, epoch)
     return _told(item, f"is {item.status}")
 

@@ -27,6 +27,7 @@ def rows(items: Sequence[Item]) -> list[list[console.Part]]:
     found: list[list[console.Part]] = []
     for item in items:
         status = item.status + (" (blocked)" if item.blocked else "")
+        status += " (archived)" if item.archived is not None else ""
         found.append(
             [
                 item.id,
@@ -39,20 +40,24 @@ def rows(items: Sequence[Item]) -> list[list[console.Part]]:
     return found
 
 
-def listing(items: Sequence[Item], *, as_json: bool, no_color: bool) -> None:
-    """The items as compact JSON rows, or a table on stdout."""
+def listing(items: Sequence[Item], *, as_json: bool, no_color: bool, empty: bool = True) -> None:
+    """The items as compact JSON rows, or a table on stdout; `empty`: say so when there are
+    none (the caller says what was left out otherwise)."""
     if as_json:
         console.print_json([board.row_data(item) for item in items])
         return
     if not items:
-        console.err("No items. Add one with: start board add TITLE")
+        if empty:
+            console.err("No items. Add one with: start board add TITLE")
         return
     from start.ui import display
 
     display.print_table(HEADERS, rows(items), no_color=no_color)
 
 
-def live_listing(opened: Board, found: Filter, *, as_json: bool, no_color: bool) -> None:
+def live_listing(
+    opened: Board, found: Filter, limit: int | None, *, as_json: bool, no_color: bool
+) -> None:
     """The listing again at every change of the board, until Ctrl-C: redrawn in place on a
     terminal; off one (or with --json, a JSON array a line), printed again."""
     import sys
@@ -70,7 +75,7 @@ def live_listing(opened: Board, found: Filter, *, as_json: bool, no_color: bool)
             version = opened.version()
             if version != seen:
                 seen = version
-                items, _ = opened.items(found)
+                items, _ = opened.items(found, limit, newest=True)
                 if as_json:
                     console.print_json([board.row_data(i) for i in items], indent=None)
                 elif live is not None:
@@ -122,6 +127,9 @@ def item_page(
         lines.append(("answered", f"at '{item.answer_level}': what it feeds runs at that at most"))
     if item.history is not None:
         lines.append(("run", f"{item.history} in the history (start log show {item.history})"))
+    if item.archived is not None:
+        when = console.local_time(item.archived, seconds=True)
+        lines.append(("archived", f"{when}: start board unarchive {item.id} brings it back"))
     if item.reason:
         lines.append(("reason", item.reason))
     if item.metadata:

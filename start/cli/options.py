@@ -199,6 +199,8 @@ VALUED = frozenset(
         *("-n", "--before", "--project", "--task", "--print-schema", "--json-fields", "--since"),
         *("--after", "--meta", "--as", "--status", "--assignee", "--answer", "--reason"),
         "--epoch",
+        "--title",
+        "--limit",
         "--run",
         "-s",
         "--search",

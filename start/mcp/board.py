@@ -108,6 +108,7 @@ INPUTS: Final[Mapping[str, dict[str, Any]]] = {
                 "description": "completed or failed finishes it; pending lets it go (or "
                 "reopens a failed one). in_progress comes from board_tasks_claim.",
             },
+            "title": inputs.TITLE_SCHEMA,
             "description": _TEXT,
             "blocked_by": _IDS,
             "metadata": _METADATA,
@@ -151,7 +152,7 @@ DESCRIPTIONS: Final[Mapping[str, str]] = {
     ),
     UPDATE: (
         "Change an item you hold (or a pending one): status completed with an answer when done, "
-        "failed with a reason, pending to let it go; description, blocked_by, and metadata "
+        "failed with a reason, pending to let it go; title, description, blocked_by, and metadata "
         "(merged). An item cannot complete while blocked; a reassigned item refuses you, and "
         "so does one that runs above the level the user lets agents run at."
     ),
@@ -276,6 +277,7 @@ class Tools:
                     arguments.get("metadata"),
                     arguments.get("answer"),
                     arguments.get("reason"),
+                    title=arguments.get("title"),
                 )
                 id_ = board.item_id(board.number(arguments["id"]))
                 item = opened.update(id_, me, change, self.epochs.get(id_))

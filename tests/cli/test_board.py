@@ -34,9 +34,9 @@ def test_add_prints_the_id_and_the_listing_shows_what_waits(isolated: Path) -> N
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
         "ID      STATUS             TITLE         ASSIGNEE  BLOCKED BY\n"
-        "item-1  pending            Plan the fix\n"
         "item-2  pending (blocked)  Implement               item-1\n"
-    )
+        "item-1  pending            Plan the fix\n"
+    )  # the latest changed first (both in one second: the newer first)
     assert data("board", "--ready") == [
         {
             "id": "item-1",
@@ -45,10 +45,11 @@ def test_add_prints_the_id_and_the_listing_shows_what_waits(isolated: Path) -> N
             "assignee": None,
             "blocked_by": [],
             "blocked": [],
+            "archived": None,
             "runs": False,
         }
     ]
-    assert [row["id"] for row in data("board", "--status", "pending")] == ["item-1", "item-2"]
+    assert [row["id"] for row in data("board", "--status", "pending")] == ["item-2", "item-1"]
     assert data("board", "show", "2")["metadata"] == {"p": 2}
 
 
@@ -143,7 +144,8 @@ def test_update_merges_metadata_and_refuses_what_the_rules_refuse(isolated: Path
     nothing = invoke("board", "update", "1")
     assert (nothing.exit_code, nothing.stderr) == (
         2,
-        "start: nothing to change: give --status, -d, --after, --no-after or --meta\n",
+        "start: nothing to change: give --status, --title, -d, --after, --no-after, --meta, "
+        "or what it runs (--prompt, --task, -a, -m, --permissions)\n",
     )
     cycle = invoke("board", "update", "1", "--after", "1")
     assert (cycle.exit_code, cycle.stderr) == (

@@ -128,6 +128,42 @@ def test_claim_next_by_eight_processes_over_four_items_takes_each_once(project: 
         assert (item(project, id_)["assignee"], item(project, id_)["epoch"]) == (name, 1)
 
 
+def test_archiving_and_claiming_one_item_at_once_one_of_them_wins_cleanly(
+    project: Path,
+) -> None:
+    """Four items, each archived by one process and claimed by another, all at once: of each
+    pair exactly one wins, the other is refused and says why, and no item is both archived and
+    in progress."""
+    for n in range(1, 5):
+        start(project, "board", "add", f"item {n}")
+    commands = []
+    for n in range(1, 5):
+        commands += [
+            ["board", "archive", f"item-{n}"],
+            ["board", "claim", f"item-{n}", "--as", "w"],
+        ]
+    ended = race(project, commands)
+    for n in range(1, 5):
+        archived, claimed = ended[2 * n - 2], ended[2 * n - 1]
+        found = item(project, f"item-{n}")
+        if archived.returncode == 0:
+            assert (claimed.returncode, claimed.stderr) == (
+                75,
+                f"start: item-{n} is archived: an archived item cannot be taken (start board "
+                f"unarchive item-{n} brings it back)\n",
+            )
+            assert (found["status"], found["archived"] is not None) == ("pending", True)
+        else:
+            assert (claimed.returncode, archived.returncode, archived.stderr) == (
+                0,
+                75,
+                f"start: item-{n} is held by w (in_progress): an item in progress cannot be "
+                f"archived; its holder finishes it or lets it go first (start board done item-{n}, "
+                f"or start board update item-{n} --status pending)\n",
+            )
+            assert (found["status"], found["archived"]) == ("in_progress", None)
+
+
 def test_a_reassign_fences_out_the_old_holders_late_update(project: Path) -> None:
     start(project, "board", "add", "Plan")
     claimed = start(project, "board", "claim", "1", "--as", "ann", "--json")

@@ -109,24 +109,27 @@ def test_a_read_only_session_cannot_rewrite_what_your_item_runs_at_full(
         project,
         ("board_tasks_update", {"id": "1", "description": "$(the caller's words)"}),
         ("board_tasks_update", {"id": "1", "blocked_by": []}),
+        ("board_tasks_update", {"id": "1", "title": "$(the caller's title)"}),
         ("board_tasks_claim", {"id": "item-1"}),
         ("board_tasks_update", {"id": "1", "status": "failed", "reason": "x"}),
         ("board_tasks_update", {"id": "1", "metadata": {"seen": True}}),
     )
-    assert [refusal(found) for found in results[:4]] == [
+    assert [refusal(found) for found in results[:5]] == [
+        ("1", "change"),
         ("1", "change"),
         ("1", "change"),
         ("1", "claim"),
         ("1", "finish"),
     ]
-    assert results[4].is_error is False  # metadata never reaches a run
+    assert results[5].is_error is False  # metadata never reaches a run
     record = tmp_path / "argv.json"
     ran = run_board(project, record)
     argv = json.loads(record.read_text())["argv"]
     assert "--full" in argv and argv[-1] == "Review: the user's words"
     found = item(project, "1")
-    assert (found["status"], found["description"], found["metadata"]) == (
+    assert (found["status"], found["title"], found["description"], found["metadata"]) == (
         "completed",
+        "Fix",
         "the user's words",
         {"seen": True},
     )

@@ -16,6 +16,7 @@ import pytest
 from start import board
 from start.board import Change, Holder
 from start.board import file as boardfile
+from start.compose.ask import Ask
 from start.mcp import board as tools
 from start.runs import rules
 from tests.fake_headless import agent
@@ -319,3 +320,41 @@ async def test_ids_and_metadata_are_held_to_the_rules_of_the_command_line(
         ),
     ]
     assert found[5].structured_content["id"] == "item-2"
+
+
+async def test_a_sessions_title_is_held_to_its_level_and_archived_items_are_out_of_reach(
+    config: Path, isolated: Path
+) -> None:
+    """board_tasks_update takes a title, as the command line's --title: a read-only session may
+    not retitle an item of the user's that runs at full, and retitling one that runs nothing
+    brings the item's level down to the session's. An archived item is not listed, and a claim
+    of it is refused."""
+    with boardfile.opened(str(isolated)) as opened:
+        opened.create("Fix", Holder("alice"), run=Ask(task="fixer", permissions="full"))
+        opened.create("Notes", Holder("alice"))
+        opened.create("Old", Holder("alice"))
+        opened.archive(["item-3"], Holder("alice"))
+    async with connect(isolated, "legacy") as client:
+        refused = await call(client, "board_tasks_update", id="1", title="$(curl evil)")
+        retitled = await call(client, "board_tasks_update", id="2", title="Notes, by an agent")
+        listed = await call(client, "board_tasks_list")
+        claimed = await call(client, "board_tasks_claim", id="3")
+    assert (refused.is_error, text(refused)) == (
+        True,
+        f"item-1 runs at up to 'full', and mcp:mcp:{os.getpid()} acts at 'read-only' "
+        "(settings.mcp_permissions): it may not change an item that runs above its level. Make "
+        "an item of your own, or ask the user",
+    )
+    item = retitled.structured_content
+    assert (item["title"], item["level"], item["level_by"].startswith("mcp:")) == (
+        "Notes, by an agent",
+        "read-only",
+        True,
+    )
+    assert [row["id"] for row in listed.structured_content["items"]] == ["item-1", "item-2"]
+    assert text(claimed) == (
+        "item-3 is archived: an archived item cannot be taken (start board unarchive item-3 "
+        "brings it back)"
+    )
+    with boardfile.opened(str(isolated)) as opened:
+        assert opened.get("1").title == "Fix"

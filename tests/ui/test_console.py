@@ -532,8 +532,8 @@ def test_a_stdout_that_cannot_take_a_character_shows_it_escaped(
     human = WORD.encode(encoding, "backslashreplace")
     cases: list[tuple[tuple[str, ...], bytes]] = [
         (("doctor",), b"\\u2713"),
-        (("board",), b"t-" + human),
-        (("board", "--json"), b"t-" + JSON_WORD),
+        (("board", "--all"), b"t-" + human),  # completed: not open
+        (("board", "--all", "--json"), b"t-" + JSON_WORD),
         (("board", "show", "1"), b"a-" + human),
         (("board", "show", "1", "--json"), b"a-" + JSON_WORD),
         (("board", "watch", "1", "-q"), b"a-" + human),
