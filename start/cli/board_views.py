@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from start.board.rows import Filter
     from start.board.runner import Report
     from start.board.store import Board, Event
+    from start.ui.status import StatusLine
 
 HEADERS = ("id", "status", "title", "assignee", "blocked by")
 _STYLE = {COMPLETED: "green", FAILED: "red", IN_PROGRESS: "cyan"}
@@ -173,6 +174,64 @@ def reporter(*, no_color: bool, quiet: bool) -> Callable[[Report], None]:
             printer.line(note, f": {report.note}")
 
     return told
+
+
+class RunView:
+    """What `start board run` shows on stderr while it runs: a line for each step (`reporter`),
+    the live line of the items running (on a terminal: the status line --print has), a note
+    each time it starts waiting for ready items, and at the end a tally. Without `live` (off a
+    terminal, or -q) there is no live line; with `quiet`, no note and no tally either.
+
+    The steps are told from the runner's threads: one at a time here (the live line's own
+    thread only redraws it)."""
+
+    def __init__(self, *, no_color: bool, quiet: bool, live: StatusLine | None) -> None:
+        import threading
+
+        self.step = reporter(no_color=no_color, quiet=quiet)
+        self.quiet = quiet
+        self.live = live
+        self.running: dict[str, str] = {}  # each item running: its id and how the line names it
+        self.counts = {COMPLETED: 0, FAILED: 0, "released": 0}
+        self.lock = threading.Lock()
+
+    def told(self, report: Report) -> None:
+        item = report.item
+        with self.lock:
+            if report.step == "claimed":
+                self.running[item.id] = f"{item.id} ({console.printable(item.title)})"
+            elif report.step != "capped":
+                self.running.pop(item.id, None)
+            if report.step in self.counts:
+                self.counts[report.step] += 1
+            self._above(lambda: self.step(report))
+
+    def idle(self) -> None:
+        """The runner has nothing to run and waits (once each time it starts to)."""
+        if not self.quiet:
+            with self.lock:
+                self._above(lambda: console.err("start: waiting for ready items (Ctrl-C to stop)"))
+
+    def tally(self, seconds: float) -> str:
+        """What its runs came to: `3 completed, 1 failed in 6.7 s` (and how many were released,
+        when any was)."""
+        counts = self.counts
+        released = f", {counts['released']} released" if counts["released"] else ""
+        ran = f"{counts[COMPLETED]} completed, {counts[FAILED]} failed{released}"
+        return f"{ran} in {seconds:.1f} s"
+
+    def close(self) -> None:
+        """Clear the live line."""
+        if self.live is not None:
+            with self.lock:
+                self.live([])
+
+    def _above(self, write: Callable[[], None]) -> None:
+        if self.live is None:
+            write()
+            return
+        self.live(list(self.running.values()))  # as it is now: cleared when nothing runs
+        self.live.above(write)
 
 
 def as_json(value: Any) -> None:

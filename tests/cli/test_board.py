@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from start import board
+from start.ui import console
 from tests.conftest import invoke, run_start, write_tree
 
 
@@ -178,10 +179,11 @@ def test_a_reassign_fences_out_the_old_holders_late_done(isolated: Path) -> None
 def test_watch_exits_by_how_the_item_ended(isolated: Path) -> None:
     add("Plan")
     timed_out = invoke("board", "watch", "1", "--timeout", "0.2")
+    since = console.local_time(data("board", "show", "1")["updated"], seconds=True)
     assert (timed_out.exit_code, timed_out.stdout, timed_out.stderr) == (
         124,
         "",
-        "start: item-1 is pending\n",
+        f"start: item-1 is pending\nstart: gave up after 0.2 s: item-1 is still pending since {since}\n",
     )
     invoke("board", "done", "1", "--answer", "line one\nline two")
     completed = invoke("board", "watch", "item-1")
