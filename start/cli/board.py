@@ -38,6 +38,8 @@ from start.ui import console
         ("Run the ready items until none is left", "start board run --until-empty"),
     ],
     epilog=epilog(OK, USAGE, "130 Ctrl-C ends --watch"),
+    # What beads and gh users type: a hint naming ours, not a second name for each.
+    other_words={"list": (), "ready": ("--ready",), "create": ("add",), "close": ("done",)},
 )
 @click.option("--ready", is_flag=True, help="Only items that can be claimed now.")
 @click.option(
@@ -49,7 +51,7 @@ from start.ui import console
 )
 @click.option("--assignee", metavar="NAME", type=TEXT, help="Only items NAME holds or finished.")
 @click.option("--watch", is_flag=True, help="Show the list again whenever the board changes.")
-@common_options(DIRECTORY)
+@common_options(DIRECTORY, QUIET)
 @click.pass_context
 def board_(
     ctx: click.Context,
@@ -72,7 +74,10 @@ def board_(
         if watch:
             board_views.live_listing(opened, found, as_json=options.json, no_color=options.no_color)
         items, _ = opened.items(found)
+        root = opened.root
     board_views.listing(items, as_json=options.json, no_color=options.no_color)
+    if not options.json and not options.quiet:
+        board_views.whose(root, options.workdir)
     return ExitCode.OK
 
 

@@ -15,6 +15,7 @@ from start.cli.board_options import (
     OK,
     USAGE,
     as_option,
+    description_file_option,
     epilog,
     epoch_option,
     item_id,
@@ -22,6 +23,7 @@ from start.cli.board_options import (
     open_board,
     person,
 )
+from start.cli.board_options import description as read_description
 from start.cli.commands import Choice, command
 from start.cli.inputs import ITEM_ID, TEXT, TITLE
 from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options, completer
@@ -66,8 +68,13 @@ def _told(item: Item, what: str) -> int:
 )
 @click.argument("title", type=TITLE)
 @click.option(
-    "-d", "--description", default="", metavar="TEXT", type=TEXT, help="What the work is."
+    "-d",
+    "--description",
+    metavar="TEXT",
+    type=TEXT,
+    help="What the work is (-: read it from stdin).",
 )
+@description_file_option
 @click.option(
     "--after",
     multiple=True,
@@ -111,7 +118,8 @@ def _told(item: Item, what: str) -> int:
 @common_options(NO_PROJECT, directory=False)
 def add(
     title: str,
-    description: str,
+    description: str | None,
+    description_file: str | None,
     after: tuple[str, ...],
     meta: tuple[str, ...],
     prompt: str | None,
@@ -128,11 +136,12 @@ def add(
     """
     options = get_options()
     run = _run_spec(prompt, task, agent, model, permissions)
+    text = read_description(description, description_file) or ""
     with open_board() as opened:
         item = opened.create(
             title,
             person(name),
-            description,
+            text,
             after,
             metadata(meta),
             run,
@@ -265,7 +274,14 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
     type=Choice((PENDING, COMPLETED, FAILED)),
     help="The new status (in_progress comes from a claim).",
 )
-@click.option("-d", "--description", metavar="TEXT", type=TEXT, help="The new description.")
+@click.option(
+    "-d",
+    "--description",
+    metavar="TEXT",
+    type=TEXT,
+    help="The new description (-: read it from stdin).",
+)
+@description_file_option
 @click.option(
     "--after",
     multiple=True,
@@ -290,6 +306,7 @@ def update(
     id_: str,
     status: str | None,
     description: str | None,
+    description_file: str | None,
     after: tuple[str, ...],
     no_after: bool,
     meta: tuple[str, ...],
@@ -309,8 +326,9 @@ def update(
         raise UsageError("--answer goes with --status completed")
     if reason is not None and status != FAILED:
         raise UsageError("--reason goes with --status failed")
+    text = read_description(description, description_file)
     change = Change(
-        status, description, () if no_after else (after or None), metadata(meta), answer, reason
+        status, text, () if no_after else (after or None), metadata(meta), answer, reason
     )
     if change == Change():
         raise UsageError("nothing to change: give --status, -d, --after, --no-after or --meta")
@@ -345,10 +363,14 @@ def update(
 @as_option
 @common_options(DIRECTORY, QUIET)
 def done(id_: str, answer: str | None, epoch: int | None, name: str | None) -> int:
-    """Mark an item completed (yours, or a pending one); refused while it is blocked."""
+    """Mark an item completed (yours, or a pending one); refused while it is blocked.
+
+    Says which items it unblocked: those that waited for it and are ready now."""
     with open_board() as opened:
         item = opened.update(id_, person(name), Change(COMPLETED, answer=answer), epoch)
-    return _told(item, "is completed")
+        ready, _ = opened.items(Filter(ready=True))
+    freed = [found.id for found in ready if item.id in found.blocked_by]
+    return _told(item, "is completed" + (f"; unblocked {', '.join(freed)}" if freed else ""))
 
 
 @command(

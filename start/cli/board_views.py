@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from start import board
 from start.base import inputs
-from start.board import COMPLETED, FAILED, IN_PROGRESS, Item
+from start.board import COMPLETED, FAILED, IN_PROGRESS, STATUSES, Item
 from start.compose.ask import AGENT, Ask
 from start.ui import console
 from start.ui.console import Styled
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from start.ui.status import StatusLine
 
 HEADERS = ("id", "status", "title", "assignee", "blocked by")
+CUT = (2, 4)  # the columns cut to the page's width: the title and the ids it waits for
 _STYLE = {COMPLETED: "green", FAILED: "red", IN_PROGRESS: "cyan"}
 
 
@@ -34,10 +35,39 @@ def rows(items: Sequence[Item]) -> list[list[console.Part]]:
                 Styled(status, _STYLE.get(item.status, "yellow" if item.blocked else "")),
                 console.printable(item.title),
                 item.assignee or "",
-                ", ".join(item.blocked_by),
+                ", ".join(blocking(item)),
             ]
         )
     return found
+
+
+def blocking(item: Item) -> list[str]:
+    """The ids of the items `item` waits for now (a dependency completed blocks nothing): those
+    whose sentence, board.waiting's, is among its reasons to wait."""
+    if not item.blocked:
+        return []
+    reasons = set(item.blocked)
+    return [
+        found
+        for found in item.blocked_by
+        if any(board.waiting(found, status) in reasons for status in (*STATUSES, None))
+    ]
+
+
+def whose(root: str, workdir: str) -> None:
+    """Which board a listing shows, on stderr: its project's root; and where there is no
+    project, that the directory has a board of its own."""
+    from start.base import paths
+
+    found = paths.find_project(workdir)
+    shown = console.printable(root)
+    if found.start_dir is None and found.git_root is None:
+        console.err(
+            f"start: the board of {shown}, a directory in no git repository and without "
+            ".start/: each such directory has a board of its own"
+        )
+    else:
+        console.err(f"start: the board of {shown}")
 
 
 def listing(items: Sequence[Item], *, as_json: bool, no_color: bool) -> None:
@@ -50,7 +80,7 @@ def listing(items: Sequence[Item], *, as_json: bool, no_color: bool) -> None:
         return
     from start.ui import display
 
-    display.print_table(HEADERS, rows(items), no_color=no_color)
+    display.print_table(HEADERS, rows(items), no_color=no_color, cut=CUT)
 
 
 def live_listing(opened: Board, found: Filter, *, as_json: bool, no_color: bool) -> None:
@@ -76,7 +106,7 @@ def live_listing(opened: Board, found: Filter, *, as_json: bool, no_color: bool)
                     console.print_json([board.row_data(i) for i in items], indent=None)
                 elif live is not None:
                     page = display.Page()
-                    page.table(HEADERS, rows(items))
+                    page.table(HEADERS, rows(items), cut=CUT, width=display.table_width(sys.stdout))
                     live.show(page)
                 else:
                     listing(items, as_json=False, no_color=no_color)
@@ -139,7 +169,8 @@ def item_page(
     page.blank()
     page.line(Styled("──── history ────", "bold"))
     for event in events:
-        detail = ", ".join(f"{key}={value}" for key, value in event.detail.items())
+        # (an earlier release wrote a person's claim with pid=None)
+        detail = ", ".join(f"{k}={v}" for k, v in event.detail.items() if v is not None)
         said = console.printable(f"{event.actor} {event.op} {detail}".rstrip())
         page.row([console.local_time(event.at, seconds=True), said], [19], indent=2, gaps=[2])
     page.show(no_color=no_color)

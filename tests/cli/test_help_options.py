@@ -167,6 +167,7 @@ EVERY = ["-d, --directory", "-q, --quiet", "-v, --verbose", "--debug", "--json",
             [
                 "--status",
                 "-d, --description",
+                "--description-file",
                 "--after",
                 "--no-after",
                 "--meta",
@@ -319,7 +320,7 @@ def test_the_options_a_help_hides_are_still_accepted(isolated: Path) -> None:
 SHOWN = {
     "": "directory quiet verbose debug json no_color no_project",
     "again": "directory quiet verbose debug json no_color no_project",
-    "board": "directory debug json no_color",
+    "board": "directory quiet debug json no_color",
     "board add": "debug json no_color no_project",
     "board claim": "directory quiet debug json no_color",
     "board done": "directory quiet debug json no_color",
