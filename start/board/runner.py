@@ -141,11 +141,13 @@ class Runner:
         cap: int,
         timeout: int | None,
         told: Callable[[Report], None] = lambda report: None,
+        idle: Callable[[], None] = lambda: None,
     ) -> None:
         self.scope = scope
         self.cap = max(1, cap)
         self.timeout = timeout
         self.told = told
+        self.idle = idle  # told once each time it starts waiting for a ready item
         self.stopping = False
         self.ended: list[Item] = []  # the items its runs finished, in the order they ended
         self.claimed = 0  # how many items it claimed for runs
@@ -164,6 +166,7 @@ class Runner:
             workers = groups.Workers(registry, self.cap, "start board run")
             try:
                 seen: int | None = None
+                waiting = False
                 while True:
                     opened.sweep()
                     while len(running) < self.cap:
@@ -172,12 +175,16 @@ class Runner:
                         if item is None:
                             break
                         self.claimed += 1
+                        waiting = False
                         self.told(Report("claimed", item))
                         work = functools.partial(self._work, item, holder)
                         running[workers.submit(work).future] = (item, holder)
                     if not running:
                         if until_empty:
                             return self.ended
+                        if not waiting:
+                            waiting = True
+                            self.idle()
                         seen = self._idle(opened, seen)
                         continue
                     done, _ = wait(running, timeout=IDLE, return_when=FIRST_COMPLETED)

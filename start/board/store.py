@@ -248,7 +248,9 @@ class Board:
         )
         if cursor.rowcount != 1:
             return False
-        self._event(connection, seq, holder.name, "claim", pid=holder.pid)
+        # A person's claim has no process: its history says nothing of one (not pid=None).
+        held = {"pid": holder.pid} if holder.pid is not None else {}
+        self._event(connection, seq, holder.name, "claim", **held)
         return True
 
     def claim_next(self, holder: Holder, *, runnable: bool = False) -> Item | None:

@@ -137,11 +137,26 @@ def cli(ctx: click.Context) -> int:
 
 
 def split_agent_args(args: list[str]) -> tuple[list[str], list[str]]:
-    """Arguments after the first `--` belong to the agent."""
+    """Arguments after the first `--` belong to the agent; in `start board`, which runs no
+    agent of its own, `--` ends the options, as it does for any command (`board add -- -x`)."""
     if "--" in args:
         index = args.index("--")
+        if _command_word(args[:index]) == "board":
+            return args, []
         return args[:index], args[index + 1 :]
     return args, []
+
+
+def _command_word(args: list[str]) -> str | None:
+    """The command a command line names: its first word that is not an option or its value."""
+    from start.cli.options import VALUED
+
+    value = False  # whether this word is the value of the option before it
+    for arg in args:
+        if not value and not arg.startswith("-"):
+            return arg
+        value = not value and arg in VALUED
+    return None
 
 
 def new_options(argv: list[str]) -> Options:

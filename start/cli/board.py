@@ -61,6 +61,8 @@ def shown(statuses: tuple[str, ...], assignee: str | None, ready: bool, *, all_:
         ("Run the ready items until none is left", "start board run --until-empty"),
     ],
     epilog=epilog(OK, USAGE, "130 Ctrl-C ends --watch"),
+    # What beads and gh users type: a hint naming ours, not a second name for each.
+    other_words={"list": (), "ready": ("--ready",), "create": ("add",), "close": ("done",)},
 )
 @click.option("--ready", is_flag=True, help="Only items that can be claimed now.")
 @click.option(
@@ -83,7 +85,7 @@ def shown(statuses: tuple[str, ...], assignee: str | None, ready: bool, *, all_:
     help="At most N items, the latest changed first (0: no limit).",
 )
 @click.option("--watch", is_flag=True, help="Show the list again whenever the board changes.")
-@common_options(DIRECTORY)
+@common_options(DIRECTORY, QUIET)
 @click.pass_context
 def board_(
     ctx: click.Context,
@@ -116,10 +118,13 @@ def board_(
         if not all_:
             wider = found._replace(statuses=statuses, archived=None)
             hidden = opened.items(wider, limit=0)[1] - total
+        root = opened.root
     more = [hint for hint, left in (("--all", hidden), ("--limit N", total - len(items))) if left]
     board_views.listing(items, as_json=options.json, no_color=options.no_color, empty=not more)
     if more:
         console.err(f"start: {hidden + total - len(items)} more: {', or '.join(more)}")
+    if not options.json and not options.quiet:
+        board_views.whose(root, options.workdir)
     return ExitCode.OK
 
 
@@ -261,7 +266,16 @@ def watch(id_: str, timeout: float | None) -> int:
             console.err(line)
     if item.status == COMPLETED:
         return ExitCode.OK
-    return ExitCode.ERROR if item.status == FAILED else ExitCode.TIMED_OUT
+    if item.status == FAILED:
+        return ExitCode.ERROR
+    if not options.quiet and not options.json:
+        holder = f", held by {item.assignee}" if item.status == "in_progress" else ""
+        since = console.local_time(item.updated, seconds=True)
+        console.err(
+            f"start: gave up after {timeout:g} s: {item.id} is still {item.status}{holder} "
+            f"since {since}"
+        )
+    return ExitCode.TIMED_OUT
 
 
 @board_.command(
@@ -297,19 +311,37 @@ def run_(until_empty: bool, timeout: int | None) -> int:
     most settings.print_agents at once), and finished from the run's evidence: completed with
     the answer and the run's id in the history, or failed with the reason.
     """
+    import time
+
     from start.board import runner as boardrun
     from start.runs import rules
 
     options = get_options()
     config = _trusted_config()
     scope = rules.Scope(options.workdir, not options.no_project, rules.depth())
+    view = board_views.RunView(
+        no_color=options.no_color, quiet=options.quiet, live=_live_line(options.quiet)
+    )
     runner = boardrun.Runner(
         scope,
         cap=config.settings.print_agents,
         timeout=timeout,
-        told=board_views.reporter(no_color=options.no_color, quiet=options.quiet),
+        told=view.told,
+        idle=view.idle,
     )
-    ended = runner.run(until_empty)
+    began = time.monotonic()
+
+    def tally() -> None:
+        view.close()
+        if runner.claimed and not options.quiet:
+            console.err(f"start: {view.tally(time.monotonic() - began)}")
+
+    try:
+        ended = runner.run(until_empty)
+    except BaseException:  # Ctrl-C too: what its runs came to, then the stop
+        tally()
+        raise
+    view.close()
     if not runner.claimed and not options.quiet and not options.json:
         console.err(
             "start: no item was ready to run (an item runs once it is ready and says what to "
@@ -322,7 +354,19 @@ def run_(until_empty: bool, timeout: int | None) -> int:
             stuck, _ = opened.items(Filter((PENDING,), blocked=True, runnable=True))
         for item in stuck:
             console.err(f"start: {item.id} stays blocked: {'; '.join(item.blocked)}")
+    tally()
     return ExitCode.ERROR if any(item.status == FAILED for item in ended) else ExitCode.OK
+
+
+def _live_line(quiet: bool) -> Any:
+    """The status line --print shows, on a terminal and without -q only: the items running."""
+    import sys
+
+    if quiet or not console.is_tty(sys.stderr):
+        return None
+    from start.ui.status import StatusLine
+
+    return StatusLine(sys.stderr, elapsed=True)
 
 
 def _trusted_config() -> Any:

@@ -15,6 +15,7 @@ from start.cli.board_options import (
     OK,
     USAGE,
     as_option,
+    description_file_option,
     epilog,
     epoch_option,
     item_id,
@@ -22,6 +23,7 @@ from start.cli.board_options import (
     open_board,
     person,
 )
+from start.cli.board_options import description as read_description
 from start.cli.commands import Choice, command
 from start.cli.inputs import ITEM_ID, TEXT, TITLE
 from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, F, common_options, completer
@@ -101,8 +103,13 @@ def run_options(function: F) -> F:
 )
 @click.argument("title", type=TITLE)
 @click.option(
-    "-d", "--description", default="", metavar="TEXT", type=TEXT, help="What the work is."
+    "-d",
+    "--description",
+    metavar="TEXT",
+    type=TEXT,
+    help="What the work is (-: read it from stdin).",
 )
+@description_file_option
 @click.option(
     "--after",
     multiple=True,
@@ -122,7 +129,8 @@ def run_options(function: F) -> F:
 @common_options(NO_PROJECT, directory=False)
 def add(
     title: str,
-    description: str,
+    description: str | None,
+    description_file: str | None,
     after: tuple[str, ...],
     meta: tuple[str, ...],
     prompt: str | None,
@@ -138,12 +146,13 @@ def add(
     once every item it waits for is completed. Without, it is work for someone to claim.
     """
     options = get_options()
-    run = _run_spec(prompt, task, agent, model, permissions, description)
+    text = read_description(description, description_file) or ""
+    run = _run_spec(prompt, task, agent, model, permissions, text)
     with open_board() as opened:
         item = opened.create(
             title,
             person(name),
-            description,
+            text,
             after,
             metadata(meta),
             run,
@@ -329,7 +338,14 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
     help="The new status (in_progress comes from a claim).",
 )
 @click.option("--title", metavar="TEXT", type=TITLE, help="The new title.")
-@click.option("-d", "--description", metavar="TEXT", type=TEXT, help="The new description.")
+@click.option(
+    "-d",
+    "--description",
+    metavar="TEXT",
+    type=TEXT,
+    help="The new description (-: read it from stdin).",
+)
+@description_file_option
 @click.option(
     "--after",
     multiple=True,
@@ -356,6 +372,7 @@ def update(
     status: str | None,
     title: str | None,
     description: str | None,
+    description_file: str | None,
     after: tuple[str, ...],
     no_after: bool,
     meta: tuple[str, ...],
@@ -381,9 +398,10 @@ def update(
         raise UsageError("--answer goes with --status completed")
     if reason is not None and status != FAILED:
         raise UsageError("--reason goes with --status failed")
+    text = read_description(description, description_file)
     change = Change(
         status,
-        description,
+        text,
         () if no_after else (after or None),
         metadata(meta),
         answer,
@@ -398,7 +416,7 @@ def update(
         )
     with open_board() as opened:
         if any(value is not None for value in runs):
-            run = _run_change(opened.get(id_), *runs, description)
+            run = _run_change(opened.get(id_), *runs, text)
             change = change._replace(run=run)
         item = opened.update(id_, person(name), change, epoch)
     return _told(item, f"is {item.status}")
@@ -430,10 +448,14 @@ def update(
 @as_option
 @common_options(DIRECTORY, QUIET)
 def done(id_: str, answer: str | None, epoch: int | None, name: str | None) -> int:
-    """Mark an item completed (yours, or a pending one); refused while it is blocked."""
+    """Mark an item completed (yours, or a pending one); refused while it is blocked.
+
+    Says which items it unblocked: those that waited for it and are ready now."""
     with open_board() as opened:
         item = opened.update(id_, person(name), Change(COMPLETED, answer=answer), epoch)
-    return _told(item, "is completed")
+        ready, _ = opened.items(Filter(ready=True))
+    freed = [found.id for found in ready if item.id in found.blocked_by]
+    return _told(item, "is completed" + (f"; unblocked {', '.join(freed)}" if freed else ""))
 
 
 @command(

@@ -75,6 +75,40 @@ def open_board(sweep: bool = True) -> Iterator[Board]:
         yield opened
 
 
+def description_file_option(function: F) -> F:
+    return click.option(
+        "--description-file",
+        metavar="FILE",
+        help="The description: the text of FILE (-d - reads stdin).",
+    )(function)
+
+
+def description(given: str | None, file: str | None) -> str | None:
+    """The description `-d TEXT` gives, or `-d -` (stdin, to its end) or `--description-file
+    FILE` (a file): text longer than a command line's argument may be (128 KiB), up to the
+    description's limit, with bytes that are not UTF-8 as U+FFFD."""
+    from start.base import fs
+
+    if file is not None and given is not None:
+        raise UsageError("give -d or --description-file, not both")
+    if file is None and given != "-":
+        return given
+    # Up to four bytes a character: enough bytes for the longest text the limit allows, and one.
+    most = 4 * inputs.TEXT_LIMIT + 1
+    if file is None:
+        import sys
+
+        data = sys.stdin.buffer.read(most)
+        where = "-d - (stdin)"
+    else:
+        data = fs.read(file, most).data
+        where = f"--description-file {file}"
+    try:
+        return inputs.text(fs.text(data), inputs.TEXT_LIMIT)
+    except inputs.InputError as error:
+        raise UsageError(f"{where}: {error}") from None
+
+
 def metadata(words: tuple[str, ...]) -> dict[str, Any] | None:
     """--meta KEY=VALUE: VALUE as JSON when it is JSON (2, true, null), else as text
     (start.base.inputs.metadata_value); the board holds the whole to the metadata's rule."""

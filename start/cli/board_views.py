@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from start import board
 from start.base import inputs
-from start.board import COMPLETED, FAILED, IN_PROGRESS, Item
+from start.board import COMPLETED, FAILED, IN_PROGRESS, STATUSES, Item
 from start.compose.ask import AGENT, Ask
 from start.ui import console
 from start.ui.console import Styled
@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from start.board.rows import Filter
     from start.board.runner import Report
     from start.board.store import Board, Event
+    from start.ui.status import StatusLine
 
 HEADERS = ("id", "status", "title", "assignee", "blocked by")
+CUT = (2, 4)  # the columns cut to the page's width: the title and the ids it waits for
 _STYLE = {COMPLETED: "green", FAILED: "red", IN_PROGRESS: "cyan"}
 
 
@@ -34,10 +36,39 @@ def rows(items: Sequence[Item]) -> list[list[console.Part]]:
                 Styled(status, _STYLE.get(item.status, "yellow" if item.blocked else "")),
                 console.printable(item.title),
                 item.assignee or "",
-                ", ".join(item.blocked_by),
+                ", ".join(blocking(item)),
             ]
         )
     return found
+
+
+def blocking(item: Item) -> list[str]:
+    """The ids of the items `item` waits for now (a dependency completed blocks nothing): those
+    whose sentence, board.waiting's, is among its reasons to wait."""
+    if not item.blocked:
+        return []
+    reasons = set(item.blocked)
+    return [
+        found
+        for found in item.blocked_by
+        if any(board.waiting(found, status) in reasons for status in (*STATUSES, None))
+    ]
+
+
+def whose(root: str, workdir: str) -> None:
+    """Which board a listing shows, on stderr: its project's root; and where there is no
+    project, that the directory has a board of its own."""
+    from start.base import paths
+
+    found = paths.find_project(workdir)
+    shown = console.printable(root)
+    if found.start_dir is None and found.git_root is None:
+        console.err(
+            f"start: the board of {shown}, a directory in no git repository and without "
+            ".start/: each such directory has a board of its own"
+        )
+    else:
+        console.err(f"start: the board of {shown}")
 
 
 def listing(items: Sequence[Item], *, as_json: bool, no_color: bool, empty: bool = True) -> None:
@@ -52,7 +83,7 @@ def listing(items: Sequence[Item], *, as_json: bool, no_color: bool, empty: bool
         return
     from start.ui import display
 
-    display.print_table(HEADERS, rows(items), no_color=no_color)
+    display.print_table(HEADERS, rows(items), no_color=no_color, cut=CUT)
 
 
 def live_listing(
@@ -80,7 +111,7 @@ def live_listing(
                     console.print_json([board.row_data(i) for i in items], indent=None)
                 elif live is not None:
                     page = display.Page()
-                    page.table(HEADERS, rows(items))
+                    page.table(HEADERS, rows(items), cut=CUT, width=display.table_width(sys.stdout))
                     live.show(page)
                 else:
                     listing(items, as_json=False, no_color=no_color)
@@ -146,7 +177,8 @@ def item_page(
     page.blank()
     page.line(Styled("──── history ────", "bold"))
     for event in events:
-        detail = ", ".join(f"{key}={value}" for key, value in event.detail.items())
+        # (an earlier release wrote a person's claim with pid=None)
+        detail = ", ".join(f"{k}={v}" for k, v in event.detail.items() if v is not None)
         said = console.printable(f"{event.actor} {event.op} {detail}".rstrip())
         page.row([console.local_time(event.at, seconds=True), said], [19], indent=2, gaps=[2])
     page.show(no_color=no_color)
@@ -181,6 +213,64 @@ def reporter(*, no_color: bool, quiet: bool) -> Callable[[Report], None]:
             printer.line(note, f": {report.note}")
 
     return told
+
+
+class RunView:
+    """What `start board run` shows on stderr while it runs: a line for each step (`reporter`),
+    the live line of the items running (on a terminal: the status line --print has), a note
+    each time it starts waiting for ready items, and at the end a tally. Without `live` (off a
+    terminal, or -q) there is no live line; with `quiet`, no note and no tally either.
+
+    The steps are told from the runner's threads: one at a time here (the live line's own
+    thread only redraws it)."""
+
+    def __init__(self, *, no_color: bool, quiet: bool, live: StatusLine | None) -> None:
+        import threading
+
+        self.step = reporter(no_color=no_color, quiet=quiet)
+        self.quiet = quiet
+        self.live = live
+        self.running: dict[str, str] = {}  # each item running: its id and how the line names it
+        self.counts = {COMPLETED: 0, FAILED: 0, "released": 0}
+        self.lock = threading.Lock()
+
+    def told(self, report: Report) -> None:
+        item = report.item
+        with self.lock:
+            if report.step == "claimed":
+                self.running[item.id] = f"{item.id} ({console.printable(item.title)})"
+            elif report.step != "capped":
+                self.running.pop(item.id, None)
+            if report.step in self.counts:
+                self.counts[report.step] += 1
+            self._above(lambda: self.step(report))
+
+    def idle(self) -> None:
+        """The runner has nothing to run and waits (once each time it starts to)."""
+        if not self.quiet:
+            with self.lock:
+                self._above(lambda: console.err("start: waiting for ready items (Ctrl-C to stop)"))
+
+    def tally(self, seconds: float) -> str:
+        """What its runs came to: `3 completed, 1 failed in 6.7 s` (and how many were released,
+        when any was)."""
+        counts = self.counts
+        released = f", {counts['released']} released" if counts["released"] else ""
+        ran = f"{counts[COMPLETED]} completed, {counts[FAILED]} failed{released}"
+        return f"{ran} in {seconds:.1f} s"
+
+    def close(self) -> None:
+        """Clear the live line."""
+        if self.live is not None:
+            with self.lock:
+                self.live([])
+
+    def _above(self, write: Callable[[], None]) -> None:
+        if self.live is None:
+            write()
+            return
+        self.live(list(self.running.values()))  # as it is now: cleared when nothing runs
+        self.live.above(write)
 
 
 def as_json(value: Any) -> None:

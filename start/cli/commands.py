@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import click
@@ -142,6 +142,9 @@ class Group(_Base, click.Group):
     command_class = Command
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Words other tools use for a command of this group (`start board list`), each with the
+        # words of ours to run instead: an unknown command of those names says so.
+        self.other_words: Mapping[str, Sequence[str]] = kwargs.pop("other_words", {})
         super().__init__(*args, **kwargs)
         _hide_json(self, not self.invoke_without_command)
 
@@ -209,6 +212,10 @@ def no_such_command(
 
     from start.base.errors import suggest
 
+    ours = getattr(group, "other_words", {}).get(name)
+    if ours is not None:
+        line = shlex.join([*ctx.command_path.split(), *ours, *rest])
+        return HintedUsageError(f"no such command '{name}'", ctx, [f"did you mean: {line}"])
     if ctx.parent is None and _is_task(ctx, name):
         line = shlex.join(["start", "task", name, *rest])
         return HintedUsageError(

@@ -289,9 +289,12 @@ def complete_runs(
 def complete_items(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
-    """The ids of this project's board items, each with its status and title; the board is
-    read as it is (no claim is released while completing)."""
+    """The ids of this project's board items, each with its status and title: for `claim`, the
+    ready ones; for `show`, every one; elsewhere, those not completed (what can still change).
+    The board is read as it is (no claim is released while completing)."""
+    from start.board import COMPLETED, STATUSES
     from start.board import file as boardfile
+    from start.board.rows import Filter
 
     try:
         opened = boardfile.open_board(_options(ctx).workdir, create=False, sweep=False)
@@ -299,8 +302,13 @@ def complete_items(
         return []
     if opened is None:
         return []
+    found = Filter()
+    if ctx.command.name == "claim":
+        found = Filter(ready=True)
+    elif ctx.command.name != "show":
+        found = Filter(tuple(status for status in STATUSES if status != COMPLETED))
     try:
-        items, _ = opened.items()
+        items, _ = opened.items(found)
     except Exception:  # a completion never fails the shell
         return []
     finally:

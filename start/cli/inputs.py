@@ -44,9 +44,24 @@ def _text(most: int, least: int) -> Callable[[str], str]:
 ITEM_ID = _Rule(_item_id, "ID")
 # A run of the history (`start log show ID`): its number.
 RUN_ID = _Rule(inputs.run_number, "ID")
+
+
 # An item's title, and other text a caller gives: bytes that are not UTF-8 as U+FFFD (the one
 # rule of start.base.fs for bytes), at most as long as the MCP door allows.
-TITLE = _Rule(_text(inputs.TITLE_LIMIT, 1), "TITLE")
+def _title(value: str) -> str:
+    """An item's title, and when it is too long, where the rest goes."""
+    try:
+        return _text(inputs.TITLE_LIMIT, 1)(value)
+    except inputs.InputError as error:
+        if not value:
+            raise
+        raise inputs.InputError(
+            f"{error}; a title names the work in a line: put the rest in the description "
+            "(-d TEXT, -d - to read stdin, or --description-file FILE)"
+        ) from None
+
+
+TITLE = _Rule(_title, "TITLE")
 TEXT = _Rule(_text(inputs.TEXT_LIMIT, 0), "TEXT")
 
 

@@ -201,6 +201,7 @@ VALUED = frozenset(
         "--epoch",
         "--title",
         "--limit",
+        "--description-file",
         "--run",
         "-s",
         "--search",
@@ -213,9 +214,11 @@ VALUED = frozenset(
 
 def long_flags(args: list[str]) -> list[str]:
     """`args` with each of SHORT_FLAGS spelled long, where click would read it as that flag."""
-    spelled = []
+    spelled: list[str] = []
     value = False  # whether this argument is the value of the option before it
-    for arg in args:
+    for index, arg in enumerate(args):
+        if arg == "--" and not value:  # the options end (start board add -- -q)
+            return spelled + args[index:]
         spelled.append(arg if value else SHORT_FLAGS.get(arg, arg))
         value = not value and arg in VALUED
     return spelled

@@ -126,16 +126,32 @@ class Page:
         else:
             self.blocks.append(grid)
 
-    def table(self, headers: Sequence[str], rows: Iterable[Sequence[Part]]) -> None:
+    def table(
+        self,
+        headers: Sequence[str],
+        rows: Iterable[Sequence[Part]],
+        *,
+        cut: Sequence[int] = (),
+        width: int = 0,
+    ) -> None:
         """Aligned columns by display width, headers in capitals (bold where colour is on); long
-        cells fold within their column."""
+        cells fold within their column. With `cut` (the indexes of columns that may narrow), a
+        row is a line `width` cells wide at most: the cells of those columns are cut with an
+        ellipsis where it is too narrow for them, and the other columns keep their width."""
         from rich.table import Table
 
         table = Table(box=None, show_edge=False, pad_edge=False, header_style="bold")
-        for header in headers:
-            table.add_column(header.upper(), overflow="fold")
-        for row in rows:
-            table.add_row(*(_text(cell) for cell in row))
+        texts = [[_text(cell) for cell in row] for row in rows]
+        widths = _fitted(headers, texts, cut, width) if cut else []
+        for index, header in enumerate(headers):
+            if cut:
+                table.add_column(header.upper(), no_wrap=True, width=widths[index])
+            else:
+                table.add_column(header.upper(), overflow="fold")
+        for row in texts:
+            for index in cut:
+                row[index].truncate(widths[index], overflow="ellipsis")
+            table.add_row(*row)
         self.blocks.append(table)
 
     def syntax(self, text: str, lexer: str) -> None:
@@ -176,6 +192,34 @@ class Page:
         return "\n".join(trim_end(line) for line in buffer.getvalue().split("\n"))
 
 
+def _fitted(
+    headers: Sequence[str], rows: Sequence[Sequence[Text]], cut: Sequence[int], width: int
+) -> list[int]:
+    """Each column's width in a row at most `width` cells wide (with two between columns): the
+    columns not in `cut` as wide as their widest cell, and the rest of the width shared among
+    those in `cut`, the narrowest first, none narrower than its header."""
+    widths = [
+        max([len(header), *(row[index].cell_len for row in rows)])
+        for index, header in enumerate(headers)
+    ]
+    left = width - 2 * (len(headers) - 1) - sum(w for i, w in enumerate(widths) if i not in cut)
+    narrowing = sorted(cut, key=lambda index: widths[index])
+    for place, index in enumerate(narrowing):
+        share = left // (len(narrowing) - place)
+        widths[index] = max(len(headers[index]), min(widths[index], share))
+        left -= widths[index]
+    return widths
+
+
+def table_width(stream: IO[str]) -> int:
+    """How wide a table cut to its page is: the terminal's width; off a terminal, $COLUMNS, else
+    PIPED_WIDTH (one long cell does not pad every row of a pipe to its length)."""
+    if is_tty(stream):
+        return _width(stream)
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else PIPED_WIDTH
+
+
 def trim_end(line: str) -> str:
     """`line` without the spaces at its end, keeping the colour codes among them: each run of
     spaces goes in one `rstrip` (a line padded to a wide page is a long run), so it is linear
@@ -193,13 +237,22 @@ def trim_end(line: str) -> str:
     return body + "".join(reversed(kept))
 
 
+# How wide a table cut to its page is off a terminal, without $COLUMNS.
+PIPED_WIDTH = 80
+
+
 def print_table(
-    headers: Sequence[str], rows: Iterable[Sequence[Part]], *, no_color: bool = False
+    headers: Sequence[str],
+    rows: Iterable[Sequence[Part]],
+    *,
+    no_color: bool = False,
+    cut: Sequence[int] = (),
 ) -> None:
     """A table on stdout: headers in capitals, on a terminal or not (and bold where colour is
-    on), so what a user sees is what a script reads."""
+    on), so what a user sees is what a script reads; with `cut` (the columns that may narrow),
+    a row a line, no wider than `table_width`."""
     page = Page()
-    page.table(headers, rows)
+    page.table(headers, rows, cut=cut, width=table_width(sys.stdout))
     page.show(no_color=no_color)
 
 

@@ -47,6 +47,7 @@ class StatusLine:
 
     def __call__(self, running: list[str]) -> None:
         if not self.elapsed:
+            self.running = list(running)
             self._draw(running)
             return
         import threading
@@ -66,6 +67,22 @@ class StatusLine:
         elif not running and self._stop is not None:
             self._stop.set()
             self._stop = None
+
+    def above(self, write: Callable[[], None]) -> None:
+        """Let `write()` write whole lines on the stream above the line: the line is cleared
+        first and drawn again after, so the two never mix. Called by one thread at a time (the
+        caller's), while the line's own thread may redraw it."""
+        import threading
+
+        if self._lock is None:
+            self._lock = threading.Lock()
+        with self._lock:
+            if self.shown:
+                self._write("\r" + " " * self.shown + "\r")
+                self.shown = 0
+            write()
+            if self.running:
+                self._draw(self.running)
 
     def _tick(self, stop: threading.Event) -> None:
         """Redraw at each whole second since the line was first shown, until stopped."""
@@ -97,9 +114,14 @@ class StatusLine:
             if len(text + clock) > width - 1:  # the time stays in view; the names are cut
                 text = text[: max(0, width - 2 - len(clock))] + "…"
             text += clock
+        if not text and not self.shown:
+            return  # nothing on the line to clear
+        self._write("\r" + text.ljust(self.shown) + ("\r" if not text else ""))
+        self.shown = len(text)
+
+    def _write(self, text: str) -> None:
         try:
-            self.stream.write("\r" + text.ljust(self.shown) + ("\r" if not text else ""))
+            self.stream.write(text)
             self.stream.flush()
         except OSError:
             pass  # the terminal went away (SIGHUP): a status line is not worth an error
-        self.shown = len(text)

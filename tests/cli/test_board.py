@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from start import board
+from start.ui import console
 from tests.conftest import invoke, run_start, write_tree
 
 
@@ -31,7 +32,7 @@ def test_add_prints_the_id_and_the_listing_shows_what_waits(isolated: Path) -> N
     assert add("Plan the fix") == "item-1"
     assert add("Implement", "--after", "item-1", "-d", "the details", "--meta", "p=2") == "item-2"
     result = invoke("board")
-    assert (result.exit_code, result.stderr) == (0, "")
+    assert (result.exit_code, result.stderr) == (0, ALONE.format(os.path.realpath(isolated)))
     assert result.stdout == (
         "ID      STATUS             TITLE         ASSIGNEE  BLOCKED BY\n"
         "item-2  pending (blocked)  Implement               item-1\n"
@@ -53,12 +54,20 @@ def test_add_prints_the_id_and_the_listing_shows_what_waits(isolated: Path) -> N
     assert data("board", "show", "2")["metadata"] == {"p": 2}
 
 
+# The line that names a listing's board, in a directory of no project.
+ALONE = (
+    "start: the board of {}, a directory in no git repository and without .start/: each such "
+    "directory has a board of its own\n"
+)
+
+
 def test_an_empty_board_says_how_to_add(isolated: Path) -> None:
     result = invoke("board")
     assert (result.exit_code, result.stdout, result.stderr) == (
         0,
         "",
-        "No items. Add one with: start board add TITLE\n",
+        "No items. Add one with: start board add TITLE\n"
+        + ALONE.format(os.path.realpath(isolated)),
     )
     assert data("board") == []
 
@@ -121,7 +130,7 @@ def test_claim_then_done_and_the_exit_codes_of_refusals(isolated: Path) -> None:
         "pending item(s), each blocked\n",
     )
     done = invoke("board", "done", "1", "--as", "bob", "--answer", "the plan")
-    assert (done.exit_code, done.stderr) == (0, "start: item-1 is completed\n")
+    assert (done.exit_code, done.stderr) == (0, "start: item-1 is completed; unblocked item-2\n")
     assert data("board", "claim", "--next", "--as", "carol")["id"] == "item-2"
     missing = invoke("board", "show", "item-9")
     assert (missing.exit_code, missing.stderr) == (
@@ -180,10 +189,11 @@ def test_a_reassign_fences_out_the_old_holders_late_done(isolated: Path) -> None
 def test_watch_exits_by_how_the_item_ended(isolated: Path) -> None:
     add("Plan")
     timed_out = invoke("board", "watch", "1", "--timeout", "0.2")
+    since = console.local_time(data("board", "show", "1")["updated"], seconds=True)
     assert (timed_out.exit_code, timed_out.stdout, timed_out.stderr) == (
         124,
         "",
-        "start: item-1 is pending\n",
+        f"start: item-1 is pending\nstart: gave up after 0.2 s: item-1 is still pending since {since}\n",
     )
     invoke("board", "done", "1", "--answer", "line one\nline two")
     completed = invoke("board", "watch", "item-1")

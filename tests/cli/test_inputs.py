@@ -43,7 +43,7 @@ COUNT = "is not a whole number from 1 to 999999999999999999"
         (["log", "-n", "2.5"], f"-n: '2.5' {COUNT}", "log"),
         (["again", "item-3"], f"[ID]: 'item-3' {RUN_RULE}", "again"),
         (["continue", "--run", HUGE, "more"], f"--run: '{HUGE}' {RUN_RULE}", "continue"),
-        (["board", "add", "x" * 1001], "TITLE: 1,001 characters, over the limit of 1,000", "board add"),
+        (["board", "add", "x" * 1001], "TITLE: 1,001 characters, over the limit of 1,000; a title names the work in a line: put the rest in the description (-d TEXT, -d - to read stdin, or --description-file FILE)", "board add"),
         (["board", "add", ""], "TITLE: empty; give at least one character", "board add"),
     ],
 )  # fmt: skip
@@ -91,7 +91,7 @@ def test_a_value_outside_its_rule_is_a_usage_error(
 def test_meta_is_held_to_the_metadata_rule(isolated: Path, meta: str, message: str) -> None:
     result = invoke("board", "add", "x", "--meta", meta)
     assert (result.exit_code, result.stderr) == (2, f"start: {message}\n")
-    assert invoke("board").stderr == "No items. Add one with: start board add TITLE\n"
+    assert invoke("board", "-q").stderr == "No items. Add one with: start board add TITLE\n"
 
 
 def test_bytes_that_are_not_utf8_are_text_by_the_text_rule(isolated: Path) -> None:

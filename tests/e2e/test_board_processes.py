@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -285,7 +286,8 @@ def test_a_plan_implement_review_chain_hands_each_answer_on(project: Path) -> No
     lines = ran.stderr.splitlines()
     assert lines[0].startswith("start ▸ item-1 claimed by run:")
     assert lines[1] == "start ✓ item-1 completed by fake, run 1 in the history: Plan"
-    assert len(lines) == 6
+    assert len(lines) == 7
+    assert re.fullmatch(r"start: 3 completed, 0 failed in \d+\.\d s", lines[-1])
 
 
 def test_a_run_that_fails_its_output_check_leaves_its_item_failed(project: Path) -> None:
@@ -300,12 +302,14 @@ def test_a_run_that_fails_its_output_check_leaves_its_item_failed(project: Path)
         "  the answer is not JSON: Expecting value at line 1 column 1"
     )
     assert found["history"] == 1
-    assert ran.stderr.splitlines()[-3:] == [
+    *lines, tally = ran.stderr.splitlines()
+    assert lines[-3:] == [
         "start ✗ item-1 failed: its answer is not the JSON the task's output asks for:",
         "  the answer is not JSON: Expecting value at line 1 column 1",
         "start: item-2 stays blocked: item-1 failed, and only a completed item satisfies a "
         "dependency: reopen it (status pending) or remove it from blocked_by",
     ]
+    assert re.fullmatch(r"start: 0 completed, 1 failed in \d+\.\d s", tally)
     assert item(project, "2")["status"] == "pending"
 
 
@@ -329,7 +333,7 @@ def test_a_reassignment_during_a_run_keeps_the_runs_outcome_off_the_item(project
             runner.wait()
     found = item(project, "1")
     assert (found["status"], found["assignee"], found["answer"]) == ("in_progress", "alice", None)
-    assert err.splitlines()[-1] == (
+    assert err.splitlines()[-2] == (
         "start ⚠ item-1: its run's outcome was not kept: item-1 is held by alice: only its "
         "holder changes it (start board reassign item-1 NAME hands it over)"
     )
