@@ -42,6 +42,18 @@ def statuses(results: list[CommandResult]) -> list[str]:
     return [result.status for result in results]
 
 
+def adopted(groups: Groups, path: Path) -> int:
+    """The pid a command wrote to `path`, once its registry holds its group: the command runs
+    before the thread that started it adopts its group, and a stop between the two would find
+    nothing to send SIGTERM to (and SIGKILL it on adoption, as a group that starts after it)."""
+    (pid,) = read_pids(path)
+    deadline = time.monotonic() + HANG
+    while pid not in groups.live:
+        assert time.monotonic() < deadline, f"the group of {pid} was never adopted"
+        time.sleep(0.01)
+    return pid
+
+
 def command(spec: CommandSpec) -> Callable[[Request], str]:
     """A job that runs `spec` with its request as owner; the command's status."""
     return lambda request: shell.run_all([spec], owner=request)[0].status
@@ -92,7 +104,7 @@ def test_stop_with_sigterm_lets_a_group_end_as_it_will(tmp_path: Path) -> None:
     registry = Groups()
     note = tmp_path / "note"
     thread, results = in_thread(trapping(tmp_path, "pid", note), registry)
-    read_pids(tmp_path / "pid")
+    adopted(registry, tmp_path / "pid")
     registry.stop(signal.SIGTERM)
     thread.join(timeout=HANG)
     assert statuses(results) == ["failed with exit code 3"]
@@ -196,7 +208,7 @@ def test_stop_gives_sigterm_and_waits_up_to_the_grace_and_nothing_starts_after(
     note = tmp_path / "note"
     job = workers.submit(command(trapping(tmp_path, "one", note)))
     waited = workers.submit(command(slow(tmp_path, "two")))
-    read_pids(tmp_path / "one")
+    adopted(workers.groups, tmp_path / "one")
     workers.stop(grace=HANG)
     assert job.future.done()  # the grace ends once the jobs have
     workers.join()
