@@ -167,14 +167,8 @@ def show(id_: str) -> int:
     return ExitCode.OK
 
 
-@board_.command(
-    examples=[
-        ("Put finished items out of the listings", "start board archive item-3 item-4"),
-        ("Every archived item", "start board --all --json | jq '.[] | select(.archived)'"),
-    ],
-    epilog=epilog(OK, USAGE, NO_ITEM, "75 refused: an item is in progress (nothing changed)"),
-)
-@click.argument(
+# The items archive and unarchive take: one or more.
+_item_ids = click.argument(
     "ids",
     metavar="ID...",
     nargs=-1,
@@ -182,6 +176,16 @@ def show(id_: str) -> int:
     type=ITEM_ID,
     shell_complete=completer("complete_items"),
 )
+
+
+@board_.command(
+    examples=[
+        ("Put finished items out of the listings", "start board archive item-3 item-4"),
+        ("Every archived item", "start board --all --json | jq '.[] | select(.archived)'"),
+    ],
+    epilog=epilog(OK, USAGE, NO_ITEM, "75 refused: an item is in progress (nothing changed)"),
+)
+@_item_ids
 @as_option
 @common_options(DIRECTORY, QUIET)
 def archive(ids: tuple[str, ...], name: str | None) -> int:
@@ -198,14 +202,7 @@ def archive(ids: tuple[str, ...], name: str | None) -> int:
     examples=[("Bring an archived item back", "start board unarchive item-3")],
     epilog=epilog(OK, USAGE, NO_ITEM),
 )
-@click.argument(
-    "ids",
-    metavar="ID...",
-    nargs=-1,
-    required=True,
-    type=ITEM_ID,
-    shell_complete=completer("complete_items"),
-)
+@_item_ids
 @as_option
 @common_options(DIRECTORY, QUIET)
 def unarchive(ids: tuple[str, ...], name: str | None) -> int:
