@@ -128,6 +128,47 @@ def count_schema(least: int, most: int, description: str | None = None) -> dict[
     return found
 
 
+# --- priorities and labels ------------------------------------------------------------------------
+
+# An item's priority: 0 the highest, 4 the lowest, 2 unless told (as beads has it).
+PRIORITIES: Final = (0, 4)
+DEFAULT_PRIORITY: Final = 2
+PRIORITY_SCHEMA: Final[Mapping[str, Any]] = {
+    **{"type": "integer", "minimum": PRIORITIES[0], "maximum": PRIORITIES[1]},
+    "description": "0 (highest) to 4 (lowest); 2 unless given.",
+}
+
+
+def priority(text: object) -> int:
+    """An item's priority, 0 to 4; InputError for anything else."""
+    return count(text, *PRIORITIES)
+
+
+# A label: a word of at most LABEL_LENGTH characters, without spaces or commas (so that a list of
+# them reads as one); at most LABELS of them on an item.
+LABEL_LENGTH: Final = 50
+LABELS: Final = 20
+LABELS_SCHEMA: Final[Mapping[str, Any]] = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1, "maxLength": LABEL_LENGTH},
+    "maxItems": LABELS,
+}
+
+
+def label(text: object) -> str:
+    """A label; InputError for anything else."""
+    if (
+        not isinstance(text, str)
+        or not 1 <= len(text) <= LABEL_LENGTH
+        or any(c.isspace() or c == "," or not c.isprintable() for c in text)
+    ):
+        raise InputError(
+            f"{quoted(text)} is not a label: a label is 1 to {LABEL_LENGTH} characters, "
+            "without spaces or commas"
+        )
+    return text
+
+
 # --- text ---------------------------------------------------------------------------------------
 
 # An item's title, and any other text a caller gives (a description, an answer, a reason, a

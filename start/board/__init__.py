@@ -109,6 +109,15 @@ class Item(Record):
     answer_level: str | None  # the level of whoever wrote its answer; None without one
     # When it was archived (ISO 8601): hidden from listings and claims, kept whole; None: it is not.
     archived: str | None
+    # Which ready item goes first: 0 the highest, 4 the lowest (start.base.inputs.PRIORITIES);
+    # among equals, the oldest.
+    priority: int
+    labels: tuple[str, ...]  # its labels, sorted
+    parent: str | None  # the item it is part of (an epic's id); None: it is part of none
+    # Its children (the items it is the parent of), an archived one only when it was completed,
+    # and how many of them are completed: an epic's progress.
+    children: int
+    children_done: int
 
     @property
     def ready(self) -> bool:
@@ -142,14 +151,26 @@ class Change(Record):
     answer_level: str | None = None
     title: str | None = None
     run: Ask | None = None  # what it runs now, whole (a person's edit merges into the old one)
+    # These four never reach a run (as metadata does not): anyone may change them, under the
+    # other rules, a finished item's too.
+    priority: int | None = None
+    add_labels: tuple[str, ...] | None = None
+    remove_labels: tuple[str, ...] | None = None
+    parent: str | None = None  # its parent now; NO_PARENT: none
+    # Dependencies to add, and to remove, beside `blocked_by`'s whole list (`start board dep`).
+    add_blocked_by: tuple[str, ...] | None = None
+    remove_blocked_by: tuple[str, ...] | None = None
 
     @property
     def shapes(self) -> bool:
         """Whether it changes what shapes the item's run (docs/board.md, "Who shaped it"): its
         title, description, run or dependencies."""
-        return any(
-            value is not None for value in (self.title, self.description, self.run, self.blocked_by)
-        )
+        shaping = (self.title, self.description, self.run, self.blocked_by, self.add_blocked_by)
+        return any(value is not None for value in (*shaping, self.remove_blocked_by))
+
+
+# Change.parent for an item that is to be part of none.
+NO_PARENT: Final = ""
 
 
 # --- ids and names --------------------------------------------------------------------------
@@ -339,6 +360,7 @@ def item_data(item: Item) -> dict[str, Any]:
     data = dict(zip(Item._fields, item, strict=True))
     data["blocked_by"] = list(item.blocked_by)
     data["blocked"] = list(item.blocked)
+    data["labels"] = list(item.labels)
     data["metadata"] = dict(item.metadata)
     data["run"] = ask_data(item.run) if item.run else None
     # Valid JSON whatever a board of an earlier start kept (a lone surrogate, NaN): the doors
@@ -348,7 +370,10 @@ def item_data(item: Item) -> dict[str, Any]:
 
 
 # The fields of a listing's row: small enough for a list of many items, and the rest by id.
-ROW: Final = ("id", "title", "status", "assignee", "blocked_by", "blocked", "archived")
+ROW: Final = (
+    "id", "title", "status", "assignee", "blocked_by", "blocked", "archived", "priority", "labels",
+    "parent",
+)  # fmt: skip
 
 
 def row_data(item: Item) -> dict[str, Any]:

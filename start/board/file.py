@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final
 
-from start.base import paths, sqlite
+from start.base import inputs, paths, sqlite
 from start.board import BoardError
 from start.board.rows import STORED
 from start.board.store import Board
@@ -151,6 +151,25 @@ MIGRATIONS: Final[tuple[sqlite.Migration, ...]] = (
         (
             "ALTER TABLE items ADD COLUMN archived TEXT",
             "CREATE INDEX items_updated ON items (updated)",
+        ),
+    ),
+    (
+        # Priority, labels and parents (docs/board.md, "Priority, labels and parents"): the
+        # ready items go by priority, then age; a label filters through its own index, at
+        # 10,000 items as at ten; an epic counts its children through theirs.
+        "m006_structure",
+        (
+            "ALTER TABLE items ADD COLUMN priority INTEGER NOT NULL "
+            f"DEFAULT {inputs.DEFAULT_PRIORITY}",
+            "ALTER TABLE items ADD COLUMN parent INTEGER",
+            "CREATE INDEX items_parent ON items (parent)",
+            "CREATE INDEX items_ready ON items (status, priority, seq)",
+            """CREATE TABLE labels (
+                item INTEGER NOT NULL,
+                name TEXT NOT NULL,
+                PRIMARY KEY (item, name)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX labels_name ON labels (name, item)",
         ),
     ),
 )

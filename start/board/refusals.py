@@ -88,11 +88,16 @@ def why_not(item: Item, row: sqlite3.Row, by: Holder, change: Change, epoch: int
                 f"{item.id} is held by another process of {item.assignee} (pid {row['holder_pid']})"
             )
     if item.status == COMPLETED:
-        return f"{item.id} is completed: only its metadata can change now"
+        return (
+            f"{item.id} is completed: only its metadata, priority, labels and parent can change now"
+        )
     if item.status == FAILED:
         if change.status in FINISHED:
             return f"{item.id} failed already; reopen it first (status pending)"
-        return f"{item.id} failed: reopen it (status pending) to change more than its metadata"
+        return (
+            f"{item.id} failed: reopen it (status pending) to change more than its metadata, "
+            "priority, labels and parent"
+        )
     return (
         f"{item.id} cannot complete while it is blocked: {'; '.join(item.blocked)}"
         if item.blocked

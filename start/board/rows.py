@@ -59,15 +59,16 @@ KINDS: Final[Mapping[str, Kind]] = {
     ),
 }
 
-# The fields of Item that are no column of `items`: its id is the row's `seq`, and what it waits
-# on (and why) is read from `deps`.
-DERIVED: Final = ("id", "blocked_by", "blocked")
+# The fields of Item that are no column of `items`: its id is the row's `seq`, what it waits on
+# (and why) is read from `deps`, its labels from `labels`, its parent from the column `parent`
+# (its number), and its children from the items whose parent it is.
+DERIVED: Final = ("id", "blocked_by", "blocked", "labels", "parent", "children", "children_done")
 FIELDS: Final = tuple(name for name in Item._fields if name not in DERIVED)
 # Each stored field's column and its type.
 STORED: Final = {name: KINDS[Item.__annotations__[name]].column for name in FIELDS}
 # What a read of an item selects: the row's number, its fields, and the process that holds its
 # claim (start.board.refusals.holds), which is no field of the record.
-COLUMNS: Final = ", ".join(("seq", *FIELDS, "holder_pid", "holder_started"))
+COLUMNS: Final = ", ".join(("seq", *FIELDS, "holder_pid", "holder_started", "parent"))
 
 
 def encode(name: str, value: Any) -> Any:
@@ -92,8 +93,20 @@ DEPS: Final = (
     "|| CASE WHEN b.archived IS NULL THEN '' ELSE ' a' END, ',') "
     "FROM deps d LEFT JOIN items b ON b.seq = d.blocked_by WHERE d.item = i.seq)"
 )
+# An item's labels, sorted, a space between two (a label has none).
+LABELS: Final = (
+    "(SELECT group_concat(name, ' ') FROM (SELECT l.name FROM labels l WHERE l.item = i.seq "
+    "ORDER BY l.name))"
+)
+# An item's children as `COUNT DONE`: those not archived, and archived ones that completed.
+CHILDREN: Final = (
+    "(SELECT count(*) || ' ' || count(CASE WHEN c.status = 'completed' THEN 1 END) FROM items c "
+    "WHERE c.parent = i.seq AND (c.archived IS NULL OR c.status = 'completed'))"
+)
 # What a read of items selects, before its WHERE.
-SELECT: Final = f"SELECT {COLUMNS}, {DEPS} AS deps FROM items i"
+SELECT: Final = (
+    f"SELECT {COLUMNS}, {DEPS} AS deps, {LABELS} AS labels, {CHILDREN} AS children FROM items i"
+)
 
 
 def item(row: sqlite3.Row) -> Item:
@@ -112,10 +125,15 @@ def item(row: sqlite3.Row) -> Item:
             )
     found.sort()
     reasons = (waiting(dependency, status, archived) for _, dependency, status, archived in found)
+    children, done = row["children"].split(" ")
     return Item(
         id=item_id(row["seq"]),
         blocked_by=tuple(each[1] for each in found),
         blocked=tuple(reason for reason in reasons if reason is not None),
+        labels=tuple((row["labels"] or "").split()),
+        parent=None if row["parent"] is None else item_id(row["parent"]),
+        children=int(children),
+        children_done=int(done),
         **{name: _decode(name, row[name]) for name in FIELDS},
     )
 
@@ -130,6 +148,8 @@ class Filter(Record):
     runnable: bool = False  # with something for `start board run` to run
     ids: tuple[str, ...] = ()  # only these items (those that are there)
     archived: bool | None = False  # only archived items (True), those that are not, or both
+    labels: tuple[str, ...] = ()  # only items with every one of these labels
+    parent: str | None = None  # only the children of this item
 
 
 EVERY: Final = Filter()
@@ -155,6 +175,12 @@ def where(found: Filter) -> tuple[str, list[Any]]:
         clauses.append("i.run IS NOT NULL")
     if found.archived is not None:
         clauses.append(f"i.archived IS {'NOT ' if found.archived else ''}NULL")
+    for label in found.labels:
+        clauses.append("i.seq IN (SELECT l.item FROM labels l WHERE l.name = ?)")
+        values.append(label)
+    if found.parent is not None:
+        clauses.append("i.parent = ?")
+        values.append(number(found.parent))
     if found.ids:
         clauses.append(f"i.seq IN ({', '.join('?' for _ in found.ids)})")
         values += [number(id_) for id_ in found.ids]

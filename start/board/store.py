@@ -100,14 +100,22 @@ class Board:
         )
 
     def items(
-        self, found: Filter = EVERY, limit: int | None = None, *, newest: bool = False
+        self,
+        found: Filter = EVERY,
+        limit: int | None = None,
+        *,
+        newest: bool = False,
+        by_priority: bool = False,
     ) -> tuple[list[Item], int]:
         """The items that match, in the order they were made (`newest`: the latest changed
-        first), at most `limit` of them; and how many match in all."""
+        first; `by_priority`: the highest priority first, then the oldest, as claims take
+        them), at most `limit` of them; and how many match in all."""
         clause, values = rows.where(found)
         # The latest change first: `updated`, and within its second the item's latest event.
         latest = "(SELECT max(e.seq) FROM events e WHERE e.item = i.seq) DESC"
         order = f"i.updated DESC, {latest}" if newest else "seq"
+        if by_priority:
+            order = "i.priority, seq"
         sql = f"{rows.SELECT}{clause} ORDER BY {order}"
         if limit is None:
             found_rows = self.connection.execute(sql, values).fetchall()
@@ -192,21 +200,28 @@ class Board:
         blocked_by: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
         run: Ask | None = None,
+        priority: int = inputs.DEFAULT_PRIORITY,
+        labels: Sequence[str] = (),
+        parent: str | None = None,
     ) -> Item:
         """A new item: pending, unassigned, created by `by`."""
         if not title.strip():
             raise BadRequestError("an item needs a title")
         if metadata is not None:
             inputs.metadata(metadata)
+        inputs.priority(priority)
+        named = _labels(labels)
         stamp = now()
         with sqlite.writing(self.connection) as connection:
             deps = self._dependencies(connection, blocked_by, None)
+            up = None if parent is None else self._parent(connection, parent, None)
             cursor = connection.execute(
                 "INSERT INTO items (title, description, status, metadata, created_by, run, "
-                "created, updated, level, level_by) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
+                "created, updated, level, level_by, priority, parent) "
+                "VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (rows.encode("title", title), rows.encode("description", description),
                  rows.encode("metadata", metadata or {}), by.name, rows.encode("run", run),
-                 stamp, stamp, by.level, by.name),
+                 stamp, stamp, by.level, by.name, priority, up),
             )  # fmt: skip
             seq = cursor.lastrowid
             assert seq is not None
@@ -214,9 +229,62 @@ class Board:
                 "INSERT INTO deps (item, blocked_by, position) VALUES (?, ?, ?)",
                 [(seq, dep, index) for index, dep in enumerate(deps)],
             )
-            shaped = {"level": by.level} if above(USER_LEVEL, by.level) else {}
+            self._label(connection, seq, named, ())
+            shaped: dict[str, Any] = {"level": by.level} if above(USER_LEVEL, by.level) else {}
+            if priority != inputs.DEFAULT_PRIORITY:
+                shaped["priority"] = priority
+            if named:
+                shaped["labels"] = list(named)
+            if up is not None:
+                shaped["parent"] = item_id(up)
             self._event(connection, seq, by.name, "create", title=title, **shaped)
         return self.get(item_id(seq))
+
+    def _label(
+        self, connection: sqlite3.Connection, seq: int, add: Sequence[str], remove: Sequence[str]
+    ) -> None:
+        """Add and remove labels of an item; BadRequestError when it would have too many."""
+        connection.executemany(
+            "DELETE FROM labels WHERE item = ? AND name = ?", [(seq, name) for name in remove]
+        )
+        connection.executemany(
+            "INSERT OR IGNORE INTO labels (item, name) VALUES (?, ?)", [(seq, name) for name in add]
+        )
+        if add:
+            found = connection.execute("SELECT count(*) FROM labels WHERE item = ?", (seq,))
+            count = found.fetchone()[0]
+            if count > inputs.LABELS:
+                raise BadRequestError(
+                    f"{item_id(seq)} would have {count} labels, over the limit of "
+                    f"{inputs.LABELS}; remove some (--unlabel NAME)"
+                )
+
+    def _parent(self, connection: sqlite3.Connection, id_: str, seq: int | None) -> int:
+        """The number of the parent `id_` for the item `seq` (None: a new item), checked: it
+        names an item, and not `seq` or one of its descendants, which would be a loop."""
+        found = number(id_)
+        if connection.execute("SELECT 1 FROM items WHERE seq = ?", (found,)).fetchone() is None:
+            raise NoSuchItemError(
+                f"--parent names {item_id(found)}, which is not on the board ('start board' "
+                "lists the items)"
+            )
+        if seq is None:
+            return found
+        if found == seq:
+            raise BadRequestError(f"{item_id(seq)} cannot be its own parent")
+        # The parent's ancestors, nearest first: `seq` among them would make it its own.
+        chain = [found]
+        while chain[-1] != seq:
+            up = connection.execute("SELECT parent FROM items WHERE seq = ?", (chain[-1],))
+            above_ = up.fetchone()
+            if above_ is None or above_[0] is None or above_[0] in chain:
+                return found
+            chain.append(above_[0])
+        path = " > ".join(item_id(each) for each in reversed(chain))
+        raise BadRequestError(
+            f"{item_id(seq)} cannot be part of {item_id(found)}: {item_id(found)} is part of "
+            f"{item_id(seq)} ({path}), and an item cannot be its own descendant"
+        )
 
     def claim(self, id_: str, holder: Holder) -> Item:
         """Take a pending item whose dependencies are completed: it is in progress, held by
@@ -253,14 +321,18 @@ class Board:
         self._event(connection, seq, holder.name, "claim", **held)
         return True
 
-    def claim_next(self, holder: Holder, *, runnable: bool = False) -> Item | None:
-        """Claim the first ready item (with something to run, if `runnable`): chosen and claimed
-        in one transaction, so no two callers get the same one. None when none is ready."""
-        clause, values = rows.where(Filter(ready=True, runnable=runnable))
+    def claim_next(
+        self, holder: Holder, *, runnable: bool = False, labels: tuple[str, ...] = ()
+    ) -> Item | None:
+        """Claim the first ready item (with something to run, if `runnable`; with every one of
+        `labels`), by priority, then age: chosen and claimed in one transaction, so no two
+        callers get the same one. None when none is ready."""
+        clause, values = rows.where(Filter(ready=True, runnable=runnable, labels=labels))
         with sqlite.writing(self.connection) as connection:
             # Below the user's level, the first ready item that runs at its level, or nothing.
             restricted = above(USER_LEVEL, holder.level)
-            sql = f"SELECT seq FROM items i{clause} ORDER BY seq{'' if restricted else ' LIMIT 1'}"
+            first = "" if restricted else " LIMIT 1"
+            sql = f"SELECT seq FROM items i{clause} ORDER BY i.priority, seq{first}"
             for (seq,) in connection.execute(sql, values).fetchall():
                 if restricted:
                     row = self._row(seq)
@@ -304,6 +376,9 @@ class Board:
         patch = None
         if change.metadata is not None:
             patch = rows.encode("metadata", inputs.metadata(change.metadata))
+        if change.priority is not None:
+            inputs.priority(change.priority)
+        added, removed = _labels(change.add_labels or ()), _labels(change.remove_labels or ())
         stamp = now()
         with sqlite.writing(self.connection) as connection:
             row = self._row(seq)
@@ -314,13 +389,18 @@ class Board:
             level, level_by = item.level, item.level_by
             if fields and above(level, by.level):
                 level, level_by = by.level, by.name
-            if change.blocked_by is not None:
-                deps = self._dependencies(connection, change.blocked_by, seq)
+            wanted = _edited(item, change)
+            if wanted is not None:
+                deps = self._dependencies(connection, wanted, seq)
                 connection.execute("DELETE FROM deps WHERE item = ?", (seq,))
                 connection.executemany(
                     "INSERT INTO deps (item, blocked_by, position) VALUES (?, ?, ?)",
                     [(seq, dep, index) for index, dep in enumerate(deps)],
                 )
+            self._label(connection, seq, added, removed)
+            reparent, up = change.parent is not None, None
+            if change.parent:
+                up = self._parent(connection, change.parent, seq)
             if patch is not None:
                 self._merged(connection, seq, patch)
             # The statuses in which anyone may make this change: constants, not input.
@@ -336,6 +416,8 @@ class Board:
                     title = COALESCE(:title, title),
                     description = COALESCE(:description, description),
                     run = COALESCE(:run, run),
+                    priority = COALESCE(:priority, priority),
+                    parent = CASE WHEN :reparent THEN :parent ELSE parent END,
                     metadata = CASE WHEN :patch IS NULL THEN metadata
                         ELSE json_patch(metadata, :patch) END,
                     answer = CASE WHEN :to = 'completed' THEN :answer
@@ -374,6 +456,9 @@ class Board:
                     "level_by": level_by,
                     "reason": rows.encode("reason", change.reason),
                     "history": change.history,
+                    "priority": change.priority,
+                    "reparent": reparent,
+                    "parent": up,
                     "stamp": stamp,
                     "seq": seq,
                 },
@@ -386,6 +471,12 @@ class Board:
                 }
                 if change.reason is not None:
                     detail["reason"] = change.reason
+                for key in ("add_blocked_by", "remove_blocked_by"):
+                    if key in detail:  # the ids as the board names them
+                        detail[key] = [item_id(number(id_)) for id_ in detail[key]]
+                if change.parent is not None:
+                    del detail["parent"]
+                    detail.update({"parent": item_id(up)} if up else {"no_parent": True})
                 if change.run is not None:  # what a person sees of it, as `run` over MCP
                     ask = change.run
                     named = (("agent", ask.agent), ("prompt", ask.prompt), ("task", ask.task),
@@ -551,6 +642,34 @@ class Board:
                     told(changed)
                 item = changed
         return item
+
+
+def _labels(given: Sequence[str]) -> tuple[str, ...]:
+    """Labels, each checked (start.base.inputs.label), once each, in order."""
+    return tuple(dict.fromkeys(inputs.label(label) for label in given))
+
+
+def _edited(item: Item, change: Change) -> list[str] | None:
+    """What `item` waits on after `change`: its whole `blocked_by`, or its own with
+    `add_blocked_by` added at the end and `remove_blocked_by` taken out; None: no change.
+    Removing what it does not wait on is refused: the id is likely mistyped."""
+    if change.blocked_by is not None:
+        return list(change.blocked_by)
+    if change.add_blocked_by is None and change.remove_blocked_by is None:
+        return None
+    kept = list(item.blocked_by)
+    for id_ in change.add_blocked_by or ():
+        if item_id(number(id_)) not in kept:
+            kept.append(item_id(number(id_)))
+    for id_ in change.remove_blocked_by or ():
+        if item_id(number(id_)) not in kept:
+            waits = ", ".join(item.blocked_by) or "nothing"
+            raise BadRequestError(
+                f"{item.id} does not wait on {item_id(number(id_))} (it waits on {waits}): "
+                "nothing to remove"
+            )
+        kept.remove(item_id(number(id_)))
+    return kept
 
 
 def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:

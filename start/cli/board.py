@@ -26,7 +26,7 @@ from start.cli.board_options import (
     person,
 )
 from start.cli.commands import Choice, group
-from start.cli.inputs import ITEM_ID, TEXT, count
+from start.cli.inputs import ITEM_ID, LABEL, TEXT, count
 from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options, completer
 from start.cli.state import get_options
 from start.config import schema
@@ -40,12 +40,21 @@ LIMIT = 30
 OPEN = (PENDING, IN_PROGRESS, FAILED)
 
 
-def shown(statuses: tuple[str, ...], assignee: str | None, ready: bool, *, all_: bool) -> Filter:
+def shown(
+    statuses: tuple[str, ...],
+    assignee: str | None,
+    ready: bool,
+    *,
+    all_: bool,
+    labels: tuple[str, ...] = (),
+    parent: str | None = None,
+) -> Filter:
     """Which items a listing shows: those of `statuses` (default: the open ones; with `all_`,
-    every one), archived ones only with `all_`."""
+    every one), archived ones only with `all_`; with every one of `labels`; of `parent`."""
     if not statuses and not ready and not all_:
         statuses = OPEN
-    return Filter(statuses, assignee, None, ready, archived=None if all_ else False)
+    archived = None if all_ else False
+    return Filter(statuses, assignee, None, ready, archived=archived, labels=labels, parent=parent)
 
 
 @group(
@@ -53,7 +62,8 @@ def shown(statuses: tuple[str, ...], assignee: str | None, ready: bool, *, all_:
     examples=[
         ("The open items of this project's board, the latest changed first", "start board"),
         ("Every item, finished and archived ones too", "start board --all --limit 0"),
-        ("What can be claimed now, as data", "start board --ready --json"),
+        ("What can be claimed now, the highest priority first", "start board --ready"),
+        ("The open bugs of the epic item-1", "start board --label bug --parent 1"),
         (
             "A plan, then its implementation by another agent",
             'start board add "Plan" --prompt "Plan the retry fix" -a claude',
@@ -64,7 +74,11 @@ def shown(statuses: tuple[str, ...], assignee: str | None, ready: bool, *, all_:
     # What beads and gh users type: a hint naming ours, not a second name for each.
     other_words={"list": (), "ready": ("--ready",), "create": ("add",), "close": ("done",)},
 )
-@click.option("--ready", is_flag=True, help="Only items that can be claimed now.")
+@click.option(
+    "--ready",
+    is_flag=True,
+    help="Only items that can be claimed now, as claims take them: by priority, then age.",
+)
 @click.option(
     "--status",
     "statuses",
@@ -73,6 +87,21 @@ def shown(statuses: tuple[str, ...], assignee: str | None, ready: bool, *, all_:
     help="Only items of this status (default: every one but completed); repeatable.",
 )
 @click.option("--assignee", metavar="NAME", type=TEXT, help="Only items NAME holds or finished.")
+@click.option(
+    "--label",
+    "labels",
+    type=LABEL,
+    multiple=True,
+    metavar="NAME",
+    help="Only items labelled NAME; repeatable (all of them).",
+)
+@click.option(
+    "--parent",
+    type=ITEM_ID,
+    metavar="ID",
+    help="Only the items that are part of item ID.",
+    shell_complete=completer("complete_items"),
+)
 @click.option(
     "--all", "all_", is_flag=True, help="Completed and archived items too (archived ones marked)."
 )
@@ -92,12 +121,14 @@ def board_(
     ready: bool,
     statuses: tuple[str, ...],
     assignee: str | None,
+    labels: tuple[str, ...],
+    parent: str | None,
     all_: bool,
     limit: int,
     watch: bool,
 ) -> int:
     """List the open items of this project's board, the latest changed first: what people and
-    agents do, what waits, and what failed.
+    agents do, what waits, and what failed (--ready: by priority, then age).
 
     Each project (the directory holding .start/, else the git root) has its own board, kept in
     start's state directory, never in the repository. People use these commands; agents use
@@ -106,14 +137,14 @@ def board_(
     if ctx.invoked_subcommand is not None:
         return ExitCode.OK
     options = get_options()
-    found = shown(statuses, assignee, ready, all_=all_)
+    found = shown(statuses, assignee, ready, all_=all_, labels=labels, parent=parent)
     most = limit or None
     with open_board() as opened:
         if watch:
             board_views.live_listing(
                 opened, found, most, as_json=options.json, no_color=options.no_color
             )
-        items, total = opened.items(found, most, newest=True)
+        items, total = opened.items(found, most, newest=not ready, by_priority=ready)
         hidden = 0
         if not all_:
             wider = found._replace(statuses=statuses, archived=None)
@@ -145,7 +176,8 @@ board_items.register(board_)
 @item_id()
 @common_options(DIRECTORY)
 def show(id_: str) -> int:
-    """Show one item whole: why it waits, who holds it, what it runs, its answer, its history."""
+    """Show one item whole: why it waits, who holds it, what it runs, its answer, its history,
+    and the items that are part of it."""
     options = get_options()
     with open_board() as opened:
         item = opened.get(id_)
@@ -153,6 +185,9 @@ def show(id_: str) -> int:
         waited: list[Item] = []
         if item.blocked_by:
             waited, _ = opened.items(Filter(ids=item.blocked_by, archived=None))
+        children: list[Item] = []
+        if item.children:
+            children, _ = opened.items(Filter(parent=item.id, archived=None))
     if options.json:
         data = board.item_data(item)
         events_data = [dict(zip(e._fields, e, strict=True)) for e in events]
@@ -163,7 +198,7 @@ def show(id_: str) -> int:
         found.id: found.status + (", archived" if found.archived is not None else "")
         for found in waited
     }
-    board_views.item_page(item, events, statuses, no_color=options.no_color)
+    board_views.item_page(item, events, statuses, children, no_color=options.no_color)
     return ExitCode.OK
 
 

@@ -8,7 +8,7 @@ import click
 
 from start import board
 from start.base.errors import ExitCode, UsageError
-from start.board import COMPLETED, FAILED, PENDING, Change, Item, RefusedError
+from start.board import COMPLETED, FAILED, NO_PARENT, PENDING, Change, Item, RefusedError
 from start.board.rows import Filter
 from start.cli.board_options import (
     NO_ITEM,
@@ -22,10 +22,11 @@ from start.cli.board_options import (
     metadata,
     open_board,
     person,
+    structure_options,
 )
 from start.cli.board_options import description as read_description
-from start.cli.commands import Choice, command
-from start.cli.inputs import ITEM_ID, TEXT, TITLE
+from start.cli.commands import Choice, command, group
+from start.cli.inputs import ITEM_ID, LABEL, TEXT, TITLE
 from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, F, common_options, completer
 from start.cli.state import get_options
 from start.config import schema
@@ -94,11 +95,15 @@ def run_options(function: F) -> F:
             "A task of yours, with the item's description as its instructions",
             'start board add "Review" --task gdr -d "focus on security" --after 2',
         ),
+        (
+            "Urgent work, labelled, part of the epic item-1",
+            'start board add "Fix the login crash" --priority 0 --label bug --parent 1',
+        ),
     ],
     epilog=epilog(
         "0 ok (the item's id on stdout)",
         USAGE,
-        "4 an item of --after, the task or the agent does not exist",
+        "4 an item of --after or --parent, the task or the agent does not exist",
     ),
 )
 @click.argument("title", type=TITLE)
@@ -124,6 +129,7 @@ def run_options(function: F) -> F:
     metavar="KEY=VALUE",
     help="Metadata; VALUE is JSON when it is JSON; repeatable.",
 )
+@structure_options(update=False)
 @run_options
 @as_option
 @common_options(NO_PROJECT, directory=False)
@@ -133,6 +139,9 @@ def add(
     description_file: str | None,
     after: tuple[str, ...],
     meta: tuple[str, ...],
+    priority: int,
+    labels: tuple[str, ...],
+    parent: str | None,
     prompt: str | None,
     task: str | None,
     agent: str | None,
@@ -156,6 +165,9 @@ def add(
             after,
             metadata(meta),
             run,
+            priority,
+            labels,
+            parent,
         )
     if options.json:
         console.print_json(board.item_data(item))
@@ -260,6 +272,7 @@ def _checked(ask: Ask, description: str) -> Ask:
     examples=[
         ("Take item 3", "start board claim item-3"),
         ("Take the first ready item, as a script would", "ID=$(start board claim --next --as ci)"),
+        ("The first ready item labelled bug", "start board claim --next --label bug"),
     ],
     epilog=epilog(
         OK,
@@ -269,10 +282,23 @@ def _checked(ask: Ask, description: str) -> Ask:
     ),
 )
 @item_id(required=False)
-@click.option("--next", "next_", is_flag=True, help="Claim the first ready item.")
+@click.option(
+    "--next",
+    "next_",
+    is_flag=True,
+    help="Claim the first ready item: the highest priority, then the oldest.",
+)
+@click.option(
+    "--label",
+    "labels",
+    type=LABEL,
+    multiple=True,
+    metavar="NAME",
+    help="With --next: only an item labelled NAME; repeatable (all of them).",
+)
 @as_option
 @common_options(DIRECTORY, QUIET)
-def claim(id_: str | None, next_: bool, name: str | None) -> int:
+def claim(id_: str | None, next_: bool, labels: tuple[str, ...], name: str | None) -> int:
     """Take an item: it is in progress and yours; its id goes to stdout.
 
     Refused (exit 75) when it is another's, blocked or finished, or with --next when nothing is
@@ -280,21 +306,24 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
     """
     if (id_ is None) == (not next_):
         raise UsageError("give an item ID or --next")
+    if labels and not next_:
+        raise UsageError("--label goes with --next (an ID names the item itself)")
     options = get_options()
     holder = person(name)
     with open_board() as opened:
         if id_ is not None:
             item = opened.claim(id_, holder)
         else:
-            found = opened.claim_next(holder)
+            found = opened.claim_next(holder, labels=labels)
             if found is None:
-                _, waiting = opened.items(Filter((PENDING,)), limit=0)
+                _, waiting = opened.items(Filter((PENDING,), labels=labels), limit=0)
+                labelled = f" labelled {', '.join(labels)}" if labels else ""
                 raise RefusedError(
-                    f"nothing is ready to claim on the board of {opened.root}: "
+                    f"nothing{labelled} is ready to claim on the board of {opened.root}: "
                     + (
-                        f"{waiting} pending item(s), each blocked"
+                        f"{waiting} pending item(s){labelled}, each blocked"
                         if waiting
-                        else "no item is pending"
+                        else f"no item{labelled} is pending"
                     )
                 )
             item = found
@@ -315,6 +344,8 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
             "start board update item-3 --meta priority=1 --meta owner=null",
         ),
         ("Wait for other items instead", "start board update 4 --after 2 --after 3"),
+        ("Make it urgent, and part of item-1", "start board update 4 --priority 0 --parent 1"),
+        ("Relabel it", "start board update 4 --label ui --unlabel backend"),
         ("Run it with another agent", "start board update item-3 -a codex -m gpt-5"),
         (
             "Reopen a failed item with another agent",
@@ -361,6 +392,7 @@ def claim(id_: str | None, next_: bool, name: str | None) -> int:
     metavar="KEY=VALUE",
     help="Merge metadata; VALUE null deletes KEY; repeatable.",
 )
+@structure_options(update=True)
 @click.option("--answer", metavar="TEXT", type=TEXT, help="With --status completed: the answer.")
 @click.option("--reason", metavar="TEXT", type=TEXT, help="With --status failed: why.")
 @run_options
@@ -376,6 +408,11 @@ def update(
     after: tuple[str, ...],
     no_after: bool,
     meta: tuple[str, ...],
+    priority: int | None,
+    labels: tuple[str, ...],
+    parent: str | None,
+    unlabels: tuple[str, ...],
+    no_parent: bool,
     answer: str | None,
     reason: str | None,
     prompt: str | None,
@@ -394,6 +431,8 @@ def update(
     """
     if after and no_after:
         raise UsageError("give --after or --no-after, not both")
+    if parent is not None and no_parent:
+        raise UsageError("give --parent or --no-parent, not both")
     if answer is not None and status != COMPLETED:
         raise UsageError("--answer goes with --status completed")
     if reason is not None and status != FAILED:
@@ -407,12 +446,17 @@ def update(
         answer,
         reason,
         title=title,
+        priority=priority,
+        add_labels=labels or None,
+        remove_labels=unlabels or None,
+        parent=NO_PARENT if no_parent else parent,
     )
     runs = (prompt, task, agent, model, permissions)
     if change == Change() and all(value is None for value in runs):
         raise UsageError(
-            "nothing to change: give --status, --title, -d, --after, --no-after, --meta, or what "
-            "it runs (--prompt, --task, -a, -m, --permissions)"
+            "nothing to change: give --status, --title, -d, --after, --no-after, --meta, "
+            "--priority, --label, --unlabel, --parent, --no-parent, or what it runs (--prompt, "
+            "--task, -a, -m, --permissions)"
         )
     with open_board() as opened:
         if any(value is not None for value in runs):
@@ -503,7 +547,79 @@ def reassign(id_: str, new: str, name: str | None) -> int:
     return _told(item, f"is held by {item.assignee} (epoch {item.epoch})")
 
 
-def register(group: click.Group) -> None:
+@group(
+    examples=[
+        ("item-4 waits for item-2 too", "start board dep add item-4 item-2"),
+        ("and no longer for item-3", "start board dep rm 4 3"),
+    ],
+    epilog=epilog(OK, "2 usage, or a cycle", NO_ITEM, "75 refused: the item is another's"),
+)
+@common_options()
+def dep() -> None:
+    """Add or remove what an item waits for, one dependency at a time (update --after
+    replaces the whole list)."""
+
+
+# The arguments of `dep add` and `dep rm`: the item, and the items it waits for.
+_blockers = click.argument(
+    "blockers",
+    metavar="BLOCKER...",
+    nargs=-1,
+    required=True,
+    type=ITEM_ID,
+    shell_complete=completer("complete_items"),
+)
+
+
+@dep.command(
+    "add",
+    examples=[("item-4 waits for item-2 and item-3 too", "start board dep add 4 2 3")],
+    epilog=epilog(
+        OK,
+        "2 usage, or a cycle (a BLOCKER waits on ID)",
+        "4 no such item",
+        "75 refused: the item is another's or finished",
+    ),
+)
+@item_id()
+@_blockers
+@epoch_option
+@as_option
+@common_options(DIRECTORY, QUIET)
+def dep_add(id_: str, blockers: tuple[str, ...], epoch: int | None, name: str | None) -> int:
+    """Make item ID wait for each BLOCKER too (one it waits for already stays as it is)."""
+    with open_board() as opened:
+        item = opened.update(id_, person(name), Change(add_blocked_by=blockers), epoch)
+    return _told(item, _waits(item))
+
+
+@dep.command(
+    "rm",
+    examples=[("item-4 no longer waits for item-2", "start board dep rm item-4 item-2")],
+    epilog=epilog(
+        OK,
+        "2 usage, or ID does not wait for a BLOCKER",
+        NO_ITEM,
+        "75 refused: the item is another's or finished",
+    ),
+)
+@item_id()
+@_blockers
+@epoch_option
+@as_option
+@common_options(DIRECTORY, QUIET)
+def dep_rm(id_: str, blockers: tuple[str, ...], epoch: int | None, name: str | None) -> int:
+    """Make item ID no longer wait for each BLOCKER."""
+    with open_board() as opened:
+        item = opened.update(id_, person(name), Change(remove_blocked_by=blockers), epoch)
+    return _told(item, _waits(item))
+
+
+def _waits(item: Item) -> str:
+    return f"waits for {', '.join(item.blocked_by)}" if item.blocked_by else "waits for nothing"
+
+
+def register(group_: click.Group) -> None:
     """Add the commands that make and change items to the `board` group."""
-    for each in (add, claim, update, done, fail, reassign):
-        group.add_command(each)
+    for each in (add, claim, update, done, fail, reassign, dep):
+        group_.add_command(each)

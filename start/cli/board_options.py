@@ -65,6 +65,56 @@ def epoch_option(function: F) -> F:
     )(function)
 
 
+def structure_options(*, update: bool) -> Callable[[F], F]:
+    """An item's priority, labels and parent (`add` and `update`; `update` removes them too)."""
+    from start.cli.inputs import LABEL, PRIORITY
+
+    options = [
+        click.option(
+            "--priority",
+            type=PRIORITY,
+            default=None if update else inputs.DEFAULT_PRIORITY,
+            show_default=not update,
+            metavar="0-4",
+            help="Its priority: 0 the highest, 4 the lowest; the ready go by it, then by age.",
+        ),
+        click.option(
+            "--label",
+            "labels",
+            type=LABEL,
+            multiple=True,
+            metavar="NAME",
+            help="Add the label NAME; repeatable.",
+        ),
+        click.option(
+            "--parent",
+            type=ITEM_ID,
+            metavar="ID",
+            help="Make it part of item ID (an epic).",
+            shell_complete=completer("complete_items"),
+        ),
+    ]
+    if update:
+        options += [
+            click.option(
+                "--unlabel",
+                "unlabels",
+                type=LABEL,
+                multiple=True,
+                metavar="NAME",
+                help="Remove the label NAME; repeatable.",
+            ),
+            click.option("--no-parent", is_flag=True, help="Make it part of no item."),
+        ]
+
+    def decorate(function: F) -> F:
+        for option in reversed(options):
+            function = option(function)
+        return function
+
+    return decorate
+
+
 def person(name: str | None) -> Holder:
     return board.person(name if name is not None else board.login())
 

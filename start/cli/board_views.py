@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from start.board.store import Board, Event
     from start.ui.status import StatusLine
 
-HEADERS = ("id", "status", "title", "assignee", "blocked by")
-CUT = (2, 4)  # the columns cut to the page's width: the title and the ids it waits for
+HEADERS = ("id", "pri", "status", "title", "assignee", "blocked by")
+CUT = (3, 5)  # the columns cut to the page's width: the title and the ids it waits for
 _STYLE = {COMPLETED: "green", FAILED: "red", IN_PROGRESS: "cyan"}
 
 
@@ -30,9 +30,11 @@ def rows(items: Sequence[Item]) -> list[list[console.Part]]:
     for item in items:
         status = item.status + (" (blocked)" if item.blocked else "")
         status += " (archived)" if item.archived is not None else ""
+        status += f" ({progress(item)})" if item.children else ""
         found.append(
             [
                 item.id,
+                f"P{item.priority}",
                 Styled(status, _STYLE.get(item.status, "yellow" if item.blocked else "")),
                 console.printable(item.title),
                 item.assignee or "",
@@ -40,6 +42,11 @@ def rows(items: Sequence[Item]) -> list[list[console.Part]]:
             ]
         )
     return found
+
+
+def progress(item: Item) -> str:
+    """An epic's progress: how many of its children are completed (`3/5 done`)."""
+    return f"{item.children_done}/{item.children} done"
 
 
 def blocking(item: Item) -> list[str]:
@@ -106,7 +113,8 @@ def live_listing(
             version = opened.version()
             if version != seen:
                 seen = version
-                items, _ = opened.items(found, limit, newest=True)
+                ready = found.ready
+                items, _ = opened.items(found, limit, newest=not ready, by_priority=ready)
                 if as_json:
                     console.print_json([board.row_data(i) for i in items], indent=None)
                 elif live is not None:
@@ -133,9 +141,15 @@ def describe(ask: Ask) -> str:
 
 
 def item_page(
-    item: Item, events: Sequence[Event], statuses: Mapping[str, str], *, no_color: bool
+    item: Item,
+    events: Sequence[Event],
+    statuses: Mapping[str, str],
+    children: Sequence[Item] = (),
+    *,
+    no_color: bool,
 ) -> None:
-    """One item whole on stdout; `statuses` has the status of each item it waits on."""
+    """One item whole on stdout; `statuses` has the status of each item it waits on, and
+    `children` are the items that are part of it."""
     from start.ui import display
 
     page = display.Page()
@@ -145,7 +159,14 @@ def item_page(
     lines = [
         ("status", f"{item.status}{held}{done} (epoch {item.epoch})"),
         ("created", f"{console.local_time(item.created, seconds=True)} by {item.created_by}"),
+        ("priority", f"P{item.priority}"),
     ]
+    if item.labels:
+        lines.append(("labels", ", ".join(item.labels)))
+    if item.parent is not None:
+        lines.append(("part of", item.parent))
+    if item.children:
+        lines.append(("children", progress(item)))
     if item.blocked_by:
         waited = (f"{d} ({statuses.get(d, 'missing')})" for d in item.blocked_by)
         lines.append(("blocked by", ", ".join(waited)))
@@ -168,6 +189,14 @@ def item_page(
         lines.append(("metadata", json.dumps(shown, ensure_ascii=False)))
     for label, value in lines:
         page.row([label, console.printable(value)], [10], indent=2, gaps=[2])
+    if children:
+        page.blank()
+        page.line(Styled("──── children ────", "bold"))
+        statuses_ = [c.status + (", archived" if c.archived else "") for c in children]
+        widths = [max(len(c.id) for c in children), 2, max(map(len, statuses_))]
+        for child, status in zip(children, statuses_, strict=True):
+            cells = [child.id, f"P{child.priority}", status, console.printable(child.title)]
+            page.row(cells, widths, indent=2, gaps=[2, 2, 2])
     for title, text in (("description", item.description), ("answer", item.answer or "")):
         if text:
             page.blank()

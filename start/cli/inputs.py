@@ -68,3 +68,8 @@ TEXT = _Rule(_text(inputs.TEXT_LIMIT, 0), "TEXT")
 def count(least: int = 1, most: int = inputs.MOST) -> _Rule:
     """A whole number from `least` to `most` (`-n`, `--epoch`)."""
     return _Rule(lambda value: inputs.count(value, least, most), "N")
+
+
+# An item's priority (0 the highest to 4), and a label.
+PRIORITY = _Rule(inputs.priority, "0-4")
+LABEL = _Rule(inputs.label, "NAME")

@@ -85,6 +85,9 @@ INPUTS: Final[Mapping[str, dict[str, Any]]] = {
             "blocked_by": {**_IDS, "description": "Items that must complete before this one."},
             "metadata": _METADATA,
             "run": _RUN,
+            "priority": inputs.PRIORITY_SCHEMA,
+            "labels": inputs.LABELS_SCHEMA,
+            "parent": {**_ID, "description": "The item it is part of (an epic)."},
         },
         "title",
     ),
@@ -142,8 +145,9 @@ DESCRIPTIONS: Final[Mapping[str, str]] = {
         "board run` runs it headless once ready. Returns the item."
     ),
     LIST: (
-        "List the board's items, compactly (id, title, status, assignee, blocked_by, and why "
-        "an item is blocked), oldest first. ready=true: what can be claimed now."
+        "List the board's items, compactly (id, title, status, assignee, blocked_by, why "
+        "an item is blocked, priority, labels, parent), oldest first. ready=true: what can be "
+        "claimed now, by priority (0 first), then age."
     ),
     GET: "One item whole: description, metadata, what it runs, its answer or why it failed.",
     CLAIM: (
@@ -260,6 +264,9 @@ class Tools:
                     arguments.get("blocked_by", ()),
                     arguments.get("metadata"),
                     run,
+                    arguments.get("priority", inputs.DEFAULT_PRIORITY),
+                    arguments.get("labels", ()),
+                    arguments.get("parent"),
                 )
             elif name == LIST:
                 return self._list(opened, arguments)
@@ -317,7 +324,8 @@ class Tools:
             arguments.get("blocked"),
             bool(arguments.get("ready")),
         )
-        items, total = opened.items(found, limit=arguments.get("limit", LISTED))
+        ready = bool(arguments.get("ready"))
+        items, total = opened.items(found, arguments.get("limit", LISTED), by_priority=ready)
         return {"items": [board.row_data(item) for item in items], "total": total}
 
     async def _watch(self, ctx: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:

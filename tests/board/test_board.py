@@ -304,7 +304,10 @@ def test_a_completed_item_keeps_all_but_its_metadata(opened: Board) -> None:
     for change in (Change("pending"), Change("failed"), Change(description="new")):
         with pytest.raises(RefusedError) as caught:
             opened.update("item-1", BOB, change)
-        assert str(caught.value) == "item-1 is completed: only its metadata can change now"
+        assert (
+            str(caught.value)
+            == "item-1 is completed: only its metadata, priority, labels and parent can change now"
+        )
 
 
 def test_in_progress_comes_only_from_a_claim(opened: Board) -> None:
@@ -662,9 +665,10 @@ def test_the_items_columns_are_its_records_fields(opened: Board) -> None:
     assert {name: board.Item.__annotations__[name] in rows.KINDS for name in rows.FIELDS} == {
         name: True for name in rows.FIELDS
     }
-    assert set(rows.FIELDS) == set(board.Item._fields) - {"id", "blocked_by", "blocked"}
+    derived = {"id", "blocked_by", "blocked", "labels", "parent", "children", "children_done"}
+    assert set(rows.FIELDS) == set(board.Item._fields) - derived
     have = sqlite.columns(opened.connection, "items")
-    assert have == {*rows.FIELDS, "seq", "holder_pid", "holder_started"}
+    assert have == {*rows.FIELDS, "seq", "holder_pid", "holder_started", "parent"}
 
 
 def test_a_field_added_to_an_item_gets_its_column_and_old_rows_none(isolated: Path) -> None:

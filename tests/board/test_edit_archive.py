@@ -92,7 +92,10 @@ def test_a_completed_item_keeps_its_title_and_run(opened: Board) -> None:
     opened.update("1", ALICE, Change("completed"))
     with pytest.raises(RefusedError) as caught:
         opened.update("1", ALICE, Change(title="Other"))
-    assert str(caught.value) == "item-1 is completed: only its metadata can change now"
+    assert (
+        str(caught.value)
+        == "item-1 is completed: only its metadata, priority, labels and parent can change now"
+    )
 
 
 # --- archiving ------------------------------------------------------------------------------
@@ -170,6 +173,6 @@ def test_m005_archives_nothing_of_an_earlier_board(isolated: Path) -> None:
     with boardfile.opened(str(isolated)) as opened:
         assert opened.get("1").archived is None
         names = opened.connection.execute("SELECT name FROM migrations ORDER BY name")
-        assert [row[0] for row in names][-1] == "m005_archive"
+        assert "m005_archive" in [row[0] for row in names]
         indexes = opened.connection.execute("PRAGMA index_list(items)").fetchall()
     assert "items_updated" in {row[1] for row in indexes}

@@ -34,9 +34,9 @@ def test_add_prints_the_id_and_the_listing_shows_what_waits(isolated: Path) -> N
     result = invoke("board")
     assert (result.exit_code, result.stderr) == (0, ALONE.format(os.path.realpath(isolated)))
     assert result.stdout == (
-        "ID      STATUS             TITLE         ASSIGNEE  BLOCKED BY\n"
-        "item-2  pending (blocked)  Implement               item-1\n"
-        "item-1  pending            Plan the fix\n"
+        "ID      PRI  STATUS             TITLE         ASSIGNEE  BLOCKED BY\n"
+        "item-2  P2   pending (blocked)  Implement               item-1\n"
+        "item-1  P2   pending            Plan the fix\n"
     )  # the latest changed first (both in one second: the newer first)
     assert data("board", "--ready") == [
         {
@@ -47,6 +47,9 @@ def test_add_prints_the_id_and_the_listing_shows_what_waits(isolated: Path) -> N
             "blocked_by": [],
             "blocked": [],
             "archived": None,
+            "priority": 2,
+            "labels": [],
+            "parent": None,
             "runs": False,
         }
     ]
@@ -154,7 +157,8 @@ def test_update_merges_metadata_and_refuses_what_the_rules_refuse(isolated: Path
     assert (nothing.exit_code, nothing.stderr) == (
         2,
         "start: nothing to change: give --status, --title, -d, --after, --no-after, --meta, "
-        "or what it runs (--prompt, --task, -a, -m, --permissions)\n",
+        "--priority, --label, --unlabel, --parent, --no-parent, or what it runs (--prompt, "
+        "--task, -a, -m, --permissions)\n",
     )
     cycle = invoke("board", "update", "1", "--after", "1")
     assert (cycle.exit_code, cycle.stderr) == (

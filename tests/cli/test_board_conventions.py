@@ -97,10 +97,10 @@ def test_a_piped_listing_is_a_line_a_row_and_names_its_board(project: Path) -> N
         [*_start(), "board"], cwd=project, env=env, capture_output=True, text=True, check=True
     )
     assert listed.stdout.splitlines() == [
-        "ID      STATUS             TITLE                            ASSIGNEE  BLOCKED BY",
-        "item-3  pending            Other",
-        "item-2  pending (blocked)  " + "t" * 30 + "…            item-1",
-        "item-1  pending            Plan",
+        "ID      PRI  STATUS             TITLE                       ASSIGNEE  BLOCKED BY",
+        "item-3  P2   pending            Other",
+        "item-2  P2   pending (blocked)  " + "t" * 25 + "…            item-1",
+        "item-1  P2   pending            Plan",
     ]
     assert listed.stderr == f"start: the board of {os.path.realpath(project)}\n"
     wider = start(project, "board", env={"COLUMNS": "120"})
@@ -123,11 +123,11 @@ def test_the_ready_listing_shows_no_dependency_that_is_done(project: Path) -> No
     start(project, "board", "done", "1")
     ready = start(project, "board", "--ready", "-q")
     assert ready.stdout == (
-        "ID      STATUS   TITLE  ASSIGNEE  BLOCKED BY\nitem-2  pending  Build\n"
+        "ID      PRI  STATUS   TITLE  ASSIGNEE  BLOCKED BY\nitem-2  P2   pending  Build\n"
     )
     every = start(project, "board", "-q").stdout.splitlines()
-    assert "item-3  pending (blocked)  Ship             item-2" in every
-    assert "item-2  pending            Build" in every
+    assert "item-3  P2   pending (blocked)  Ship             item-2" in every
+    assert "item-2  P2   pending            Build" in every
 
 
 def test_done_says_what_it_unblocked_and_a_persons_claim_has_no_pid(project: Path) -> None:

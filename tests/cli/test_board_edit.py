@@ -154,9 +154,9 @@ def test_archive_hides_an_item_that_show_still_shows_and_unarchive_brings_back(
     assert [row["id"] for row in data("board", "--ready")] == ["item-2"]  # item-1 still counts
     every = ok("board", "--all").stdout
     assert every.splitlines()[1:] == [
-        "item-3  pending (archived)    Draft",
-        "item-1  completed (archived)  Plan   bob",
-        "item-2  pending               Build",  # item-1, completed, blocks it no more
+        "item-3  P2   pending (archived)    Draft",
+        "item-1  P2   completed (archived)  Plan   bob",
+        "item-2  P2   pending               Build",  # item-1, completed, blocks it no more
     ]
     shown = ok("board", "show", "1").stdout
     assert "  archived    " in shown and ": start board unarchive item-1 brings it back\n" in shown
@@ -217,7 +217,7 @@ def test_the_listing_shows_open_items_the_latest_changed_first(config: Path) -> 
     ok("board", "archive", "4")
     listed = invoke("board", "-q")  # -q: without the line naming the board
     assert (listed.stdout.splitlines()[1:], listed.stderr) == (
-        ["item-1  pending  one", "item-3  failed   three  bob"],
+        ["item-1  P2   pending  one", "item-3  P2   failed   three  bob"],
         "start: 2 more: --all\n",
     )
     assert [row["id"] for row in data("board")] == ["item-1", "item-3"]

@@ -129,6 +129,30 @@ def test_claim_next_by_eight_processes_over_four_items_takes_each_once(project: 
         assert (item(project, id_)["assignee"], item(project, id_)["epoch"]) == (name, 1)
 
 
+def test_claim_next_racing_takes_each_item_once_the_highest_priority_first(
+    project: Path,
+) -> None:
+    """Six items of three priorities, claimed by eight processes at once: each item goes to
+    one of them, and the claims (in the order of their epochs' events) take priority 0 first,
+    then 1, then 2, the oldest first within each; two racers find nothing."""
+    for title, priority in (("c", 2), ("a", 0), ("b", 1), ("a2", 0), ("c2", 2), ("b2", 1)):
+        start(project, "board", "add", title, "--priority", str(priority))
+    ended = race(project, [["board", "claim", "--next", "--as", f"w{n}"] for n in range(8)])
+    won = sorted(r.stdout.strip() for r in ended if r.returncode == 0)
+    assert won == [f"item-{n}" for n in range(1, 7)], [(r.returncode, r.stderr) for r in ended]
+    assert [r.returncode for r in ended].count(75) == 2
+    # The board's events are numbered in the order the transactions committed.
+    from start.board import file as boardfile
+
+    with boardfile.opened(str(project)) as opened:
+        order = opened.connection.execute(
+            "SELECT item FROM events WHERE op = 'claim' ORDER BY seq"
+        ).fetchall()
+    assert [f"item-{row[0]}" for row in order] == [
+        "item-2", "item-4", "item-3", "item-6", "item-1", "item-5"
+    ]  # fmt: skip
+
+
 def test_archiving_and_claiming_one_item_at_once_one_of_them_wins_cleanly(
     project: Path,
 ) -> None:

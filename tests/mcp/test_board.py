@@ -83,8 +83,8 @@ async def test_the_caller_is_its_session_and_no_argument_names_another(
     )
     assert text(refused) == (
         "invalid arguments: Additional properties are not allowed ('assignee' was unexpected); "
-        "board_tasks_create takes: title, description, blocked_by, metadata, run (an item "
-        "starts pending and unassigned: claim it to take it)"
+        "board_tasks_create takes: title, description, blocked_by, metadata, run, priority, "
+        "labels, parent (an item starts pending and unassigned: claim it to take it)"
     )
 
 
@@ -358,3 +358,31 @@ async def test_a_sessions_title_is_held_to_its_level_and_archived_items_are_out_
     )
     with boardfile.opened(str(isolated)) as opened:
         assert opened.get("1").title == "Fix"
+
+
+async def test_create_takes_priority_labels_and_parent_and_the_rows_carry_them(
+    global_dir: Path, isolated: Path
+) -> None:
+    async with connect(isolated, "legacy") as client:
+        await call(client, "board_tasks_create", title="Epic")
+        made = await call(
+            client, "board_tasks_create", title="Fix", priority=0, labels=["bug"], parent="1"
+        )
+        bad = await call(client, "board_tasks_create", title="x", labels=["a b"])
+        listed = await call(client, "board_tasks_list", ready=True)
+    assert (made.structured_content["priority"], made.structured_content["parent"]) == (
+        0,
+        "item-1",
+    )
+    assert (bad.is_error, text(bad)) == (
+        True,
+        "'a b' is not a label: a label is 1 to 50 characters, without spaces or commas",
+    )
+    rows = listed.structured_content["items"]
+    assert [(r["id"], r["priority"], r["labels"], r["parent"]) for r in rows] == [
+        ("item-2", 0, ["bug"], "item-1"),
+        ("item-1", 2, [], None),
+    ]
+    # Neither shapes a run: the session's item keeps the level it was made at, no lower.
+    with boardfile.opened(str(isolated)) as opened:
+        assert opened.get("2").level == opened.get("1").level
