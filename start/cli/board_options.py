@@ -94,8 +94,9 @@ def structure_options(*, update: bool) -> Callable[[F], F]:
             shell_complete=completer("complete_items"),
         ),
     ]
-    if update:
-        options += [
+    if update:  # each beside what it undoes
+        options.insert(
+            2,
             click.option(
                 "--unlabel",
                 "unlabels",
@@ -104,8 +105,8 @@ def structure_options(*, update: bool) -> Callable[[F], F]:
                 metavar="NAME",
                 help="Remove the label NAME; repeatable.",
             ),
-            click.option("--no-parent", is_flag=True, help="Make it part of no item."),
-        ]
+        )
+        options.append(click.option("--no-parent", is_flag=True, help="Make it part of no item."))
 
     def decorate(function: F) -> F:
         for option in reversed(options):

@@ -202,6 +202,7 @@ VALUED = frozenset(
         "--title",
         "--limit",
         "--description-file",
+        *("--priority", "--label", "--unlabel", "--parent"),
         "--run",
         "-s",
         "--search",

@@ -39,7 +39,7 @@ def test_board_show_help_is_whole() -> None:
 Usage: start board show [OPTIONS] ID
 
   Show one item whole: why it waits, who holds it, what it runs, its answer,
-  its history.
+  its history, and the items that are part of it.
 
 Options:
   -d, --directory DIR  Run as if started in DIR.
@@ -172,6 +172,11 @@ EVERY = ["-d, --directory", "-q, --quiet", "-v, --verbose", "--debug", "--json",
                 "--after",
                 "--no-after",
                 "--meta",
+                "--priority",
+                "--label",
+                "--unlabel",
+                "--parent",
+                "--no-parent",
                 "--answer",
                 "--reason",
                 "--prompt",
@@ -331,6 +336,9 @@ SHOWN = {
     "board add": "debug json no_color no_project",
     "board archive": "directory quiet debug json no_color",
     "board claim": "directory quiet debug json no_color",
+    "board dep": "debug no_color",
+    "board dep add": "directory quiet debug json no_color",
+    "board dep rm": "directory quiet debug json no_color",
     "board done": "directory quiet debug json no_color",
     "board fail": "directory quiet debug json no_color",
     "board reassign": "directory quiet debug json no_color",
