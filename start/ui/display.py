@@ -143,9 +143,11 @@ class Page:
         table = Table(box=None, show_edge=False, pad_edge=False, header_style="bold")
         texts = [[_text(cell) for cell in row] for row in rows]
         widths = _fitted(headers, texts, cut, width) if cut else []
-        for index, header in enumerate(headers):
+        for header in headers:
+            # With `cut`, the cells are cut to `widths` below and the column takes its cells'
+            # width: a width given here is one cell more in rich 13.0 (its padding counted in).
             if cut:
-                table.add_column(header.upper(), no_wrap=True, width=widths[index])
+                table.add_column(header.upper(), no_wrap=True)
             else:
                 table.add_column(header.upper(), overflow="fold")
         for row in texts:
