@@ -172,6 +172,21 @@ MIGRATIONS: Final[tuple[sqlite.Migration, ...]] = (
             "CREATE INDEX labels_name ON labels (name, item)",
         ),
     ),
+    (
+        # Comments (docs/board.md, "Comments"): appended, never changed, each with its author
+        # and time; an item's are read in the order they were written.
+        "m007_comments",
+        (
+            """CREATE TABLE comments (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                item INTEGER NOT NULL,
+                at TEXT NOT NULL,
+                author TEXT NOT NULL,
+                text BLOB NOT NULL
+            )""",
+            "CREATE INDEX comments_item ON comments (item, seq)",
+        ),
+    ),
 )
 
 

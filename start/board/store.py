@@ -61,6 +61,14 @@ class Event(Record):
     detail: Mapping[str, Any]
 
 
+class Comment(Record):
+    """One comment on an item: appended, never changed (docs/board.md, "Comments")."""
+
+    at: str
+    author: str
+    text: str
+
+
 def now() -> str:
     return datetime.now().astimezone().isoformat(timespec="seconds")
 
@@ -135,6 +143,14 @@ class Board:
             (number(id_),),
         )
         return [Event(at, actor, op, json.loads(detail)) for at, actor, op, detail in found]
+
+    def comments(self, id_: str) -> list[Comment]:
+        """The item's comments, oldest first."""
+        self.get(id_)  # NoSuchItemError for an item that is not there
+        found = self.connection.execute(
+            "SELECT at, author, text FROM comments WHERE item = ? ORDER BY seq", (number(id_),)
+        )
+        return [Comment(at, author, sqlite.text(text) or "") for at, author, text in found]
 
     def answers(self, ids: Sequence[str]) -> list[tuple[Item, str]]:
         """The completed items of `ids`, each with its answer ("" when it has none), in order."""
@@ -532,6 +548,24 @@ class Board:
                     raise self._no_such(id_)
                 raise RefusedError(refusal(rows.item(row), "reassign"))
         return self.get(id_)
+
+    def comment(self, id_: str, by: Holder, text: str) -> Comment:
+        """Append `text` (1 to TEXT_LIMIT characters) to the item's comments, as `by`. Anyone
+        who may see the board may comment on any item, held or finished: a comment changes
+        nothing that runs. The comment as kept."""
+        inputs.text(text, least=1)
+        seq = number(id_)
+        kept = Comment(now(), by.name, text)
+        with sqlite.writing(self.connection) as connection:
+            cursor = connection.execute(
+                "INSERT INTO comments (item, at, author, text) SELECT seq, ?, ?, ? FROM items "
+                "WHERE seq = ?",
+                (kept.at, kept.author, sqlite.blob(text), seq),
+            )
+            if cursor.rowcount != 1:
+                raise self._no_such(id_)
+            connection.execute("UPDATE items SET updated = ? WHERE seq = ?", (kept.at, seq))
+        return kept
 
     def archive(self, ids: Sequence[str], by: Holder, *, archived: bool = True) -> list[Item]:
         """Archive the items (or, not `archived`, bring them back), all or none: an archived

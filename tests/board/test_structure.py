@@ -161,7 +161,7 @@ def test_m006_gives_an_m005_board_priority_2_no_labels_and_no_parent(isolated: P
         found = [(i.id, i.priority, i.labels, i.parent, i.children) for i in opened.items()[0]]
         assert found == [("item-1", 2, (), None, 0), ("item-2", 2, (), None, 0)]
         names = opened.connection.execute("SELECT name FROM migrations ORDER BY name")
-        assert [row[0] for row in names][-1] == "m006_structure"
+        assert "m006_structure" in [row[0] for row in names]
         indexes = {row[1] for row in opened.connection.execute("PRAGMA index_list(labels)")}
         assert "labels_name" in indexes
         opened.update("2", ALICE, Change(priority=0, add_labels=("x",), parent="1"))
