@@ -119,12 +119,8 @@ INPUTS: Final[Mapping[str, dict[str, Any]]] = {
         }
     ),
     GET: _input({"id": _ID}, "id"),
-    CLAIM: _input(
-        {
-            "id": {**_ID, "description": "Left out: the next ready item (by priority, then age)."},
-            "label": {**_LABEL, "description": "Without id: only an item with this label."},
-        }
-    ),
+    # Without id: the next ready item, with label if given (the tool's description says so).
+    CLAIM: _input({"id": _ID, "label": _LABEL}),
     UPDATE: _input(
         {
             "id": _ID,
