@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 from start import board
 from start.base import inputs
 from start.base.errors import StartError
+from start.base.inputs import DIGITS
 from start.board import (
     FINISHED,
     IN_PROGRESS,
@@ -514,7 +515,8 @@ def _key(cursor: str, listing: str, size: int) -> tuple[int, ...]:
     try:
         said = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
         version, made_for, *key = said.split(".")
-        found = tuple(int(value) for value in key if value.isdigit())
+        # Numbers an id may have (a larger one would not fit SQLite's integers).
+        found = tuple(int(value) for value in key if value.isdigit() and len(value) <= DIGITS)
     except (binascii.Error, ValueError):
         version, made_for, key, found = "", "", [], ()
     if version != _CURSOR or len(found) != size or len(key) != size:

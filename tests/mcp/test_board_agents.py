@@ -6,6 +6,7 @@ tools' schemas. Real `start mcp` processes racing: tests/e2e/test_board_agents.p
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -236,9 +237,13 @@ async def test_a_cursor_not_of_this_listing_says_how_to_go_on(
         elsewhere = (await call(client, "board_tasks_list", limit=1)).structured_content["next"]
     async with connect(isolated, "legacy") as client:
         cursor = (await call(client, "board_tasks_list", limit=1)).structured_content["next"]
+        # A cursor made by hand from a real one, with a number no id has.
+        said = base64.urlsafe_b64decode(cursor + "==").decode().rsplit(".", 1)[0]
+        forged = base64.urlsafe_b64encode(f"{said}.{10**30}".encode()).decode()
         found = [
             await call(client, "board_tasks_list", cursor="garbage"),
             await call(client, "board_tasks_list", cursor=cursor[:-2]),
+            await call(client, "board_tasks_list", cursor=forged),
             await call(client, "board_tasks_list", cursor=cursor, ready=True),
             await call(client, "board_tasks_list", cursor=cursor, status="pending"),
             await call(client, "board_tasks_list", cursor=elsewhere),
@@ -254,7 +259,8 @@ async def test_a_cursor_not_of_this_listing_says_how_to_go_on(
         "cursor is of another listing (other filters, or another board): give the filters of "
         "the call that returned it, or leave cursor out to list from the first page",
     )
-    assert [(result.is_error, text(result)) for result in found[:5]] == [
+    assert [(result.is_error, text(result)) for result in found[:6]] == [
+        malformed,
         malformed,
         malformed,
         malformed,  # ready's key has two values
@@ -262,7 +268,7 @@ async def test_a_cursor_not_of_this_listing_says_how_to_go_on(
         foreign,
     ]
     # Another limit is the same listing.
-    assert [row["id"] for row in found[5].structured_content["items"]] == ["item-2", "item-3"]
+    assert [row["id"] for row in found[6].structured_content["items"]] == ["item-2", "item-3"]
 
 
 @pytest.mark.slow
