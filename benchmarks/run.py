@@ -494,9 +494,10 @@ def recording(world: scenarios.World, runs: int, warmups: int, log: Log) -> list
 
 
 def boards(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
-    """Target 10: `start board claim --next` and `start board --ready --json` on a board of
-    BOARD_ITEMS items, against the small warm launch (1b) in the same rounds; and how soon a
-    `start board watch` sees an item end."""
+    """Target 10: `start board claim --next` (with a label too) and `start board --ready
+    --json` on a board of BOARD_ITEMS items with priorities, labels and parents, against the
+    small warm launch (1b) in the same rounds; and how soon a `start board watch` sees an item
+    end."""
     template = scenarios.board(world)
     items = scenarios.BOARD_ITEMS
     task = ("-q", "task", "t", "x")
@@ -505,6 +506,10 @@ def boards(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Ro
     for slug, args in (
         ("board-claim", ("-q", "board", "claim", "--next", "--as", "bench")),
         ("board-ready", ("board", "--ready", "--json")),
+        (
+            "board-label",
+            ("-q", "board", "claim", "--next", "--label", scenarios.BOARD_LABEL, "--as", "bench"),
+        ),
     ):
         cache = world.cache(slug)
         scenarios.empty(cache)
@@ -517,11 +522,11 @@ def boards(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Ro
                 world.repo,
             )
         )
-    log(f"target 10: 3 commands x ({warmups} warm-up + {runs} runs), interleaved")
+    log(f"target 10: {len(every)} commands x ({warmups} warm-up + {runs} runs), interleaved")
     harness.measure(every, runs, warmups)
     for series in every:
         log("  " + series.describe())
-    _, claim, ready = every
+    _, claim, ready, labelled = every
     rows = [
         ratio_row(
             f"10a. a claim, {items:,} items: start board claim --next (vs 1b)",
@@ -532,6 +537,13 @@ def boards(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Ro
         ratio_row(
             f"10b. {items:,} items: start board --ready --json (vs 1b)",
             ready,
+            warm.series,
+            BOARD_LIMIT,
+        ),
+        ratio_row(
+            f"10d. a claim by label, {items:,} items: start board claim --next --label "
+            f"{scenarios.BOARD_LABEL} (vs 1b)",
+            labelled,
             warm.series,
             BOARD_LIMIT,
         ),

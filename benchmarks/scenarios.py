@@ -461,13 +461,17 @@ def shell() -> str:
     return shutil.which("bash") or shutil.which("sh") or "/bin/sh"
 
 
-# Targets 10a and 10b: a board of BOARD_ITEMS items, BOARD_READY of them ready to claim.
+# Targets 10a, 10b and 10d: a board of BOARD_ITEMS items, BOARD_READY of them ready to claim,
+# three quarters of these labelled BOARD_LABEL (10d claims those).
 BOARD_ITEMS = 10_000
 BOARD_READY = 100
+BOARD_LABEL = "backend"
 
 # Builds the board through start's own API, in a process of its own (its state directory is
 # argv[1], the project argv[2]): most items completed, the ready ones each waiting on a completed
-# one, and the rest waiting on a ready one (blocked).
+# one, and the rest waiting on a ready one (blocked). Every item has a priority (0 to 4, in turn)
+# and labels unevenly (BOARD_LABEL three in four, ui one in five, bug one in thirteen, some
+# none), and every fourth item after the first hundred is part of one of those (a parent).
 _BOARD_SCRIPT = f"""
 import os, sys
 os.environ["XDG_STATE_HOME"] = sys.argv[1]
@@ -477,14 +481,18 @@ me = Holder("bench")
 done = {BOARD_ITEMS} - {BOARD_READY} * 10
 with boardfile.opened(sys.argv[2]) as board:
     for n in range(1, {BOARD_ITEMS} + 1):
+        labels = [name for name, every in (("ui", 5), ("bug", 13)) if n % every == 0]
+        labels += ["{BOARD_LABEL}"] if n % 4 else []
+        parent = f"item-{{n % 100 + 1}}" if n > 100 and n % 4 == 0 else None
+        shape = dict(priority=n % 5, labels=labels, parent=parent)
         if n <= done:
-            board.create(f"done {{n}}", me, "finished work")
+            board.create(f"done {{n}}", me, "finished work", **shape)
             board.update(f"item-{{n}}", me, Change("completed", answer="the answer"))
         elif n <= done + {BOARD_READY}:
-            board.create(f"ready {{n}}", me, blocked_by=[f"item-{{n - done}}"])
+            board.create(f"ready {{n}}", me, blocked_by=[f"item-{{n - done}}"], **shape)
         else:
             first = done + 1 + n % {BOARD_READY}
-            board.create(f"waiting {{n}}", me, blocked_by=[f"item-{{first}}"])
+            board.create(f"waiting {{n}}", me, blocked_by=[f"item-{{first}}"], **shape)
 print(board.path)
 """
 

@@ -138,6 +138,19 @@ def item(row: sqlite3.Row) -> Item:
     )
 
 
+# The columns that order a listing, as a page's key: the oldest first, or (by_priority) the
+# highest priority first, then the oldest. An item's number never changes, so a page that ends at
+# a key goes on after it whatever is made meanwhile (start.board.store.Board.items, `after`).
+KEY: Final = ("i.seq",)
+KEY_BY_PRIORITY: Final = ("i.priority", "i.seq")
+
+
+def key(item: Item, by_priority: bool) -> tuple[int, ...]:
+    """Where `item` is in a listing's order: the key a page that ends with it goes on after."""
+    seq = number(item.id)
+    return (item.priority, seq) if by_priority else (seq,)
+
+
 class Filter(Record):
     """Which items a listing shows; None (and False) leave a dimension open."""
 

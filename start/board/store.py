@@ -114,17 +114,36 @@ class Board:
         *,
         newest: bool = False,
         by_priority: bool = False,
+        after: tuple[int, ...] | None = None,
     ) -> tuple[list[Item], int]:
         """The items that match, in the order they were made (`newest`: the latest changed
         first; `by_priority`: the highest priority first, then the oldest, as claims take
-        them), at most `limit` of them; and how many match in all."""
+        them), at most `limit` of them; and how many match in all.
+
+        `after` is a page's key (rows.key): only the items that come after it in the order,
+        whatever was made or changed since (newest, whose key changes, has none)."""
         clause, values = rows.where(found)
+        counted, counted_values = clause, values
         # The latest change first: `updated`, and within its second the item's latest event.
         latest = "(SELECT max(e.seq) FROM events e WHERE e.item = i.seq) DESC"
         order = f"i.updated DESC, {latest}" if newest else "seq"
         if by_priority:
             order = "i.priority, seq"
+        if after is not None:
+            assert not newest, "the latest changed first has no key to page by"
+            columns = rows.KEY_BY_PRIORITY if by_priority else rows.KEY
+            assert len(after) == len(columns), "a key has a value for each of its columns"
+            marks = ", ".join("?" for _ in columns)
+            keyset = f"({', '.join(columns)}) > ({marks})"
+            clause = f"{clause} AND {keyset}" if clause else f" WHERE {keyset}"
+            values = [*values, *after]
         sql = f"{rows.SELECT}{clause} ORDER BY {order}"
+        if after is not None:  # a later page: how many match in all, not after the key
+            count = f"SELECT count(*) FROM items i{counted}"
+            total = self.connection.execute(count, counted_values).fetchone()[0]
+            suffix, more = ("", []) if limit is None else (" LIMIT ?", [limit])
+            found_rows = self.connection.execute(sql + suffix, [*values, *more]).fetchall()
+            return [rows.item(row) for row in found_rows], total
         if limit is None:
             found_rows = self.connection.execute(sql, values).fetchall()
             return [rows.item(row) for row in found_rows], len(found_rows)

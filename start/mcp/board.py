@@ -22,7 +22,18 @@ from typing import TYPE_CHECKING, Any, Final
 from start import board
 from start.base import inputs
 from start.base.errors import StartError
-from start.board import FINISHED, STATUSES, Change
+from start.base.inputs import DIGITS
+from start.board import (
+    FINISHED,
+    IN_PROGRESS,
+    NO_PARENT,
+    PENDING,
+    STATUSES,
+    USER_LEVEL,
+    BadRequestError,
+    Change,
+    Holder,
+)
 from start.compose.ask import AGENT, BOARD, Ask
 from start.config import schema
 from start.mcp import tools
@@ -41,12 +52,18 @@ WATCH: Final = "board_tasks_watch"
 # How many rows a listing returns unless asked for fewer, and at most.
 LISTED: Final = 50
 MOST_LISTED: Final = 200
+# The arguments of a listing that a cursor belongs to: a page goes on only the listing it ends.
+_LISTING: Final = ("status", "assignee", "blocked", "ready", "label")
+# A cursor's version: a cursor of another one is refused as not one of ours.
+_CURSOR: Final = "1"
 
 # Each argument's rule is start.base.inputs', as the command line's is.
 _ID: Final = inputs.ITEM_ID_SCHEMA
 _IDS: Final = {"type": "array", "items": _ID, "maxItems": 100}
 _TEXT: Final = inputs.TEXT_SCHEMA
 _METADATA: Final = inputs.METADATA_SCHEMA
+_LABEL: Final = inputs.LABELS_SCHEMA["items"]
+_LABELS: Final = inputs.LABELS_SCHEMA
 _RUN: Final = {
     "type": "object",
     "description": (
@@ -97,11 +114,14 @@ INPUTS: Final[Mapping[str, dict[str, Any]]] = {
             "assignee": {"type": "string"},
             "blocked": {"type": "boolean", "description": "Only blocked (true) or unblocked."},
             "ready": {"type": "boolean", "description": "Only pending, unblocked items."},
+            "label": _LABEL,
             "limit": inputs.count_schema(1, MOST_LISTED),
+            "cursor": {"type": "string", "maxLength": 200, "description": "The last page's next."},
         }
     ),
     GET: _input({"id": _ID}, "id"),
-    CLAIM: _input({"id": _ID}, "id"),
+    # Without id: the next ready item, with label if given (the tool's description says so).
+    CLAIM: _input({"id": _ID, "label": _LABEL}),
     UPDATE: _input(
         {
             "id": _ID,
@@ -112,6 +132,11 @@ INPUTS: Final[Mapping[str, dict[str, Any]]] = {
                 "reopens a failed one). in_progress comes from board_tasks_claim.",
             },
             "title": inputs.TITLE_SCHEMA,
+            "priority": inputs.PRIORITY_SCHEMA,
+            "labels": {**_LABELS, "description": "Labels to add."},
+            "unlabel": {**_LABELS, "description": "Labels to remove."},
+            "parent": {**_ID, "description": "The item it is part of now."},
+            "no_parent": {"type": "boolean", "description": "true: part of none."},
             "description": _TEXT,
             "blocked_by": _IDS,
             "metadata": _METADATA,
@@ -146,19 +171,23 @@ DESCRIPTIONS: Final[Mapping[str, str]] = {
     ),
     LIST: (
         "List the board's items, compactly (id, title, status, assignee, blocked_by, why "
-        "an item is blocked, priority, labels, parent), oldest first. ready=true: what can be "
-        "claimed now, by priority (0 first), then age."
+        "an item is blocked, priority, labels, parent), oldest first, a page at a time: pass "
+        "a result's next as cursor for the next page. ready=true: what can be claimed now, by "
+        "priority (0 first), then age."
     ),
     GET: "One item whole: description, metadata, what it runs, its answer or why it failed.",
     CLAIM: (
-        "Claim an item before working on it: atomic, so two agents never both get it. Refused "
-        "when it is blocked, finished or another's. The claim lasts while this session does."
+        "Claim an item before working on it: atomic, so two agents never both get it. Without "
+        "id, the next ready item (with label, if given), or item null and a message saying what "
+        "waits. Refused when it is blocked, finished or another's. The claim lasts while this "
+        "session does."
     ),
     UPDATE: (
         "Change an item you hold (or a pending one): status completed with an answer when done, "
-        "failed with a reason, pending to let it go; title, description, blocked_by, and metadata "
-        "(merged). An item cannot complete while blocked; a reassigned item refuses you, and "
-        "so does one that runs above the level the user lets agents run at."
+        "failed with a reason, pending to let it go; title, description, blocked_by, priority, "
+        "labels, parent, and metadata (merged). An item cannot complete while blocked; a "
+        "reassigned item refuses you, and so does one that runs above the level the user lets "
+        "agents run at."
     ),
     WATCH: (
         "Wait until an item is completed or failed, for at most wait_seconds; returns "
@@ -193,15 +222,18 @@ class Tools:
         import mcp.types as types
 
         item = board.item_schema()
-        outputs = {
+        outputs: dict[str, dict[str, Any]] = {
             LIST: {
                 "type": "object",
                 "properties": {
                     "items": {"type": "array", "items": board.row_schema()},
                     "total": {"type": "integer"},
+                    "next": {"type": "string"},
                 },
                 "required": ["items", "total"],
             },
+            # The item claimed, or none and why (_nothing).
+            CLAIM: {"type": "object", "anyOf": [item, _NOTHING]},
             WATCH: {
                 "type": "object",
                 "properties": {"done": {"type": "boolean"}, "item": item},
@@ -273,9 +305,17 @@ class Tools:
             elif name == GET:
                 item = opened.get(arguments["id"])
             elif name == CLAIM:
+                if "id" not in arguments:
+                    return self._next(opened, arguments.get("label"), me)
+                if "label" in arguments:
+                    raise BadRequestError(
+                        "label chooses the next item, and id names the item: give one of them"
+                    )
                 item = opened.claim(arguments["id"], me)
                 self.epochs[item.id] = item.epoch
             else:
+                if arguments.get("no_parent") and "parent" in arguments:
+                    raise BadRequestError("give parent or no_parent, not both")
                 blocked_by = arguments.get("blocked_by")
                 change = Change(
                     arguments.get("status"),
@@ -285,6 +325,10 @@ class Tools:
                     arguments.get("answer"),
                     arguments.get("reason"),
                     title=arguments.get("title"),
+                    priority=arguments.get("priority"),
+                    add_labels=_some(arguments.get("labels")),
+                    remove_labels=_some(arguments.get("unlabel")),
+                    parent=NO_PARENT if arguments.get("no_parent") else arguments.get("parent"),
                 )
                 id_ = board.item_id(board.number(arguments["id"]))
                 item = opened.update(id_, me, change, self.epochs.get(id_))
@@ -314,19 +358,45 @@ class Tools:
         rules.vet(self.scope, boardrun.with_text(ask, text))
         return ask
 
+    def _next(self, opened: Any, label: str | None, me: Holder) -> dict[str, Any]:
+        """Claim the first ready item (with `label`), as `claim --next` does; or, when none is
+        ready, say what there is instead (_nothing)."""
+        labels = () if label is None else (inputs.label(label),)
+        item = opened.claim_next(me, labels=labels)
+        if item is None:
+            return _nothing(opened, labels, me)
+        self.epochs[item.id] = item.epoch
+        return board.item_data(item)
+
     def _list(self, opened: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """A page of the listing: after the cursor's key, when given, and the next page's
+        cursor when there are more (_cursor)."""
+        from start.board import rows
         from start.board.rows import Filter
 
         status = arguments.get("status")
+        label = arguments.get("label")
         found = Filter(
             (status,) if status else (),
             arguments.get("assignee"),
             arguments.get("blocked"),
             bool(arguments.get("ready")),
+            labels=() if label is None else (inputs.label(label),),
         )
         ready = bool(arguments.get("ready"))
-        items, total = opened.items(found, arguments.get("limit", LISTED), by_priority=ready)
-        return {"items": [board.row_data(item) for item in items], "total": total}
+        listing = _listing(opened.root, arguments)
+        cursor = arguments.get("cursor")
+        after = None if cursor is None else _key(cursor, listing, 2 if ready else 1)
+        limit = arguments.get("limit", LISTED)
+        # One more than the page: whether there is a next one.
+        items, total = opened.items(found, limit + 1, by_priority=ready, after=after)
+        listed: dict[str, Any] = {
+            "items": [board.row_data(item) for item in items[:limit]],
+            "total": total,
+        }
+        if len(items) > limit:
+            listed["next"] = _cursor(listing, rows.key(items[limit - 1], ready))
+        return listed
 
     async def _watch(self, ctx: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Poll the item until it ends or wait_seconds pass, telling the client its state now
@@ -366,6 +436,105 @@ class Tools:
         finally:
             opened.close()
         return {"done": item.status in FINISHED, "item": board.item_data(item)}
+
+
+# What board_tasks_claim without an id returns when nothing is ready (_nothing).
+_NOTHING: Final = {
+    "type": "object",
+    "properties": {
+        "item": {"type": "null"},
+        "blocked": {"type": "integer"},
+        "in_progress": {"type": "integer"},
+        "message": {"type": "string"},
+    },
+    "required": ["item", "blocked", "in_progress", "message"],
+}
+
+
+def _nothing(opened: Any, labels: tuple[str, ...], me: Holder) -> dict[str, Any]:
+    """What a session that found nothing ready to claim is told, as it can act on it: how many
+    items (with `labels`) wait on others, how many are in progress, how many are ready but run
+    above its level; or that there is no open one. Not an error: an empty queue is an answer.
+    Counted just after the claim found none, so a change since may show."""
+    from start.board.rows import Filter
+
+    def count(found: Filter) -> int:
+        total: int = opened.items(found, limit=0)[1]
+        return total
+
+    blocked = count(Filter((PENDING,), blocked=True, labels=labels))
+    held = count(Filter((IN_PROGRESS,), labels=labels))
+    # Ready items are left after a claim found none only when they run above its level.
+    above = count(Filter(ready=True, labels=labels)) if board.above(USER_LEVEL, me.level) else 0
+    labelled = f" labelled {labels[0]}" if labels else ""
+    said = []
+    if blocked:
+        said.append(f"{blocked} blocked (board_tasks_list blocked=true says on what)")
+    if held:
+        said.append(f"{held} in progress (board_tasks_watch ID waits for one to end)")
+    if above:
+        said.append(
+            f"{above} ready but run above your level '{me.level}' (settings.mcp_permissions): "
+            "the user runs those"
+        )
+    if said:
+        message = f"nothing{labelled} is ready to claim: " + "; ".join(said)
+    elif labels:
+        message = f"nothing to claim: no open item is labelled {labels[0]}"
+    elif count(Filter(archived=None)):
+        message = "nothing to claim: every item is completed, failed or archived"
+    else:
+        message = "nothing to claim: the board is empty (board_tasks_create adds an item)"
+    return {"item": None, "blocked": blocked, "in_progress": held, "message": message}
+
+
+def _listing(root: str, arguments: Mapping[str, Any]) -> str:
+    """Which listing a call asks for: its board and its filters, as a short digest, so that a
+    cursor of one is not taken for another's."""
+    import hashlib
+
+    asked = {name: arguments[name] for name in _LISTING if name in arguments}
+    said = json.dumps([root, asked], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(inputs.valid(said).encode()).hexdigest()[:16]
+
+
+def _cursor(listing: str, key: tuple[int, ...]) -> str:
+    """The cursor of the page after `key` in `listing`: opaque to the caller."""
+    import base64
+
+    said = ".".join((_CURSOR, listing, *map(str, key)))
+    return base64.urlsafe_b64encode(said.encode("ascii")).decode("ascii").rstrip("=")
+
+
+def _key(cursor: str, listing: str, size: int) -> tuple[int, ...]:
+    """The key a `cursor` of `listing` goes on after; BadRequestError naming the fix for one
+    that is not a cursor start gave, or is another listing's."""
+    import base64
+    import binascii
+
+    try:
+        said = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
+        version, made_for, *key = said.split(".")
+        # Numbers an id may have (a larger one would not fit SQLite's integers).
+        found = tuple(int(value) for value in key if value.isdigit() and len(value) <= DIGITS)
+    except (binascii.Error, ValueError):
+        version, made_for, key, found = "", "", [], ()
+    if version != _CURSOR or len(found) != size or len(key) != size:
+        raise BadRequestError(
+            "cursor is not one that board_tasks_list gave: pass the next of its last result "
+            "as it is, or leave cursor out to list from the first page"
+        )
+    if made_for != listing:
+        raise BadRequestError(
+            "cursor is of another listing (other filters, or another board): give the filters "
+            "of the call that returned it, or leave cursor out to list from the first page"
+        )
+    return found
+
+
+def _some(labels: list[str] | None) -> tuple[str, ...] | None:
+    """Labels given to add or remove; None for none given."""
+    return tuple(labels) if labels else None
 
 
 def _client(ctx: Any) -> str | None:

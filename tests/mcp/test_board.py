@@ -79,7 +79,7 @@ async def test_the_caller_is_its_session_and_no_argument_names_another(
     assert (forged.is_error, text(forged)) == (
         True,
         "invalid arguments: Additional properties are not allowed ('agent' was unexpected); "
-        "board_tasks_claim takes: id",
+        "board_tasks_claim takes: id, label",
     )
     assert text(refused) == (
         "invalid arguments: Additional properties are not allowed ('assignee' was unexpected); "
