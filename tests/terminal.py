@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
+import signal
 import struct
 import subprocess
 import sys
@@ -26,10 +27,13 @@ def run_on_terminal(
     stdin: int | None = None,
     watch: Callable[[str], bytes | None] | None = None,
     rows: int = 40,
+    interrupt: Callable[[str], bool] | None = None,
 ) -> tuple[int, str]:
     """`start ARGS` with stdout and stderr on a terminal `columns` wide, and stdin too unless
     `stdin` names another (such as subprocess.DEVNULL). `watch` is given everything drawn so
     far after each read, so a test can act on what it sees; what it returns is typed.
+    `interrupt` is given the same, and once it says so the process gets SIGINT (Ctrl-C: the
+    terminal is not its controlling one, so a typed ^C would not be).
 
     Returns the exit code and everything written to the terminal (\\r\\n turned into \\n).
     """
@@ -66,6 +70,9 @@ def run_on_terminal(
                 typed = watch(b"".join(chunks).decode("utf-8", "replace"))
                 if typed:
                     os.write(leader, typed)
+            if interrupt is not None and interrupt(b"".join(chunks).decode("utf-8", "replace")):
+                proc.send_signal(signal.SIGINT)
+                interrupt = None
     finally:
         os.close(leader)
     code = proc.wait(timeout=timeout)

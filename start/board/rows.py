@@ -163,6 +163,8 @@ class Filter(Record):
     archived: bool | None = False  # only archived items (True), those that are not, or both
     labels: tuple[str, ...] = ()  # only items with every one of these labels
     parent: str | None = None  # only the children of this item
+    waiting_on: str | None = None  # only the items that wait on this one
+    within: str | None = None  # only this item and the items part of it, at any depth
 
 
 EVERY: Final = Filter()
@@ -194,6 +196,16 @@ def where(found: Filter) -> tuple[str, list[Any]]:
     if found.parent is not None:
         clauses.append("i.parent = ?")
         values.append(number(found.parent))
+    if found.within is not None:
+        # (UNION, not UNION ALL: each item once, so that even a loop of parents ends)
+        clauses.append(
+            "i.seq IN (WITH RECURSIVE down(seq) AS (SELECT ? UNION "
+            "SELECT c.seq FROM items c JOIN down ON c.parent = down.seq) SELECT seq FROM down)"
+        )
+        values.append(number(found.within))
+    if found.waiting_on is not None:
+        clauses.append("i.seq IN (SELECT d.item FROM deps d WHERE d.blocked_by = ?)")
+        values.append(number(found.waiting_on))
     if found.ids:
         clauses.append(f"i.seq IN ({', '.join('?' for _ in found.ids)})")
         values += [number(id_) for id_ in found.ids]

@@ -32,6 +32,9 @@ from start.cli.state import get_options
 from start.config import schema
 from start.ui import console
 
+# How many ids one read of the board names (SQLite builds before 3.32 allow 999 parameters).
+_AT_ONCE = 500
+
 # --- the listing --------------------------------------------------------------------------------
 
 # How many items a listing shows unless told (gh's default).
@@ -139,21 +142,19 @@ def board_(
     options = get_options()
     found = shown(statuses, assignee, ready, all_=all_, labels=labels, parent=parent)
     most = limit or None
+    # What --all would show besides: the same statuses, archived items too.
+    wider = None if all_ else found._replace(statuses=statuses, archived=None)
     with open_board() as opened:
         if watch:
             board_views.live_listing(
-                opened, found, most, as_json=options.json, no_color=options.no_color
+                opened, found, most, wider, as_json=options.json, no_color=options.no_color
             )
         items, total = opened.items(found, most, newest=not ready, by_priority=ready)
-        hidden = 0
-        if not all_:
-            wider = found._replace(statuses=statuses, archived=None)
-            hidden = opened.items(wider, limit=0)[1] - total
+        more = board_views.left_out(opened, wider, len(items), total)
         root = opened.root
-    more = [hint for hint, left in (("--all", hidden), ("--limit N", total - len(items))) if left]
     board_views.listing(items, as_json=options.json, no_color=options.no_color, empty=not more)
     if more:
-        console.err(f"start: {hidden + total - len(items)} more: {', or '.join(more)}")
+        console.err(f"start: {more}")
     if not options.json and not options.quiet:
         board_views.whose(root, options.workdir)
     return ExitCode.OK
@@ -199,6 +200,59 @@ def show(id_: str) -> int:
         for found in waited
     }
     board_views.item_page(item, events, statuses, children, no_color=options.no_color)
+    return ExitCode.OK
+
+
+@board_.command(
+    examples=[
+        ("The open items under their parents, with each epic's progress", "start board tree"),
+        ("One epic and everything part of it, finished items too", "start board tree 1 --all"),
+        ("The same as nested data", "start board tree 1 --json"),
+    ],
+    epilog=epilog(OK, USAGE, NO_ITEM),
+)
+@item_id(required=False)
+@click.option(
+    "--all", "all_", is_flag=True, help="Completed and archived items too (archived ones marked)."
+)
+@common_options(DIRECTORY)
+def tree(id_: str | None, all_: bool) -> int:
+    """Show items under their parents: each epic with the items part of it, at any depth, and
+    how many of its children are done.
+
+    Without ID, every open item (as the listing shows them) under its parent; a finished
+    parent of an open item is shown dimmed. With ID, that item and everything part of it."""
+    options = get_options()
+    found = shown((), None, False, all_=all_)
+    top = None  # with ID: that item's parent, which the tree does not go up to
+    with open_board() as opened:
+        if id_ is not None:
+            top = opened.get(id_).parent  # NoSuchItemError for an item that is not there
+            found = found._replace(within=id_)
+        items, _ = opened.items(found)
+        listed = {item.id for item in items}
+        # The parents that the filter left out of the shown items, up to their roots (or up to
+        # ID, itself there even when left out), there for the tree's shape.
+        context: list[Item] = []
+        missing = {i.parent for i in items} | ({board.item_id(board.number(id_))} if id_ else set())
+        missing -= {None, top, *listed}
+        while missing:
+            wanted = sorted(m for m in missing if m is not None)[:_AT_ONCE]
+            more, _ = opened.items(Filter(ids=tuple(wanted), archived=None))
+            context += more
+            missing = (missing - set(wanted)) | {i.parent for i in more}
+            missing -= {None, top, *listed, *(i.id for i in context)}
+    order = board_views.nested([*items, *context])
+    if options.json:
+        board_views.as_json(board_views.tree_data(order))
+        return ExitCode.OK
+    if not order:
+        console.err("No items. Add one with: start board add TITLE")
+        return ExitCode.OK
+    from start.ui import display
+
+    rows = board_views.tree_rows(order, listed)
+    display.print_table(("id", "pri", "status", "title"), rows, no_color=options.no_color, cut=(3,))
     return ExitCode.OK
 
 

@@ -33,6 +33,7 @@ from start.config import schema
 from start.ui import console
 
 if TYPE_CHECKING:
+    from start.board.store import Board
     from start.compose.ask import Ask
 
 
@@ -463,7 +464,8 @@ def update(
             run = _run_change(opened.get(id_), *runs, text)
             change = change._replace(run=run)
         item = opened.update(id_, person(name), change, epoch)
-    return _told(item, f"is {item.status}")
+        said = _completed(opened, item) if status == COMPLETED else f"is {item.status}"
+    return _told(item, said)
 
 
 @command(
@@ -497,9 +499,15 @@ def done(id_: str, answer: str | None, epoch: int | None, name: str | None) -> i
     Says which items it unblocked: those that waited for it and are ready now."""
     with open_board() as opened:
         item = opened.update(id_, person(name), Change(COMPLETED, answer=answer), epoch)
-        ready, _ = opened.items(Filter(ready=True))
-    freed = [found.id for found in ready if item.id in found.blocked_by]
-    return _told(item, "is completed" + (f"; unblocked {', '.join(freed)}" if freed else ""))
+        said = _completed(opened, item)
+    return _told(item, said)
+
+
+def _completed(opened: Board, item: Item) -> str:
+    """What `done` and `update --status completed` say of the item: that it is completed, and
+    which items it unblocked (those that waited on it and are ready now)."""
+    freed, _ = opened.items(Filter(ready=True, waiting_on=item.id))
+    return "is completed" + (f"; unblocked {', '.join(i.id for i in freed)}" if freed else "")
 
 
 @command(

@@ -93,11 +93,27 @@ def listing(items: Sequence[Item], *, as_json: bool, no_color: bool, empty: bool
     display.print_table(HEADERS, rows(items), no_color=no_color, cut=CUT)
 
 
+def left_out(opened: Board, wider: Filter | None, shown: int, total: int) -> str | None:
+    """What a listing of `shown` of the `total` items that match left out, and how to see it
+    (`4 more: --all, or --limit N`); None when nothing. `wider`: the items --all would match
+    (None: the listing has --all)."""
+    hidden = 0 if wider is None else opened.items(wider, limit=0)[1] - total
+    hints = [hint for hint, left in (("--all", hidden), ("--limit N", total - shown)) if left]
+    return f"{hidden + total - shown} more: {', or '.join(hints)}" if hints else None
+
+
 def live_listing(
-    opened: Board, found: Filter, limit: int | None, *, as_json: bool, no_color: bool
+    opened: Board,
+    found: Filter,
+    limit: int | None,
+    wider: Filter | None,
+    *,
+    as_json: bool,
+    no_color: bool,
 ) -> None:
     """The listing again at every change of the board, until Ctrl-C: redrawn in place on a
-    terminal; off one (or with --json, a JSON array a line), printed again."""
+    terminal; off one (or with --json, a JSON array a line), printed again; each time with
+    what it left out (`left_out`), below the table or on stderr."""
     import sys
     import time
     from contextlib import nullcontext
@@ -114,18 +130,105 @@ def live_listing(
             if version != seen:
                 seen = version
                 ready = found.ready
-                items, _ = opened.items(found, limit, newest=not ready, by_priority=ready)
+                items, total = opened.items(found, limit, newest=not ready, by_priority=ready)
+                more = left_out(opened, wider, len(items), total)
                 if as_json:
                     console.print_json([board.row_data(i) for i in items], indent=None)
                 elif live is not None:
                     page = display.Page()
                     page.table(HEADERS, rows(items), cut=CUT, width=display.table_width(sys.stdout))
+                    if more:
+                        page.line(Styled(more, "dim"))
                     live.show(page)
                 else:
-                    listing(items, as_json=False, no_color=no_color)
+                    listing(items, as_json=False, no_color=no_color, empty=not more)
+                if more and live is None:
+                    console.err(f"start: {more}")
+                if live is None and not as_json:
                     console.out()
                 sys.stdout.flush()
             time.sleep(boarddb.POLL * 2)
+
+
+def nested(items: Sequence[Item]) -> list[tuple[int, Item]]:
+    """The items in a tree's order, each with its depth: every item under its parent (one not
+    among `items` is a root), siblings by priority, then age. Iterative, and each item once, so
+    neither a deep chain nor a loop of parents (which the board refuses) can break it."""
+    known = {item.id for item in items}
+    children: dict[str | None, list[Item]] = {}
+    for item in items:
+        parent = item.parent if item.parent in known else None
+        children.setdefault(parent, []).append(item)
+    for siblings in children.values():
+        siblings.sort(key=lambda item: (item.priority, board.number(item.id)))
+    order: list[tuple[int, Item]] = []
+    seen: set[str] = set()
+    stack = [(0, item) for item in reversed(children.get(None, []))]
+    while stack:
+        depth, item = stack.pop()
+        if item.id in seen:
+            continue
+        seen.add(item.id)
+        order.append((depth, item))
+        stack += [(depth + 1, child) for child in reversed(children.get(item.id, []))]
+    # An item in a loop of parents has no root: each is shown at the top.
+    order += [(0, item) for item in items if item.id not in seen]
+    return order
+
+
+def tree_rows(order: Sequence[tuple[int, Item]], shown: set[str]) -> list[list[console.Part]]:
+    """The rows of `start board tree`: the id under its parent's with the lines of a tree, its
+    priority, status (with an epic's progress) and title; an item not in `shown` is there only
+    as the parent of some that are, and is dimmed."""
+    later = _later_siblings(order)
+    found: list[list[console.Part]] = []
+    going: list[bool] = []  # for each depth, whether its line goes on below this row
+    for index, (depth, item) in enumerate(order):
+        del going[depth:]
+        lead = "".join("│  " if on else "   " for on in going[1:])
+        if depth:
+            lead += "├─ " if later[index] else "└─ "
+        going.append(later[index])
+        status = item.status + (" (blocked)" if item.blocked else "")
+        status += " (archived)" if item.archived is not None else ""
+        status += f" ({progress(item)})" if item.children else ""
+        style = _STYLE.get(item.status, "yellow" if item.blocked else "")
+        style = "dim" if item.id not in shown else style
+        found.append(
+            [
+                lead + item.id,
+                f"P{item.priority}",
+                Styled(status, style),
+                console.printable(item.title),
+            ]
+        )
+    return found
+
+
+def _later_siblings(order: Sequence[tuple[int, Item]]) -> list[bool]:
+    """For each item of a tree's order, whether a sibling comes after it: in one pass from the
+    end, where an item at a depth forgets what was seen deeper (another parent's)."""
+    later = [False] * len(order)
+    seen: list[bool] = []
+    for index in reversed(range(len(order))):
+        depth = order[index][0]
+        del seen[depth + 1 :]
+        seen += [False] * (depth + 1 - len(seen))
+        later[index] = seen[depth]
+        seen[depth] = True
+    return later
+
+
+def tree_data(order: Sequence[tuple[int, Item]]) -> list[dict[str, Any]]:
+    """The tree as JSON: each item's row (board.row_data) with its `children`, nested."""
+    roots: list[dict[str, Any]] = []
+    path: list[dict[str, Any]] = []
+    for depth, item in order:
+        data = board.row_data(item) | {"children": []}
+        del path[depth:]
+        (path[-1]["children"] if path else roots).append(data)
+        path.append(data)
+    return roots
 
 
 def describe(ask: Ask) -> str:
@@ -207,10 +310,20 @@ def item_page(
     page.line(Styled("──── history ────", "bold"))
     for event in events:
         # (an earlier release wrote a person's claim with pid=None)
-        detail = ", ".join(f"{k}={v}" for k, v in event.detail.items() if v is not None)
+        detail = ", ".join(f"{k}={_value(v)}" for k, v in event.detail.items() if v is not None)
         said = console.printable(f"{event.actor} {event.op} {detail}".rstrip())
         page.row([console.local_time(event.at, seconds=True), said], [19], indent=2, gaps=[2])
     page.show(no_color=no_color)
+
+
+def _value(value: Any) -> str:
+    """A value of an event's detail as a person reads it: a list as its items with commas
+    between (`item-1, item-2`, `[]` when empty), an object as JSON, anything else as it is."""
+    if isinstance(value, list):
+        return ", ".join(map(_value, value)) if value else "[]"
+    if isinstance(value, dict):
+        return json.dumps(inputs.readable(value), ensure_ascii=False)
+    return str(value)
 
 
 def reporter(*, no_color: bool, quiet: bool) -> Callable[[Report], None]:

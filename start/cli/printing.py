@@ -46,7 +46,7 @@ def following(
     if not options.quiet and console.is_tty(sys.stderr):
         from start.ui.display import Board
 
-        with Board([p.plan.agent.name for p in each]) as board:
+        with Board([p.plan.agent.name for p in each], no_color=options.no_color) as board:
             yield board.update
         return
     yield None

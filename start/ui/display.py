@@ -61,11 +61,18 @@ def _width(stream: IO[str]) -> int:
 
 
 def rich_console(
-    stream: IO[str], *, no_color: bool = False, width: int | None = None, color: bool | None = None
+    stream: IO[str],
+    *,
+    no_color: bool = False,
+    width: int | None = None,
+    color: bool | None = None,
+    terminal: bool | None = None,
 ) -> Console:
     """A rich Console made per run, so NO_COLOR and test capture work; prompts hold [brackets].
 
-    With colour off, rich writes no SGR at all, not even bold.
+    With colour off, rich writes no SGR at all, not even bold. `terminal`: whether the stream
+    is a terminal to draw on in place (a live view, which rich draws only at its end on what
+    it takes for no terminal); by default, whether colour is on.
     """
     from rich.console import Console
 
@@ -79,7 +86,7 @@ def rich_console(
         emoji=False,
         highlight=False,
         color_system=system,
-        force_terminal=color,
+        force_terminal=color if terminal is None else terminal,
         width=width or _width(stream),
         soft_wrap=False,
     )
@@ -311,7 +318,8 @@ class LivePage:
     def __enter__(self) -> LivePage:
         from rich.live import Live
 
-        console = rich_console(sys.stdout, no_color=self.no_color)
+        # On a terminal (the caller's check), drawn in place with colour or without.
+        console = rich_console(sys.stdout, no_color=self.no_color, terminal=True)
         self.live = Live(console=console, auto_refresh=False, vertical_overflow="visible")
         self.live.start()
         return self
@@ -332,9 +340,11 @@ class Board:
         stream: IO[str] | None = None,
         *,
         progress: Progress | None = None,
+        no_color: bool = False,
     ) -> None:
         from start.ui.progress import Progress
 
+        self.no_color = no_color
         self.stream = stream if stream is not None else sys.stderr
         self.progress = progress if progress is not None else Progress(names)
         self.live: Any = None
@@ -361,7 +371,8 @@ class Board:
 
         self.live = Live(
             get_renderable=self.render,
-            console=rich_console(self.stream),
+            # Shown only on a terminal (the caller's check): drawn in place, coloured or not.
+            console=rich_console(self.stream, no_color=self.no_color, terminal=True),
             refresh_per_second=4,
             transient=True,
         )

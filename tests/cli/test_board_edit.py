@@ -74,7 +74,7 @@ def test_update_changes_the_title_and_what_the_item_runs(config: Path) -> None:
     shown = ok("board", "show", "1").stdout
     assert "runs        task review, agent codex, model o3, permissions edit\n" in shown
     assert (
-        "update run={'agent': 'codex', 'model': 'o3', 'permissions': 'edit', 'task': 'review'}\n"
+        'update run={"agent": "codex", "model": "o3", "permissions": "edit", "task": "review"}\n'
         in shown
     )
 

@@ -344,6 +344,7 @@ SHOWN = {
     "board reassign": "directory quiet debug json no_color",
     "board run": "directory quiet debug json no_color no_project",
     "board show": "directory debug json no_color",
+    "board tree": "directory debug json no_color",
     "board unarchive": "directory quiet debug json no_color",
     "board update": "quiet debug json no_color no_project",
     "board watch": "directory quiet debug json no_color",
