@@ -166,7 +166,7 @@ board_items.register(board_)
 @board_.command(
     examples=[
         (
-            "One item: its dependencies, its run, its answer and its history",
+            "One item: its dependencies, its run, its comments, its answer and its history",
             "start board show item-3",
         ),
         ("The same as data", "start board show 3 --json"),
@@ -176,12 +176,13 @@ board_items.register(board_)
 @item_id()
 @common_options(DIRECTORY)
 def show(id_: str) -> int:
-    """Show one item whole: why it waits, who holds it, what it runs, its answer, its history,
-    and the items that are part of it."""
+    """Show one item whole: why it waits, who holds it, what it runs, its comments, its answer,
+    its history, and the items that are part of it."""
     options = get_options()
     with open_board() as opened:
         item = opened.get(id_)
         events = opened.events(id_)
+        comments = opened.comments(id_)
         waited: list[Item] = []
         if item.blocked_by:
             waited, _ = opened.items(Filter(ids=item.blocked_by, archived=None))
@@ -192,13 +193,16 @@ def show(id_: str) -> int:
         data = board.item_data(item)
         events_data = [dict(zip(e._fields, e, strict=True)) for e in events]
         data["events"] = inputs.readable(events_data, inputs.METADATA_DEPTH + 3)
+        data["comments"] = [board.comment_data(found) for found in comments]
         console.print_json(data)
         return ExitCode.OK
     statuses = {
         found.id: found.status + (", archived" if found.archived is not None else "")
         for found in waited
     }
-    board_views.item_page(item, events, statuses, children, no_color=options.no_color)
+    board_views.item_page(
+        item, events, statuses, children, comments=comments, no_color=options.no_color
+    )
     return ExitCode.OK
 
 
