@@ -41,6 +41,10 @@ WATCH: Final = "board_tasks_watch"
 # How many rows a listing returns unless asked for fewer, and at most.
 LISTED: Final = 50
 MOST_LISTED: Final = 200
+# The comments board_tasks_get returns: the latest, each cut to so many characters (the rest
+# is in `start board show`), so that an item of many long comments stays one bounded result.
+COMMENTS_GIVEN: Final = 20
+COMMENT_CHARACTERS: Final = 4000
 
 # Each argument's rule is start.base.inputs', as the command line's is.
 _ID: Final = inputs.ITEM_ID_SCHEMA
@@ -117,6 +121,7 @@ INPUTS: Final[Mapping[str, dict[str, Any]]] = {
             "metadata": _METADATA,
             "answer": {**_TEXT, "description": "With status completed: the result."},
             "reason": {**_TEXT, "description": "With status failed: why."},
+            "comment": {**_TEXT, "minLength": 1, "description": "A note to append; any item."},
         },
         "id",
     ),
@@ -149,7 +154,10 @@ DESCRIPTIONS: Final[Mapping[str, str]] = {
         "an item is blocked, priority, labels, parent), oldest first. ready=true: what can be "
         "claimed now, by priority (0 first), then age."
     ),
-    GET: "One item whole: description, metadata, what it runs, its answer or why it failed.",
+    GET: (
+        "One item whole: description, metadata, what it runs, its answer or why it failed, and "
+        "its latest comments (comments_total counts all)."
+    ),
     CLAIM: (
         "Claim an item before working on it: atomic, so two agents never both get it. Refused "
         "when it is blocked, finished or another's. The claim lasts while this session does."
@@ -158,7 +166,8 @@ DESCRIPTIONS: Final[Mapping[str, str]] = {
         "Change an item you hold (or a pending one): status completed with an answer when done, "
         "failed with a reason, pending to let it go; title, description, blocked_by, and metadata "
         "(merged). An item cannot complete while blocked; a reassigned item refuses you, and "
-        "so does one that runs above the level the user lets agents run at."
+        "so does one that runs above the level the user lets agents run at. A comment alone "
+        "goes on any item."
     ),
     WATCH: (
         "Wait until an item is completed or failed, for at most wait_seconds; returns "
@@ -194,6 +203,7 @@ class Tools:
 
         item = board.item_schema()
         outputs = {
+            GET: _with_comments(item),
             LIST: {
                 "type": "object",
                 "properties": {
@@ -271,7 +281,7 @@ class Tools:
             elif name == LIST:
                 return self._list(opened, arguments)
             elif name == GET:
-                item = opened.get(arguments["id"])
+                return _with_comments_data(opened, arguments["id"])
             elif name == CLAIM:
                 item = opened.claim(arguments["id"], me)
                 self.epochs[item.id] = item.epoch
@@ -287,7 +297,13 @@ class Tools:
                     title=arguments.get("title"),
                 )
                 id_ = board.item_id(board.number(arguments["id"]))
-                item = opened.update(id_, me, change, self.epochs.get(id_))
+                # A comment changes nothing that runs: any session puts one on any item. With
+                # other fields, those are held to the rules first, and a refusal keeps it out.
+                if change != Change() or "comment" not in arguments:
+                    opened.update(id_, me, change, self.epochs.get(id_))
+                if "comment" in arguments:
+                    opened.comment(id_, me, arguments["comment"])
+                item = opened.get(id_)
         return board.item_data(item)
 
     def _run(self, arguments: Mapping[str, Any]) -> Ask | None:
@@ -366,6 +382,40 @@ class Tools:
         finally:
             opened.close()
         return {"done": item.status in FINISHED, "item": board.item_data(item)}
+
+
+def _with_comments(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema of board_tasks_get's result: the item, its latest comments, and their count."""
+    comment = {
+        "type": "object",
+        "properties": {key: {"type": "string"} for key in ("at", "author", "text")},
+        "required": ["at", "author", "text"],
+    }
+    return {
+        **item,
+        "properties": {
+            **item["properties"],
+            "comments": {"type": "array", "items": comment},
+            "comments_total": {"type": "integer"},
+        },
+        "required": [*item["required"], "comments", "comments_total"],
+    }
+
+
+def _with_comments_data(opened: Any, id_: str) -> dict[str, Any]:
+    """An item as board_tasks_get gives it: whole, with its latest COMMENTS_GIVEN comments (the
+    oldest first), each cut to COMMENT_CHARACTERS, and how many it has."""
+    data = board.item_data(opened.get(id_))
+    comments = opened.comments(id_)
+    given = []
+    for comment in comments[-COMMENTS_GIVEN:]:
+        shown = board.comment_data(comment)
+        text = shown["text"]
+        if len(text) > COMMENT_CHARACTERS:
+            more = len(text) - COMMENT_CHARACTERS
+            shown["text"] = f"{text[:COMMENT_CHARACTERS]}… [{more:,} more characters]"
+        given.append(shown)
+    return {**data, "comments": given, "comments_total": len(comments)}
 
 
 def _client(ctx: Any) -> str | None:
