@@ -118,7 +118,12 @@ class Board:
         """The items that match, in the order they were made (`newest`: the latest changed
         first; `by_priority`: the highest priority first, then the oldest, as claims take
         them), at most `limit` of them; and how many match in all."""
-        clause, values = rows.where(found)
+        matched = None
+        if found.search is not None:
+            from start.board import search
+
+            matched = search.matching(self.connection, found.search)
+        clause, values = rows.where(found, matched)
         # The latest change first: `updated`, and within its second the item's latest event.
         latest = "(SELECT max(e.seq) FROM events e WHERE e.item = i.seq) DESC"
         order = f"i.updated DESC, {latest}" if newest else "seq"

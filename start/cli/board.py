@@ -48,13 +48,24 @@ def shown(
     all_: bool,
     labels: tuple[str, ...] = (),
     parent: str | None = None,
+    search: str | None = None,
 ) -> Filter:
     """Which items a listing shows: those of `statuses` (default: the open ones; with `all_`,
-    every one), archived ones only with `all_`; with every one of `labels`; of `parent`."""
+    every one), archived ones only with `all_`; with every one of `labels`; of `parent`; with
+    every word of `search`."""
     if not statuses and not ready and not all_:
         statuses = OPEN
     archived = None if all_ else False
-    return Filter(statuses, assignee, None, ready, archived=archived, labels=labels, parent=parent)
+    return Filter(
+        statuses,
+        assignee,
+        None,
+        ready,
+        archived=archived,
+        labels=labels,
+        parent=parent,
+        search=search,
+    )
 
 
 @group(
@@ -64,6 +75,7 @@ def shown(
         ("Every item, finished and archived ones too", "start board --all --limit 0"),
         ("What can be claimed now, the highest priority first", "start board --ready"),
         ("The open bugs of the epic item-1", "start board --label bug --parent 1"),
+        ("Every item that mentions a login crash", 'start board --search "login crash" --all'),
         (
             "A plan, then its implementation by another agent",
             'start board add "Plan" --prompt "Plan the retry fix" -a claude',
@@ -103,6 +115,13 @@ def shown(
     shell_complete=completer("complete_items"),
 )
 @click.option(
+    "--search",
+    metavar="TEXT",
+    type=TEXT,
+    help="Only items with each word of TEXT in the title, description or a comment (as a "
+    "word's start: fix finds fixes).",
+)
+@click.option(
     "--all", "all_", is_flag=True, help="Completed and archived items too (archived ones marked)."
 )
 @click.option(
@@ -123,6 +142,7 @@ def board_(
     assignee: str | None,
     labels: tuple[str, ...],
     parent: str | None,
+    search: str | None,
     all_: bool,
     limit: int,
     watch: bool,
@@ -137,7 +157,7 @@ def board_(
     if ctx.invoked_subcommand is not None:
         return ExitCode.OK
     options = get_options()
-    found = shown(statuses, assignee, ready, all_=all_, labels=labels, parent=parent)
+    found = shown(statuses, assignee, ready, all_=all_, labels=labels, parent=parent, search=search)
     most = limit or None
     with open_board() as opened:
         if watch:
@@ -151,7 +171,10 @@ def board_(
             hidden = opened.items(wider, limit=0)[1] - total
         root = opened.root
     more = [hint for hint, left in (("--all", hidden), ("--limit N", total - len(items))) if left]
-    board_views.listing(items, as_json=options.json, no_color=options.no_color, empty=not more)
+    empty = not more and search is None
+    board_views.listing(items, as_json=options.json, no_color=options.no_color, empty=empty)
+    if search is not None and not items and not more and not options.json:
+        console.err(f"No item has each word of {inputs.quoted(search)}")
     if more:
         console.err(f"start: {hidden + total - len(items)} more: {', or '.join(more)}")
     if not options.json and not options.quiet:
