@@ -129,3 +129,16 @@ def test_anyone_comments_on_a_held_finished_or_archived_item(project: Path) -> N
     assert (held["status"], held["assignee"], held["epoch"]) == ("in_progress", "alice", 1)
     assert [c["author"] for c in held["comments"]] == ["bob"]
     assert shown(project, "2")["comments"][0]["text"] == "a note"
+
+
+def test_the_shell_completes_every_id_for_comment(project: Path) -> None:
+    start(project, "board", "add", "Plan")
+    start(project, "board", "add", "Done one")
+    start(project, "board", "done", "2")
+    env = {"_START_COMPLETE": "zsh_complete", "COMP_WORDS": "start board comment ",
+           "COMP_CWORD": "3"}  # fmt: skip
+    lines = start(project, env=env).stdout.splitlines()
+    assert [f"{lines[n + 1]} {lines[n + 2]}" for n in range(0, len(lines), 3)] == [
+        "item-1 pending: Plan",
+        "item-2 completed: Done one",
+    ]
