@@ -37,6 +37,17 @@ _STAMPS: Final = (
     "|| COALESCE((SELECT max(e.seq) FROM events e WHERE e.item = i.seq), 0) || ' ' "
     "|| COALESCE((SELECT max(c.seq) FROM comments c WHERE c.item = i.seq), 0) FROM items i"
 )
+# The board's stamp: what changes whenever any item's text may have (an item made, an event, a
+# comment, a later `updated`), each read at an index's end; kept in the index's row 0 (no
+# item's number) as of its last indexing, so that a search of a board that did not change
+# since reads no item's stamp.
+_BOARD: Final = 0
+_BOARD_STAMP: Final = (
+    "SELECT COALESCE((SELECT max(seq) FROM items), 0) || ' ' "
+    "|| COALESCE((SELECT max(seq) FROM events), 0) || ' ' "
+    "|| COALESCE((SELECT max(seq) FROM comments), 0) || ' ' "
+    "|| COALESCE((SELECT max(updated) FROM items), '')"
+)
 # A word, as FTS5's unicode61 reads one for words of letters and digits: a run of them.
 _WORD: Final = re.compile(r"[^\W_]+")
 # How many items one statement indexes at once.
@@ -92,14 +103,13 @@ def _scanned(connection: sqlite3.Connection, found: Sequence[str]) -> list[int]:
 def index(connection: sqlite3.Connection) -> int:
     """Make the index if it is missing, and index each item whose stamp is not the one indexed;
     how many were. sqlite3.OperationalError (no such module) when this SQLite has no FTS5."""
-    if (
-        connection.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (INDEX,)).fetchone()
-        is None
-    ):
+    made = connection.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (INDEX,)).fetchone()
+    if made is None:
         with sqlite.writing(connection):
             connection.execute(_MADE)
-    if not _stale(connection):  # a read: no write, and no change another watcher would see
-        return 0
+    kept = connection.execute(f"SELECT stamp FROM {INDEX} WHERE rowid = {_BOARD}").fetchone()
+    if kept is not None and kept[0] == _board_stamp(connection):
+        return 0  # reads only: no write, and no change another watcher would see
     with sqlite.writing(connection):
         stale = _stale(connection)  # as it is now that no other writes
         for start in range(0, len(stale), _BATCH):
@@ -109,12 +119,23 @@ def index(connection: sqlite3.Connection) -> int:
                 f"INSERT INTO {INDEX} (rowid, body, stamp) VALUES (?, ?, ?)",
                 [(seq, body, batch[seq]) for seq, body in _bodies(connection, list(batch))],
             )
+        connection.execute(f"DELETE FROM {INDEX} WHERE rowid = {_BOARD}")
+        connection.execute(
+            f"INSERT INTO {INDEX} (rowid, body, stamp) VALUES ({_BOARD}, '', ?)",
+            (_board_stamp(connection),),
+        )
     return len(stale)
+
+
+def _board_stamp(connection: sqlite3.Connection) -> str:
+    found: str | None = connection.execute(_BOARD_STAMP).fetchone()[0]
+    return found or ""  # an empty board
 
 
 def _stale(connection: sqlite3.Connection) -> list[tuple[int, str]]:
     """The items whose stamp is not the one indexed, each with its stamp now."""
-    kept = dict(connection.execute(f"SELECT rowid, stamp FROM {INDEX}").fetchall())
+    indexed = connection.execute(f"SELECT rowid, stamp FROM {INDEX} WHERE rowid <> {_BOARD}")
+    kept = dict(indexed.fetchall())
     stamps = connection.execute(_STAMPS).fetchall()
     return [(seq, stamp) for seq, stamp in stamps if kept.get(seq) != stamp]
 

@@ -181,3 +181,10 @@ def test_a_search_of_10000_items_stays_fast(opened: Board) -> None:
     opened.comment("3", BOB, "a cache crash")
     assert search.index(opened.connection) == 1  # that item, and it alone
     assert both(opened, "crash cache") == sorted([3, *found])
+    # Up to date, a search reads the board's stamp, not each item's, and no item's text.
+    statements: list[str] = []
+    opened.connection.set_trace_callback(statements.append)
+    assert search.matching(opened.connection, "crash cache") == sorted([3, *found])
+    opened.connection.set_trace_callback(None)
+    read = [s for s in statements if "FROM items i" in s or "FROM comments " in s]
+    assert read == [] and any(s.startswith("SELECT rowid FROM search_index") for s in statements)
