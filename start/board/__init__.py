@@ -369,6 +369,13 @@ def item_data(item: Item) -> dict[str, Any]:
     return result
 
 
+def comment_data(comment: Record) -> dict[str, Any]:
+    """A comment (start.board.store.Comment) as JSON data (`show --json`, `board_tasks_get`):
+    valid Unicode whatever the store kept."""
+    found: dict[str, Any] = readable(dict(zip(comment._fields, comment, strict=True)))
+    return found
+
+
 # The fields of a listing's row: small enough for a list of many items, and the rest by id.
 ROW: Final = (
     "id", "title", "status", "assignee", "blocked_by", "blocked", "archived", "priority", "labels",

@@ -10,7 +10,7 @@ read and write of the board converts it by its annotation (KINDS).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from start.base import sqlite
@@ -165,15 +165,22 @@ class Filter(Record):
     parent: str | None = None  # only the children of this item
     waiting_on: str | None = None  # only the items that wait on this one
     within: str | None = None  # only this item and the items part of it, at any depth
+    # Only the items in whose title, description or comments each word of this begins a word
+    # (start.board.search, which Board.items asks for the items that match).
+    search: str | None = None
 
 
 EVERY: Final = Filter()
 
 
-def where(found: Filter) -> tuple[str, list[Any]]:
-    """The WHERE clause (with its leading space) of a listing, and its values."""
+def where(found: Filter, matched: Sequence[int] | None = None) -> tuple[str, list[Any]]:
+    """The WHERE clause (with its leading space) of a listing, and its values; `matched`: the
+    numbers of the items its search matches (None: it has none, or it matches every item)."""
     clauses: list[str] = []
     values: list[Any] = []
+    if matched is not None:
+        clauses.append("i.seq IN (SELECT value FROM json_each(?))")
+        values.append(json.dumps(list(matched)))
     statuses = list(found.statuses)
     if found.ready:
         statuses = [PENDING] if not statuses or PENDING in statuses else ["-"]

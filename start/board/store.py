@@ -122,7 +122,12 @@ class Board:
 
         `after` is a page's key (rows.key): only the items that come after it in the order,
         whatever was made or changed since (newest, whose key changes, has none)."""
-        clause, values = rows.where(found)
+        matched = None
+        if found.search is not None:
+            from start.board import search
+
+            matched = search.matching(self.connection, found.search)
+        clause, values = rows.where(found, matched)
         counted, counted_values = clause, values
         # The latest change first: `updated`, and within its second the item's latest event.
         latest = "(SELECT max(e.seq) FROM events e WHERE e.item = i.seq) DESC"

@@ -51,13 +51,24 @@ def shown(
     all_: bool,
     labels: tuple[str, ...] = (),
     parent: str | None = None,
+    search: str | None = None,
 ) -> Filter:
     """Which items a listing shows: those of `statuses` (default: the open ones; with `all_`,
-    every one), archived ones only with `all_`; with every one of `labels`; of `parent`."""
+    every one), archived ones only with `all_`; with every one of `labels`; of `parent`; with
+    every word of `search`."""
     if not statuses and not ready and not all_:
         statuses = OPEN
     archived = None if all_ else False
-    return Filter(statuses, assignee, None, ready, archived=archived, labels=labels, parent=parent)
+    return Filter(
+        statuses,
+        assignee,
+        None,
+        ready,
+        archived=archived,
+        labels=labels,
+        parent=parent,
+        search=search,
+    )
 
 
 @group(
@@ -67,6 +78,7 @@ def shown(
         ("Every item, finished and archived ones too", "start board --all --limit 0"),
         ("What can be claimed now, the highest priority first", "start board --ready"),
         ("The open bugs of the epic item-1", "start board --label bug --parent 1"),
+        ("Every item that mentions a login crash", 'start board --search "login crash" --all'),
         (
             "A plan, then its implementation by another agent",
             'start board add "Plan" --prompt "Plan the retry fix" -a claude',
@@ -106,6 +118,13 @@ def shown(
     shell_complete=completer("complete_items"),
 )
 @click.option(
+    "--search",
+    metavar="TEXT",
+    type=TEXT,
+    help="Only items with each word of TEXT in the title, description or a comment (as a "
+    "word's start: fix finds fixes).",
+)
+@click.option(
     "--all", "all_", is_flag=True, help="Completed and archived items too (archived ones marked)."
 )
 @click.option(
@@ -126,6 +145,7 @@ def board_(
     assignee: str | None,
     labels: tuple[str, ...],
     parent: str | None,
+    search: str | None,
     all_: bool,
     limit: int,
     watch: bool,
@@ -140,7 +160,7 @@ def board_(
     if ctx.invoked_subcommand is not None:
         return ExitCode.OK
     options = get_options()
-    found = shown(statuses, assignee, ready, all_=all_, labels=labels, parent=parent)
+    found = shown(statuses, assignee, ready, all_=all_, labels=labels, parent=parent, search=search)
     most = limit or None
     # What --all would show besides: the same statuses, archived items too.
     wider = None if all_ else found._replace(statuses=statuses, archived=None)
@@ -152,7 +172,10 @@ def board_(
         items, total = opened.items(found, most, newest=not ready, by_priority=ready)
         more = board_views.left_out(opened, wider, len(items), total)
         root = opened.root
-    board_views.listing(items, as_json=options.json, no_color=options.no_color, empty=not more)
+    empty = not more and search is None
+    board_views.listing(items, as_json=options.json, no_color=options.no_color, empty=empty)
+    if search is not None and not items and not more and not options.json:
+        console.err(f"No item has each word of {inputs.quoted(search)}")
     if more:
         console.err(f"start: {more}")
     if not options.json and not options.quiet:
@@ -167,7 +190,7 @@ board_items.register(board_)
 @board_.command(
     examples=[
         (
-            "One item: its dependencies, its run, its answer and its history",
+            "One item: its dependencies, its run, its comments, its answer and its history",
             "start board show item-3",
         ),
         ("The same as data", "start board show 3 --json"),
@@ -177,12 +200,13 @@ board_items.register(board_)
 @item_id()
 @common_options(DIRECTORY)
 def show(id_: str) -> int:
-    """Show one item whole: why it waits, who holds it, what it runs, its answer, its history,
-    and the items that are part of it."""
+    """Show one item whole: why it waits, who holds it, what it runs, its comments, its answer,
+    its history, and the items that are part of it."""
     options = get_options()
     with open_board() as opened:
         item = opened.get(id_)
         events = opened.events(id_)
+        comments = opened.comments(id_)
         waited: list[Item] = []
         if item.blocked_by:
             waited, _ = opened.items(Filter(ids=item.blocked_by, archived=None))
@@ -193,13 +217,16 @@ def show(id_: str) -> int:
         data = board.item_data(item)
         events_data = [dict(zip(e._fields, e, strict=True)) for e in events]
         data["events"] = inputs.readable(events_data, inputs.METADATA_DEPTH + 3)
+        data["comments"] = [board.comment_data(found) for found in comments]
         console.print_json(data)
         return ExitCode.OK
     statuses = {
         found.id: found.status + (", archived" if found.archived is not None else "")
         for found in waited
     }
-    board_views.item_page(item, events, statuses, children, no_color=options.no_color)
+    board_views.item_page(
+        item, events, statuses, children, comments=comments, no_color=options.no_color
+    )
     return ExitCode.OK
 
 

@@ -22,11 +22,12 @@ from start.cli.board_options import (
     metadata,
     open_board,
     person,
+    read_text,
     structure_options,
 )
 from start.cli.board_options import description as read_description
 from start.cli.commands import Choice, command, group
-from start.cli.inputs import ITEM_ID, LABEL, TEXT, TITLE
+from start.cli.inputs import COMMENT, ITEM_ID, LABEL, TEXT, TITLE
 from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, F, common_options, completer
 from start.cli.state import get_options
 from start.config import schema
@@ -623,11 +624,49 @@ def dep_rm(id_: str, blockers: tuple[str, ...], epoch: int | None, name: str | N
     return _told(item, _waits(item))
 
 
+@command(
+    examples=[
+        ("A note on item 3, for people and agents", 'start board comment 3 "Repro: run it twice"'),
+        ("A longer one, from a command's output", "git log -3 | start board comment 3 -"),
+        ("From a file", "start board comment 3 --file notes.md --as ci"),
+    ],
+    epilog=epilog(OK, USAGE, NO_ITEM),
+)
+@item_id()
+@click.argument("text", metavar="TEXT", type=COMMENT, required=False)
+@click.option(
+    "--file",
+    metavar="FILE",
+    help="The comment: the text of FILE (TEXT - reads stdin).",
+)
+@as_option
+@common_options(DIRECTORY, QUIET)
+def comment(id_: str, text: str | None, file: str | None, name: str | None) -> int:
+    """Add a comment to an item: kept with its author and time, never changed, shown by show.
+
+    Anyone may comment on any item, held, finished or archived: a comment changes nothing the
+    item runs, and never reaches its run. TEXT - reads the comment from stdin.
+    """
+    if text is None and file is None:
+        raise UsageError("give the comment: TEXT (- reads stdin) or --file FILE")
+    said = read_text(text, file, ("TEXT", "--file"), least=1)
+    assert said is not None
+    options = get_options()
+    with open_board() as opened:
+        kept = opened.comment(id_, person(name), said)
+    id_ = board.item_id(board.number(id_))
+    if options.json:
+        console.print_json({"item": id_, **board.comment_data(kept)})
+    elif not options.quiet:
+        console.err(f"start: {id_}: comment added by {kept.author}")
+    return ExitCode.OK
+
+
 def _waits(item: Item) -> str:
     return f"waits for {', '.join(item.blocked_by)}" if item.blocked_by else "waits for nothing"
 
 
 def register(group_: click.Group) -> None:
     """Add the commands that make and change items to the `board` group."""
-    for each in (add, claim, update, done, fail, reassign, dep):
+    for each in (add, claim, update, done, fail, reassign, comment, dep):
         group_.add_command(each)

@@ -136,12 +136,20 @@ def description_file_option(function: F) -> F:
 
 def description(given: str | None, file: str | None) -> str | None:
     """The description `-d TEXT` gives, or `-d -` (stdin, to its end) or `--description-file
-    FILE` (a file): text longer than a command line's argument may be (128 KiB), up to the
-    description's limit, with bytes that are not UTF-8 as U+FFFD."""
+    FILE` (a file): `read_text`'s."""
+    return read_text(given, file, ("-d", "--description-file"))
+
+
+def read_text(
+    given: str | None, file: str | None, flags: tuple[str, str], *, least: int = 0
+) -> str | None:
+    """The text `given` on the command line, or `-` (stdin, to its end) or a FILE (`flags`: the
+    names of the two, for the errors): text longer than a command line's argument may be (128
+    KiB), of `least` characters up to the text's limit, with bytes that are not UTF-8 as U+FFFD."""
     from start.base import fs
 
     if file is not None and given is not None:
-        raise UsageError("give -d or --description-file, not both")
+        raise UsageError(f"give {flags[0]} or {flags[1]}, not both")
     if file is None and given != "-":
         return given
     # Up to four bytes a character: enough bytes for the longest text the limit allows, and one.
@@ -150,12 +158,12 @@ def description(given: str | None, file: str | None) -> str | None:
         import sys
 
         data = sys.stdin.buffer.read(most)
-        where = "-d - (stdin)"
+        where = f"{flags[0]} - (stdin)"
     else:
         data = fs.read(file, most).data
-        where = f"--description-file {file}"
+        where = f"{flags[1]} {file}"
     try:
-        return inputs.text(fs.text(data), inputs.TEXT_LIMIT)
+        return inputs.text(fs.text(data), inputs.TEXT_LIMIT, least=least)
     except inputs.InputError as error:
         raise UsageError(f"{where}: {error}") from None
 

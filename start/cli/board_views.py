@@ -17,7 +17,7 @@ from start.ui.console import Styled
 if TYPE_CHECKING:
     from start.board.rows import Filter
     from start.board.runner import Report
-    from start.board.store import Board, Event
+    from start.board.store import Board, Comment, Event
     from start.ui.status import StatusLine
 
 HEADERS = ("id", "pri", "status", "title", "assignee", "blocked by")
@@ -249,10 +249,11 @@ def item_page(
     statuses: Mapping[str, str],
     children: Sequence[Item] = (),
     *,
+    comments: Sequence[Comment] = (),
     no_color: bool,
 ) -> None:
-    """One item whole on stdout; `statuses` has the status of each item it waits on, and
-    `children` are the items that are part of it."""
+    """One item whole on stdout; `statuses` has the status of each item it waits on,
+    `children` are the items that are part of it, and `comments` its comments, oldest first."""
     from start.ui import display
 
     page = display.Page()
@@ -300,12 +301,26 @@ def item_page(
         for child, status in zip(children, statuses_, strict=True):
             cells = [child.id, f"P{child.priority}", status, console.printable(child.title)]
             page.row(cells, widths, indent=2, gaps=[2, 2, 2])
-    for title, text in (("description", item.description), ("answer", item.answer or "")):
-        if text:
-            page.blank()
-            page.line(Styled(f"──── {title} ────", "bold"))
-            for line in console.printable(text.rstrip("\n"), multiline=True).split("\n"):
-                page.line(line)
+
+    def text_block(text: str, indent: str = "") -> None:
+        for line in console.printable(text.rstrip("\n"), multiline=True).split("\n"):
+            page.line(indent + line)
+
+    if item.description:
+        page.blank()
+        page.line(Styled("──── description ────", "bold"))
+        text_block(item.description)
+    if comments:
+        page.blank()
+        page.line(Styled("──── comments ────", "bold"))
+        for note in comments:
+            when = console.local_time(note.at, seconds=True)
+            page.line(f"  {when}  ", Styled(console.printable(note.author), "bold"))
+            text_block(note.text, "    ")
+    if item.answer:
+        page.blank()
+        page.line(Styled("──── answer ────", "bold"))
+        text_block(item.answer)
     page.blank()
     page.line(Styled("──── history ────", "bold"))
     for event in events:

@@ -290,7 +290,8 @@ def complete_items(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     """The ids of this project's board items, each with its status and title: for `claim`, the
-    ready ones; for `show`, every one; elsewhere, those not completed (what can still change).
+    ready ones; for `show` and `comment` (a finished item takes comments too), every one;
+    elsewhere, those not completed (what can still change).
     The board is read as it is (no claim is released while completing)."""
     from start.board import COMPLETED, STATUSES
     from start.board import file as boardfile
@@ -305,7 +306,7 @@ def complete_items(
     found = Filter()
     if ctx.command.name == "claim":
         found = Filter(ready=True)
-    elif ctx.command.name != "show":
+    elif ctx.command.name not in ("show", "comment"):
         found = Filter(tuple(status for status in STATUSES if status != COMPLETED))
     try:
         items, _ = opened.items(found)

@@ -63,6 +63,8 @@ def _title(value: str) -> str:
 
 TITLE = _Rule(_title, "TITLE")
 TEXT = _Rule(_text(inputs.TEXT_LIMIT, 0), "TEXT")
+# A comment: text of one character at least (`-` reads stdin).
+COMMENT = _Rule(_text(inputs.TEXT_LIMIT, 1), "TEXT")
 
 
 def count(least: int = 1, most: int = inputs.MOST) -> _Rule:

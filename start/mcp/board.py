@@ -56,6 +56,10 @@ MOST_LISTED: Final = 200
 _LISTING: Final = ("status", "assignee", "blocked", "ready", "label")
 # A cursor's version: a cursor of another one is refused as not one of ours.
 _CURSOR: Final = "1"
+# The comments board_tasks_get returns: the latest, each cut to so many characters (the rest
+# is in `start board show`), so that an item of many long comments stays one bounded result.
+COMMENTS_GIVEN: Final = 20
+COMMENT_CHARACTERS: Final = 4000
 
 # Each argument's rule is start.base.inputs', as the command line's is.
 _ID: Final = inputs.ITEM_ID_SCHEMA
@@ -142,6 +146,7 @@ INPUTS: Final[Mapping[str, dict[str, Any]]] = {
             "metadata": _METADATA,
             "answer": {**_TEXT, "description": "With status completed: the result."},
             "reason": {**_TEXT, "description": "With status failed: why."},
+            "comment": {**_TEXT, "minLength": 1, "description": "A note to append; any item."},
         },
         "id",
     ),
@@ -175,7 +180,10 @@ DESCRIPTIONS: Final[Mapping[str, str]] = {
         "a result's next as cursor for the next page. ready=true: what can be claimed now, by "
         "priority (0 first), then age."
     ),
-    GET: "One item whole: description, metadata, what it runs, its answer or why it failed.",
+    GET: (
+        "One item whole: description, metadata, what it runs, its answer or why it failed, and "
+        "its latest comments (comments_total counts all)."
+    ),
     CLAIM: (
         "Claim an item before working on it: atomic, so two agents never both get it. Without "
         "id, the next ready item (with label, if given), or item null and a message saying what "
@@ -187,7 +195,7 @@ DESCRIPTIONS: Final[Mapping[str, str]] = {
         "failed with a reason, pending to let it go; title, description, blocked_by, priority, "
         "labels, parent, and metadata (merged). An item cannot complete while blocked; a "
         "reassigned item refuses you, and so does one that runs above the level the user lets "
-        "agents run at."
+        "agents run at. A comment alone goes on any item."
     ),
     WATCH: (
         "Wait until an item is completed or failed, for at most wait_seconds; returns "
@@ -223,6 +231,7 @@ class Tools:
 
         item = board.item_schema()
         outputs: dict[str, dict[str, Any]] = {
+            GET: _with_comments(item),
             LIST: {
                 "type": "object",
                 "properties": {
@@ -303,7 +312,7 @@ class Tools:
             elif name == LIST:
                 return self._list(opened, arguments)
             elif name == GET:
-                item = opened.get(arguments["id"])
+                return _with_comments_data(opened, arguments["id"])
             elif name == CLAIM:
                 if "id" not in arguments:
                     return self._next(opened, arguments.get("label"), me)
@@ -331,7 +340,13 @@ class Tools:
                     parent=NO_PARENT if arguments.get("no_parent") else arguments.get("parent"),
                 )
                 id_ = board.item_id(board.number(arguments["id"]))
-                item = opened.update(id_, me, change, self.epochs.get(id_))
+                # A comment changes nothing that runs: any session puts one on any item. With
+                # other fields, those are held to the rules first, and a refusal keeps it out.
+                if change != Change() or "comment" not in arguments:
+                    opened.update(id_, me, change, self.epochs.get(id_))
+                if "comment" in arguments:
+                    opened.comment(id_, me, arguments["comment"])
+                item = opened.get(id_)
         return board.item_data(item)
 
     def _run(self, arguments: Mapping[str, Any]) -> Ask | None:
@@ -535,6 +550,40 @@ def _key(cursor: str, listing: str, size: int) -> tuple[int, ...]:
 def _some(labels: list[str] | None) -> tuple[str, ...] | None:
     """Labels given to add or remove; None for none given."""
     return tuple(labels) if labels else None
+
+
+def _with_comments(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema of board_tasks_get's result: the item, its latest comments, and their count."""
+    comment = {
+        "type": "object",
+        "properties": {key: {"type": "string"} for key in ("at", "author", "text")},
+        "required": ["at", "author", "text"],
+    }
+    return {
+        **item,
+        "properties": {
+            **item["properties"],
+            "comments": {"type": "array", "items": comment},
+            "comments_total": {"type": "integer"},
+        },
+        "required": [*item["required"], "comments", "comments_total"],
+    }
+
+
+def _with_comments_data(opened: Any, id_: str) -> dict[str, Any]:
+    """An item as board_tasks_get gives it: whole, with its latest COMMENTS_GIVEN comments (the
+    oldest first), each cut to COMMENT_CHARACTERS, and how many it has."""
+    data = board.item_data(opened.get(id_))
+    comments = opened.comments(id_)
+    given = []
+    for comment in comments[-COMMENTS_GIVEN:]:
+        shown = board.comment_data(comment)
+        text = shown["text"]
+        if len(text) > COMMENT_CHARACTERS:
+            more = len(text) - COMMENT_CHARACTERS
+            shown["text"] = f"{text[:COMMENT_CHARACTERS]}… [{more:,} more characters]"
+        given.append(shown)
+    return {**data, "comments": given, "comments_total": len(comments)}
 
 
 def _client(ctx: Any) -> str | None:

@@ -38,8 +38,8 @@ def test_board_show_help_is_whole() -> None:
         == """\
 Usage: start board show [OPTIONS] ID
 
-  Show one item whole: why it waits, who holds it, what it runs, its answer,
-  its history, and the items that are part of it.
+  Show one item whole: why it waits, who holds it, what it runs, its comments,
+  its answer, its history, and the items that are part of it.
 
 Options:
   -d, --directory DIR  Run as if started in DIR.
@@ -49,7 +49,7 @@ Options:
   -h, --help           Show this message and exit.
 
 Examples:
-  # One item: its dependencies, its run, its answer and its history
+  # One item: its dependencies, its run, its comments, its answer and its history
   start board show item-3
   # The same as data
   start board show 3 --json
@@ -336,6 +336,7 @@ SHOWN = {
     "board add": "debug json no_color no_project",
     "board archive": "directory quiet debug json no_color",
     "board claim": "directory quiet debug json no_color",
+    "board comment": "directory quiet debug json no_color",
     "board dep": "debug no_color",
     "board dep add": "directory quiet debug json no_color",
     "board dep rm": "directory quiet debug json no_color",

