@@ -483,7 +483,7 @@ def resolved(found: Sequence[tuple[Fields, dict[str, Any]]], *, board_ids: bool)
         made.append(
             Incoming(where=fields.where, **{**values, "blocked_by": refs, "parent": parent})
         )
-    _no_cycle(made, lambda each: [r.number for r in each.blocked_by if r.new], "after")
+    _no_cycle(made, lambda each: [r.number for r in each.blocked_by if r.new], "dependencies")
     _no_cycle(made, lambda each: [each.parent.number] if each.parent and each.parent.new else [],
               "parent")  # fmt: skip
     return made
@@ -511,7 +511,7 @@ def _no_cycle(made: Sequence[Incoming], edges: Any, what: str) -> None:
                 loop = [*path[path.index(step) :], step]
                 shown = " -> ".join(made[each].where for each in loop)
                 raise ImportFileError(
-                    f"{made[node].where}: {what}: the items of {shown} make a cycle, "
+                    f"{made[loop[0]].where}: {what}: the items of {shown} make a cycle, "
                     "which would never end; remove one of these references"
                 )
             elif state[step] == 0:
