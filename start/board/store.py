@@ -292,7 +292,7 @@ class Board:
         if each.level is not None and not above(each.level, by.level):
             level, level_by = each.level, each.level_by or by.name
         answer_level = None
-        if each.answer is not None:
+        if each.status == COMPLETED:  # as `done` sets it, with an answer or without
             answer_level = lowest(each.answer_level or by.level, by.level)
         metadata = dict(each.metadata)
         if source != PLAN:

@@ -146,6 +146,8 @@ def test_export_import_export_is_equal_but_for_what_the_docs_name(config: Path) 
     assert start("board", "add", "Broken").returncode == 0
     assert start("board", "fail", "4", "--reason", "no").returncode == 0
     assert start("board", "add", "Held").returncode == 0
+    assert start("board", "add", "Done without an answer").returncode == 0
+    assert start("board", "done", "6").returncode == 0
     assert start("board", "claim", "5", "--as", "carol").returncode == 0
     assert start("board", "archive", "4").returncode == 0
     first = start("board", "export")
@@ -159,8 +161,9 @@ def test_export_import_export_is_equal_but_for_what_the_docs_name(config: Path) 
         "item-3 -> item-3  runs 'task review' with 'the default agent' at the task's\n"
         "item-4 -> item-4\n"
         "item-5 -> item-5\n"
+        "item-6 -> item-6\n"
     )
-    assert imported.stderr == "start: imported 5 item(s) from - (start)\n"
+    assert imported.stderr == "start: imported 6 item(s) from - (start)\n"
     again = run_start("board", "export", cwd=fresh)
     before = [json.loads(line) for line in first.stdout.splitlines()]
     after = [json.loads(line) for line in again.stdout.splitlines()]
@@ -173,9 +176,10 @@ def test_export_import_export_is_equal_but_for_what_the_docs_name(config: Path) 
         item["status"], item["assignee"] = "pending", None
     assert _strip(after[1:]) == _strip(before[1:])
     assert [item["metadata"]["imported_from"] for item in after[1:]] == [
-        {"format": "start", "id": f"item-{n}"} for n in range(1, 6)
+        {"format": "start", "id": f"item-{n}"} for n in range(1, 7)
     ]
-    assert [item["events"][-1]["op"] for item in after[1:]] == ["import"] * 5
+    assert [item["events"][-1]["op"] for item in after[1:]] == ["import"] * 6
+    assert (after[6]["answer"], after[6]["answer_level"]) == (None, "full")
 
 
 def test_ids_are_mapped_onto_a_board_that_has_items(config: Path) -> None:
