@@ -233,14 +233,22 @@ def read_backlog(directory: str) -> list[tuple[Fields, dict[str, Any]]]:
                   directory):  # fmt: skip
         if os.path.isdir(tasks):
             break
-    names = sorted(name for name in os.listdir(tasks) if name.endswith(".md"))
+    try:
+        names = sorted(name for name in os.listdir(tasks) if name.endswith(".md"))
+    except OSError as error:
+        raise ImportFileError(f"cannot read {tasks}: {error.strerror or error}") from None
     if len(names) > MOST_ITEMS:
         raise ImportFileError(f"{tasks}: more than {MOST_ITEMS:,} tasks; split the folder")
     found = []
     for name in names:
         path = os.path.join(tasks, name)
+        if os.path.islink(path):
+            raise ImportFileError(
+                f"{path}: a symlink; start reads a task's own file, never what a link points "
+                "to (in a cloned repository it could be a file of yours): copy the task there"
+            )
         try:
-            data = fs.read(path, FILE_LIMIT + 1).data
+            data = fs.read(path, FILE_LIMIT + 1, follow=False).data
         except fs.FileError as error:
             raise ImportFileError(str(error)) from None
         if len(data) > FILE_LIMIT:

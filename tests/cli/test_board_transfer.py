@@ -319,6 +319,22 @@ def test_backlog_front_matter_beyond_what_it_writes_is_refused_not_evaluated(
     )
 
 
+def test_a_backlog_task_that_is_a_symlink_is_refused_not_read(config: Path) -> None:
+    secret = config / "secret"
+    secret.write_text("---\nid: task-9\ntitle: the key\n---\nPRIVATE\n")
+    folder = config / "bl" / "tasks"
+    folder.mkdir(parents=True)
+    (folder / "task-1 - Key.md").symlink_to(secret)
+    result = invoke("board", "import", str(config / "bl"))
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"start: {folder / 'task-1 - Key.md'}: a symlink; start reads a task's own file, never "
+        "what a link points to (in a cloned repository it could be a file of yours): copy the "
+        "task there\n",
+    )
+    assert board(config) == []
+
+
 # --- a hostile file: refused, naming the line, nothing imported --------------------------------
 
 HEADER = '{"format":"start.board","version":1}\n'
