@@ -421,7 +421,7 @@ def read_plan(stream: Lines, name: str) -> list[tuple[Fields, dict[str, Any]]]:
                     "priority": fields.priority(),
                     "metadata": fields.metadata(),
                     "run": (
-                        {**run, "prompt": prompt, "plan": True}
+                        {**run, "prompt": prompt}
                         if prompt is not None or any(run.values())
                         else None
                     ),

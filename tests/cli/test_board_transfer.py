@@ -212,6 +212,32 @@ def test_a_dry_run_says_what_it_would_create_and_changes_nothing(config: Path) -
     ]  # fmt: skip
 
 
+def test_from_says_what_a_file_is_and_a_directory_is_backlogs(config: Path) -> None:
+    beads = str(FIXTURES / "beads" / "issues.jsonl")
+    forced = invoke("board", "import", beads, "--from", "start", "--dry-run")
+    assert (forced.exit_code, forced.stderr) == (
+        2,
+        f'start: {beads}:1: not an export of start: its first line names no "format": '
+        '"start.board" (give --from beads or --from backlog for theirs)\n',
+    )
+    folder = invoke("board", "import", str(FIXTURES / "backlog"), "--from", "beads")
+    assert (folder.exit_code, folder.stderr) == (
+        2,
+        f"start: {FIXTURES / 'backlog'} is a directory: --from beads reads a file\n",
+    )
+    file = invoke("board", "import", beads, "--from", "backlog")
+    assert (file.exit_code, file.stderr) == (
+        2,
+        f"start: --from backlog reads a directory (backlog/tasks), not {beads}\n",
+    )
+    missing = invoke("board", "import", "nothing.jsonl")
+    assert (missing.exit_code, missing.stderr) == (
+        2,
+        "start: cannot read nothing.jsonl: No such file or directory\n",
+    )
+    assert ok("board", "import", beads, "--from", "beads", "-q").stderr == ""
+
+
 # --- beads and Backlog.md ---------------------------------------------------------------------
 
 
