@@ -297,7 +297,10 @@ class Board:
         metadata = dict(each.metadata)
         if source != PLAN:
             metadata[IMPORTED_FROM] = {"format": source, "id": each.key}
-            inputs.metadata(metadata)
+            try:
+                inputs.metadata(metadata)
+            except inputs.InputError as error:
+                raise inputs.InputError(f"{each.where}: {error}") from None
         cursor = connection.execute(
             "INSERT INTO items (title, description, status, assignee, metadata, created_by, run, "
             "answer, reason, epoch, releases, created, updated, level, level_by, answer_level, "

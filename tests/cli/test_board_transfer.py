@@ -444,6 +444,12 @@ def test_deep_json_long_lines_bad_bytes_and_newer_versions_are_refused(
             "label: a label is 1 to 50 characters, without spaces or commas")  # fmt: skip
 
 
+def test_metadata_that_imported_from_takes_over_its_limit_names_the_line(config: Path) -> None:
+    full = {"k": "x" * (65_536 - 10)}
+    refused(config, HEADER + _item("a", metadata=full), "in.jsonl:2: metadata takes 65,578 bytes "
+            "as JSON, over the limit of 65,536; keep long text in the description")  # fmt: skip
+
+
 def test_text_comes_in_byte_for_byte(config: Path) -> None:
     text = "a\u0000b\r\n\u202e\udc80 \U0001f600"
     ok("board", "import", "-", stdin=HEADER + _item("a", description=text))
