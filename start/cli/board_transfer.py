@@ -52,10 +52,7 @@ def export(output: str | None) -> int:
             for item in found
         ]
     if output is None or output == "-":
-        import sys
-
-        sys.stdout.writelines(written)
-        sys.stdout.flush()
+        console.out("".join(written), end="")
     else:
         from start.base import atomic
 
