@@ -384,6 +384,15 @@ def test_a_bad_line_names_its_line_and_nothing_is_half_imported(config: Path) ->
             "in_progress, completed, failed")  # fmt: skip
 
 
+def test_a_beads_status_it_does_not_know_is_refused_naming_the_line(config: Path) -> None:
+    line = '{"id": "bd-1", "title": "x", "status": "review", "priority": 2}\n'
+    refused(config, line, "in.jsonl:1: status: 'review' is no status of beads start knows; the "
+            "known are open, in_progress, blocked, deferred, pinned, hooked, closed, tombstone: "
+            "edit the line to one of them")  # fmt: skip
+    refused(config, line.replace("review", "open").replace("2}", "7}"),
+            "in.jsonl:1: priority: 7; give a whole number from 0 to 4")  # fmt: skip
+
+
 def test_cycles_self_references_and_duplicate_ids_are_refused(config: Path) -> None:
     refused(
         config,
