@@ -162,6 +162,7 @@ def add(
 
     With --prompt or --task the item says what to run, and start board run runs it headless
     once every item it waits for is completed. Without, it is work for someone to claim.
+    With --file, the items of FILE, each line with these fields of its own.
     """
     options = get_options()
     if file is not None:
