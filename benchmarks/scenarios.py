@@ -512,6 +512,40 @@ def board(world: World) -> Path:
     return Path(made.stdout.strip())
 
 
+# Target 11: a file of IMPORT_ITEMS items for `start board import`, as start exports them.
+IMPORT_ITEMS = 10_000
+
+
+def import_file(world: World) -> Path:
+    """A file of IMPORT_ITEMS items in start's export format: in epics of ten (the first the
+    parent of the other nine), each waiting on the one before, with a label, a priority, a
+    description and a comment, as a board people used for a while has them."""
+    import json
+
+    path = world.root / "import.jsonl"
+    lines = [json.dumps({"format": "start.board", "version": 1})]
+    for n in range(1, IMPORT_ITEMS + 1):
+        epic = n - (n - 1) % 10
+        item = {
+            "id": f"item-{n}",
+            "title": f"work {n}",
+            "description": "what to do, and why: " + "x" * 200,
+            "status": "completed" if n % 3 == 0 else "pending",
+            "priority": n % 5,
+            "labels": ["bench", f"area-{n % 7}"],
+            "blocked_by": [f"item-{n - 1}"] if n != epic else [],
+            "parent": f"item-{epic}" if n != epic else None,
+            "created": "2025-06-01T12:00:00+00:00",
+            "updated": "2025-06-02T12:00:00+00:00",
+            "comments": [{"at": "2025-06-02T12:00:00+00:00", "author": "me", "text": "noted"}],
+            "events": [{"at": "2025-06-01T12:00:00+00:00", "actor": "me", "op": "create",
+                        "detail": {"title": f"work {n}"}}],
+        }  # fmt: skip
+        lines.append(json.dumps(item))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def install_board(template: Path, state: Path) -> None:
     """The board `template` as the repository's board in the state directory `state`."""
     boards = state / "start" / "boards"

@@ -37,12 +37,14 @@ from start.board import (
     above,
     alive,
     item_id,
+    lowest,
     number,
     rows,
     shaping,
 )
 from start.board.refusals import holds, may, refusal, why_not
 from start.board.rows import EVERY, Filter
+from start.board.transfer import IMPORTED_FROM, PLAN, Incoming, Ref
 
 if TYPE_CHECKING:
     from start.compose.ask import Ask
@@ -279,6 +281,108 @@ class Board:
                 shaped["parent"] = item_id(up)
             self._event(connection, seq, by.name, "create", title=title, **shaped)
         return self.get(item_id(seq))
+
+    def bring(
+        self, incoming: Sequence[Incoming], by: Holder, source: str, *, dry_run: bool = False
+    ) -> list[str]:
+        """Create the items of a file (an import from `source`, or a plan of `add --file`: source
+        "plan"), all or none, in one transaction, so that a reader (a claim) sees none of them
+        or all; the new ids, in the file's order. References between the records are rewritten
+        to the new ids; one to an item on the board must name one. Nothing a record says raises
+        it above `by`: its level is the lower of the file's and the importer's. With `dry_run`
+        every check and write is made and then rolled back: the ids are those it would get.
+
+        The records come checked (start.board.transfer): each text within its limit, no cycle
+        among them; what it runs is an Ask the caller checked as `add` checks one."""
+        stamp = now()
+        made: list[int] = []
+        try:
+            with sqlite.writing(self.connection) as connection:
+                for each in incoming:
+                    made.append(self._brought(connection, each, by, source, stamp))
+                for seq, each in zip(made, incoming, strict=True):
+                    self._linked(connection, seq, each, made)
+                if dry_run:
+                    raise _DryRun
+        except _DryRun:
+            pass
+        return [item_id(seq) for seq in made]
+
+    def _brought(
+        self, connection: sqlite3.Connection, each: Incoming, by: Holder, source: str, stamp: str
+    ) -> int:
+        """Insert one record's item, its labels, comments and history: its references wait."""
+        level, level_by = by.level, by.name
+        if each.level is not None and not above(each.level, by.level):
+            level, level_by = each.level, each.level_by or by.name
+        answer_level = None
+        if each.status == COMPLETED:  # as `done` sets it, with an answer or without
+            answer_level = lowest(each.answer_level or by.level, by.level)
+        metadata = dict(each.metadata)
+        if source != PLAN:
+            metadata[IMPORTED_FROM] = {"format": source, "id": each.key}
+            try:
+                inputs.metadata(metadata)
+            except inputs.InputError as error:
+                raise inputs.InputError(f"{each.where}: {error}") from None
+        cursor = connection.execute(
+            "INSERT INTO items (title, description, status, assignee, metadata, created_by, run, "
+            "answer, reason, epoch, releases, created, updated, level, level_by, answer_level, "
+            "archived, priority) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (rows.encode("title", each.title), rows.encode("description", each.description),
+             each.status, each.assignee, rows.encode("metadata", metadata),
+             each.created_by or by.name, rows.encode("run", each.run),
+             rows.encode("answer", each.answer), rows.encode("reason", each.reason),
+             each.epoch, each.releases, each.created or stamp, each.updated or stamp, level,
+             level_by, answer_level, each.archived, each.priority),
+        )  # fmt: skip
+        seq = cursor.lastrowid
+        assert seq is not None
+        self._label(connection, seq, each.labels, ())
+        connection.executemany(
+            "INSERT INTO comments (item, at, author, text) VALUES (?, ?, ?, ?)",
+            [(seq, at, author, sqlite.blob(text)) for at, author, text in each.comments],
+        )
+        connection.executemany(
+            "INSERT INTO events (at, item, actor, op, detail) VALUES (?, ?, ?, ?, ?)",
+            [(at, seq, actor, op, rows.dumps(detail)) for at, actor, op, detail in each.events],
+        )
+        if source == PLAN:
+            shaped: dict[str, Any] = {"level": by.level} if above(USER_LEVEL, by.level) else {}
+            if each.priority != inputs.DEFAULT_PRIORITY:
+                shaped["priority"] = each.priority
+            if each.labels:
+                shaped["labels"] = list(each.labels)
+            self._event(connection, seq, by.name, "create", title=each.title, **shaped)
+        else:
+            self._event(connection, seq, by.name, "import", format=source, id=each.key)
+        return seq
+
+    def _linked(
+        self, connection: sqlite3.Connection, seq: int, each: Incoming, made: Sequence[int]
+    ) -> None:
+        """A record's dependencies and parent, as the new ids or the board's."""
+
+        def number(ref: Ref, what: str) -> int:
+            if ref.new:
+                return made[ref.number]
+            found = connection.execute("SELECT 1 FROM items WHERE seq = ?", (ref.number,))
+            if found.fetchone() is None or ref.number in made:
+                raise NoSuchItemError(
+                    f"{each.where}: {what} names {item_id(ref.number)}, which is not on the "
+                    "board ('start board --all' lists the items)"
+                )
+            return ref.number
+
+        deps = [number(ref, "after") for ref in each.blocked_by]
+        connection.executemany(
+            "INSERT INTO deps (item, blocked_by, position) VALUES (?, ?, ?)",
+            [(seq, dep, index) for index, dep in enumerate(deps)],
+        )
+        if each.parent is not None:
+            connection.execute(
+                "UPDATE items SET parent = ? WHERE seq = ?", (number(each.parent, "parent"), seq)
+            )
 
     def _label(
         self, connection: sqlite3.Connection, seq: int, add: Sequence[str], remove: Sequence[str]
@@ -700,6 +804,10 @@ class Board:
                     told(changed)
                 item = changed
         return item
+
+
+class _DryRun(Exception):
+    """Rolls back the transaction of a dry run (Board.bring)."""
 
 
 def _labels(given: Sequence[str]) -> tuple[str, ...]:

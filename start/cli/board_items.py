@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from start import board
+from start.base import inputs
 from start.base.errors import ExitCode, UsageError
 from start.board import COMPLETED, FAILED, NO_PARENT, PENDING, Change, Item, RefusedError
 from start.board.rows import Filter
@@ -25,6 +26,7 @@ from start.cli.board_options import (
     read_text,
     structure_options,
 )
+from start.cli.board_options import checked_run as _checked
 from start.cli.board_options import description as read_description
 from start.cli.commands import Choice, command, group
 from start.cli.inputs import COMMENT, ITEM_ID, LABEL, TEXT, TITLE
@@ -101,6 +103,7 @@ def run_options(function: F) -> F:
             "Urgent work, labelled, part of the epic item-1",
             'start board add "Fix the login crash" --priority 0 --label bug --parent 1',
         ),
+        ("Many items from a plan, a line each, all or none", "start board add --file plan.jsonl"),
     ],
     epilog=epilog(
         "0 ok (the item's id on stdout)",
@@ -108,7 +111,12 @@ def run_options(function: F) -> F:
         "4 an item of --after or --parent, the task or the agent does not exist",
     ),
 )
-@click.argument("title", type=TITLE)
+@click.argument("title", type=TITLE, required=False)
+@click.option(
+    "--file",
+    metavar="FILE",
+    help="Add the items of FILE (-: stdin), one JSON object a line, all or none.",
+)
 @click.option(
     "-d",
     "--description",
@@ -136,7 +144,8 @@ def run_options(function: F) -> F:
 @as_option
 @common_options(NO_PROJECT, directory=False)
 def add(
-    title: str,
+    title: str | None,
+    file: str | None,
     description: str | None,
     description_file: str | None,
     after: tuple[str, ...],
@@ -155,8 +164,13 @@ def add(
 
     With --prompt or --task the item says what to run, and start board run runs it headless
     once every item it waits for is completed. Without, it is work for someone to claim.
+    With --file, the items of FILE, each line with these fields of its own.
     """
     options = get_options()
+    if file is not None:
+        return _add_file(file, name, locals())
+    if title is None:
+        raise UsageError("give the item's TITLE, or --file FILE for many items")
     text = read_description(description, description_file) or ""
     run = _run_spec(prompt, task, agent, model, permissions, text)
     with open_board() as opened:
@@ -175,6 +189,22 @@ def add(
         console.print_json(board.item_data(item))
     else:
         console.out(item.id)
+    return ExitCode.OK
+
+
+def _add_file(file: str, name: str | None, given: dict[str, object]) -> int:
+    """`add --file`: the items of FILE, each with its own fields (docs/board.md, "add --file")."""
+    from start.cli import board_transfer
+
+    others = [key for key in ("title", "description", "description_file", "prompt", "task",
+              "agent", "model", "permissions", "parent") if given[key] is not None]  # fmt: skip
+    others += [key for key in ("after", "meta", "labels") if given[key]]
+    if others or given["priority"] != inputs.DEFAULT_PRIORITY:
+        shown = (others or ["priority"])[0].replace("_", "-")
+        raise UsageError(
+            f"--file takes each item's fields from its line: give {shown} there, not beside it"
+        )
+    board_transfer.added(board_transfer.add_file(file, name))
     return ExitCode.OK
 
 
@@ -245,29 +275,6 @@ def _run_change(
     return _checked(
         ask._replace(model=model or ask.model, permissions=permissions or ask.permissions), text
     )
-
-
-def _checked(ask: Ask, description: str) -> Ask:
-    """An item's run, its agent and task checked against the config (names only: nothing is
-    read from an untrusted project but its names); an agent's run (made over MCP) also as the
-    ask rules hold an agent's (start.runs.rules.vet: an agent that can be asked, on PATH, a
-    level within settings.mcp_permissions), as when it was made and before it runs."""
-    from start.base.errors import UnknownNameError
-    from start.board import runner as boardrun
-    from start.compose import resolve
-    from start.config.load import load
-    from start.runs import rules
-
-    options = get_options()
-    config = load(options.workdir, use_project=not options.no_project)
-    if ask.task is not None:
-        ask = ask._replace(task=resolve.find_task(config.tasks, ask.task).name)
-    if ask.agent is not None and ask.agent not in config.agents:
-        raise UnknownNameError("agent", ask.agent, config.agents)
-    scope = rules.Scope(options.workdir, not options.no_project, rules.depth())
-    text = ask.prompt if ask.prompt is not None else description
-    rules.vet(scope, boardrun.with_text(ask, text))
-    return ask
 
 
 @command(

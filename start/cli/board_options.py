@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +18,9 @@ from start.board.store import Board
 from start.cli.inputs import ITEM_ID, count
 from start.cli.options import F, completer
 from start.cli.state import get_options
+
+if TYPE_CHECKING:
+    from start.compose.ask import Ask
 
 # The exit codes that most board commands share (docs/board.md has them all).
 OK, USAGE, NO_ITEM = "0 ok", "2 usage", "4 no such item"
@@ -182,3 +185,26 @@ def metadata(words: tuple[str, ...]) -> dict[str, Any] | None:
             raise UsageError(f"--meta takes KEY=VALUE, not {inputs.quoted(word)}")
         found[key] = inputs.metadata_value(value)
     return found
+
+
+def checked_run(ask: Ask, description: str) -> Ask:
+    """An item's run, its agent and task checked against the config (names only: nothing is
+    read from an untrusted project but its names); an agent's run (made over MCP) also as the
+    ask rules hold an agent's (start.runs.rules.vet: an agent that can be asked, on PATH, a
+    level within settings.mcp_permissions), as when it was made and before it runs."""
+    from start.base.errors import UnknownNameError
+    from start.board import runner as boardrun
+    from start.compose import resolve
+    from start.config.load import load
+    from start.runs import rules
+
+    options = get_options()
+    config = load(options.workdir, use_project=not options.no_project)
+    if ask.task is not None:
+        ask = ask._replace(task=resolve.find_task(config.tasks, ask.task).name)
+    if ask.agent is not None and ask.agent not in config.agents:
+        raise UnknownNameError("agent", ask.agent, config.agents)
+    scope = rules.Scope(options.workdir, not options.no_project, rules.depth())
+    text = ask.prompt if ask.prompt is not None else description
+    rules.vet(scope, boardrun.with_text(ask, text))
+    return ask

@@ -209,6 +209,7 @@ VALUED = frozenset(
         "--resume-command",
         "--print-schema-refused",
         "--fail-if",
+        *("-o", "--from"),
     }
 )
 

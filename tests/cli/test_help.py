@@ -433,6 +433,7 @@ def test_help_and_version_options_read_as_clicks_own() -> None:
 # --- flags mean the same everywhere ----------------------------------------------------------
 
 NO_JSON: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("board", "export"): (),
     ("completion",): ("bash",),
     ("help",): (),
     ("mcp",): (),

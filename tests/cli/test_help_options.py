@@ -340,6 +340,8 @@ SHOWN = {
     "board dep": "debug no_color",
     "board dep add": "directory quiet debug json no_color",
     "board dep rm": "directory quiet debug json no_color",
+    "board export": "directory quiet debug no_color",
+    "board import": "directory quiet debug json no_color no_project",
     "board done": "directory quiet debug json no_color",
     "board fail": "directory quiet debug json no_color",
     "board reassign": "directory quiet debug json no_color",
