@@ -254,7 +254,7 @@ def _checked(found: Any, where: str) -> Op:
     if found.get("v") != VERSION:
         raise OperationError(
             f"operation {where}: format version {quoted(found.get('v'))}, and this start reads "
-            f"version {VERSION}: update start to read it"
+            f"version {VERSION}; it is not read (a later start reads it)"
         )
     unknown = sorted(set(found) - _KEYS)
     missing = sorted(_KEYS - set(found))
