@@ -1,0 +1,468 @@
+"""The board's log of operations on a ref of its own in the project's git repository, and its
+exchange with a remote (docs/board-sync-design.md, "The log on a ref of its own" and "Confirmed
+by a push").
+
+Only git's plumbing, run as the user's own `git` with an argv list (never a shell): objects are
+written with hash-object and mktree, commits with commit-tree, refs moved with update-ref (a
+compare-and-swap), the remote reached by fetch and push with a lease. The index, the work tree,
+HEAD and every branch are never read or written. The remote's log is other people's input: each
+operation is read through start.board.oplog (bounded, checked, forged names refused), a path
+that is no operation's is refused, and a remote ref that was rewritten is refused whole.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Final
+
+from start.base.errors import StartError
+from start.base.record import Record
+from start.board.oplog import MOST_OP_BYTES, Refused, is_origin, union
+from start.board.replay import Entry
+
+# The log's ref, here and on the remote: under refs/start/, so no forge shows it as a branch and
+# no clone fetches it unless asked; the remote's, as last fetched, beside it.
+REF: Final = "refs/start/board"
+REMOTE_REF: Final = "refs/start/remote-board"
+FORMAT: Final = b"start.board.log 1\n"
+# Operations are kept as ops/ORIGIN/BUCKET/REST, seq = BUCKET * FANOUT + REST: each commit
+# rewrites the few small trees on its operations' paths, never a folder of all of them.
+FANOUT: Final = 256
+# The most operations a log may hold, and commits its history: a remote of more is refused
+# with a message rather than read into memory.
+MOST_OPS: Final = 500_000
+MOST_COMMITS: Final = 500_000
+# How many times a sync fetches again after its push lost the race to another machine's.
+ATTEMPTS: Final = 20
+# Who a commit of the log names: the board, not the user (no name or address of theirs leaves
+# the machine through the log, and a repository without user.name still syncs).
+_IDENTITY: Final = {
+    "GIT_AUTHOR_NAME": "start board",
+    "GIT_AUTHOR_EMAIL": "board@start.invalid",
+    "GIT_COMMITTER_NAME": "start board",
+    "GIT_COMMITTER_EMAIL": "board@start.invalid",
+}
+# Variables that would point git at another repository, index or work tree than the project's.
+_REDIRECTS: Final = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_COMMON_DIR",
+)  # fmt: skip
+
+
+class GitLogError(StartError):
+    """The log cannot be read or written: git failed, or the remote's log is not one start
+    takes (rewritten, too large). Its message names the repository, the remote and the fix."""
+
+
+class Log(Record):
+    """A log as read from a ref: its tip, each operation's bytes by name, where each first
+    appeared in the ref's first-parent history (1 the oldest commit), and what was refused."""
+
+    tip: str | None
+    ops: Mapping[str, bytes]
+    positions: Mapping[str, int]
+    refused: tuple[Refused, ...]
+
+
+class Synced(Record):
+    """What a sync did: the operations that arrived, those it pushed, those it refused, and the
+    remote's tip after it (None: the remote has no log yet and nothing was pushed)."""
+
+    arrived: tuple[str, ...]
+    pushed: tuple[str, ...]
+    refused: tuple[Refused, ...]
+    tip: str | None
+
+
+# --- git -------------------------------------------------------------------------------------
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _REDIRECTS}
+    return env | _IDENTITY | {"LC_ALL": "C"}
+
+
+def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    """git's stdout for `args` in `repo`; GitLogError with its stderr when it fails."""
+    found = _run(repo, *args, stdin=stdin)
+    if found.returncode != 0:
+        said = found.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitLogError(
+            f"git {args[0]} failed in {repo} (exit {found.returncode}): "
+            f"{said[-1] if said else 'no message'}"
+        )
+    return found.stdout
+
+
+def _run(repo: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args],
+            input=stdin if stdin is not None else b"",
+            capture_output=True,
+            env=_env(),
+            check=False,
+        )
+    except FileNotFoundError:
+        raise GitLogError(
+            "git is not on PATH: the board syncs through your own git; install it, or unset "
+            "board_remote"
+        ) from None
+
+
+def tip(repo: Path, ref: str) -> str | None:
+    """The commit `ref` names; None when there is no such ref."""
+    found = _run(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    return found.stdout.decode("ascii").strip() if found.returncode == 0 else None
+
+
+# --- paths ----------------------------------------------------------------------------------
+
+
+def path(name: str) -> str:
+    """Where operation `name` (ORIGIN/SEQ) is kept in the log's tree."""
+    origin, _, seq = name.partition("/")
+    bucket, rest = divmod(int(seq), FANOUT)
+    return f"ops/{origin}/{bucket}/{rest}"
+
+
+def name_of(found: str) -> str | None:
+    """The operation a path of the tree keeps; None for a path that keeps none."""
+    parts = found.split("/")
+    if len(parts) != 4 or parts[0] != "ops" or not is_origin(parts[1]):
+        return None
+    bucket, rest = parts[2], parts[3]
+    if not all(p.isascii() and p.isdigit() and (p == "0" or p[0] != "0") for p in (bucket, rest)):
+        return None
+    if len(bucket) > 16 or int(rest) >= FANOUT:
+        return None
+    seq = int(bucket) * FANOUT + int(rest)
+    return f"{parts[1]}/{seq}" if seq > 0 else None
+
+
+# --- reading a log ---------------------------------------------------------------------------
+
+
+def read(repo: Path, ref: str, *, history: bool = True) -> Log:
+    """The log at `ref`: every operation of its tip's tree, and (with `history`: the remote's
+    log) where each first appeared in its history. A path that is no operation's, an entry that
+    is no file or is over the limit, and a path that a later commit changed or removed (a
+    rewritten log) are refused by name, and the rest is read; a log of more operations or
+    commits than the limits is refused. This machine's own log (REF) is read without its
+    history: what it holds is what this machine took, wherever its commits came from."""
+    at = tip(repo, ref)
+    if at is None:
+        return Log(None, {}, {}, ())
+    positions, rewritten = _history(repo, at) if history else ({}, set())
+    refused = [
+        Refused(name, f"operation {name}: a later commit of {ref} changed or removed it, and "
+                      "the log only grows; it is not read")
+        for name in sorted(rewritten)
+    ]  # fmt: skip
+    wanted: dict[str, str] = {}
+    for mode, kind, oid, size, where in _tree(repo, at, ref):
+        if where == "format":
+            continue
+        name = name_of(where)
+        if name is None:
+            refused.append(Refused(where, f"{ref}: {where} is no operation's path; it is not read"))
+        elif kind != "blob" or mode not in ("100644", "100755") or not size.isdigit():
+            refused.append(Refused(name, f"operation {name}: not a file; it is not read"))
+        elif int(size) > MOST_OP_BYTES:
+            refused.append(Refused(name, (
+                f"operation {name}: {int(size):,} bytes, over the limit of {MOST_OP_BYTES:,}; "
+                "it is not read")))  # fmt: skip
+        elif name not in rewritten:
+            wanted[name] = oid
+    contents = _contents(repo, list(wanted.values()))
+    ops = {name: contents[oid] for name, oid in wanted.items()}
+    return Log(at, ops, {n: p for n, p in positions.items() if n in ops}, tuple(refused))
+
+
+def _tree(repo: Path, at: str, ref: str) -> Iterator[tuple[str, str, str, str, str]]:
+    """Each entry of the tree of commit `at`, recursively: mode, type, id, size and path."""
+    listed = _git(repo, "ls-tree", "-r", "-l", "-z", "--full-tree", at)
+    entries = listed.split(b"\0")
+    if len(entries) > MOST_OPS + 2:
+        raise GitLogError(
+            f"{ref} holds {len(entries) - 1:,} entries, over the limit of {MOST_OPS:,} "
+            "operations: start does not read it; ask who writes the remote's board log to start "
+            "a new one"
+        )
+    for entry in entries:
+        if not entry:
+            continue
+        head, _, where = entry.partition(b"\t")
+        mode, kind, oid, size = [*head.decode("ascii", "replace").split(), "", "", "", ""][:4]
+        yield mode, kind, oid, size, where.decode("utf-8", "replace")
+
+
+def _history(repo: Path, at: str) -> tuple[dict[str, int], set[str]]:
+    """Where each operation's path first appeared in the first-parent history of `at` (1 the
+    oldest commit), and the operations a later commit modified or deleted."""
+    listed = _git(
+        repo, "log", "--first-parent", "--reverse", "--root", "--no-renames", "--name-status",
+        "-z", "--format=%x01%H", f"--max-count={MOST_COMMITS + 1}", at,
+    )  # fmt: skip
+    positions: dict[str, int] = {}
+    rewritten: set[str] = set()
+    commits = 0
+    fields = iter(listed.split(b"\0"))
+    for field in fields:
+        text = field.decode("utf-8", "replace").lstrip("\n")
+        if text.startswith("\x01"):
+            commits += 1
+            continue
+        if text not in ("A", "M", "D", "T"):
+            continue
+        name = name_of(next(fields, b"").decode("utf-8", "replace"))
+        if name is None:
+            continue
+        if text == "A" and name not in positions:
+            positions[name] = commits
+        elif text != "A":
+            rewritten.add(name)
+    if commits > MOST_COMMITS:
+        raise GitLogError(
+            f"the log at {at} has more than {MOST_COMMITS:,} commits: start does not read it"
+        )
+    return positions, rewritten
+
+
+def _contents(repo: Path, oids: Sequence[str]) -> dict[str, bytes]:
+    """The bytes of each blob of `oids`, read by one `git cat-file --batch`."""
+    if not oids:
+        return {}
+    out = _git(repo, "cat-file", "--batch", stdin="".join(f"{o}\n" for o in oids).encode())
+    found: dict[str, bytes] = {}
+    at = 0
+    for oid in oids:
+        end = out.index(b"\n", at)
+        header = out[at:end].decode("ascii", "replace").split()
+        if len(header) != 3 or header[1] != "blob":
+            raise GitLogError(f"git cat-file did not give blob {oid}: {' '.join(header)}")
+        size = int(header[2])
+        found[oid] = out[end + 1 : end + 1 + size]
+        at = end + 1 + size + 1
+    return found
+
+
+# --- writing a log ---------------------------------------------------------------------------
+
+
+def commit(repo: Path, parent: str | None, ops: Mapping[str, bytes], base: Log) -> str:
+    """A commit whose tree is `base`'s tip tree with `ops` (by name) added, and whose parent is
+    `parent`: written to the repository's objects, no ref moved. An entry of `base`'s tree that
+    this machine refused stays as it is (the log only grows, and every machine refuses it
+    alike)."""
+    entries = _entries(repo, base.tip)
+    blobs = _blobs(repo, [FORMAT, *ops.values()])
+    entries["format"] = ("100644", "blob", blobs[0])
+    for name, oid in zip(ops, blobs[1:], strict=True):
+        entries[path(name)] = ("100644", "blob", oid)
+    tree = _mktree(repo, entries)
+    count = len(ops)
+    message = f"start board: {count} operation{'s' if count != 1 else ''}\n"
+    args = ["commit-tree", tree, *(["-p", parent] if parent else []), "-m", message]
+    return _git(repo, *args).decode("ascii").strip()
+
+
+def _entries(repo: Path, at: str | None) -> dict[str, tuple[str, str, str]]:
+    """Each entry of the tree of commit `at` at an operation's path, as its mode, type and id,
+    as they are (one this machine refused too: every machine refuses it alike). Entries at
+    other paths are left out: they keep no operation, and no machine reads them."""
+    if at is None:
+        return {}
+    found: dict[str, tuple[str, str, str]] = {}
+    for mode, kind, oid, _, where in _tree(repo, at, at):
+        if name_of(where) is not None:
+            found[where] = (mode, kind, oid)
+    return found
+
+
+def _blobs(repo: Path, contents: Sequence[bytes]) -> list[str]:
+    """Write each of `contents` as a blob, with one git process; their ids, in order."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="start-board-") as scratch:
+        paths = []
+        for number, content in enumerate(contents):
+            each = Path(scratch) / str(number)
+            each.write_bytes(content)
+            paths.append(str(each))
+        out = _git(
+            repo, "hash-object", "-w", "--no-filters", "--stdin-paths",
+            stdin="".join(f"{p}\n" for p in paths).encode(),
+        )  # fmt: skip
+    return out.decode("ascii").split()
+
+
+def _mktree(repo: Path, files: Mapping[str, tuple[str, str, str]]) -> str:
+    """The tree of `files` (path to mode, type and id), written by one `git mktree --batch` for
+    each depth of folders, the deepest first: a handful of processes for any number of files.
+    Every path is an operation's or `format`, so no name holds a newline or a tab."""
+    folders: dict[str, dict[str, tuple[str, str, str]]] = {"": {}}
+    for where, entry in files.items():
+        parent, _, leaf = where.rpartition("/")
+        folders.setdefault(parent, {})[leaf] = entry
+        while parent:  # make every folder above it, down to the root
+            above, _, name = parent.rpartition("/")
+            folders.setdefault(above, {}).setdefault(name, ("040000", "tree", ""))
+            parent = above
+    made: dict[str, str] = {}
+    for depth in sorted({f.count("/") + bool(f) for f in folders}, reverse=True):
+        level = sorted(f for f in folders if f.count("/") + bool(f) == depth)
+        text = ""
+        for folder in level:
+            for leaf, (mode, kind, oid) in sorted(folders[folder].items()):
+                if kind == "tree":
+                    oid = made[f"{folder}/{leaf}" if folder else leaf]
+                text += f"{mode} {kind} {oid}\t{leaf}\n"
+            text += "\n"
+        out = _git(repo, "mktree", "--batch", stdin=text.encode("ascii")).decode("ascii").split()
+        made.update(zip(level, out, strict=True))
+    return made[""]
+
+
+def move(repo: Path, ref: str, new: str, old: str | None) -> bool:
+    """Move `ref` from `old` (None: it must not exist) to `new`, as one compare-and-swap;
+    whether it moved (False: another process moved it first)."""
+    instruction = f"update {ref} {new} {old}\n" if old else f"create {ref} {new}\n"
+    found = _run(repo, "update-ref", "--stdin", stdin=instruction.encode("ascii"))
+    return found.returncode == 0
+
+
+def append(repo: Path, ops: Mapping[str, bytes]) -> str:
+    """Add this machine's new operations to its log (REF) as one commit, offline or not; the
+    new tip. Retries when another process of this machine appended meanwhile."""
+    for _ in range(ATTEMPTS):
+        base = read_tip_only(repo, REF)
+        made = commit(repo, base.tip, ops, base)
+        if move(repo, REF, made, base.tip):
+            return made
+    raise GitLogError(f"{REF} in {repo} kept moving under {ATTEMPTS} attempts to append: try again")
+
+
+def read_tip_only(repo: Path, ref: str) -> Log:
+    """A log of `ref`'s tip alone, its operations unread: what `commit` builds upon."""
+    return Log(tip(repo, ref), {}, {}, ())
+
+
+# --- the remote -------------------------------------------------------------------------------
+
+
+def fetch(repo: Path, remote: str) -> str | None:
+    """Fetch the remote's log into REMOTE_REF; its tip (None: the remote has no log yet). The
+    ref is taken even when rewritten: `sync` refuses a rewritten one before reading it."""
+    found = _run(
+        repo, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
+        f"+{REF}:{REMOTE_REF}",
+    )  # fmt: skip
+    if found.returncode != 0:
+        listed = _run(repo, "ls-remote", remote, REF)
+        if listed.returncode == 0 and not listed.stdout.strip():
+            return None  # reachable, and no log yet
+        said = found.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise OfflineError(
+            f"the board's remote '{remote}' could not be fetched: "
+            f"{said[-1] if said else 'no message'}; the board works on here, and the next sync "
+            "brings it up to date"
+        )
+    return tip(repo, REMOTE_REF)
+
+
+class OfflineError(GitLogError):
+    """The remote cannot be reached: the board works on, and the next sync catches up."""
+
+
+def push(repo: Path, remote: str, new: str, expected: str | None) -> bool:
+    """Push `new` to the remote's log if the remote's log is still `expected` (None: it has
+    none): a compare-and-swap of the ref. Whether the remote took it (False: another machine
+    pushed first)."""
+    lease = f"--force-with-lease={REF}:{expected or ''}"
+    found = _run(repo, "push", "--porcelain", "--quiet", lease, remote, f"{new}:{REF}")
+    if found.returncode == 0:
+        return True
+    said = found.stdout.decode("utf-8", "replace") + found.stderr.decode("utf-8", "replace")
+    if "[rejected]" in said or "stale info" in said or "fetch first" in said:
+        return False
+    lines = [line for line in said.strip().splitlines() if line.strip()]
+    raise OfflineError(
+        f"the board's remote '{remote}' did not take the push: "
+        f"{lines[-1] if lines else 'no message'}; the board works on here, and the next sync "
+        "pushes again"
+    )
+
+
+def sync(repo: Path, remote: str, ours: str) -> Synced:
+    """Fetch the remote's log, take its operations that this machine does not have (refusing
+    forged, rewritten and malformed ones), and push this machine's log on top of it with a
+    lease, fetching again when another machine pushed first. Nothing of this machine's log is
+    ever dropped; REF ends as the remote's new tip."""
+    seen = tip(repo, REMOTE_REF)
+    for _ in range(ATTEMPTS):
+        remote_tip = fetch(repo, remote)
+        if seen is not None and remote_tip is not None and not _descends(repo, remote_tip, seen):
+            move(repo, REMOTE_REF, seen, remote_tip)  # keep what we saw, not the rewrite
+            raise GitLogError(
+                f"the board's log on '{remote}' was rewritten (force-pushed): {remote_tip} does "
+                f"not follow {seen}, which this machine fetched before. Nothing was taken from "
+                f"it, and nothing here is lost; ask who rewrote {REF} on '{remote}' to push it "
+                "back, or to remove it so that the next sync pushes this machine's log afresh"
+            )
+        theirs = read(repo, REMOTE_REF) if remote_tip else Log(None, {}, {}, ())
+        mine = read(repo, REF, history=False)
+        arriving, refused = union(mine.ops, theirs.ops.items(), ours)
+        missing = {name: raw for name, raw in mine.ops.items() if name not in theirs.ops}
+        conflicting = [n for n in missing if n in {r.name for r in theirs.refused}]
+        if conflicting:
+            raise GitLogError(
+                f"the board's log on '{remote}' holds other operations under names this machine "
+                f"wrote ({', '.join(sorted(conflicting)[:3])}): they cannot be pushed. Nothing "
+                "here is lost; ask who wrote them to remove them from the remote's log"
+            )
+        refused = [*theirs.refused, *refused]
+        if not missing:
+            new = remote_tip
+        else:
+            new = commit(repo, remote_tip, missing, theirs)
+            if not push(repo, remote, new, remote_tip):
+                seen = remote_tip
+                continue
+            move(repo, REMOTE_REF, new, remote_tip)
+        local = new
+        if refused and new is not None:  # this machine's log keeps only what it took
+            taken = {**mine.ops, **{name: theirs.ops[name] for name in arriving}}
+            local = commit(repo, new, taken, Log(None, {}, {}, ()))
+        if local is not None and not move(repo, REF, local, mine.tip):
+            seen = new
+            continue  # this machine appended meanwhile: push that too
+        return Synced(tuple(sorted(arriving)), tuple(sorted(missing)), tuple(sorted(refused)), new)
+    raise GitLogError(
+        f"the board's remote '{remote}' moved under each of {ATTEMPTS} pushes: other machines "
+        "are syncing; try again"
+    )
+
+
+def _descends(repo: Path, new: str, old: str) -> bool:
+    return _run(repo, "merge-base", "--is-ancestor", old, new).returncode == 0
+
+
+def entries(repo: Path) -> tuple[list[Entry], tuple[Refused, ...]]:
+    """This machine's log as replay takes it: each operation with its place on the remote (as
+    last fetched), None for those not yet pushed; and what was refused reading it."""
+    from start.board.oplog import OperationError, decode
+
+    mine = read(repo, REF, history=False)
+    pushed = read(repo, REMOTE_REF).positions if tip(repo, REMOTE_REF) else {}
+    found: list[Entry] = []
+    refused = list(mine.refused)
+    for name, raw in sorted(mine.ops.items()):
+        try:
+            found.append(Entry(decode(raw, name), pushed.get(name)))
+        except OperationError as error:
+            refused.append(Refused(name, str(error)))
+    return found, tuple(refused)

@@ -1,0 +1,191 @@
+"""The log on refs/start/board through real git (start.board.gitlog): a bare repository is the
+remote and clones are the machines. A push confirms a claim, the earlier push wins, the project's
+index, work tree and branches are never touched, and a hostile remote's forged, malformed or
+rewritten log is refused with nothing local lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from start.board import gitlog
+from start.board.gitlog import REF, GitLogError, OfflineError
+from start.board.oplog import Clock, Op, Refused, encode
+from start.board.replay import Replayed, replay
+from tests.conftest import git
+
+
+class Machine:
+    """A clone of the remote that writes operations of its own origin."""
+
+    def __init__(self, root: Path, remote: Path, origin: str, person: str) -> None:
+        self.repo = root / person
+        git(root, "clone", "--quiet", str(remote), str(self.repo))
+        self.origin, self.person, self.seq = origin, person, 0
+
+    def write(self, kind: str, item: str, epoch: int = 0, **fields: Any) -> Op:
+        self.seq += 1
+        made = Op(self.origin, self.seq, Clock(1000 + self.seq), self.person, "full", kind, item,
+                  epoch, fields)  # fmt: skip
+        gitlog.append(self.repo, {made.name: encode(made)})
+        return made
+
+    def board(self) -> Replayed:
+        found, refused = gitlog.entries(self.repo)
+        assert refused == ()
+        return replay(found)
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    made = tmp_path / "remote.git"
+    git(tmp_path, "init", "--quiet", "--bare", "-b", "main", str(made))
+    # The project's own history: a branch with a file, which the board must never touch.
+    work = tmp_path / "seed"
+    git(tmp_path, "init", "--quiet", "-b", "main", str(work))
+    (work / "README").write_text("the project\n")
+    git(work, "add", "README")
+    git(work, "commit", "--quiet", "-m", "the project")
+    git(work, "push", "--quiet", str(made), "main")
+    return made
+
+
+A = "aaaaaaaaaaaa"
+B = "bbbbbbbbbbbb"
+C = "cccccccccccc"
+ITEM = f"{A}.1"
+
+
+def test_a_sync_pushes_this_machines_operations_and_brings_the_others(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann, bob = Machine(tmp_path, remote, A, "ann"), Machine(tmp_path, remote, B, "bob")
+    made = ann.write("create", ITEM, title="Fix the retry")
+    synced = gitlog.sync(ann.repo, "origin", A)
+    assert (synced.arrived, synced.pushed, synced.refused) == ((), (made.name,), ())
+    assert gitlog.sync(bob.repo, "origin", B).arrived == (made.name,)
+    claim = bob.write("claim", ITEM)
+    # Unconfirmed until pushed: bob's machine holds it, and says so.
+    assert (bob.board().items[ITEM].holder, bob.board().items[ITEM].confirmed) == ("bob", False)
+    gitlog.sync(bob.repo, "origin", B)
+    assert bob.board().items[ITEM].confirmed
+    assert gitlog.sync(ann.repo, "origin", A).arrived == (claim.name,)
+    assert ann.board() == bob.board()
+
+
+def test_of_two_claims_the_first_pushed_wins_on_every_machine(tmp_path: Path, remote: Path) -> None:
+    ann, bob = Machine(tmp_path, remote, A, "ann"), Machine(tmp_path, remote, B, "bob")
+    ann.write("create", ITEM, title="Fix the retry")
+    gitlog.sync(ann.repo, "origin", A)
+    gitlog.sync(bob.repo, "origin", B)
+    bob.write("claim", ITEM)  # bob claims first by the clock, offline
+    ann.write("claim", ITEM)
+    gitlog.sync(ann.repo, "origin", A)  # ann's push lands first
+    synced = gitlog.sync(bob.repo, "origin", B)  # fetches ann's claim, pushes his own after it
+    assert len(synced.pushed) == 1
+    gitlog.sync(ann.repo, "origin", A)
+    for machine in (ann, bob):
+        found = machine.board()
+        assert (found.items[ITEM].holder, found.items[ITEM].confirmed) == ("ann", True)
+        assert [lost.why for lost in found.lost] == [
+            f"bob's claim of {ITEM} ({B}/1) at epoch 0: lost to ann's claim ({A}/2), first on "
+            "the remote"
+        ]
+
+
+def test_the_board_never_touches_the_index_the_work_tree_or_a_branch(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann = Machine(tmp_path, remote, A, "ann")
+    (ann.repo / "README").write_text("edited, not staged\n")
+    (ann.repo / "new").write_text("staged\n")
+    git(ann.repo, "add", "new")
+    before = (git(ann.repo, "status", "--porcelain"), git(ann.repo, "rev-parse", "HEAD"))
+    ann.write("create", ITEM, title="Fix the retry")
+    gitlog.sync(ann.repo, "origin", A)
+    assert (git(ann.repo, "status", "--porcelain"), git(ann.repo, "rev-parse", "HEAD")) == before
+    assert git(ann.repo, "branch", "-a", "--format=%(refname)").split() == [
+        "refs/heads/main",
+        "refs/remotes/origin/HEAD",
+        "refs/remotes/origin/main",
+    ]
+    assert git(tmp_path, "ls-remote", str(remote)).split()[1::2] == [
+        "HEAD",
+        "refs/heads/main",
+        "refs/start/board",
+    ]
+    assert git(ann.repo, "ls-tree", "-r", "--name-only", REF).split() == [
+        "format",
+        f"ops/{A}/0/1",
+    ]
+
+
+def test_a_forged_origin_and_bytes_that_are_no_operation_are_refused_and_nothing_is_lost(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann, mallory = Machine(tmp_path, remote, A, "ann"), Machine(tmp_path, remote, C, "mallory")
+    made = ann.write("create", ITEM, title="Fix the retry")
+    gitlog.sync(ann.repo, "origin", A)
+    gitlog.sync(mallory.repo, "origin", C)
+    # Mallory writes an operation under ann's origin, and garbage at an operation's path.
+    forged = Op(A, 7, Clock(5000), "ann", "full", "finish", ITEM, 0, {"status": "failed"})
+    gitlog.append(mallory.repo, {forged.name: encode(forged), f"{C}/1": b"not an operation"})
+    gitlog.sync(mallory.repo, "origin", C)
+    synced = gitlog.sync(ann.repo, "origin", A)
+    assert synced.refused == (
+        Refused(f"{A}/7", (
+            f"operation {A}/7: it names this machine's origin ({A}), and this machine did not "
+            "write it: a forged origin; it is not read")),
+        Refused(f"{C}/1", f"operation {C}/1: not JSON in UTF-8 (JSONDecodeError); it is not read"),
+    )  # fmt: skip
+    found = ann.board()
+    assert found.items[ITEM].status == "pending"
+    assert found.items[ITEM].transitions == (made.name,)
+    # Ann goes on writing and syncing: the remote keeps growing, and her log stays her own.
+    ann.write("claim", ITEM)
+    gitlog.sync(ann.repo, "origin", A)
+    assert ann.board().items[ITEM].confirmed
+
+
+def test_a_rewritten_remote_log_is_refused_whole_and_the_local_log_is_kept(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann, mallory = Machine(tmp_path, remote, A, "ann"), Machine(tmp_path, remote, C, "mallory")
+    ann.write("create", ITEM, title="Fix the retry")
+    gitlog.sync(ann.repo, "origin", A)
+    # Mallory force-pushes a log of her own in place of the remote's.
+    own = Op(C, 1, Clock(9), "mallory", "full", "create", f"{C}.1", 0, {"title": "Mine"})
+    gitlog.append(mallory.repo, {own.name: encode(own)})
+    git(mallory.repo, "push", "--quiet", "--force", "origin", f"{REF}:{REF}")
+    local = gitlog.tip(ann.repo, REF)
+    seen = gitlog.tip(ann.repo, gitlog.REMOTE_REF)
+    with pytest.raises(GitLogError) as caught:
+        gitlog.sync(ann.repo, "origin", A)
+    rewritten = gitlog.tip(mallory.repo, REF)
+    assert str(caught.value) == (
+        f"the board's log on 'origin' was rewritten (force-pushed): {rewritten} does not follow "
+        f"{seen}, which this machine fetched before. Nothing was taken from it, and nothing here "
+        f"is lost; ask who rewrote {REF} on 'origin' to push it back, or to remove it so that "
+        "the next sync pushes this machine's log afresh"
+    )
+    assert (gitlog.tip(ann.repo, REF), gitlog.tip(ann.repo, gitlog.REMOTE_REF)) == (local, seen)
+    assert list(ann.board().items) == [ITEM]
+
+
+def test_offline_the_log_grows_here_and_the_sync_says_the_remote_is_out_of_reach(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann = Machine(tmp_path, remote, A, "ann")
+    remote.rename(tmp_path / "gone.git")
+    ann.write("create", ITEM, title="Fix the retry")
+    with pytest.raises(OfflineError) as caught:
+        gitlog.sync(ann.repo, "origin", A)
+    assert str(caught.value).startswith("the board's remote 'origin' could not be fetched: ")
+    assert str(caught.value).endswith(
+        "; the board works on here, and the next sync brings it up to date"
+    )
+    (tmp_path / "gone.git").rename(remote)
+    assert gitlog.sync(ann.repo, "origin", A).pushed == (f"{A}/1",)
+    assert ann.board().items[ITEM].confirmed
