@@ -368,7 +368,7 @@ def fetch(repo: Path, remote: str) -> str | None:
         said = found.stderr.decode("utf-8", "replace").strip().splitlines()
         raise OfflineError(
             f"the board's remote '{remote}' could not be fetched: "
-            f"{said[-1] if said else 'no message'}; the board works on here, and the next sync "
+            f"{_said(said[-1] if said else '')}; the board works on here, and the next sync "
             "brings it up to date"
         )
     return tip(repo, REMOTE_REF)
@@ -378,22 +378,35 @@ class OfflineError(GitLogError):
     """The remote cannot be reached: the board works on, and the next sync catches up."""
 
 
+# The most characters of what git or the remote said that a message quotes.
+_SAID: Final = 300
+
+
+def _said(line: str) -> str:
+    """What git (or the remote, through it) said, as a message may quote it: printable, short."""
+    kept = "".join(c if c.isprintable() else "?" for c in line.strip())
+    return (kept[: _SAID - 1] + "…" if len(kept) > _SAID else kept) or "no message"
+
+
 def push(repo: Path, remote: str, new: str, expected: str | None) -> bool:
     """Push `new` to the remote's log if the remote's log is still `expected` (None: it has
     none): a compare-and-swap of the ref. Whether the remote took it (False: another machine
-    pushed first)."""
+    pushed first); OfflineError when the remote refused it otherwise (a hook, a permission, the
+    network), which git's words do not tell apart: the remote's ref tells."""
     lease = f"--force-with-lease={REF}:{expected or ''}"
     found = _run(repo, "push", "--porcelain", "--quiet", lease, remote, f"{new}:{REF}")
     if found.returncode == 0:
         return True
+    listed = _run(repo, "ls-remote", remote, REF)
+    now = listed.stdout.decode("ascii", "replace").split()[:1]
+    if listed.returncode == 0 and now != ([expected] if expected else []):
+        return False  # it moved: another machine's push came first
     said = found.stdout.decode("utf-8", "replace") + found.stderr.decode("utf-8", "replace")
-    if "[rejected]" in said or "stale info" in said or "fetch first" in said:
-        return False
-    lines = [line for line in said.strip().splitlines() if line.strip()]
+    lines = [line.strip() for line in said.splitlines() if line.strip()]
+    why = next((line for line in lines if line.startswith("remote:")), lines[-1] if lines else "")
     raise OfflineError(
-        f"the board's remote '{remote}' did not take the push: "
-        f"{lines[-1] if lines else 'no message'}; the board works on here, and the next sync "
-        "pushes again"
+        f"the board's remote '{remote}' did not take the push: {_said(why)}; the board "
+        "works on here, and the next sync pushes again"
     )
 
 

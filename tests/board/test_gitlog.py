@@ -189,3 +189,66 @@ def test_offline_the_log_grows_here_and_the_sync_says_the_remote_is_out_of_reach
     (tmp_path / "gone.git").rename(remote)
     assert gitlog.sync(ann.repo, "origin", A).pushed == (f"{A}/1",)
     assert ann.board().items[ITEM].confirmed
+
+
+def test_a_remote_that_refuses_pushes_confirms_nothing_and_loses_nothing(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann = Machine(tmp_path, remote, A, "ann")
+    ann.write("create", ITEM, title="Fix the retry")
+    gitlog.sync(ann.repo, "origin", A)
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'pushes are closed today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    ann.write("claim", ITEM)
+    for _ in range(2):
+        with pytest.raises(OfflineError) as caught:
+            gitlog.sync(ann.repo, "origin", A)
+        assert str(caught.value) == (
+            "the board's remote 'origin' did not take the push: remote: pushes are closed "
+            "today; the board works on here, and the next sync pushes again"
+        )
+        assert (ann.board().items[ITEM].holder, ann.board().items[ITEM].confirmed) == (
+            "ann",
+            False,
+        )
+    hook.unlink()
+    assert gitlog.sync(ann.repo, "origin", A).pushed == (f"{A}/2",)
+    assert ann.board().items[ITEM].confirmed
+
+
+@pytest.mark.slow
+def test_machines_racing_to_claim_through_real_pushes_get_one_winner_each_round(
+    tmp_path: Path, remote: Path
+) -> None:
+    """Three clones claim each item at once and sync at once: a machine that sees its claim
+    confirmed after its own sync is the one every machine ends up agreeing holds the item."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    machines = [
+        Machine(tmp_path, remote, origin, person)
+        for origin, person in ((A, "ann"), (B, "bob"), (C, "cat"))
+    ]
+    for round_ in range(1, 9):
+        item = f"{A}.{round_}"
+        machines[0].write("create", item, title=f"Round {round_}")
+        gitlog.sync(machines[0].repo, "origin", A)
+        for machine in machines[1:]:
+            gitlog.sync(machine.repo, "origin", machine.origin)
+
+        def claim(machine: Machine, item: str = item) -> bool:
+            epoch = machine.board().items[item].epoch
+            machine.write("claim", item, epoch)
+            gitlog.sync(machine.repo, "origin", machine.origin)
+            mine = machine.board().items[item]
+            return mine.holder == machine.person and mine.confirmed
+
+        with ThreadPoolExecutor(len(machines)) as pool:
+            confirmed = list(pool.map(claim, machines))
+        for machine in machines:
+            gitlog.sync(machine.repo, "origin", machine.origin)
+        boards = [machine.board() for machine in machines]
+        assert boards[0] == boards[1] == boards[2]
+        holder = boards[0].items[item].holder
+        assert confirmed.count(True) == 1
+        assert machines[confirmed.index(True)].person == holder
