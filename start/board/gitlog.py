@@ -430,7 +430,9 @@ def sync(repo: Path, remote: str, ours: str) -> Synced:
         mine = read(repo, REF, history=False)
         arriving, refused = union(mine.ops, theirs.ops.items(), ours)
         missing = {name: raw for name, raw in mine.ops.items() if name not in theirs.ops}
-        conflicting = [n for n in missing if n in {r.name for r in theirs.refused}]
+        unreadable = {r.name for r in theirs.refused}
+        conflicting = [n for n, raw in mine.ops.items() if theirs.ops.get(n, raw) != raw]
+        conflicting += [n for n in missing if n in unreadable]
         if conflicting:
             raise GitLogError(
                 f"the board's log on '{remote}' holds other operations under names this machine "
@@ -470,12 +472,15 @@ def entries(repo: Path) -> tuple[list[Entry], tuple[Refused, ...]]:
     from start.board.oplog import OperationError, decode
 
     mine = read(repo, REF, history=False)
-    pushed = read(repo, REMOTE_REF).positions if tip(repo, REMOTE_REF) else {}
+    theirs = read(repo, REMOTE_REF) if tip(repo, REMOTE_REF) else Log(None, {}, {}, ())
     found: list[Entry] = []
     refused = list(mine.refused)
     for name, raw in sorted(mine.ops.items()):
+        # Pushed only if the remote holds these very bytes: another operation under its name
+        # there (a forgery) confirms nothing of ours.
+        position = theirs.positions.get(name) if theirs.ops.get(name) == raw else None
         try:
-            found.append(Entry(decode(raw, name), pushed.get(name)))
+            found.append(Entry(decode(raw, name), position))
         except OperationError as error:
             refused.append(Refused(name, str(error)))
     return found, tuple(refused)

@@ -252,3 +252,26 @@ def test_machines_racing_to_claim_through_real_pushes_get_one_winner_each_round(
         holder = boards[0].items[item].holder
         assert confirmed.count(True) == 1
         assert machines[confirmed.index(True)].person == holder
+
+
+def test_another_operation_under_a_name_this_machine_wrote_confirms_nothing_of_it(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann, mallory = Machine(tmp_path, remote, A, "ann"), Machine(tmp_path, remote, C, "mallory")
+    ann.write("create", ITEM, title="Fix the retry")
+    gitlog.sync(ann.repo, "origin", A)
+    gitlog.sync(mallory.repo, "origin", C)
+    claim = ann.write("claim", ITEM)  # not yet pushed
+    # Mallory guesses the name of ann's next operation and pushes another under it.
+    forged = claim._replace(author="mallory")
+    gitlog.append(mallory.repo, {forged.name: encode(forged)})
+    gitlog.sync(mallory.repo, "origin", C)
+    with pytest.raises(GitLogError) as caught:
+        gitlog.sync(ann.repo, "origin", A)
+    assert str(caught.value) == (
+        f"the board's log on 'origin' holds other operations under names this machine wrote "
+        f"({claim.name}): they cannot be pushed. Nothing here is lost; ask who wrote them to "
+        "remove them from the remote's log"
+    )
+    item = ann.board().items[ITEM]
+    assert (item.holder, item.confirmed) == ("ann", False)
