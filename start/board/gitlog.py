@@ -168,7 +168,9 @@ def read(repo: Path, ref: str, *, history: bool = True) -> Log:
             continue
         name = name_of(where)
         if name is None:
-            refused.append(Refused(where, f"{ref}: {where} is no operation's path; it is not read"))
+            refused.append(
+                Refused(where, f"{where}: no operation's path in the board's log; it is not read")
+            )
         elif kind != "blob" or mode not in ("100644", "100755") or not size.isdigit():
             refused.append(Refused(name, f"operation {name}: not a file; it is not read"))
         elif int(size) > MOST_OP_BYTES:

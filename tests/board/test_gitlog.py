@@ -275,3 +275,58 @@ def test_another_operation_under_a_name_this_machine_wrote_confirms_nothing_of_i
     )
     item = ann.board().items[ITEM]
     assert (item.holder, item.confirmed) == ("ann", False)
+
+
+def test_a_sync_that_dies_after_its_push_is_completed_by_the_next(
+    tmp_path: Path, remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann = Machine(tmp_path, remote, A, "ann")
+    ann.write("create", ITEM, title="Fix the retry")
+    moved = gitlog.move
+
+    def dies(repo: Path, ref: str, new: str, old: str | None) -> bool:
+        if ref == REF:  # the push went through; the process is killed before it notes so
+            raise KeyboardInterrupt
+        return moved(repo, ref, new, old)
+
+    monkeypatch.setattr(gitlog, "move", dies)
+    with pytest.raises(KeyboardInterrupt):
+        gitlog.sync(ann.repo, "origin", A)
+    monkeypatch.setattr(gitlog, "move", moved)
+    synced = gitlog.sync(ann.repo, "origin", A)
+    assert (synced.arrived, synced.pushed) == ((), ())  # it was pushed: nothing twice
+    assert ann.board().items[ITEM].confirmed
+    assert gitlog.tip(ann.repo, REF) == git(tmp_path, "ls-remote", str(remote), REF).split()[0]
+
+
+def test_a_remote_log_of_paths_and_sizes_no_operation_has_is_read_around_them(
+    tmp_path: Path, remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann, mallory = Machine(tmp_path, remote, A, "ann"), Machine(tmp_path, remote, C, "mallory")
+    made = ann.write("create", ITEM, title="Fix the retry")
+    gitlog.sync(ann.repo, "origin", A)
+    gitlog.sync(mallory.repo, "origin", C)
+    big = Op(C, 1, Clock(9), "mallory", "full", "create", f"{C}.1", 0, {"title": "x" * 200})
+    gitlog.append(mallory.repo, {big.name: encode(big)})
+    # A file at a path that keeps no operation, written into mallory's log with plumbing.
+    at = gitlog.tip(mallory.repo, REF)
+    assert at is not None
+    files = {
+        where: (mode, kind, oid)
+        for mode, kind, oid, _, where in gitlog._tree(mallory.repo, at, REF)
+    }
+    (mallory.repo / "evil").write_text("#!/bin/sh\n")
+    evil = git(mallory.repo, "hash-object", "-w", "evil").strip()
+    tree = gitlog._mktree(mallory.repo, {**files, "hooks/evil": ("100755", "blob", evil)})
+    commit = git(mallory.repo, "commit-tree", tree, "-p", at, "-m", "x").strip()
+    git(mallory.repo, "push", "--quiet", "origin", f"{commit}:{REF}")
+    monkeypatch.setattr(gitlog, "MOST_OP_BYTES", 200)
+    synced = gitlog.sync(ann.repo, "origin", A)
+    assert synced.refused == (
+        Refused(f"{C}/1", f"operation {C}/1: {len(encode(big))} bytes, over the limit of 200; it "
+                          "is not read"),
+        Refused("hooks/evil", "hooks/evil: no operation's path in the board's log; it is not read"),
+    )  # fmt: skip
+    assert list(ann.board().items) == [made.item]
+    # Nothing of it reaches this machine's log, and nothing at such a path is pushed again.
+    assert git(ann.repo, "ls-tree", "-r", "--name-only", REF).split() == ["format", f"ops/{A}/0/1"]
