@@ -420,13 +420,18 @@ def sync(repo: Path, remote: str, ours: str) -> Synced:
     seen = tip(repo, REMOTE_REF)
     for _ in range(ATTEMPTS):
         remote_tip = fetch(repo, remote)
-        if seen is not None and remote_tip is not None and not _descends(repo, remote_tip, seen):
-            move(repo, REMOTE_REF, seen, remote_tip)  # keep what we saw, not the rewrite
+        if seen is not None and (remote_tip is None or not _descends(repo, remote_tip, seen)):
+            if remote_tip is not None:
+                move(repo, REMOTE_REF, seen, remote_tip)  # keep what we saw, not the rewrite
+            # Positions are places in the remote's history: a new history would reorder claims
+            # that were confirmed, so it is refused whatever it holds.
+            what = (
+                "removed" if remote_tip is None else f"rewritten ({remote_tip} does not follow it)"
+            )
             raise GitLogError(
-                f"the board's log on '{remote}' was rewritten (force-pushed): {remote_tip} does "
-                f"not follow {seen}, which this machine fetched before. Nothing was taken from "
-                f"it, and nothing here is lost; ask who rewrote {REF} on '{remote}' to push it "
-                "back, or to remove it so that the next sync pushes this machine's log afresh"
+                f"the board's log on '{remote}' was {what} since this machine fetched {seen}. "
+                "Nothing was taken from it, and nothing here is lost; to put the log back as it "
+                f"was: git push --force {remote} {REMOTE_REF}:{REF}"
             )
         theirs = read(repo, REMOTE_REF) if remote_tip else Log(None, {}, {}, ())
         mine = read(repo, REF, history=False)

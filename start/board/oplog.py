@@ -375,8 +375,13 @@ def _field_wrong(kind: str, name: str, value: Any) -> str | None:
     elif name == "run":
         if value is not None and not isinstance(value, dict):
             return "not a JSON object (an ask) or null"
-        if value is not None and len(_dumps_checked(value)) > MOST_RUN_BYTES:
-            return f"over {MOST_RUN_BYTES:,} bytes as JSON"
+        if value is not None:
+            try:
+                size = len(_dumps(value))
+            except (ValueError, UnicodeEncodeError):  # a lone surrogate, or NaN
+                return "not JSON start can write (a lone surrogate, or a number not finite)"
+            if size > MOST_RUN_BYTES:
+                return f"over {MOST_RUN_BYTES:,} bytes as JSON"
     elif name == "priority":
         if not _whole(value, *PRIORITIES):
             return f"not a whole number from {PRIORITIES[0]} to {PRIORITIES[1]}"
@@ -401,13 +406,6 @@ def _field_wrong(kind: str, name: str, value: Any) -> str | None:
     elif name == "answer_level" and value not in LEVELS:
         return f"{quoted(value)} is none of {', '.join(LEVELS)}"
     return None
-
-
-def _dumps_checked(value: Any) -> bytes:
-    try:
-        return _dumps(value)
-    except (ValueError, UnicodeEncodeError):
-        return b"x" * (MOST_RUN_BYTES + 1)  # told as too large; decode's check refuses it anyway
 
 
 def _label(value: object) -> str | None:

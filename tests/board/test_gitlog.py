@@ -165,10 +165,9 @@ def test_a_rewritten_remote_log_is_refused_whole_and_the_local_log_is_kept(
         gitlog.sync(ann.repo, "origin", A)
     rewritten = gitlog.tip(mallory.repo, REF)
     assert str(caught.value) == (
-        f"the board's log on 'origin' was rewritten (force-pushed): {rewritten} does not follow "
-        f"{seen}, which this machine fetched before. Nothing was taken from it, and nothing here "
-        f"is lost; ask who rewrote {REF} on 'origin' to push it back, or to remove it so that "
-        "the next sync pushes this machine's log afresh"
+        f"the board's log on 'origin' was rewritten ({rewritten} does not follow it) since this "
+        f"machine fetched {seen}. Nothing was taken from it, and nothing here is lost; to put the "
+        "log back as it was: git push --force origin refs/start/remote-board:refs/start/board"
     )
     assert (gitlog.tip(ann.repo, REF), gitlog.tip(ann.repo, gitlog.REMOTE_REF)) == (local, seen)
     assert list(ann.board().items) == [ITEM]
@@ -330,3 +329,27 @@ def test_a_remote_log_of_paths_and_sizes_no_operation_has_is_read_around_them(
     assert list(ann.board().items) == [made.item]
     # Nothing of it reaches this machine's log, and nothing at such a path is pushed again.
     assert git(ann.repo, "ls-tree", "-r", "--name-only", REF).split() == ["format", f"ops/{A}/0/1"]
+
+
+def test_a_removed_remote_log_is_refused_and_the_message_puts_it_back(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann, bob = Machine(tmp_path, remote, A, "ann"), Machine(tmp_path, remote, B, "bob")
+    ann.write("create", ITEM, title="Fix the retry")
+    gitlog.sync(ann.repo, "origin", A)
+    gitlog.sync(bob.repo, "origin", B)
+    git(tmp_path, "--git-dir", str(remote), "update-ref", "-d", REF)
+    ann.write("claim", ITEM)
+    with pytest.raises(GitLogError) as caught:
+        gitlog.sync(ann.repo, "origin", A)
+    seen = gitlog.tip(ann.repo, gitlog.REMOTE_REF)
+    assert str(caught.value) == (
+        f"the board's log on 'origin' was removed since this machine fetched {seen}. Nothing "
+        "was taken from it, and nothing here is lost; to put the log back as it was: git push "
+        "--force origin refs/start/remote-board:refs/start/board"
+    )
+    git(ann.repo, "push", "--quiet", "--force", "origin", f"{gitlog.REMOTE_REF}:{REF}")
+    assert gitlog.sync(ann.repo, "origin", A).pushed == (f"{A}/2",)
+    gitlog.sync(bob.repo, "origin", B)
+    assert bob.board() == ann.board()
+    assert ann.board().items[ITEM].confirmed
