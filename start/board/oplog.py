@@ -66,9 +66,11 @@ FINISH: Final = "finish"
 REOPEN: Final = "reopen"
 ARCHIVE: Final = "archive"
 UNARCHIVE: Final = "unarchive"
+# A comment: appended to the item, never changed or lost, whatever state the item is in.
+COMMENT: Final = "comment"
 # The kinds that change an item's status, holder or archive: one of them wins each epoch.
 TRANSITIONS: Final = (CLAIM, REASSIGN, RELEASE, FINISH, REOPEN, ARCHIVE, UNARCHIVE)
-KINDS: Final = (CREATE, UPDATE, *TRANSITIONS)
+KINDS: Final = (CREATE, UPDATE, COMMENT, *TRANSITIONS)
 # The fields each kind takes, and those it must have.
 FIELDS: Final[Mapping[str, frozenset[str]]] = {
     CREATE: frozenset(
@@ -77,6 +79,7 @@ FIELDS: Final[Mapping[str, frozenset[str]]] = {
     UPDATE: frozenset(
         {"title", "description", "run", "priority", "labels", "parent", "blocked_by", "metadata"}
     ),
+    COMMENT: frozenset({"text"}),
     CLAIM: frozenset(),
     REASSIGN: frozenset({"to"}),
     RELEASE: frozenset({"reason", "counted"}),
@@ -87,6 +90,7 @@ FIELDS: Final[Mapping[str, frozenset[str]]] = {
 }
 REQUIRED: Final[Mapping[str, frozenset[str]]] = {
     CREATE: frozenset({"title"}),
+    COMMENT: frozenset({"text"}),
     REASSIGN: frozenset({"to"}),
     FINISH: frozenset({"status"}),
 }
@@ -369,6 +373,9 @@ def _field_wrong(kind: str, name: str, value: Any) -> str | None:
     if name == "title":
         if not _text(value, TITLE_LIMIT, 1):
             return f"not text of 1 to {TITLE_LIMIT:,} characters"
+    elif name == "text":
+        if not _text(value, TEXT_LIMIT, 1):
+            return f"not text of 1 to {TEXT_LIMIT:,} characters"
     elif name in ("description", "answer", "reason"):
         if not _text(value, TEXT_LIMIT):
             return f"not text of at most {TEXT_LIMIT:,} characters"

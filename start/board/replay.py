@@ -21,6 +21,7 @@ from start.board import COMPLETED, FAILED, IN_PROGRESS, PENDING, lowest
 from start.board.oplog import (
     ARCHIVE,
     CLAIM,
+    COMMENT,
     CREATE,
     FINISH,
     REASSIGN,
@@ -57,6 +58,15 @@ class Lost(Record):
     why: str
 
 
+class Said(Record):
+    """A comment on an item, as its operation wrote it: appended, never lost."""
+
+    name: str  # the operation's
+    clock: Clock
+    author: str
+    text: str
+
+
 class State(Record):
     """One item, as the operations make it."""
 
@@ -86,6 +96,8 @@ class State(Record):
     transitions: tuple[str, ...]
     # Whether the operation that made its present epoch is on the remote: a claim is confirmed.
     confirmed: bool
+    # Its comments, in the order every machine gives operations (Op.order).
+    comments: tuple[Said, ...] = ()
 
 
 class Replayed(Record):
@@ -194,6 +206,11 @@ def _item(
         updated=updated,
         transitions=(create.op.name, *(m.op.name for m in made)),
         confirmed=(made[-1] if made else create).position is not None,
+        comments=tuple(
+            Said(e.op.name, e.op.clock, e.op.author, e.op.fields["text"])
+            for e in sorted(entries, key=lambda e: e.op.order)
+            if e.op.kind == COMMENT
+        ),
         **state,
     ), lost
 
@@ -215,7 +232,7 @@ def _transitions(
     (None: it is not finished), and the transitions that lost."""
     by_epoch: dict[int, list[Entry]] = defaultdict(list)
     for entry in entries:
-        if entry.op.kind not in (CREATE, UPDATE):
+        if entry.op.kind not in (CREATE, UPDATE, COMMENT):
             by_epoch[entry.op.epoch].append(entry)
     phases = [_Phase(PENDING, None, None, False, 0)]
     made: list[Entry] = []

@@ -93,8 +93,8 @@ def test_any_operation_reads_back_as_it_was_written_byte_for_byte(
          "author 'a b' is not a name: 1 to 80 letters, digits and ._@+-:"),
         (raw(level="root"), "level 'root' is none of read-only, edit, full"),
         (raw(kind="delete"),
-         "kind 'delete' is none of create, update, claim, reassign, release, finish, reopen, "
-         "archive, unarchive"),
+         "kind 'delete' is none of create, update, comment, claim, reassign, release, finish, "
+         "reopen, archive, unarchive"),
         (raw(item="item-3"), "item 'item-3' is not an item's key (ORIGIN.N)"),
         (raw(item=f"{B}.1"),
          "it creates 'bbbbbbbbbbbb.1', an item of another origin: an origin creates only items "

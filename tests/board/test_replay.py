@@ -194,6 +194,24 @@ def test_no_operation_raises_the_level_an_item_runs_at_above_its_authors() -> No
     assert remote.items[other.item].level == "edit"
 
 
+def test_comments_are_kept_in_the_clocks_order_whoever_holds_the_item_and_change_nothing_else(
+) -> None:
+    made = create()
+    claim = op(A, "claim", 2)
+    late = op(B, "comment", 9, text="seen on B")
+    early = op(B, "comment", 3, epoch=1, text="first")
+    held = replay(pushed(made, claim, late, early)).items[ITEM]
+    assert [(said.author, said.text, said.name) for said in held.comments] == [
+        ("bob", "first", early.name),
+        ("bob", "seen on B", late.name),
+    ]
+    assert (held.status, held.holder, held.epoch) == ("in_progress", "ann", 1)
+    lost = replay(pushed(op(B, "comment", 1, item=f"{C}.1", text="to nothing"))).lost
+    assert [each.why for each in lost] == [
+        f"{B}/3: no operation creates {C}.1: it is not replayed"
+    ]
+
+
 def test_a_failed_item_reopens_and_its_releases_start_again() -> None:
     made = create()
     claim = op(A, "claim", 2)
@@ -229,7 +247,8 @@ def logs(draw: st.DrawFn) -> list[Entry]:
         add(origin, "create", keys[-1], 0, {"title": draw(st.sampled_from("xyz"))})
     for _ in range(draw(st.integers(0, 25))):
         kind = draw(st.sampled_from(
-            ("update", "claim", "reassign", "release", "finish", "reopen", "archive", "unarchive")
+            ("update", "comment", "claim", "reassign", "release", "finish", "reopen", "archive",
+             "unarchive")
         ))  # fmt: skip
         add(draw(st.sampled_from(_ORIGINS)), kind, draw(st.sampled_from(keys)),
             draw(st.integers(0, 4)), draw(_fields(kind, keys)))  # fmt: skip
@@ -250,6 +269,8 @@ def _fields(kind: str, keys: list[str]) -> st.SearchStrategy[dict[str, Any]]:
             "labels": st.sampled_from(({"add": ["a"]}, {"remove": ["a"]}, {"add": ["b"]})),
             "blocked_by": st.sampled_from(keys).map(lambda k: {"add": [k]}),
         })  # fmt: skip
+    if kind == "comment":
+        return words.map(lambda text: {"text": text})
     if kind == "reassign":
         return st.sampled_from(_NAMES).map(lambda name: {"to": name})
     if kind == "release":
