@@ -187,6 +187,37 @@ MIGRATIONS: Final[tuple[sqlite.Migration, ...]] = (
             "CREATE INDEX comments_item ON comments (item, seq)",
         ),
     ),
+    (
+        # The board across machines (docs/board-sync-design.md): `sync` has one row once sync
+        # is turned on (`start board sync`), none before, so that a board that never syncs
+        # writes nothing more; `ops` is this machine's log, each operation's bytes and its
+        # place on the remote (NULL until pushed); an item's key (ORIGIN.N) names it on every
+        # machine, and an event written from an operation names it.
+        "m008_sync",
+        (
+            """CREATE TABLE sync (
+                one INTEGER PRIMARY KEY CHECK (one = 1),
+                origin TEXT NOT NULL,
+                wall INTEGER NOT NULL,
+                logical INTEGER NOT NULL,
+                seq INTEGER NOT NULL,
+                items INTEGER NOT NULL,
+                last_sync TEXT
+            )""",
+            """CREATE TABLE ops (
+                name TEXT NOT NULL UNIQUE,
+                bytes BLOB NOT NULL,
+                position INTEGER,
+                logged INTEGER NOT NULL DEFAULT 0
+            )""",
+            "CREATE INDEX ops_logged ON ops (logged)",
+            """CREATE TABLE keys (
+                seq INTEGER PRIMARY KEY,
+                key TEXT NOT NULL UNIQUE
+            )""",
+            "ALTER TABLE events ADD COLUMN name TEXT",
+        ),
+    ),
 )
 
 

@@ -217,8 +217,10 @@ def _item(
 
 def _reason(made: Sequence[Entry]) -> str | None:
     """Why it failed, or why its last holder let it go: the reason of the last finish or release
-    that won an epoch."""
+    that won an epoch since it was last reopened."""
     for entry in reversed(made):
+        if entry.op.kind == REOPEN:  # reopened: the reason it failed is behind it
+            return None
         if entry.op.kind in (FINISH, RELEASE):
             found = entry.op.fields.get("reason")
             return found if isinstance(found, str) else None

@@ -37,11 +37,13 @@ from start.board import (
     above,
     alive,
     item_id,
+    journal,
     lowest,
     number,
     rows,
     shaping,
 )
+from start.board.oplog import ARCHIVE, CLAIM, COMMENT, FINISH, REASSIGN, RELEASE, UNARCHIVE
 from start.board.refusals import holds, may, refusal, why_not
 from start.board.rows import EVERY, Filter
 from start.board.transfer import IMPORTED_FROM, PLAN, Incoming, Ref
@@ -197,6 +199,8 @@ class Board:
     def _event(
         self, connection: sqlite3.Connection, seq: int, actor: str, op: str, **detail: Any
     ) -> None:
+        if journal.on(connection):  # the history is the log's (start.board.journal writes it)
+            return
         connection.execute(
             "INSERT INTO events (at, item, actor, op, detail) VALUES (?, ?, ?, ?, ?)",
             (now(), seq, actor, op, rows.dumps(detail)),
@@ -280,6 +284,8 @@ class Board:
             if up is not None:
                 shaped["parent"] = item_id(up)
             self._event(connection, seq, by.name, "create", title=title, **shaped)
+            if journal.on(connection):
+                journal.as_it_is(connection, seq, by.name)
         return self.get(item_id(seq))
 
     def bring(
@@ -302,6 +308,9 @@ class Board:
                     made.append(self._brought(connection, each, by, source, stamp))
                 for seq, each in zip(made, incoming, strict=True):
                     self._linked(connection, seq, each, made)
+                if journal.on(connection):
+                    for seq in made:
+                        journal.as_it_is(connection, seq, by.name)
                 if dry_run:
                     raise _DryRun
         except _DryRun:
@@ -463,6 +472,7 @@ class Board:
         # A person's claim has no process: its history says nothing of one (not pid=None).
         held = {"pid": holder.pid} if holder.pid is not None else {}
         self._event(connection, seq, holder.name, "claim", **held)
+        journal.write(connection, seq, holder.name, holder.level, CLAIM, {}, moved=True)
         return True
 
     def claim_next(
@@ -631,6 +641,11 @@ class Board:
                 if fields and above(USER_LEVEL, by.level):
                     detail["level"] = by.level
                 self._event(connection, seq, by.name, "update", **_plain(detail))
+                if journal.on(connection):
+                    after = self._row(seq)
+                    assert after is not None
+                    journal.changed(connection, seq, by.name, by.level, item, rows.item(after),
+                                    change.answer_level or by.level)  # fmt: skip
             else:
                 row = self._row(seq)
                 if row is None:
@@ -670,6 +685,8 @@ class Board:
             )
             if cursor.rowcount == 1:
                 self._event(connection, seq, by.name, "reassign", to=name)
+                journal.write(connection, seq, by.name, by.level, REASSIGN, {"to": name},
+                              moved=True)  # fmt: skip
             else:
                 row = self._row(seq)
                 if row is None:
@@ -693,6 +710,7 @@ class Board:
             if cursor.rowcount != 1:
                 raise self._no_such(id_)
             connection.execute("UPDATE items SET updated = ? WHERE seq = ?", (kept.at, seq))
+            journal.write(connection, seq, by.name, by.level, COMMENT, {"text": text})
         return kept
 
     def archive(self, ids: Sequence[str], by: Holder, *, archived: bool = True) -> list[Item]:
@@ -718,6 +736,8 @@ class Board:
                     )
                 if cursor.rowcount == 1:
                     self._event(connection, seq, by.name, "archive" if archived else "unarchive")
+                    kind = ARCHIVE if archived else UNARCHIVE
+                    journal.write(connection, seq, by.name, by.level, kind, {})
                     continue
                 row = self._row(seq)
                 if row is None:
@@ -766,8 +786,22 @@ class Board:
                 if cursor.rowcount == 1:
                     op = "fail" if status == FAILED else "release"
                     self._event(connection, seq, "start", op, holder=name, pid=pid)
+                    self._logged_release(connection, seq, name, status, reason)
                     released.append(seq)
         return [self.get(item_id(seq)) for seq in released]
+
+    def _logged_release(
+        self, connection: sqlite3.Connection, seq: int, name: str, status: str, reason: str
+    ) -> None:
+        """The log's side of the watchdog's release (sync on): this machine lets go of its
+        holder's claim (a release replay takes from the holder's origin), and an item released
+        MOST_RELEASES times is then failed, as if by its holder."""
+        said = {"counted": True, "reason": reason}
+        if journal.write(connection, seq, journal.BOARD_AUTHOR, USER_LEVEL, RELEASE, said) is None:
+            return
+        if status == FAILED:
+            finish = {"status": FAILED, "reason": reason}
+            journal.write(connection, seq, journal.author(name), USER_LEVEL, FINISH, finish)
 
     def poll(self, id_: str, since: int | None) -> tuple[Item | None, int]:
         """For a watch: the item when the board changed since version `since` (always, when

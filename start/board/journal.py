@@ -1,0 +1,489 @@
+"""The store's side of the log across machines (docs/board-sync-design.md, "The store's cache of
+the log"): with sync on for a board, each change start.board.store makes writes its operation
+(start.board.oplog) into the board's `ops` table in the same transaction as the rows, and
+`rebuild` makes the items again from every operation (start.board.replay), so that the same
+operations make the same board whatever order they arrived in.
+
+Sync is off until `start board sync` turns it on (`turn_on`: the `sync` table gets its one row);
+while it is off nothing here writes, and the board is as it always was. Everything here runs
+inside the caller's write transaction (start.base.sqlite.writing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from start.base import sqlite
+from start.base.record import Record
+from start.board import COMPLETED, FAILED, IN_PROGRESS, PENDING, Item, number
+from start.board.oplog import (
+    ARCHIVE,
+    AUTHOR_CHARACTERS,
+    AUTHOR_LENGTH,
+    CLAIM,
+    COMMENT,
+    CREATE,
+    FINISH,
+    RELEASE,
+    REOPEN,
+    TRANSITIONS,
+    UPDATE,
+    Clock,
+    Op,
+    decode,
+    encode,
+    key,
+    new_origin,
+    observe,
+    split_key,
+    tick,
+)
+from start.board.replay import Entry, Replayed, replay
+from start.config.schema import LEVELS
+
+# The most another machine's operations may set an item's level to (provenance: "Who shaped
+# it"); the setting board_remote_level will make it the user's choice (docs/board-sync-design.md).
+REMOTE_LEVEL: Final = LEVELS[0]
+# Who acts for the board itself (the watchdog's release), as the store's history names it.
+BOARD_AUTHOR: Final = "start"
+
+
+class Sync(Record):
+    """A board's sync, as its `sync` row keeps it: its origin, the latest clock it wrote or saw,
+    its last operation's number, its count of items made, and when it last synced."""
+
+    origin: str
+    clock: Clock
+    seq: int
+    items: int
+    last_sync: str | None
+
+
+def state(connection: Any) -> Sync | None:
+    """The board's sync; None while sync is off (the default)."""
+    row = connection.execute(
+        "SELECT origin, wall, logical, seq, items, last_sync FROM sync WHERE one = 1"
+    ).fetchone()
+    if row is None:
+        return None
+    origin, wall, logical, seq, items, last_sync = tuple(row)
+    return Sync(origin, Clock(wall, logical), seq, items, last_sync)
+
+
+def on(connection: Any) -> bool:
+    """Whether sync is on for this board: its changes are written to the log."""
+    return connection.execute("SELECT 1 FROM sync WHERE one = 1").fetchone() is not None
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def stamp(clock: Clock) -> str:
+    """A clock's wall time as the board shows a time (ISO 8601, this machine's offset)."""
+    return datetime.fromtimestamp(clock.wall / 1000).astimezone().isoformat(timespec="seconds")
+
+
+def author(name: str | None, fallback: str = BOARD_AUTHOR) -> str:
+    """`name` as an operation's author; `fallback` for a name an operation cannot carry (an
+    imported item's creator of another tracker: spaces, or too long)."""
+    if name and len(name) <= AUTHOR_LENGTH and set(name) <= AUTHOR_CHARACTERS:
+        return name
+    return fallback
+
+
+# --- turning sync on ---------------------------------------------------------------------------
+
+
+def turn_on(connection: Any) -> Sync:
+    """Turn sync on for this board: a new origin, and every item written to the log as it is
+    now (its create, the transitions to its state, its comments) under the key ORIGIN.N, N its
+    number, so that item-N keeps naming it. The sync as it now is."""
+    found = state(connection)
+    if found is not None:
+        return found
+    last = connection.execute("SELECT COALESCE(max(seq), 0) FROM items").fetchone()[0]
+    connection.execute(
+        "INSERT INTO sync (one, origin, wall, logical, seq, items) VALUES (1, ?, 0, 0, 0, ?)",
+        (new_origin(), last),
+    )
+    for (seq,) in connection.execute("SELECT seq FROM items ORDER BY seq").fetchall():
+        as_it_is(connection, seq, BOARD_AUTHOR, seq)
+    made = state(connection)
+    assert made is not None
+    return made
+
+
+def as_it_is(connection: Any, seq: int, by: str, numbered: int | None = None) -> None:
+    """Write item `seq` to the log as it is now: a create of its fields (its key made now:
+    ORIGIN.`numbered`, or the origin's next), the transitions that bring it to its status and
+    archive, and its comments. Its epoch is then theirs (replay's count of transitions)."""
+    sync = state(connection)
+    assert sync is not None, "sync is on"
+    if numbered is None:
+        numbered = sync.items + 1
+        connection.execute("UPDATE sync SET items = ? WHERE one = 1", (numbered,))
+    connection.execute(
+        "INSERT OR REPLACE INTO keys (seq, key) VALUES (?, ?)", (seq, key(sync.origin, numbered))
+    )
+    row = connection.execute(
+        "SELECT title, description, run, priority, metadata, created_by, level, status, "
+        "assignee, answer, reason, answer_level, archived FROM items WHERE seq = ?",
+        (seq,),
+    ).fetchone()
+    (title, description, run, priority, metadata, created_by, level, status, assignee, answer,
+     reason, answer_level, archived) = tuple(row)  # fmt: skip
+    creator = author(created_by, by)
+    fields: dict[str, Any] = {"title": sqlite.text(title)}
+    if sqlite.text(description):
+        fields["description"] = sqlite.text(description)
+    if run is not None:
+        fields["run"] = json.loads(run)
+    if priority != _default_priority():
+        fields["priority"] = priority
+    if json.loads(metadata):
+        fields["metadata"] = json.loads(metadata)
+    labels = _labels(connection, seq)
+    if labels:
+        fields["labels"] = labels
+    deps = _dependencies(connection, seq)
+    if deps:
+        fields["blocked_by"] = deps
+    parent = _parent(connection, seq)
+    if parent is not None:
+        fields["parent"] = parent
+    write(connection, seq, creator, level, CREATE, fields, epoch=0)
+    epoch = 0
+    holder = author(assignee, creator)
+    if status == IN_PROGRESS:
+        write(connection, seq, holder, level, CLAIM, {}, epoch=epoch)
+        epoch += 1
+    elif status in (COMPLETED, FAILED):
+        finish: dict[str, Any] = {"status": status}
+        said = sqlite.text(answer if status == COMPLETED else reason)
+        if said is not None:
+            finish["answer" if status == COMPLETED else "reason"] = said
+        if status == COMPLETED and answer_level is not None:
+            finish["answer_level"] = answer_level
+        write(connection, seq, holder, level, FINISH, finish, epoch=epoch)
+        epoch += 1
+    if archived is not None:
+        write(connection, seq, creator, level, ARCHIVE, {}, epoch=epoch)
+        epoch += 1
+    for at_author, text in connection.execute(
+        "SELECT author, text FROM comments WHERE item = ? ORDER BY seq", (seq,)
+    ).fetchall():
+        write(connection, seq, author(at_author, creator), level, COMMENT,
+              {"text": sqlite.text(text)}, epoch=epoch)  # fmt: skip
+    connection.execute("UPDATE items SET epoch = ? WHERE seq = ?", (epoch, seq))
+
+
+def _default_priority() -> int:
+    from start.base.inputs import DEFAULT_PRIORITY
+
+    return DEFAULT_PRIORITY
+
+
+# --- writing operations -----------------------------------------------------------------------
+
+
+def write(
+    connection: Any,
+    seq: int,
+    by: str,
+    level: str,
+    kind: str,
+    fields: Mapping[str, Any],
+    *,
+    epoch: int | None = None,
+    moved: bool = False,
+) -> Op | None:
+    """Write the operation of a change the store just made to item `seq`, and its event; None
+    (nothing written) while sync is off. Its epoch is the item's as the author saw it: the
+    row's (one less when the store's own UPDATE `moved` it: a claim, a reassign), unless given.
+    A transition makes the item's epoch one more, as replay counts them."""
+    sync = state(connection)
+    if sync is None:
+        return None
+    row = connection.execute(
+        "SELECT k.key, i.epoch FROM items i JOIN keys k ON k.seq = i.seq WHERE i.seq = ?", (seq,)
+    ).fetchone()
+    item_key, seen = row[0], row[1] - (1 if moved else 0)
+    if epoch is not None:
+        seen = epoch
+    clock = tick(sync.clock, now_ms())
+    op = Op(sync.origin, sync.seq + 1, clock, by, level, kind, item_key, seen, dict(fields))
+    raw = encode(op)
+    connection.execute(
+        "INSERT INTO ops (name, bytes, position, logged) VALUES (?, ?, NULL, 0)", (op.name, raw)
+    )
+    connection.execute(
+        "UPDATE sync SET wall = ?, logical = ?, seq = ? WHERE one = 1",
+        (clock.wall, clock.logical, op.seq),
+    )
+    if kind in TRANSITIONS:
+        connection.execute("UPDATE items SET epoch = ? WHERE seq = ?", (seen + 1, seq))
+    _event(connection, seq, op)
+    return op
+
+
+def _event(connection: Any, seq: int, op: Op) -> None:
+    """The item's history of an operation (the log is its history with sync on)."""
+    connection.execute(
+        "INSERT INTO events (at, item, actor, op, detail, name) VALUES (?, ?, ?, ?, ?, ?)",
+        (stamp(op.clock), seq, op.author, op.kind, json.dumps(dict(op.fields), sort_keys=True),
+         op.name),
+    )  # fmt: skip
+
+
+def changed(
+    connection: Any, seq: int, by: str, level: str, before: Item, after: Item, answer_level: str
+) -> None:
+    """Write what an update made of item `seq` (read `before` and `after` it): an update of the
+    fields that changed, then the transition its status took (a finish, a release, a reopen)."""
+    if not on(connection):
+        return
+    fields: dict[str, Any] = {}
+    for name in ("title", "description", "priority"):
+        if getattr(before, name) != getattr(after, name):
+            fields[name] = getattr(after, name)
+    if before.run != after.run:
+        from start.compose.ask import data
+
+        fields["run"] = None if after.run is None else data(after.run)
+    if before.parent != after.parent:
+        fields["parent"] = None if after.parent is None else _key(connection, after.parent)
+    meta = {
+        name: after.metadata.get(name)
+        for name in sorted(set(before.metadata) | set(after.metadata))
+        if (name in before.metadata) != (name in after.metadata)
+        or before.metadata.get(name) != after.metadata.get(name)
+    }
+    if meta:
+        fields["metadata"] = meta
+    for name, old, new in (
+        ("labels", set(before.labels), set(after.labels)),
+        ("blocked_by", {_key(connection, i) for i in before.blocked_by},
+         {_key(connection, i) for i in after.blocked_by}),
+    ):  # fmt: skip
+        edit = {"add": sorted(new - old), "remove": sorted(old - new)}
+        edit = {part: values for part, values in edit.items() if values}
+        if edit:
+            fields[name] = edit
+    epoch = connection.execute("SELECT epoch FROM items WHERE seq = ?", (seq,)).fetchone()[0]
+    if fields:
+        write(connection, seq, by, level, UPDATE, fields, epoch=epoch)
+    if before.status == after.status:
+        return
+    if after.status in (COMPLETED, FAILED):
+        finish: dict[str, Any] = {"status": after.status}
+        said = after.answer if after.status == COMPLETED else after.reason
+        if said is not None:
+            finish["answer" if after.status == COMPLETED else "reason"] = str(said)
+        if after.status == COMPLETED:
+            finish["answer_level"] = answer_level
+        write(connection, seq, by, level, FINISH, finish, epoch=epoch)
+    elif before.status == IN_PROGRESS and after.status == PENDING:
+        write(connection, seq, by, level, RELEASE, {"counted": False}, epoch=epoch)
+    elif before.status == FAILED and after.status == PENDING:
+        write(connection, seq, by, level, REOPEN, {}, epoch=epoch)
+
+
+def _key(connection: Any, id_: str) -> str:
+    """The key of the item `id_` names (every item has one with sync on)."""
+    row = connection.execute("SELECT key FROM keys WHERE seq = ?", (number(id_),)).fetchone()
+    assert row is not None and row[0] is not None, f"{id_} has a key with sync on"
+    found: str = row[0]
+    return found
+
+
+def _labels(connection: Any, seq: int) -> list[str]:
+    found = connection.execute("SELECT name FROM labels WHERE item = ? ORDER BY name", (seq,))
+    return [name for (name,) in found.fetchall()]
+
+
+def _dependencies(connection: Any, seq: int) -> list[str]:
+    found = connection.execute(
+        "SELECT k.key FROM deps d JOIN keys k ON k.seq = d.blocked_by WHERE d.item = ?", (seq,)
+    )
+    return sorted(each for (each,) in found.fetchall() if each is not None)
+
+
+def _parent(connection: Any, seq: int) -> str | None:
+    found = connection.execute(
+        "SELECT k.key FROM items i JOIN keys k ON k.seq = i.parent WHERE i.seq = ?", (seq,)
+    ).fetchone()
+    return None if found is None else str(found[0])
+
+
+# --- taking a remote's operations, and the board they make --------------------------------------
+
+
+def take(connection: Any, entries: Iterable[Entry], when: str) -> None:
+    """Keep every operation of `entries` (this machine's log as gitlog read it, each with its
+    place on the remote) in the `ops` table: another machine's that arrived, and the place of
+    each that is now pushed (a place, once given, never changes); this machine's clock
+    observes theirs. `when`: the time of this sync, its `last_sync`."""
+    sync = state(connection)
+    assert sync is not None, "sync is on"
+    clock, moment = sync.clock, now_ms()
+    for entry in entries:
+        op = entry.op
+        connection.execute(
+            "INSERT OR IGNORE INTO ops (name, bytes, position, logged) VALUES (?, ?, ?, 1)",
+            (op.name, encode(op), entry.position),
+        )
+        connection.execute(
+            "UPDATE ops SET logged = 1, position = COALESCE(position, ?) WHERE name = ?",
+            (entry.position, op.name),
+        )
+        if op.origin != sync.origin:
+            clock = observe(clock, op.clock, moment)
+    connection.execute(
+        "UPDATE sync SET wall = ?, logical = ?, last_sync = ? WHERE one = 1",
+        (clock.wall, clock.logical, when),
+    )
+
+
+def unlogged(connection: Any) -> dict[str, bytes]:
+    """This machine's operations not yet in its git log (refs/start/board), by name."""
+    found = connection.execute("SELECT name, bytes FROM ops WHERE logged = 0 ORDER BY rowid")
+    return {name: bytes(raw) for name, raw in found.fetchall()}
+
+
+def logged(connection: Any, names: Sequence[str]) -> None:
+    connection.executemany("UPDATE ops SET logged = 1 WHERE name = ?", [(n,) for n in names])
+
+
+def entries(connection: Any) -> list[Entry]:
+    """Every operation of the `ops` table, each with its place on the remote."""
+    found = connection.execute("SELECT name, bytes, position FROM ops").fetchall()
+    return [Entry(decode(bytes(raw), name), position) for name, raw, position in found]
+
+
+def ceiling(ours: str) -> Any:
+    """The most each origin's operations may set (provenance): this machine's as written,
+    another's at most REMOTE_LEVEL."""
+
+    def most(origin: str) -> str:
+        return LEVELS[-1] if origin == ours else REMOTE_LEVEL
+
+    return most
+
+
+def rebuild(connection: Any) -> Replayed:
+    """Make every item of the board again from the `ops` table (replay): the same operations
+    make the same rows, numbers, dependencies, labels, comments and history on every board,
+    whatever order they arrived in. Items are numbered in the order of their creates' clocks;
+    what only this machine knows (the process that holds a claim, the run that finished an
+    item) is kept when the item is still as it was. History this board kept before sync was on
+    stays with its item. What replay made of the log."""
+    sync = state(connection)
+    assert sync is not None, "sync is on"
+    ops = entries(connection)
+    made = replay(ops, ceiling(sync.origin))
+    by_name = {entry.op.name: entry.op for entry in ops}
+    kept = {
+        row[0]: tuple(row[1:])
+        for row in connection.execute(
+            "SELECT k.key, i.seq, status, assignee, epoch, holder_pid, holder_started, history "
+            "FROM items i JOIN keys k ON k.seq = i.seq"
+        ).fetchall()
+    }
+    order = sorted(
+        made.items.values(),
+        key=lambda s: (s.created, *(split_key(s.key) or ("", 0))),
+    )
+    base = connection.execute(
+        "SELECT COALESCE(max(seq), 0) FROM items WHERE seq NOT IN (SELECT seq FROM keys)"
+    ).fetchone()[0]
+    numbers = {each.key: base + index for index, each in enumerate(order, 1)}
+    connection.execute("CREATE TEMP TABLE IF NOT EXISTS renumbered (old INTEGER, new INTEGER)")
+    connection.execute("DELETE FROM renumbered")
+    connection.executemany(
+        "INSERT INTO renumbered (old, new) VALUES (?, ?)",
+        [(old[0], numbers[k]) for k, old in kept.items() if k in numbers],
+    )
+    keyed = "SELECT seq FROM keys"
+    for table in ("deps", "labels", "comments"):
+        connection.execute(f"DELETE FROM {table} WHERE item IN ({keyed})")
+    connection.execute(f"DELETE FROM events WHERE name IS NOT NULL OR item NOT IN "
+                       f"(SELECT old FROM renumbered) AND item IN ({keyed})")  # fmt: skip
+    connection.execute(
+        "UPDATE events SET item = (SELECT new FROM renumbered WHERE old = events.item) "
+        "WHERE item IN (SELECT old FROM renumbered)"
+    )
+    connection.execute(f"DELETE FROM items WHERE seq IN ({keyed})")
+    connection.execute("DELETE FROM keys")
+    for each in order:
+        _insert(connection, numbers[each.key], each, kept.get(each.key), by_name)
+    for each in order:
+        _linked(connection, numbers, each)
+    lost = {entry.name for entry in made.lost}
+    for entry in sorted(ops, key=lambda e: e.op.order):
+        if entry.op.name not in lost and entry.op.item in numbers:
+            _event(connection, numbers[entry.op.item], entry.op)
+    connection.execute(
+        "UPDATE sqlite_sequence SET seq = ? WHERE name = 'items'", (base + len(order),)
+    )
+    # The search index is made again from the rows (start.board.search); none yet (or no
+    # FTS5): nothing to forget.
+    with contextlib.suppress(sqlite3.OperationalError):
+        connection.execute("DELETE FROM search_index")
+    return made
+
+
+def _insert(
+    connection: Any, seq: int, each: Any, was: tuple[Any, ...] | None, ops: Mapping[str, Op]
+) -> None:
+    """Insert the row of replayed item `each` as number `seq`; `was`: its row before (status,
+    assignee, epoch, holder's pid and start, history), whose local parts it keeps while it is
+    as it was."""
+    pid = started = history = None
+    if was is not None and (was[1], was[2], was[3]) == (each.status, each.holder, each.epoch):
+        pid, started, history = was[4], was[5], was[6]
+    archived = None
+    if each.archived:
+        last = [ops[name] for name in each.transitions if ops[name].kind == ARCHIVE]
+        archived = stamp(last[-1].clock if last else each.updated)
+    connection.execute(
+        "INSERT INTO items (seq, title, description, status, assignee, holder_pid, "
+        "holder_started, metadata, created_by, run, answer, reason, history, epoch, releases, "
+        "created, updated, level, level_by, answer_level, archived, priority) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (seq, sqlite.blob(each.title), sqlite.blob(each.description), each.status,
+         each.holder if each.status != PENDING else None, pid, started,
+         json.dumps(dict(each.metadata), sort_keys=True), each.created_by,
+         None if each.run is None else json.dumps(dict(each.run), sort_keys=True),
+         None if each.answer is None else sqlite.blob(each.answer),
+         None if each.reason is None else sqlite.blob(each.reason), history, each.epoch,
+         each.releases, stamp(each.created), stamp(each.updated), each.level, each.level_by,
+         each.answer_level, archived, each.priority),
+    )  # fmt: skip
+    connection.execute("INSERT INTO keys (seq, key) VALUES (?, ?)", (seq, each.key))
+    connection.executemany(
+        "INSERT INTO labels (item, name) VALUES (?, ?)", [(seq, n) for n in each.labels]
+    )
+    connection.executemany(
+        "INSERT INTO comments (item, at, author, text) VALUES (?, ?, ?, ?)",
+        [(seq, stamp(said.clock), said.author, sqlite.blob(said.text)) for said in each.comments],
+    )
+
+
+def _linked(connection: Any, numbers: Mapping[str, int], each: Any) -> None:
+    """The dependencies and parent of a replayed item, as the rows' numbers. A key of an item
+    this board has not received yet is left out until it arrives."""
+    seq = numbers[each.key]
+    deps = [numbers[k] for k in each.blocked_by if k in numbers]
+    connection.executemany(
+        "INSERT INTO deps (item, blocked_by, position) VALUES (?, ?, ?)",
+        [(seq, dep, index) for index, dep in enumerate(deps)],
+    )
+    if each.parent is not None and each.parent in numbers:
+        connection.execute("UPDATE items SET parent = ? WHERE seq = ?", (numbers[each.parent], seq))

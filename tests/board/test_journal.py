@@ -1,0 +1,188 @@
+"""The store's side of the log (start.board.journal): with sync off a board writes no operation;
+with sync on every change writes its operation in the transaction of its rows, a refused one
+none; and the board rebuilt from the operations (replay) is the same board whatever order they
+arrived in, down to `start board export`'s every byte."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from start.base import sqlite
+from start.board import Change, Holder, RefusedError, journal
+from start.board import file as boardfile
+from start.board.oplog import decode
+from start.board.replay import Entry
+from start.board.store import Board
+from tests.conftest import run_start
+
+ANN = Holder("ann")
+BOB = Holder("bob")
+
+
+def project(root: Path, name: str) -> Path:
+    made = root / name
+    made.mkdir()
+    subprocess.run(["git", "init", "-q", str(made)], check=True)
+    return made
+
+
+def kinds(opened: Board) -> list[str]:
+    found = opened.connection.execute("SELECT bytes FROM ops ORDER BY rowid").fetchall()
+    return [decode(bytes(raw), "test").kind for (raw,) in found]
+
+
+def turned_on(opened: Board) -> journal.Sync:
+    with sqlite.writing(opened.connection) as connection:
+        return journal.turn_on(connection)
+
+
+def test_a_board_without_sync_writes_no_operation(isolated: Path) -> None:
+    with boardfile.opened(str(isolated)) as opened:
+        opened.create("Plan", ANN)
+        opened.claim("item-1", ANN)
+        opened.update("item-1", ANN, Change("completed", answer="done"))
+        opened.comment("item-1", BOB, "thanks")
+        opened.archive(["item-1"], ANN)
+        assert kinds(opened) == []
+        assert journal.state(opened.connection) is None
+
+
+def test_with_sync_on_each_change_writes_its_operation_with_its_rows_and_a_refused_one_none(
+    isolated: Path,
+) -> None:
+    with boardfile.opened(str(isolated)) as opened:
+        opened.create("Made before sync", ANN)
+        opened.claim("item-1", ANN)
+        opened.comment("item-1", BOB, "before")
+        sync = turned_on(opened)
+        # Turning sync on writes what was there: the create, the claim, the comment.
+        assert kinds(opened) == ["create", "claim", "comment"]
+        assert opened.get("item-1").epoch == 1
+        opened.create("Review", BOB, labels=["x"], blocked_by=["item-1"])
+        with pytest.raises(RefusedError):
+            opened.claim("item-1", BOB)  # ann holds it: no operation
+        opened.update("item-1", ANN, Change("completed", answer="done", metadata={"k": 1}))
+        opened.claim("item-2", BOB)
+        opened.reassign("item-2", "cat", ANN)
+        opened.update("item-2", Holder("cat"), Change("pending"))
+        opened.comment("item-2", ANN, "why?")
+        opened.archive(["item-2"], ANN)
+        opened.archive(["item-2"], ANN, archived=False)
+        assert kinds(opened)[3:] == [
+            "create", "update", "finish", "claim", "reassign", "release", "comment", "archive",
+            "unarchive",
+        ]  # fmt: skip
+        names = [n for (n,) in opened.connection.execute("SELECT name FROM ops ORDER BY rowid")]
+        assert names == [f"{sync.origin}/{n}" for n in range(1, 13)]
+        # The item's epoch is replay's: one more a transition.
+        assert (opened.get("item-1").epoch, opened.get("item-2").epoch) == (2, 5)
+
+
+def _comparable(opened: Board) -> list[dict[str, Any]]:
+    """Each item as export writes it, without the times (the store's clock and the log's are
+    read a moment apart)."""
+    from start.board import transfer
+    from start.board.rows import Filter
+
+    found, _ = opened.items(Filter(archived=None))
+    kept = []
+    for item in found:
+        line = transfer.exported(item, opened.comments(item.id), opened.events(item.id))
+        for name in ("created", "updated", "archived"):
+            line[name] = bool(line[name])
+        line["comments"] = [c | {"at": ""} for c in line["comments"]]
+        line["events"] = [e | {"at": ""} for e in line["events"]]
+        kept.append(line)
+    return kept
+
+
+def test_the_board_rebuilt_from_its_own_log_is_the_board_as_the_store_made_it(
+    isolated: Path,
+) -> None:
+    with boardfile.opened(str(isolated)) as opened:
+        turned_on(opened)
+        opened.create("Plan", ANN, metadata={"a": {"b": 1}}, labels=["x", "y"])
+        opened.create("Build", ANN, blocked_by=["item-1"], parent="item-1", priority=1)
+        opened.claim("item-1", BOB)
+        opened.update("item-1", BOB, Change(metadata={"a": {"c": 2}}, remove_labels=("x",)))
+        opened.update("item-1", BOB, Change("completed", answer="planned"))
+        opened.comment("item-2", ANN, "go")
+        opened.update("item-2", ANN, Change(title="Build it", add_labels=("z",)))
+        opened.claim("item-2", ANN)
+        opened.update("item-2", ANN, Change("failed", reason="no"))
+        opened.update("item-2", ANN, Change("pending"))
+        opened.archive(["item-2"], ANN)
+        made = _comparable(opened)
+        with sqlite.writing(opened.connection) as connection:
+            replayed = journal.rebuild(connection)
+        assert replayed.lost == ()
+        assert _comparable(opened) == made
+
+
+def _export(root: Path) -> str:
+    done = run_start("-d", str(root), "board", "export")
+    assert (done.returncode, done.stderr) == (0, "")
+    return done.stdout
+
+
+def test_two_boards_given_the_same_operations_in_other_orders_export_the_same_bytes(
+    tmp_path: Path,
+) -> None:
+    # Two machines write a log: ann's makes items, bob's (having ann's create) claims one, and
+    # ann claims it too; ann's claim is pushed first, so it wins everywhere.
+    ann, bob = project(tmp_path, "ann"), project(tmp_path, "bob")
+    with boardfile.opened(str(ann)) as a, boardfile.opened(str(bob)) as b:
+        turned_on(a)
+        turned_on(b)
+        a.create("Plan", ANN, labels=["x"], metadata={"owner": "ann"})
+        a.create("Build", ANN, blocked_by=["item-1"])
+        a.comment("item-1", ANN, "first")
+        with sqlite.writing(b.connection) as connection:
+            journal.take(connection, _entries(a, {}), "t")
+            journal.rebuild(connection)
+        b.claim("item-1", BOB)
+        b.comment("item-1", BOB, "mine?")
+        a.claim("item-1", ANN)
+        a.update("item-1", ANN, Change("completed", answer="done"))
+        b.create("Ship", BOB, blocked_by=["item-2"])
+        order = [*_names(a), *_names(b)]
+        claims = {n: p for p, n in enumerate(order, 1)}
+        log = _entries(a, claims) + _entries(b, claims)
+    # Two other machines take that log: one at once, one in pieces in another order.
+    one, two = project(tmp_path, "one"), project(tmp_path, "two")
+    with boardfile.opened(str(one)) as first, boardfile.opened(str(two)) as second:
+        turned_on(first)
+        turned_on(second)
+        with sqlite.writing(first.connection) as connection:
+            journal.take(connection, log, "t")
+            journal.rebuild(connection)
+        for piece in (log[5:], log[2:5][::-1], log[:2]):
+            with sqlite.writing(second.connection) as connection:
+                journal.take(connection, piece, "t")
+                journal.rebuild(connection)
+        held = first.get("item-1")
+    assert (held.status, held.assignee) == ("completed", "ann")
+    exported = _export(one)
+    assert exported == _export(two)
+    lines = [json.loads(line) for line in exported.splitlines()[1:]]
+    assert [(each["id"], each["title"], each["status"]) for each in lines] == [
+        ("item-1", "Plan", "completed"),
+        ("item-2", "Build", "pending"),
+        ("item-3", "Ship", "pending"),
+    ]
+    assert [c["text"] for c in lines[0]["comments"]] == ["first", "mine?"]
+    assert lines[2]["blocked_by"] == ["item-2"]
+
+
+def _names(opened: Board) -> list[str]:
+    return [n for (n,) in opened.connection.execute("SELECT name FROM ops ORDER BY rowid")]
+
+
+def _entries(opened: Board, positions: dict[str, int]) -> list[Entry]:
+    found = opened.connection.execute("SELECT name, bytes FROM ops ORDER BY rowid").fetchall()
+    return [Entry(decode(bytes(raw), name), positions.get(name)) for name, raw in found]
