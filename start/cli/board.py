@@ -14,7 +14,7 @@ from start.base import inputs
 from start.base.errors import ExitCode
 from start.board import COMPLETED, FAILED, IN_PROGRESS, PENDING, STATUSES, Item
 from start.board.rows import Filter
-from start.cli import board_items, board_transfer, board_views
+from start.cli import board_items, board_sync, board_transfer, board_views
 from start.cli.board_options import (
     NO_ITEM,
     OK,
@@ -188,6 +188,7 @@ board_items.register(board_)
 # export and import: start.cli.board_transfer.
 board_.add_command(board_transfer.export)
 board_.add_command(board_transfer.import_)
+board_.add_command(board_sync.sync)
 
 
 @board_.command(

@@ -194,6 +194,7 @@ class Settings(Record):
     import_commands: tuple[str, ...] = FORMATS  # the sources whose command files are tasks
     history: bool = True  # record each launch and headless run (start.runs.history)
     history_size_limit: int = DEFAULT_HISTORY_SIZE_LIMIT
+    board_remote: str | None = None  # the git remote `start board sync` goes through
     origins: Mapping[str, Origin] = _EMPTY
 
 

@@ -119,6 +119,9 @@ SETTINGS: Final[Mapping[str, str]] = {
     # The history of runs (start.runs.history): whether runs are recorded, and its size in bytes.
     "history": BOOL,
     "history_size_limit": SIZE,
+    # The git remote (its name, such as "origin") the board syncs through (`start board sync`;
+    # docs/board-sync-design.md); unset: the board is this machine's alone.
+    "board_remote": STR,
 }
 
 # The history belongs to the user: a project may turn recording off for its runs, but neither

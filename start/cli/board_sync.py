@@ -1,0 +1,99 @@
+"""`start board sync`: the board through the project's git remote (start.board.syncing; the
+design is docs/board-sync-design.md). The remote is the setting board_remote."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from start.base.errors import ExitCode, UsageError
+from start.cli.board_options import OK, epilog, open_board
+from start.cli.commands import command
+from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options
+from start.cli.state import get_options
+from start.ui import console
+
+
+class NoRemoteError(UsageError):
+    """board_remote is not set: the board has no remote to sync through."""
+
+    exit_code = ExitCode.CONFIG
+
+
+@command(
+    examples=[
+        ("Sync through the remote board_remote names", "start board sync"),
+        ("What arrived and what was pushed", "start board sync --json"),
+    ],
+    epilog=epilog(
+        OK,
+        "1 the remote could not be reached, refused the push, or holds a log start does not "
+        "take (nothing here is lost; the next sync goes on)",
+        "3 board_remote is not set, or names no remote of the repository",
+    ),
+)
+@common_options(DIRECTORY, QUIET, NO_PROJECT)
+def sync() -> int:
+    """Fetch the board's log from the git remote board_remote names, replay it into this board,
+    and push this machine's operations: a claim is confirmed once its push is taken.
+
+    The first sync turns sync on for this board (every item is written to the log); the log
+    lives on refs/start/board, never on a branch, the index or the work tree.
+    """
+    from start.board import syncing
+
+    options = get_options()
+    remote = _remote()
+    with open_board() as opened:
+        try:
+            syncing.checked_remote(_repo(opened.root), remote)
+        except syncing.RemoteError as error:
+            raise _config(str(error)) from None
+        report = syncing.sync(opened, remote)
+    if options.json:
+        console.print_json(_data(report))
+    elif not options.quiet:
+        console.err(
+            f"start: synced with '{remote}': {len(report.arrived)} operation(s) arrived, "
+            f"{len(report.pushed)} pushed"
+        )
+        for lost in report.lost:
+            console.err(f"start: {lost.why}")
+        for refused in report.refused:
+            console.err(f"start: refused {refused.why}")
+    return ExitCode.OK
+
+
+def _repo(root: str) -> Any:
+    from pathlib import Path
+
+    return Path(root)
+
+
+def _config(message: str) -> NoRemoteError:
+    return NoRemoteError(message)
+
+
+def _remote() -> str:
+    """The setting board_remote; NoRemoteError naming the fix when it is not set."""
+    from start.config.load import load
+
+    options = get_options()
+    config = load(options.workdir, use_project=not options.no_project, strict=True)
+    remote = config.settings.board_remote
+    if not remote:
+        raise NoRemoteError(
+            "board_remote is not set: the board syncs through a git remote of the project; set "
+            'it in the config (board_remote = "origin" under [settings], or start config set '
+            "board_remote origin)"
+        )
+    return str(remote)
+
+
+def _data(report: Any) -> dict[str, Any]:
+    return {
+        "arrived": list(report.arrived),
+        "pushed": list(report.pushed),
+        "refused": [{"name": r.name, "why": r.why} for r in report.refused],
+        "lost": [{"name": lost.name, "item": lost.item, "why": lost.why} for lost in report.lost],
+        "last_sync": report.last_sync,
+    }

@@ -1,0 +1,118 @@
+"""`start board sync` through the real `start` in subprocesses: a bare repository is the remote,
+and each clone is a machine with its own HOME and state directory (so its own board). Items made
+on one machine reach the others; two machines that claim one item end with one holder on both."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import git, run_start
+
+pytestmark = pytest.mark.slow
+
+
+class Machine:
+    """A clone of the remote with a home and a state directory of its own."""
+
+    def __init__(self, root: Path, remote: Path, name: str, setting: bool = True) -> None:
+        self.repo = root / name / "work"
+        home = root / name / "home"
+        (home / ".config" / "start").mkdir(parents=True)
+        if setting:
+            (home / ".config" / "start" / "config.toml").write_text(
+                '[settings]\nboard_remote = "origin"\n'
+            )
+        git(root, "clone", "--quiet", str(remote), str(self.repo))
+        self.env = {"HOME": str(home), "XDG_STATE_HOME": str(home / ".local" / "state")}
+        self.name = name
+
+    def start(self, *args: str, code: int = 0) -> str:
+        done = run_start("-d", str(self.repo), *args, env=self.env)
+        assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
+        return done.stdout
+
+    def sync(self) -> dict[str, Any]:
+        found: dict[str, Any] = json.loads(self.start("board", "sync", "--json"))
+        return found
+
+    def items(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = json.loads(self.start("board", "--all", "--json"))
+        return sorted(found, key=lambda each: int(each["id"].removeprefix("item-")))
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    made = tmp_path / "remote.git"
+    git(tmp_path, "init", "--quiet", "--bare", "-b", "main", str(made))
+    seed = tmp_path / "seed"
+    git(tmp_path, "init", "--quiet", "-b", "main", str(seed))
+    (seed / "README").write_text("the project\n")
+    git(seed, "add", "README")
+    git(seed, "commit", "--quiet", "-m", "the project")
+    git(seed, "push", "--quiet", str(made), "main")
+    return made
+
+
+def test_items_made_on_one_machine_reach_another_by_sync(tmp_path: Path, remote: Path) -> None:
+    ann, bob = Machine(tmp_path, remote, "ann"), Machine(tmp_path, remote, "bob")
+    ann.start("board", "add", "Plan the release", "--as", "ann")
+    ann.start("board", "add", "Write the notes", "--as", "ann")
+    first = ann.sync()
+    assert set(first) == {"arrived", "pushed", "refused", "lost", "last_sync"}
+    assert (first["arrived"], len(first["pushed"]), first["refused"], first["lost"]) == (
+        [], 2, [], []
+    )  # fmt: skip
+    assert first["last_sync"]
+    second = bob.sync()
+    assert (sorted(second["arrived"]), second["pushed"]) == (sorted(first["pushed"]), [])
+    titles = [(each["id"], each["title"], each["status"]) for each in bob.items()]
+    assert titles == [
+        ("item-1", "Plan the release", "pending"), ("item-2", "Write the notes", "pending")
+    ]  # fmt: skip
+    # bob's item goes back to ann; the project's branch never carries the board.
+    bob.start("board", "add", "Review", "--as", "bob")
+    bob.sync()
+    ann.sync()
+    assert [each["title"] for each in ann.items()] == [
+        "Plan the release", "Write the notes", "Review"
+    ]  # fmt: skip
+    assert git(ann.repo, "ls-tree", "-r", "--name-only", "HEAD").split() == ["README"]
+    assert git(ann.repo, "status", "--porcelain") == ""
+
+
+def test_two_machines_claiming_one_item_end_with_one_holder_on_both(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann, bob = Machine(tmp_path, remote, "ann"), Machine(tmp_path, remote, "bob")
+    ann.start("board", "add", "Fix the retry", "--as", "ann")
+    ann.sync()
+    bob.sync()
+    ann.start("board", "claim", "item-1", "--as", "ann")
+    bob.start("board", "claim", "item-1", "--as", "bob")  # offline from ann: both hold it
+    assert ann.sync()["lost"] == []  # ann's claim is pushed first
+    lost = bob.sync()["lost"]
+    assert [each["why"].split(": ", 1)[1] for each in lost] == [
+        "lost to ann's claim ("
+        + lost[0]["why"].split("lost to ann's claim (", 1)[1].split(")", 1)[0]
+        + "), first on the remote"
+    ]
+    assert lost[0]["why"].startswith("bob's claim of ")
+    ann.sync()
+    for machine in (ann, bob):
+        held = [(each["title"], each["status"], each["assignee"]) for each in machine.items()]
+        assert held == [("Fix the retry", "in_progress", "ann")], machine.name
+
+
+def test_without_board_remote_sync_says_which_setting_to_set(tmp_path: Path, remote: Path) -> None:
+    alone = Machine(tmp_path, remote, "alone", setting=False)
+    done = run_start("-d", str(alone.repo), "board", "sync", env=alone.env)
+    assert (done.returncode, done.stdout) == (3, "")
+    assert done.stderr == (
+        "start: board_remote is not set: the board syncs through a git remote of the project; "
+        'set it in the config (board_remote = "origin" under [settings], or start config set '
+        "board_remote origin)\n"
+    )
