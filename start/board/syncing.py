@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Final
 
 from start.base import sqlite
+from start.base.errors import ExitCode
 from start.base.record import Record
 from start.board import journal
 from start.board.gitlog import GitLogError
@@ -26,7 +27,9 @@ _NAME_CHARACTERS: Final = frozenset(
 
 
 class RemoteError(GitLogError):
-    """board_remote names no remote of the project's repository, or the project has none."""
+    """board_remote names no remote of the project's repository: a setting to fix (exit 3)."""
+
+    exit_code = ExitCode.CONFIG
 
 
 class Report(Record):

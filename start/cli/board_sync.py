@@ -44,10 +44,6 @@ def sync() -> int:
     options = get_options()
     remote = _remote()
     with open_board() as opened:
-        try:
-            syncing.checked_remote(_repo(opened.root), remote)
-        except syncing.RemoteError as error:
-            raise _config(str(error)) from None
         report = syncing.sync(opened, remote)
     if options.json:
         console.print_json(_data(report))
@@ -61,16 +57,6 @@ def sync() -> int:
         for refused in report.refused:
             console.err(f"start: refused {refused.why}")
     return ExitCode.OK
-
-
-def _repo(root: str) -> Any:
-    from pathlib import Path
-
-    return Path(root)
-
-
-def _config(message: str) -> NoRemoteError:
-    return NoRemoteError(message)
 
 
 def _remote() -> str:

@@ -116,3 +116,24 @@ def test_without_board_remote_sync_says_which_setting_to_set(tmp_path: Path, rem
         'set it in the config (board_remote = "origin" under [settings], or start config set '
         "board_remote origin)\n"
     )
+
+
+def test_offline_a_sync_fails_saying_so_and_the_next_pushes_what_was_made_meanwhile(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann, bob = Machine(tmp_path, remote, "ann"), Machine(tmp_path, remote, "bob")
+    ann.start("board", "add", "Before", "--as", "ann")
+    ann.sync()
+    away = remote.rename(tmp_path / "away.git")
+    ann.start("board", "add", "Offline", "--as", "ann")
+    done = run_start("-d", str(ann.repo), "board", "sync", env=ann.env)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith("start: the board's remote 'origin' could not be fetched: ")
+    assert done.stderr.endswith(
+        "; the board works on here, and the next sync brings it up to date\n"
+    )
+    assert [each["title"] for each in ann.items()] == ["Before", "Offline"]
+    away.rename(remote)
+    assert len(ann.sync()["pushed"]) == 1
+    bob.sync()
+    assert [each["title"] for each in bob.items()] == ["Before", "Offline"]
