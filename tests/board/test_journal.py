@@ -83,6 +83,39 @@ def test_with_sync_on_each_change_writes_its_operation_with_its_rows_and_a_refus
         assert (opened.get("item-1").epoch, opened.get("item-2").epoch) == (2, 5)
 
 
+def test_with_sync_on_the_watchdogs_release_and_an_import_write_their_operations(
+    isolated: Path,
+) -> None:
+    from tests.board.test_board import exited
+
+    with boardfile.opened(str(isolated)) as opened:
+        turned_on(opened)
+        opened.create("Plan", ANN)
+        for _ in range(3):  # MOST_RELEASES: the third release fails it
+            opened.claim("item-1", exited())
+            opened.sweep()
+        assert kinds(opened) == ["create", *(["claim", "release"] * 3), "finish"]
+        item = opened.get("item-1")
+        made = _comparable(opened)
+        with sqlite.writing(opened.connection) as connection:
+            assert journal.rebuild(connection).lost == ()
+        assert _comparable(opened) == made
+        assert (item.status, item.releases, item.epoch) == ("failed", 3, 7)
+    plan = isolated / "plan.jsonl"
+    plan.write_text(
+        '{"key": "one", "title": "One", "labels": ["a"]}\n{"title": "Two", "after": ["one"]}\n'
+    )
+    done = run_start("-d", str(isolated), "board", "add", "--file", str(plan), "--as", "ann")
+    assert done.returncode == 0, done.stderr
+    with boardfile.opened(str(isolated)) as opened:
+        assert kinds(opened)[8:] == ["create", "create"]
+        made = _comparable(opened)
+        with sqlite.writing(opened.connection) as connection:
+            assert journal.rebuild(connection).lost == ()
+        assert _comparable(opened) == made
+        assert opened.get("item-3").blocked_by == ("item-2",)
+
+
 def _comparable(opened: Board) -> list[dict[str, Any]]:
     """Each item as export writes it, without the times (the store's clock and the log's are
     read a moment apart)."""
