@@ -380,10 +380,13 @@ def ceiling(ours: str) -> Any:
 def rebuild(connection: Any) -> Replayed:
     """Make every item of the board again from the `ops` table (replay): the same operations
     make the same rows, numbers, dependencies, labels, comments and history on every board,
-    whatever order they arrived in. Items are numbered in the order of their creates' clocks;
-    what only this machine knows (the process that holds a claim, the run that finished an
-    item) is kept when the item is still as it was. History this board kept before sync was on
-    stays with its item. What replay made of the log."""
+    whatever order they arrived in. What only this machine knows (the process that holds a
+    claim, the run that finished an item) is kept when the item is still as it was; history
+    this board kept before sync was on stays with its item. What replay made of the log.
+
+    Items are numbered by where their creates are on the remote, then by clock: an item's
+    number (item-N) stays once its create is pushed, and one not yet pushed may move up when
+    a sync brings items pushed before it (until ids are keys: docs/board-sync-design.md)."""
     sync = state(connection)
     assert sync is not None, "sync is on"
     ops = entries(connection)
@@ -396,10 +399,15 @@ def rebuild(connection: Any) -> Replayed:
             "FROM items i JOIN keys k ON k.seq = i.seq"
         ).fetchall()
     }
-    order = sorted(
-        made.items.values(),
-        key=lambda s: (s.created, *(split_key(s.key) or ("", 0))),
-    )
+    # Numbered by the place of their creates on the remote, then (not yet pushed) by clock: an
+    # item's number stays once its create is pushed, since what arrives later is pushed later.
+    places = {entry.op.name: entry.position for entry in ops}
+
+    def place(each: Any) -> tuple[bool, int, Clock, tuple[str, int]]:
+        at = places.get(each.transitions[0])
+        return (at is None, at or 0, each.created, split_key(each.key) or ("", 0))
+
+    order = sorted(made.items.values(), key=place)
     base = connection.execute(
         "SELECT COALESCE(max(seq), 0) FROM items WHERE seq NOT IN (SELECT seq FROM keys)"
     ).fetchone()[0]

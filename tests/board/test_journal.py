@@ -219,3 +219,26 @@ def _names(opened: Board) -> list[str]:
 def _entries(opened: Board, positions: dict[str, int]) -> list[Entry]:
     found = opened.connection.execute("SELECT name, bytes FROM ops ORDER BY rowid").fetchall()
     return [Entry(decode(bytes(raw), name), positions.get(name)) for name, raw in found]
+
+
+def test_an_items_number_stays_once_pushed_when_an_item_made_before_it_arrives_later(
+    tmp_path: Path,
+) -> None:
+    early, late, here = (project(tmp_path, name) for name in ("early", "late", "here"))
+    with (
+        boardfile.opened(str(early)) as a,
+        boardfile.opened(str(late)) as b,
+        boardfile.opened(str(here)) as c,
+    ):
+        for each in (a, b, c):
+            turned_on(each)
+        a.create("Made first, pushed second", ANN)  # an earlier clock
+        b.create("Made second, pushed first", BOB)
+        pushed_first = _entries(b, {_names(b)[0]: 1})
+        pushed_second = _entries(a, {_names(a)[0]: 2})
+        for log in (pushed_first, pushed_second):
+            with sqlite.writing(c.connection) as connection:
+                journal.take(connection, log, "t")
+                journal.rebuild(connection)
+            assert c.get("item-1").title == "Made second, pushed first"
+        assert c.get("item-2").title == "Made first, pushed second"
