@@ -84,25 +84,24 @@ def test_items_made_on_one_machine_reach_another_by_sync(tmp_path: Path, remote:
     assert git(ann.repo, "status", "--porcelain") == ""
 
 
-def test_two_machines_claiming_one_item_end_with_one_holder_on_both(
+def test_three_machines_claiming_one_item_end_with_one_holder_on_all(
     tmp_path: Path, remote: Path
 ) -> None:
-    ann, bob = Machine(tmp_path, remote, "ann"), Machine(tmp_path, remote, "bob")
+    ann, bob, cat = (Machine(tmp_path, remote, name) for name in ("ann", "bob", "cat"))
     ann.start("board", "add", "Fix the retry", "--as", "ann")
-    ann.sync()
-    bob.sync()
-    ann.start("board", "claim", "item-1", "--as", "ann")
-    bob.start("board", "claim", "item-1", "--as", "bob")  # offline from ann: both hold it
+    for machine in (ann, bob, cat):
+        machine.sync()
+    for machine in (ann, bob, cat):  # offline from each other: each holds it here
+        machine.start("board", "claim", "item-1", "--as", machine.name)
     assert ann.sync()["lost"] == []  # ann's claim is pushed first
-    lost = bob.sync()["lost"]
-    assert [each["why"].split(": ", 1)[1] for each in lost] == [
-        "lost to ann's claim ("
-        + lost[0]["why"].split("lost to ann's claim (", 1)[1].split(")", 1)[0]
-        + "), first on the remote"
-    ]
-    assert lost[0]["why"].startswith("bob's claim of ")
+    for machine in (bob, cat):
+        lost = machine.sync()["lost"]
+        assert len(lost) == 1
+        assert lost[0]["why"].startswith(f"{machine.name}'s claim of ")
+        assert ": lost to ann's claim (" in lost[0]["why"]
+        assert lost[0]["why"].endswith("), first on the remote")
     ann.sync()
-    for machine in (ann, bob):
+    for machine in (ann, bob, cat):
         held = [(each["title"], each["status"], each["assignee"]) for each in machine.items()]
         assert held == [("Fix the retry", "in_progress", "ann")], machine.name
 
