@@ -136,3 +136,33 @@ def test_offline_a_sync_fails_saying_so_and_the_next_pushes_what_was_made_meanwh
     assert len(ann.sync()["pushed"]) == 1
     bob.sync()
     assert [each["title"] for each in bob.items()] == ["Before", "Offline"]
+
+
+def test_a_remote_that_refuses_pushes_confirms_no_claim_and_loses_nothing(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann, bob = Machine(tmp_path, remote, "ann"), Machine(tmp_path, remote, "bob")
+    ann.start("board", "add", "Fix the retry", "--as", "ann")
+    ann.sync()
+    bob.sync()
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'pushes are closed today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    ann.start("board", "claim", "item-1", "--as", "ann")
+    for _ in range(2):
+        done = run_start("-d", str(ann.repo), "board", "sync", env=ann.env)
+        assert (done.returncode, done.stderr) == (
+            1,
+            "start: the board's remote 'origin' did not take the push: remote: pushes are "
+            "closed today; the board works on here, and the next sync pushes again\n",
+        )
+    hook.unlink()
+    bob.start("board", "claim", "item-1", "--as", "bob")
+    assert bob.sync()["lost"] == []  # ann's claim never reached the remote: bob's is first
+    lost = ann.sync()["lost"]
+    assert [each["why"].split(": ", 1)[1].split(" (")[0] for each in lost] == [
+        "lost to bob's claim"
+    ]
+    for machine in (ann, bob):
+        held = [(each["status"], each["assignee"]) for each in machine.items()]
+        assert held == [("in_progress", "bob")], machine.name
