@@ -202,6 +202,7 @@ MIGRATIONS: Final[tuple[sqlite.Migration, ...]] = (
                 logical INTEGER NOT NULL,
                 seq INTEGER NOT NULL,
                 items INTEGER NOT NULL,
+                summed INTEGER NOT NULL DEFAULT 0,
                 last_sync TEXT
             )""",
             """CREATE TABLE ops (

@@ -115,6 +115,8 @@ def turn_on(connection: Any) -> Sync:
     )
     for (seq,) in connection.execute("SELECT seq FROM items ORDER BY seq").fetchall():
         as_it_is(connection, seq, BOARD_AUTHOR, seq)
+    # The operations that sum up the items made before: here their history stands for them.
+    connection.execute("UPDATE sync SET summed = seq WHERE one = 1")
     made = state(connection)
     assert made is not None
     return made
@@ -126,6 +128,7 @@ def as_it_is(connection: Any, seq: int, by: str, numbered: int | None = None) ->
     archive, and its comments. Its epoch is then theirs (replay's count of transitions)."""
     sync = state(connection)
     assert sync is not None, "sync is on"
+    summing = numbered is not None  # turning sync on: the item has a history of its own
     if numbered is None:
         numbered = sync.items + 1
         connection.execute("UPDATE sync SET items = ? WHERE one = 1", (numbered,))
@@ -134,11 +137,16 @@ def as_it_is(connection: Any, seq: int, by: str, numbered: int | None = None) ->
     )
     row = connection.execute(
         "SELECT title, description, run, priority, metadata, created_by, level, status, "
-        "assignee, answer, reason, answer_level, archived FROM items WHERE seq = ?",
+        "assignee, answer, reason, answer_level, archived, created, updated FROM items "
+        "WHERE seq = ?",
         (seq,),
     ).fetchone()
     (title, description, run, priority, metadata, created_by, level, status, assignee, answer,
-     reason, answer_level, archived) = tuple(row)  # fmt: skip
+     reason, answer_level, archived, created, updated) = tuple(row)  # fmt: skip
+    # Summing up an item made before sync, its operations take its own times (their clocks
+    # never go back all the same: tick), so that every machine shows when it was made.
+    made_at = _ms(created) if summing else None
+    changed_at = _ms(updated) if summing else None
     creator = author(created_by, by)
     fields: dict[str, Any] = {"title": sqlite.text(title)}
     if sqlite.text(description):
@@ -158,11 +166,12 @@ def as_it_is(connection: Any, seq: int, by: str, numbered: int | None = None) ->
     parent = _parent(connection, seq)
     if parent is not None:
         fields["parent"] = parent
-    write(connection, seq, creator, level, CREATE, fields, epoch=0)
+    write(connection, seq, creator, level, CREATE, fields, epoch=0, event=not summing, at=made_at)
     epoch = 0
     holder = author(assignee, creator)
     if status == IN_PROGRESS:
-        write(connection, seq, holder, level, CLAIM, {}, epoch=epoch)
+        write(connection, seq, holder, level, CLAIM, {}, epoch=epoch, event=not summing,
+              at=changed_at)  # fmt: skip
         epoch += 1
     elif status in (COMPLETED, FAILED):
         finish: dict[str, Any] = {"status": status}
@@ -171,17 +180,28 @@ def as_it_is(connection: Any, seq: int, by: str, numbered: int | None = None) ->
             finish["answer" if status == COMPLETED else "reason"] = said
         if status == COMPLETED and answer_level is not None:
             finish["answer_level"] = answer_level
-        write(connection, seq, holder, level, FINISH, finish, epoch=epoch)
+        write(connection, seq, holder, level, FINISH, finish, epoch=epoch, event=not summing,
+              at=changed_at)  # fmt: skip
         epoch += 1
     if archived is not None:
-        write(connection, seq, creator, level, ARCHIVE, {}, epoch=epoch)
+        write(connection, seq, creator, level, ARCHIVE, {}, epoch=epoch, event=not summing,
+              at=_ms(archived) if summing else None)  # fmt: skip
         epoch += 1
-    for at_author, text in connection.execute(
-        "SELECT author, text FROM comments WHERE item = ? ORDER BY seq", (seq,)
+    for at_author, text, when in connection.execute(
+        "SELECT author, text, at FROM comments WHERE item = ? ORDER BY seq", (seq,)
     ).fetchall():
         write(connection, seq, author(at_author, creator), level, COMMENT,
-              {"text": sqlite.text(text)}, epoch=epoch)  # fmt: skip
+              {"text": sqlite.text(text)}, epoch=epoch, event=not summing,
+              at=_ms(when) if summing else None)  # fmt: skip
     connection.execute("UPDATE items SET epoch = ? WHERE seq = ?", (epoch, seq))
+
+
+def _ms(when: object) -> int | None:
+    """A time the board kept (ISO 8601) in milliseconds; None when it is none (now, then)."""
+    try:
+        return int(datetime.fromisoformat(str(when)).timestamp() * 1000)
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def _default_priority() -> int:
@@ -203,11 +223,15 @@ def write(
     *,
     epoch: int | None = None,
     moved: bool = False,
+    event: bool = True,
+    at: int | None = None,
 ) -> Op | None:
     """Write the operation of a change the store just made to item `seq`, and its event; None
     (nothing written) while sync is off. Its epoch is the item's as the author saw it: the
     row's (one less when the store's own UPDATE `moved` it: a claim, a reassign), unless given.
-    A transition makes the item's epoch one more, as replay counts them."""
+    A transition makes the item's epoch one more, as replay counts them. Without `event` it
+    is not written to the item's history (an item made before sync has its own); `at`: the
+    wall time its clock takes (ms), when not now."""
     sync = state(connection)
     if sync is None:
         return None
@@ -217,7 +241,7 @@ def write(
     item_key, seen = row[0], row[1] - (1 if moved else 0)
     if epoch is not None:
         seen = epoch
-    clock = tick(sync.clock, now_ms())
+    clock = tick(sync.clock, now_ms() if at is None else at)
     op = Op(sync.origin, sync.seq + 1, clock, by, level, kind, item_key, seen, dict(fields))
     raw = encode(op)
     connection.execute(
@@ -229,7 +253,8 @@ def write(
     )
     if kind in TRANSITIONS:
         connection.execute("UPDATE items SET epoch = ? WHERE seq = ?", (seen + 1, seq))
-    _event(connection, seq, op)
+    if event:
+        _event(connection, seq, op)
     return op
 
 
@@ -434,9 +459,13 @@ def rebuild(connection: Any) -> Replayed:
     for each in order:
         _linked(connection, numbers, each)
     lost = {entry.name for entry in made.lost}
+    summed = connection.execute("SELECT summed FROM sync WHERE one = 1").fetchone()[0]
     for entry in sorted(ops, key=lambda e: e.op.order):
-        if entry.op.name not in lost and entry.op.item in numbers:
-            _event(connection, numbers[entry.op.item], entry.op)
+        op = entry.op
+        if op.origin == sync.origin and op.seq <= summed:
+            continue  # an item made before sync: its own history stands for these
+        if op.name not in lost and op.item in numbers:
+            _event(connection, numbers[op.item], op)
     connection.execute(
         "UPDATE sqlite_sequence SET seq = ? WHERE name = 'items'", (base + len(order),)
     )

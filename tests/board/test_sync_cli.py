@@ -166,3 +166,38 @@ def test_a_remote_that_refuses_pushes_confirms_no_claim_and_loses_nothing(
     for machine in (ann, bob):
         held = [(each["status"], each["assignee"]) for each in machine.items()]
         assert held == [("in_progress", "bob")], machine.name
+
+
+def test_a_machine_offline_for_a_hundred_operations_syncs_to_the_same_board_everywhere(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann, bob = Machine(tmp_path, remote, "ann"), Machine(tmp_path, remote, "bob")
+    ann.sync()  # sync on, an empty board
+    bob.sync()
+    bob.start("board", "add", "From bob", "--as", "bob")
+    bob.sync()
+    away = remote.rename(tmp_path / "away.git")
+    plan = tmp_path / "plan.jsonl"
+    plan.write_text("".join(f'{{"title": "Offline {n}"}}\n' for n in range(1, 98)))
+    ann.start("board", "add", "--file", str(plan), "--as", "ann")
+    ann.start("board", "claim", "item-1", "--as", "ann")
+    ann.start("board", "comment", "item-2", "seen offline", "--as", "ann")
+    ann.start("board", "done", "item-1", "--answer", "done offline", "--as", "ann")
+    ann.start("board", "sync", code=1)
+    away.rename(remote)
+    assert len(ann.sync()["pushed"]) == 100
+    assert len(bob.sync()["arrived"]) == 100
+    # The same board on both, but for provenance: each takes the other's items at read-only.
+    exports = {}
+    for machine in (ann, bob):
+        lines = [json.loads(line) for line in machine.start("board", "export").splitlines()]
+        exports[machine.name] = [{**each, "level": 0, "answer_level": 0} for each in lines]
+        assert [each.get("title") for each in lines[1:]] == [
+            "From bob", *(f"Offline {n}" for n in range(1, 98))
+        ]  # fmt: skip
+        mine, theirs = ("full", "read-only") if machine is bob else ("read-only", "full")
+        assert [lines[1]["level"], lines[2]["level"]] == [mine, theirs]
+    assert exports["ann"] == exports["bob"]
+    item = exports["bob"][2]
+    assert (item["status"], item["answer"], item["comments"]) == ("completed", "done offline", [])
+    assert [c["text"] for c in exports["bob"][3]["comments"]] == ["seen offline"]
