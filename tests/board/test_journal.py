@@ -63,6 +63,12 @@ def test_with_sync_on_each_change_writes_its_operation_with_its_rows_and_a_refus
         # Turning sync on writes what was there: the create, the claim, the comment.
         assert kinds(opened) == ["create", "claim", "comment"]
         assert opened.get("item-1").epoch == 1
+        # Its history is its own, not doubled by the operations that sum it up, rebuilt or not.
+        assert [e.op for e in opened.events("item-1")] == ["create", "claim"]
+        with sqlite.writing(opened.connection) as connection:
+            journal.rebuild(connection)
+        assert [e.op for e in opened.events("item-1")] == ["create", "claim"]
+        assert [c.text for c in opened.comments("item-1")] == ["before"]
         opened.create("Review", BOB, labels=["x"], blocked_by=["item-1"])
         with pytest.raises(RefusedError):
             opened.claim("item-1", BOB)  # ann holds it: no operation
