@@ -5,12 +5,15 @@ on one machine reach the others; two machines that claim one item end with one h
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import git, run_start
+from tests.conftest import REPO, git, run_start
 
 pytestmark = pytest.mark.slow
 
@@ -38,6 +41,16 @@ class Machine:
     def sync(self) -> dict[str, Any]:
         found: dict[str, Any] = json.loads(self.start("board", "sync", "--json"))
         return found
+
+    def syncing(self) -> subprocess.Popen[str]:
+        """`start board sync --json`, started and not waited for: machines that sync at once."""
+        env = {**os.environ, **self.env}
+        env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+        return subprocess.Popen(
+            [sys.executable, "-m", "start", "-d", str(self.repo), "board", "sync", "--json"],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
 
     def items(self) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = json.loads(self.start("board", "--all", "--json"))
@@ -201,3 +214,29 @@ def test_a_machine_offline_for_a_hundred_operations_syncs_to_the_same_board_ever
     item = exports["bob"][2]
     assert (item["status"], item["answer"], item["comments"]) == ("completed", "done offline", [])
     assert [c["text"] for c in exports["bob"][3]["comments"]] == ["seen offline"]
+
+
+def test_three_machines_racing_claim_next_through_real_pushes_get_one_winner_an_item(
+    tmp_path: Path, remote: Path
+) -> None:
+    machines = [Machine(tmp_path, remote, name) for name in ("ann", "bob", "cat")]
+    ann = machines[0]
+    for n in range(1, 4):
+        ann.start("board", "add", f"Task {n}", "--as", "ann")
+    for machine in machines:
+        machine.sync()
+    for round_ in range(1, 4):
+        for machine in machines:
+            machine.start("board", "claim", "--next", "--as", machine.name)
+        started = [machine.syncing() for machine in machines]  # at once: pushes race
+        for each in started:
+            out, err = each.communicate(timeout=120)
+            assert each.returncode == 0, err
+            assert set(json.loads(out)) == {"arrived", "pushed", "refused", "lost", "last_sync"}
+        for machine in machines:
+            machine.sync()
+        boards = [[(i["title"], i["assignee"]) for i in m.items()] for m in machines]
+        assert boards[0] == boards[1] == boards[2]
+        held = [who for _, who in boards[0] if who is not None]
+        assert len(held) == round_  # one winner for each item claimed so far
+        assert set(held) <= {"ann", "bob", "cat"}
