@@ -3,18 +3,21 @@ design is docs/board-sync-design.md). The remote is the setting board_remote."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from start.base.errors import ExitCode, UsageError
+from start.base.errors import ExitCode, StartError
 from start.cli.board_options import OK, epilog, open_board
 from start.cli.commands import command
 from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options
 from start.cli.state import get_options
 from start.ui import console
 
+if TYPE_CHECKING:
+    from start.board.syncing import Report
 
-class NoRemoteError(UsageError):
-    """board_remote is not set: the board has no remote to sync through."""
+
+class NoRemoteError(StartError):
+    """board_remote is not set: the board has no remote to sync through (a setting: exit 3)."""
 
     exit_code = ExitCode.CONFIG
 
@@ -75,7 +78,7 @@ def _remote() -> str:
     return str(remote)
 
 
-def _data(report: Any) -> dict[str, Any]:
+def _data(report: Report) -> dict[str, Any]:
     return {
         "arrived": list(report.arrived),
         "pushed": list(report.pushed),
