@@ -189,6 +189,10 @@ class Board:
                 kept.append((rows.item(row), sqlite.text(row["answer"]) or ""))
         return kept
 
+    def sync(self) -> journal.Sync | None:
+        """This board's sync: its origin and when it last synced; None while sync is off."""
+        return journal.state(self.connection)
+
     def version(self) -> int:
         """A number that changes whenever another connection commits (PRAGMA data_version)."""
         found: int = self.connection.execute("PRAGMA data_version").fetchone()[0]

@@ -172,12 +172,15 @@ def board_(
         items, total = opened.items(found, most, newest=not ready, by_priority=ready)
         more = board_views.left_out(opened, wider, len(items), total)
         root = opened.root
+        synced = opened.sync()
     empty = not more and search is None
     board_views.listing(items, as_json=options.json, no_color=options.no_color, empty=empty)
     if search is not None and not items and not more and not options.json:
         console.err(f"No item has each word of {inputs.quoted(search)}")
     if more:
         console.err(f"start: {more}")
+    if synced is not None and not options.quiet:  # sync is on (start board sync)
+        console.err(f"start: last synced {synced.last_sync or 'never'} (start board sync)")
     if not options.json and not options.quiet:
         board_views.whose(root, options.workdir)
     return ExitCode.OK

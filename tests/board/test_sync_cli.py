@@ -93,6 +93,12 @@ def test_items_made_on_one_machine_reach_another_by_sync(tmp_path: Path, remote:
     assert [each["title"] for each in ann.items()] == [
         "Plan the release", "Write the notes", "Review"
     ]  # fmt: skip
+    # The listing says when the board last synced, on stderr: --json stays a list of rows.
+    listed = run_start("-d", str(ann.repo), "board", "--json", env=ann.env)
+    last = ann.sync()["last_sync"]
+    assert isinstance(json.loads(listed.stdout), list)
+    listed = run_start("-d", str(ann.repo), "board", "--json", env=ann.env)
+    assert listed.stderr == f"start: last synced {last} (start board sync)\n"
     assert git(ann.repo, "ls-tree", "-r", "--name-only", "HEAD").split() == ["README"]
     assert git(ann.repo, "status", "--porcelain") == ""
 
