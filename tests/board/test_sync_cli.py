@@ -246,3 +246,43 @@ def test_three_machines_racing_claim_next_through_real_pushes_get_one_winner_an_
         held = [who for _, who in boards[0] if who is not None]
         assert len(held) == round_  # one winner for each item claimed so far
         assert set(held) <= {"ann", "bob", "cat"}
+
+
+# Kills `start` (the parent of the git that runs it) once, when a push has been taken and the
+# sync moves refs/start/remote-board to it: a sync killed between its push and keeping what it
+# pushed. Only the `start board sync` this test starts, and only with KILL_MARK there.
+KILLER = """#!/bin/sh
+[ "$1" = committed ] || exit 0
+grep -q ' refs/start/remote-board$' || exit 0
+[ -n "$KILL_MARK" ] && [ -e "$KILL_MARK" ] || exit 0
+rm -f "$KILL_MARK"
+kill -9 "$(awk '{print $4}' /proc/$PPID/stat)"
+"""
+
+
+def test_a_sync_killed_after_its_push_is_finished_by_the_next_without_pushing_again(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann, bob = Machine(tmp_path, remote, "ann"), Machine(tmp_path, remote, "bob")
+    ann.start("board", "add", "Fix the retry", "--as", "ann")
+    ann.sync()
+    bob.sync()
+    hook = ann.repo / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(KILLER)
+    hook.chmod(0o755)
+    mark = tmp_path / "kill-once"
+    mark.write_text("")
+    ann.start("board", "claim", "item-1", "--as", "ann")
+    killed = run_start(
+        "-d", str(ann.repo), "board", "sync", env={**ann.env, "KILL_MARK": str(mark)}
+    )
+    assert (killed.returncode, mark.exists()) == (-9, False)
+    assert ann.sync()["pushed"] == []  # the push was taken: the next sync keeps it
+    bob.start("board", "claim", "item-1", "--as", "bob")
+    lost = bob.sync()["lost"]
+    assert [each["why"].split(": ", 1)[1].split(" (")[0] for each in lost] == [
+        "lost to ann's claim"
+    ]
+    for machine in (ann, bob):
+        held = [(each["status"], each["assignee"]) for each in machine.items()]
+        assert held == [("in_progress", "ann")], machine.name
