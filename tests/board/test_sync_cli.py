@@ -260,6 +260,7 @@ kill -9 "$(awk '{print $4}' /proc/$PPID/stat)"
 """
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="the hook finds start in /proc")
 def test_a_sync_killed_after_its_push_is_finished_by_the_next_without_pushing_again(
     tmp_path: Path, remote: Path
 ) -> None:
