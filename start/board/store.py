@@ -6,7 +6,8 @@ writers queue rather than deadlock, and decided by one conditional UPDATE whose 
 whether the board's rules allowed it; only when they did not is the row read again, in the same
 transaction, to say why. Claiming the next ready item selects and claims in one transaction.
 WAL mode lets readers go on while a writer writes. Every opening of the board releases the
-claims whose process has ended (`sweep`).
+claims whose process has ended (`sweep`). With sync on for the board (`start board sync`), each
+mutation also writes its operation of the log in its transaction (start.board.journal).
 """
 
 from __future__ import annotations
