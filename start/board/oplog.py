@@ -211,7 +211,13 @@ def data(op: Op) -> dict[str, Any]:
 def encode(op: Op) -> bytes:
     """The one byte form of an operation: JSON, keys sorted, compact, UTF-8. It is checked as
     `decode` checks what arrives, so that nothing this machine writes is refused elsewhere."""
-    encoded = _dumps(data(op))
+    try:
+        encoded = _dumps(data(op))
+    except (ValueError, UnicodeEncodeError):  # a lone surrogate (bytes not UTF-8), NaN
+        raise OperationError(
+            f"operation {op.name}: its text holds bytes that are not UTF-8 (or a number not "
+            "finite), which the log across machines cannot carry; write it as UTF-8 text"
+        ) from None
     decode(encoded, op.name)
     return encoded
 

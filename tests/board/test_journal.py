@@ -248,3 +248,19 @@ def test_an_items_number_stays_once_pushed_when_an_item_made_before_it_arrives_l
                 journal.rebuild(connection)
             assert c.get("item-1").title == "Made second, pushed first"
         assert c.get("item-2").title == "Made first, pushed second"
+
+
+def test_with_sync_on_text_the_log_cannot_carry_is_refused_and_nothing_is_written(
+    isolated: Path,
+) -> None:
+    from start.board.oplog import OperationError
+
+    with boardfile.opened(str(isolated)) as opened:
+        sync = turned_on(opened)
+        with pytest.raises(OperationError) as caught:
+            opened.create("bytes \udcff not UTF-8", ANN)
+        assert str(caught.value) == (
+            f"operation {sync.origin}/1: its text holds bytes that are not UTF-8 (or a number "
+            "not finite), which the log across machines cannot carry; write it as UTF-8 text"
+        )
+        assert (opened.items()[1], kinds(opened)) == (0, [])
