@@ -38,6 +38,7 @@ TOPICS = (
     "benchmark-results",
     "mcp",
     "board",
+    "board-sync-design",
     "ci",
     "architecture",
 )
@@ -52,8 +53,8 @@ _EPILOG = "\n".join(
         "Help topics, the pages of the docs "
         "(start help TOPIC; start help --topic completion|mcp|board):",
         "  " + ", ".join(TOPICS[:7]) + ",",
-        "  " + ", ".join(TOPICS[7:14]) + ",",
-        "  " + ", ".join(TOPICS[14:]),
+        "  " + ", ".join(TOPICS[7:13]) + ",",
+        "  " + ", ".join(TOPICS[13:]),
     ]
 )
 

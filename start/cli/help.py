@@ -74,7 +74,8 @@ def help_(ctx: click.Context, words: tuple[str, ...], no_pager: bool, topic: boo
 
     COMMAND is any command or subcommand (start help config show); TOPIC is a page of the docs,
     shown offline and named as its file: usage, configuration, placeholders, agents, interop,
-    setup, editing, completion, security, performance, benchmark-results, mcp, board or ci.
+    setup, editing, completion, security, performance, benchmark-results, mcp, board,
+    board-sync-design, ci or architecture.
     completion, mcp and board are commands too: start help --topic mcp shows the page.
     """
     if topic:

@@ -129,8 +129,8 @@ def test_help_is_help() -> None:
     assert root.endswith(
         "\nHelp topics, the pages of the docs (start help TOPIC; start help --topic completion|mcp|board):\n"
         "  usage, configuration, placeholders, agents, interop, setup, editing,\n"
-        "  completion, security, performance, benchmark-results, mcp, board, ci,\n"
-        "  architecture\n"
+        "  completion, security, performance, benchmark-results, mcp, board,\n"
+        "  board-sync-design, ci, architecture\n"
     )
     assert root.count("placeholders") == 1
 
@@ -182,7 +182,7 @@ def test_help_completes_commands_and_topics(
             ("help", "zzz"),
             "start: no such command or help topic 'zzz'; topics: usage, configuration, "
             "placeholders, agents, interop, setup, editing, completion, security, "
-            "performance, benchmark-results, mcp, board, ci, architecture\n",
+            "performance, benchmark-results, mcp, board, board-sync-design, ci, architecture\n",
         ),
         (
             ("help", "config", "shwo"),
