@@ -15,7 +15,7 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -47,9 +47,6 @@ from start.board.oplog import (
 from start.board.replay import Entry, Replayed, replay
 from start.config.schema import LEVELS
 
-# The most another machine's operations may set an item's level to (provenance: "Who shaped
-# it"); the setting board_remote_level will make it the user's choice (docs/board-sync-design.md).
-REMOTE_LEVEL: Final = LEVELS[0]
 # Who acts for the board itself (the watchdog's release), as the store's history names it.
 BOARD_AUTHOR: Final = "start"
 
@@ -392,22 +389,24 @@ def entries(connection: Any) -> list[Entry]:
     return [Entry(decode(bytes(raw), name), position) for name, raw, position in found]
 
 
-def ceiling(ours: str) -> Any:
+def ceiling(ours: str, remote_level: str) -> Callable[[str], str]:
     """The most each origin's operations may set (provenance): this machine's as written,
-    another's at most REMOTE_LEVEL."""
+    another's at most `remote_level` (the setting board_remote_level)."""
 
     def most(origin: str) -> str:
-        return LEVELS[-1] if origin == ours else REMOTE_LEVEL
+        return LEVELS[-1] if origin == ours else remote_level
 
     return most
 
 
-def rebuild(connection: Any) -> Replayed:
+def rebuild(connection: Any, remote_level: str = LEVELS[0]) -> Replayed:
     """Make every item of the board again from the `ops` table (replay): the same operations
     make the same rows, numbers, dependencies, labels, comments and history on every board,
-    whatever order they arrived in. What only this machine knows (the process that holds a
-    claim, the run that finished an item) is kept when the item is still as it was; history
-    this board kept before sync was on stays with its item. What replay made of the log.
+    whatever order they arrived in; another machine's operations set a level at most
+    `remote_level` (the setting board_remote_level). What only this machine knows (the
+    process that holds a claim, the run that finished an item) is kept when the item is still
+    as it was; history this board kept before sync was on stays with its item. What replay
+    made of the log.
 
     Items are numbered by where their creates are on the remote, then by clock: an item's
     number (item-N) stays once its create is pushed, and one not yet pushed may move up when
@@ -415,7 +414,7 @@ def rebuild(connection: Any) -> Replayed:
     sync = state(connection)
     assert sync is not None, "sync is on"
     ops = entries(connection)
-    made = replay(ops, ceiling(sync.origin))
+    made = replay(ops, ceiling(sync.origin, remote_level))
     by_name = {entry.op.name: entry.op for entry in ops}
     kept = {
         row[0]: tuple(row[1:])

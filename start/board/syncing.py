@@ -73,8 +73,9 @@ def checked_remote(repo: Path, remote: str) -> str:
     return remote
 
 
-def sync(opened: Board, remote: str) -> Report:
-    """Sync `opened` with `remote`, turning sync on first when it is off (see the module).
+def sync(opened: Board, remote: str, remote_level: str) -> Report:
+    """Sync `opened` with `remote`, turning sync on first when it is off (see the module);
+    another machine's operations set a level at most `remote_level` (board_remote_level).
     GitLogError (OfflineError when the remote is out of reach or refused the push) leaves every
     local operation where it was, for the next sync."""
     from start.board import gitlog
@@ -93,7 +94,7 @@ def sync(opened: Board, remote: str) -> Report:
     when = now()
     with sqlite.writing(opened.connection) as connection:
         journal.take(connection, found, when)
-        made = journal.rebuild(connection)
+        made = journal.rebuild(connection, remote_level)
     ours = f"{state.origin}/"
     return Report(
         arrived=synced.arrived,

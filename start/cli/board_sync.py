@@ -45,9 +45,9 @@ def sync() -> int:
     from start.board import syncing
 
     options = get_options()
-    remote = _remote()
+    remote, remote_level = _remote()
     with open_board() as opened:
-        report = syncing.sync(opened, remote)
+        report = syncing.sync(opened, remote, remote_level)
     if options.json:
         console.print_json(_data(report))
     elif not options.quiet:
@@ -62,8 +62,9 @@ def sync() -> int:
     return ExitCode.OK
 
 
-def _remote() -> str:
-    """The setting board_remote; NoRemoteError naming the fix when it is not set."""
+def _remote() -> tuple[str, str]:
+    """The settings board_remote and board_remote_level; NoRemoteError naming the fix when
+    board_remote is not set."""
     from start.config.load import load
 
     options = get_options()
@@ -75,7 +76,7 @@ def _remote() -> str:
             'it in the config (board_remote = "origin" under [settings], or start config set '
             "board_remote origin)"
         )
-    return str(remote)
+    return str(remote), config.settings.board_remote_level
 
 
 def _data(report: Report) -> dict[str, Any]:

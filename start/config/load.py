@@ -435,8 +435,9 @@ def _history_ignored(key: str, origin: Origin) -> Problem:
 
 def _loosens(key: str, value: Any, mine: Any) -> bool:
     """Whether a project's value of an MCP bound lets start mcp's callers do more than `mine`,
-    the value of the user's own layers (built-in and global)."""
-    if key == "mcp_permissions":
+    the value of the user's own layers (built-in and global); of board_remote_level, whether it
+    lets another machine's operations set a higher level."""
+    if key in ("mcp_permissions", "board_remote_level"):
         return bool(schema.LEVELS.index(value) > schema.LEVELS.index(mine))
     if key == "mcp_depth":
         return bool(value > mine)
@@ -445,13 +446,22 @@ def _loosens(key: str, value: Any, mine: Any) -> bool:
 
 
 def _bound_ignored(key: str, origin: Origin, mine: Any, where: Origin | None) -> Problem:
+    place = f"in {where.path}" if where is not None else "by default"
+    if key in schema.BOARD_BOUNDS:
+        return Problem(
+            "warning",
+            origin.path,
+            f"settings.{key}",
+            "a project may lower the level another machine's board operations may set, never "
+            f"raise it: your own config allows '{mine}' ({place}), so this is ignored (set it "
+            "in your global config)",
+        )
     if key == "mcp_permissions":
         allows = f"'{mine}'"
     elif key == "mcp_depth":
         allows = f"{mine} level{'s' if mine != 1 else ''}"
     else:
         allows = f"only {', '.join(mine)}"
-    place = f"in {where.path}" if where is not None else "by default"
     return Problem(
         "warning",
         origin.path,
@@ -478,7 +488,7 @@ def merge(
             if layer.name == "project" and key in schema.HISTORY_SETTINGS and value is not False:
                 problems.append(_history_ignored(key, origin))
                 continue
-            if layer.name == "project" and key in schema.MCP_BOUNDS:
+            if layer.name == "project" and key in (*schema.MCP_BOUNDS, *schema.BOARD_BOUNDS):
                 mine = setting_values.get(key, Settings._field_defaults[key])
                 if _loosens(key, value, mine):
                     problems.append(_bound_ignored(key, origin, mine, origins.get(key)))

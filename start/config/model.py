@@ -195,6 +195,7 @@ class Settings(Record):
     history: bool = True  # record each launch and headless run (start.runs.history)
     history_size_limit: int = DEFAULT_HISTORY_SIZE_LIMIT
     board_remote: str | None = None  # the git remote `start board sync` goes through
+    board_remote_level: str = "read-only"  # the most another machine's operations may set
     origins: Mapping[str, Origin] = _EMPTY
 
 

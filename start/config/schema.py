@@ -122,6 +122,9 @@ SETTINGS: Final[Mapping[str, str]] = {
     # The git remote (its name, such as "origin") the board syncs through (`start board sync`;
     # docs/board-sync-design.md); unset: the board is this machine's alone.
     "board_remote": STR,
+    # The most another machine's board operations may set an item's level to (provenance:
+    # docs/board-sync-design.md); a project may lower it only.
+    "board_remote_level": LEVEL,
 }
 
 # The history belongs to the user: a project may turn recording off for its runs, but neither
@@ -131,6 +134,10 @@ HISTORY_SETTINGS: Final = ("history", "history_size_limit")
 # What start mcp's callers may do belongs to the user: a project may tighten these bounds, never
 # loosen them beyond the user's own layers (start.config.load drops such values with a warning).
 MCP_BOUNDS: Final = ("mcp_permissions", "mcp_agents", "mcp_depth")
+
+# What another machine's board operations may set an item to run at belongs to the user too: a
+# project may lower it, never raise it (start.config.load drops a higher value with a warning).
+BOARD_BOUNDS: Final = ("board_remote_level",)
 
 SECTIONS: Final = ("settings", *ITEM_SECTIONS)
 # The seed spells the contexts section `[context.<name>]`; both spellings are accepted.

@@ -21,13 +21,15 @@ pytestmark = pytest.mark.slow
 class Machine:
     """A clone of the remote with a home and a state directory of its own."""
 
-    def __init__(self, root: Path, remote: Path, name: str, setting: bool = True) -> None:
+    def __init__(
+        self, root: Path, remote: Path, name: str, setting: bool = True, more: str = ""
+    ) -> None:
         self.repo = root / name / "work"
         home = root / name / "home"
         (home / ".config" / "start").mkdir(parents=True)
         if setting:
             (home / ".config" / "start" / "config.toml").write_text(
-                '[settings]\nboard_remote = "origin"\n'
+                f'[settings]\nboard_remote = "origin"\n{more}'
             )
         git(root, "clone", "--quiet", str(remote), str(self.repo))
         self.env = {"HOME": str(home), "XDG_STATE_HOME": str(home / ".local" / "state")}
@@ -220,6 +222,23 @@ def test_a_machine_offline_for_a_hundred_operations_syncs_to_the_same_board_ever
     item = exports["bob"][2]
     assert (item["status"], item["answer"], item["comments"]) == ("completed", "done offline", [])
     assert [c["text"] for c in exports["bob"][3]["comments"]] == ["seen offline"]
+
+
+def test_board_remote_level_is_the_most_another_machines_operations_set(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann = Machine(tmp_path, remote, "ann")
+    bob = Machine(tmp_path, remote, "bob", more='board_remote_level = "edit"\n')
+    cat = Machine(tmp_path, remote, "cat")  # the default: read-only
+    ann.start("board", "add", "Fix the retry", "--as", "ann")
+    ann.sync()
+    levels = {}
+    for machine in (ann, bob, cat):
+        machine.sync()
+        exported = machine.start("board", "export").splitlines()[1:]
+        levels[machine.name] = [json.loads(line)["level"] for line in exported]
+    # ann's own as written; bob's at most edit; cat's at most read-only; never raised.
+    assert levels == {"ann": ["full"], "bob": ["edit"], "cat": ["read-only"]}
 
 
 def test_three_machines_racing_claim_next_through_real_pushes_get_one_winner_an_item(

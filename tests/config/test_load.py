@@ -389,3 +389,57 @@ def test_a_project_may_narrow_what_mcp_callers_may_do(
     assert (settings.mcp_permissions, settings.mcp_agents, settings.mcp_depth) == kept
     assert settings.origins[theirs.split(" ")[0]].layer == "project"
     assert [p for p in config.problems if "mcp" in p.key] == []
+
+
+# --- board_remote_level: a project lowers it, never raises it ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs", "kept", "allows"),
+    [
+        ("", "edit", "read-only", "'read-only' (by default)"),
+        ("", "full", "read-only", "'read-only' (by default)"),
+        ('board_remote_level = "edit"', "full", "edit", "'edit' (in GLOBAL)"),
+    ],
+)
+def test_a_project_cannot_raise_the_level_another_machines_operations_may_set(
+    layers: dict[str, Path], mine: str, theirs: str, kept: str, allows: str
+) -> None:
+    write_tree(layers["global"], {"config.toml": f"[settings]\n{mine}\n"})
+    write_tree(layers["project"], {"config.toml": f'[settings]\nboard_remote_level = "{theirs}"\n'})
+    config = load()
+    assert config.settings.board_remote_level == kept
+    origin = config.settings.origins.get("board_remote_level")
+    assert origin is None or origin.layer == "global"
+    (problem,) = [p for p in config.problems if p.key == "settings.board_remote_level"]
+    assert (problem.severity, problem.file) == ("warning", str(layers["project"] / "config.toml"))
+    assert problem.message == (
+        "a project may lower the level another machine's board operations may set, never raise "
+        f"it: your own config allows {allows.replace('GLOBAL', str(layers['global'] / 'config.toml'))}"
+        ", so this is ignored (set it in your global config)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs"), [("full", "edit"), ("full", "read-only"), ("edit", "edit")]
+)
+def test_a_project_may_lower_the_level_another_machines_operations_may_set(
+    layers: dict[str, Path], mine: str, theirs: str
+) -> None:
+    write_tree(layers["global"], {"config.toml": f'[settings]\nboard_remote_level = "{mine}"\n'})
+    write_tree(layers["project"], {"config.toml": f'[settings]\nboard_remote_level = "{theirs}"\n'})
+    config = load()
+    assert config.settings.board_remote_level == theirs
+    assert config.settings.origins["board_remote_level"].layer == "project"
+    assert [p for p in config.problems if p.key == "settings.board_remote_level"] == []
+
+
+def test_board_remote_level_is_read_only_by_default_and_a_level_else_refused(
+    layers: dict[str, Path],
+) -> None:
+    assert load().settings.board_remote_level == "read-only"
+    write_tree(layers["global"], {"config.toml": '[settings]\nboard_remote_level = "root"\n'})
+    problems = [p for p in load().problems if p.key == "settings.board_remote_level"]
+    assert [(p.severity, p.message) for p in problems] == [
+        ("error", "must be one of read-only, edit, full, not 'root'")
+    ]
