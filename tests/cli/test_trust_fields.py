@@ -43,7 +43,8 @@ VALUES: dict[tuple[str, str], Any] = {
 }
 # What a project may not set: trust is the user's, and so is the history's size (dropped with a
 # warning, docs/security.md and docs/configuration.md); the bounds of MCP callers may only be
-# narrowed, so they get the least value, which the user's defaults allow.
+# narrowed (and board_remote_level only lowered), so they get the least value, which the
+# user's defaults allow.
 NOT_A_PROJECTS = ("trusted_paths", "history_size_limit")
 SETTING_VALUES: dict[str, Any] = {
     "default_agent": NAME,
@@ -51,6 +52,7 @@ SETTING_VALUES: dict[str, Any] = {
     "mcp_agents": [NAME],
     "mcp_permissions": "read-only",
     "mcp_depth": 1,
+    "board_remote_level": "read-only",
     "history": False,
     "import_commands": ["claude"],
 }
