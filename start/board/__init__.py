@@ -383,10 +383,15 @@ ROW: Final = (
 )  # fmt: skip
 
 
-def row_data(item: Item) -> dict[str, Any]:
-    """An item as one compact row of a listing (`start board --json`, `board_tasks_list`)."""
+def row_data(item: Item, confirmed: bool = True) -> dict[str, Any]:
+    """An item as one compact row of a listing (`start board --json`, `board_tasks_list`).
+    `confirmed`: false only for an item held under a claim not yet pushed (sync on: Board.
+    unconfirmed), which another machine's earlier claim may still take."""
     data = item_data(item)
-    return {field: data[field] for field in ROW} | {"runs": item.run is not None}
+    return {field: data[field] for field in ROW} | {
+        "runs": item.run is not None,
+        "confirmed": confirmed,
+    }
 
 
 # JSON Schema of each annotation an Item's fields have: the schema of `item_data` is derived
@@ -419,6 +424,7 @@ def row_schema() -> dict[str, Any]:
     fields = item_schema()["properties"]
     return {
         "type": "object",
-        "properties": {field: fields[field] for field in ROW} | {"runs": {"type": "boolean"}},
-        "required": [*ROW, "runs"],
+        "properties": {field: fields[field] for field in ROW}
+        | {"runs": {"type": "boolean"}, "confirmed": {"type": "boolean"}},
+        "required": [*ROW, "runs", "confirmed"],
     }

@@ -219,6 +219,13 @@ MIGRATIONS: Final[tuple[sqlite.Migration, ...]] = (
             "ALTER TABLE events ADD COLUMN name TEXT",
         ),
     ),
+    (
+        # A claim is confirmed once its push is taken (docs/board-sync-design.md, "Confirmed by a
+        # push"): each item's key names the operation that made its present epoch, whose place
+        # on the remote (ops.position) says whether it is confirmed.
+        "m009_confirmed",
+        ("ALTER TABLE keys ADD COLUMN made TEXT",),
+    ),
 )
 
 

@@ -250,6 +250,7 @@ def write(
     )
     if kind in TRANSITIONS:
         connection.execute("UPDATE items SET epoch = ? WHERE seq = ?", (seen + 1, seq))
+        connection.execute("UPDATE keys SET made = ? WHERE seq = ?", (op.name, seq))
     if event:
         _event(connection, seq, op)
     return op
@@ -371,6 +372,29 @@ def take(connection: Any, entries: Iterable[Entry], when: str) -> None:
         "UPDATE sync SET wall = ?, logical = ?, last_sync = ? WHERE one = 1",
         (clock.wall, clock.logical, when),
     )
+
+
+def unconfirmed(connection: Any) -> set[int]:
+    """The items (by number) held under a claim (or a reassign) not yet on the remote: the
+    operation that made their present epoch has no place there. Empty while sync is off."""
+    found = connection.execute(
+        "SELECT i.seq FROM items i JOIN keys k ON k.seq = i.seq JOIN ops o ON o.name = k.made "
+        "WHERE i.status = ? AND o.position IS NULL",
+        (IN_PROGRESS,),
+    )
+    return {seq for (seq,) in found.fetchall()}
+
+
+def key_of(connection: Any, seq: int) -> str | None:
+    """Item `seq`'s key (ORIGIN.N); None while sync is off, or for no such item."""
+    found = connection.execute("SELECT key FROM keys WHERE seq = ?", (seq,)).fetchone()
+    return None if found is None else str(found[0])
+
+
+def numbered(connection: Any, item_key: str) -> int | None:
+    """The number of the item whose key is `item_key` (a rebuild may renumber it)."""
+    found = connection.execute("SELECT seq FROM keys WHERE key = ?", (item_key,)).fetchone()
+    return None if found is None else int(found[0])
 
 
 def unlogged(connection: Any) -> dict[str, bytes]:
@@ -502,7 +526,10 @@ def _insert(
          each.releases, stamp(each.created), stamp(each.updated), each.level, each.level_by,
          each.answer_level, archived, each.priority),
     )  # fmt: skip
-    connection.execute("INSERT INTO keys (seq, key) VALUES (?, ?)", (seq, each.key))
+    connection.execute(
+        "INSERT INTO keys (seq, key, made) VALUES (?, ?, ?)",
+        (seq, each.key, each.transitions[-1]),
+    )
     connection.executemany(
         "INSERT INTO labels (item, name) VALUES (?, ?)", [(seq, n) for n in each.labels]
     )

@@ -194,6 +194,20 @@ class Board:
         """This board's sync: its origin and when it last synced; None while sync is off."""
         return journal.state(self.connection)
 
+    def unconfirmed(self) -> set[str]:
+        """The ids of the items held under a claim not yet pushed (none while sync is off):
+        provisional until `start board sync` pushes it (docs/board-sync-design.md)."""
+        return {item_id(seq) for seq in journal.unconfirmed(self.connection)}
+
+    def key(self, id_: str) -> str | None:
+        """The key (ORIGIN.N) of the item `id_` names; None while sync is off."""
+        return journal.key_of(self.connection, number(id_))
+
+    def by_key(self, item_key: str) -> Item | None:
+        """The item whose key is `item_key`, under its number now; None when there is none."""
+        seq = journal.numbered(self.connection, item_key)
+        return None if seq is None else self.get(item_id(seq))
+
     def version(self) -> int:
         """A number that changes whenever another connection commits (PRAGMA data_version)."""
         found: int = self.connection.execute("PRAGMA data_version").fetchone()[0]

@@ -173,8 +173,12 @@ def board_(
         more = board_views.left_out(opened, wider, len(items), total)
         root = opened.root
         synced = opened.sync()
+        unconfirmed = opened.unconfirmed()
     empty = not more and search is None
-    board_views.listing(items, as_json=options.json, no_color=options.no_color, empty=empty)
+    board_views.listing(
+        items, as_json=options.json, no_color=options.no_color, empty=empty,
+        unconfirmed=unconfirmed,
+    )  # fmt: skip
     if search is not None and not items and not more and not options.json:
         console.err(f"No item has each word of {inputs.quoted(search)}")
     if more:
@@ -276,9 +280,10 @@ def tree(id_: str | None, all_: bool) -> int:
             context += more
             missing = (missing - set(wanted)) | {i.parent for i in more}
             missing -= {None, top, *listed, *(i.id for i in context)}
+        unconfirmed = opened.unconfirmed()
     order = board_views.nested([*items, *context])
     if options.json:
-        board_views.as_json(board_views.tree_data(order))
+        board_views.as_json(board_views.tree_data(order, unconfirmed))
         return ExitCode.OK
     if not order:
         console.err("No items. Add one with: start board add TITLE")

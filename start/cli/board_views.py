@@ -4,7 +4,7 @@ of `start board run`; start.cli.board parses and calls the core."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from start import board
@@ -25,10 +25,12 @@ CUT = (3, 5)  # the columns cut to the page's width: the title and the ids it wa
 _STYLE = {COMPLETED: "green", FAILED: "red", IN_PROGRESS: "cyan"}
 
 
-def rows(items: Sequence[Item]) -> list[list[console.Part]]:
+def rows(items: Sequence[Item], unconfirmed: Collection[str] = ()) -> list[list[console.Part]]:
+    """The table's rows; an item of `unconfirmed` (held under a claim not yet pushed) says so."""
     found: list[list[console.Part]] = []
     for item in items:
-        status = item.status + (" (blocked)" if item.blocked else "")
+        status = item.status + (" (unconfirmed)" if item.id in unconfirmed else "")
+        status += " (blocked)" if item.blocked else ""
         status += " (archived)" if item.archived is not None else ""
         status += f" ({progress(item)})" if item.children else ""
         found.append(
@@ -78,11 +80,19 @@ def whose(root: str, workdir: str) -> None:
         console.err(f"start: the board of {shown}")
 
 
-def listing(items: Sequence[Item], *, as_json: bool, no_color: bool, empty: bool = True) -> None:
+def listing(
+    items: Sequence[Item],
+    *,
+    as_json: bool,
+    no_color: bool,
+    empty: bool = True,
+    unconfirmed: Collection[str] = (),
+) -> None:
     """The items as compact JSON rows, or a table on stdout; `empty`: say so when there are
-    none (the caller says what was left out otherwise)."""
+    none (the caller says what was left out otherwise); `unconfirmed`: the ids of the items
+    held under a claim not yet pushed (`"confirmed": false`, and marked in the table)."""
     if as_json:
-        console.print_json([board.row_data(item) for item in items])
+        console.print_json([board.row_data(i, i.id not in unconfirmed) for i in items])
         return
     if not items:
         if empty:
@@ -90,7 +100,7 @@ def listing(items: Sequence[Item], *, as_json: bool, no_color: bool, empty: bool
         return
     from start.ui import display
 
-    display.print_table(HEADERS, rows(items), no_color=no_color, cut=CUT)
+    display.print_table(HEADERS, rows(items, unconfirmed), no_color=no_color, cut=CUT)
 
 
 def left_out(opened: Board, wider: Filter | None, shown: int, total: int) -> str | None:
@@ -132,16 +142,22 @@ def live_listing(
                 ready = found.ready
                 items, total = opened.items(found, limit, newest=not ready, by_priority=ready)
                 more = left_out(opened, wider, len(items), total)
+                unconfirmed = opened.unconfirmed()
                 if as_json:
-                    console.print_json([board.row_data(i) for i in items], indent=None)
+                    data = [board.row_data(i, i.id not in unconfirmed) for i in items]
+                    console.print_json(data, indent=None)
                 elif live is not None:
                     page = display.Page()
-                    page.table(HEADERS, rows(items), cut=CUT, width=display.table_width(sys.stdout))
+                    width = display.table_width(sys.stdout)
+                    page.table(HEADERS, rows(items, unconfirmed), cut=CUT, width=width)
                     if more:
                         page.line(Styled(more, "dim"))
                     live.show(page)
                 else:
-                    listing(items, as_json=False, no_color=no_color, empty=not more)
+                    listing(
+                        items, as_json=False, no_color=no_color, empty=not more,
+                        unconfirmed=unconfirmed,
+                    )  # fmt: skip
                 if more and live is None:
                     console.err(f"start: {more}")
                 if live is None and not as_json:
@@ -219,12 +235,14 @@ def _later_siblings(order: Sequence[tuple[int, Item]]) -> list[bool]:
     return later
 
 
-def tree_data(order: Sequence[tuple[int, Item]]) -> list[dict[str, Any]]:
+def tree_data(
+    order: Sequence[tuple[int, Item]], unconfirmed: Collection[str] = ()
+) -> list[dict[str, Any]]:
     """The tree as JSON: each item's row (board.row_data) with its `children`, nested."""
     roots: list[dict[str, Any]] = []
     path: list[dict[str, Any]] = []
     for depth, item in order:
-        data = board.row_data(item) | {"children": []}
+        data = board.row_data(item, item.id not in unconfirmed) | {"children": []}
         del path[depth:]
         (path[-1]["children"] if path else roots).append(data)
         path.append(data)

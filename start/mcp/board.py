@@ -405,8 +405,9 @@ class Tools:
         limit = arguments.get("limit", LISTED)
         # One more than the page: whether there is a next one.
         items, total = opened.items(found, limit + 1, by_priority=ready, after=after)
+        unconfirmed = opened.unconfirmed()
         listed: dict[str, Any] = {
-            "items": [board.row_data(item) for item in items[:limit]],
+            "items": [board.row_data(i, i.id not in unconfirmed) for i in items[:limit]],
             "total": total,
         }
         if len(items) > limit:

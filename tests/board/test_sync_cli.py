@@ -127,6 +127,33 @@ def test_three_machines_claiming_one_item_end_with_one_holder_on_all(
         assert held == [("Fix the retry", "in_progress", "ann")], machine.name
 
 
+def test_a_claim_not_yet_pushed_is_unconfirmed_in_the_listing_until_a_sync_pushes_it(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann = Machine(tmp_path, remote, "ann")
+    ann.start("board", "add", "Fix the retry", "--as", "ann")
+    ann.start("board", "add", "Write the notes", "--as", "ann")
+    ann.start("board", "claim", "item-1", "--as", "ann")
+    # Sync off: a claim is this machine's alone, and nothing is provisional.
+    assert [row["confirmed"] for row in ann.items()] == [True, True]
+    ann.sync()
+    assert [row["confirmed"] for row in ann.items()] == [True, True]
+    ann.start("board", "claim", "item-2", "--as", "ann")
+    assert [(r["status"], r["confirmed"]) for r in ann.items()] == [
+        ("in_progress", True), ("in_progress", False)
+    ]  # fmt: skip
+    assert [line.split("  ")[:3] for line in ann.start("board", "--all").splitlines()[1:]] == [
+        ["item-2", "P2", " in_progress (unconfirmed)"], ["item-1", "P2", " in_progress"]
+    ]  # fmt: skip
+    tree = json.loads(ann.start("board", "tree", "--json"))
+    assert sorted((each["id"], each["confirmed"]) for each in tree) == [
+        ("item-1", True), ("item-2", False)
+    ]  # fmt: skip
+    ann.sync()
+    assert [row["confirmed"] for row in ann.items()] == [True, True]
+    assert "(unconfirmed)" not in ann.start("board", "--all")
+
+
 def test_without_board_remote_sync_says_which_setting_to_set(tmp_path: Path, remote: Path) -> None:
     alone = Machine(tmp_path, remote, "alone", setting=False)
     done = run_start("-d", str(alone.repo), "board", "sync", env=alone.env)

@@ -51,6 +51,7 @@ def test_add_prints_the_id_and_the_listing_shows_what_waits(isolated: Path) -> N
             "labels": [],
             "parent": None,
             "runs": False,
+            "confirmed": True,
         }
     ]
     assert [row["id"] for row in data("board", "--status", "pending")] == ["item-2", "item-1"]

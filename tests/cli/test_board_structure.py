@@ -52,6 +52,7 @@ def test_labels_are_added_removed_and_filter_the_listing_and_claims(isolated: Pa
         "labels": ["ui"],
         "parent": None,
         "runs": False,
+        "confirmed": True,
     }
     none = invoke("board", "claim", "--next", "--label", "bug", "--label", "backend")
     assert none.exit_code == 75

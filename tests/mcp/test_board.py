@@ -248,7 +248,7 @@ async def test_a_list_is_compact_and_bounded(global_dir: Path, isolated: Path) -
         few = await call(client, "board_tasks_list", ready=True, limit=3)
     assert listed.structured_content["total"] == 60
     assert len(listed.structured_content["items"]) == tools.LISTED
-    assert list(listed.structured_content["items"][0]) == [*board.ROW, "runs"]
+    assert list(listed.structured_content["items"][0]) == [*board.ROW, "runs", "confirmed"]
     assert [row["id"] for row in few.structured_content["items"]] == ["item-1", "item-2", "item-3"]
 
 
