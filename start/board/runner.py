@@ -30,16 +30,31 @@ from start import board
 from start.base import template
 from start.base.errors import StartError, UntrustedError
 from start.base.record import Record
-from start.board import COMPLETED, FAILED, PENDING, Change, Holder, Item, RefusedError
+from start.board import (
+    COMPLETED,
+    FAILED,
+    IN_PROGRESS,
+    PENDING,
+    Change,
+    Holder,
+    Item,
+    RefusedError,
+)
 from start.board import file as boardfile
 from start.board import store as boarddb
 from start.compose.ask import AGENT, BOARD, Ask
+from start.config.schema import LEVELS
 from start.proc import agents as agentrun
 from start.proc import groups, process, shell
 from start.runs.rules import Scope
 
 # How often the runner looks for new ready items while none is, in seconds.
 IDLE: Final = 0.2
+
+
+class UnconfirmedError(StartError):
+    """With sync on, a claim the runner made could not be confirmed by a push: it let the item
+    go without running it, and stops claiming (exit 1)."""
 
 
 class Outcome(Record):
@@ -59,7 +74,9 @@ class Report(Record):
     """One step of the runner, for its caller to show: `claimed` (the item as claimed), perhaps
     `capped` (who shaped it holds its run below the user's level: board.cap), then `completed`,
     `failed` or `released` (the item as finished or let go), or `fenced` (the item was
-    reassigned while its run ran: the run's outcome is not its end)."""
+    reassigned while its run ran: the run's outcome is not its end). With sync on a claim is
+    confirmed by a push before `claimed` is told: `lost` (another machine's claim was first on
+    the remote) or `released` (the push failed: `note` says why) instead, and nothing runs."""
 
     step: str
     item: Item
@@ -142,6 +159,8 @@ class Runner:
         timeout: int | None,
         told: Callable[[Report], None] = lambda report: None,
         idle: Callable[[], None] = lambda: None,
+        remote: str | None = None,
+        remote_level: str = LEVELS[0],
     ) -> None:
         self.scope = scope
         self.cap = max(1, cap)
@@ -151,6 +170,11 @@ class Runner:
         self.stopping = False
         self.ended: list[Item] = []  # the items its runs finished, in the order they ended
         self.claimed = 0  # how many items it claimed for runs
+        # With sync on: the remote that confirms each claim (board_remote), and the most other
+        # machines' operations may set (board_remote_level).
+        self.remote = remote
+        self.remote_level = remote_level
+        self.halted: StartError | None = None  # a claim that could not be confirmed: why
 
     def run(self, until_empty: bool) -> list[Item]:
         """Claim and run ready items, `cap` at once, until nothing is ready and nothing runs
@@ -164,22 +188,33 @@ class Runner:
             process.Stop() as stop,
         ):
             workers = groups.Workers(registry, self.cap, "start board run")
+            if opened.sync() is not None and self.remote is None:
+                from start.board.syncing import no_remote
+
+                raise no_remote()  # nothing claimed: a claim could not be confirmed
             try:
                 seen: int | None = None
                 waiting = False
                 while True:
                     opened.sweep()
-                    while len(running) < self.cap:
+                    while len(running) < self.cap and self.halted is None:
                         holder = board.run_holder(os.urandom(3).hex())
                         item = opened.claim_next(holder, runnable=True)
                         if item is None:
                             break
+                        if opened.sync() is not None:
+                            confirmed = self._confirmed(opened, item, holder)
+                            if confirmed is None:
+                                continue
+                            item = confirmed
                         self.claimed += 1
                         waiting = False
                         self.told(Report("claimed", item))
                         work = functools.partial(self._work, item, holder)
                         running[workers.submit(work).future] = (item, holder)
                     if not running:
+                        if self.halted is not None:
+                            raise self.halted
                         if until_empty:
                             return self.ended
                         if not waiting:
@@ -198,6 +233,40 @@ class Runner:
                 cause = process.signal_of(error) or signal.SIGTERM
                 self._stop(opened, workers, running, cause)
                 raise
+
+    def _confirmed(self, opened: boarddb.Board, item: Item, holder: Holder) -> Item | None:
+        """With sync on: push the claim of `item` (start board sync) and the item as it now is
+        when the claim won on the remote. None when it did not: another machine's claim was
+        first (told `lost`), or the sync failed, when the item is let go (told `released`)
+        and the runner claims nothing more (`halted`)."""
+        from start.board import syncing
+
+        key = opened.key(item.id)
+        assert key is not None, "sync is on: every item has a key"
+        assert self.remote is not None, "run() refuses sync on without a remote"
+        try:
+            report = syncing.sync(opened, self.remote, self.remote_level)
+        except StartError as error:
+            found = opened.by_key(key) or item
+            with contextlib.suppress(StartError):
+                found = opened.update(found.id, holder, Change(PENDING), found.epoch)
+            self.told(Report("released", found, note=f"its claim was not confirmed: {error}"))
+            self.halted = UnconfirmedError(
+                f"{found.id} was let go without running: start board run runs an item only "
+                f"once its claim is pushed, and {error}; start board run again once start board "
+                "sync succeeds"
+            )
+            return None
+        now = opened.by_key(key)
+        if (
+            now is not None
+            and (now.status, now.assignee) == (IN_PROGRESS, holder.name)
+            and now.id not in opened.unconfirmed()
+        ):
+            return now
+        why = next((each.why for each in report.lost if each.item == key), None)
+        self.told(Report("lost", now or item, note=why or "its claim did not win"))
+        return None
 
     def _idle(self, opened: boarddb.Board, seen: int | None) -> int:
         """Wait until the board changes, or a second passes (a holder may have ended)."""

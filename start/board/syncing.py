@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Final
 
 from start.base import sqlite
-from start.base.errors import ExitCode
+from start.base.errors import ExitCode, StartError
 from start.base.record import Record
 from start.board import journal
 from start.board.gitlog import GitLogError
@@ -30,6 +30,21 @@ class RemoteError(GitLogError):
     """board_remote names no remote of the project's repository: a setting to fix (exit 3)."""
 
     exit_code = ExitCode.CONFIG
+
+
+class NoRemoteError(StartError):
+    """board_remote is not set: the board has no remote to sync through (a setting: exit 3)."""
+
+    exit_code = ExitCode.CONFIG
+
+
+def no_remote() -> NoRemoteError:
+    """The error of a sync, or of a run that must confirm its claim, without board_remote."""
+    return NoRemoteError(
+        "board_remote is not set: the board syncs through a git remote of the project; set "
+        'it in the config (board_remote = "origin" under [settings], or start config set '
+        "board_remote origin)"
+    )
 
 
 class Report(Record):

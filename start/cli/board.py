@@ -414,9 +414,9 @@ def watch(id_: str, timeout: float | None) -> int:
     ],
     epilog=epilog(
         "0 every item it ran completed",
-        "1 one failed",
+        "1 one failed, or a claim was not confirmed by a push (sync on: the item let go)",
         USAGE,
-        "3 the config is invalid",
+        "3 the config is invalid, or sync is on and board_remote is not set",
         "5 the project is not trusted",
         "130 Ctrl-C (the runs are stopped, their items pending again)",
     ),
@@ -453,6 +453,8 @@ def run_(until_empty: bool, timeout: int | None) -> int:
         timeout=timeout,
         told=view.told,
         idle=view.idle,
+        remote=config.settings.board_remote,
+        remote_level=config.settings.board_remote_level,
     )
     began = time.monotonic()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from start.base.errors import ExitCode, StartError
+from start.base.errors import ExitCode
 from start.cli.board_options import OK, epilog, open_board
 from start.cli.commands import command
 from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options
@@ -14,12 +14,6 @@ from start.ui import console
 
 if TYPE_CHECKING:
     from start.board.syncing import Report
-
-
-class NoRemoteError(StartError):
-    """board_remote is not set: the board has no remote to sync through (a setting: exit 3)."""
-
-    exit_code = ExitCode.CONFIG
 
 
 @command(
@@ -63,19 +57,17 @@ def sync() -> int:
 
 
 def _remote() -> tuple[str, str]:
-    """The settings board_remote and board_remote_level; NoRemoteError naming the fix when
-    board_remote is not set."""
+    """The settings board_remote and board_remote_level; syncing.NoRemoteError naming the fix
+    when board_remote is not set."""
     from start.config.load import load
 
     options = get_options()
     config = load(options.workdir, use_project=not options.no_project, strict=True)
     remote = config.settings.board_remote
     if not remote:
-        raise NoRemoteError(
-            "board_remote is not set: the board syncs through a git remote of the project; set "
-            'it in the config (board_remote = "origin" under [settings], or start config set '
-            "board_remote origin)"
-        )
+        from start.board.syncing import no_remote
+
+        raise no_remote()
     return str(remote), config.settings.board_remote_level
 
 

@@ -383,6 +383,8 @@ def reporter(*, no_color: bool, quiet: bool) -> Callable[[Report], None]:
         elif report.step == "released":
             why = f": {report.note}" if report.note else " (the run was stopped)"
             printer.line(f"start · {item.id} released, pending again{why}")
+        elif report.step == "lost":
+            printer.line(f"start · {item.id} not run, its claim lost: {report.note}")
         else:
             note = Styled(f"start ⚠ {item.id}: its run's outcome was not kept", "yellow")
             printer.line(note, f": {report.note}")

@@ -333,9 +333,10 @@ def test_an_answer_or_a_title_never_reaches_a_terminal_raw(isolated: Path) -> No
         ),
         (
             "run",
-            "Exit codes: 0 every item it ran completed; 1 one failed; 2 usage; 3 the config\n"
-            "is invalid; 5 the project is not trusted; 130 Ctrl-C (the runs are stopped,\n"
-            "their items pending again).\n",
+            "Exit codes: 0 every item it ran completed; 1 one failed, or a claim was not\n"
+            "confirmed by a push (sync on: the item let go); 2 usage; 3 the config is\n"
+            "invalid, or sync is on and board_remote is not set; 5 the project is not\n"
+            "trusted; 130 Ctrl-C (the runs are stopped, their items pending again).\n",
         ),
     ],
 )

@@ -94,9 +94,10 @@ Examples:
   # Keep running items as they are added, until Ctrl-C
   start board run
 
-Exit codes: 0 every item it ran completed; 1 one failed; 2 usage; 3 the config
-is invalid; 5 the project is not trusted; 130 Ctrl-C (the runs are stopped,
-their items pending again).
+Exit codes: 0 every item it ran completed; 1 one failed, or a claim was not
+confirmed by a push (sync on: the item let go); 2 usage; 3 the config is
+invalid, or sync is on and board_remote is not set; 5 the project is not
+trusted; 130 Ctrl-C (the runs are stopped, their items pending again).
 
 Docs: start help --topic board
 """
