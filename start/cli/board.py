@@ -26,7 +26,7 @@ from start.cli.board_options import (
     person,
 )
 from start.cli.commands import Choice, group
-from start.cli.inputs import ITEM_ID, LABEL, TEXT, count
+from start.cli.inputs import ITEM_ID, LABEL, SECONDS, TEXT, count
 from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options, completer
 from start.cli.state import get_options
 from start.config import schema
@@ -354,7 +354,7 @@ def _archived(ids: tuple[str, ...], name: str | None, *, archived: bool) -> int:
 @item_id()
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0),
+    type=SECONDS,
     metavar="SECONDS",
     help="Stop waiting after SECONDS (exit 124).",
 )
