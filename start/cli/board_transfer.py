@@ -61,7 +61,7 @@ def export(output: str | None) -> int:
         except OSError as error:
             raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
     if not options.quiet and output not in (None, "-"):
-        console.err(f"start: exported {len(written) - 1} item(s) to {output}")
+        console.err(f"start: exported {_items(len(written) - 1)} to {output}")
     return ExitCode.OK
 
 
@@ -114,7 +114,7 @@ def import_(file: str, source: str | None, dry_run: bool, name: str | None) -> i
         for each, new in zip(records, ids, strict=True):
             console.out(f"{_shown(each.key)} -> {new}{_runs(each)}")
     if not options.quiet:
-        what = f"{len(ids)} item(s) from {file} ({source})"
+        what = f"{_items(len(ids))} from {file} ({source})"
         console.err(
             f"start: dry run: would import {what}; nothing changed"
             if dry_run
@@ -216,10 +216,15 @@ def _runs(each: Incoming) -> str:
     if each.run is None:
         return ""
     ask = each.run
-    what = f"task {ask.task}" if ask.task is not None else "a prompt"
-    agent = ask.agents[-1] if ask.agents else "the default agent"
+    # The prompt itself (quoted, cut short, escaped): what the person consents to run.
+    what = (
+        f"task {_shown(ask.task)}"
+        if ask.task is not None
+        else f"prompt {inputs.quoted(ask.prompt)}"
+    )
+    agent = _shown(ask.agents[-1]) if ask.agents else "the default agent"
     permissions = ask.permissions or ("the task's" if ask.task is not None else "read-only")
-    return f"  runs {_shown(what)} with {_shown(agent)} at {permissions}"
+    return f"  runs {what} with {agent} at {permissions}"
 
 
 def _summary(each: Incoming, new: str) -> dict[str, Any]:
@@ -233,6 +238,10 @@ def _summary(each: Incoming, new: str) -> dict[str, Any]:
             "permissions": ask.permissions,
         }
     return {"from": each.key, "id": new, "runs": runs}
+
+
+def _items(count: int) -> str:
+    return f"{count:,} item" + ("" if count == 1 else "s")
 
 
 def _shown(text: str) -> str:

@@ -72,6 +72,24 @@ def count(least: int = 1, most: int = inputs.MOST) -> _Rule:
     return _Rule(lambda value: inputs.count(value, least, most), "N")
 
 
+def _seconds(value: Any) -> float:
+    """A wait in seconds: a finite number, 0 or more (`nan` and `inf` would wait for ever)."""
+    import math
+
+    try:
+        found = float(value)
+    except (TypeError, ValueError):
+        raise inputs.InputError(f"{inputs.quoted(value)} is not a number of seconds") from None
+    if not math.isfinite(found) or found < 0:
+        raise inputs.InputError(
+            f"{inputs.quoted(value)} is not a number of seconds: give 0 or more (leave the "
+            "option out to wait without a limit)"
+        )
+    return found
+
+
+# How long to wait at most, in seconds (`start board watch --timeout`).
+SECONDS = _Rule(_seconds, "SECONDS")
 # An item's priority (0 the highest to 4), and a label.
 PRIORITY = _Rule(inputs.priority, "0-4")
 LABEL = _Rule(inputs.label, "NAME")

@@ -349,3 +349,23 @@ def test_each_subcommand_names_its_own_exit_codes(command: str, epilog: str) -> 
         epilog.rstrip("\n"),
         "Docs: start help --topic board\n",
     ]
+
+
+def test_watch_refuses_a_timeout_that_is_not_a_finite_number_of_seconds(isolated: Path) -> None:
+    """`nan` and `inf` once waited for ever, as no --timeout does, without a word."""
+    add("Plan")
+    hint = "hint: run 'start board watch --help' for usage\n"
+    for given, why in (
+        ("nan", ": give 0 or more (leave the option out to wait without a limit)"),
+        ("inf", ": give 0 or more (leave the option out to wait without a limit)"),
+        ("-1", ": give 0 or more (leave the option out to wait without a limit)"),
+        ("soon", ""),
+    ):
+        refused = invoke("board", "watch", "1", "--timeout", given)
+        assert (refused.exit_code, refused.stderr) == (
+            2,
+            f"start: invalid value for --timeout: '{given}' is not a number of seconds{why}\n"
+            + hint,
+        )
+    waited = invoke("board", "watch", "1", "--timeout", "0")
+    assert waited.exit_code == 124

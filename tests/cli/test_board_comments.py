@@ -12,17 +12,13 @@ from typing import Any
 import pytest
 
 from start.ui import console
-from tests.conftest import run_start
+from tests.cli.test_board_conventions import start
 
 
 @pytest.fixture
 def project(isolated: Path) -> Path:
     subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
     return isolated
-
-
-def start(project: Path, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    return run_start(*args, cwd=project, **kwargs)
 
 
 def shown(project: Path, id_: str) -> Any:

@@ -109,7 +109,7 @@ def test_export_writes_a_header_then_every_item_with_its_fields_in_sorted_order(
 def test_export_to_a_file_is_private_and_says_how_many(config: Path) -> None:
     ok("board", "add", "One")
     result = ok("board", "export", "-o", "out.jsonl")
-    assert result.stderr == "start: exported 1 item(s) to out.jsonl\n"
+    assert result.stderr == "start: exported 1 item to out.jsonl\n"
     assert (config / "out.jsonl").stat().st_mode & 0o777 == 0o600
     assert (config / "out.jsonl").read_text().count("\n") == 2
 
@@ -157,13 +157,13 @@ def test_export_import_export_is_equal_but_for_what_the_docs_name(config: Path) 
     assert imported.returncode == 0, imported.stderr
     assert imported.stdout == (
         "item-1 -> item-1\n"
-        "item-2 -> item-2  runs 'a prompt' with a at read-only\n"
-        "item-3 -> item-3  runs 'task review' with 'the default agent' at the task's\n"
+        "item-2 -> item-2  runs prompt 'do {answers}' with a at read-only\n"
+        "item-3 -> item-3  runs task review with the default agent at the task's\n"
         "item-4 -> item-4\n"
         "item-5 -> item-5\n"
         "item-6 -> item-6\n"
     )
-    assert imported.stderr == "start: imported 6 item(s) from - (start)\n"
+    assert imported.stderr == "start: imported 6 items from - (start)\n"
     again = run_start("board", "export", cwd=fresh)
     before = [json.loads(line) for line in first.stdout.splitlines()]
     after = [json.loads(line) for line in again.stdout.splitlines()]
@@ -199,10 +199,8 @@ def test_a_dry_run_says_what_it_would_create_and_changes_nothing(config: Path) -
     text = ok("board", "export").stdout
     fresh = other(config)
     result = ok("-d", str(fresh), "board", "import", "-", "--dry-run", stdin=text)
-    assert result.stdout == "item-1 -> item-1  runs 'a prompt' with a at edit\n"
-    assert (
-        result.stderr == "start: dry run: would import 1 item(s) from - (start); nothing changed\n"
-    )
+    assert result.stdout == "item-1 -> item-1  runs prompt 'go' with a at edit\n"
+    assert result.stderr == "start: dry run: would import 1 item from - (start); nothing changed\n"
     assert board(fresh) == []
     listed = json.loads(ok("-d", str(fresh), "board", "import", "-", "--dry-run", "--json",
                            stdin=text).stdout)  # fmt: skip
@@ -294,7 +292,7 @@ def test_a_backlog_md_folder_comes_in_with_its_dependencies_parents_and_statuses
     assert result.stdout == (
         "task-1 -> item-1\ntask-2 -> item-2\ntask-2.1 -> item-3\ntask-3 -> item-4\n"
     )
-    assert result.stderr == f"start: imported 4 item(s) from {FIXTURES / 'backlog'} (backlog)\n"
+    assert result.stderr == f"start: imported 4 items from {FIXTURES / 'backlog'} (backlog)\n"
     items = board(config)
     assert [_shape(item) for item in items] == [
         ("item-1", "Set up the database", "completed", 1, ["backend"], [], None, None, "", False),
@@ -554,3 +552,13 @@ def test_add_file_refuses_a_bad_line_and_adds_nothing(config: Path) -> None:
         2,
         "start: give the item's TITLE, or --file FILE for many items\n",
     )
+
+
+def test_a_chain_of_parents_deeper_than_the_limit_is_refused_naming_the_line(
+    config: Path,
+) -> None:
+    lines = [_item("k1"), *(_item(f"k{n}", parent=f"k{n - 1}") for n in range(2, 102))]
+    refused(config, HEADER + "".join(lines),
+            "in.jsonl:102: item-101 would be more than 100 levels deep under its parents, the "
+            "limit; nest the file's items less deeply")  # fmt: skip
+    ok("board", "import", "-", stdin=HEADER + "".join(lines[:100]))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,6 +16,7 @@ from start.compose.ask import Ask
 from start.mcp import board as tools
 from tests.fake_headless import agent
 from tests.mcp.conftest import connect
+from tests.mcp.test_board import call, text
 
 pytestmark = pytest.mark.anyio
 
@@ -30,14 +30,6 @@ def config(global_dir: Path) -> Path:
     )
     file.write_text(file.read_text() + extra)
     return file
-
-
-async def call(client: Any, name: str, **arguments: Any) -> Any:
-    return await client.call_tool(name, arguments)
-
-
-def text(result: Any) -> str:
-    return str(result.content[0].text)
 
 
 async def test_a_session_comments_on_any_item_and_the_other_fields_keep_their_rules(
