@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -35,6 +35,12 @@ FANOUT: Final = 256
 # with a message rather than read into memory.
 MOST_OPS: Final = 500_000
 MOST_COMMITS: Final = 500_000
+# The most bytes of operations a sync reads from a log (those it has not read before, each
+# at most MOST_OP_BYTES): a remote of more is refused whole, before any is read.
+MOST_READ_BYTES: Final = 256 << 20
+# The longest field (a path, a line of git's) read from git's output: git's paths are far
+# shorter, and a longer one is no log start writes.
+MOST_FIELD_BYTES: Final = 1 << 16
 # How many times a sync fetches again after its push lost the race to another machine's.
 ATTEMPTS: Final = 20
 # Who a commit of the log names: the board, not the user (no name or address of theirs leaves
@@ -65,6 +71,8 @@ class Log(Record):
     ops: Mapping[str, bytes]
     positions: Mapping[str, int]
     refused: tuple[Refused, ...]
+    # Each operation's blob id, read or not: two blobs of one id hold the same bytes.
+    oids: Mapping[str, str] = {}
 
 
 class Synced(Record):
@@ -80,8 +88,21 @@ class Synced(Record):
 # --- git -------------------------------------------------------------------------------------
 
 
+# Settings every git of the log runs with, after the user's own: a fetch or push that starts
+# git's automatic gc runs it before it returns, never in the background, where it packs and
+# removes loose objects that the log's next mktree names (thousands of operations are thousands
+# of loose blobs: "object ... is unavailable").
+_SETTINGS: Final = (("gc.autoDetach", "false"), ("maintenance.autoDetach", "false"))
+
+
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _REDIRECTS}
+    count = env.get("GIT_CONFIG_COUNT", "0")
+    first = int(count) if count.isascii() and count.isdigit() else 0
+    for index, (key, value) in enumerate(_SETTINGS, first):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    env["GIT_CONFIG_COUNT"] = str(first + len(_SETTINGS))
     return env | _IDENTITY | {"LC_ALL": "C"}
 
 
@@ -146,24 +167,31 @@ def name_of(found: str) -> str | None:
 # --- reading a log ---------------------------------------------------------------------------
 
 
-def read(repo: Path, ref: str, *, history: bool = True) -> Log:
-    """The log at `ref`: every operation of its tip's tree, and (with `history`: the remote's
-    log) where each first appeared in its history. A path that is no operation's, an entry that
-    is no file or is over the limit, and a path that a later commit changed or removed (a
-    rewritten log) are refused by name, and the rest is read; a log of more operations or
-    commits than the limits is refused. This machine's own log (REF) is read without its
-    history: what it holds is what this machine took, wherever its commits came from."""
+def read(
+    repo: Path,
+    ref: str,
+    *,
+    history: bool = True,
+    wanted: Callable[[str, str], bool] = lambda name, oid: True,
+    what: str | None = None,
+) -> Log:
+    """The log at `ref`: every operation of its tip's tree by its blob's id, the bytes of
+    those `wanted` (by name and id: a sync reads only what it has not read before), and (with
+    `history`: the remote's log) where each first appeared in its history. `what` names the log
+    in a message. A path that is no operation's, an entry that is no file or is over the limit,
+    and a path that a later commit changed or removed (a rewritten log) are refused by name,
+    and the rest is read; a log of more entries or commits than the limits, or (the remote's)
+    of more bytes to read, is refused whole (GitLogError), before any operation is read. This
+    machine's own log (REF) is read without its history: what it holds is what this machine
+    took, wherever its commits came from."""
+    what = what or ref
     at = tip(repo, ref)
     if at is None:
         return Log(None, {}, {}, ())
-    positions, rewritten = _history(repo, at) if history else ({}, set())
-    refused = [
-        Refused(name, f"operation {name}: a later commit of {ref} changed or removed it, and "
-                      "the log only grows; it is not read")
-        for name in sorted(rewritten)
-    ]  # fmt: skip
-    wanted: dict[str, str] = {}
-    for mode, kind, oid, size, where in _tree(repo, at, ref):
+    oids: dict[str, str] = {}
+    reading: dict[str, tuple[str, int]] = {}
+    refused: list[Refused] = []
+    for mode, kind, oid, size, where in _tree(repo, at, what):
         if where == "format":
             continue
         name = name_of(where)
@@ -177,42 +205,109 @@ def read(repo: Path, ref: str, *, history: bool = True) -> Log:
             refused.append(Refused(name, (
                 f"operation {name}: {int(size):,} bytes, over the limit of {MOST_OP_BYTES:,}; "
                 "it is not read")))  # fmt: skip
-        elif name not in rewritten:
-            wanted[name] = oid
-    contents = _contents(repo, list(wanted.values()))
-    ops = {name: contents[oid] for name, oid in wanted.items()}
-    return Log(at, ops, {n: p for n, p in positions.items() if n in ops}, tuple(refused))
-
-
-def _tree(repo: Path, at: str, ref: str) -> Iterator[tuple[str, str, str, str, str]]:
-    """Each entry of the tree of commit `at`, recursively: mode, type, id, size and path."""
-    listed = _git(repo, "ls-tree", "-r", "-l", "-z", "--full-tree", at)
-    entries = listed.split(b"\0")
-    if len(entries) > MOST_OPS + 2:
+        else:
+            oids[name] = oid
+            if wanted(name, oid):
+                reading[name] = (oid, int(size))
+    positions, rewritten = _history(repo, at, what) if history else ({}, set())
+    refused[:0] = [
+        Refused(name, f"operation {name}: a later commit of {ref} changed or removed it, and "
+                      "the log only grows; it is not read")
+        for name in sorted(rewritten)
+    ]  # fmt: skip
+    for name in rewritten:
+        oids.pop(name, None)
+        reading.pop(name, None)
+    total = sum(size for _, size in reading.values())
+    if total > MOST_READ_BYTES and history:
         raise GitLogError(
-            f"{ref} holds {len(entries) - 1:,} entries, over the limit of {MOST_OPS:,} "
-            "operations: start does not read it; ask who writes the remote's board log to start "
-            "a new one"
+            f"{what} holds {total:,} bytes of operations this machine has not read, over the "
+            f"limit of {MOST_READ_BYTES:,} a sync reads: start reads none of it, and nothing here "
+            "is lost; ask who writes the board's log to start a new one"
         )
-    for entry in entries:
+    contents = _contents(repo, [oid for oid, _ in reading.values()])
+    ops = {name: contents[oid] for name, (oid, _) in reading.items()}
+    return Log(at, ops, {n: p for n, p in positions.items() if n in oids}, tuple(refused), oids)
+
+
+def _fields(repo: Path, *args: str) -> Iterator[bytes]:
+    """Each NUL-terminated field of what `git args` writes, as git writes it: a listing of
+    millions of entries is never held in memory at once. GitLogError when git fails, or writes
+    a field longer than MOST_FIELD_BYTES."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as said:
+        try:
+            process = subprocess.Popen(
+                ["git", "-C", str(repo), *args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=said,
+                env=_env(),
+            )
+        except FileNotFoundError:
+            raise GitLogError(
+                "git is not on PATH: the board syncs through your own git; install it, or unset "
+                "board_remote"
+            ) from None
+        assert process.stdout is not None
+        try:
+            rest = b""
+            while chunk := os.read(process.stdout.fileno(), 1 << 16):
+                *done, rest = (rest + chunk).split(b"\0")
+                if len(rest) > MOST_FIELD_BYTES:
+                    raise GitLogError(
+                        f"git {args[0]} in {repo} wrote a field of more than "
+                        f"{MOST_FIELD_BYTES:,} bytes: no log start writes has one; it is not read"
+                    )
+                yield from done
+            if rest:
+                yield rest
+            code = process.wait()
+        finally:
+            if process.poll() is None:  # left early: what is left of the listing is not read
+                process.kill()
+            process.stdout.close()
+            process.wait()
+        if code != 0:
+            said.seek(0)
+            lines = said.read(1 << 16).decode("utf-8", "replace").strip().splitlines()
+            raise GitLogError(
+                f"git {args[0]} failed in {repo} (exit {code}): "
+                f"{lines[-1] if lines else 'no message'}"
+            )
+
+
+def _tree(repo: Path, at: str, what: str) -> Iterator[tuple[str, str, str, str, str]]:
+    """Each entry of the tree of commit `at`, recursively: mode, type, id, size and path, read
+    as git lists them; GitLogError once there are more than MOST_OPS of them (and `format`)."""
+    count = 0
+    for entry in _fields(repo, "ls-tree", "-r", "-l", "-z", "--full-tree", at):
         if not entry:
             continue
+        count += 1
+        if count > MOST_OPS + 1:
+            raise GitLogError(
+                f"{what} holds more than {MOST_OPS:,} entries, over the limit of {MOST_OPS:,} "
+                "operations a log may hold: start reads none of it, and nothing here is lost; "
+                "ask who writes the board's log to start a new one"
+            )
         head, _, where = entry.partition(b"\t")
         mode, kind, oid, size = [*head.decode("ascii", "replace").split(), "", "", "", ""][:4]
         yield mode, kind, oid, size, where.decode("utf-8", "replace")
 
 
-def _history(repo: Path, at: str) -> tuple[dict[str, int], set[str]]:
+def _history(repo: Path, at: str, what: str) -> tuple[dict[str, int], set[str]]:
     """Where each operation's path first appeared in the first-parent history of `at` (1 the
-    oldest commit), and the operations a later commit modified or deleted."""
-    listed = _git(
-        repo, "log", "--first-parent", "--reverse", "--root", "--no-renames", "--name-status",
-        "-z", "--format=%x01%H", f"--max-count={MOST_COMMITS + 1}", at,
-    )  # fmt: skip
+    oldest commit), and the operations a later commit modified or deleted, read as git lists
+    them; GitLogError for a history of more than MOST_COMMITS commits or MOST_OPS paths."""
     positions: dict[str, int] = {}
     rewritten: set[str] = set()
     commits = 0
-    fields = iter(listed.split(b"\0"))
+    fields = _fields(
+        repo, "log", "--first-parent", "--reverse", "--root", "--no-renames", "--name-status",
+        "-z", "--format=%x01%H", f"--max-count={MOST_COMMITS + 1}", at,
+    )  # fmt: skip
     for field in fields:
         text = field.decode("utf-8", "replace").lstrip("\n")
         if text.startswith("\x01"):
@@ -227,46 +322,81 @@ def _history(repo: Path, at: str) -> tuple[dict[str, int], set[str]]:
             positions[name] = commits
         elif text != "A":
             rewritten.add(name)
+        if len(positions) + len(rewritten) > MOST_OPS:
+            raise GitLogError(
+                f"{what} has written more than {MOST_OPS:,} operations in its history, over the "
+                "limit a log may hold: start reads none of it, and nothing here is lost; ask who "
+                "writes the board's log to start a new one"
+            )
     if commits > MOST_COMMITS:
         raise GitLogError(
-            f"the log at {at} has more than {MOST_COMMITS:,} commits: start does not read it"
+            f"{what} has more than {MOST_COMMITS:,} commits: start reads none of it, and nothing "
+            "here is lost; ask who writes the board's log to start a new one"
         )
     return positions, rewritten
 
 
 def _contents(repo: Path, oids: Sequence[str]) -> dict[str, bytes]:
-    """The bytes of each blob of `oids`, read by one `git cat-file --batch`."""
+    """The bytes of each blob of `oids`, read by one `git cat-file --batch` as it writes them."""
+    import tempfile
+
     if not oids:
         return {}
-    out = _git(repo, "cat-file", "--batch", stdin="".join(f"{o}\n" for o in oids).encode())
     found: dict[str, bytes] = {}
-    at = 0
-    for oid in oids:
-        end = out.index(b"\n", at)
-        header = out[at:end].decode("ascii", "replace").split()
-        if len(header) != 3 or header[1] != "blob":
-            raise GitLogError(f"git cat-file did not give blob {oid}: {' '.join(header)}")
-        size = int(header[2])
-        found[oid] = out[end + 1 : end + 1 + size]
-        at = end + 1 + size + 1
+    with tempfile.TemporaryFile() as asked, tempfile.TemporaryFile() as said:
+        asked.write("".join(f"{o}\n" for o in oids).encode("ascii"))
+        asked.seek(0)
+        try:
+            process = subprocess.Popen(
+                ["git", "-C", str(repo), "cat-file", "--batch"],
+                stdin=asked, stdout=subprocess.PIPE, stderr=said, env=_env(),
+            )  # fmt: skip
+        except FileNotFoundError:
+            raise GitLogError("git is not on PATH: the board syncs through your own git") from None
+        assert process.stdout is not None
+        try:
+            for oid in oids:
+                header = process.stdout.readline(200).decode("ascii", "replace").split()
+                if len(header) != 3 or header[1] != "blob" or not header[2].isdigit():
+                    raise GitLogError(f"git cat-file did not give blob {oid}: {' '.join(header)}")
+                size = int(header[2])
+                if size > MOST_OP_BYTES:  # the listing said otherwise: no blob of ours is this
+                    raise GitLogError(f"git cat-file gave blob {oid} of {size:,} bytes")
+                found[oid] = process.stdout.read(size)
+                process.stdout.read(1)  # the newline after each
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.stdout.close()
+            process.wait()
     return found
 
 
 # --- writing a log ---------------------------------------------------------------------------
 
 
-def commit(repo: Path, parent: str | None, ops: Mapping[str, bytes], base: Log) -> str:
-    """A commit whose tree is `base`'s tip tree with `ops` (by name) added, and whose parent is
-    `parent`: written to the repository's objects, no ref moved. An entry of `base`'s tree that
-    this machine refused stays as it is (the log only grows, and every machine refuses it
-    alike)."""
-    entries = _entries(repo, base.tip)
+def commit(
+    repo: Path,
+    parent: str | None,
+    ops: Mapping[str, bytes],
+    base: str | None,
+    oids: Mapping[str, str] | None = None,
+    dropped: Sequence[str] = (),
+) -> str:
+    """A commit whose tree is the tree of commit `base` (None: none) with `ops` (by name, their
+    bytes) and `oids` (by name, blobs already written) added, and whose parent is `parent`:
+    written to the repository's objects, no ref moved. An entry of `base`'s tree that this
+    machine refused stays as it is (the log only grows, and every machine refuses it alike);
+    the operations `dropped` (by name) are left out."""
+    entries = _entries(repo, base)
+    for name in dropped:
+        entries.pop(path(name), None)
     blobs = _blobs(repo, [FORMAT, *ops.values()])
     entries["format"] = ("100644", "blob", blobs[0])
-    for name, oid in zip(ops, blobs[1:], strict=True):
+    for name, oid in [*zip(ops, blobs[1:], strict=True), *(oids or {}).items()]:
         entries[path(name)] = ("100644", "blob", oid)
     tree = _mktree(repo, entries)
-    count = len(ops)
+    count = len(ops) + len(oids or {})
     message = f"start board: {count} operation{'s' if count != 1 else ''}\n"
     args = ["commit-tree", tree, *(["-p", parent] if parent else []), "-m", message]
     return _git(repo, *args).decode("ascii").strip()
@@ -342,10 +472,23 @@ def append(repo: Path, ops: Mapping[str, bytes]) -> str:
     new tip. Retries when another process of this machine appended meanwhile."""
     for _ in range(ATTEMPTS):
         base = read_tip_only(repo, REF)
-        made = commit(repo, base.tip, ops, base)
+        made = commit(repo, base.tip, ops, base.tip)
         if move(repo, REF, made, base.tip):
             return made
     raise GitLogError(f"{REF} in {repo} kept moving under {ATTEMPTS} attempts to append: try again")
+
+
+def drop(repo: Path, names: Sequence[str]) -> None:
+    """Take operations `names` out of this machine's log (REF), offline or not: they were
+    written again under other names (start.board.journal.renamed), and only those are pushed.
+    None of them was pushed (the remote holds others under their names)."""
+    for _ in range(ATTEMPTS):
+        at = tip(repo, REF)
+        if at is None or not names:
+            return
+        if move(repo, REF, commit(repo, at, {}, at, dropped=names), at):
+            return
+    raise GitLogError(f"{REF} in {repo} kept moving under {ATTEMPTS} attempts: try again")
 
 
 def read_tip_only(repo: Path, ref: str) -> Log:
@@ -412,12 +555,29 @@ def push(repo: Path, remote: str, new: str, expected: str | None) -> bool:
     )
 
 
-def sync(repo: Path, remote: str, ours: str) -> Synced:
+class ForgedNamesError(GitLogError):
+    """The remote's log holds other operations under names this machine wrote and has not
+    pushed (a forged name): this machine writes those operations again under free names
+    (start.board.syncing), and syncs again."""
+
+    def __init__(self, message: str, names: Sequence[str], used: frozenset[int]) -> None:
+        super().__init__(message)
+        self.names = tuple(names)  # this machine's operations whose names are taken
+        self.used = used  # every number of this machine's origin the remote's log holds
+
+
+def sync(repo: Path, remote: str, ours: str, now_ms: int | None = None) -> Synced:
     """Fetch the remote's log, take its operations that this machine does not have (refusing
-    forged, rewritten and malformed ones), and push this machine's log on top of it with a
-    lease, fetching again when another machine pushed first. Nothing of this machine's log is
-    ever dropped; REF ends as the remote's new tip."""
+    forged, rewritten and malformed ones, and holding back those whose clock is far ahead of
+    `now_ms`, this machine's time), and push this machine's log on top of it with a lease,
+    fetching again when another machine pushed first. Only the operations this machine has not
+    read before are read. Nothing of this machine's log is ever dropped; REF ends as the
+    remote's new tip."""
+    import time
+
+    now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
     seen = tip(repo, REMOTE_REF)
+    where = f"the board's log on '{remote}'"
     for _ in range(ATTEMPTS):
         remote_tip = fetch(repo, remote)
         if seen is not None and (remote_tip is None or not _descends(repo, remote_tip, seen)):
@@ -429,36 +589,54 @@ def sync(repo: Path, remote: str, ours: str) -> Synced:
                 "removed" if remote_tip is None else f"rewritten ({remote_tip} does not follow it)"
             )
             raise GitLogError(
-                f"the board's log on '{remote}' was {what} since this machine fetched {seen}. "
+                f"{where} was {what} since this machine fetched {seen}. "
                 "Nothing was taken from it, and nothing here is lost; to put the log back as it "
                 f"was: git push --force {remote} {REMOTE_REF}:{REF}"
             )
-        theirs = read(repo, REMOTE_REF) if remote_tip else Log(None, {}, {}, ())
-        mine = read(repo, REF, history=False)
-        arriving, refused = union(mine.ops, theirs.ops.items(), ours)
-        missing = {name: raw for name, raw in mine.ops.items() if name not in theirs.ops}
+        mine = read(repo, REF, history=False, wanted=lambda name, oid: False)
+        try:
+            theirs = (
+                read(repo, REMOTE_REF, what=where, wanted=_unlike(mine.oids))
+                if remote_tip
+                else Log(None, {}, {}, ())
+            )
+        except GitLogError:
+            _put_back(repo, seen, remote_tip)  # a log refused whole is not kept as seen
+            raise
+        missing = {name: oid for name, oid in mine.oids.items() if name not in theirs.oids}
         unreadable = {r.name for r in theirs.refused}
-        conflicting = [n for n, raw in mine.ops.items() if theirs.ops.get(n, raw) != raw]
+        conflicting = [n for n, oid in mine.oids.items() if theirs.oids.get(n, oid) != oid]
         conflicting += [n for n in missing if n in unreadable]
         if conflicting:
-            raise GitLogError(
-                f"the board's log on '{remote}' holds other operations under names this machine "
-                f"wrote ({', '.join(sorted(conflicting)[:3])}): they cannot be pushed. Nothing "
-                "here is lost; ask who wrote them to remove them from the remote's log"
+            mark = f"{ours}/"
+            used = frozenset(
+                int(name.removeprefix(mark))
+                for name in [*theirs.oids, *unreadable]
+                if name.startswith(mark) and name.removeprefix(mark).isdigit()
             )
+            raise ForgedNamesError(
+                f"{where} holds other operations under names this machine wrote "
+                f"({', '.join(sorted(conflicting)[:3])}): they cannot be pushed under those "
+                "names. Nothing here is lost; start board sync writes those not yet pushed "
+                "again under free names, and who writes the remote's log can put back the others",
+                sorted(conflicting),
+                used,
+            )
+        # What was read is what this machine's log does not hold: each name is new here.
+        arriving, refused = union({}, theirs.ops.items(), ours, now)
         refused = [*theirs.refused, *refused]
         if not missing:
             new = remote_tip
         else:
-            new = commit(repo, remote_tip, missing, theirs)
+            new = commit(repo, remote_tip, {}, remote_tip, missing)
             if not push(repo, remote, new, remote_tip):
                 seen = remote_tip
                 continue
             move(repo, REMOTE_REF, new, remote_tip)
         local = new
         if refused and new is not None:  # this machine's log keeps only what it took
-            taken = {**mine.ops, **{name: theirs.ops[name] for name in arriving}}
-            local = commit(repo, new, taken, Log(None, {}, {}, ()))
+            taken = {**mine.oids, **{name: theirs.oids[name] for name in arriving}}
+            local = commit(repo, new, {}, None, taken)
         if local is not None and not move(repo, REF, local, mine.tip):
             seen = new
             continue  # this machine appended meanwhile: push that too
@@ -469,25 +647,72 @@ def sync(repo: Path, remote: str, ours: str) -> Synced:
     )
 
 
+def _unlike(held: Mapping[str, str]) -> Callable[[str, str], bool]:
+    """Whether an operation (by name and blob id) is one `held` does not hold: what is read."""
+
+    def unlike(name: str, oid: str) -> bool:
+        return held.get(name) != oid
+
+    return unlike
+
+
+def _put_back(repo: Path, seen: str | None, fetched: str | None) -> None:
+    """Put REMOTE_REF back to `seen`, the remote's tip as last taken, from `fetched`: a log
+    refused whole is read again, whole, by the next sync."""
+    if fetched is None or fetched == seen:
+        return
+    if seen is None:
+        _run(repo, "update-ref", "-d", REMOTE_REF, fetched)
+    else:
+        move(repo, REMOTE_REF, seen, fetched)
+
+
 def _descends(repo: Path, new: str, old: str) -> bool:
     return _run(repo, "merge-base", "--is-ancestor", old, new).returncode == 0
+
+
+class Taking(Record):
+    """What this machine's log holds that the board has not taken: each operation it does not
+    know, decoded, with its place on the remote (None: not pushed); the place of each it knows
+    unplaced that is now pushed; and what was refused reading it."""
+
+    entries: tuple[Entry, ...]
+    positions: Mapping[str, int]
+    refused: tuple[Refused, ...]
+
+
+def taking(repo: Path, known: Mapping[str, int | None]) -> Taking:
+    """This machine's log as replay takes it, but for the operations of `known` (the board's,
+    by name, with their places on the remote: None while not pushed), which are neither read
+    nor decoded again: a sync reads what is new, however long the log."""
+    from start.board.oplog import OperationError, decode
+
+    mine = read(repo, REF, history=False, wanted=lambda name, oid: name not in known)
+    theirs = (
+        read(repo, REMOTE_REF, wanted=lambda name, oid: False)
+        if tip(repo, REMOTE_REF)
+        else Log(None, {}, {}, ())
+    )
+    found: list[Entry] = []
+    positions: dict[str, int] = {}
+    refused = list(mine.refused)
+    for name, oid in sorted(mine.oids.items()):
+        # Pushed only if the remote holds these very bytes (one blob id): another operation
+        # under its name there (a forgery) confirms nothing of ours.
+        position = theirs.positions.get(name) if theirs.oids.get(name) == oid else None
+        if name in known:
+            if known[name] is None and position is not None:
+                positions[name] = position
+            continue
+        try:
+            found.append(Entry(decode(mine.ops[name], name), position))
+        except OperationError as error:
+            refused.append(Refused(name, str(error)))
+    return Taking(tuple(found), positions, tuple(refused))
 
 
 def entries(repo: Path) -> tuple[list[Entry], tuple[Refused, ...]]:
     """This machine's log as replay takes it: each operation with its place on the remote (as
     last fetched), None for those not yet pushed; and what was refused reading it."""
-    from start.board.oplog import OperationError, decode
-
-    mine = read(repo, REF, history=False)
-    theirs = read(repo, REMOTE_REF) if tip(repo, REMOTE_REF) else Log(None, {}, {}, ())
-    found: list[Entry] = []
-    refused = list(mine.refused)
-    for name, raw in sorted(mine.ops.items()):
-        # Pushed only if the remote holds these very bytes: another operation under its name
-        # there (a forgery) confirms nothing of ours.
-        position = theirs.positions.get(name) if theirs.ops.get(name) == raw else None
-        try:
-            found.append(Entry(decode(raw, name), position))
-        except OperationError as error:
-            refused.append(Refused(name, str(error)))
-    return found, tuple(refused)
+    every = taking(repo, {})
+    return list(every.entries), every.refused

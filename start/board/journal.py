@@ -36,11 +36,11 @@ from start.board.oplog import (
     UPDATE,
     Clock,
     Op,
-    decode,
     encode,
     key,
     new_origin,
     observe,
+    parsed,
     split_key,
     tick,
 )
@@ -348,11 +348,14 @@ def _parent(connection: Any, seq: int) -> str | None:
 # --- taking a remote's operations, and the board they make --------------------------------------
 
 
-def take(connection: Any, entries: Iterable[Entry], when: str) -> None:
-    """Keep every operation of `entries` (this machine's log as gitlog read it, each with its
-    place on the remote) in the `ops` table: another machine's that arrived, and the place of
-    each that is now pushed (a place, once given, never changes); this machine's clock
-    observes theirs. `when`: the time of this sync, its `last_sync`."""
+def take(
+    connection: Any, entries: Iterable[Entry], when: str, positions: Mapping[str, int] = {}
+) -> None:
+    """Keep every operation of `entries` (those of this machine's log the board did not hold,
+    as gitlog read them, each with its place on the remote) in the `ops` table, and the place of
+    each of `positions` (by name: known, now pushed; a place, once given, never changes); this
+    machine's clock observes the others' clocks. `when`: the time of this sync, its
+    `last_sync`."""
     sync = state(connection)
     assert sync is not None, "sync is on"
     clock, moment = sync.clock, now_ms()
@@ -368,10 +371,53 @@ def take(connection: Any, entries: Iterable[Entry], when: str) -> None:
         )
         if op.origin != sync.origin:
             clock = observe(clock, op.clock, moment)
+    connection.executemany(
+        "UPDATE ops SET position = COALESCE(position, ?) WHERE name = ?",
+        [(position, name) for name, position in sorted(positions.items())],
+    )
     connection.execute(
         "UPDATE sync SET wall = ?, logical = ?, last_sync = ? WHERE one = 1",
         (clock.wall, clock.logical, when),
     )
+
+
+def known(connection: Any) -> dict[str, int | None]:
+    """Every operation the board holds, by name, with its place on the remote (None: not
+    pushed): what a sync neither reads nor decodes again."""
+    found = connection.execute("SELECT name, position FROM ops").fetchall()
+    return {name: position for name, position in found}
+
+
+def renamed(connection: Any, names: Sequence[str], used: Iterable[int]) -> dict[str, str]:
+    """Write this machine's operations `names` (not yet pushed, their names taken on the remote
+    by others: forged) again under the next numbers of its origin that neither it nor the
+    remote's log (`used`) has given: the same operations under new names, to be logged and
+    pushed. Each old name to its new one."""
+    sync = state(connection)
+    assert sync is not None, "sync is on"
+    taken = set(used)
+    seq = sync.seq
+    done: dict[str, str] = {}
+    for name in names:
+        row = connection.execute(
+            "SELECT bytes FROM ops WHERE name = ? AND position IS NULL", (name,)
+        ).fetchone()
+        if row is None:
+            continue
+        seq += 1
+        while seq in taken:
+            seq += 1
+        op = parsed(bytes(row[0]))._replace(seq=seq)
+        connection.execute("DELETE FROM ops WHERE name = ?", (name,))
+        connection.execute(
+            "INSERT INTO ops (name, bytes, position, logged) VALUES (?, ?, NULL, 0)",
+            (op.name, encode(op)),
+        )
+        connection.execute("UPDATE keys SET made = ? WHERE made = ?", (op.name, name))
+        connection.execute("UPDATE events SET name = ? WHERE name = ?", (op.name, name))
+        done[name] = op.name
+    connection.execute("UPDATE sync SET seq = ? WHERE one = 1", (seq,))
+    return done
 
 
 def unconfirmed(connection: Any) -> set[int]:
@@ -408,9 +454,10 @@ def logged(connection: Any, names: Sequence[str]) -> None:
 
 
 def entries(connection: Any) -> list[Entry]:
-    """Every operation of the `ops` table, each with its place on the remote."""
-    found = connection.execute("SELECT name, bytes, position FROM ops").fetchall()
-    return [Entry(decode(bytes(raw), name), position) for name, raw, position in found]
+    """Every operation of the `ops` table, each with its place on the remote: parsed, not
+    checked again (each was checked when it was written or taken)."""
+    found = connection.execute("SELECT bytes, position FROM ops").fetchall()
+    return [Entry(parsed(bytes(raw)), position) for raw, position in found]
 
 
 def ceiling(ours: str, remote_level: str) -> Callable[[str], str]:

@@ -481,13 +481,19 @@ class Refused(Record):
 
 
 def union(
-    known: Mapping[str, bytes], arriving: Iterable[tuple[str, bytes]], ours: str
+    known: Mapping[str, bytes],
+    arriving: Iterable[tuple[str, bytes]],
+    ours: str,
+    now_ms: int | None = None,
 ) -> tuple[dict[str, Op], list[Refused]]:
     """The operations of `arriving` (each as its name and bytes) that `known` (this machine's
     log, by name) does not hold, decoded, and those refused, each with why: bytes that do not
     decode, a name that is not the operation's own, a name known with other bytes (a name is
-    never rewritten), and one of this machine's origin `ours` that this machine did not write
-    (a forged origin). Nothing known is ever dropped."""
+    never rewritten), one of this machine's origin `ours` that this machine did not write (a
+    forged origin), and (given `now_ms`, this machine's time) one whose clock is more than
+    DRIFT_MS ahead of it: held back, it is read again by each sync and taken once this
+    machine's time is within DRIFT_MS of it, so that a broken or hostile clock never orders
+    one change after every change made here. Nothing known is ever dropped."""
     new: dict[str, Op] = {}
     taken: dict[str, bytes] = {}
     refused: list[Refused] = []
@@ -516,8 +522,41 @@ def union(
                         f"operation {name}: it names this machine's origin ({ours}), and this "
                         "machine did not write it: a forged origin; it is not read"
                     )
+                elif now_ms is not None and op.clock.wall > now_ms + DRIFT_MS:
+                    why = ahead(op, now_ms)
                 else:
                     new[name] = op
         if why is not None:
             refused.append(Refused(name, why))
     return new, refused
+
+
+def ahead(op: Op, now_ms: int) -> str:
+    """Why operation `op`, whose clock is more than DRIFT_MS ahead of `now_ms`, is held back."""
+    from datetime import UTC, datetime
+
+    def when(ms: int) -> str:
+        try:
+            return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="seconds")
+        except (ValueError, OverflowError, OSError):  # beyond what a datetime holds
+            return f"{ms:,} ms"
+
+    hours = DRIFT_MS // 3_600_000
+    return (
+        f"operation {op.name}: its clock says {when(op.clock.wall)}, more than {hours} hours "
+        f"ahead of this machine's {when(now_ms)}; it is held back, and taken by a sync once "
+        "this machine's clock is within that of it (if the clock of the machine that wrote it "
+        "is wrong, set it right there)"
+    )
+
+
+def parsed(raw: bytes) -> Op:
+    """An operation this machine checked (`decode`) when it took it, as the board's own store
+    keeps its bytes: parsed again without the checks, so that making the board again from
+    10,000s of operations checks none of them twice."""
+    found = json.loads(raw)
+    wall, count = found["clock"]
+    return Op(
+        found["origin"], found["seq"], Clock(wall, count), found["author"], found["level"],
+        found["kind"], found["item"], found["epoch"], found["fields"],
+    )  # fmt: skip

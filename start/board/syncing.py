@@ -26,6 +26,11 @@ _NAME_CHARACTERS: Final = frozenset(
 )
 
 
+# How many times a sync writes again this machine's operations whose names a remote's log took
+# (forged) before it gives up: each time a forger must have guessed every next name.
+_RENAMES: Final = 3
+
+
 class RemoteError(GitLogError):
     """board_remote names no remote of the project's repository: a setting to fix (exit 3)."""
 
@@ -99,22 +104,44 @@ def sync(opened: Board, remote: str, remote_level: str) -> Report:
     checked_remote(repo, remote)
     with sqlite.writing(opened.connection) as connection:
         state = journal.turn_on(connection)
-    new = journal.unlogged(opened.connection)
-    if new:
-        gitlog.append(repo, new)
-        with sqlite.writing(opened.connection) as connection:
-            journal.logged(connection, list(new))
-    synced = gitlog.sync(repo, remote, state.origin)
-    found, refused = gitlog.entries(repo)
+    rewritten: list[Refused] = []
+    for attempt in range(_RENAMES + 1):
+        new = journal.unlogged(opened.connection)
+        if new:
+            gitlog.append(repo, new)
+            with sqlite.writing(opened.connection) as connection:
+                journal.logged(connection, list(new))
+        try:
+            synced = gitlog.sync(repo, remote, state.origin)
+            break
+        except gitlog.ForgedNamesError as error:
+            if attempt == _RENAMES:
+                raise
+            with sqlite.writing(opened.connection) as connection:
+                done = journal.renamed(connection, error.names, error.used)
+                held = journal.known(connection)
+            if not done and all(name in held for name in error.names):
+                raise  # pushed ones, changed on the remote since: nothing to write again
+            # Out of this machine's log too, each name the board no longer holds (renamed now,
+            # or by a sync killed before it dropped them).
+            gitlog.drop(repo, [name for name in error.names if name not in held])
+            rewritten += [
+                Refused(old, (
+                    f"operation {old}: the board's log on '{remote}' holds another operation "
+                    "under this name, which this machine wrote and had not pushed (a forged "
+                    f"name); it is written again as {done[old]}, and pushed under that name"))
+                for old in sorted(done)
+            ]  # fmt: skip
+    taking = gitlog.taking(repo, journal.known(opened.connection))
     when = now()
     with sqlite.writing(opened.connection) as connection:
-        journal.take(connection, found, when)
+        journal.take(connection, taking.entries, when, taking.positions)
         made = journal.rebuild(connection, remote_level)
     ours = f"{state.origin}/"
     return Report(
         arrived=synced.arrived,
         pushed=synced.pushed,
-        refused=(*synced.refused, *refused),
+        refused=(*rewritten, *synced.refused, *taking.refused),
         lost=tuple(each for each in made.lost if each.name.startswith(ours)),
         last_sync=when,
         origin=state.origin,

@@ -12,7 +12,7 @@ import pytest
 
 from start.board import gitlog
 from start.board.gitlog import REF, GitLogError, OfflineError
-from start.board.oplog import Clock, Op, Refused, encode
+from start.board.oplog import MOST_WALL, Clock, Op, Refused, encode
 from start.board.replay import Replayed, replay
 from tests.conftest import git
 
@@ -269,8 +269,9 @@ def test_another_operation_under_a_name_this_machine_wrote_confirms_nothing_of_i
         gitlog.sync(ann.repo, "origin", A)
     assert str(caught.value) == (
         f"the board's log on 'origin' holds other operations under names this machine wrote "
-        f"({claim.name}): they cannot be pushed. Nothing here is lost; ask who wrote them to "
-        "remove them from the remote's log"
+        f"({claim.name}): they cannot be pushed under those names. Nothing here is lost; start "
+        "board sync writes those not yet pushed again under free names, and who writes the "
+        "remote's log can put back the others"
     )
     item = ann.board().items[ITEM]
     assert (item.holder, item.confirmed) == ("ann", False)
@@ -353,3 +354,147 @@ def test_a_removed_remote_log_is_refused_and_the_message_puts_it_back(
     gitlog.sync(bob.repo, "origin", B)
     assert bob.board() == ann.board()
     assert ann.board().items[ITEM].confirmed
+
+
+def test_a_remote_log_of_more_entries_than_the_limit_is_refused_as_git_lists_it(
+    tmp_path: Path, remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree of more entries than a log may hold is refused after reading one more than the
+    limit, never listed whole; nothing of it is taken, and the next sync reads it again."""
+    ann, mallory = Machine(tmp_path, remote, A, "ann"), Machine(tmp_path, remote, C, "mallory")
+    made = ann.write("create", ITEM, title="Fix the retry")
+    gitlog.sync(ann.repo, "origin", A)
+    gitlog.sync(mallory.repo, "origin", C)
+    for number in range(1, 41):
+        mallory.write("create", f"{C}.{number}", title=f"Flood {number}")
+    gitlog.sync(mallory.repo, "origin", C)
+    listed = []
+    fields = gitlog._fields
+
+    def counted(repo: Path, *args: str) -> Any:
+        for field in fields(repo, *args):
+            listed.append(args[0])
+            yield field
+
+    monkeypatch.setattr(gitlog, "_fields", counted)
+    monkeypatch.setattr(gitlog, "MOST_OPS", 5)
+    seen = gitlog.tip(ann.repo, gitlog.REMOTE_REF)
+    ann.write("claim", ITEM)
+    listed.clear()
+    with pytest.raises(GitLogError) as caught:
+        gitlog.sync(ann.repo, "origin", A)
+    assert str(caught.value) == (
+        "the board's log on 'origin' holds more than 5 entries, over the limit of 5 operations "
+        "a log may hold: start reads none of it, and nothing here is lost; ask who writes the "
+        "board's log to start a new one"
+    )
+    assert listed == ["ls-tree"] * (3 + 7)  # ann's own log (3), then the remote's to the 7th
+    assert gitlog.tip(ann.repo, gitlog.REMOTE_REF) == seen  # as last taken: read again next time
+    monkeypatch.setattr(gitlog, "MOST_OPS", 500_000)
+    found = ann.board()
+    assert (list(found.items), found.items[ITEM].confirmed) == ([made.item], False)
+    synced = gitlog.sync(ann.repo, "origin", A)
+    assert (len(synced.arrived), synced.pushed) == (40, (f"{A}/2",))
+
+
+def test_a_sync_reads_at_most_its_limit_of_bytes_and_only_operations_it_has_not_read(
+    tmp_path: Path, remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann, mallory = Machine(tmp_path, remote, A, "ann"), Machine(tmp_path, remote, C, "mallory")
+    made = ann.write("create", ITEM, title="Fix the retry")
+    gitlog.sync(ann.repo, "origin", A)
+    big = [mallory.write("create", f"{C}.{n}", title="x" * 900) for n in (1, 2, 3)]
+    gitlog.sync(mallory.repo, "origin", C)
+    total = sum(len(encode(op)) for op in big)
+    monkeypatch.setattr(gitlog, "MOST_READ_BYTES", 2000)
+    with pytest.raises(GitLogError) as caught:
+        gitlog.sync(ann.repo, "origin", A)
+    assert str(caught.value) == (
+        f"the board's log on 'origin' holds {total:,} bytes of operations this machine has not "
+        "read, over the limit of 2,000 a sync reads: start reads none of it, and nothing here is "
+        "lost; ask who writes the board's log to start a new one"
+    )
+    assert list(ann.board().items) == [made.item]
+    monkeypatch.setattr(gitlog, "MOST_READ_BYTES", total)
+    assert gitlog.sync(ann.repo, "origin", A).arrived == tuple(op.name for op in big)
+    # What was read is not read again: a sync after it reads only what is new.
+    monkeypatch.setattr(gitlog, "MOST_READ_BYTES", 2000)
+    small = mallory.write("comment", f"{C}.1", text="small")
+    gitlog.sync(mallory.repo, "origin", C)
+    assert gitlog.sync(ann.repo, "origin", A).arrived == (small.name,)
+    assert sorted(ann.board().items) == sorted([made.item, *(op.item for op in big)])
+
+
+def test_an_operation_with_a_clock_far_ahead_is_held_back_and_pins_no_field(
+    tmp_path: Path, remote: Path
+) -> None:
+    """An update whose clock is years ahead would win every later write of its field: it is
+    held back (refused, read again by each sync) until this machine's clock nears it."""
+    ann, mallory = Machine(tmp_path, remote, A, "ann"), Machine(tmp_path, remote, C, "mallory")
+    ann.write("create", ITEM, title="Fix the retry")
+    gitlog.sync(ann.repo, "origin", A)
+    gitlog.sync(mallory.repo, "origin", C)
+    far = Op(C, 1, Clock(MOST_WALL), "mallory", "full", "update", ITEM, 0,
+             {"title": "Mine forever"})  # fmt: skip
+    gitlog.append(mallory.repo, {far.name: encode(far)})
+    gitlog.sync(mallory.repo, "origin", C)
+    now = 1_800_000_000_000  # 2027-01-15T08:00:00Z
+    for _ in range(2):
+        synced = gitlog.sync(ann.repo, "origin", A, now)
+        assert synced.refused == (
+            Refused(far.name, (
+                f"operation {far.name}: its clock says 6429-10-17T02:45:55+00:00, more than 24 "
+                "hours ahead of this machine's 2027-01-15T08:00:00+00:00; it is held back, and "
+                "taken by a sync once this machine's clock is within that of it (if the clock "
+                "of the machine that wrote it is wrong, set it right there)")),
+        )  # fmt: skip
+    ann.write("update", ITEM, title="Fix the retry, today")
+    gitlog.sync(ann.repo, "origin", A, now)
+    assert ann.board().items[ITEM].title == "Fix the retry, today"
+    # Once this machine's time is within a day of it, it is taken like any other.
+    synced = gitlog.sync(ann.repo, "origin", A, far.clock.wall - 3600_000)
+    assert (synced.arrived, synced.refused) == ((far.name,), ())
+    assert ann.board().items[ITEM].title == "Mine forever"
+
+
+@pytest.mark.slow
+def test_a_sync_after_ten_thousand_operations_checks_only_those_that_are_new(
+    tmp_path: Path, remote: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each operation is read from git and checked once, when it arrives: the syncs after it
+    (start board run syncs at each claim) read and check only what is new, however long the
+    log; the board is made again from the operations the store keeps."""
+    from start.board import file as boardfile
+    from start.board import oplog, syncing
+
+    bob = Machine(tmp_path, remote, B, "bob")
+    made = [
+        Op(B, n, Clock(1000 + n), "bob", "full", "create", f"{B}.{n}", 0, {"title": f"Item {n}"})
+        for n in range(1, 10_001)
+    ]
+    gitlog.append(bob.repo, {op.name: encode(op) for op in made})
+    gitlog.sync(bob.repo, "origin", B)
+    checked = []
+    check = oplog._checked
+
+    def counted(found: Any, where: str) -> Op:
+        checked.append(where)
+        return check(found, where)
+
+    monkeypatch.setattr(oplog, "_checked", counted)
+    ann = tmp_path / "ann"
+    git(tmp_path, "clone", "--quiet", str(remote), str(ann))
+    with boardfile.opened(str(ann)) as opened:
+        first = syncing.sync(opened, "origin", "read-only")
+        assert len(first.arrived) == 10_000
+        assert len(checked) >= 10_000
+        bob.seq = 10_000
+        last = bob.write("update", f"{B}.1", title="Item 1, again")
+        gitlog.sync(bob.repo, "origin", B)
+        checked.clear()
+        again = syncing.sync(opened, "origin", "read-only")
+        assert again.arrived == (last.name,)
+        # Read by the union, by this machine's log's new entries, and written to the store.
+        assert checked == [last.name] * 3
+        assert opened.get("item-1").title == "Item 1, again"
+        assert len(opened.connection.execute("SELECT seq FROM items").fetchall()) == 10_000

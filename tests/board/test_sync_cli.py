@@ -420,3 +420,82 @@ def test_board_run_with_sync_on_and_no_board_remote_claims_nothing(
         "board_remote origin)\n"
     )
     assert [(row["status"], row["assignee"]) for row in ann.items()] == [("pending", None)]
+
+
+def test_an_operation_forged_under_a_name_not_yet_pushed_is_written_again_under_a_free_one(
+    tmp_path: Path, remote: Path
+) -> None:
+    """Mallory pushes operations under the names ann's next ones take: ann's sync writes her
+    claim again under the first name free on the remote, pushes it, and refuses the forgeries."""
+    from start.board import gitlog
+    from start.board.oplog import Clock, Op, encode
+
+    ann = Machine(tmp_path, remote, "ann")
+    ann.start("board", "add", "Fix the retry", "--as", "ann")
+    ann.sync()
+    listed = git(tmp_path, "--git-dir", str(remote), "ls-tree", "-r", "--name-only", gitlog.REF)
+    origin = listed.split()[1].split("/")[1]  # ops/ORIGIN/0/1: the item made before sync
+    ann.start("board", "claim", "item-1", "--as", "ann")  # ORIGIN/2, not yet pushed
+    mallory = tmp_path / "mallory"
+    git(tmp_path, "clone", "--quiet", str(remote), str(mallory))
+    forged = {
+        f"{origin}/{seq}": encode(Op(origin, seq, Clock(5000), "mallory", "full", "claim",
+                                     f"{origin}.1", 0, {}))
+        for seq in (2, 3)
+    }  # fmt: skip
+    gitlog.sync(mallory, "origin", "cccccccccccc")
+    gitlog.append(mallory, forged)
+    gitlog.sync(mallory, "origin", "cccccccccccc")
+    synced = ann.sync()
+    assert (synced["arrived"], synced["pushed"], synced["lost"]) == ([], [f"{origin}/4"], [])
+    assert synced["refused"] == [
+        {"name": f"{origin}/2", "why": (
+            f"operation {origin}/2: the board's log on 'origin' holds another operation under "
+            "this name, which this machine wrote and had not pushed (a forged name); it is "
+            f"written again as {origin}/4, and pushed under that name")},
+        *({"name": name, "why": (
+            f"operation {name}: it names this machine's origin ({origin}), and this machine "
+            "did not write it: a forged origin; it is not read")} for name in sorted(forged)),
+    ]  # fmt: skip
+    held = [(row["status"], row["assignee"], row["confirmed"]) for row in ann.items()]
+    assert held == [("in_progress", "ann", True)]
+    # The next sync has nothing left to write again, and the forgeries stay refused.
+    again = ann.sync()
+    assert (again["pushed"], [r["name"] for r in again["refused"]]) == ([], sorted(forged))
+    ann.start("board", "add", "Write the notes", "--as", "ann")
+    assert ann.sync()["pushed"] == [f"{origin}/5"]
+
+
+def test_an_operation_with_a_clock_years_ahead_is_held_back_and_pins_no_title(
+    tmp_path: Path, remote: Path
+) -> None:
+    """Taken, an update stamped in the year 6429 would win every later write of its field."""
+    from start.board import gitlog
+    from start.board.oplog import MOST_WALL, Clock, Op, encode
+
+    ann = Machine(tmp_path, remote, "ann")
+    ann.start("board", "add", "Fix the retry", "--as", "ann")
+    ann.sync()
+    listed = git(tmp_path, "--git-dir", str(remote), "ls-tree", "-r", "--name-only", gitlog.REF)
+    item = listed.split()[1].split("/")[1] + ".1"
+    mallory = tmp_path / "mallory"
+    git(tmp_path, "clone", "--quiet", str(remote), str(mallory))
+    far = Op("cccccccccccc", 1, Clock(MOST_WALL), "mallory", "full", "update", item, 0,
+             {"title": "Mine forever"})  # fmt: skip
+    gitlog.append(mallory, {far.name: encode(far)})
+    gitlog.sync(mallory, "origin", "cccccccccccc")
+    synced = ann.sync()
+    assert synced["arrived"] == []
+    assert [each["name"] for each in synced["refused"]] == [far.name]
+    why = synced["refused"][0]["why"]
+    assert why.startswith(
+        f"operation {far.name}: its clock says 6429-10-17T02:45:55+00:00, more than 24 hours "
+        "ahead of this machine's "
+    )
+    assert why.endswith(
+        "; it is held back, and taken by a sync once this machine's clock is within that of it "
+        "(if the clock of the machine that wrote it is wrong, set it right there)"
+    )
+    ann.start("board", "update", "item-1", "--title", "Fix the retry, today", "--as", "ann")
+    ann.sync()
+    assert [row["title"] for row in ann.items()] == ["Fix the retry, today"]
