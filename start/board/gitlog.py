@@ -255,10 +255,12 @@ def _fields(repo: Path, *args: str) -> Iterator[bytes]:
             rest = b""
             while chunk := os.read(process.stdout.fileno(), 1 << 16):
                 *done, rest = (rest + chunk).split(b"\0")
-                if len(rest) > MOST_FIELD_BYTES:
+                if max((len(rest), *map(len, done))) > MOST_FIELD_BYTES:
                     raise GitLogError(
-                        f"git {args[0]} in {repo} wrote a field of more than "
-                        f"{MOST_FIELD_BYTES:,} bytes: no log start writes has one; it is not read"
+                        f"git {args[0]} in {repo} listed a path or line of more than "
+                        f"{MOST_FIELD_BYTES:,} bytes, which no board's log has: start reads none "
+                        "of it, and nothing here is lost; ask who writes the board's log to start "
+                        "a new one"
                     )
                 yield from done
             if rest:

@@ -498,3 +498,29 @@ def test_a_sync_after_ten_thousand_operations_checks_only_those_that_are_new(
         assert checked == [last.name] * 3
         assert opened.get("item-1").title == "Item 1, again"
         assert len(opened.connection.execute("SELECT seq FROM items").fetchall()) == 10_000
+
+
+def test_a_remote_log_with_a_path_longer_than_any_log_has_is_refused_whole(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann, mallory = Machine(tmp_path, remote, A, "ann"), Machine(tmp_path, remote, C, "mallory")
+    made = ann.write("create", ITEM, title="Fix the retry")
+    gitlog.sync(ann.repo, "origin", A)
+    gitlog.sync(mallory.repo, "origin", C)
+    at = gitlog.tip(mallory.repo, REF)
+    assert at is not None
+    files = {w: (m, k, o) for m, k, o, _, w in gitlog._tree(mallory.repo, at, REF)}
+    long = "x" * 70_000
+    tree = gitlog._mktree(mallory.repo, {**files, long: files["format"]})
+    commit = git(mallory.repo, "commit-tree", tree, "-p", at, "-m", "x").strip()
+    git(mallory.repo, "push", "--quiet", "origin", f"{commit}:{REF}")
+    seen = gitlog.tip(ann.repo, gitlog.REMOTE_REF)
+    with pytest.raises(GitLogError) as caught:
+        gitlog.sync(ann.repo, "origin", A)
+    assert str(caught.value) == (
+        f"git ls-tree in {ann.repo} listed a path or line of more than 65,536 bytes, which no "
+        "board's log has: start reads none of it, and nothing here is lost; ask who writes the "
+        "board's log to start a new one"
+    )
+    assert gitlog.tip(ann.repo, gitlog.REMOTE_REF) == seen
+    assert list(ann.board().items) == [made.item]
