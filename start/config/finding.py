@@ -1,0 +1,180 @@
+"""Finding a task by what it does (`start find TEXT`, MCP's find_tasks, "did you mean"): the
+tasks ranked by how well their names, aliases and descriptions hold TEXT's words.
+
+The score is a weighted share of TEXT's words found, without a model or an index, so that the
+same words always rank the same tasks the same way, and `why` says where each word was found.
+Each of TEXT's words (lower case, split at anything that is not a letter or a digit, common
+words such as 'the' left out) counts once, at its best place:
+
+- where: 2 in the task's name or alias, 1 in its description (WEIGHTS);
+- how: 1 the same word, 0.9 the same stem ('reviews', 'reviewing' and 'review'), 0.7 a prefix of
+  at least three letters ('sec' of 'security'), 0.6 spelled close, in a name or alias only
+  (difflib's ratio at least 0.8: 'reveiw' for 'review') (HOW).
+
+The score is the sum over TEXT's words divided by the most it could be (2 for each word), so 1.0
+means every word is a word of the name or alias. Ties go by name. docs/usage.md, "start find",
+says the same for users.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
+
+from start.base.record import Record
+from start.config.model import Task
+
+# Where a word was found, and what it is worth there.
+WEIGHTS: Final[Mapping[str, float]] = {"name": 2.0, "alias": 2.0, "description": 1.0}
+# How a word matched, and what it is worth: a share of its place's weight.
+HOW: Final[Mapping[str, float]] = {"exact": 1.0, "stem": 0.9, "prefix": 0.7, "spelling": 0.6}
+# The fewest letters of a word that may match as a prefix, or be spelled close.
+PREFIX_LETTERS: Final = 3
+SPELLING_LETTERS: Final = 4
+SPELLING_CUTOFF: Final = 0.8
+# Words too common to say what a task does.
+STOP_WORDS: Final = frozenset(
+    "a an and are as at be by do does for from how i in into is it its me my of on or so that "
+    "the their them then this to up what when which with you your".split()
+)
+LIMIT: Final = 10  # the matches `start find` shows by default
+
+_WORD = re.compile(r"[^\W_]+")
+# Suffixes taken off a word to find its stem, in this order; `es` only after s, x, z, ch or sh.
+_SUFFIXES: Final = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("er", ""))
+
+
+class Hit(Record):
+    """One of TEXT's words found in a task: where, as which word of it, and how."""
+
+    word: str
+    field: str  # name, alias or description (WEIGHTS)
+    matched: str  # the task's word it matched
+    how: str  # exact, stem, prefix or spelling (HOW)
+
+
+class Match(Record):
+    """A task that holds some of TEXT's words, its score (0 to 1) and why."""
+
+    name: str
+    kind: str  # task, or where an imported task comes from: claude, gemini, ..., skill
+    score: float
+    why: tuple[Hit, ...]
+    description: str | None
+
+    def as_data(self) -> dict[str, object]:
+        """`start find --json`'s and find_tasks' object of one match."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "score": self.score,
+            "why": [
+                {"word": hit.word, "field": hit.field, "matched": hit.matched, "how": hit.how}
+                for hit in self.why
+            ],
+            "description": self.description,
+        }
+
+
+def words(text: str) -> list[str]:
+    """TEXT's words to look for, each once, in order: lower case, common words left out (all of
+    them kept when nothing else is left)."""
+    found = list(dict.fromkeys(_WORD.findall(text.lower())))
+    kept = [word for word in found if word not in STOP_WORDS]
+    return kept or found
+
+
+def stem(word: str) -> str:
+    """`word` without its first plural or verb ending that leaves three letters or more."""
+    for suffix, instead in _SUFFIXES:
+        base = word[: -len(suffix)]
+        if word.endswith(suffix) and len(base) >= PREFIX_LETTERS:
+            if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
+                continue
+            return base + instead
+    return word
+
+
+def kind(task: Task) -> str:
+    return task.imported.source if task.imported is not None else "task"
+
+
+def rank(tasks: Iterable[Task], text: str, limit: int | None = LIMIT) -> list[Match]:
+    """The tasks that hold any of TEXT's words, best first (ties by name), at most `limit`."""
+    wanted = [(word, stem(word)) for word in words(text)]
+    if not wanted:
+        return []
+    most = WEIGHTS["name"] * len(wanted)
+    found: list[Match] = []
+    for task in tasks:
+        fields = _fields(task)
+        hits = [hit for word, stemmed in wanted if (hit := _best(word, stemmed, fields))]
+        if not hits:
+            continue
+        total = sum(WEIGHTS[hit.field] * HOW[hit.how] for hit in hits)
+        score = round(total / most, 2)
+        found.append(Match(task.name, kind(task), score, tuple(hits), task.description))
+    found.sort(key=lambda match: (-match.score, match.name))
+    return found if limit is None else found[:limit]
+
+
+def _fields(task: Task) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The words of the task's name, alias and description, each with its stem, by field."""
+    found = [("name", task.name)]
+    if task.alias:
+        found.append(("alias", task.alias))
+    if task.description:
+        found.append(("description", task.description))
+    return [
+        (field, [(word, stem(word)) for word in dict.fromkeys(_WORD.findall(text.lower()))])
+        for field, text in found
+    ]
+
+
+def _best(word: str, stemmed: str, fields: Sequence[tuple[str, list[tuple[str, str]]]]) -> Hit | None:
+    """Where `word` is worth most in a task's fields, and how; None when it is nowhere."""
+    best: Hit | None = None
+    value = 0.0
+    for field, targets in fields:
+        weight = WEIGHTS[field]
+        if weight * HOW["exact"] <= value:
+            continue
+        for target, target_stem in targets:
+            how = _how(word, stemmed, target, target_stem, named=field != "description")
+            if how is not None and weight * HOW[how] > value:
+                best, value = Hit(word, field, target, how), weight * HOW[how]
+    return best
+
+
+def _how(word: str, stemmed: str, target: str, target_stem: str, *, named: bool) -> str | None:
+    if word == target:
+        return "exact"
+    if stemmed == target_stem:
+        return "stem"
+    if len(word) >= PREFIX_LETTERS and target.startswith(word):
+        return "prefix"
+    if named and len(word) >= SPELLING_LETTERS and len(target) >= SPELLING_LETTERS:
+        import difflib  # only for the names' words that match no other way
+
+        matcher = difflib.SequenceMatcher(None, word, target)
+        if matcher.real_quick_ratio() >= SPELLING_CUTOFF and matcher.ratio() >= SPELLING_CUTOFF:
+            return "spelling"
+    return None
+
+
+def why(match: Match) -> str:
+    """What `start find` shows of a match's hits: 'name: review; description: diffs~diff'
+    (a word that matched another word of the task shows both, '~' between)."""
+    by_field: dict[str, list[str]] = {}
+    for hit in match.why:
+        shown = hit.word if hit.how == "exact" else f"{hit.word}~{hit.matched}"
+        by_field.setdefault(hit.field, []).append(shown)
+    return "; ".join(f"{field}: {', '.join(shown)}" for field, shown in by_field.items())
+
+
+def by_meaning(tasks: Mapping[str, Task], name: str, most: int = 3) -> list[str]:
+    """The tasks that a task name that does not exist may have meant by its words (split at
+    '-', '_', ':' and the like): `rank` over the tasks that are not internal, at most `most`."""
+    offered = (task for task in tasks.values() if not task.internal)
+    return [match.name for match in rank(offered, name, most)]
