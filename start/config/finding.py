@@ -34,10 +34,11 @@ PREFIX_LETTERS: Final = 3
 SPELLING_LETTERS: Final = 4
 SPELLING_CUTOFF: Final = 0.8
 # Words too common to say what a task does.
-STOP_WORDS: Final = frozenset(
-    "a an and are as at be by do does for from how i in into is it its me my of on or so that "
-    "the their them then this to up what when which with you your".split()
-)
+STOP_WORDS: Final = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "how", "i",
+    "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "so", "that", "the", "their",
+    "them", "then", "this", "to", "up", "what", "when", "which", "with", "you", "your"
+})  # fmt: skip
 LIMIT: Final = 10  # the matches `start find` shows by default
 
 _WORD = re.compile(r"[^\W_]+")
@@ -132,7 +133,9 @@ def _fields(task: Task) -> list[tuple[str, list[tuple[str, str]]]]:
     ]
 
 
-def _best(word: str, stemmed: str, fields: Sequence[tuple[str, list[tuple[str, str]]]]) -> Hit | None:
+def _best(
+    word: str, stemmed: str, fields: Sequence[tuple[str, list[tuple[str, str]]]]
+) -> Hit | None:
     """Where `word` is worth most in a task's fields, and how; None when it is nowhere."""
     best: Hit | None = None
     value = 0.0
@@ -175,6 +178,16 @@ def why(match: Match) -> str:
 
 def by_meaning(tasks: Mapping[str, Task], name: str, most: int = 3) -> list[str]:
     """The tasks that a task name that does not exist may have meant by its words (split at
-    '-', '_', ':' and the like): `rank` over the tasks that are not internal, at most `most`."""
-    offered = (task for task in tasks.values() if not task.internal)
-    return [match.name for match in rank(offered, name, most)]
+    '-', '_', ':' and the like): those not internal whose description holds every one of them
+    (as `rank` matches a word: itself, its stem or a prefix), best first, at most `most`. The
+    names' likeness is the spelling's part of the hint (start.base.errors.suggest)."""
+    wanted = [(word, stem(word)) for word in words(name)]
+    found: list[tuple[float, str]] = []
+    for task in tasks.values():
+        if task.internal or not task.description or not wanted:
+            continue
+        (described,) = (field for field in _fields(task) if field[0] == "description")
+        hits = [_best(word, stemmed, [described]) for word, stemmed in wanted]
+        if all(hits):
+            found.append((-sum(HOW[hit.how] for hit in hits if hit), task.name))
+    return [task for _, task in sorted(found)[:most]]

@@ -43,7 +43,10 @@ def _width(default: int) -> int:
 
 
 def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
-    padded = [cell + " " * (width - console.cells(cell)) for cell, width in zip(cells, widths)]
+    padded = [
+        cell + " " * (width - console.cells(cell))
+        for cell, width in zip(cells, widths, strict=True)
+    ]
     return "  ".join(padded).rstrip(" ")
 
 

@@ -148,7 +148,7 @@ async def test_tools_are_list_tasks_and_run_task_with_the_task_names(
 ) -> None:
     async with connect(isolated, mode) as client:
         tools = (await client.list_tools()).tools
-    assert [t.name for t in tools] == ["list_tasks", "run_task", *BOARD_TOOLS]
+    assert [t.name for t in tools] == ["list_tasks", "run_task", "find_tasks", *BOARD_TOOLS]
     run_task = tools[1]
     assert run_task.input_schema == {
         "type": "object",
