@@ -59,7 +59,10 @@ def find(words: tuple[str, ...], limit: int) -> int:
     options = get_options()
     text = " ".join(words)
     if not finding.words(text):
-        raise UsageError(f"TEXT has no word to look for: {text!r}; start find review the diff")
+        raise UsageError(
+            f"TEXT {text!r} has no word to look for; say what the task does in words: "
+            "start find review the diff"
+        )
     config = load(options.workdir, use_project=not options.no_project, strict=True)
     tasks = (task for task in config.tasks.values() if not task.internal)
     found = finding.rank(tasks, text, limit)

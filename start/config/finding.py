@@ -42,7 +42,7 @@ STOP_WORDS: Final = frozenset({
 LIMIT: Final = 10  # the matches `start find` shows by default
 
 _WORD = re.compile(r"[^\W_]+")
-# Suffixes taken off a word to find its stem, in this order; `es` only after s, x, z, ch or sh.
+# Suffixes taken off a word to find its stem, in this order; `es` only after ss, x, z, ch or sh.
 _SUFFIXES: Final = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("er", ""))
 
 
@@ -91,7 +91,7 @@ def stem(word: str) -> str:
     for suffix, instead in _SUFFIXES:
         base = word[: -len(suffix)]
         if word.endswith(suffix) and len(base) >= PREFIX_LETTERS:
-            if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
+            if suffix == "es" and not base.endswith(("ss", "x", "z", "ch", "sh")):
                 continue
             return base + instead
     return word

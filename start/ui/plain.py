@@ -14,10 +14,11 @@ ELLIPSIS = "…"
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, cut: Sequence[int]) -> None:
     """Write the table to stdout, each row a line no wider than `display.table_width`'s page
-    where the columns in `cut` can narrow enough."""
+    where the columns in `cut` can narrow enough (rich squeezes the other columns too where
+    they cannot; a page that narrow is left to the terminal's table)."""
     from start.ui.display import PIPED_WIDTH
 
-    texts = [[console.printable(cell) for cell in row] for row in rows]
+    texts = [[console.printable(cell).expandtabs(8) for cell in row] for row in rows]
     names = [header.upper() for header in headers]
     widths = [
         max([len(name), *(console.cells(row[index]) for row in texts)])
