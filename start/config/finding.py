@@ -131,65 +131,84 @@ def _texts(task: Task) -> list[tuple[str, str]]:
 
 
 class _Matcher:
-    """TEXT's words against tasks' fields. Tasks share most of their words ('the', 'code', a
-    name's prefix), so each text's words and each pair of words is worked out once a ranking:
-    over 1,000 tasks that is most of its time (benchmarks: target 12)."""
+    """TEXT's words against tasks' fields, at a cost a ranking of 1,000 tasks can pay on a warm
+    launch's time (benchmarks: target 12): each text's words and each pair of words are worked
+    out once a ranking, and a description is read word by word only for the words whose root
+    (the stem, less a 'y' it gained) is in it, as it is in any word that matches them."""
 
     def __init__(self, wanted: Sequence[str]) -> None:
-        self.wanted = [(word, stem(word)) for word in wanted]
+        self.wanted = [(word, stem(word), _root(word), frozenset(word)) for word in wanted]
         self._words: dict[str, list[tuple[str, str]]] = {}
         self._stems: dict[str, str] = {}
         self._how: dict[tuple[str, str, bool], str | None] = {}
 
     def hits(self, texts: Sequence[tuple[str, str]]) -> list[Hit]:
         """Each of TEXT's words found in `texts` ((field, text) pairs), at its best place."""
-        fields = [(field, self.words(text)) for field, text in texts]
-        return [hit for word, stemmed in self.wanted if (hit := self.best(word, stemmed, fields))]
+        best: list[Hit | None] = [None] * len(self.wanted)
+        values = [0.0] * len(self.wanted)
+        for field, text in texts:
+            weight = WEIGHTS[field]
+            named = field != "description"
+            lowered = text.lower()
+            targets: list[tuple[str, str]] | None = None
+            for index, (word, stemmed, root, letters) in enumerate(self.wanted):
+                if values[index] >= weight or (not named and root not in lowered):
+                    continue
+                if targets is None:
+                    targets = self.words(lowered)
+                for target, target_stem in targets:
+                    key = (word, target, named)
+                    if key in self._how:
+                        how = self._how[key]
+                    else:
+                        how = _how(word, stemmed, letters, target, target_stem, named=named)
+                        self._how[key] = how
+                    if how is not None and weight * HOW[how] > values[index]:
+                        best[index] = Hit(word, field, target, how)
+                        values[index] = weight * HOW[how]
+                        if values[index] >= weight:
+                            break
+        return [hit for hit in best if hit is not None]
 
-    def words(self, text: str) -> list[tuple[str, str]]:
-        found = self._words.get(text)
+    def words(self, lowered: str) -> list[tuple[str, str]]:
+        """The words of a text in lower case, each once, with its stem."""
+        found = self._words.get(lowered)
         if found is None:
             stems = self._stems
-            found = self._words[text] = [
+            found = self._words[lowered] = [
                 (word, stems.get(word) or stems.setdefault(word, stem(word)))
-                for word in dict.fromkeys(_WORD.findall(text.lower()))
+                for word in dict.fromkeys(_WORD.findall(lowered))
             ]
         return found
 
-    def best(
-        self, word: str, stemmed: str, fields: Sequence[tuple[str, list[tuple[str, str]]]]
-    ) -> Hit | None:
-        """Where `word` is worth most among `fields`, and how; None when it is nowhere."""
-        best: Hit | None = None
-        value = 0.0
-        for field, targets in fields:
-            weight = WEIGHTS[field]
-            named = field != "description"
-            for target, target_stem in targets:
-                if weight <= value:  # not even the same word here is worth more
-                    break
-                key = (word, target, named)
-                if key in self._how:
-                    how = self._how[key]
-                else:
-                    how = self._how[key] = _how(word, stemmed, target, target_stem, named=named)
-                if how is not None and weight * HOW[how] > value:
-                    best, value = Hit(word, field, target, how), weight * HOW[how]
-        return best
+
+def _root(word: str) -> str:
+    """What any word that matches `word` (the same, the same stem, or `word` as its prefix)
+    holds: the stem, less a 'y' that stands for 'ies' ('polic' of 'policies')."""
+    stemmed = stem(word)
+    return stemmed[:-1] if stemmed.endswith("y") else stemmed
 
 
-def _how(word: str, stemmed: str, target: str, target_stem: str, *, named: bool) -> str | None:
+def _how(
+    word: str,
+    stemmed: str,
+    letters: frozenset[str],
+    target: str,
+    target_stem: str,
+    *,
+    named: bool,
+) -> str | None:
     if word == target:
         return "exact"
     if stemmed == target_stem:
         return "stem"
     if len(word) >= PREFIX_LETTERS and target.startswith(word):
         return "prefix"
-    if not named or min(len(word), len(target)) < SPELLING_LETTERS:
+    if not named or min(len(word), len(target)) < SPELLING_LETTERS or letters.isdisjoint(target):
         return None
     # difflib's ratio is at most twice the letters the words share over their lengths (its
     # quick_ratio): most pairs are ruled out by that alone, without building a matcher.
-    shared = sum(min(word.count(c), target.count(c)) for c in set(word) if c in target)
+    shared = sum(min(word.count(c), target.count(c)) for c in letters if c in target)
     if 2 * shared >= SPELLING_CUTOFF * (len(word) + len(target)):
         import difflib  # only for the names' words that match no other way
 
