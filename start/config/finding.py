@@ -44,6 +44,7 @@ LIMIT: Final = 10  # the matches `start find` shows by default
 _WORD = re.compile(r"[^\W_]+")
 # Suffixes taken off a word to find its stem, in this order; `es` only after ss, x, z, ch or sh.
 _SUFFIXES: Final = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("er", ""))
+_ENDINGS: Final = frozenset(suffix[-1] for suffix, _ in _SUFFIXES)
 
 
 class Hit(Record):
@@ -88,6 +89,8 @@ def words(text: str) -> list[str]:
 
 def stem(word: str) -> str:
     """`word` without its first plural or verb ending that leaves three letters or more."""
+    if word[-1:] not in _ENDINGS:
+        return word
     for suffix, instead in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= PREFIX_LETTERS:
             base = word[: -len(suffix)]
@@ -108,16 +111,17 @@ def rank(tasks: Iterable[Task], text: str, limit: int | None = LIMIT) -> list[Ma
         return []
     most = WEIGHTS["name"] * len(wanted)
     matcher = _Matcher(wanted)
-    found: list[Match] = []
+    scored: list[tuple[float, str, Task, list[Hit]]] = []
     for task in tasks:
         hits = matcher.hits(_texts(task))
-        if not hits:
-            continue
-        total = sum(WEIGHTS[hit.field] * HOW[hit.how] for hit in hits)
-        score = round(total / most, 2)
-        found.append(Match(task.name, kind(task), score, tuple(hits), task.description))
-    found.sort(key=lambda match: (-match.score, match.name))
-    return found if limit is None else found[:limit]
+        if hits:
+            total = sum(WEIGHTS[hit.field] * HOW[hit.how] for hit in hits)
+            scored.append((-round(total / most, 2), task.name, task, hits))
+    scored.sort(key=lambda entry: entry[:2])
+    return [
+        Match(task.name, kind(task), -score, tuple(hits), task.description)
+        for score, _, task, hits in (scored if limit is None else scored[:limit])
+    ]
 
 
 def _texts(task: Task) -> list[tuple[str, str]]:
@@ -133,8 +137,9 @@ def _texts(task: Task) -> list[tuple[str, str]]:
 class _Matcher:
     """TEXT's words against tasks' fields, at a cost a ranking of 1,000 tasks can pay on a warm
     launch's time (benchmarks: target 12): each text's words and each pair of words are worked
-    out once a ranking, and a description is read word by word only for the words whose root
-    (the stem, less a 'y' it gained) is in it, as it is in any word that matches them."""
+    out once a ranking, and a text is read word by word only for the words that may match in
+    it: whose root (the stem, less a 'y' it gained) it holds, as any word that matches them
+    does, or, in a name or alias, that share a letter with it (a spelling)."""
 
     def __init__(self, wanted: Sequence[str]) -> None:
         self.wanted = [(word, stem(word), _root(word), frozenset(word)) for word in wanted]
@@ -152,7 +157,12 @@ class _Matcher:
             lowered = text.lower()
             targets: list[tuple[str, str]] | None = None
             for index, (word, stemmed, root, letters) in enumerate(self.wanted):
-                if values[index] >= weight or (not named and root not in lowered):
+                spelled = named and len(word) >= SPELLING_LETTERS
+                if (
+                    values[index] >= weight
+                    or (root not in lowered and not spelled)
+                    or letters.isdisjoint(lowered)
+                ):
                     continue
                 if targets is None:
                     targets = self.words(lowered)
