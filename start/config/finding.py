@@ -111,16 +111,15 @@ def rank(tasks: Iterable[Task], text: str, limit: int | None = LIMIT) -> list[Ma
         return []
     most = WEIGHTS["name"] * len(wanted)
     matcher = _Matcher(wanted)
-    scored: list[tuple[float, str, Task, list[Hit]]] = []
+    scored: list[tuple[float, str, Task, list[_Found | None]]] = []
     for task in tasks:
-        hits = matcher.hits(_texts(task))
-        if hits:
-            total = sum(WEIGHTS[hit.field] * HOW[hit.how] for hit in hits)
-            scored.append((-round(total / most, 2), task.name, task, hits))
+        total, best = matcher.best(_texts(task))
+        if total:
+            scored.append((-round(total / most, 2), task.name, task, best))
     scored.sort(key=lambda entry: entry[:2])
     return [
-        Match(task.name, kind(task), -score, tuple(hits), task.description)
-        for score, _, task, hits in (scored if limit is None else scored[:limit])
+        Match(task.name, kind(task), -score, matcher.hits(best), task.description)
+        for score, _, task, best in (scored if limit is None else scored[:limit])
     ]
 
 
@@ -132,6 +131,10 @@ def _texts(task: Task) -> list[tuple[str, str]]:
     if task.description:
         found.append(("description", task.description))
     return found
+
+
+# Where a word was found, as which word, and how: a Hit without its word, until it is shown.
+_Found = tuple[str, str, str]
 
 
 class _Matcher:
@@ -147,9 +150,18 @@ class _Matcher:
         self._stems: dict[str, str] = {}
         self._how: dict[tuple[str, str, bool], str | None] = {}
 
-    def hits(self, texts: Sequence[tuple[str, str]]) -> list[Hit]:
-        """Each of TEXT's words found in `texts` ((field, text) pairs), at its best place."""
-        best: list[Hit | None] = [None] * len(self.wanted)
+    def hits(self, best: Sequence[_Found | None]) -> tuple[Hit, ...]:
+        """The hits of `best`'s words: a record made only for a match that is shown."""
+        return tuple(
+            Hit(word, *found)
+            for (word, _, _, _), found in zip(self.wanted, best, strict=True)
+            if found is not None
+        )
+
+    def best(self, texts: Sequence[tuple[str, str]]) -> tuple[float, list[_Found | None]]:
+        """Where each of TEXT's words is worth most in `texts` ((field, text) pairs), and
+        what they are worth together; 0 when none is there."""
+        best: list[_Found | None] = [None] * len(self.wanted)
         values = [0.0] * len(self.wanted)
         for field, text in texts:
             weight = WEIGHTS[field]
@@ -174,11 +186,11 @@ class _Matcher:
                         how = _how(word, stemmed, letters, target, target_stem, named=named)
                         self._how[key] = how
                     if how is not None and weight * HOW[how] > values[index]:
-                        best[index] = Hit(word, field, target, how)
+                        best[index] = (field, target, how)
                         values[index] = weight * HOW[how]
                         if values[index] >= weight:
                             break
-        return [hit for hit in best if hit is not None]
+        return sum(values), best
 
     def words(self, lowered: str) -> list[tuple[str, str]]:
         """The words of a text in lower case, each once, with its stem."""
@@ -250,7 +262,7 @@ def by_meaning(tasks: Mapping[str, Task], name: str, most: int = 3) -> list[str]
     for task in tasks.values():
         if task.internal or not task.description:
             continue
-        hits = matcher.hits([("description", task.description)])
-        if len(hits) == len(wanted):
-            found.append((-sum(HOW[hit.how] for hit in hits), task.name))
+        total, best = matcher.best([("description", task.description)])
+        if all(best):
+            found.append((-total, task.name))
     return [task for _, task in sorted(found)[:most]]
