@@ -45,7 +45,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (
         ExitCode.UNKNOWN_NAME,
         "unknown or ambiguous agent, role, context, task or model name; no such run (start log) "
-        "or board item",
+        "or board item; no task matches (start find)",
     ),
     (ExitCode.UNTRUSTED, "project config not trusted"),
     (ExitCode.BLOCKED, "--fail-if PATH: a --print answer holds true at PATH (a gate said block)"),
