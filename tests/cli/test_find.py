@@ -142,3 +142,59 @@ def test_an_unknown_task_suggests_by_meaning_alone(home: Path) -> None:
         4,
         "start: unknown task 'flaky-tests-fix'; did you mean 'claude:flaky' (by meaning)?\n",
     )
+
+
+def test_find_is_completed_with_its_summary_and_its_options() -> None:
+    def complete(words: str, cword: str) -> str:
+        env = {"_START_COMPLETE": "zsh_complete", "COMP_WORDS": words, "COMP_CWORD": cword}
+        result = run_start(env=env)
+        assert (result.returncode, result.stderr) == (0, "")
+        return result.stdout
+
+    assert complete("start fi", "1") == (
+        "plain\nfind\nFind a task by what it does: the tasks whose names, aliases and "
+        "descriptions hold TEXT's words, best first, with a score and why.\n"
+    )
+    assert complete("start find --li", "2") == "plain\n--limit\nShow at most N tasks.\n"
+    # TEXT is free text: nothing is offered for it.
+    assert complete("start find re", "2") == "\n"
+
+
+def test_find_help_is_whole() -> None:
+    result = run_start("find", "--help", env={"COLUMNS": "80"})
+    assert (result.returncode, result.stderr) == (0, "")
+    assert (
+        result.stdout
+        == """\
+Usage: start find [OPTIONS] TEXT...
+
+  Find a task by what it does: the tasks whose names, aliases and descriptions
+  hold TEXT's words, best first, with a score and why.
+
+  Start's tasks, other agents' command files and Agent Skills are searched
+  (internal tasks are not). A word counts 2 in a name or alias and 1 in a
+  description; the same word counts whole, its stem 0.9, a prefix 0.7 and, in
+  a name, a close spelling 0.6. The score (0 to 1) is what TEXT's words are
+  worth together over what they could be; `why` says where each was found.
+
+Options:
+  --limit N            Show at most N tasks.  [default: 10]
+  -d, --directory DIR  Run as if started in DIR.
+  --debug              Show the traceback of an error (or START_DEBUG=1).
+  --json               Print the result as JSON on stdout.
+  --no-color           No colour or bold (or NO_COLOR=1).
+  --no-project         Ignore the project's .start/ for this run (or set
+                       START_NO_PROJECT=1).
+  -h, --help           Show this message and exit.
+
+Examples:
+  # The tasks that review a diff, best first
+  start find review the diff
+  # The three best, as data
+  start find --limit 3 --json commit message
+
+Exit codes: 0 found; 2 usage; 3 config invalid; 4 no task matches.
+
+Docs: start help usage
+"""
+    )
