@@ -76,19 +76,7 @@ def find(words: tuple[str, ...], limit: int) -> int:
         [match.name, f"{match.score:.2f}", finding.why(match), match.description or ""]
         for match in found
     ]
-    if console.is_tty():
-        from start.ui import display
+    from start.ui import display
 
-        display.print_table(HEADERS, rows, no_color=options.no_color, cut=CUT)
-    else:
-        _plain_table(rows)
+    display.print_table(HEADERS, rows, no_color=options.no_color, cut=CUT)
     return ExitCode.OK
-
-
-def _plain_table(rows: list[list[str]]) -> None:
-    """The table as `display.print_table` lays it out off a terminal (headers in capitals, two
-    spaces between columns, `why` and description cut to the page), without loading rich:
-    a script reading `start find` pays for no terminal it does not have."""
-    from start.ui import plain
-
-    plain.table(HEADERS, rows, cut=CUT)

@@ -185,10 +185,6 @@ def _cells(text: str) -> int:
     )
 
 
-# What start.ui.plain measures its cells with, as the launch summary does.
-cells = _cells
-
-
 def wrap_line(line: Line, width: int) -> list[list[Part]]:
     """`line` as rows at most `width` cells wide where it can be: broken only at spaces, each
     row after the first indented to the line's value column. Styles carry over the breaks."""
