@@ -46,6 +46,11 @@ LARGE_WARM_LIMIT = 1.05  # large config (1,000 tasks), warm: x the small warm la
 LARGE_COLD_LIMIT = 1.80  # large config, cold: x the small cold launch
 PROJECT_WARM_LIMIT = 1.10  # 1,000 tasks, 200 contexts in a trusted project, warm: x small warm
 VALIDATE_LIMIT = 0.3  # config validate on the large config, cold: seconds
+# `start find` over the large config's 1,000 tasks, warm: x the small warm launch. A warm launch
+# of the large config may take LARGE_WARM_LIMIT; find reads every task's name, alias and
+# description where a launch decodes one task, so it gets the warm launch's own margin over the
+# floor (WARM_LIMIT) on top of the small warm launch: still a warm launch's time.
+FIND_LIMIT = 1.20
 CONCURRENT_LIMIT = 0.8  # four 0.5 s commands: seconds
 OUTPUT_MEMORY_LIMIT = 100e6 / harness.MIB  # 200 MB of output: peak RSS, 100 MB (10^6 bytes)
 OUTPUT_LIMIT = 2.0  # 200 MB of output: x the floor plus the producer
@@ -381,6 +386,25 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
         ),
     ]
     return rows
+
+
+def finding(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
+    """Target 12: `start find` over the large config's tasks, every one of which holds some of
+    its words ('Task number N'), as the JSON a script reads, against the small warm launch (1b)
+    in the same rounds. (The table for a person loads rich, as every table does.)"""
+    task = ("-q", "task", "t", "x")
+    warm = launch(world, "small", task, state=WARM, label="small, warm: start task t x")
+    words = ("find", "--json", "task", "number", "500")
+    found = launch(world, "large", words, state=WARM)
+    every = [warm.series, found.series]
+    log(f"target 12: {len(every)} commands x ({warmups} warm-up + {runs} runs), interleaved")
+    harness.measure(every, runs, warmups)
+    for series in every:
+        log("  " + series.describe())
+    check_cache(found, log)
+    tasks = f"{scenarios.LARGE_COUNTS['tasks']:,} tasks"
+    target = f"12. start find over {tasks}, warm: start {' '.join(words)} (vs 1b)"
+    return [ratio_row(target, found.series, warm.series, FIND_LIMIT)]
 
 
 def concurrency(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
@@ -869,6 +893,7 @@ def results(
 # The groups of targets, in the order they run (`--only`).
 GROUPS = (
     "launches", "concurrency", "output", "imports", "memory", "headless", "history", "board",
+    "find",
 )  # fmt: skip
 
 
@@ -933,6 +958,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "board" in only:
             rows += boards(world, runs, warmups, log)
             rows += board_import(world, slow_runs, 1, log)
+        if "find" in only:
+            rows += finding(world, runs, warmups, log)
     machine["load average after the run"] = harness.load()
     log(f"load average after the run: {machine['load average after the run']}")
     log(f"finished in {time.perf_counter() - began:.0f} s")

@@ -65,6 +65,7 @@ _COMMANDS = {
     "continue": ("start.cli.resume", "continue_"),
     "doctor": ("start.cli.doctor", "doctor"),
     "export": ("start.cli.export", "export"),
+    "find": ("start.cli.find", "find"),
     "help": ("start.cli.help", "help_"),
     "init": ("start.cli.init", "init"),
     "log": ("start.cli.log", "log"),

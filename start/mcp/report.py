@@ -6,10 +6,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from start import runs as records
+from start.config import finding
 from start.config.model import Task
 from start.mcp.library import Run
 
 if TYPE_CHECKING:
+    from start.config.finding import Match
     from start.runs import Run as Result
 
 
@@ -87,6 +89,51 @@ def answers(results: Sequence[Result]) -> str:
         body = (result.answer or "").rstrip("\n") if result.ok else f"(no answer: {result.error})"
         parts.append(f"## {result.agent}{model}\n\n{body}")
     return "\n\n".join(parts)
+
+
+def found(matches: Sequence[Match], text: str) -> dict[str, Any]:
+    """`find_tasks`: `{"tasks": [{"name", "score", "why", "description"}], "message": "..."}`,
+    best first (start.config.finding); `why` as `start find` shows it."""
+    if matches:
+        count = "1 task matches" if len(matches) == 1 else f"{len(matches)} tasks match"
+        message = f"{count} '{text}', best first. Run one with run_task."
+    else:
+        message = f"No task matches '{text}'; try other words, or list_tasks for every task."
+    return {
+        "tasks": [
+            {
+                "name": match.name,
+                "score": match.score,
+                "why": finding.why(match),
+                "description": match.description or "",
+            }
+            for match in matches
+        ],
+        "message": message,
+    }
+
+
+# find_tasks' structured content (found).
+FOUND_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tasks": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "score": {"type": "number"},
+                    "why": {"type": "string"},
+                    "description": {"type": "string"},
+                },
+                "required": ["name", "score", "why", "description"],
+            },
+        },
+        "message": {"type": "string"},
+    },
+    "required": ["tasks", "message"],
+}
 
 
 # The tasks a listing names (list_tasks, and list_user_tasks of a Taskfile).

@@ -133,7 +133,7 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
             return await runs.result(ctx, arguments)
         if params.name == tools.ASK_CANCEL:
             return await runs.cancel(arguments)
-        if params.name not in (tools.LIST_TASKS, tools.RUN_TASK):
+        if params.name not in (tools.LIST_TASKS, tools.FIND_TASKS, tools.RUN_TASK):
             raise MCPError(types.INVALID_PARAMS, f"unknown tool '{params.name}'")
         try:
             seen = await off_loop(rules.view, scope)
@@ -148,6 +148,13 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
             )
         if params.name == tools.RUN_TASK:
             return await _run_task(scope, commands, seen.config, arguments)
+        if params.name == tools.FIND_TASKS:
+            try:
+                data = await off_loop(tools.find_call, tasks, arguments)
+            except RequestError as error:
+                return tools.failed(str(error))
+            text = json.dumps(data, ensure_ascii=False)
+            return types.CallToolResult(content=[tools.text(text)], structured_content=data)
         try:
             await off_loop(
                 tools.check, tools.LIST_TASKS, tools.list_input(), tools.given(arguments)

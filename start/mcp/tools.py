@@ -16,7 +16,7 @@ from start.base import inputs
 from start.base.errors import suggest
 from start.compose.ask import Ask, asked_by_agents
 from start.compose.ask import input_schema as ask_fields
-from start.config import schema
+from start.config import finding, schema
 from start.config.params import TASK_NAME_ARGUMENT
 from start.mcp import asking, report
 from start.runs import rules
@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from start.config.model import Config, Task
 
 LIST_TASKS: Final = "list_tasks"
+FIND_TASKS: Final = "find_tasks"
+# The most tasks find_tasks returns.
+FIND_MOST: Final = 50
+# The longest text find_tasks takes: a few words, not a document.
+FIND_TEXT_MOST: Final = 1000
 RUN_TASK: Final = "run_task"
 ASK_AGENT: Final = "ask_agent"
 ASK_AGENTS: Final = "ask_agents"
@@ -143,6 +148,29 @@ def list_input() -> dict[str, Any]:
     return _object({})
 
 
+def find_input() -> dict[str, Any]:
+    """find_tasks' input schema: the words, and how many tasks at most."""
+    text = {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": FIND_TEXT_MOST,
+        "description": "What the task should do, in a few words.",
+    }
+    limit = inputs.count_schema(1, FIND_MOST, f"At most this many tasks (default {finding.LIMIT}).")
+    return _object({"text": text, "limit": limit}, "text")
+
+
+def find_call(tasks: Sequence[Task], arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A find_tasks call: its arguments checked against its input schema (RequestError), then
+    the offered tasks ranked by TEXT's words (start.config.finding), as structured content."""
+    found = given(arguments)
+    check(FIND_TASKS, find_input(), found)
+    text: str = found["text"]
+    if not finding.words(text):
+        raise RequestError(f"invalid arguments: 'text' has no word to look for: {text!r}")
+    return report.found(finding.rank(tasks, text, found.get("limit", finding.LIMIT)), text)
+
+
 def task_input(tasks: Sequence[Task]) -> dict[str, Any]:
     """run_task's input schema: rebuilt on every request from the offered tasks, their names and
     aliases (rules.find takes both), each argument of any task a string (which task takes
@@ -187,7 +215,7 @@ def _why_not_task(config: Config) -> Explain:
 
 
 def task_tools(tasks: Sequence[Task]) -> list[types.Tool]:
-    """list_tasks and run_task, for the tasks offered."""
+    """list_tasks, run_task and find_tasks, for the tasks offered."""
     import mcp.types as types
 
     return [
@@ -213,6 +241,17 @@ def task_tools(tasks: Sequence[Task]) -> list[types.Tool]:
             ),
             input_schema=task_input(tasks),
             output_schema=report.RUN_SCHEMA,
+        ),
+        types.Tool(
+            name=FIND_TASKS,
+            description=(
+                "Find the user's start tasks that do what `text` says: the tasks whose names and "
+                "descriptions hold its words, best first, each with a score (0 to 1) and why. "
+                "Run one with run_task."
+            ),
+            input_schema=find_input(),
+            output_schema=report.FOUND_SCHEMA,
+            annotations=types.ToolAnnotations(read_only_hint=True),
         ),
     ]
 

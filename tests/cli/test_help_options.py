@@ -365,6 +365,7 @@ SHOWN = {
     "doctor": "directory quiet verbose debug json no_color no_project",
     "export": "debug no_color",
     "export skills": "directory quiet debug json no_color no_project",
+    "find": "directory debug json no_color no_project",
     "help": "directory debug no_color no_project",
     "init": "directory quiet debug json no_color no_project",
     "log": "debug json no_color",

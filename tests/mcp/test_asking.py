@@ -96,7 +96,7 @@ async def test_ask_agent_returns_the_answer_with_the_fields_of_print_json(
         tools = [tool.name for tool in (await client.list_tools()).tools]
         instructions = client.instructions or ""
         result = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
-    assert tools == ["list_tasks", "run_task", *ASKING_TOOLS, *BOARD_TOOLS]
+    assert tools == ["list_tasks", "run_task", "find_tasks", *ASKING_TOOLS, *BOARD_TOOLS]
     assert instructions.endswith(" Agents that can be asked: fake, other." + no_taskfile(isolated))
     assert (result.is_error, texts(result)) == (False, [f"ANSWER: {PROMPT}"])
     cli = run_start(
@@ -394,7 +394,7 @@ async def test_a_server_too_deep_offers_no_asking_tools_and_says_why(
         listing = await client.call_tool("list_tasks", {})
         refused = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
     assert instructions.endswith(DEEP + no_taskfile(isolated))
-    assert tools == ["list_tasks", "run_task", *BOARD_TOOLS]
+    assert tools == ["list_tasks", "run_task", "find_tasks", *BOARD_TOOLS]
     assert listing.structured_content is not None
     assert listing.structured_content["agents"] == []
     assert listing.structured_content["message"].endswith(DEEP)
@@ -427,13 +427,13 @@ async def test_an_asked_agents_own_start_mcp_offers_no_asking_tools_whatever_its
     )
     assert (alone.returncode, alone.stdout) == (
         0,
-        " ".join(["list_tasks", "run_task", *ASKING_TOOLS, *BOARD_TOOLS]) + "\n",
+        " ".join(["list_tasks", "run_task", "find_tasks", *ASKING_TOOLS, *BOARD_TOOLS]) + "\n",
     ), alone.stderr
     async with connect(isolated, "auto") as client:
         result = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
     assert (result.is_error, texts(result)) == (
         False,
-        [" ".join(["list_tasks", "run_task", *BOARD_TOOLS])],
+        [" ".join(["list_tasks", "run_task", "find_tasks", *BOARD_TOOLS])],
     )
 
 
@@ -648,6 +648,7 @@ def test_a_real_server_started_by_a_run_offers_no_asking_tools(
     assert [tool["name"] for tool in found[2]["result"]["tools"]] == [
         "list_tasks",
         "run_task",
+        "find_tasks",
         *BOARD_TOOLS,
     ]
 

@@ -87,7 +87,7 @@ def test_codex_asked_by_start_mcp_is_offered_no_asking_tools_by_its_own_start_mc
         alone = run_start("prompt", "--print", "-a", "codex", "say hi", cwd=isolated, env=env)
         assert (alone.returncode, alone.stdout) == (0, "ANSWER-codex\n"), alone.stderr
         assert start_tools(model.requests) == [
-            sorted([*ASKING, *BOARD_TOOLS, "list_tasks", "run_task"])
+            sorted([*ASKING, *BOARD_TOOLS, "list_tasks", "run_task", "find_tasks"])
         ]
         before = len(model.requests)
 
@@ -109,5 +109,5 @@ def test_codex_asked_by_start_mcp_is_offered_no_asking_tools_by_its_own_start_mc
             json.dumps(result)
         )
         assert start_tools(model.requests[before:]) == [
-            sorted([*BOARD_TOOLS, "list_tasks", "run_task"])
+            sorted([*BOARD_TOOLS, "list_tasks", "run_task", "find_tasks"])
         ]
