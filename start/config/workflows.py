@@ -145,7 +145,7 @@ def parse(expression: str) -> dict[str, Any]:
     if not expression.strip():
         raise ExpressionError("it is empty")
     try:
-        tree: dict[str, Any] = parser.Parser().parse(expression).parsed
+        tree: dict[str, Any] = dict(parser.Parser().parse(expression).parsed)
     except exceptions.LexerError as error:
         message = error.message[:1].lower() + error.message[1:]
         raise ExpressionError(f"{message} at character {error.lexer_position + 1}") from None
@@ -165,8 +165,14 @@ def parse(expression: str) -> dict[str, Any]:
 # evaluated on what that child gives (a projection's elements, a pipe's result): the chain of
 # names of `steps.plan.value.files[0]` starts at the scope, and `[?x]` does not.
 _PATHS: Final = frozenset(
-    {"subexpression", "index_expression", "projection", "value_projection", "filter_projection",
-     "flatten"}
+    {
+        "subexpression",
+        "index_expression",
+        "projection",
+        "value_projection",
+        "filter_projection",
+        "flatten",
+    }
 )
 
 
@@ -504,8 +510,16 @@ def _fields(
 
 
 _PLAIN: Final = frozenset(
-    {schema.STR, schema.BOOL, schema.TIMEOUT, schema.SIZE, schema.LEVEL, schema.OUTPUT,
-     schema.NAMES, schema.PARAMS}
+    {
+        schema.STR,
+        schema.BOOL,
+        schema.TIMEOUT,
+        schema.SIZE,
+        schema.LEVEL,
+        schema.OUTPUT,
+        schema.NAMES,
+        schema.PARAMS,
+    }
 )
 
 
@@ -516,7 +530,10 @@ def _type_error(kind: str, value: object) -> str | None:
     if kind == "templates":
         if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
             return None
-        return f'must be a table of parameter = "template", such as {{ focus = "{{area}}" }}'
+        return (
+            'must be a table of parameter = "template", such as { focus = "{area}" }, '
+            f"not {shown}"
+        )
     if kind == "retries":
         if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_RETRIES:
             return None

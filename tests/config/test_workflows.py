@@ -202,7 +202,9 @@ CASES = [
     ),
     pytest.param(
         step('task = "triag"\n'),
-        ["error: 6:1: workflows.w.steps.s.task: task 'triag' is not defined (did you mean 'triage'?)"],
+        [
+            "error: 6:1: workflows.w.steps.s.task: task 'triag' is not defined (did you mean 'triage'?)"
+        ],
         id="a-missing-task",
     ),
     pytest.param(
@@ -312,9 +314,10 @@ def test_bindings_split_a_template_and_leave_other_braces() -> None:
     ("expression", "chains"),
     [
         ("steps.triage.value.severity == 'high'", [("steps", "triage", "value", "severity")]),
-        ("length(steps.a.value.files) > `0` && instructions", [
-            ("steps", "a", "value", "files"), ("instructions",)
-        ]),
+        (
+            "length(steps.a.value.files) > `0` && instructions",
+            [("steps", "a", "value", "files"), ("instructions",)],
+        ),
         # Inside a filter and after a pipe, names are relative to the elements.
         ("steps.a.value.files[?x == area].name | [0].y", [("steps", "a", "value", "files")]),
         ("`[1, 2]`", []),
