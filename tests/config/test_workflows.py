@@ -332,3 +332,33 @@ def test_references_are_the_names_read_from_the_scope(
 def test_a_lexer_error_names_the_character() -> None:
     with pytest.raises(ExpressionError, match=r"^unclosed ` delimiter at character 1$"):
         parse("`bad")
+
+
+def test_a_project_workflow_whose_name_says_trust_is_a_workflow_not_a_trust_key(
+    isolated: Path,
+) -> None:
+    from start.config import workflows
+    from start.config.load import load
+
+    write_tree(
+        isolated, {".start/config.toml": '[workflows.trusted-review.steps.a]\nprompt = "x"\n'}
+    )
+    config = load()
+    assert [str(p) for p in config.problems] == []
+    assert list(workflows.read(config).workflows) == ["trusted-review"]
+
+
+def test_a_project_file_changed_since_the_load_is_not_read(isolated: Path) -> None:
+    """Trust approves the bytes the load read: a workflow read afterwards must be those."""
+    from start.config import workflows
+    from start.config.load import load
+
+    path = isolated / ".start" / "config.toml"
+    write_tree(isolated, {".start/config.toml": '[workflows.w.steps.a]\nprompt = "x"\n'})
+    config = load()
+    path.write_text('[workflows.w.steps.a]\nprompt = "y"\n', encoding="utf-8")
+    found = workflows.read(config)
+    assert found.workflows == {}
+    assert [str(p) for p in found.problems] == [
+        f"{path}:1:1: workflows: the file changed since it was read; run the command again"
+    ]
