@@ -379,10 +379,11 @@ def check_workflow(
     table: Mapping[str, Any],
     key: str,
     out: Collector,
-    tasks: Mapping[str, Task],
+    config: Config,
 ) -> Workflow | None:
-    """Validate one `[workflows.NAME]` table against the merged `tasks`; its record, or None
-    when it has an error that leaves no workflow to plan (no steps, a cycle)."""
+    """Validate one `[workflows.NAME]` table against the merged config's tasks, agents and
+    roles; its record, or None when an error leaves no workflow to plan (no steps, a cycle)."""
+    tasks = config.tasks
     from start.config import validate
 
     bad_name = validate.check_name("workflow", name)
@@ -420,7 +421,7 @@ def check_workflow(
                 f"as {STEPS}.NAME)",
             )
             continue
-        steps[step] = _step_fields(fields, where, out, tasks)
+        steps[step] = _step_fields(fields, where, out, config)
     params = [p.name for p in declared]
     outputs = {step: _output(fields, tasks) for step, fields in steps.items()}
     checker = _Checker(key, steps, params, outputs, out)
@@ -551,10 +552,11 @@ def _type_error(kind: str, value: object) -> str | None:
 
 
 def _step_fields(
-    table: Mapping[str, Any], key: str, out: Collector, tasks: Mapping[str, Task]
+    table: Mapping[str, Any], key: str, out: Collector, config: Config
 ) -> dict[str, Any]:
     from start.config import validate
 
+    tasks = config.tasks
     good = _fields(table, _STEP_FIELDS, key, out)
     if "output" in good:
         output = good.pop("output")
@@ -578,13 +580,15 @@ def _step_fields(
             "a step needs exactly one of 'task' (a task of the config) or 'prompt' (a prompt of "
             "its own)" + (", not both" if has_task else ""),
         )
-    task = good.get("task")
-    if task is not None and task not in tasks:
-        out.error(
-            f"{key}.task",
-            f"task '{task}' is not defined",
-            suggest(task, tasks),
-        )
+    known: Mapping[str, Mapping[str, Any]] = {
+        "task": tasks,
+        "agent": config.agents,
+        "role": config.roles,
+    }
+    for kind, items in known.items():
+        name = good.get(kind)
+        if name is not None and name not in items:
+            out.error(f"{key}.{kind}", f"{kind} '{name}' is not defined", suggest(name, items))
     if has_prompt and not has_task:
         for field in ("instructions", "params"):
             if field in table:
@@ -694,7 +698,7 @@ def read(config: Config) -> Workflows:
         if not isinstance(workflow, dict):
             out.error(key, f"must be a table ([{key}])")
             continue
-        record = check_workflow(name, workflow, key, out, config.tasks)
+        record = check_workflow(name, workflow, key, out, config)
         if record is not None:
             found[name] = record
     return Workflows(found, tuple(placed(problems)) if problems else ())

@@ -11,6 +11,10 @@ from start.config.workflows import Binding, ExpressionError, bindings, parse, re
 from tests.conftest import run_start, write_tree
 
 TASKS = """
+[agents.claude]
+bin = "claude"
+command = "{bin} {prompt}"
+
 [tasks.triage]
 prompt = "Triage: {instructions}"
 output = { schema = { type = "object", properties = { severity = { type = "string" }, files = { type = "array" } } } }
@@ -208,6 +212,15 @@ CASES = [
         id="a-missing-task",
     ),
     pytest.param(
+        step('prompt = "x"\nagent = "cluade"\nrole = "nobody"\n'),
+        [
+            "error: 7:1: workflows.w.steps.s.agent: agent 'cluade' is not defined (did you mean "
+            "'claude'?)",
+            "error: 8:1: workflows.w.steps.s.role: role 'nobody' is not defined",
+        ],
+        id="a-missing-agent-and-role",
+    ),
+    pytest.param(
         step('task = "triage"\nprompt = "x"\n'),
         [
             "error: 5:1: workflows.w.steps.s: a step needs exactly one of 'task' (a task of the "
@@ -362,3 +375,13 @@ def test_a_project_file_changed_since_the_load_is_not_read(isolated: Path) -> No
     assert [str(p) for p in found.problems] == [
         f"{path}:1:1: workflows: the file changed since it was read; run the command again"
     ]
+
+
+def test_the_design_example_is_valid(conf: Path) -> None:
+    """docs/workflows-design.md's TOML, with the agents it names, has no problem."""
+    import re
+
+    design = (Path(__file__).resolve().parents[2] / "docs" / "workflows-design.md").read_text()
+    (example,) = re.findall(r"```toml\n(.*?)```", design, re.S)
+    agent = '[agents.codex]\nbin = "codex"\ncommand = "{bin} {prompt}"\n'
+    assert workflow_problems(conf, agent + example) == []
