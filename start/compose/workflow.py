@@ -17,7 +17,8 @@ from typing import Any, Final
 
 from start.base.errors import ExitCode
 from start.base.record import Record
-from start.config.workflows import ITEM, STEPS, Binding, Step, Workflow, bindings
+from start.config.model import Config
+from start.config.workflows import ITEM, STEPS, Binding, Step, Workflow, bindings, reads
 
 # A step's states. A result that arrived is succeeded, failed or out of format (an answer that
 # is not JSON, or does not match the schema); skipped: its `when` was false, or an upstream step
@@ -205,3 +206,62 @@ def exit_code(results: Mapping[str, Result]) -> int:
     if OUT_OF_FORMAT in states:
         return ExitCode.OUTPUT
     return ExitCode.OK
+
+
+class Shown(Record):
+    """A planned step as `start workflow run --dry-run` shows it: what it asks, of which agent,
+    and what it reads of each upstream step (the edges of the graph)."""
+
+    planned: Planned
+    asks: str  # "task NAME" or "prompt"
+    agent: str | None  # None: the default agent, and none is set
+    output: str  # "text", "json" or "schema"
+    reads: Mapping[str, tuple[str, ...]]  # upstream step -> ("answer", "value"); (): needs
+
+
+def shown(workflow: Workflow, config: Config) -> tuple[Shown, ...]:
+    """The plan with each step's agent and answer format as a run would choose them: the
+    step's own, else its task's, else the config's default."""
+    from start.config import model
+
+    found = []
+    for planned in plan(workflow):
+        step = planned.step
+        task = config.tasks.get(step.task) if step.task is not None else None
+        agent = step.agent or (task.agent if task else None) or config.settings.default_agent
+        output = step.output if step.output is not None else (task.output if task else None)
+        if output is None or output == model.OUTPUT_TEXT:
+            form = "text"
+        else:
+            form = "schema" if getattr(output, "format", None) == model.OUTPUT_SCHEMA else "json"
+        asks = f"task {step.task}" if step.task is not None else "prompt"
+        found.append(Shown(planned, asks, agent, form, reads(step)))
+    return tuple(found)
+
+
+def mermaid(steps: Sequence[Shown]) -> str:
+    """The plan as a Mermaid flowchart: a node per step (what it asks, its agent), an edge per
+    upstream step labelled with what flows (answer, value; a dotted edge for `needs`). A node's
+    id is `step_NAME`: a bare `end` would end the chart."""
+    lines = ["flowchart TD"]
+    for item in steps:
+        step = item.planned.step
+        parts = [step.name, f"{item.asks} · {item.agent or 'default agent'}"]
+        if step.when is not None:
+            parts.append(f"when {step.when}")
+        if step.for_each is not None:
+            parts.append("for each element")
+        label = "<br/>".join(map(_mermaid_text, parts))
+        lines.append(f'  step_{step.name}["{label}"]')
+    for item in steps:
+        for before, flows in item.reads.items():
+            arrow = f"-->|{', '.join(flows)}|" if flows else "-.->"
+            lines.append(f"  step_{before} {arrow} step_{item.planned.step.name}")
+    return "\n".join(lines)
+
+
+def _mermaid_text(text: str) -> str:
+    """Text inside a Mermaid node's quotes: a quote and markup characters as entities."""
+    for character, entity in (("&", "#amp;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;")):
+        text = text.replace(character, entity)
+    return text

@@ -641,6 +641,26 @@ def _cycle(upstream: Mapping[str, Sequence[str]]) -> list[str] | None:
     return None
 
 
+def reads(step: Step) -> dict[str, tuple[str, ...]]:
+    """What `step` reads of each upstream step: ("answer",), ("value",), both, or () for a step
+    it only `needs`; in the order of `step.upstream`. The workflow is valid (validated)."""
+    texts = [step.prompt, step.instructions, *(value for _, value in step.params)]
+    expressions = [
+        piece.expression
+        for text in texts
+        if text is not None
+        for piece in bindings(text)
+        if isinstance(piece, Binding)
+    ]
+    expressions += [e for e in (step.when, step.for_each) if isinstance(e, str)]
+    found: dict[str, set[str]] = {name: set() for name in step.upstream}
+    for expression in expressions:
+        for names in references(parse(expression)):
+            if names[0] == STEPS and len(names) >= 3 and names[1] in found:
+                found[names[1]].add(names[2])
+    return {name: tuple(sorted(parts)) for name, parts in found.items()}
+
+
 class Workflows(Record):
     """The merged workflows of a config, and every problem of their tables."""
 
