@@ -250,7 +250,9 @@ class _Checker:
         try:
             tree = parse(expression)
         except ExpressionError as error:
-            self.out.error(where, f"{what} '{expression}' is not a JMESPath expression: {error}")
+            self.out.error(
+                where, f"{_quoted(what, expression)} is not a JMESPath expression: {error}"
+            )
             return None, set()
         read: set[str] = set()
         for names in references(tree):
@@ -268,7 +270,7 @@ class _Checker:
                 shown = ".".join(names)
                 self.out.error(
                     where,
-                    f"{what} '{text}' reads '{shown}': name a step and its answer or value, "
+                    f"{_quoted(what, text)} reads '{shown}': name a step and its answer or value, "
                     f"such as {STEPS}.STEP.{ANSWER} or {STEPS}.STEP.{VALUE}",
                 )
                 return names[1] if len(names) > 1 and names[1] in self.steps else None
@@ -277,7 +279,7 @@ class _Checker:
                 known = [s for s in self.steps if s != step]
                 self.out.error(
                     where,
-                    f"{what} '{text}' reads step '{name}', which this workflow does not have"
+                    f"{_quoted(what, text)} reads step '{name}', which this workflow does not have"
                     + (f"; its steps: {', '.join(known)}" if known else ""),
                     suggest(name, known),
                 )
@@ -285,14 +287,14 @@ class _Checker:
             if name == step:
                 self.out.error(
                     where,
-                    f"{what} '{text}' reads step '{name}' itself: a step reads only the results "
-                    "of steps before it",
+                    f"{_quoted(what, text)} reads step '{name}' itself: a step reads only the "
+                    "results of steps before it",
                 )
                 return None
             if names[2] == VALUE and self.outputs[name] is None:
                 self.out.error(
                     where,
-                    f"{what} '{text}' reads the value of step '{name}', which answers text; "
+                    f"{_quoted(what, text)} reads the value of step '{name}', which answers text; "
                     f"read {STEPS}.{name}.{ANSWER}, or give '{name}' output = \"json\" or a schema",
                 )
             return name
@@ -300,7 +302,7 @@ class _Checker:
             if not item:
                 self.out.error(
                     where,
-                    f"{what} '{text}' reads '{ITEM}', which only a for_each step's prompt, "
+                    f"{_quoted(what, text)} reads '{ITEM}', which only a for_each step's prompt, "
                     "instructions and params have (the element it runs for)",
                 )
             return None
@@ -308,13 +310,13 @@ class _Checker:
             if len(names) > 1:
                 self.out.error(
                     where,
-                    f"{what} '{text}' reads '{'.'.join(names)}', but '{root}' is text",
+                    f"{_quoted(what, text)} reads '{'.'.join(names)}', but '{root}' is text",
                 )
             return None
         names_in_scope = scope_names(self.params)
         self.out.error(
             where,
-            f"{what} '{text}' reads '{root}', which is not in the scope: "
+            f"{_quoted(what, text)} reads '{root}', which is not in the scope: "
             f"{', '.join(names_in_scope)}" + (", item" if item else ""),
             suggest(root, [INSTRUCTIONS, *self.params, STEPS, *([ITEM] if item else [])]),
         )
@@ -367,6 +369,12 @@ class _Checker:
         if kinds is None or "array" in kinds:
             return None
         return f"step '{names[1]}''s output schema gives it type {' or '.join(map(str, kinds))}"
+
+
+def _quoted(what: str, expression: str) -> str:
+    """An expression in a message: a binding as it is written, `{steps.a.answer}` (where the
+    problem is placed, at its column: start.config.positions), any other in quotes."""
+    return f"binding {{{expression}}}" if what == "binding" else f"{what} '{expression}'"
 
 
 def _json_kind(value: object) -> str:

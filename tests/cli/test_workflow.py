@@ -145,7 +145,7 @@ def test_a_workflow_with_an_error_exits_3_naming_it(project: Path) -> None:
     assert done.stderr == (
         "start: configuration is invalid (1 error)\n"
         f"  {path}\n"
-        "    37:1: error: workflows.fix.steps.end.prompt: binding 'steps.reveiw.answer' reads "
+        "    37:18: error: workflows.fix.steps.end.prompt: binding {steps.reveiw.answer} reads "
         "step 'reveiw', which this workflow does not have; its steps: triage, plan, review "
         "(did you mean 'review'?)\n"
         "Run 'start config validate' to see every problem.\n"

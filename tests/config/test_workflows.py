@@ -85,7 +85,7 @@ CASES = [
     pytest.param(
         step('prompt = "{steps.frist.answer}"\n'),
         [
-            "error: 6:1: workflows.w.steps.s.prompt: binding 'steps.frist.answer' reads step "
+            "error: 6:11: workflows.w.steps.s.prompt: binding {steps.frist.answer} reads step "
             "'frist', which this workflow does not have; its steps: first (did you mean 'first'?)"
         ],
         id="binding-to-a-missing-step",
@@ -93,7 +93,7 @@ CASES = [
     pytest.param(
         step('prompt = "{steps.s.answer}"\n'),
         [
-            "error: 6:1: workflows.w.steps.s.prompt: binding 'steps.s.answer' reads step 's' "
+            "error: 6:11: workflows.w.steps.s.prompt: binding {steps.s.answer} reads step 's' "
             "itself: a step reads only the results of steps before it"
         ],
         id="binding-to-itself",
@@ -119,7 +119,7 @@ CASES = [
     pytest.param(
         step('prompt = "{steps.first.answer ~ 1}"\n'),
         [
-            "error: 6:1: workflows.w.steps.s.prompt: binding 'steps.first.answer ~ 1' is not a "
+            "error: 6:1: workflows.w.steps.s.prompt: binding {steps.first.answer ~ 1} is not a "
             "JMESPath expression: unknown token ~ at character 20"
         ],
         id="binding-does-not-parse",
@@ -164,7 +164,7 @@ CASES = [
     pytest.param(
         step('prompt = "{steps.first.value}"\n'),
         [
-            "error: 6:1: workflows.w.steps.s.prompt: binding 'steps.first.value' reads the value "
+            "error: 6:11: workflows.w.steps.s.prompt: binding {steps.first.value} reads the value "
             "of step 'first', which answers text; read steps.first.answer, or give 'first' "
             'output = "json" or a schema'
         ],
@@ -173,7 +173,7 @@ CASES = [
     pytest.param(
         step('prompt = "{steps.first.text}"\n'),
         [
-            "error: 6:1: workflows.w.steps.s.prompt: binding 'steps.first.text' reads "
+            "error: 6:11: workflows.w.steps.s.prompt: binding {steps.first.text} reads "
             "'steps.first.text': name a step and its answer or value, such as steps.STEP.answer "
             "or steps.STEP.value"
         ],
@@ -182,7 +182,7 @@ CASES = [
     pytest.param(
         step('prompt = "{aera}"\n'),
         [
-            "error: 6:1: workflows.w.steps.s.prompt: binding 'aera' reads 'aera', which is not in "
+            "error: 6:11: workflows.w.steps.s.prompt: binding {aera} reads 'aera', which is not in "
             "the scope: instructions, area, steps.STEP.answer, steps.STEP.value (did you mean "
             "'area'?)"
         ],
@@ -191,7 +191,7 @@ CASES = [
     pytest.param(
         step('prompt = "{item}"\n'),
         [
-            "error: 6:1: workflows.w.steps.s.prompt: binding 'item' reads 'item', which only a "
+            "error: 6:11: workflows.w.steps.s.prompt: binding {item} reads 'item', which only a "
             "for_each step's prompt, instructions and params have (the element it runs for)"
         ],
         id="item-outside-for-each",
