@@ -688,7 +688,8 @@ def read(config: Config) -> Workflows:
     from start.config.validate import Collector, placed
 
     problems: list[Problem] = []
-    tables: dict[str, tuple[Origin, Any]] = {}
+    tables: dict[str, tuple[Origin, Any]] = {}  # a later layer's replaces an earlier one's
+    seen: dict[tuple[str, str], str] = {}  # (layer, name): the file that defined it
     for layer_file in config.files:
         if not layer_file.parsed:
             continue
@@ -718,6 +719,15 @@ def read(config: Config) -> Workflows:
             out.error(SECTION, f"must be a table of workflows, such as [{SECTION}.example]")
             continue
         for name, workflow in body.items():
+            earlier = seen.get((layer_file.layer, name))
+            if earlier is not None:
+                where = "earlier in this file" if earlier == origin.path else f"also in {earlier}"
+                Collector(origin, problems).error(
+                    f"{SECTION}.{name}",
+                    f"workflow '{name}' is defined twice in the {origin.layer} layer ({where})",
+                )
+                continue
+            seen[(layer_file.layer, name)] = origin.path
             tables[name] = (origin, workflow)
     found: dict[str, Workflow] = {}
     for name, (origin, workflow) in tables.items():

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from start.base.errors import Problem
 from start.config.workflows import Binding, ExpressionError, bindings, parse, references
 from tests.conftest import run_start, write_tree
 
@@ -385,3 +390,86 @@ def test_the_design_example_is_valid(conf: Path) -> None:
     (example,) = re.findall(r"```toml\n(.*?)```", design, re.S)
     agent = '[agents.codex]\nbin = "codex"\ncommand = "{bin} {prompt}"\n'
     assert workflow_problems(conf, agent + example) == []
+
+
+def test_a_workflow_defined_twice_in_a_layer_is_an_error_and_a_later_layer_replaces_it(
+    conf: Path, isolated: Path
+) -> None:
+    from start.config import workflows
+    from start.config.load import load
+
+    other = conf.parent / "tasks.toml"
+    other.write_text('[workflows.w.steps.b]\nprompt = "x"\n', encoding="utf-8")
+    conf.write_text('[workflows.w.steps.a]\nprompt = "x"\n', encoding="utf-8")
+    found = workflows.read(load())
+    assert [str(p) for p in found.problems] == [
+        f"{other}:1:1: workflows.w: workflow 'w' is defined twice in the global layer (also in "
+        f"{conf})"
+    ]
+    other.unlink()
+    write_tree(isolated, {".start/config.toml": '[workflows.w.steps.c]\nprompt = "x"\n'})
+    replaced = workflows.read(load()).workflows["w"]
+    assert ([s.name for s in replaced.steps], replaced.origin.layer) == (["c"], "project")
+
+
+@st.composite
+def graphs(draw: st.DrawFn) -> tuple[int, set[tuple[int, int]]]:
+    """Up to 8 steps and edges (reader, read) between them, in any direction."""
+    count = draw(st.integers(1, 8))
+    pairs = st.tuples(st.integers(0, count - 1), st.integers(0, count - 1))
+    edges = draw(st.sets(pairs.filter(lambda e: e[0] != e[1]), max_size=12))
+    return count, edges
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(graphs(), st.booleans())
+def test_bindings_and_needs_are_the_upstream_steps_and_a_loop_is_a_cycle(
+    conf: Path, graph: tuple[int, set[tuple[int, int]]], by_needs: bool
+) -> None:
+    """Whatever the graph the bindings (or `needs`) draw: acyclic, it is valid and each step's
+    upstream is what it reads, in file order; with a loop, one error names a cycle whose every
+    arrow is an edge of the graph."""
+    from start.config import workflows
+    from start.config.load import load
+    from start.config.model import Origin
+    from start.config.validate import Collector
+
+    count, edges = graph
+    table: dict[str, Any] = {"steps": {}}
+    for step in range(count):
+        read = sorted(b for a, b in edges if a == step)
+        fields: dict[str, Any] = {
+            "prompt": "go " + " ".join(f"{{steps.s{b}.answer}}" for b in read)
+        }
+        if by_needs:
+            fields = {"prompt": "go", "needs": [f"s{b}" for b in read]}
+        table["steps"][f"s{step}"] = fields
+    conf.write_text("", encoding="utf-8")
+    problems: list[Problem] = []
+    out = Collector(Origin("global", str(conf)), problems)
+    found = workflows.check_workflow("w", table, "workflows.w", out, load())
+    loop = _has_cycle(count, edges)
+    if not loop:
+        assert problems == []
+        assert found is not None
+        assert [s.upstream for s in found.steps] == [
+            tuple(f"s{b}" for b in sorted(b for a, b in edges if a == step))
+            for step in range(count)
+        ]
+        return
+    assert found is None
+    (problem,) = problems
+    names = problem.message.split(": ", 1)[1].split(";", 1)[0].split(" -> ")
+    assert problem.message.startswith("the steps form a cycle: ")
+    assert names[0] == names[-1]
+    for before, after in itertools.pairwise(names):  # data flows from before to after
+        assert (int(after[1:]), int(before[1:])) in edges
+
+
+def _has_cycle(count: int, edges: set[tuple[int, int]]) -> bool:
+    left = set(range(count))
+    while True:
+        free = {s for s in left if not any(a == s and b in left for a, b in edges)}
+        if not free:
+            return bool(left)
+        left -= free
