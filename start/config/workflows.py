@@ -254,6 +254,8 @@ class _Checker:
                 where, f"{_quoted(what, expression)} is not a JMESPath expression: {error}"
             )
             return None, set()
+        for problem in _function_problems(tree):
+            self.out.error(where, f"{_quoted(what, expression)} {problem[0]}", problem[1])
         read: set[str] = set()
         for names in references(tree):
             found = self._reference(step, where, names, item, what, expression)
@@ -369,6 +371,35 @@ class _Checker:
         if kinds is None or "array" in kinds:
             return None
         return f"step '{names[1]}''s output schema gives it type {' or '.join(map(str, kinds))}"
+
+
+def _function_problems(tree: Mapping[str, Any]) -> Iterator[tuple[str, str | None]]:
+    """A call of a function JMESPath does not have, or with a number of arguments it does not
+    take: JMESPath's parser leaves both to the evaluation, which would fail mid-run."""
+    from jmespath import functions
+
+    table: Mapping[str, Any] = functions.Functions().FUNCTION_TABLE
+    if tree["type"] == "function_expression":
+        name, given = tree["value"], len(tree["children"])
+        known = table.get(name)
+        if known is None:
+            yield (
+                f"calls {name}(), which JMESPath does not have; its functions: "
+                f"{', '.join(sorted(table))}",
+                suggest(name, table),
+            )
+        else:
+            signature = known["signature"]
+            variadic = bool(signature) and signature[-1].get("variadic", False)
+            if given < len(signature) or (given > len(signature) and not variadic):
+                takes = f"{len(signature)}{' or more' if variadic else ''}"
+                yield (
+                    f"calls {name}() with {given} argument{'s' * (given != 1)}; it takes {takes}",
+                    None,
+                )
+    for child in tree.get("children", []):
+        if isinstance(child, dict):
+            yield from _function_problems(child)
 
 
 def _quoted(what: str, expression: str) -> str:

@@ -130,6 +130,19 @@ CASES = [
         id="binding-does-not-parse",
     ),
     pytest.param(
+        step('prompt = "x"\nwhen = "contians(steps.first.answer, \'x\') && length(area, area)"\n'),
+        [
+            "error: 7:1: workflows.w.steps.s.when: when 'contians(steps.first.answer, 'x') && "
+            "length(area, area)' calls contians(), which JMESPath does not have; its functions: "
+            "abs, avg, ceil, contains, ends_with, floor, join, keys, length, map, max, max_by, "
+            "merge, min, min_by, not_null, reverse, sort, sort_by, starts_with, sum, to_array, "
+            "to_number, to_string, type, values (did you mean 'contains'?)",
+            "error: 7:1: workflows.w.steps.s.when: when 'contians(steps.first.answer, 'x') && "
+            "length(area, area)' calls length() with 2 arguments; it takes 1",
+        ],
+        id="unknown-function-and-arity",
+    ),
+    pytest.param(
         step('prompt = "x"\nfor_each = "steps.first.answer"\n'),
         [
             "error: 7:1: workflows.w.steps.s.for_each: for_each 'steps.first.answer' is not a "
