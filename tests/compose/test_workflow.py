@@ -22,10 +22,12 @@ from start.compose.workflow import (
     EvaluationError,
     Inputs,
     Result,
+    Shown,
     collect,
     decide,
     exit_code,
     fill,
+    mermaid,
     plan,
     scope,
 )
@@ -176,3 +178,22 @@ def test_the_exit_code_says_whether_every_step_succeeded(
     states: tuple[str, ...], code: int
 ) -> None:
     assert exit_code({f"s{i}": Result(state) for i, state in enumerate(states)}) == code
+
+
+def test_mermaid_ids_are_prefixed_and_labels_escaped() -> None:
+    """A step named `end` would end the chart; a quote or `<` in a condition would end or open
+    markup in a label."""
+    first = Step("end")
+    second = Step("b", when='steps.end.answer == "<x>" && `1`', upstream=("end",))
+    order = plan(workflow(first, second))
+    steps = [
+        Shown(order[0], "prompt", None, "text", {}),
+        Shown(order[1], "task t", "claude", "json", {"end": ("answer",)}),
+    ]
+    assert mermaid(steps) == (
+        "flowchart TD\n"
+        '  step_end["end<br/>prompt · default agent"]\n'
+        '  step_b["b<br/>task t · claude<br/>when steps.end.answer == #quot;#lt;x#gt;#quot; '
+        '#amp;#amp; `1`"]\n'
+        "  step_end -->|answer| step_b"
+    )
