@@ -628,6 +628,26 @@ def _step_fields(
         name = good.get(kind)
         if name is not None and name not in items:
             out.error(f"{key}.{kind}", f"{kind} '{name}' is not defined", suggest(name, items))
+    task = good.get("task")
+    task_record = tasks.get(task) if isinstance(task, str) and not has_prompt else None
+    if task_record is not None:
+        declared = [param.name for param in task_record.params]
+        given = dict(good.get("params", ()))
+        for param in given:
+            if param not in declared:
+                listed = ", ".join(declared) if declared else "none"
+                out.error(
+                    f"{key}.params.{param}",
+                    f"task '{task}' has no parameter '{param}' (its parameters: {listed})",
+                    suggest(param, declared),
+                )
+        for param in task_record.params:
+            if param.default is None and param.name not in given:
+                out.error(
+                    f"{key}.params",
+                    f"task '{task}' needs parameter '{param.name}': set params = "
+                    f'{{ {param.name} = "..." }} on the step',
+                )
     if has_prompt and not has_task:
         for field in ("instructions", "params"):
             if field in table:

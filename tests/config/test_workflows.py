@@ -25,7 +25,9 @@ prompt = "Triage: {instructions}"
 output = { schema = { type = "object", properties = { severity = { type = "string" }, files = { type = "array" } } } }
 
 [tasks.summary]
-prompt = "Summarize: {instructions}"
+prompt = "Summarize {instructions} for {reader} in {tone}"
+params.reader = {}
+params.tone = { default = "plain" }
 """
 
 
@@ -237,6 +239,16 @@ CASES = [
             "error: 8:1: workflows.w.steps.s.role: role 'nobody' is not defined",
         ],
         id="a-missing-agent-and-role",
+    ),
+    pytest.param(
+        step('task = "summary"\nparams = { raeder = "me" }\n'),
+        [
+            "error: 7:1: workflows.w.steps.s.params.raeder: task 'summary' has no parameter "
+            "'raeder' (its parameters: reader, tone) (did you mean 'reader'?)",
+            "error: 7:1: workflows.w.steps.s.params: task 'summary' needs parameter 'reader': set "
+            'params = { reader = "..." } on the step',
+        ],
+        id="a-task-step-s-parameters",
     ),
     pytest.param(
         step('task = "triage"\nprompt = "x"\n'),
