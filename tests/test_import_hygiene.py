@@ -83,7 +83,7 @@ OFF_THE_LAUNCH_PATH = {
     "start.cli.board": "the `start board` commands",
     "start.cli.board_items": "the `start board` commands that make and change items",
     "start.cli.board_options": "what the `start board` commands take",
-    "jmespath": "a workflow's expressions (26 ms): start config validate and workflow commands",
+    "jmespath": "a workflow's expressions (about 17 ms): start config validate and workflow commands",
     "start.config.workflows": "workflows are read and checked by validate and workflow commands",
     "start.compose.workflow": "a workflow's plan: only the workflow commands",
 }
