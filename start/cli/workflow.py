@@ -1,7 +1,8 @@
-"""`start workflow run NAME --dry-run`: a workflow's plan, as text and as a Mermaid graph.
+"""`start workflow run NAME [TEXT]`: a workflow run on the board (start.board.workflow), or
+with --dry-run its plan, as text and as a Mermaid graph; `start workflow resume ID`.
 
-Running a workflow on the board is to come (docs/workflows-design.md); the plan is what a run
-will follow, and this shows it without running anything.
+The steps run as board items through the board's runner and the one path of an ask
+(docs/workflows-design.md); this module reads the options and shows what came of them.
 """
 
 from __future__ import annotations
@@ -63,7 +64,9 @@ def run(
     """Show the plan of workflow NAME: its steps by level, each step's agent and answer format,
     and what feeds what. TEXT is the workflow's {instructions}.
 
-    Running the steps on the board is not built yet: --dry-run is required.
+    Without --dry-run, runs it: a parent item on the board and an item per step, the ready
+    steps run headless (at most settings.print_agents at once). Exit 0 when every step
+    succeeded or was skipped, 65 when one answered out of format, 1 when one failed.
     """
     from start.base import fs
     from start.compose import workflow as plans
@@ -71,12 +74,11 @@ def run(
     from start.config import params, workflows
 
     options = get_options()
-    if not dry_run:
-        raise UsageError(
-            "running a workflow is not built yet; 'start workflow run NAME --dry-run' shows "
-            "its plan (docs/workflows-design.md)"
-        )
-    config = config_load.load(options.workdir, use_project=not options.no_project, strict=True)
+    config = (
+        config_load.load(options.workdir, use_project=not options.no_project, strict=True)
+        if dry_run
+        else _trusted_config()
+    )
     read = workflows.read(config)
     if any(problem.is_error for problem in read.problems):
         raise ConfigError(read.problems)
@@ -94,6 +96,10 @@ def run(
     missing = [p.name for p in found.params if p.default is None and p.name not in given]
     if missing:
         raise UsageError(f"workflow '{name}' needs -p {missing[0]}=VALUE")
+    if not dry_run:
+        chosen = {p.name: given.get(p.name, p.default or "") for p in found.params}
+        inputs = plans.Inputs(" ".join(instructions), chosen)
+        return _run(found, read.tables[name], inputs, config)
     steps = plans.shown(found, config)
     graph = plans.mermaid(steps)
     if options.json:
@@ -122,6 +128,110 @@ def run(
         out.line(line)
     out.line("```")
     return 0
+
+
+@workflow.command(
+    examples=[("Go on with the run item-4 stopped", "start workflow resume 4")],
+)
+@click.argument("id_", metavar="ID")
+@common_options(DIRECTORY, NO_PROJECT)
+def resume(id_: str) -> int:
+    """Continue the workflow run of parent item ID: its failed and stopped steps go back to
+    pending and run when ready; a completed (or skipped) step never runs again. The run follows
+    the definition it began with, kept on its parent item, not the config's."""
+    from start import board
+    from start.board import workflow as flows
+    from start.runs import rules
+
+    options = get_options()
+    config = _trusted_config()
+    scope = rules.Scope(options.workdir, not options.no_project, rules.depth())
+    flow = flows.Run(scope, board.item_id(board.number(id_)), config, _holder())
+    flow.resume()
+    return _follow(flow, config)
+
+
+def _holder() -> Any:
+    from start import board
+
+    return board.person(board.login())
+
+
+def _trusted_config() -> Any:
+    """The config, after asking on a terminal to trust the project when it has to be: the
+    steps compose through the pipeline, which refuses an untrusted project (exit 5)."""
+    from start.cli.run import _trusted
+    from start.compose import pipeline
+    from start.config.load import load
+
+    options = get_options()
+
+    def checked() -> Any:
+        config = load(options.workdir, use_project=not options.no_project, strict=True)
+        pipeline.grant_for(config)
+        return config
+
+    return _trusted(checked)
+
+
+def _run(found: Workflow, table: Any, inputs: Any, config: Any) -> int:
+    """Begin a run of `found` on the board and follow it to its end."""
+    from start.board import workflow as flows
+    from start.runs import rules
+
+    not_built = [
+        (step.name, field)
+        for step in found.steps
+        for field, given in (("for_each", step.for_each), ("output", step.output))
+        if given is not None
+    ]
+    if not_built:
+        step, field = not_built[0]
+        raise UsageError(
+            f"step '{step}' of workflow '{found.name}' sets {field}, which a run does not carry "
+            f'out yet (docs/workflows-design.md, "What remains"); \'start workflow run '
+            f"{found.name} --dry-run' shows its plan"
+        )
+    options = get_options()
+    scope = rules.Scope(options.workdir, not options.no_project, rules.depth())
+    parent = flows.begin(scope, found, table, inputs, _holder())
+    return _follow(flows.Run(scope, parent, config, _holder()), config)
+
+
+def _follow(flow: Any, config: Any) -> int:
+    """Run what is ready of `flow` to the end; show every step's state; the exit code."""
+    states = flow.run(config.settings.print_agents, None)
+    code: int = flow.finish(states)
+    options = get_options()
+    if options.json:
+        console.print_json(
+            {
+                "id": flow.parent,
+                "workflow": flow.name,
+                "exit_code": code,
+                "steps": [
+                    {
+                        "name": state.name,
+                        "item": state.item,
+                        "state": state.result.state if state.result else "pending",
+                        "answer": state.result.answer if state.result else None,
+                        "value": state.result.value if state.result else None,
+                        "reason": state.result.reason if state.result else None,
+                        "agent": state.agent,
+                        "history": state.history,
+                    }
+                    for state in states
+                ],
+            }
+        )
+        return code
+    out = printer("stdout")
+    out.line(Styled(f"workflow {flow.name}: {flow.parent}", "bold"))
+    for state in states:
+        shown = state.result.state if state.result else "pending"
+        why = f": {state.result.reason}" if state.result and state.result.reason else ""
+        out.line(f"  {state.name} ({state.item}) {shown}{why}")
+    return code
 
 
 def _summary(item: Shown) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from start.base.errors import Problem, suggest
@@ -725,6 +726,9 @@ class Workflows(Record):
 
     workflows: Mapping[str, Workflow]
     problems: tuple[Problem, ...] = ()
+    # Each workflow's table as read: what a run keeps on its parent item, so that a resume
+    # checks and follows the definition it began with, not an edited config.
+    tables: Mapping[str, Mapping[str, Any]] = MappingProxyType({})
 
 
 def read(config: Config) -> Workflows:
@@ -781,6 +785,7 @@ def read(config: Config) -> Workflows:
             seen[(layer_file.layer, name)] = origin.path
             tables[name] = (origin, workflow)
     found: dict[str, Workflow] = {}
+    kept: dict[str, Mapping[str, Any]] = {}
     for name, (origin, workflow) in tables.items():
         out = Collector(origin, problems)
         key = f"{SECTION}.{name}"
@@ -790,4 +795,5 @@ def read(config: Config) -> Workflows:
         record = check_workflow(name, workflow, key, out, config)
         if record is not None:
             found[name] = record
-    return Workflows(found, tuple(placed(problems)) if problems else ())
+            kept[name] = workflow
+    return Workflows(found, tuple(placed(problems)) if problems else (), kept)

@@ -1,4 +1,4 @@
-"""`start workflow run NAME --dry-run` through the real command line, in a process."""
+"""`start workflow run NAME --dry-run` (and what a run refuses) through the real command line."""
 
 from __future__ import annotations
 
@@ -127,8 +127,9 @@ def test_the_plan_as_data(project: Path) -> None:
         (
             ("fix",),
             2,
-            "start: running a workflow is not built yet; 'start workflow run NAME --dry-run' "
-            "shows its plan (docs/workflows-design.md)\n",
+            "start: step 'plan' of workflow 'fix' sets output, which a run does not carry out "
+            "yet (docs/workflows-design.md, \"What remains\"); 'start workflow run fix "
+            "--dry-run' shows its plan\n",
         ),
     ],
 )

@@ -1,0 +1,190 @@
+"""`start workflow run` and `start workflow resume` in real processes, the steps run as board
+items by the stand-in headless agent (tests/fake_headless.py), which logs each prompt it is
+given (so a test counts its invocations), answers a triage as JSON, and fails a prompt with
+BOOM in it while the file FAKE_BOOM exists."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import run_start, write_tree
+from tests.fake_headless import agent
+
+# End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
+pytestmark = pytest.mark.slow
+
+CONFIG = f"""
+[settings]
+default_agent = "fake"
+
+{agent("fake")}
+
+[tasks.triage]
+prompt = "Triage: {{instructions}}"
+output = "json"
+
+[workflows.fix.steps.triage]
+task = "triage"
+instructions = "{{instructions}}"
+
+[workflows.fix.steps.plan]
+prompt = "Plan a fix of severity {{steps.triage.value.severity}}"
+when = "steps.triage.value.severity == 'high'"
+
+[workflows.fix.steps.review]
+prompt = "Review: {{steps.plan.answer}}"
+
+[workflows.fix.steps.notes]
+prompt = "Notes on {{instructions}} BOOM"
+
+[workflows.fix.steps.summary]
+prompt = "Summary of {{steps.notes.answer}}"
+"""
+
+# The stand-in's first act (FAKE_BEFORE): log the prompt's first line, then answer a triage
+# with JSON of FAKE_SEVERITY, and fail a prompt with BOOM in it while FAKE_BOOM exists.
+BEFORE = """
+import json, os, sys
+with open(os.environ['FAKE_COUNT'], 'a') as log:
+    log.write(sys.argv[-1].splitlines()[0] + '\\n')
+if sys.argv[-1].startswith('Triage'):
+    print(json.dumps({'severity': os.environ.get('FAKE_SEVERITY', 'low')}))
+    sys.exit(0)
+if 'BOOM' in sys.argv[-1] and os.path.exists(os.environ['FAKE_BOOM']):
+    print('Error: it broke', file=sys.stderr)
+    sys.exit(1)
+"""
+
+
+@pytest.fixture
+def project(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("START_TRUSTED_PATHS", str(isolated))
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": CONFIG})
+    return isolated
+
+
+def start(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    given = {
+        "FAKE_BEFORE": BEFORE,
+        "FAKE_COUNT": str(project.parent / "prompts"),
+        "FAKE_BOOM": str(project.parent / "boom"),
+        **env,
+    }
+    return run_start(*args, cwd=project, env=given, timeout=120)
+
+
+def prompts(project: Path) -> list[str]:
+    """The first line of each prompt the stand-in was given, in the order it was."""
+    log = project.parent / "prompts"
+    return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+
+
+def steps(done: subprocess.CompletedProcess[str]) -> dict[str, tuple[Any, ...]]:
+    data = json.loads(done.stdout)
+    return {s["name"]: (s["state"], s["answer"], s["value"], s["reason"]) for s in data["steps"]}
+
+
+def test_a_false_condition_skips_its_step_and_what_reads_it(project: Path) -> None:
+    done = start(project, "workflow", "run", "fix", "the login page")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "workflow fix: item-1",
+        "  triage (item-2) succeeded",
+        "  notes (item-3) succeeded",
+        "  plan (item-4) skipped: when 'steps.triage.value.severity == 'high'' is false",
+        "  summary (item-5) succeeded",
+        "  review (item-6) skipped: step 'plan' was skipped",
+    ]
+    assert sorted(prompts(project)) == [
+        "Notes on the login page BOOM",
+        "Summary of ANSWER: Notes on the login page BOOM",
+        "Triage: the login page",
+    ]
+    parent = json.loads(start(project, "board", "show", "1", "--json").stdout)
+    assert parent["status"] == "completed"
+    assert parent["metadata"]["workflow"]["name"] == "fix"
+    assert parent["metadata"]["workflow"]["steps"] == {
+        "triage": "item-2",
+        "notes": "item-3",
+        "plan": "item-4",
+        "summary": "item-5",
+        "review": "item-6",
+    }
+
+
+def test_a_failed_step_stops_its_dependents_and_the_rest_finish(project: Path) -> None:
+    (project.parent / "boom").touch()
+    done = start(project, "workflow", "run", "fix", "the login page", "--json", FAKE_SEVERITY="high")
+    assert done.returncode == 1, done.stderr
+    found = steps(done)
+    assert found == {
+        "triage": ("succeeded", '{"severity": "high"}', {"severity": "high"}, None),
+        "notes": ("failed", None, None, "exited with status 1: Error: it broke"),
+        "plan": ("succeeded", "ANSWER: Plan a fix of severity high", None, None),
+        "summary": (
+            "stopped",
+            None,
+            None,
+            "step 'notes' failed: exited with status 1: Error: it broke",
+        ),
+        "review": ("succeeded", "ANSWER: Review: ANSWER: Plan a fix of severity high", None, None),
+    }
+    data = json.loads(done.stdout)
+    assert data["exit_code"] == 1
+    assert all(s["agent"] == "fake" for s in data["steps"] if s["name"] != "summary")
+    summary = json.loads(start(project, "board", "show", "5", "--json").stdout)
+    assert (summary["status"], summary["reason"]) == (
+        "failed",
+        "stopped: step 'notes' failed: exited with status 1: Error: it broke",
+    )
+    assert "Summary of ANSWER: Notes on the login page BOOM" not in prompts(project)
+
+
+def test_a_resume_runs_only_what_did_not_complete(project: Path) -> None:
+    (project.parent / "boom").touch()
+    first = start(project, "workflow", "run", "fix", "the login page", FAKE_SEVERITY="high")
+    assert first.returncode == 1, first.stderr
+    assert len(prompts(project)) == 4  # triage, notes (failed), plan, review
+    (project.parent / "boom").unlink()
+    # The config changes meanwhile: the run follows the definition it began with.
+    config = project.parent / "home" / ".config" / "start" / "config.toml"
+    config.write_text(
+        CONFIG.replace("Summary of {steps.notes.answer}", "Edited {steps.notes.answer}"),
+        encoding="utf-8",
+    )
+    again = start(project, "workflow", "resume", "1", "--json", FAKE_SEVERITY="high")
+    assert again.returncode == 0, again.stderr
+    assert {name: state[0] for name, state in steps(again).items()} == dict.fromkeys(
+        ("triage", "notes", "plan", "summary", "review"), "succeeded"
+    )
+    assert prompts(project)[4:] == [
+        "Notes on the login page BOOM",
+        "Summary of ANSWER: Notes on the login page BOOM",
+    ]
+    assert sorted(prompts(project)[:4]) == [
+        "Notes on the login page BOOM",
+        "Plan a fix of severity high",
+        "Review: ANSWER: Plan a fix of severity high",
+        "Triage: the login page",
+    ]
+    # A finished run resumed runs nothing.
+    third = start(project, "workflow", "resume", "1")
+    assert third.returncode == 0, third.stderr
+    assert len(prompts(project)) == 6
+
+
+def test_resuming_an_item_that_is_no_workflow_run_says_so(project: Path) -> None:
+    assert start(project, "board", "add", "Just an item").returncode == 0
+    done = start(project, "workflow", "resume", "1")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        1,
+        "",
+        "start: item-1 is not a workflow run (its metadata has no 'workflow' with its steps); "
+        "start workflow run NAME begins one\n",
+    )
