@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 @group(
     examples=[
         (
+            "Run workflow fix-severe on a report",
+            'start workflow run fix-severe "the login page times out"',
+        ),
+        (
             "The plan of workflow fix-severe: its steps, agents and levels",
             'start workflow run fix-severe "the login page times out" --dry-run',
         ),
@@ -34,7 +38,7 @@ if TYPE_CHECKING:
 )
 @common_options()
 def workflow() -> None:
-    """Plan workflows: steps of asks, bound by JMESPath expressions."""
+    """Run and plan workflows: steps of asks on the board, bound by JMESPath expressions."""
 
 
 @workflow.command(

@@ -128,7 +128,7 @@ def test_the_plan_as_data(project: Path) -> None:
             ("fix",),
             2,
             "start: step 'plan' of workflow 'fix' sets output, which a run does not carry out "
-            "yet (docs/workflows-design.md, \"What remains\"); 'start workflow run fix "
+            'yet (docs/workflows-design.md, "What remains"); \'start workflow run fix '
             "--dry-run' shows its plan\n",
         ),
     ],

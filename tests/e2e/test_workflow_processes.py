@@ -47,11 +47,14 @@ prompt = "Summary of {{steps.notes.answer}}"
 """
 
 # The stand-in's first act (FAKE_BEFORE): log the prompt's first line, then answer a triage
-# with JSON of FAKE_SEVERITY, and fail a prompt with BOOM in it while FAKE_BOOM exists.
+# with JSON of FAKE_SEVERITY (with text for 'none': out of format), and fail a prompt with BOOM in it while FAKE_BOOM exists.
 BEFORE = """
 import json, os, sys
 with open(os.environ['FAKE_COUNT'], 'a') as log:
     log.write(sys.argv[-1].splitlines()[0] + '\\n')
+if sys.argv[-1].startswith('Triage') and os.environ.get('FAKE_SEVERITY') == 'none':
+    print('Severe, I think')
+    sys.exit(0)
 if sys.argv[-1].startswith('Triage'):
     print(json.dumps({'severity': os.environ.get('FAKE_SEVERITY', 'low')}))
     sys.exit(0)
@@ -120,7 +123,9 @@ def test_a_false_condition_skips_its_step_and_what_reads_it(project: Path) -> No
 
 def test_a_failed_step_stops_its_dependents_and_the_rest_finish(project: Path) -> None:
     (project.parent / "boom").touch()
-    done = start(project, "workflow", "run", "fix", "the login page", "--json", FAKE_SEVERITY="high")
+    done = start(
+        project, "workflow", "run", "fix", "the login page", "--json", FAKE_SEVERITY="high"
+    )
     assert done.returncode == 1, done.stderr
     found = steps(done)
     assert found == {
@@ -177,6 +182,21 @@ def test_a_resume_runs_only_what_did_not_complete(project: Path) -> None:
     third = start(project, "workflow", "resume", "1")
     assert third.returncode == 0, third.stderr
     assert len(prompts(project)) == 6
+
+
+def test_an_out_of_format_answer_stops_what_reads_it_and_exits_65(project: Path) -> None:
+    done = start(
+        project, "workflow", "run", "fix", "the login page", "--json", FAKE_SEVERITY="none"
+    )
+    assert done.returncode == 65, done.stderr
+    found = steps(done)
+    assert found["triage"][0] == "out-of-format"
+    assert found["triage"][3].startswith("its answer is not the JSON the task's output asks for")
+    assert found["plan"][:3] == ("stopped", None, None)
+    assert found["plan"][3].startswith("step 'triage' answered out of format: its answer is not")
+    assert found["review"][0] == "stopped"
+    assert (found["notes"][0], found["summary"][0]) == ("succeeded", "succeeded")
+    assert json.loads(done.stdout)["exit_code"] == 65
 
 
 def test_resuming_an_item_that_is_no_workflow_run_says_so(project: Path) -> None:
