@@ -1,18 +1,22 @@
-"""`start workflow run` and `start workflow resume` in real processes, the steps run as board
-items by the stand-in headless agent (tests/fake_headless.py), which logs each prompt it is
-given (so a test counts its invocations), answers a triage as JSON, and fails a prompt with
-BOOM in it while the file FAKE_BOOM exists."""
+"""`start workflow run`, Ctrl-C and `start workflow resume` in real processes, the steps run as
+board items by the stand-in headless agent (tests/fake_headless.py), which logs each prompt it
+is given (so a test counts its invocations), answers a triage as JSON, and holds or fails a
+prompt with BOOM in it (see BEFORE)."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import run_start, write_tree
+from tests.conftest import REPO, run_start, write_tree
 from tests.fake_headless import agent
 
 # End to end (tests/e2e/): `make test` skips it; `make check`, which CI runs, runs it.
@@ -47,9 +51,10 @@ prompt = "Summary of {{steps.notes.answer}}"
 """
 
 # The stand-in's first act (FAKE_BEFORE): log the prompt's first line, then answer a triage
-# with JSON of FAKE_SEVERITY (with text for 'none': out of format), and fail a prompt with BOOM in it while FAKE_BOOM exists.
+# with JSON of FAKE_SEVERITY (with text for 'none': out of format); a prompt with BOOM in it
+# makes the file FAKE_HOLD and sleeps, when FAKE_HOLD is set, else fails while FAKE_BOOM exists.
 BEFORE = """
-import json, os, sys
+import json, os, sys, time
 with open(os.environ['FAKE_COUNT'], 'a') as log:
     log.write(sys.argv[-1].splitlines()[0] + '\\n')
 if sys.argv[-1].startswith('Triage') and os.environ.get('FAKE_SEVERITY') == 'none':
@@ -58,6 +63,9 @@ if sys.argv[-1].startswith('Triage') and os.environ.get('FAKE_SEVERITY') == 'non
 if sys.argv[-1].startswith('Triage'):
     print(json.dumps({'severity': os.environ.get('FAKE_SEVERITY', 'low')}))
     sys.exit(0)
+if 'BOOM' in sys.argv[-1] and os.environ.get('FAKE_HOLD'):
+    open(os.environ['FAKE_HOLD'], 'w').close()
+    time.sleep(300)
 if 'BOOM' in sys.argv[-1] and os.path.exists(os.environ['FAKE_BOOM']):
     print('Error: it broke', file=sys.stderr)
     sys.exit(1)
@@ -197,6 +205,54 @@ def test_an_out_of_format_answer_stops_what_reads_it_and_exits_65(project: Path)
     assert found["review"][0] == "stopped"
     assert (found["notes"][0], found["summary"][0]) == ("succeeded", "succeeded")
     assert json.loads(done.stdout)["exit_code"] == 65
+
+
+def test_ctrl_c_in_the_middle_then_resume_runs_each_step_once_more_at_most(
+    project: Path,
+) -> None:
+    held = project.parent / "held"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "FAKE_BEFORE": BEFORE,
+        "FAKE_COUNT": str(project.parent / "prompts"),
+        "FAKE_BOOM": str(project.parent / "boom"),
+        "FAKE_HOLD": str(held),
+    }
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "start", "workflow", "run", "fix", "the login page"],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        while not held.exists():  # the notes step's agent is running
+            time.sleep(0.05)
+        runner.send_signal(signal.SIGINT)
+        _, err = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    assert runner.returncode == 130, err
+    assert err.endswith("start: interrupted\n")
+    notes = json.loads(start(project, "board", "show", "3", "--json").stdout)
+    assert (notes["status"], notes["assignee"]) == ("pending", None)
+    again = start(project, "workflow", "resume", "1", "--json")
+    assert again.returncode == 0, again.stderr
+    assert {name: state[0] for name, state in steps(again).items()} == {
+        "triage": "succeeded",
+        "notes": "succeeded",
+        "plan": "skipped",
+        "summary": "succeeded",
+        "review": "skipped",
+    }
+    # The notes step's agent started twice (cut short, then run to the end); every other step
+    # once: what had completed before Ctrl-C did not run again.
+    assert sorted(prompts(project)) == [
+        "Notes on the login page BOOM",
+        "Notes on the login page BOOM",
+        "Summary of ANSWER: Notes on the login page BOOM",
+        "Triage: the login page",
+    ]
 
 
 def test_resuming_an_item_that_is_no_workflow_run_says_so(project: Path) -> None:
