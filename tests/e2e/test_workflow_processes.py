@@ -157,6 +157,10 @@ def test_a_failed_step_stops_its_dependents_and_the_rest_finish(project: Path) -
         "stopped: step 'notes' failed: exited with status 1: Error: it broke",
     )
     assert "Summary of ANSWER: Notes on the login page BOOM" not in prompts(project)
+    # Each step's run is in the history, as the workflow's run of its item.
+    triage = data["steps"][0]
+    logged = start(project, "log", "show", str(triage["history"]), "--no-pager")
+    assert "  command      start workflow run (item-2)" in logged.stdout.splitlines()
 
 
 def test_a_resume_runs_only_what_did_not_complete(project: Path) -> None:
