@@ -131,7 +131,8 @@ class Run:
                 item = opened.get(id_)
                 if item.status == FAILED:
                     # Its kept state goes too: the next decision or run writes a new one.
-                    change = Change(PENDING, metadata={KEY: {"state": None, "value": None}})
+                    kept = {"state": None, "value": None, "tries": None}
+                    change = Change(PENDING, metadata={KEY: kept})
                     opened.update(id_, self.by, change)
 
     def run(self, cap: int, timeout: int | None) -> tuple[StepState, ...]:
@@ -156,12 +157,22 @@ class Run:
             return
         outcome = report.outcome
         kept: dict[str, Any] = {"agent": outcome.agent}
+        change = Change(metadata={KEY: kept})
         if report.step == COMPLETED and outcome.value is not None:
             kept["value"] = json.dumps(outcome.value, ensure_ascii=False)
-        if report.step == FAILED and outcome.problems:
-            kept["state"] = plans.OUT_OF_FORMAT
+        if report.step == FAILED:
+            if outcome.problems:
+                kept["state"] = plans.OUT_OF_FORMAT
+            meta = report.item.metadata.get(KEY)
+            meta = meta if isinstance(meta, Mapping) else {}
+            step = next((s for s in self.workflow.steps if s.name == meta.get("step")), None)
+            tries = int(meta.get("tries") or 0) + 1
+            if step is not None and tries <= step.retries:
+                # `retries = N`: run again, as it was filled (its run is kept), N times at most.
+                kept.update(state=None, tries=tries)
+                change = Change(PENDING, metadata={KEY: kept})
         with boardfile.opened(self.scope.workdir, sweep=False) as opened:
-            opened.update(report.item.id, self.by, Change(metadata={KEY: kept}))
+            opened.update(report.item.id, self.by, change)
         self.settle()
 
     def settle(self) -> None:

@@ -48,11 +48,23 @@ prompt = "Notes on {{instructions}} BOOM"
 
 [workflows.fix.steps.summary]
 prompt = "Summary of {{steps.notes.answer}}"
+
+[workflows.flaky.steps.once]
+prompt = "FLAKY 1 once"
+retries = 1
+
+[workflows.flaky.steps.twice]
+prompt = "FLAKY 2 twice"
+retries = 1
+
+[workflows.flaky.steps.after]
+prompt = "After {{steps.once.answer}}"
 """
 
 # The stand-in's first act (FAKE_BEFORE): log the prompt's first line, then answer a triage
 # with JSON of FAKE_SEVERITY (with text for 'none': out of format); a prompt with BOOM in it
-# makes the file FAKE_HOLD and sleeps, when FAKE_HOLD is set, else fails while FAKE_BOOM exists.
+# makes the file FAKE_HOLD and sleeps, when FAKE_HOLD is set, else fails while FAKE_BOOM exists;
+# 'FLAKY N ...' fails its first N times.
 BEFORE = """
 import json, os, sys, time
 with open(os.environ['FAKE_COUNT'], 'a') as log:
@@ -63,6 +75,12 @@ if sys.argv[-1].startswith('Triage') and os.environ.get('FAKE_SEVERITY') == 'non
 if sys.argv[-1].startswith('Triage'):
     print(json.dumps({'severity': os.environ.get('FAKE_SEVERITY', 'low')}))
     sys.exit(0)
+if sys.argv[-1].startswith('FLAKY'):
+    with open(os.environ['FAKE_COUNT']) as log:
+        given = log.read().splitlines().count(sys.argv[-1])
+    if given <= int(sys.argv[-1].split()[1]):
+        print('Error: flaked', file=sys.stderr)
+        sys.exit(1)
 if 'BOOM' in sys.argv[-1] and os.environ.get('FAKE_HOLD'):
     open(os.environ['FAKE_HOLD'], 'w').close()
     time.sleep(300)
@@ -256,6 +274,23 @@ def test_ctrl_c_in_the_middle_then_resume_runs_each_step_once_more_at_most(
         "Notes on the login page BOOM",
         "Summary of ANSWER: Notes on the login page BOOM",
         "Triage: the login page",
+    ]
+
+
+def test_retries_run_a_failed_step_again_and_no_more(project: Path) -> None:
+    done = start(project, "workflow", "run", "flaky", "--json")
+    assert done.returncode == 1, done.stderr
+    assert steps(done) == {
+        "once": ("succeeded", "ANSWER: FLAKY 1 once", None, None),
+        "twice": ("failed", None, None, "exited with status 1: Error: flaked"),
+        "after": ("succeeded", "ANSWER: After ANSWER: FLAKY 1 once", None, None),
+    }
+    assert sorted(prompts(project)) == [
+        "After ANSWER: FLAKY 1 once",
+        "FLAKY 1 once",
+        "FLAKY 1 once",
+        "FLAKY 2 twice",
+        "FLAKY 2 twice",
     ]
 
 
