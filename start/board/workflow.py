@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from start import board
-from start.base.errors import StartError
+from start.base.errors import ExitCode, StartError
 from start.base.record import Record
 from start.board import COMPLETED, FAILED, PENDING, Change, Item
 from start.board import file as boardfile
@@ -253,12 +253,12 @@ class Run:
         return tuple(found)
 
     def finish(self, states: tuple[StepState, ...]) -> int:
-        """The run's exit code (compose.workflow.exit_code); the parent item completed when it
-        is 0, else failed with the first step that did not succeed."""
+        """The run's exit code (compose.workflow.exit_code; 1 while a step has not finished);
+        the parent item completed when it is 0, else failed with the first step that failed."""
         results = {state.name: state.result for state in states if state.result is not None}
         code = plans.exit_code(results)
-        if len(results) < len(states):
-            return code
+        if len(results) < len(states):  # a step another holds, or left: not a success
+            return code or ExitCode.ERROR
         change = Change(COMPLETED)
         if code:
             first = next(

@@ -23,6 +23,15 @@ if TYPE_CHECKING:
     from start.config.workflows import Workflow
 
 
+# A run's exit codes, as --print uses them (docs/workflows-design.md, "Resume and failure").
+_EXITS = (
+    "Exit codes: 0 every step succeeded or was skipped; 1 a step failed; 2 usage; 3 the\n"
+    "config is invalid; 5 the project is not trusted; 65 a step answered out of format\n"
+    "(and none failed); 130 Ctrl-C (the running steps stop, their items pending again:\n"
+    "start workflow resume ID goes on).\n\nDocs: start help workflows-design"
+)
+
+
 @group(
     examples=[
         (
@@ -48,7 +57,12 @@ def workflow() -> None:
             'start workflow run review "the retry loop" --dry-run',
         ),
         ("The plan as data", "start workflow run review -p area=web --dry-run --json"),
-    ]
+        (
+            "Run it, and every step's state as data",
+            'start workflow run review "the retry loop" --json',
+        ),
+    ],
+    epilog=_EXITS,
 )
 @click.argument("name")
 @click.argument("instructions", nargs=-1)
@@ -65,12 +79,12 @@ def workflow() -> None:
 def run(
     name: str, instructions: tuple[str, ...], param_words: tuple[str, ...], dry_run: bool
 ) -> int:
-    """Show the plan of workflow NAME: its steps by level, each step's agent and answer format,
-    and what feeds what. TEXT is the workflow's {instructions}.
+    """Run workflow NAME on the board: a parent item, and an item per step, each run headless
+    once the steps it reads have finished (at most settings.print_agents at once); a line per
+    step's state at the end. TEXT is the workflow's {instructions}.
 
-    Without --dry-run, runs it: a parent item on the board and an item per step, the ready
-    steps run headless (at most settings.print_agents at once). Exit 0 when every step
-    succeeded or was skipped, 65 when one answered out of format, 1 when one failed.
+    With --dry-run, show its plan instead: its steps by level, each step's agent and answer
+    format, and what feeds what, and the same as a Mermaid graph.
     """
     from start.base import fs
     from start.compose import workflow as plans
@@ -136,6 +150,7 @@ def run(
 
 @workflow.command(
     examples=[("Go on with the run item-4 stopped", "start workflow resume 4")],
+    epilog=_EXITS,
 )
 @click.argument("id_", metavar="ID")
 @common_options(DIRECTORY, NO_PROJECT)
