@@ -48,6 +48,7 @@ class StepState(Record):
     name: str
     item: str
     result: plans.Result | None  # None: not finished
+    status: str  # its item's (pending, in_progress, completed, failed)
     agent: str | None = None
     history: int | None = None
 
@@ -249,7 +250,11 @@ class Run:
             item = items[planned.step.name]
             kept = item.metadata.get(KEY) or {}
             agent = kept.get("agent") if isinstance(kept, Mapping) else None
-            found.append(StepState(planned.step.name, item.id, result(item), agent, item.history))
+            found.append(
+                StepState(
+                    planned.step.name, item.id, result(item), item.status, agent, item.history
+                )
+            )
         return tuple(found)
 
     def finish(self, states: tuple[StepState, ...]) -> int:

@@ -170,6 +170,31 @@ def resume(id_: str) -> int:
     return _follow(flow, config)
 
 
+@workflow.command(
+    examples=[
+        ("The steps of the run item-4 and their states", "start workflow show 4"),
+        ("Each step's answer and value as data", "start workflow show 4 --json"),
+    ],
+)
+@click.argument("id_", metavar="ID")
+@common_options(DIRECTORY, NO_PROJECT)
+def show(id_: str) -> int:
+    """Show the workflow run of parent item ID: each step's item and state (succeeded, failed,
+    out-of-format, skipped or stopped, with the reason; pending or in_progress while it has
+    not finished), and with --json its answer, value, agent and history id. Runs nothing."""
+    from start import board
+    from start.board import workflow as flows
+    from start.config import load as config_load
+    from start.runs import rules
+
+    options = get_options()
+    config = config_load.load(options.workdir, use_project=not options.no_project, strict=True)
+    scope = rules.Scope(options.workdir, not options.no_project, rules.depth())
+    flow = flows.Run(scope, board.item_id(board.number(id_)), config, _holder())
+    _states(flow, flow.states(), None)
+    return 0
+
+
 def _holder() -> Any:
     from start import board
 
@@ -221,36 +246,37 @@ def _follow(flow: Any, config: Any) -> int:
     """Run what is ready of `flow` to the end; show every step's state; the exit code."""
     states = flow.run(config.settings.print_agents, None)
     code: int = flow.finish(states)
-    options = get_options()
-    if options.json:
-        console.print_json(
+    _states(flow, states, code)
+    return code
+
+
+def _states(flow: Any, states: Any, code: int | None) -> None:
+    """A run's steps, each with its state (and why), as lines or as one JSON record."""
+    if get_options().json:
+        record: dict[str, Any] = {"id": flow.parent, "workflow": flow.name}
+        if code is not None:
+            record["exit_code"] = code
+        record["steps"] = [
             {
-                "id": flow.parent,
-                "workflow": flow.name,
-                "exit_code": code,
-                "steps": [
-                    {
-                        "name": state.name,
-                        "item": state.item,
-                        "state": state.result.state if state.result else "pending",
-                        "answer": state.result.answer if state.result else None,
-                        "value": state.result.value if state.result else None,
-                        "reason": state.result.reason if state.result else None,
-                        "agent": state.agent,
-                        "history": state.history,
-                    }
-                    for state in states
-                ],
+                "name": state.name,
+                "item": state.item,
+                "state": state.result.state if state.result else state.status,
+                "answer": state.result.answer if state.result else None,
+                "value": state.result.value if state.result else None,
+                "reason": state.result.reason if state.result else None,
+                "agent": state.agent,
+                "history": state.history,
             }
-        )
-        return code
+            for state in states
+        ]
+        console.print_json(record)
+        return
     out = printer("stdout")
     out.line(Styled(f"workflow {flow.name}: {flow.parent}", "bold"))
     for state in states:
-        shown = state.result.state if state.result else "pending"
+        shown = state.result.state if state.result else state.status
         why = f": {state.result.reason}" if state.result and state.result.reason else ""
         out.line(f"  {state.name} ({state.item}) {shown}{why}")
-    return code
 
 
 def _summary(item: Shown) -> str:

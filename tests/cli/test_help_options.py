@@ -379,6 +379,7 @@ SHOWN = {
     "untrust": "directory quiet debug json no_color",
     "workflow": "debug no_color",
     "workflow run": "directory debug json no_color no_project",
+    "workflow show": "directory debug json no_color no_project",
     "workflow resume": "directory debug json no_color no_project",
 }
 

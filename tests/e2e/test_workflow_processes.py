@@ -175,6 +175,16 @@ def test_a_failed_step_stops_its_dependents_and_the_rest_finish(project: Path) -
         "stopped: step 'notes' failed: exited with status 1: Error: it broke",
     )
     assert "Summary of ANSWER: Notes on the login page BOOM" not in prompts(project)
+    # start workflow show reads the same states back, and runs nothing.
+    shown = start(project, "workflow", "show", "1", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert steps(shown) == found
+    assert "exit_code" not in json.loads(shown.stdout)
+    lines = start(project, "workflow", "show", "1").stdout.splitlines()
+    assert lines[0] == "workflow fix: item-1"
+    assert lines[4] == (
+        "  summary (item-5) stopped: step 'notes' failed: exited with status 1: Error: it broke"
+    )
     # Each step's run is in the history, as the workflow's run of its item.
     triage = data["steps"][0]
     logged = start(project, "log", "show", str(triage["history"]), "--no-pager")
