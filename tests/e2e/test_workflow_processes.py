@@ -313,3 +313,16 @@ def test_resuming_an_item_that_is_no_workflow_run_says_so(project: Path) -> None
         "start: item-1 is not a workflow run (its metadata has no 'workflow' with its steps); "
         "start workflow run NAME begins one\n",
     )
+
+
+def test_a_workflow_of_an_untrusted_project_runs_nothing(isolated: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    write_tree(isolated / ".start", {"config.toml": '[workflows.w.steps.a]\nprompt = "hi"\n'})
+    done = run_start("workflow", "run", "w", cwd=isolated)
+    assert (done.returncode, done.stdout) == (5, ""), done.stderr
+    assert done.stderr == (
+        f"start: {isolated / '.start'} is not trusted (never approved); run 'start trust' to "
+        "review it\n"
+    )
+    listed = run_start("board", "--json", cwd=isolated)  # no item was made
+    assert (listed.returncode, json.loads(listed.stdout)) == (0, [])
