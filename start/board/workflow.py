@@ -130,11 +130,15 @@ class Run:
         with boardfile.opened(self.scope.workdir) as opened:
             for id_ in self.ids.values():
                 item = opened.get(id_)
-                if item.status == FAILED:
-                    # Its kept state goes too: the next decision or run writes a new one.
-                    kept = {"state": None, "value": None, "tries": None}
-                    change = Change(PENDING, metadata={KEY: kept})
-                    opened.update(id_, self.by, change)
+                if item.status != FAILED:
+                    continue
+                # Its kept state goes too: the next decision or run writes a new one. A for_each
+                # step's failed elements run again; its completed ones are kept.
+                kept = {"state": None, "value": None, "tries": None}
+                for element in _elements(item):
+                    if opened.get(element).status == FAILED:
+                        opened.update(element, self.by, Change(PENDING, metadata={KEY: kept}))
+                opened.update(id_, self.by, Change(PENDING, metadata={KEY: kept}))
 
     def run(self, cap: int, timeout: int | None) -> tuple[StepState, ...]:
         """Settle, then run the ready steps until nothing is ready and nothing runs; the
@@ -191,7 +195,13 @@ class Run:
                     item = items[step.name]
                     if step.name in results or item.status != PENDING or item.run is not None:
                         continue
-                    change, decided = self.decision(step, results)
+                    elements = _elements(item)
+                    if elements:  # a for_each step fanned out: collected once all finished
+                        change, decided = _collected([opened.get(id_) for id_ in elements])
+                    else:
+                        change, decided = self.decision(step, results)
+                        if change is not None and decided is None and change.run is None:
+                            change, decided = self.fan_out(opened, step, item, change, results)
                     if change is None:
                         continue
                     items[step.name] = opened.update(item.id, self.by, change)
@@ -205,6 +215,9 @@ class Run:
         """What to write on a step's item now, and its result when that finishes it."""
         try:
             decided = plans.decide(step, self.inputs, results)
+            if decided.action == plans.RUN and decided.elements is not None:
+                # Fanned out by `fan_out`: the elements, kept until it makes their items.
+                return Change(metadata={KEY: {"fan": list(decided.elements)}}), None
             if decided.action == plans.RUN:
                 return Change(run=self.ask(step, plans.scope(self.inputs, results))), None
         except ValueError as error:  # an expression that failed on the values that arrived
@@ -221,6 +234,39 @@ class Run:
                 plans.Result(plans.STOPPED, reason=decided.reason)
             )
         return None, None
+
+    def fan_out(
+        self,
+        opened: Any,
+        step: Step,
+        item: Item,
+        change: Change,
+        results: Mapping[str, plans.Result],
+    ) -> tuple[Change | None, plans.Result | None]:
+        """A for_each step: an item per element, a child of the step's item, its ask filled
+        with the element as {item}; the step's item waits on them (and is collected by
+        `_collected` when they have all finished). No element: it succeeds with empty lists."""
+        assert change.metadata is not None
+        elements = change.metadata[KEY]["fan"]
+        if not elements:
+            meta = {KEY: {"answers": "[]", "value": "[]"}}
+            return Change(COMPLETED, answer="[]", metadata=meta), plans.Result(
+                plans.SUCCEEDED, [], []
+            )
+        ids = []
+        for index, element in enumerate(elements):
+            data = plans.scope(self.inputs, results, item=element)
+            made = opened.create(
+                f"{item.title} [{index + 1}]",
+                self.by,
+                metadata={KEY: {"step": step.name, "element": index}},
+                run=self.ask(step, data),
+                labels=(label(self.parent),),
+                parent=item.id,
+            )
+            ids.append(made.id)
+        kept: dict[str, Any] = {KEY: {"elements": ids}}
+        return Change(metadata=kept, add_blocked_by=tuple(ids)), None
 
     def ask(self, step: Step, data: Mapping[str, Any]) -> Ask:
         """The step's ask, its templates filled from `data` (compose.workflow.scope)."""
@@ -282,17 +328,48 @@ class Run:
         return code
 
 
+def _meta(item: Item) -> Mapping[str, Any]:
+    kept = item.metadata.get(KEY)
+    return kept if isinstance(kept, Mapping) else {}
+
+
+def _elements(item: Item) -> list[str]:
+    """The items of a for_each step's elements, once it fanned out."""
+    found = _meta(item).get("elements")
+    return [str(id_) for id_ in found] if isinstance(found, list) else []
+
+
+def _collected(elements: list[Item]) -> tuple[Change | None, plans.Result | None]:
+    """A fanned-out step's change and result once every element's item has finished
+    (compose.workflow.collect: the answers and values in element order); else nothing yet."""
+    found = [result(element) for element in elements]
+    if any(one is None for one in found):
+        return None, None
+    collected = plans.collect([one for one in found if one is not None])
+    meta: dict[str, Any] = {
+        "answers": json.dumps(collected.answer, ensure_ascii=False),
+        "value": json.dumps(collected.value, ensure_ascii=False),
+    }
+    if collected.state == plans.SUCCEEDED:
+        answer = json.dumps(collected.answer, ensure_ascii=False)
+        return Change(COMPLETED, answer=answer, metadata={KEY: meta}), collected
+    meta["state"] = collected.state
+    return Change(FAILED, reason=collected.reason, metadata={KEY: meta}), collected
+
+
 def result(item: Item) -> plans.Result | None:
     """A step's result from its item; None while it has not finished."""
-    kept = item.metadata.get(KEY)
-    meta: Mapping[str, Any] = kept if isinstance(kept, Mapping) else {}
+    meta = _meta(item)
     state = meta.get("state")
     if item.status == COMPLETED:
         if state == plans.SKIPPED:
             return plans.Result(plans.SKIPPED, reason=meta.get("reason"))
         value = meta.get("value")
+        answers = meta.get("answers")  # a for_each step's, in element order
         return plans.Result(
-            plans.SUCCEEDED, item.answer, json.loads(value) if isinstance(value, str) else None
+            plans.SUCCEEDED,
+            json.loads(answers) if isinstance(answers, str) else item.answer,
+            json.loads(value) if isinstance(value, str) else None,
         )
     if item.status == FAILED:
         if state == plans.STOPPED:

@@ -226,7 +226,7 @@ def _run(found: Workflow, table: Any, inputs: Any, config: Any) -> int:
     not_built = [
         (step.name, field)
         for step in found.steps
-        for field, given in (("for_each", step.for_each), ("output", step.output))
+        for field, given in (("output", step.output),)
         if given is not None
     ]
     if not_built:

@@ -49,6 +49,17 @@ prompt = "Notes on {{instructions}} BOOM"
 [workflows.fix.steps.summary]
 prompt = "Summary of {{steps.notes.answer}}"
 
+[workflows.each.steps.triage]
+task = "triage"
+instructions = "{{instructions}}"
+
+[workflows.each.steps.review]
+prompt = "Review {{item}} of {{steps.triage.value.severity}}"
+for_each = "steps.triage.value.files"
+
+[workflows.each.steps.sum]
+prompt = "Sum up {{steps.review.answer}}"
+
 [workflows.flaky.steps.once]
 prompt = "FLAKY 1 once"
 retries = 1
@@ -62,7 +73,7 @@ prompt = "After {{steps.once.answer}}"
 """
 
 # The stand-in's first act (FAKE_BEFORE): log the prompt's first line, then answer a triage
-# with JSON of FAKE_SEVERITY (with text for 'none': out of format); a prompt with BOOM in it
+# with JSON of FAKE_SEVERITY and three files (with text for 'none': out of format); a prompt with BOOM in it
 # makes the file FAKE_HOLD and sleeps, when FAKE_HOLD is set, else fails while FAKE_BOOM exists;
 # 'FLAKY N ...' fails its first N times.
 BEFORE = """
@@ -73,7 +84,8 @@ if sys.argv[-1].startswith('Triage') and os.environ.get('FAKE_SEVERITY') == 'non
     print('Severe, I think')
     sys.exit(0)
 if sys.argv[-1].startswith('Triage'):
-    print(json.dumps({'severity': os.environ.get('FAKE_SEVERITY', 'low')}))
+    files = ['a.py', 'b.py', 'c.py']
+    print(json.dumps({'severity': os.environ.get('FAKE_SEVERITY', 'low'), 'files': files}))
     sys.exit(0)
 if sys.argv[-1].startswith('FLAKY'):
     with open(os.environ['FAKE_COUNT']) as log:
@@ -155,7 +167,12 @@ def test_a_failed_step_stops_its_dependents_and_the_rest_finish(project: Path) -
     assert done.returncode == 1, done.stderr
     found = steps(done)
     assert found == {
-        "triage": ("succeeded", '{"severity": "high"}', {"severity": "high"}, None),
+        "triage": (
+            "succeeded",
+            '{"severity": "high", "files": ["a.py", "b.py", "c.py"]}',
+            {"severity": "high", "files": ["a.py", "b.py", "c.py"]},
+            None,
+        ),
         "notes": ("failed", None, None, "exited with status 1: Error: it broke"),
         "plan": ("succeeded", "ANSWER: Plan a fix of severity high", None, None),
         "summary": (
@@ -284,6 +301,26 @@ def test_ctrl_c_in_the_middle_then_resume_runs_each_step_once_more_at_most(
         "Notes on the login page BOOM",
         "Summary of ANSWER: Notes on the login page BOOM",
         "Triage: the login page",
+    ]
+
+
+def test_for_each_runs_a_step_once_per_element_and_collects_in_order(project: Path) -> None:
+    done = start(project, "workflow", "run", "each", "the login page", "--json")
+    assert done.returncode == 0, done.stderr
+    found = steps(done)
+    answers = [f"ANSWER: Review {name} of low" for name in ("a.py", "b.py", "c.py")]
+    assert found["review"] == ("succeeded", answers, [None, None, None], None)
+    # A list fills a binding in as compact JSON (compose.workflow.text).
+    listed = json.dumps(answers, separators=(",", ":"))
+    assert found["sum"][:2] == ("succeeded", f"ANSWER: Sum up {listed}")
+    assert sorted(prompts(project)) == [
+        *(f"Review {name} of low" for name in ("a.py", "b.py", "c.py")),
+        f"Sum up {listed}",
+        "Triage: the login page",
+    ]
+    elements = json.loads(start(project, "board", "--parent", "3", "--all", "--json").stdout)
+    assert sorted((e["title"], e["status"]) for e in elements) == [
+        (f"each / review [{n}]", "completed") for n in (1, 2, 3)
     ]
 
 
