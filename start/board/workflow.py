@@ -18,7 +18,7 @@ import contextlib
 import json
 import threading
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from start import board
 from start.base.errors import ExitCode, StartError
@@ -31,6 +31,9 @@ from start.compose.ask import WORKFLOW, Ask
 from start.config.model import Config, Origin
 from start.config.workflows import Step, Workflow, check_workflow
 from start.runs.rules import Scope
+
+if TYPE_CHECKING:
+    from start.board.store import Board
 
 # The parent item's metadata key (the definition, the inputs, the steps' items) and a step
 # item's (its step, its state when the board's status does not say it, its value, its agent).
@@ -199,9 +202,7 @@ class Run:
                     if elements:  # a for_each step fanned out: collected once all finished
                         change, decided = _collected([opened.get(id_) for id_ in elements])
                     else:
-                        change, decided = self.decision(step, results)
-                        if change is not None and decided is None and change.run is None:
-                            change, decided = self.fan_out(opened, step, item, change, results)
+                        change, decided = self.decision(opened, step, item, results)
                     if change is None:
                         continue
                     items[step.name] = opened.update(item.id, self.by, change)
@@ -210,14 +211,13 @@ class Run:
                     changed = True
 
     def decision(
-        self, step: Step, results: Mapping[str, plans.Result]
+        self, opened: Board, step: Step, item: Item, results: Mapping[str, plans.Result]
     ) -> tuple[Change | None, plans.Result | None]:
         """What to write on a step's item now, and its result when that finishes it."""
         try:
             decided = plans.decide(step, self.inputs, results)
             if decided.action == plans.RUN and decided.elements is not None:
-                # Fanned out by `fan_out`: the elements, kept until it makes their items.
-                return Change(metadata={KEY: {"fan": list(decided.elements)}}), None
+                return self.fan_out(opened, step, item, decided.elements, results)
             if decided.action == plans.RUN:
                 return Change(run=self.ask(step, plans.scope(self.inputs, results))), None
         except ValueError as error:  # an expression that failed on the values that arrived
@@ -237,30 +237,31 @@ class Run:
 
     def fan_out(
         self,
-        opened: Any,
+        opened: Board,
         step: Step,
         item: Item,
-        change: Change,
+        elements: tuple[Any, ...],
         results: Mapping[str, plans.Result],
     ) -> tuple[Change | None, plans.Result | None]:
         """A for_each step: an item per element, a child of the step's item, its ask filled
         with the element as {item}; the step's item waits on them (and is collected by
-        `_collected` when they have all finished). No element: it succeeds with empty lists."""
-        assert change.metadata is not None
-        elements = change.metadata[KEY]["fan"]
+        `_collected` when they have all finished). No element: it succeeds with empty lists.
+        Every ask is filled before any item is made, so a binding that fails makes none."""
         if not elements:
             meta = {KEY: {"answers": "[]", "value": "[]"}}
             return Change(COMPLETED, answer="[]", metadata=meta), plans.Result(
                 plans.SUCCEEDED, [], []
             )
+        asks = [
+            self.ask(step, plans.scope(self.inputs, results, item=element)) for element in elements
+        ]
         ids = []
-        for index, element in enumerate(elements):
-            data = plans.scope(self.inputs, results, item=element)
+        for index, ask in enumerate(asks):
             made = opened.create(
                 f"{item.title} [{index + 1}]",
                 self.by,
                 metadata={KEY: {"step": step.name, "element": index}},
-                run=self.ask(step, data),
+                run=ask,
                 labels=(label(self.parent),),
                 parent=item.id,
             )
