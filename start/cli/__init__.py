@@ -40,6 +40,7 @@ TOPICS = (
     "board",
     "ci",
     "architecture",
+    "workflows-design",
 )
 
 _EPILOG = "\n".join(
@@ -75,6 +76,7 @@ _COMMANDS = {
     "task": ("start.cli.task", "task"),
     "trust": ("start.cli.trust", "trust"),
     "untrust": ("start.cli.trust", "untrust"),
+    "workflow": ("start.cli.workflow", "workflow"),
 }
 
 

@@ -69,6 +69,8 @@ def validate() -> int:
     Problems are grouped by file, each at LINE:COLUMN. -q prints only the problems; -v also lists
     the files that were read.
     """
+    from start.config import workflows  # validate only: no launch reads a workflow
+
     options = get_options()
     loaded = config_load.load(options.workdir, use_project=not options.no_project, use_cache=False)
     problems = (
@@ -77,6 +79,7 @@ def validate() -> int:
         *check_context_files(loaded),
         *check_task_files(loaded),
         *check_output_schemas(loaded),
+        *workflows.read(loaded).problems,
     )
     failed = any(p.is_error for p in problems)
     if options.json:

@@ -378,6 +378,10 @@ SHOWN = {
     "task": "directory quiet verbose debug json no_color no_project",
     "trust": "directory quiet debug json no_color",
     "untrust": "directory quiet debug json no_color",
+    "workflow": "debug no_color",
+    "workflow run": "directory debug json no_color no_project",
+    "workflow show": "directory debug json no_color no_project",
+    "workflow resume": "directory debug json no_color no_project",
 }
 
 
