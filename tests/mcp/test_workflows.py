@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,8 @@ import pytest
 from start.base import inputs
 from start.mcp import workflows
 from start.runs import rules
-from tests.conftest import run_start
+from tests import fake_headless
+from tests.conftest import run_start, write_tree
 from tests.fake_headless import agent
 from tests.mcp.conftest import BOARD_TOOLS, connect
 
@@ -299,3 +302,69 @@ async def test_workflows_that_do_not_check_are_not_offered_and_say_why(
     assert not set(WORKFLOW_TOOLS) & set(names)
     assert f" No workflow tools: {error}. No Taskfile tools" in said
     assert (result.is_error, texts(result)) == (True, [error])
+
+
+async def test_a_steps_run_is_marked_one_level_deeper(
+    config: Path, isolated: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_MODE", "depth")
+    async with connect(isolated, mode) as client:
+        result = await client.call_tool("run_workflow", {"name": "bold", "text": "x"})
+    assert result.structured_content is not None
+    answers = [step["answer"].strip() for step in result.structured_content["steps"]]
+    assert answers == ["depth=1", "depth=1"]
+
+
+async def test_a_steps_agent_cannot_run_workflows_through_its_own_start_mcp(
+    config: Path, isolated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step's agent starts `start mcp` through the MCP SDK's client (whose environment
+    drops START_MCP_DEPTH): at settings.mcp_depth it lists no workflow tools, so that workflows
+    cannot run agents that run workflows in a loop. Outside any run, the same server lists
+    them."""
+    home = tmp_path / "home" / ".config" / "start"
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text(config.read_text())
+    monkeypatch.setenv("FAKE_MODE", "mcp-tools")
+    alone = subprocess.run(
+        [sys.executable, fake_headless.__file__], capture_output=True, text=True, timeout=120
+    )
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout.split()[8:11] == WORKFLOW_TOOLS
+    async with connect(isolated, "auto") as client:
+        result = await client.call_tool("run_workflow", {"name": "bold", "text": "x"})
+    assert result.structured_content is not None
+    [fix, _] = result.structured_content["steps"]
+    assert fix["state"] == "succeeded", fix
+    assert fix["answer"].split() == ["list_tasks", "run_task", "find_tasks", *BOARD_TOOLS]
+
+
+async def test_an_untrusted_projects_workflows_are_not_offered(
+    config: Path, isolated: Path, mode: str, tmp_path: Path
+) -> None:
+    ran = tmp_path / "RAN"
+    write_tree(
+        isolated,
+        {
+            ".start/config.toml": f"""
+[tasks.theirs]
+description = "A project task"
+command = "touch {ran}"
+prompt = "theirs"
+
+[workflows.theirs]
+description = "A project workflow"
+
+[workflows.theirs.steps.one]
+task = "theirs"
+agent = "fake"
+"""
+        },
+    )
+    async with connect(isolated, mode) as client:
+        listing = await client.call_tool("list_workflows", {})
+        result = await client.call_tool("run_workflow", {"name": "theirs"})
+    assert listing.structured_content is not None
+    assert [flow["name"] for flow in listing.structured_content["workflows"]] == ["review", "bold"]
+    assert texts(result) == ["unknown workflow 'theirs'; known workflows: bold, review"]
+    assert not ran.exists()
