@@ -368,3 +368,41 @@ agent = "fake"
     assert [flow["name"] for flow in listing.structured_content["workflows"]] == ["review", "bold"]
     assert texts(result) == ["unknown workflow 'theirs'; known workflows: bold, review"]
     assert not ran.exists()
+
+
+async def test_a_failed_step_is_an_error_result_with_the_whole_record(
+    config: Path, isolated: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_MODE", "fail")
+    async with connect(isolated, mode) as client:
+        result = await client.call_tool(
+            "run_workflow", {"name": "review", "params": {"focus": "x"}}
+        )
+    assert result.is_error is True
+    data = result.structured_content
+    assert data is not None
+    assert data["exit_code"] == 1
+    [read, sum_] = data["steps"]
+    assert (read["state"], sum_["state"]) == ("failed", "stopped")
+    why = "exited with status 3: Error: unknown option '--bogus'"
+    assert (read["reason"], sum_["reason"]) == (why, f"step 'read' failed: {why}")
+    assert (read["agent"], isinstance(read["history"], int)) == ("fake", True)
+    assert texts(result)[0].splitlines()[:3] == [
+        "workflow review: item-1",
+        f"  read (item-2) failed: {why}",
+        f"  sum (item-3) stopped: step 'read' failed: {why}",
+    ]
+
+
+async def test_answers_are_cut_as_board_tasks_get_cuts_a_comment(
+    config: Path, isolated: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(workflows, "ANSWER_CHARACTERS", 10)
+    async with connect(isolated, mode) as client:
+        result = await client.call_tool("run_workflow", {"name": "bold", "text": "x"})
+        item = await client.call_tool("board_tasks_get", {"id": "item-2"})
+    assert result.structured_content is not None
+    assert item.structured_content is not None
+    whole = item.structured_content["answer"]
+    fix = result.structured_content["steps"][0]
+    assert fix["answer"] == f"{whole[:10]}… [{len(whole) - 10:,} more characters]"
