@@ -227,6 +227,8 @@ async def test_the_schemas_bound_what_a_caller_sends(
         results = [await client.call_tool("run_workflow", call) for call in calls]
         status = await client.call_tool("workflow_status", {"id": "../1"})
         nothing = await client.call_tool("workflow_status", {"id": "7"})
+        await client.call_tool("board_tasks_create", {"title": "not a run"})
+        other = await client.call_tool("workflow_status", {"id": "1"})
     assert all(result.is_error for result in results)
     said = [texts(result)[0] for result in results]
     assert said[:5] == [
@@ -245,7 +247,17 @@ async def test_the_schemas_bound_what_a_caller_sends(
         "run_workflow takes: name, text, params",
     ]
     assert status.is_error and texts(status)[0].startswith("invalid arguments at id: ")
-    assert nothing.is_error
+    assert texts(status) == [
+        "invalid arguments at id: '../1' is not an item id: ids read item-N (or N), N a number "
+        "of 1 to 18 digits that does not start with 0"
+    ]
+    assert texts(nothing) == [
+        f"no item item-7 on the board of {isolated} (the board is empty; 'start board' lists them)"
+    ]
+    assert texts(other) == [
+        "item-1 is not a workflow run (its metadata has no 'workflow' with its steps); start "
+        "workflow run NAME begins one"
+    ]
 
 
 async def test_no_workflow_tools_at_the_depth_limit(
