@@ -287,23 +287,20 @@ def call(scope: Scope, arguments: Mapping[str, Any]) -> Prepared:
     return Prepared(found, flow, plans.Inputs(text, chosen))
 
 
-def begin(scope: Scope, prepared: Prepared, by: Holder) -> str:
-    """The run's items on the board, made by the session `by`: the parent's id."""
+def begin(scope: Scope, prepared: Prepared, by: Holder) -> Run:
+    """The run's items on the board, made by the session `by`, and the run read from them."""
     from start.board import workflow as flows
 
     flow = prepared.workflow
     here = _scope(scope, prepared.offer)
     table = prepared.offer.tables[flow.name]
-    return flows.begin(here, flow, table, prepared.inputs, by)
+    parent = flows.begin(here, flow, table, prepared.inputs, by)
+    return flows.Run(here, parent, prepared.offer.config, by)
 
 
-def follow(scope: Scope, prepared: Prepared, parent: str, by: Holder) -> dict[str, Any]:
-    """Run the ready steps of the run `parent` to its end, through the board's runner and the
-    one path of an ask (start.board.workflow.Run); the run's record with its exit code."""
-    from start.board import workflow as flows
-
-    config = prepared.offer.config
-    run = flows.Run(_scope(scope, prepared.offer), parent, config, by)
+def follow(run: Run, config: Config) -> dict[str, Any]:
+    """Run the ready steps of `run` to its end, through the board's runner and the one path of
+    an ask (start.board.workflow.Run.run); the run's record with its exit code."""
     states = run.run(config.settings.print_agents, None)
     return record(run, states, run.finish(states))
 
@@ -521,40 +518,52 @@ async def call_tool(
             return _result(summary(data), data)
         prepared = await off_loop(call, scope, arguments)
         by = board.session(client, rules.allowed(prepared.offer.config)[0])
-        parent = await off_loop(begin, scope, prepared, by)
+        run = await off_loop(begin, scope, prepared, by)
     except StartError as error:
         return tools.failed(inputs.valid(str(error)))
+    config = prepared.offer.config
     try:
-        data = await _telling(
-            ctx, parent, commands.run(lambda owner: follow(scope, prepared, parent, by))
-        )
+        data = await _telling(ctx, run, commands.run(lambda owner: follow(run, config)))
     except StartError as error:
-        number = parent.rsplit("-", 1)[-1]
+        number = run.parent.rsplit("-", 1)[-1]
         return tools.failed(
             inputs.valid(
-                f"{error} (the run is {parent}: workflow_status reads its steps, and "
+                f"{error} (the run is {run.parent}: workflow_status reads its steps, and "
                 f"`start workflow resume {number}` goes on with it)"
             )
         )
     return _result(summary(data), data, is_error=data["exit_code"] != 0)
 
 
-async def _telling(ctx: Any, parent: str, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
-    """`await work`, telling the client the run's id and its time every PROGRESS_EVERY seconds
-    (the SDK sends nothing when the request asked for no progress)."""
+async def _telling(ctx: Any, run: Run, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    """`await work`, telling the client every PROGRESS_EVERY seconds the run's id, its time and
+    each step's state (`workflow run item-1 (4 s): read succeeded, sum in_progress`); the SDK
+    sends nothing when the request asked for no progress."""
     import time
 
     import anyio
+
+    from start.mcp.owners import off_loop
 
     began = time.monotonic()
 
     async def tell() -> None:
         told = 0.0
         while True:
+            try:
+                states = await off_loop(run.states)
+            except StartError:  # the board is busy or gone: say the time alone
+                states = ()
             elapsed = time.monotonic() - began
             told = max(round(elapsed, 1), round(told + 0.1, 1))  # it must grow
-            message = f"workflow run {parent}: running ({int(elapsed)} s)"
-            await ctx.session.report_progress(told, message=message)
+            said = ", ".join(
+                f"{state.name} {state.result.state if state.result else state.status}"
+                for state in states
+            )
+            message = f"workflow run {run.parent} ({int(elapsed)} s)" + (
+                f": {said}" if said else ""
+            )
+            await ctx.session.report_progress(told, message=inputs.valid(message))
             await anyio.sleep(PROGRESS_EVERY)
 
     failure: Exception | None = None

@@ -418,3 +418,33 @@ async def test_answers_are_cut_as_board_tasks_get_cuts_a_comment(
     whole = item.structured_content["answer"]
     fix = result.structured_content["steps"][0]
     assert fix["answer"] == f"{whole[:10]}… [{len(whole) - 10:,} more characters]"
+
+
+async def test_progress_tells_the_runs_id_and_each_steps_state(
+    config: Path, isolated: Path, mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The steps answer once the test has seen one of them running (FAKE_UNTIL): no clock."""
+    go = tmp_path / "go"
+    monkeypatch.setenv("FAKE_MODE", "slow")
+    monkeypatch.setenv("FAKE_UNTIL", str(go))
+    monkeypatch.setattr(workflows, "PROGRESS_EVERY", 0.1)
+    told: list[tuple[float, str]] = []
+
+    async def tell(progress: float, total: float | None, message: str | None) -> None:
+        told.append((progress, message or ""))
+        if "in_progress" in (message or ""):
+            go.touch()
+
+    async with connect(isolated, mode) as client:
+        result = await client.call_tool(
+            "run_workflow", {"name": "bold", "text": "x"}, progress_callback=tell
+        )
+    assert result.is_error is False, texts(result)
+    values = [value for value, _ in told]
+    assert values == sorted(set(values))  # it grows with every notification
+    running = [message for _, message in told if "in_progress" in message]
+    assert running, told
+    assert running[0].startswith("workflow run item-1 (")
+    assert set(running[0].split(": ", 1)[1].split(", ")) <= {
+        "fix pending", "fix in_progress", "look pending", "look in_progress"
+    }  # fmt: skip
