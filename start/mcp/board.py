@@ -270,7 +270,7 @@ class Tools:
             if name == WATCH:
                 data = await self._watch(ctx, arguments)
             else:
-                client = _client(ctx)
+                client = client_name(ctx)
                 data = await anyio.to_thread.run_sync(self._handle, name, arguments, client)
         except StartError as error:
             return _result(str(error), None)
@@ -586,7 +586,7 @@ def _with_comments_data(opened: Any, id_: str) -> dict[str, Any]:
     return {**data, "comments": given, "comments_total": len(comments)}
 
 
-def _client(ctx: Any) -> str | None:
+def client_name(ctx: Any) -> str | None:
     """The client's name, as it gave it in `initialize` (None when it gave none)."""
     params = getattr(ctx.session, "client_params", None)
     info = getattr(params, "client_info", None)

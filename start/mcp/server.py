@@ -26,7 +26,7 @@ from start import __version__
 from start.base import inputs
 from start.base.errors import StartError
 from start.config.model import Config, Task
-from start.mcp import asking, board, jobs, library, report, stdio, taskfile, tools
+from start.mcp import asking, board, jobs, library, report, stdio, taskfile, tools, workflows
 from start.mcp.jobs import Context
 from start.mcp.owners import Commands, off_loop
 from start.proc.shell import STOP_SIGNALS
@@ -115,6 +115,7 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         # agent may be asked (too deep, or none on PATH): no asking tools.
         listed = tools.task_tools(tasks) if tasks else []
         listed += tools.asking_tools(agents) if agents else []
+        listed += await off_loop(_workflow_tools, scope) if agents else []
         listed += await taskfiles.listed()
         return types.ListToolsResult(tools=listed + boards.listed())
 
@@ -133,6 +134,8 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
             return await runs.result(ctx, arguments)
         if params.name == tools.ASK_CANCEL:
             return await runs.cancel(arguments)
+        if params.name in workflows.NAMES:
+            return await workflows.call_tool(ctx, scope, commands, params.name, arguments)
         if params.name not in (tools.LIST_TASKS, tools.FIND_TASKS, tools.RUN_TASK):
             raise MCPError(types.INVALID_PARAMS, f"unknown tool '{params.name}'")
         try:
@@ -209,7 +212,10 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         version=__version__,
         # Valid Unicode, as JSON-RPC carries it: a project's path may hold bytes that are not.
         instructions=inputs.valid(
-            library.instructions(scope) + asking.instructions(scope) + taskfile.instructions(scope)
+            library.instructions(scope)
+            + asking.instructions(scope)
+            + workflows.instructions(scope)
+            + taskfile.instructions(scope)
         ),
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
@@ -219,6 +225,16 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         on_list_resource_templates=list_resource_templates,
         on_read_resource=read_resource,
     )
+
+
+def _workflow_tools(scope: Scope) -> list[types.Tool]:
+    """The workflow tools, when a workflow is offered; none while the workflows do not check
+    (the server's instructions and a call say why)."""
+    try:
+        found = workflows.offer(scope)
+    except StartError:
+        return []
+    return workflows.listed(found) if found is not None else []
 
 
 async def _run_task(
