@@ -198,3 +198,25 @@ Exit codes: 0 found; 2 usage; 3 config invalid; 4 no task matches.
 Docs: start help usage
 """
     )
+
+
+def test_a_warm_find_ranks_from_the_cached_index_and_an_edit_is_seen(home: Path) -> None:
+    """The second `start find` ranks from the config cache's index of the tasks' words (no
+    task decoded: tests/config/test_finding.py), as the first ranked the parsed tasks; a
+    changed description is another entry, so the next find sees it."""
+    first = find("--json", "release", "notes")
+    assert first[0] == 0
+    assert find("--json", "release", "notes") == first
+    config = home / ".config/start/config.toml"
+    config.write_text(
+        config.read_text(encoding="utf-8").replace(
+            "Fix the failing tests", "Fix the failing tests and the release notes"
+        ),
+        encoding="utf-8",
+    )
+    code, stdout, stderr = find("--json", "--limit", "2", "release", "notes")
+    assert (code, stderr) == (0, "")
+    assert [(m["name"], m["score"], m["description"]) for m in json.loads(stdout)] == [
+        ("release-notes", 1.0, "Write the release notes from the commits since the last tag"),
+        ("fix-tests", 0.5, "Fix the failing tests and the release notes"),
+    ]
