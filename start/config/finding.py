@@ -114,7 +114,8 @@ def kind(task: Task) -> str:
 class Index(Record):
     """The tasks' fields as `search` reads them, a column each, without a Task record: each
     task's name, kind and description, and the words of its name, alias and description (each
-    text's words in lower case, each once, in order) one after another in `words`, where
+    text's words in lower case, in order: a word again in a text is worth no more than where
+    it was first) one after another in `words`, where
     `ends` says where each of them ends (three a task). Plain data once a tuple (`stored`), so
     that the config cache keeps it beside the tasks (start.config.cache, INDEXED_TOO) and a warm
     `start find` neither decodes a task nor splits a text (benchmarks: target 12)."""
@@ -134,15 +135,25 @@ def index(tasks: Iterable[Task], *, named: bool = True) -> Index:
     descriptions: list[str | None] = []
     found: list[str] = []
     ends: list[int] = []
+    split = _WORD.findall
+    # A config cache's entry holds the index of its tasks, so a launch that misses (a cold one)
+    # makes it: at the cost of a split of each text, and little else.
     for task in tasks:
-        names.append(task.name)
-        kinds.append(kind(task))
-        descriptions.append(task.description)
-        texts = (task.name, task.alias) if named else (None, None)
-        for text in (*texts, task.description):
-            if text:
-                found.extend(dict.fromkeys(_WORD.findall(text.lower())))
+        name, alias, description = task.name, task.alias, task.description
+        names.append(name)
+        kinds.append("task" if task.imported is None else task.imported.source)
+        descriptions.append(description)
+        if named:
+            found += split(name.lower())
             ends.append(len(found))
+            if alias:
+                found += split(alias.lower())
+            ends.append(len(found))
+        else:
+            ends += (len(found), len(found))
+        if description:
+            found += split(description.lower())
+        ends.append(len(found))
     return Index(tuple(names), tuple(kinds), tuple(descriptions), tuple(found), tuple(ends))
 
 
