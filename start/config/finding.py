@@ -2,11 +2,9 @@
 tasks ranked by how well their names, aliases and descriptions hold TEXT's words.
 
 The score is a weighted share of TEXT's words found, without a model, so that the same words
-always rank the same tasks the same way, and `why` says where each word was found. The tasks'
-words are read from an `Index` of them, which the config cache keeps beside the tasks, so that
-a warm `start find` over many tasks neither decodes one nor splits its texts again.
-Each of TEXT's words (lower case, split at anything that is not a letter or a digit, common
-words such as 'the' left out) counts once, at its best place:
+always rank the same tasks the same way, and `why` says where each word was found. Each of
+TEXT's words (lower case, split at anything that is not a letter or a digit, common words such
+as 'the' left out) counts once, at its best place:
 
 - where: 2 in the task's name or alias, 1 in its description (WEIGHTS);
 - how: 1 the same word, 0.9 the same stem ('reviews', 'reviewing' and 'review'), 0.7 a prefix of
@@ -16,6 +14,10 @@ words such as 'the' left out) counts once, at its best place:
 The score is the sum over TEXT's words divided by the most it could be (2 for each word), so 1.0
 means every word is a word of the name or alias. Ties go by name. docs/usage.md, "start find",
 says the same for users.
+
+The tasks' words are read from an `Index` of them, which the config cache keeps beside the tasks
+(start.config.cache, INDEXED_TOO), so that a warm `start find` over many tasks neither decodes
+one nor splits its texts again.
 """
 
 from __future__ import annotations
@@ -107,10 +109,6 @@ def stem(word: str) -> str:
     return word
 
 
-def kind(task: Task) -> str:
-    return task.imported.source if task.imported is not None else "task"
-
-
 class Index(Record):
     """The tasks' fields as `search` reads them, a column each, without a Task record: each
     task's name, kind and description, and the words of its name, alias and description (each
@@ -141,6 +139,7 @@ def index(tasks: Iterable[Task], *, named: bool = True) -> Index:
     for task in tasks:
         name, alias, description = task.name, task.alias, task.description
         names.append(name)
+        # task, or where an imported task comes from: claude, gemini, ..., skill
         kinds.append("task" if task.imported is None else task.imported.source)
         descriptions.append(description)
         if named:
