@@ -64,8 +64,8 @@ def find(words: tuple[str, ...], limit: int) -> int:
             "start find review the diff"
         )
     config = load(options.workdir, use_project=not options.no_project, strict=True)
-    tasks = (task for task in config.tasks.values() if not task.internal)
-    found = finding.rank(tasks, text, limit)
+    # The config cache's index of the tasks when it has one: no task is decoded to rank them.
+    found = finding.search(finding.of_config(config.tasks), text, limit)
     if options.json:
         console.print_json([match.as_data() for match in found])
     if not found:

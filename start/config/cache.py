@@ -3,8 +3,9 @@
 Parsing TOML and validating a large config costs far more than a launch may spend, so the result
 is kept as plain data (marshal) and rebuilt into records on the next run with the same key. Each
 item is a row of its own, decoded when it is first used (model.Table), beside an index of the
-fields a launch chooses items by (`INDEXED`) and the names of each layer's items, so a launch
-decodes the items it uses, whatever the size of the config. The key covers the bytes of every
+fields a launch chooses items by (`INDEXED`), what `start find` reads of the tasks
+(`INDEXED_TOO`) and the names of each layer's items, so a launch decodes the items it uses,
+whatever the size of the config, and `start find` none. The key covers the bytes of every
 layer file and of other agents' command files (start.config.interop), the stray files, the layer
 directories, the Python that runs and `start`'s version; the entry's stamp, the code of `start`
 that made it (`code_stamp`). The key is those bytes themselves, not a digest of them: an entry
@@ -58,7 +59,8 @@ if TYPE_CHECKING:
 # 8: the key comes before the marshal data, which holds the code stamp of the modules imported.
 # 9: each item is a row of its own, decoded on first use, and a few fields are indexed.
 # 10: the file each role, context and task names is indexed too.
-FORMAT = 10
+# 11: the tasks' words, as `start find` reads them (start.config.finding.stored).
+FORMAT = 11
 # The kinds of entries, the start of their file names: a merged config, one layer's items, and
 # what a project's launches computed from its bytes (start.config.memo).
 CONFIG_ENTRY = "config"
@@ -108,6 +110,10 @@ INDEXED: Mapping[str, tuple[str, ...]] = {
     "contexts": ("required", "file"),
     "tasks": ("alias", "file"),
 }
+# What an entry also keeps of a section's items as a whole, beside INDEXED, by name: marshal
+# data that whoever reads it decodes and checks (start.config.finding.of_config for "find", the
+# tasks' words as `start find` ranks them), made from the items when the entry is written.
+INDEXED_TOO: Mapping[str, tuple[str, ...]] = {"tasks": ("find",)}
 # What rebuilds one field's value from what is stored (or the reverse): its place among the
 # fields stored, its default (stored as None), and what rebuilds (or stores) its other values.
 _Change = tuple[int, Any, Callable[[Any], Any] | None]
@@ -424,6 +430,8 @@ def _encode(config: Config) -> dict[str, Any]:
         rows = zip(where, *_stored(layout, records, 2), strict=True)
         items[section] = dict(zip(table, map(marshal.dumps, rows), strict=True))
         index[section] = {field: dict(column(table, field)) for field in INDEXED.get(section, ())}
+        for name in INDEXED_TOO.get(section, ()):
+            index[section][name] = _derived(name, table)
         layers[section] = {layer: [] for layer in LAYERS}
         for item in records:
             layers[section][item.origin.layer].append(item.name)
@@ -441,6 +449,15 @@ def _encode(config: Config) -> dict[str, Any]:
         "problems": [tuple(p) for p in config.problems],
         "files": [tuple(f) for f in config.files],
     }
+
+
+def _derived(name: str, table: Mapping[str, Item]) -> bytes:
+    """What an entry keeps of a section's items as a whole (INDEXED_TOO)."""
+    # Only a miss writes an entry, so `start find`'s module is imported off the warm path.
+    from start.config import finding
+
+    made: Mapping[str, Callable[[Mapping[str, Any]], bytes]] = {finding.INDEX: finding.stored}
+    return made[name](table)
 
 
 def _stored(layout: _Layout, records: list[Any], skip: int = 0) -> list[Sequence[Any]]:
@@ -509,13 +526,15 @@ def _decode(
             type(rows) is not dict
             or not set(map(type, rows)) <= _STR
             or type(indexed) is not dict
-            or indexed.keys() != set(INDEXED.get(section, ()))
+            or indexed.keys() != {*INDEXED.get(section, ()), *INDEXED_TOO.get(section, ())}
             or not all(
                 type(values) is dict
                 and set(map(type, values)) <= _STR
                 and set(map(type, values.values())) <= layout.types[layout.fields.index(field)]
                 for field, values in indexed.items()
+                if field not in INDEXED_TOO.get(section, ())
             )
+            or not all(type(indexed[name]) is bytes for name in INDEXED_TOO.get(section, ()))
             or type(layered) is not dict
             or layered.keys() != set(LAYERS)
             or not all(

@@ -1,10 +1,10 @@
 """Finding a task by what it does (`start find TEXT`, MCP's find_tasks, "did you mean"): the
 tasks ranked by how well their names, aliases and descriptions hold TEXT's words.
 
-The score is a weighted share of TEXT's words found, without a model or an index, so that the
-same words always rank the same tasks the same way, and `why` says where each word was found.
-Each of TEXT's words (lower case, split at anything that is not a letter or a digit, common
-words such as 'the' left out) counts once, at its best place:
+The score is a weighted share of TEXT's words found, without a model, so that the same words
+always rank the same tasks the same way, and `why` says where each word was found. Each of
+TEXT's words (lower case, split at anything that is not a letter or a digit, common words such
+as 'the' left out) counts once, at its best place:
 
 - where: 2 in the task's name or alias, 1 in its description (WEIGHTS);
 - how: 1 the same word, 0.9 the same stem ('reviews', 'reviewing' and 'review'), 0.7 a prefix of
@@ -14,17 +14,24 @@ words such as 'the' left out) counts once, at its best place:
 The score is the sum over TEXT's words divided by the most it could be (2 for each word), so 1.0
 means every word is a word of the name or alias. Ties go by name. docs/usage.md, "start find",
 says the same for users.
+
+The tasks' words are read from an `Index` of them, which the config cache keeps beside the tasks
+(start.config.cache, INDEXED_TOO), so that a warm `start find` over many tasks neither decodes
+one nor splits its texts again.
 """
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from start.base.record import Record
-from start.config.model import Task
+from start.config.model import Table, Task
 
+# The fields a task is found by, in the order a word's best place is looked for.
+FIELDS: Final = ("name", "alias", "description")
 # Where a word was found, and what it is worth there.
 WEIGHTS: Final[Mapping[str, float]] = {"name": 2.0, "alias": 2.0, "description": 1.0}
 # How a word matched, and what it is worth: a share of its place's weight.
@@ -40,6 +47,8 @@ STOP_WORDS: Final = frozenset({
     "them", "then", "this", "to", "up", "what", "when", "which", "with", "you", "your"
 })  # fmt: skip
 LIMIT: Final = 10  # the matches `start find` shows by default
+# The name of the index (`stored`) among the fields the config cache indexes for tasks.
+INDEX: Final = "find"
 
 _WORD = re.compile(r"[^\W_]+")
 # Suffixes taken off a word to find its stem, in this order; `es` only after ss, x, z, ch or sh.
@@ -100,55 +109,163 @@ def stem(word: str) -> str:
     return word
 
 
-def kind(task: Task) -> str:
-    return task.imported.source if task.imported is not None else "task"
+class Index(Record):
+    """The tasks' fields as `search` reads them, a column each, without a Task record: each
+    task's name, kind and description, and the words of its name, alias and description (each
+    text's words in lower case, in order: a word again in a text is worth no more than where
+    it was first) one after another in `words`, where
+    `ends` says where each of them ends (three a task). Plain data once a tuple (`stored`), so
+    that the config cache keeps it beside the tasks (start.config.cache, INDEXED_TOO) and a warm
+    `start find` neither decodes a task nor splits a text (benchmarks: target 12)."""
+
+    names: tuple[str, ...]
+    kinds: tuple[str, ...]
+    descriptions: tuple[str | None, ...]
+    words: tuple[str, ...]
+    ends: tuple[int, ...]
+
+
+def index(tasks: Iterable[Task], *, named: bool = True) -> Index:
+    """The index of `tasks`, in their order; `named=False` leaves their names and aliases out
+    (`by_meaning` looks in descriptions only)."""
+    names: list[str] = []
+    kinds: list[str] = []
+    descriptions: list[str | None] = []
+    found: list[str] = []
+    ends: list[int] = []
+    split = _WORD.findall
+    # A config cache's entry holds the index of its tasks, so a launch that misses (a cold one)
+    # makes it: at the cost of a split of each text, and little else.
+    for task in tasks:
+        name, alias, description = task.name, task.alias, task.description
+        names.append(name)
+        # task, or where an imported task comes from: claude, gemini, ..., skill
+        kinds.append("task" if task.imported is None else task.imported.source)
+        descriptions.append(description)
+        if named:
+            found += split(name.lower())
+            ends.append(len(found))
+            if alias:
+                found += split(alias.lower())
+            ends.append(len(found))
+        else:
+            ends += (len(found), len(found))
+        if description:
+            found += split(description.lower())
+        ends.append(len(found))
+    return Index(tuple(names), tuple(kinds), tuple(descriptions), tuple(found), tuple(ends))
+
+
+def stored(tasks: Mapping[str, Task]) -> bytes:
+    """The index of the tasks of a config that `start find` searches (those not internal), as
+    the config cache keeps it: marshal data, decoded only by `start find` (`of_config`)."""
+    import marshal
+
+    return marshal.dumps(tuple(index(task for task in tasks.values() if not task.internal)))
+
+
+def of_config(tasks: Mapping[str, Task]) -> Index:
+    """The index of the tasks of a config not internal: the config cache's (`stored`) when the
+    tasks come from it, else made from the tasks."""
+    if isinstance(tasks, Table):
+        # Beside the fields' values by name, the cache's INDEXED_TOO: this index's bytes.
+        data: object = tasks.index.get(INDEX)
+        if type(data) is bytes:
+            cached = _loaded(data)
+            if cached is not None:
+                return cached
+    return index(task for task in tasks.values() if not task.internal)
+
+
+def _loaded(data: bytes) -> Index | None:
+    """The index `stored` wrote; None when `data` does not have exactly its shape (the index is
+    then made from the tasks, as on a miss)."""
+    import marshal
+
+    try:
+        columns = marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if type(columns) is not tuple or len(columns) != len(Index._fields):
+        return None
+    names, kinds, descriptions, found, ends = columns
+    if not all(type(column) is tuple for column in columns):
+        return None
+    count = len(names)
+    if (
+        len(kinds) != count
+        or len(descriptions) != count
+        or len(ends) != 3 * count
+        or not set(map(type, names)) | set(map(type, kinds)) | set(map(type, found)) <= _STR
+        or not set(map(type, descriptions)) <= _OPTIONAL_STR
+        or not set(map(type, ends)) <= _INT
+        or not all(map(operator.le, (0, *ends), (*ends, len(found))))
+    ):
+        return None
+    return Index(names, kinds, descriptions, found, ends)
+
+
+_STR: Final = frozenset({str})
+_OPTIONAL_STR: Final = frozenset({str, type(None)})
+_INT: Final = frozenset({int})
 
 
 def rank(tasks: Iterable[Task], text: str, limit: int | None = LIMIT) -> list[Match]:
     """The tasks that hold any of TEXT's words, best first (ties by name), at most `limit`."""
+    return search(index(tasks), text, limit)
+
+
+def search(found: Index, text: str, limit: int | None = LIMIT) -> list[Match]:
+    """`rank` over an index's tasks: the tasks that hold any of TEXT's words, best first (ties
+    by name), at most `limit`."""
     wanted = words(text)
     if not wanted:
         return []
     most = WEIGHTS["name"] * len(wanted)
     matcher = _Matcher(wanted)
-    scored: list[tuple[float, str, Task, list[_Found | None]]] = []
-    for task in tasks:
-        total, best = matcher.best(_texts(task))
-        if total:
-            scored.append((-round(total / most, 2), task.name, task, best))
-    scored.sort(key=lambda entry: entry[:2])
-    return [
-        Match(task.name, kind(task), -score, matcher.hits(best), task.description)
-        for score, _, task, best in (scored if limit is None else scored[:limit])
+    # Ties go by name, then by the place in the index (as a stable sort by name would), which
+    # no two tasks share: the lists of where the words were found are never compared.
+    scored = [
+        (-round(total / most, 2), found.names[at], at, best)
+        for at, total, best in matcher.scan(found)
+        if total
     ]
+    if limit is None:
+        scored.sort()
+    else:
+        import heapq  # the few shown of many
 
-
-def _texts(task: Task) -> list[tuple[str, str]]:
-    """The task's name, alias and description, by field."""
-    found = [("name", task.name)]
-    if task.alias:
-        found.append(("alias", task.alias))
-    if task.description:
-        found.append(("description", task.description))
-    return found
+        scored = heapq.nsmallest(limit, scored)
+    return [
+        Match(name, found.kinds[at], -score, matcher.hits(best), found.descriptions[at])
+        for score, name, at, best in scored
+    ]
 
 
 # Where a word was found, as which word, and how: a Hit without its word, until it is shown.
 _Found = tuple[str, str, str]
+# A word of a task's text, in a field: the places of TEXT's words it matches, what it is worth
+# to each there, and where and how it matched.
+_Worth = tuple[tuple[int, float, _Found], ...]
 
 
 class _Matcher:
-    """TEXT's words against tasks' fields, at a cost a ranking of 1,000 tasks can pay on a warm
-    launch's time (benchmarks: target 12): each text's words and each pair of words are worked
-    out once a ranking, and a text is read word by word only for the words that may match in
-    it: whose root (the stem, less a 'y' it gained) it holds, as any word that matches them
-    does, or, in a name or alias, that share a letter with it (a spelling)."""
+    """TEXT's words against an index's tasks, at a cost a ranking of 1,000 tasks can pay on a
+    warm launch's time (benchmarks: target 12): what a word of a task is worth to each of
+    TEXT's words is worked out once a ranking for each field it is in, and only for TEXT's words
+    that may match it: whose root (the stem, less a 'y' it gained) it starts with, as any word
+    that matches them as itself, its stem or a prefix does, or, in a name or alias, that share
+    a letter with it (a spelling, of words of SPELLING_LETTERS or more)."""
 
     def __init__(self, wanted: Sequence[str]) -> None:
         self.wanted = [(word, stem(word), _root(word), frozenset(word)) for word in wanted]
-        self._words: dict[str, list[tuple[str, str]]] = {}
-        self._stems: dict[str, str] = {}
-        self._how: dict[tuple[str, str, bool], str | None] = {}
+        self._worth: list[dict[str, _Worth]] = [{} for _ in FIELDS]
+        # What a word of a task holds to match any of TEXT's words at all: a root to start
+        # with, or, in a name or alias, a letter of one that may be spelled close.
+        self._roots = tuple(root for _, _, root, _ in self.wanted)
+        self._spelled = frozenset().union(
+            *(letters for word, _, _, letters in self.wanted if len(word) >= SPELLING_LETTERS)
+        )
 
     def hits(self, best: Sequence[_Found | None]) -> tuple[Hit, ...]:
         """The hits of `best`'s words: a record made only for a match that is shown."""
@@ -158,50 +275,59 @@ class _Matcher:
             if found is not None
         )
 
-    def best(self, texts: Sequence[tuple[str, str]]) -> tuple[float, list[_Found | None]]:
-        """Where each of TEXT's words is worth most in `texts` ((field, text) pairs), and
-        what they are worth together; 0 when none is there."""
-        best: list[_Found | None] = [None] * len(self.wanted)
-        values = [0.0] * len(self.wanted)
-        for field, text in texts:
-            weight = WEIGHTS[field]
-            named = field != "description"
-            lowered = text.lower()
-            targets: list[tuple[str, str]] | None = None
-            for index, (word, stemmed, root, letters) in enumerate(self.wanted):
-                spelled = named and len(word) >= SPELLING_LETTERS
-                if (
-                    values[index] >= weight
-                    or (root not in lowered and not spelled)
-                    or letters.isdisjoint(lowered)
-                ):
+    def scan(self, found: Index) -> list[tuple[int, float, list[_Found | None]]]:
+        """Each task of `found` that holds any of TEXT's words: its place in the index, what
+        the words are worth together, and where each is worth most (the first place of the
+        most it is worth: name, then alias, then description, each in its words' order)."""
+        words, ends, worths, roots = found.words, found.ends, self._worth, self._roots
+        spelled, count = self._spelled, len(self.wanted)
+        scanned = []
+        start = 0
+        for at in range(len(found.names)):
+            values: list[float] | None = None
+            best: list[_Found | None] = []
+            for place in range(3):
+                end = ends[3 * at + place]
+                if end == start:
                     continue
-                if targets is None:
-                    targets = self.words(lowered)
-                for target, target_stem in targets:
-                    key = (word, target, named)
-                    if key in self._how:
-                        how = self._how[key]
-                    else:
-                        how = _how(word, stemmed, letters, target, target_stem, named=named)
-                        self._how[key] = how
-                    if how is not None and weight * HOW[how] > values[index]:
-                        best[index] = (field, target, how)
-                        values[index] = weight * HOW[how]
-                        if values[index] >= weight:
-                            break
-        return sum(values), best
+                known = worths[place]
+                for target in words[start:end]:
+                    worth = known.get(target)
+                    if worth is None:
+                        may = target.startswith(roots) or (
+                            place < 2
+                            and len(target) >= SPELLING_LETTERS
+                            and not spelled.isdisjoint(target)
+                        )
+                        worth = known[target] = self._worth_of(place, target) if may else ()
+                    for i, value, where in worth:
+                        if values is None:
+                            values, best = [0.0] * count, [None] * count
+                        if value > values[i]:
+                            values[i], best[i] = value, where
+                start = end
+            if values is not None:
+                scanned.append((at, sum(values), best))
+        return scanned
 
-    def words(self, lowered: str) -> list[tuple[str, str]]:
-        """The words of a text in lower case, each once, with its stem."""
-        found = self._words.get(lowered)
-        if found is None:
-            stems = self._stems
-            found = self._words[lowered] = [
-                (word, stems.get(word) or stems.setdefault(word, stem(word)))
-                for word in dict.fromkeys(_WORD.findall(lowered))
-            ]
-        return found
+    def _worth_of(self, place: int, target: str) -> _Worth:
+        """What `target`, a word of a task's FIELDS[place], is worth to each of TEXT's words."""
+        field = FIELDS[place]
+        weight = WEIGHTS[field]
+        named = field != "description"
+        target_stem = stem(target)
+        worth = []
+        for i, (word, stemmed, root, letters) in enumerate(self.wanted):
+            if not target.startswith(root) and not (
+                named
+                and min(len(word), len(target)) >= SPELLING_LETTERS
+                and not letters.isdisjoint(target)
+            ):
+                continue  # no match: see the class's docstring
+            how = _how(word, stemmed, letters, target, target_stem, named=named)
+            if how is not None:
+                worth.append((i, weight * HOW[how], (field, target, how)))
+        return tuple(worth)
 
 
 def _root(word: str) -> str:
@@ -257,12 +383,9 @@ def by_meaning(tasks: Mapping[str, Task], name: str, most: int = 3) -> list[str]
     wanted = words(name)
     if not wanted:
         return []
-    matcher = _Matcher(wanted)
-    found: list[tuple[float, str]] = []
-    for task in tasks.values():
-        if task.internal or not task.description:
-            continue
-        total, best = matcher.best([("description", task.description)])
-        if all(best):
-            found.append((-total, task.name))
-    return [task for _, task in sorted(found)[:most]]
+    described = (task for task in tasks.values() if not task.internal and task.description)
+    found = index(described, named=False)
+    scored = [
+        (-total, found.names[at]) for at, total, best in _Matcher(wanted).scan(found) if all(best)
+    ]
+    return [task for _, task in sorted(scored)[:most]]

@@ -5,11 +5,20 @@ spelling and by meaning."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_start, write_tree
+from tests.conftest import REPO, run_start, write_tree
+
+BENCHMARKS = REPO / "benchmarks"
+if str(BENCHMARKS) not in sys.path:
+    sys.path.insert(0, str(BENCHMARKS))
+
+import scenarios  # noqa: E402
 
 CONFIG = """
 [tasks.fix-tests]
@@ -198,3 +207,62 @@ Exit codes: 0 found; 2 usage; 3 config invalid; 4 no task matches.
 Docs: start help usage
 """
     )
+
+
+def test_a_warm_find_ranks_from_the_cached_index_and_an_edit_is_seen(home: Path) -> None:
+    """The second `start find` ranks from the config cache's index of the tasks' words (no
+    task decoded: tests/config/test_finding.py), as the first ranked the parsed tasks; a
+    changed description is another entry, so the next find sees it."""
+    first = find("--json", "release", "notes")
+    assert first[0] == 0
+    assert find("--json", "release", "notes") == first
+    config = home / ".config/start/config.toml"
+    config.write_text(
+        config.read_text(encoding="utf-8").replace(
+            "Fix the failing tests", "Fix the failing tests and the release notes"
+        ),
+        encoding="utf-8",
+    )
+    code, stdout, stderr = find("--json", "--limit", "2", "release", "notes")
+    assert (code, stderr) == (0, "")
+    assert [(m["name"], m["score"], m["description"]) for m in json.loads(stdout)] == [
+        ("release-notes", 1.0, "Write the release notes from the commits since the last tag"),
+        ("fix-tests", 0.5, "Fix the failing tests and the release notes"),
+    ]
+
+
+# `start`, whose config cache reports on stderr, at exit, how many items it decoded.
+COUNTED = """
+import atexit, runpy, sys
+from start.config import cache
+decoded = []
+item = cache._item
+def counted(cls, *args):
+    decoded.append(args[2])
+    return item(cls, *args)
+cache._item = counted
+atexit.register(lambda: print(f"decoded {len(decoded)}", file=sys.stderr))
+sys.argv = ["start", *sys.argv[1:]]
+runpy.run_module("start", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_warm_find_over_the_large_config_decodes_no_task(isolated: Path) -> None:
+    """The benchmark's target 12, as a real process: the second `start find` ranks the 1,000
+    tasks from the cache's index, decoding none of them, as the first ranked the tasks parsed."""
+    root = isolated.parent / "bench"
+    world = scenarios.World(root, isolated, root / "configs", root / "home", root / "run")
+    scenarios.large(world)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "START_CONFIG_DIR": str(world.config("large"))}
+    command = [sys.executable, "-c", COUNTED, "find", "--json", "task", "number", "500"]
+    runs = [
+        subprocess.run(command, cwd=isolated, env=env, capture_output=True, text=True)
+        for _ in range(2)
+    ]
+    assert [(run.returncode, run.stderr) for run in runs] == [(0, "decoded 0\n")] * 2
+    assert runs[0].stdout == runs[1].stdout
+    found = json.loads(runs[1].stdout)
+    assert [(m["name"], m["score"]) for m in found[:3]] == [
+        ("task-0500", 0.67), ("task-0000", 0.5), ("task-0001", 0.5)
+    ]  # fmt: skip
+    assert len(found) == 10

@@ -3,10 +3,17 @@ score's parts as docs/usage.md states them."""
 
 from __future__ import annotations
 
+import marshal
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from start.config import finding
-from start.config.model import Origin, Task
+from start.base.record import Record
+from start.config import cache, finding
+from start.config.load import load
+from start.config.model import Origin, Table, Task
+from tests.conftest import write_tree
 
 
 def task(name: str, description: str | None = None, **fields: object) -> Task:
@@ -69,3 +76,87 @@ def test_by_meaning_needs_every_word_in_a_description() -> None:
     }
     assert finding.by_meaning(tasks, "review-diff") == ["gate", "gdr"]
     assert finding.by_meaning(tasks, "review-diff", most=1) == ["gate"]
+
+
+def test_an_index_stored_and_loaded_is_the_same_index() -> None:
+    """What the config cache keeps (`stored`) loads back as the index of the tasks not
+    internal; bytes of another shape are no index, and the tasks' own is made instead."""
+    tasks = {
+        t.name: t
+        for t in [
+            task("review", "Reviews code", alias="rv"),
+            task("hidden", "Review the diff", internal=True),
+            task("bare"),
+        ]
+    }
+    fresh = finding.index([tasks["review"], tasks["bare"]])
+    assert fresh == finding.Index(
+        ("review", "bare"),
+        ("task", "task"),
+        ("Reviews code", None),
+        ("review", "rv", "reviews", "code", "bare"),
+        (1, 2, 4, 5, 5, 5),
+    )
+    assert finding._loaded(finding.stored(tasks)) == fresh
+    columns = marshal.loads(finding.stored(tasks))
+    for wrong in [
+        b"",
+        marshal.dumps(columns[:4]),
+        marshal.dumps((*columns[:4], (1, 2, 4, 5, 5, 99))),  # past the words' end
+        marshal.dumps((*columns[:4], (1, 2, 4, 3, 5, 5))),  # an end before the one before
+        marshal.dumps((columns[0], ("task", 1), *columns[2:])),
+    ]:
+        assert finding._loaded(wrong) is None
+
+
+CACHED = """\
+[tasks.review]
+alias = "rv"
+description = "Review the staged diff"
+prompt = "x"
+
+[tasks.notes]
+description = "Write the release notes"
+prompt = "x"
+
+[tasks.hidden]
+description = "Review the diff quietly"
+internal = true
+prompt = "x"
+"""
+
+
+def test_a_cached_index_ranks_as_a_fresh_one_and_follows_an_edit(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A config from the cache ranks from the index its entry keeps, without decoding a task,
+    exactly as the parsed tasks rank; an edited description is a miss, and its new words are
+    found."""
+    config = isolated.parent / "home" / ".config" / "start" / "config.toml"
+    write_tree(config.parent, {"config.toml": CACHED})
+    fresh = load()  # parsed, and stored
+    decoded: list[str] = []
+    item = cache._item
+
+    def counted(cls: type[Record], *args: Any) -> Any:
+        decoded.append(str(args[2]))
+        return item(cls, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cache, "_item", counted)
+    cached = load()
+    assert isinstance(cached.tasks, Table) and finding.INDEX in cached.tasks.index
+    found = finding.of_config(cached.tasks)
+    every = [t for t in fresh.tasks.values() if not t.internal]
+    assert found == finding.index(every)
+    for text in ["review diff", "notes", "rv", "revew", "the task", "release-notes write", "zebra"]:
+        assert finding.search(found, text, None) == finding.rank(every, text, None), text
+    assert decoded == []
+
+    config.write_text(CACHED.replace("release", "zebra"), encoding="utf-8")
+    assert not isinstance(load().tasks, Table)  # a miss: parsed, and stored again
+    edited = load()
+    assert isinstance(edited.tasks, Table) and finding.INDEX in edited.tasks.index
+    assert [(m.name, m.score, finding.why(m)) for m in finding.search(
+        finding.of_config(edited.tasks), "zebras", None
+    )] == [("notes", 0.45, "description: zebras~zebra")]  # fmt: skip
+    assert finding.by_meaning(edited.tasks, "zebra-notes") == ["notes"]
