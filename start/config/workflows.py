@@ -186,8 +186,10 @@ def _chain(node: Mapping[str, Any]) -> tuple[tuple[str, ...], bool]:
     if kind == "subexpression":
         names, whole = _chain(node["children"][0])
         for right in node["children"][1:]:
-            if not whole or right["type"] != "field":
+            if not whole:
                 return names, False
+            if right["type"] != "field":  # `value[0]`: the names before its index count too
+                return (*names, *_chain(right)[0]), False
             names = (*names, right["value"])
         return names, whole
     if kind in _PATHS:
@@ -607,6 +609,23 @@ def _step_fields(
         )
         if good["output"] is None:
             del good["output"]
+        elif isinstance(good["output"], Output) and good["output"].schema_file is not None:
+            # A run carries a step's own format in its ask, where a file would be read again
+            # on every resume; a task's schema file is read as the task's (start.config.output).
+            out.error(
+                f"{key}.output.schema",
+                "a step's own output schema is written in the step, such as { schema = { type "
+                '= "object" } }; to use a schema file, give it to a task and run the task',
+            )
+            del good["output"]
+    limit = good.get("answer_limit")
+    most = config.settings.print_answer_limit
+    if isinstance(limit, int) and limit > most:
+        out.error(
+            f"{key}.answer_limit",
+            f"{limit:,} bytes is more than settings.print_answer_limit ({most:,}), which stops "
+            "every headless run's answer first; lower answer_limit, or raise the setting",
+        )
     if "params" in good:
         good["params"] = tuple(good["params"].items())
     if "needs" in good:

@@ -302,6 +302,37 @@ CASES = [
         id="reserved-parameter",
     ),
     pytest.param(
+        '[workflows.w]\ntimeout = 0\n[workflows.w.steps.a]\nprompt = "x"\n',
+        [
+            "error: 2:1: workflows.w.timeout: must be a whole number of seconds from 1 to 86400 "
+            "(a day), not 0"
+        ],
+        id="workflow-timeout",
+    ),
+    pytest.param(
+        step('prompt = "x"\nanswer_limit = "big"\n'),
+        ["error: 7:1: workflows.w.steps.s.answer_limit: must be a positive integer, not a string"],
+        id="answer-limit-type",
+    ),
+    pytest.param(
+        step('prompt = "x"\nanswer_limit = 999999999999\n'),
+        [
+            "error: 7:1: workflows.w.steps.s.answer_limit: 999,999,999,999 bytes is more than "
+            "settings.print_answer_limit (16,777,216), which stops every headless run's answer "
+            "first; lower answer_limit, or raise the setting"
+        ],
+        id="answer-limit-above-the-setting",
+    ),
+    pytest.param(
+        step('prompt = "x"\noutput = { schema = "plan.schema.json" }\n'),
+        [
+            "error: 7:1: workflows.w.steps.s.output.schema: a step's own output schema is "
+            'written in the step, such as { schema = { type = "object" } }; to use a schema '
+            "file, give it to a task and run the task"
+        ],
+        id="a-step-s-schema-file",
+    ),
+    pytest.param(
         '[workflow.w.steps.a]\nprompt = "x"\n',
         ["warning: 1:1: workflow: unknown section [workflow] (did you mean 'workflows'?)"],
         id="section-spelled-wrong",
@@ -364,6 +395,8 @@ def test_bindings_split_a_template_and_leave_other_braces() -> None:
         # Inside a filter and after a pipe, names are relative to the elements.
         ("steps.a.value.files[?x == area].name | [0].y", [("steps", "a", "value", "files")]),
         ("`[1, 2]`", []),
+        ("steps.each.value[0].blob", [("steps", "each", "value")]),
+        ("steps.each.value[*].blob", [("steps", "each", "value")]),
     ],
 )
 def test_references_are_the_names_read_from_the_scope(
