@@ -340,6 +340,7 @@ class Run:
             "door": WORKFLOW,
             "answer_format": answer_format(step),
             "answer_limit": step.answer_limit,
+            "max_turns": step.max_turns,
         }
         if step.task is not None:
             instructions = plans.fill(step.instructions, data) if step.instructions else None

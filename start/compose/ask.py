@@ -64,6 +64,8 @@ class Ask(Record):
     # The most bytes a workflow step's answer may hold; over it the run fails with the reason
     # (start.runs.headless), its answer kept. None: settings.print_answer_limit alone.
     answer_limit: int | None = None
+    # The most turns a workflow step's agent may take (its print_max_turns); None: its CLI's own.
+    max_turns: int | None = None
 
     @property
     def agent(self) -> str | None:
@@ -94,6 +96,7 @@ ONLY_THE_USER: Final = frozenset(
         "item",
         "answer_format",
         "answer_limit",
+        "max_turns",
     }
 )
 

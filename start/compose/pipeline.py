@@ -337,12 +337,15 @@ def _build(
     from start.compose import launch as launcher
 
     permissions, source = level(request, plan) if request.headless else (None, None)
+    agent_args = request.agent_args
+    if request.max_turns is not None and request.headless:
+        agent_args = (*launcher.turn_options(plan.agent, request.max_turns), *agent_args)
     return launcher.build(
         plan,
         composition,
         date,
         workdir(request),
-        request.agent_args,
+        agent_args,
         dry_run=dry_run,
         agents=config.agents,
         permissions=permissions,

@@ -55,6 +55,7 @@ _STEP_FIELDS: Final[Mapping[str, str]] = {
     "retries": "retries",
     "timeout": schema.TIMEOUT,
     "answer_limit": schema.SIZE,
+    "max_turns": schema.SIZE,
 }
 
 
@@ -78,6 +79,7 @@ class Step(Record):
     retries: int = 0
     timeout: int | None = None
     answer_limit: int | None = None
+    max_turns: int | None = None  # the agent's turns at most (its print_max_turns)
     # The steps it reads or needs, in the workflow's step order: `needs` and every `steps.S`.
     upstream: tuple[str, ...] = ()
 
@@ -618,6 +620,9 @@ def _step_fields(
                 '= "object" } }; to use a schema file, give it to a task and run the task',
             )
             del good["output"]
+    turns = good.get("max_turns")
+    if isinstance(turns, int):
+        _check_max_turns(good, key, turns, config, out)
     limit = good.get("answer_limit")
     most = config.settings.print_answer_limit
     if isinstance(limit, int) and limit > most:
@@ -678,6 +683,26 @@ def _step_fields(
                 )
                 good.pop(field, None)
     return good
+
+
+def _check_max_turns(
+    good: Mapping[str, Any], key: str, turns: int, config: Config, out: Collector
+) -> None:
+    """A step's `max_turns` needs an agent whose CLI has a turn limit (its print_max_turns):
+    the step's agent, else its task's, else the default agent."""
+    task = config.tasks.get(good.get("task") or "")
+    name = good.get("agent") or (task.agent if task else None) or config.settings.default_agent
+    agent = config.agents.get(name) if name else None
+    if agent is None or agent.print_max_turns is not None:
+        return  # no agent to hold: an unknown agent is its own error
+    able = [n for n, a in config.agents.items() if a.print_max_turns is not None]
+    out_of = f" (agents that have one: {', '.join(able)})" if able else ""
+    out.error(
+        f"{key}.max_turns",
+        f"agent '{name}' has no turn limit (no print_max_turns in its entry), so it cannot be "
+        f"held to {turns} turns; leave max_turns out, give the step an agent that has one"
+        f"{out_of}, or add print_max_turns to [agents.{name}]",
+    )
 
 
 def _output(fields: Mapping[str, Any], tasks: Mapping[str, Task]) -> Output | None:

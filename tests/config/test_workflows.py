@@ -333,6 +333,20 @@ CASES = [
         id="a-step-s-schema-file",
     ),
     pytest.param(
+        step('prompt = "x"\nagent = "claude"\nmax_turns = 3\n'),
+        [
+            "error: 8:1: workflows.w.steps.s.max_turns: agent 'claude' has no turn limit (no "
+            "print_max_turns in its entry), so it cannot be held to 3 turns; leave max_turns "
+            "out, give the step an agent that has one, or add print_max_turns to [agents.claude]"
+        ],
+        id="max-turns-of-an-agent-without-a-turn-limit",
+    ),
+    pytest.param(
+        step('prompt = "x"\nagent = "claude"\nmax_turns = 0\n'),
+        ["error: 8:1: workflows.w.steps.s.max_turns: must be a positive integer, not 0"],
+        id="max-turns-not-positive",
+    ),
+    pytest.param(
         '[workflow.w.steps.a]\nprompt = "x"\n',
         ["warning: 1:1: workflow: unknown section [workflow] (did you mean 'workflows'?)"],
         id="section-spelled-wrong",
@@ -343,6 +357,17 @@ CASES = [
 @pytest.mark.parametrize(("text", "expected"), CASES)
 def test_early_error(conf: Path, text: str, expected: list[str]) -> None:
     assert workflow_problems(conf, text) == expected
+
+
+def test_max_turns_needs_an_agent_whose_print_max_turns_names_the_turns(conf: Path) -> None:
+    agent = '[agents.deep]\nbin = "deep"\ncommand = "{bin} {prompt}"\nprint_max_turns = "--turns"\n'
+    text = agent + step('prompt = "x"\nagent = "deep"\nmax_turns = 2\n')
+    assert workflow_problems(conf, text) == [
+        "error: 4:1: agents.deep.print_max_turns: print_max_turns must name {max_turns} (the "
+        'number of turns), such as "--max-turns {max_turns}"'
+    ]
+    text = text.replace('"--turns"', '"--turns={max_turns}"')
+    assert workflow_problems(conf, text) == []
 
 
 def test_a_for_each_of_a_for_each_step_and_a_literal_list_are_lists(conf: Path) -> None:

@@ -86,6 +86,11 @@ agent = "fake-b"
 prompt = "Side c"
 agent = "fake-c"
 
+[workflows.turns.steps.count]
+prompt = "Count"
+agent = "fake-a"
+max_turns = 3
+
 [workflows.fan.steps.sum]
 prompt = "Sum {steps.each.answer}"
 agent = "fake-b"
@@ -120,7 +125,8 @@ def named(name: str, bin_: Path) -> str:
     """The stand-in as agent NAME whose program is `bin_` (a link to this Python): each CLI
     runs one at a time (start.proc.agents), so agents that may run at once need programs of
     their own."""
-    return agent(name).replace(f'bin = "{sys.executable}"', f'bin = "{bin_}"')
+    turns = 'print_max_turns = "--max-turns {max_turns}"\n'
+    return agent(name, extra=turns).replace(f'bin = "{sys.executable}"', f'bin = "{bin_}"')
 
 
 @pytest.fixture
@@ -150,8 +156,8 @@ def configure(project: Path, cap: int) -> None:
     write_tree(project.parent / "home" / ".config" / "start", {"config.toml": config})
 
 
-def start(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"FAKE_BEFORE": BEFORE, "FAKE_RUNS": str(project.parent / "runs")}
+def start(project: Path, *args: str, **more: str) -> subprocess.CompletedProcess[str]:
+    env = {"FAKE_BEFORE": BEFORE, "FAKE_RUNS": str(project.parent / "runs"), **more}
     return run_start(*args, cwd=project, env=env, timeout=120)
 
 
@@ -317,3 +323,11 @@ def test_the_stand_in_links_run_this_python(project: Path) -> None:
     """The agents' programs are links to this Python (so each is a CLI of its own)."""
     link = project.parent / "bin" / "fake-a"
     assert os.path.realpath(link) == os.path.realpath(sys.executable)
+
+
+def test_a_step_s_max_turns_reaches_its_agent_as_its_print_max_turns_says(project: Path) -> None:
+    record = project.parent / "argv.json"
+    done = start(project, "workflow", "run", "turns", FAKE_RECORD=str(record))
+    assert done.returncode == 0, done.stderr
+    argv = json.loads(record.read_text(encoding="utf-8"))["argv"]
+    assert argv[:4] == ["--ro", "--max-turns", "3", "--"], argv
