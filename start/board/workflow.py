@@ -210,8 +210,10 @@ class Run:
         if report.step == FAILED:
             if outcome.problems:
                 kept["state"] = plans.OUT_OF_FORMAT
-                # The board keeps no answer on a failed item: the one out of format is kept
-                # here, cut to what metadata holds (the whole is in the history).
+            if outcome.answer:
+                # The board keeps no answer on a failed item: one that arrived (out of format,
+                # or over the step's answer_limit) is kept here, cut to what metadata holds
+                # (the whole is in the history).
                 kept["answer"] = _cut(outcome.answer, outcome.history)
             meta = _meta(report.item)
             step = _step(self.workflow, str(meta.get("step")))

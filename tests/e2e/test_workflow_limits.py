@@ -253,7 +253,7 @@ def test_an_answer_over_the_step_s_answer_limit_fails_it_and_stops_what_reads_it
     assert done.returncode == 1, done.stderr
     reason = "its answer is 17 bytes, more than the step's answer_limit (10 bytes) allows"
     assert steps(done) == {
-        "wordy": ("failed", None, None, reason),
+        "wordy": ("failed", "ANSWER: Say a lot", None, reason),
         "terse": ("succeeded", "ANSWER: Hi", None, None),
         "after": ("stopped", None, None, f"step 'wordy' failed: {reason}"),
     }
