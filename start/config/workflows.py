@@ -841,3 +841,35 @@ def read(config: Config) -> Workflows:
             found[name] = record
             kept[name] = workflow
     return Workflows(found, tuple(placed(problems)) if problems else (), kept)
+
+
+def check_schemas(found: Workflows) -> list[Problem]:
+    """Errors of the steps' own output schemas (not a JSON Schema, by its draft's metaschema),
+    each placed at its line: for `start config validate`, as compose.audit checks the tasks'; a
+    run checks a step's schema again before its agent starts (start.config.output.spec_of)."""
+    import json
+
+    from start.config.validate import placed
+    from start.proc import schemacheck
+
+    asked = [
+        (workflow, step.name, step.output.schema)
+        for workflow in found.workflows.values()
+        for step in workflow.steps
+        if isinstance(step.output, Output) and step.output.schema is not None
+    ]
+    if not asked:
+        return []  # no schema: no child process
+    jobs = [schemacheck.Job(json.loads(text), schemacheck.SCHEMA_SECONDS) for *_, text in asked]
+    problems: list[Problem] = []
+    for (workflow, step, _), outcome in zip(asked, schemacheck.run(jobs), strict=True):
+        key = f"{SECTION}.{workflow.name}.steps.{step}.output.schema"
+        said = outcome.problems
+        if outcome.timed_out:
+            seconds = schemacheck.SCHEMA_SECONDS
+            said = (("$", f"checking it against its metaschema did not finish in {seconds:g} s"),)
+        for pointer, message in said:
+            inner = pointer.removeprefix("$").lstrip(".")
+            where = f"{key}.{inner}" if inner else key
+            problems.append(Problem("error", workflow.origin.path, where, message))
+    return placed(problems)

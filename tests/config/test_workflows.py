@@ -400,6 +400,28 @@ def test_start_config_validate_reports_them_and_exits_3(isolated: Path) -> None:
     ]
 
 
+def test_start_config_validate_checks_a_step_s_own_schema_against_its_metaschema(
+    isolated: Path,
+) -> None:
+    write_tree(
+        isolated,
+        {
+            ".start/config.toml": '[workflows.w.steps.a]\nprompt = "x"\n'
+            'output = { schema = { type = "objekt" } }\n'
+        },
+    )
+    done = run_start("config", "validate", "--json", cwd=isolated)
+    assert done.returncode == 3, done.stderr
+    found = [(p["key"], p["line"], p["message"]) for p in json.loads(done.stdout)]
+    assert found == [
+        (
+            "workflows.w.steps.a.output.schema.type",
+            3,
+            "'objekt' is not valid under any of the given schemas",
+        ),
+    ]
+
+
 def test_bindings_split_a_template_and_leave_other_braces() -> None:
     assert list(bindings('Fix {steps.a.answer}; {{x}} {"a": 1} {item}')) == [
         "Fix ",
