@@ -847,11 +847,6 @@ def check_schemas(found: Workflows) -> list[Problem]:
     """Errors of the steps' own output schemas (not a JSON Schema, by its draft's metaschema),
     each placed at its line: for `start config validate`, as compose.audit checks the tasks'; a
     run checks a step's schema again before its agent starts (start.config.output.spec_of)."""
-    import json
-
-    from start.config.validate import placed
-    from start.proc import schemacheck
-
     asked = [
         (workflow, step.name, step.output.schema)
         for workflow in found.workflows.values()
@@ -859,7 +854,12 @@ def check_schemas(found: Workflows) -> list[Problem]:
         if isinstance(step.output, Output) and step.output.schema is not None
     ]
     if not asked:
-        return []  # no schema: no child process
+        return []  # no schema: no child process (nor json, nor the schema check, imported)
+    import json
+
+    from start.config.validate import placed
+    from start.proc import schemacheck
+
     jobs = [schemacheck.Job(json.loads(text), schemacheck.SCHEMA_SECONDS) for *_, text in asked]
     problems: list[Problem] = []
     for (workflow, step, _), outcome in zip(asked, schemacheck.run(jobs), strict=True):
