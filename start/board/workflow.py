@@ -149,9 +149,9 @@ class Run:
     def timed_out(self) -> tuple[Change, plans.Result]:
         """What a step not started when the workflow's `timeout` ran out becomes: stopped."""
         reason = f"the workflow's timeout ({self.workflow.timeout} s) ran out before it started"
-        return Change(FAILED, reason=f"stopped: {reason}", metadata={KEY: {"state": STOPPED}}), (
-            plans.Result(plans.STOPPED, reason=reason)
-        )
+        meta = {KEY: {"state": plans.STOPPED}}
+        change = Change(FAILED, reason=f"stopped: {reason}", metadata=meta)
+        return change, plans.Result(plans.STOPPED, reason=reason)
 
     def resume(self) -> None:
         """Make the run's unfinished steps runnable again: a failed or stopped step goes back
@@ -410,7 +410,6 @@ def answer_format(step: Step) -> str | None:
 # read again from its answer (ANSWER), or for a for_each step from its answers (ANSWERS).
 VALUE_FROM: Final = "value_from"
 ANSWER, ANSWERS = "answer", "answers"
-STOPPED: Final = plans.STOPPED
 # How much of an out-of-format answer a failed step's item keeps: well within the metadata.
 KEPT_ANSWER: Final = 32 << 10
 
