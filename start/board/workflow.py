@@ -16,19 +16,22 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import threading
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from start import board
+from start.base import inputs
 from start.base.errors import ExitCode, StartError
 from start.base.record import Record
-from start.board import COMPLETED, FAILED, PENDING, Change, Item
+from start.board import COMPLETED, FAILED, PENDING, Change, Item, RefusedError
 from start.board import file as boardfile
 from start.board.runner import Report, Runner
 from start.compose import workflow as plans
 from start.compose.ask import WORKFLOW, Ask
-from start.config.model import Config, Origin
+from start.config.model import OUTPUT_SCHEMA, Config, Origin
 from start.config.workflows import Step, Workflow, check_workflow
 from start.runs.rules import Scope
 
@@ -126,6 +129,29 @@ class Run:
             str(kept.get("instructions") or ""), dict(kept.get("params") or {})
         )
         self.workflow = _checked(parent, self.name, str(kept.get("definition")), config)
+        self.print_timeout = config.settings.print_timeout
+        # The workflow's `timeout` counts from here: this run, or this resume, of it.
+        self.deadline = time.monotonic() + self.workflow.timeout if self.workflow.timeout else None
+
+    def expired(self) -> bool:
+        """Whether the workflow's `timeout` has run out."""
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def capped(self, step: Step, ask: Ask) -> Ask:
+        """`ask` with the step's own timeout, cut to what is left of the workflow's `timeout`
+        (a second at least), so that no step runs past it."""
+        own = step.timeout
+        if self.deadline is None:
+            return ask._replace(timeout=own)
+        left = max(1, math.ceil(self.deadline - time.monotonic()))
+        return ask._replace(timeout=min(own or self.print_timeout, left))
+
+    def timed_out(self) -> tuple[Change, plans.Result]:
+        """What a step not started when the workflow's `timeout` ran out becomes: stopped."""
+        reason = f"the workflow's timeout ({self.workflow.timeout} s) ran out before it started"
+        meta = {KEY: {"state": plans.STOPPED}}
+        change = Change(FAILED, reason=f"stopped: {reason}", metadata=meta)
+        return change, plans.Result(plans.STOPPED, reason=reason)
 
     def resume(self) -> None:
         """Make the run's unfinished steps runnable again: a failed or stopped step goes back
@@ -137,11 +163,19 @@ class Run:
                     continue
                 # Its kept state goes too: the next decision or run writes a new one. A for_each
                 # step's failed elements run again; its completed ones are kept.
-                kept = {"state": None, "value": None, "tries": None}
+                kept = {"state": None, "value": None, "tries": None, "answer": None}
                 for element in _elements(item):
-                    if opened.get(element).status == FAILED:
-                        opened.update(element, self.by, Change(PENDING, metadata={KEY: kept}))
-                opened.update(id_, self.by, Change(PENDING, metadata={KEY: kept}))
+                    found = opened.get(element)
+                    if found.status == FAILED:
+                        opened.update(element, self.by, self.again(found, kept))
+                opened.update(id_, self.by, self.again(item, kept))
+
+    def again(self, item: Item, kept: Mapping[str, Any]) -> Change:
+        """A failed step's (or element's) item back to pending, its ask's timeout cut to what
+        is left of this run's."""
+        step = _step(self.workflow, str(_meta(item).get("step")))
+        run = self.capped(step, item.run) if step is not None and item.run is not None else None
+        return Change(PENDING, metadata={KEY: dict(kept)}, run=run)
 
     def run(self, cap: int, timeout: int | None) -> tuple[StepState, ...]:
         """Settle, then run the ready steps until nothing is ready and nothing runs; the
@@ -168,17 +202,27 @@ class Run:
         change = Change(metadata={KEY: kept})
         if report.step == COMPLETED and outcome.value is not None:
             kept["value"] = json.dumps(outcome.value, ensure_ascii=False)
+            if not _fits({**_meta(report.item), **kept}):
+                # Too large for the item's metadata: the value is read again from the item's
+                # answer, which the board keeps whole and the run checked (`result`).
+                kept["value"] = None
+                kept[VALUE_FROM] = ANSWER
         if report.step == FAILED:
             if outcome.problems:
                 kept["state"] = plans.OUT_OF_FORMAT
-            meta = report.item.metadata.get(KEY)
-            meta = meta if isinstance(meta, Mapping) else {}
-            step = next((s for s in self.workflow.steps if s.name == meta.get("step")), None)
+            if outcome.answer:
+                # The board keeps no answer on a failed item: one that arrived (out of format,
+                # or over the step's answer_limit) is kept here, cut to what metadata holds
+                # (the whole is in the history).
+                kept["answer"] = _cut(outcome.answer, outcome.history)
+            meta = _meta(report.item)
+            step = _step(self.workflow, str(meta.get("step")))
             tries = int(meta.get("tries") or 0) + 1
             if step is not None and tries <= step.retries:
-                # `retries = N`: run again, as it was filled (its run is kept), N times at most.
-                kept.update(state=None, tries=tries)
-                change = Change(PENDING, metadata={KEY: kept})
+                # `retries = N`: run again, as it was filled, N times at most; its timeout cut to
+                # what is left of the workflow's.
+                kept.update(state=None, tries=tries, answer=None)
+                change = self.again(report.item, kept)
         with boardfile.opened(self.scope.workdir, sweep=False) as opened:
             opened.update(report.item.id, self.by, change)
         self.settle()
@@ -196,11 +240,18 @@ class Run:
                 for planned in plans.plan(self.workflow):
                     step = planned.step
                     item = items[step.name]
-                    if step.name in results or item.status != PENDING or item.run is not None:
+                    if step.name in results or item.status != PENDING:
+                        continue
+                    if item.run is not None:  # runnable: stopped if the time ran out
+                        late = self.stopped_late(opened, item)
+                        if late is not item and (decided := result(late)) is not None:
+                            items[step.name], results[step.name] = late, decided
+                            changed = True
                         continue
                     elements = _elements(item)
                     if elements:  # a for_each step fanned out: collected once all finished
-                        change, decided = _collected([opened.get(id_) for id_ in elements])
+                        ends = [self.stopped_late(opened, opened.get(id_)) for id_ in elements]
+                        change, decided = _collected(item, ends)
                     else:
                         change, decided = self.decision(opened, step, item, results)
                     if change is None:
@@ -210,12 +261,24 @@ class Run:
                         results[step.name] = decided
                     changed = True
 
+    def stopped_late(self, opened: Board, item: Item) -> Item:
+        """A runnable item no run has claimed, stopped when the workflow's `timeout` has run
+        out; else (or when a run claimed it meanwhile) the item as it is."""
+        if item.status != PENDING or item.run is None or not self.expired():
+            return item
+        try:
+            return opened.update(item.id, self.by, self.timed_out()[0])
+        except RefusedError:  # claimed meanwhile: its run's timeout ends it in time
+            return opened.get(item.id)
+
     def decision(
         self, opened: Board, step: Step, item: Item, results: Mapping[str, plans.Result]
     ) -> tuple[Change | None, plans.Result | None]:
         """What to write on a step's item now, and its result when that finishes it."""
         try:
             decided = plans.decide(step, self.inputs, results)
+            if decided.action == plans.RUN and self.expired():
+                return self.timed_out()
             if decided.action == plans.RUN and decided.elements is not None:
                 return self.fan_out(opened, step, item, decided.elements, results)
             if decided.action == plans.RUN:
@@ -276,17 +339,20 @@ class Run:
             "model": step.model,
             "role": step.role,
             "permissions": step.permissions,
-            "timeout": step.timeout,
             "door": WORKFLOW,
+            "answer_format": answer_format(step),
+            "answer_limit": step.answer_limit,
+            "max_turns": step.max_turns,
         }
         if step.task is not None:
             instructions = plans.fill(step.instructions, data) if step.instructions else None
             params = {name: plans.fill(text, data) for name, text in step.params}
-            return Ask(
+            asked = Ask(
                 mode="task", task=step.task, instructions=instructions, params=params, **common
             )
+            return self.capped(step, asked)
         assert step.prompt is not None
-        return Ask(mode="prompt", prompt=plans.fill(step.prompt, data), **common)
+        return self.capped(step, Ask(mode="prompt", prompt=plans.fill(step.prompt, data), **common))
 
     def states(self) -> tuple[StepState, ...]:
         """Every step's state, in the plan's order."""
@@ -329,6 +395,49 @@ class Run:
         return code
 
 
+def answer_format(step: Step) -> str | None:
+    """A step's own answer format as its ask carries it (Ask.answer_format): "text", "json" or
+    its inline schema as JSON text; None: its task's (a prompt step's: text)."""
+    if step.output is None or isinstance(step.output, str):
+        return step.output
+    if step.output.format == OUTPUT_SCHEMA:
+        assert step.output.schema is not None  # a schema file is an early error of a step
+        return step.output.schema
+    return step.output.format
+
+
+# A step item's metadata key that says where its value is when it was too large to keep there:
+# read again from its answer (ANSWER), or for a for_each step from its answers (ANSWERS).
+VALUE_FROM: Final = "value_from"
+ANSWER, ANSWERS = "answer", "answers"
+# How much of an out-of-format answer a failed step's item keeps: well within the metadata.
+KEPT_ANSWER: Final = 32 << 10
+
+
+def _fits(meta: Mapping[str, Any]) -> bool:
+    """Whether `meta` as a step item's metadata stays within the board's limit."""
+    try:
+        inputs.metadata({KEY: dict(meta)})
+    except inputs.InputError:
+        return False
+    return True
+
+
+def _cut(answer: str, history: int | None) -> str:
+    """An answer as a failed step's item keeps it: whole, or its first KEPT_ANSWER bytes and
+    where the rest is."""
+    data = answer.encode("utf-8", "surrogatepass")
+    if len(data) <= KEPT_ANSWER:
+        return answer
+    where = f"start log show {history}" if history is not None else "the history"
+    head = data[:KEPT_ANSWER].decode("utf-8", "ignore")
+    return f"{head}\n[... {len(data) - KEPT_ANSWER:,} bytes more: {where}]"
+
+
+def _step(workflow: Workflow, name: str) -> Step | None:
+    return next((step for step in workflow.steps if step.name == name), None)
+
+
 def _meta(item: Item) -> Mapping[str, Any]:
     kept = item.metadata.get(KEY)
     return kept if isinstance(kept, Mapping) else {}
@@ -340,20 +449,28 @@ def _elements(item: Item) -> list[str]:
     return [str(id_) for id_ in found] if isinstance(found, list) else []
 
 
-def _collected(elements: list[Item]) -> tuple[Change | None, plans.Result | None]:
+def _collected(item: Item, elements: list[Item]) -> tuple[Change | None, plans.Result | None]:
     """A fanned-out step's change and result once every element's item has finished
     (compose.workflow.collect: the answers and values in element order); else nothing yet."""
     found = [result(element) for element in elements]
     if any(one is None for one in found):
         return None, None
     collected = plans.collect([one for one in found if one is not None])
+    answer = json.dumps(collected.answer, ensure_ascii=False)
     meta: dict[str, Any] = {
-        "answers": json.dumps(collected.answer, ensure_ascii=False),
+        "answers": answer,
         "value": json.dumps(collected.value, ensure_ascii=False),
     }
+    fits = _fits({**_meta(item), **meta})
     if collected.state == plans.SUCCEEDED:
-        answer = json.dumps(collected.answer, ensure_ascii=False)
+        if not fits:
+            # Too large for the item's metadata: the answers are the item's answer (the board
+            # keeps it whole), each value read again from its answer, as its run checked it.
+            valued = any(value is not None for value in collected.value)
+            meta = {"answers": None, "value": None, VALUE_FROM: ANSWERS if valued else None}
         return Change(COMPLETED, answer=answer, metadata={KEY: meta}), collected
+    if not fits:  # a failed item keeps no answer: each element's item keeps its own
+        meta = {"answers": None, "value": None}
     meta["state"] = collected.state
     return Change(FAILED, reason=collected.reason, metadata={KEY: meta}), collected
 
@@ -367,18 +484,35 @@ def result(item: Item) -> plans.Result | None:
             return plans.Result(plans.SKIPPED, reason=meta.get("reason"))
         value = meta.get("value")
         answers = meta.get("answers")  # a for_each step's, in element order
-        return plans.Result(
+        found = plans.Result(
             plans.SUCCEEDED,
             json.loads(answers) if isinstance(answers, str) else item.answer,
             json.loads(value) if isinstance(value, str) else None,
         )
+        return _value_from(found, meta.get(VALUE_FROM), item.answer or "")
     if item.status == FAILED:
         if state == plans.STOPPED:
             reason = (item.reason or "").removeprefix("stopped: ")
             return plans.Result(plans.STOPPED, reason=reason)
-        found = plans.OUT_OF_FORMAT if state == plans.OUT_OF_FORMAT else plans.FAILED
-        return plans.Result(found, item.answer, reason=item.reason)
+        found_state = plans.OUT_OF_FORMAT if state == plans.OUT_OF_FORMAT else plans.FAILED
+        kept = meta.get("answer")
+        answer = kept if isinstance(kept, str) else item.answer
+        return plans.Result(found_state, answer, reason=item.reason)
     return None
+
+
+def _value_from(found: plans.Result, where: Any, answer: str) -> plans.Result:
+    """A succeeded step's result with its value read again from its answer (or a for_each
+    step's from each answer: the item's answer is their JSON list), when it was too large for
+    the item's metadata (VALUE_FROM)."""
+    if where not in (ANSWER, ANSWERS):
+        return found
+    from start.config import output
+
+    if where == ANSWER:
+        return found._replace(value=output.extract(answer))
+    answers = json.loads(answer)
+    return found._replace(answer=answers, value=[output.extract(one) for one in answers])
 
 
 def _checked(parent: str, name: str, definition: str, config: Config) -> Workflow:

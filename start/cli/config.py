@@ -79,7 +79,8 @@ def validate() -> int:
         *check_context_files(loaded),
         *check_task_files(loaded),
         *check_output_schemas(loaded),
-        *workflows.read(loaded).problems,
+        *(found := workflows.read(loaded)).problems,
+        *workflows.check_schemas(found),
     )
     failed = any(p.is_error for p in problems)
     if options.json:

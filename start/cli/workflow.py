@@ -223,19 +223,6 @@ def _run(found: Workflow, table: Any, inputs: Any, config: Any) -> int:
     from start.board import workflow as flows
     from start.runs import rules
 
-    not_built = [
-        (step.name, field)
-        for step in found.steps
-        for field, given in (("output", step.output),)
-        if given is not None
-    ]
-    if not_built:
-        step, field = not_built[0]
-        raise UsageError(
-            f"step '{step}' of workflow '{found.name}' sets {field}, which a run does not carry "
-            f'out yet (docs/workflows-design.md, "What remains"); \'start workflow run '
-            f"{found.name} --dry-run' shows its plan"
-        )
     options = get_options()
     scope = rules.Scope(options.workdir, not options.no_project, rules.depth())
     parent = flows.begin(scope, found, table, inputs, _holder())

@@ -55,6 +55,7 @@ _STEP_FIELDS: Final[Mapping[str, str]] = {
     "retries": "retries",
     "timeout": schema.TIMEOUT,
     "answer_limit": schema.SIZE,
+    "max_turns": schema.SIZE,
 }
 
 
@@ -78,6 +79,7 @@ class Step(Record):
     retries: int = 0
     timeout: int | None = None
     answer_limit: int | None = None
+    max_turns: int | None = None  # the agent's turns at most (its print_max_turns)
     # The steps it reads or needs, in the workflow's step order: `needs` and every `steps.S`.
     upstream: tuple[str, ...] = ()
 
@@ -186,8 +188,10 @@ def _chain(node: Mapping[str, Any]) -> tuple[tuple[str, ...], bool]:
     if kind == "subexpression":
         names, whole = _chain(node["children"][0])
         for right in node["children"][1:]:
-            if not whole or right["type"] != "field":
+            if not whole:
                 return names, False
+            if right["type"] != "field":  # `value[0]`: the names before its index count too
+                return (*names, *_chain(right)[0]), False
             names = (*names, right["value"])
         return names, whole
     if kind in _PATHS:
@@ -607,6 +611,26 @@ def _step_fields(
         )
         if good["output"] is None:
             del good["output"]
+        elif isinstance(good["output"], Output) and good["output"].schema_file is not None:
+            # A run carries a step's own format in its ask, where a file would be read again
+            # on every resume; a task's schema file is read as the task's (start.config.output).
+            out.error(
+                f"{key}.output.schema",
+                "a step's own output schema is written in the step, such as { schema = { type "
+                '= "object" } }; to use a schema file, give it to a task and run the task',
+            )
+            del good["output"]
+    turns = good.get("max_turns")
+    if isinstance(turns, int):
+        _check_max_turns(good, key, turns, config, out)
+    limit = good.get("answer_limit")
+    most = config.settings.print_answer_limit
+    if isinstance(limit, int) and limit > most:
+        out.error(
+            f"{key}.answer_limit",
+            f"{limit:,} bytes is more than settings.print_answer_limit ({most:,}), which stops "
+            "every headless run's answer first; lower answer_limit, or raise the setting",
+        )
     if "params" in good:
         good["params"] = tuple(good["params"].items())
     if "needs" in good:
@@ -659,6 +683,26 @@ def _step_fields(
                 )
                 good.pop(field, None)
     return good
+
+
+def _check_max_turns(
+    good: Mapping[str, Any], key: str, turns: int, config: Config, out: Collector
+) -> None:
+    """A step's `max_turns` needs an agent whose CLI has a turn limit (its print_max_turns):
+    the step's agent, else its task's, else the default agent."""
+    task = config.tasks.get(good.get("task") or "")
+    name = good.get("agent") or (task.agent if task else None) or config.settings.default_agent
+    agent = config.agents.get(name) if name else None
+    if agent is None or agent.print_max_turns is not None:
+        return  # no agent to hold: an unknown agent is its own error
+    able = [n for n, a in config.agents.items() if a.print_max_turns is not None]
+    out_of = f" (agents that have one: {', '.join(able)})" if able else ""
+    out.error(
+        f"{key}.max_turns",
+        f"agent '{name}' has no turn limit (no print_max_turns in its entry), so it cannot be "
+        f"held to {turns} turns; leave max_turns out, give the step an agent that has one"
+        f"{out_of}, or add print_max_turns to [agents.{name}]",
+    )
 
 
 def _output(fields: Mapping[str, Any], tasks: Mapping[str, Task]) -> Output | None:
@@ -797,3 +841,35 @@ def read(config: Config) -> Workflows:
             found[name] = record
             kept[name] = workflow
     return Workflows(found, tuple(placed(problems)) if problems else (), kept)
+
+
+def check_schemas(found: Workflows) -> list[Problem]:
+    """Errors of the steps' own output schemas (not a JSON Schema, by its draft's metaschema),
+    each placed at its line: for `start config validate`, as compose.audit checks the tasks'; a
+    run checks a step's schema again before its agent starts (start.config.output.spec_of)."""
+    asked = [
+        (workflow, step.name, step.output.schema)
+        for workflow in found.workflows.values()
+        for step in workflow.steps
+        if isinstance(step.output, Output) and step.output.schema is not None
+    ]
+    if not asked:
+        return []  # no schema: no child process (nor json, nor the schema check, imported)
+    import json
+
+    from start.config.validate import placed
+    from start.proc import schemacheck
+
+    jobs = [schemacheck.Job(json.loads(text), schemacheck.SCHEMA_SECONDS) for *_, text in asked]
+    problems: list[Problem] = []
+    for (workflow, step, _), outcome in zip(asked, schemacheck.run(jobs), strict=True):
+        key = f"{SECTION}.{workflow.name}.steps.{step}.output.schema"
+        said = outcome.problems
+        if outcome.timed_out:
+            seconds = schemacheck.SCHEMA_SECONDS
+            said = (("$", f"checking it against its metaschema did not finish in {seconds:g} s"),)
+        for pointer, message in said:
+            inner = pointer.removeprefix("$").lstrip(".")
+            where = f"{key}.{inner}" if inner else key
+            problems.append(Problem("error", workflow.origin.path, where, message))
+    return placed(problems)

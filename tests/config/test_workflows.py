@@ -302,6 +302,51 @@ CASES = [
         id="reserved-parameter",
     ),
     pytest.param(
+        '[workflows.w]\ntimeout = 0\n[workflows.w.steps.a]\nprompt = "x"\n',
+        [
+            "error: 2:1: workflows.w.timeout: must be a whole number of seconds from 1 to 86400 "
+            "(a day), not 0"
+        ],
+        id="workflow-timeout",
+    ),
+    pytest.param(
+        step('prompt = "x"\nanswer_limit = "big"\n'),
+        ["error: 7:1: workflows.w.steps.s.answer_limit: must be a positive integer, not a string"],
+        id="answer-limit-type",
+    ),
+    pytest.param(
+        step('prompt = "x"\nanswer_limit = 999999999999\n'),
+        [
+            "error: 7:1: workflows.w.steps.s.answer_limit: 999,999,999,999 bytes is more than "
+            "settings.print_answer_limit (16,777,216), which stops every headless run's answer "
+            "first; lower answer_limit, or raise the setting"
+        ],
+        id="answer-limit-above-the-setting",
+    ),
+    pytest.param(
+        step('prompt = "x"\noutput = { schema = "plan.schema.json" }\n'),
+        [
+            "error: 7:1: workflows.w.steps.s.output.schema: a step's own output schema is "
+            'written in the step, such as { schema = { type = "object" } }; to use a schema '
+            "file, give it to a task and run the task"
+        ],
+        id="a-step-s-schema-file",
+    ),
+    pytest.param(
+        step('prompt = "x"\nagent = "claude"\nmax_turns = 3\n'),
+        [
+            "error: 8:1: workflows.w.steps.s.max_turns: agent 'claude' has no turn limit (no "
+            "print_max_turns in its entry), so it cannot be held to 3 turns; leave max_turns "
+            "out, give the step an agent that has one, or add print_max_turns to [agents.claude]"
+        ],
+        id="max-turns-of-an-agent-without-a-turn-limit",
+    ),
+    pytest.param(
+        step('prompt = "x"\nagent = "claude"\nmax_turns = 0\n'),
+        ["error: 8:1: workflows.w.steps.s.max_turns: must be a positive integer, not 0"],
+        id="max-turns-not-positive",
+    ),
+    pytest.param(
         '[workflow.w.steps.a]\nprompt = "x"\n',
         ["warning: 1:1: workflow: unknown section [workflow] (did you mean 'workflows'?)"],
         id="section-spelled-wrong",
@@ -312,6 +357,17 @@ CASES = [
 @pytest.mark.parametrize(("text", "expected"), CASES)
 def test_early_error(conf: Path, text: str, expected: list[str]) -> None:
     assert workflow_problems(conf, text) == expected
+
+
+def test_max_turns_needs_an_agent_whose_print_max_turns_names_the_turns(conf: Path) -> None:
+    agent = '[agents.deep]\nbin = "deep"\ncommand = "{bin} {prompt}"\nprint_max_turns = "--turns"\n'
+    text = agent + step('prompt = "x"\nagent = "deep"\nmax_turns = 2\n')
+    assert workflow_problems(conf, text) == [
+        "error: 4:1: agents.deep.print_max_turns: print_max_turns must name {max_turns} (the "
+        'number of turns), such as "--max-turns {max_turns}"'
+    ]
+    text = text.replace('"--turns"', '"--turns={max_turns}"')
+    assert workflow_problems(conf, text) == []
 
 
 def test_a_for_each_of_a_for_each_step_and_a_literal_list_are_lists(conf: Path) -> None:
@@ -344,6 +400,28 @@ def test_start_config_validate_reports_them_and_exits_3(isolated: Path) -> None:
     ]
 
 
+def test_start_config_validate_checks_a_step_s_own_schema_against_its_metaschema(
+    isolated: Path,
+) -> None:
+    write_tree(
+        isolated,
+        {
+            ".start/config.toml": '[workflows.w.steps.a]\nprompt = "x"\n'
+            'output = { schema = { type = "objekt" } }\n'
+        },
+    )
+    done = run_start("config", "validate", "--json", cwd=isolated)
+    assert done.returncode == 3, done.stderr
+    found = [(p["key"], p["line"], p["message"]) for p in json.loads(done.stdout)]
+    assert found == [
+        (
+            "workflows.w.steps.a.output.schema.type",
+            3,
+            "'objekt' is not valid under any of the given schemas",
+        ),
+    ]
+
+
 def test_bindings_split_a_template_and_leave_other_braces() -> None:
     assert list(bindings('Fix {steps.a.answer}; {{x}} {"a": 1} {item}')) == [
         "Fix ",
@@ -364,6 +442,8 @@ def test_bindings_split_a_template_and_leave_other_braces() -> None:
         # Inside a filter and after a pipe, names are relative to the elements.
         ("steps.a.value.files[?x == area].name | [0].y", [("steps", "a", "value", "files")]),
         ("`[1, 2]`", []),
+        ("steps.each.value[0].blob", [("steps", "each", "value")]),
+        ("steps.each.value[*].blob", [("steps", "each", "value")]),
     ],
 )
 def test_references_are_the_names_read_from_the_scope(
