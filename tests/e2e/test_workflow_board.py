@@ -75,3 +75,32 @@ def test_board_run_and_claim_next_pass_a_workflows_step_items_by(project: Path) 
     after = prompts(project)[ran + 1 :]  # (a triage cut short by Ctrl-C runs again too)
     assert after.count("Notes on the login page BOOM") == 1
     assert after.count("Summary of ANSWER: Notes on the login page BOOM") == 1
+
+
+def test_start_workflow_lists_the_runs_with_their_steps(project: Path) -> None:
+    (project.parent / "boom").touch()
+    assert start(project, "workflow", "run", "fix", "the login page").returncode == 1
+    assert start(project, "workflow", "run", "each", "the form").returncode == 0
+    done = start(project, "workflow", "--json")
+    assert done.returncode == 0, done.stderr
+    runs = json.loads(done.stdout)["runs"]
+    assert [
+        (r["id"], r["workflow"], r["instructions"], r["state"], r["done"], r["failed"], r["steps"])
+        for r in runs
+    ] == [
+        ("item-7", "each", "the form", "succeeded", 3, 0, 3),
+        # notes failed and summary stopped; plan and review skipped count as done
+        ("item-1", "fix", "the login page", "failed", 3, 2, 5),
+    ]
+    assert [w["name"] for w in json.loads(done.stdout)["workflows"]] == ["each", "fix", "flaky"]
+    lines = start(project, "workflow", "list").stdout.splitlines()
+    assert lines[5].split()[:6] == ["RUN", "WORKFLOW", "STATE", "DONE", "FAILED", "STEPS"]
+    assert lines[6].split()[:6] == ["item-7", "each", "succeeded", "3", "0", "3"]
+    assert lines[7].split()[:6] == ["item-1", "fix", "failed", "3", "2", "5"]
+    completed = start(
+        project,
+        _START_COMPLETE="bash_complete",
+        COMP_WORDS="start workflow resume ",
+        COMP_CWORD="3",
+    )
+    assert completed.stdout.split() == ["plain,item-7", "plain,item-1"]
