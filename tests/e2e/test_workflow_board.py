@@ -69,6 +69,10 @@ def test_board_run_and_claim_next_pass_a_workflows_step_items_by(project: Path) 
     # A person's claim of the next ready item does not take it either.
     claimed = start(project, "board", "claim", "--next")
     assert (claimed.returncode, claimed.stdout) == (75, ""), claimed.stderr
+    assert claimed.stderr.startswith("start: nothing is ready to claim on the board of ")
+    assert claimed.stderr.endswith(
+        " blocked, the rest a workflow run's (start workflow resume ID runs its steps)\n"
+    )
     # Its run goes on where it stopped: the notes step runs once more, through the workflow.
     again = start(project, "workflow", "resume", "1", "--json")
     assert again.returncode == 0, again.stderr
