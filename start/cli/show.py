@@ -61,6 +61,9 @@ def show(first: str, second: str | None, run_commands: bool, no_pager: bool) -> 
         if kind_word is None and (name in details.SECTION_OF_WORD or name in WORKFLOW_WORDS):
             raise UsageError(f"'start show {name}' needs NAME: start show {name} NAME") from None
         raise
+    inexact = item.name != name and getattr(item, "alias", None) != name  # a task's prefix
+    if kind_word is None and inexact and name in declared(config):
+        return workflow.show_workflow(name, config, no_pager=no_pager)  # its exact name wins
     found = details.describe(config, section, item, run=run_commands)
     if options.json:
         console.print_json(details.as_data(found))

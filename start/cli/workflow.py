@@ -239,6 +239,7 @@ def show_workflow(name: str, config: Config, *, no_pager: bool) -> int:
     run shows it, with no inputs); --json: the dry run's data, with its layer and file."""
     from start.compose import workflow as plans
     from start.config import workflows
+    from start.config.show import toml_value
     from start.ui import display
 
     options = get_options()
@@ -275,7 +276,7 @@ def show_workflow(name: str, config: Config, *, no_pager: bool) -> int:
         page.blank()
         page.line(Styled("parameters", "bold"))
         for param in found.params:
-            given = "required" if param.default is None else f"default {param.default!r}"
+            given = "required" if param.default is None else f"default {toml_value(param.default)}"
             described = f": {param.description}" if param.description else ""
             page.line(f"  {param.name} ({given}){described}")
     _plan(page.line, steps, graph)

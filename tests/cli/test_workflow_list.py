@@ -26,6 +26,9 @@ command = "{bin} {prompt}"
 prompt = "Triage: {instructions}"
 output = "json"
 
+[tasks.fix-tests]
+prompt = "Fix the tests"
+
 [workflows.fix]
 description = "Triage, then plan"
 params.area = { default = "backend", description = "where to look" }
@@ -203,7 +206,7 @@ def test_show_workflow_gives_its_file_parameters_and_plan(project: Path) -> None
         "  runs         start workflow run fix [TEXT]",
         "",
         "parameters",
-        "  area (default 'backend'): where to look",
+        '  area (default "backend"): where to look',
         "",
         "level 0",
         "  triage: task triage; agent stand-in; output json",
@@ -213,7 +216,8 @@ def test_show_workflow_gives_its_file_parameters_and_plan(project: Path) -> None
         "    reads triage: answer, value",
     ]
     assert "```mermaid" in done.stdout
-    # Without its kind, a name no other kind has is the workflow's.
+    # Without its kind, a name no other kind has is the workflow's, and its exact name wins
+    # over the prefix of a task's (fix-tests).
     assert invoke("show", "fix", "--no-pager").stdout == done.stdout
     data = json.loads(invoke("show", "workflows", "mine", "--json").stdout)
     assert (data["workflow"], data["layer"], data["file"], data["params"]) == (
