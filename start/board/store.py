@@ -52,14 +52,6 @@ if TYPE_CHECKING:
 # How often a watch looks for a change (PRAGMA data_version), and for ended holders, in seconds.
 POLL: Final = 0.1
 SWEEP_EVERY: Final = 1.0
-# A workflow run's items are its own: start.board.workflow marks its parent item with metadata
-# `workflow.definition` and each step's item (an element of a for_each step too) with
-# `workflow.step`, from when it makes them. Only the run's runner claims its steps
-# (`claim_next(steps=True)`), and no claim of the next item takes its parent: a step's run is
-# filled from the steps it reads, and its end is the run's bookkeeping (its value, its retries,
-# what it unblocks), which `start board run`, a person's `claim --next` or an agent's claim of
-# the next item would skip, running it as a board item.
-PARENT_MARK, STEP_MARK = "$.workflow.definition", "$.workflow.step"
 
 
 class Event(Record):
@@ -482,13 +474,11 @@ class Board:
         steps: bool = False,
     ) -> Item | None:
         """Claim the first ready item (with something to run, if `runnable`; with every one of
-        `labels`; never a workflow run's item, but for its steps with `steps`, as the run's
-        runner claims: see STEP_MARK), by priority, then age: chosen and claimed in one
-        transaction, so no two callers get the same one. None when none is ready."""
-        clause, values = rows.where(Filter(ready=True, runnable=runnable, labels=labels))
-        marks = (PARENT_MARK,) if steps else (PARENT_MARK, STEP_MARK)
-        clause += " AND json_extract(i.metadata, ?) IS NULL" * len(marks)  # (never empty: ready)
-        values = [*values, *marks]
+        `labels`; a workflow run's step only with `steps`, as the run's runner claims: see
+        rows.STEP_MARK), by priority, then age: chosen and claimed in one transaction, so no
+        two callers get the same one. None when none is ready."""
+        found = Filter(ready=True, runnable=runnable, labels=labels, steps=steps)
+        clause, values = rows.where(found)
         with sqlite.writing(self.connection) as connection:
             # Below the user's level, the first ready item that runs at its level, or nothing.
             restricted = above(USER_LEVEL, holder.level)
