@@ -190,7 +190,12 @@ class Runner:
                     opened.sweep()
                     while len(running) < self.cap:
                         holder = board.run_holder(os.urandom(3).hex())
-                        item = opened.claim_next(holder, runnable=True, labels=self.labels)
+                        item = opened.claim_next(
+                            holder,
+                            runnable=True,
+                            labels=self.labels,
+                            steps=self.door == WORKFLOW,  # a workflow run's own steps
+                        )
                         if item is None:
                             break
                         self.claimed += 1

@@ -7,21 +7,37 @@ The steps run as board items through the board's runner and the one path of an a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import sys
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 
 from start.base.errors import ConfigError, UnknownNameError, UsageError, suggest
+from start.cli import workflow_index as index
 from start.cli.commands import group
-from start.cli.options import DIRECTORY, NO_PROJECT, common_options, printer
+from start.cli.inputs import count
+from start.cli.options import DIRECTORY, NO_PROJECT, common_options, completer, printer
 from start.cli.state import get_options
 from start.ui import console
 from start.ui.console import Styled
 
 if TYPE_CHECKING:
     from start.compose.workflow import Shown
+    from start.config.model import Config
     from start.config.workflows import Workflow
 
+
+# How many runs a listing shows at most, the latest changed first.
+RUNS_SHOWN: Final = 20
+
+_LIMIT = click.option(
+    "--limit",
+    type=count(0),
+    default=RUNS_SHOWN,
+    show_default=True,
+    metavar="N",
+    help="At most N runs, the latest changed first (0: no limit).",
+)
 
 # A run's exit codes, as --print uses them (docs/workflows-design.md, "Resume and failure").
 _EXITS = (
@@ -32,8 +48,48 @@ _EXITS = (
 )
 
 
+# `start help workflow` is this command's help (every command's is): so it teaches writing
+# and running one, with the example of docs/workflows-design.md.
+_GUIDE = """\
+A workflow, in a config file (start config validate checks it):
+
+  [workflows.fix-severe]
+  description = "Triage a report; if it is severe, plan a fix and review it"
+
+  [workflows.fix-severe.steps.triage]
+  task = "triage"                  # a task of the config, or prompt = "..."
+  instructions = "{instructions}"  # TEXT of: start workflow run fix-severe TEXT
+
+  [workflows.fix-severe.steps.plan]
+  prompt = "Plan a fix for: {steps.triage.answer}"
+  when = "steps.triage.value.severity == 'high'"
+  agent = "claude"
+
+  [workflows.fix-severe.steps.review]
+  prompt = "Review {item} against the plan: {steps.plan.answer}"
+  for_each = "steps.triage.value.files"
+  retries = 1
+
+Each step is one ask: a task (with instructions and params) or a prompt, and its
+agent, model, role, permissions, timeout and retries. {EXPR} in a prompt, the
+instructions or a parameter is a JMESPath expression over: instructions, each
+parameter (params.NAME = { default = ... }; -p NAME=VALUE), steps.STEP.answer,
+steps.STEP.value (the checked JSON of a step whose task has an output format)
+and, in a for_each step, item. A step runs once the steps it reads, and those
+in its needs = ["STEP", ...], have finished; when is a condition (false: the
+step and what reads it are skipped); for_each runs it once per element of a
+list, its answers collected in order. A step that fails stops what depends on
+it, with the reason; the rest still runs. Nothing is retried but by retries.
+
+A run is an item on this project's board with an item per step: start board run
+and start board claim --next leave those to the run; start workflow resume ID
+goes on with a run that stopped, and never runs a completed step again.
+"""
+
+
 @group(
     examples=[
+        ("The config's workflows, and the latest runs", "start workflow"),
         (
             "Run workflow fix-severe on a report",
             'start workflow run fix-severe "the login page times out"',
@@ -42,12 +98,36 @@ _EXITS = (
             "The plan of workflow fix-severe: its steps, agents and levels",
             'start workflow run fix-severe "the login page times out" --dry-run',
         ),
+        ("Go on with the run item-4 after Ctrl-C", "start workflow resume 4"),
     ],
-    epilog="Docs: start help workflows-design",
+    epilog=_GUIDE + "\n" + _EXITS,
+    invoke_without_command=True,
 )
-@common_options()
-def workflow() -> None:
-    """Run and plan workflows: steps of asks on the board, bound by JMESPath expressions."""
+@_LIMIT
+@common_options(DIRECTORY, NO_PROJECT, verbose="Show the file each workflow is defined in too.")
+@click.pass_context
+def workflow(ctx: click.Context, limit: int) -> int:
+    """Run and plan workflows: steps of asks on the board, bound by JMESPath expressions;
+    without a command, list the config's workflows and the runs on this project's board."""
+    if ctx.invoked_subcommand is not None:
+        return 0
+    return _list(limit)
+
+
+@workflow.command(
+    "list",
+    examples=[
+        ("The workflows, and the latest runs on this project's board", "start workflow list"),
+        ("Every run, as data for a script", "start workflow list --limit 0 --json"),
+    ],
+)
+@_LIMIT
+@common_options(DIRECTORY, NO_PROJECT, verbose="Show the file each workflow is defined in too.")
+def list_(limit: int) -> int:
+    """List the config's workflows (name, steps, description, layer) and the workflow runs on
+    this project's board, the latest changed first: each run's state and how many of its steps
+    completed (skipped ones too) and failed (stopped ones too). Checks and runs nothing."""
+    return _list(limit)
 
 
 @workflow.command(
@@ -64,7 +144,7 @@ def workflow() -> None:
     ],
     epilog=_EXITS,
 )
-@click.argument("name")
+@click.argument("name", shell_complete=completer("complete_workflows"))
 @click.argument("instructions", nargs=-1)
 @click.option(
     "-p",
@@ -131,20 +211,76 @@ def run(
         out.line(f"instructions: {' '.join(instructions)}")
     for key, value in values.items():
         out.line(f"{key} = {value}")
+    _plan(out.line, steps, graph)
+    return 0
+
+
+def _plan(line: Any, steps: tuple[Shown, ...], graph: str) -> None:
+    """The plan's lines, each given to `line`: each level's steps, each with what it asks and
+    what it reads, then the Mermaid graph in a fenced block."""
     level = -1
     for item in steps:
         if item.planned.level != level:
             level = item.planned.level
-            out.line("")
-            out.line(Styled(f"level {level}", "bold"))
-        out.line(f"  {item.planned.step.name}: {_summary(item)}")
+            line("")
+            line(Styled(f"level {level}", "bold"))
+        line(f"  {item.planned.step.name}: {_summary(item)}")
         for before, flows in item.reads.items():
-            out.line(f"    reads {before}: {', '.join(flows) if flows else 'needs it done'}")
-    out.line("")
-    out.line("```mermaid")
-    for line in graph.splitlines():  # a line each: the console shows a newline as \n
-        out.line(line)
-    out.line("```")
+            line(f"    reads {before}: {', '.join(flows) if flows else 'needs it done'}")
+    line("")
+    line("```mermaid")
+    for text in graph.splitlines():  # a line each: the console shows a newline as \n
+        line(text)
+    line("```")
+
+
+def show_workflow(name: str, config: Config, *, no_pager: bool) -> int:
+    """`start show workflow NAME`: where it is defined, its parameters and its plan (as the dry
+    run shows it, with no inputs); --json: the dry run's data, with its layer and file."""
+    from start.compose import workflow as plans
+    from start.config import workflows
+    from start.config.show import toml_value
+    from start.ui import display
+
+    options = get_options()
+    read = workflows.read(config)
+    if any(problem.is_error for problem in read.problems):
+        raise ConfigError(read.problems)
+    found = read.workflows.get(name)
+    if found is None:
+        raise UnknownNameError("workflow", name, read.workflows)
+    steps = plans.shown(found, config)
+    graph = plans.mermaid(steps)
+    if options.json:
+        data = _data(found, steps, graph, "", {})
+        del data["instructions"]
+        data["params"] = [
+            {"name": p.name, "default": p.default, "description": p.description}
+            for p in found.params
+        ]
+        data["layer"], data["file"] = found.origin.layer, found.origin.path
+        data["timeout"] = found.timeout
+        console.print_json(data)
+        return 0
+    page = display.Page()
+    page.line(Styled(f"workflow {found.name}", "bold"))
+    rows = [("defined in", str(found.origin))]
+    if found.description:
+        rows.append(("description", found.description))
+    if found.timeout is not None:
+        rows.append(("timeout", f"{found.timeout} s"))
+    rows.append(("runs", f"start workflow run {found.name} [TEXT]"))
+    for label, value in rows:
+        page.row([label, value], [12], indent=2)
+    if found.params:
+        page.blank()
+        page.line(Styled("parameters", "bold"))
+        for param in found.params:
+            given = "required" if param.default is None else f"default {toml_value(param.default)}"
+            described = f": {param.description}" if param.description else ""
+            page.line(f"  {param.name} ({given}){described}")
+    _plan(page.line, steps, graph)
+    page.show(no_color=options.no_color, pager=not no_pager)
     return 0
 
 
@@ -152,7 +288,7 @@ def run(
     examples=[("Go on with the run item-4 stopped", "start workflow resume 4")],
     epilog=_EXITS,
 )
-@click.argument("id_", metavar="ID")
+@click.argument("id_", metavar="ID", shell_complete=completer("complete_workflow_runs"))
 @common_options(DIRECTORY, NO_PROJECT)
 def resume(id_: str) -> int:
     """Continue the workflow run of parent item ID: its failed and stopped steps go back to
@@ -176,7 +312,7 @@ def resume(id_: str) -> int:
         ("Each step's answer and value as data", "start workflow show 4 --json"),
     ],
 )
-@click.argument("id_", metavar="ID")
+@click.argument("id_", metavar="ID", shell_complete=completer("complete_workflow_runs"))
 @common_options(DIRECTORY, NO_PROJECT)
 def show(id_: str) -> int:
     """Show the workflow run of parent item ID: each step's item and state (succeeded, failed,
@@ -314,3 +450,91 @@ def _data(
         ],
         "mermaid": graph,
     }
+
+
+# --- the listing: read by start.cli.workflow_index (and so without jmespath) ------------------
+
+
+def config_show(config: Config, name: str | None, *, no_pager: bool) -> int:
+    """`start config show workflows [NAME]`: the workflows' tables, with where each is from."""
+    from start.ui import display
+
+    options = get_options()
+    known = index.tables(config)
+    if name is not None and name not in known:
+        raise UnknownNameError("workflow", name, known)
+    if options.json:
+        console.print_json({"workflows": index.tables_data(config, name)})
+        return 0
+    page = display.Page()
+    page.syntax(index.tables_toml(config, name) or "# no workflows", "toml")
+    page.show(no_color=options.no_color, pager=not no_pager)
+    return 0
+
+
+def _list(limit: int) -> int:
+    """`start workflow` and `start workflow list`: the config's workflows, then the runs."""
+    from start.config.load import load
+
+    options = get_options()
+    config = load(options.workdir, use_project=not options.no_project, strict=True)
+    workflows = sorted(index.declared(config).values(), key=lambda found: found.name)
+    listed, total = index.runs(options.workdir, limit or None)
+    if options.json:
+        console.print_json(
+            {
+                "workflows": [
+                    dict(zip(index.Declared._fields, found, strict=True)) for found in workflows
+                ],
+                "runs": [dict(zip(index.Listed._fields, run, strict=True)) for run in listed],
+            }
+        )
+        return 0
+    if not workflows and not listed:
+        console.err(
+            "No workflows are defined. Add a [workflows.NAME] table with its steps "
+            "(start help workflow)."
+        )
+        return 0
+    from start.ui import display
+    from start.ui.console import local_time
+
+    page = display.Page()
+    if workflows:
+        headers = ["workflow", "steps", "description", "layer"]
+        rows = [
+            [found.name, str(found.steps), found.description or "", found.layer]
+            for found in workflows
+        ]
+        if options.verbose:
+            headers.append("file")
+            for row, found in zip(rows, workflows, strict=True):
+                row.append(found.file)
+        page.table(headers, rows)
+    if listed:
+        if workflows:
+            page.blank()
+        page.table(
+            ["run", "workflow", "state", "done", "failed", "steps", "changed", "instructions"],
+            [
+                [
+                    run.id,
+                    run.workflow,
+                    run.state,
+                    str(run.done),
+                    str(run.failed),
+                    str(run.steps),
+                    local_time(run.updated),
+                    run.instructions,
+                ]
+                for run in listed
+            ],
+            cut=(7,),
+            width=display.table_width(sys.stdout),
+        )
+    page.show(no_color=options.no_color)
+    if total > len(listed):
+        console.err(
+            f"start: {total - len(listed)} more run(s); start workflow --limit 0 lists them all"
+        )
+    return 0
