@@ -275,3 +275,26 @@ def test_a_run_with_a_hostile_symlink_fails_the_step_and_runs_no_agent(project: 
         "files / sum",
         "workflow files",
     ]
+
+
+def test_the_guide_examples_are_valid(conf: Path) -> None:
+    """docs/workflows.md's first TOML example (a task and a workflow), with the agents it names,
+    has no problem; its example of an early error has exactly the problem the page shows."""
+    import re
+
+    from tests.conftest import REPO
+
+    guide = (REPO / "docs" / "workflows.md").read_text(encoding="utf-8")
+    examples = re.findall(r"```toml\n(.*?)```", guide, re.S)
+    # The tests' TASKS define claude.
+    agents = '[agents.codex]\nbin = "codex"\ncommand = "{bin} {prompt}"\n'
+    assert workflow_problems(conf, agents + examples[0]) == []
+    assert workflow_problems(conf, examples[-1]) == [
+        "error: 6:28: workflows.fix.steps.review.prompt: binding {steps.plam.answer} reads step "
+        "'plam', which this workflow does not have; its steps: plan (did you mean 'plan'?)"
+    ]
+    assert (
+        "workflows.toml:6:28: error: workflows.fix.steps.review.prompt: binding "
+        "{steps.plam.answer} reads step 'plam', which this workflow does not have; its steps: "
+        "plan (did you mean 'plan'?)\n"
+    ) in guide
