@@ -17,13 +17,14 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import threading
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from start import board
-from start.base import inputs
+from start.base import fs, inputs
 from start.base.errors import ExitCode, StartError
 from start.base.record import Record
 from start.board import COMPLETED, FAILED, PENDING, Change, Item, RefusedError
@@ -32,7 +33,7 @@ from start.board.runner import Report, Runner
 from start.compose import workflow as plans
 from start.compose.ask import WORKFLOW, Ask
 from start.config.model import OUTPUT_SCHEMA, Config, Origin
-from start.config.workflows import Step, Workflow, check_workflow
+from start.config.workflows import MAX_FILES, Files, Step, Workflow, check_workflow
 from start.runs.rules import Scope
 
 if TYPE_CHECKING:
@@ -130,6 +131,7 @@ class Run:
         )
         self.workflow = _checked(parent, self.name, str(kept.get("definition")), config)
         self.print_timeout = config.settings.print_timeout
+        self.root = config.root  # where `for_each = { files = "GLOB" }` matches
         # The workflow's `timeout` counts from here: this run, or this resume, of it.
         self.deadline = time.monotonic() + self.workflow.timeout if self.workflow.timeout else None
 
@@ -275,14 +277,22 @@ class Run:
         self, opened: Board, step: Step, item: Item, results: Mapping[str, plans.Result]
     ) -> tuple[Change | None, plans.Result | None]:
         """What to write on a step's item now, and its result when that finishes it."""
+        files = step.for_each if isinstance(step.for_each, Files) else None
         try:
-            decided = plans.decide(step, self.inputs, results)
+            decided = plans.decide(
+                step if files is None else step._replace(for_each=None), self.inputs, results
+            )
             if decided.action == plans.RUN and self.expired():
                 return self.timed_out()
+            if files is not None and decided.action == plans.RUN:
+                decided = decided._replace(elements=matched(files.pattern, self.root))
             if decided.action == plans.RUN and decided.elements is not None:
                 return self.fan_out(opened, step, item, decided.elements, results)
             if decided.action == plans.RUN:
                 return Change(run=self.ask(step, plans.scope(self.inputs, results))), None
+        except FilesError as error:
+            reason = f"step '{step.name}' did not run: {error}"
+            return Change(FAILED, reason=reason), plans.Result(plans.FAILED, reason=reason)
         except ValueError as error:  # an expression that failed on the values that arrived
             reason = f"step '{step.name}' could not be filled: {error}"
             return Change(FAILED, reason=reason), plans.Result(plans.FAILED, reason=reason)
@@ -436,6 +446,87 @@ def _cut(answer: str, history: int | None) -> str:
 
 def _step(workflow: Workflow, name: str) -> Step | None:
     return next((step for step in workflow.steps if step.name == name), None)
+
+
+class FilesError(ValueError):
+    """A `for_each = { files = "GLOB" }` the step does not run for: a match that a symlink
+    leads outside the project root, or more files than MAX_FILES."""
+
+
+def matched(pattern: str, root: str, cap: int = MAX_FILES) -> tuple[str, ...]:
+    """The regular files inside the project root `root` that `pattern` matches, as sorted paths
+    relative to it, at most `cap` of them (FilesError beyond).
+
+    The pattern's parts are matched directory by directory (fnmatch's `*`, `?` and `[...]`
+    within one name; `**` for any number of directories; a trailing `**` for every file below).
+    A wildcard does not match a name that starts with a dot unless its part does, and `**`
+    enters neither such a directory (`.git`) nor a symlink to one, so a walk never leaves the
+    root; a file or a directory that is named, or matched, through a symlink that leads outside
+    the root is refused (FilesError), never read or listed.
+    """
+    import fnmatch
+
+    real_root = os.path.realpath(root)
+    parts = [part for part in pattern.split("/") if part not in ("", ".")]
+    if parts and parts[-1] == "**":
+        parts.append("*")
+    found: set[str] = set()
+    walked: set[tuple[str, int]] = set()  # `a/**/**/b` reaches a directory more than one way
+
+    def inside(relative: str) -> str:
+        real = os.path.realpath(os.path.join(real_root, relative))
+        if not fs.within(real, real_root):
+            raise FilesError(
+                f"for_each files '{pattern}' matches {relative}, which leads outside the project "
+                f"root (to {real}) through a symlink; start does not follow it"
+            )
+        return real
+
+    def names(relative: str) -> list[tuple[str, bool]]:
+        """The entries of a directory: each name, and whether it is a directory (not a link)."""
+        try:
+            with os.scandir(os.path.join(real_root, relative)) as entries:
+                return [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+        except OSError:
+            return []
+
+    def walk(relative: str, at: int) -> None:
+        if (relative, at) in walked:
+            return
+        walked.add((relative, at))
+        part, last = parts[at], at == len(parts) - 1
+        if part == "**":
+            walk(relative, at + 1)  # no directory at all
+            for name, directory in names(relative):
+                if directory and not name.startswith("."):
+                    walk(os.path.join(relative, name), at)
+            return
+        if not any(magic in part for magic in "*?["):
+            here = os.path.lexists(os.path.join(real_root, relative, part))
+            chosen = [part] if here else []
+        else:
+            hidden = part.startswith(".")
+            chosen = [
+                name
+                for name, _ in names(relative)
+                if fnmatch.fnmatchcase(name, part) and (hidden or not name.startswith("."))
+            ]
+        for name in chosen:
+            child = os.path.join(relative, name)
+            real = inside(child)
+            if last and os.path.isfile(real):
+                found.add(child)
+                if len(found) > cap:
+                    raise FilesError(
+                        f"for_each files '{pattern}' matches more than {cap} files; a step runs "
+                        f"for at most {cap}: narrow the pattern"
+                    )
+            elif not last and os.path.isdir(real):
+                walk(child, at + 1)
+
+    if parts:
+        walk("", 0)
+    return tuple(sorted(found))
 
 
 def _meta(item: Item) -> Mapping[str, Any]:

@@ -403,17 +403,30 @@ def _states(flow: Any, states: Any, code: int | None) -> None:
 
 
 def _summary(item: Shown) -> str:
+    from start.config.workflows import Files
+
     step = item.planned.step
     parts = [item.asks, f"agent {item.agent or '(the default)'}", f"output {item.output}"]
     if step.when is not None:
         parts.append(f"when {step.when}")
     if isinstance(step.for_each, str):
         parts.append(f"for each of {step.for_each}")
+    elif isinstance(step.for_each, Files):
+        parts.append(f"for each file of {step.for_each.pattern}")
     elif step.for_each is not None:
         parts.append(f"for each of {', '.join(step.for_each)}")
     if step.retries:
         parts.append(f"retries {step.retries}")
     return "; ".join(parts)
+
+
+def _for_each(given: Any) -> Any:
+    """A step's for_each as data: the expression, the list, or { "files": GLOB }."""
+    from start.config.workflows import Files
+
+    if isinstance(given, Files):
+        return {"files": given.pattern}
+    return list(given) if isinstance(given, tuple) else given
 
 
 def _data(
@@ -437,11 +450,7 @@ def _data(
                 "model": item.planned.step.model,
                 "output": item.output,
                 "when": item.planned.step.when,
-                "for_each": (
-                    list(item.planned.step.for_each)
-                    if isinstance(item.planned.step.for_each, tuple)
-                    else item.planned.step.for_each
-                ),
+                "for_each": _for_each(item.planned.step.for_each),
                 "retries": item.planned.step.retries,
                 "reads": {before: list(flows) for before, flows in item.reads.items()},
                 "feeds": list(item.planned.downstream),

@@ -150,6 +150,10 @@ def decide(step: Step, inputs: Inputs, results: Mapping[str, Result]) -> Decisio
         return Decision(RUN)
     if isinstance(step.for_each, tuple):
         return Decision(RUN, elements=step.for_each)
+    if not isinstance(step.for_each, str):
+        # Files: matching them reads the disk, which the run does (start.board.workflow), with
+        # the step's for_each cleared here.
+        raise TypeError(f"step '{step.name}' runs for files, which the run matches")
     elements = search(step.for_each, data)
     if not isinstance(elements, list):
         raise EvaluationError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -32,6 +33,9 @@ RESERVED: Final = (INSTRUCTIONS, STEPS, ITEM)
 # What a step's result offers to expressions: `steps.S.answer`, `steps.S.value`.
 ANSWER, VALUE = "answer", "value"
 MAX_RETRIES: Final = 10
+# The most files a `for_each = { files = "GLOB" }` step runs for: a pattern that matches more is
+# a failure of the step, named, before any agent runs (narrow the pattern).
+MAX_FILES: Final = 100
 
 _WORKFLOW_FIELDS: Final[Mapping[str, str]] = {
     "description": schema.STR,
@@ -59,6 +63,15 @@ _STEP_FIELDS: Final[Mapping[str, str]] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Files:
+    """`for_each = { files = "GLOB" }`: the files of the project that `pattern` matches, by
+    their paths relative to the project root (start.board.workflow matches them). Not a tuple,
+    so that nothing takes it for a literal list of elements."""
+
+    pattern: str
+
+
 class Step(Record):
     """One step of a workflow, as validated."""
 
@@ -75,7 +88,8 @@ class Step(Record):
     output: Output | str | None = None
     needs: tuple[str, ...] = ()
     when: str | None = None  # JMESPath
-    for_each: str | tuple[str, ...] | None = None  # JMESPath, or the elements themselves
+    # JMESPath, the elements themselves, or the project's files a pattern matches.
+    for_each: str | tuple[str, ...] | Files | None = None
     retries: int = 0
     timeout: int | None = None
     answer_limit: int | None = None
@@ -473,7 +487,7 @@ def check_workflow(
     for step, fields in steps.items():
         where = f"{key}.steps.{step}"
         reads: set[str] = set()
-        item = "for_each" in fields
+        item = "for_each" in body[step]  # a wrong for_each is its own error, not also {item}'s
         for field in ("prompt", "instructions"):
             if field in fields:
                 reads |= _template(checker, step, field, fields[field], item)
@@ -588,11 +602,36 @@ def _type_error(kind: str, value: object) -> str | None:
             return None
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return None
+        if isinstance(value, dict) and list(value) == ["files"]:
+            return files_problem(value["files"])
         return (
-            'must be a JMESPath expression, such as "steps.plan.value.files", or an array of '
-            f"strings (the elements themselves), not {shown}"
+            'must be a JMESPath expression, such as "steps.plan.value.files", an array of '
+            'strings (the elements themselves), or { files = "GLOB" } (the project\'s files it '
+            f"matches), not {shown}"
         )
     raise AssertionError(f"unknown field type {kind}")
+
+
+def files_problem(pattern: object) -> str | None:
+    """What is wrong with the pattern of `for_each = { files = "GLOB" }`, or None. It is matched
+    inside the project root, so it is relative and never climbs out of it."""
+    example = 'such as { files = "src/**/*.py" }'
+    if not isinstance(pattern, str):
+        shown = schema.describe_value(pattern)
+        return f"files must be a pattern (a string), {example}, not {shown}"
+    if not pattern.strip():
+        return f"files is empty: give a pattern of the project's files, {example}"
+    if pattern.startswith(("/", "~")) or "\\" in pattern:
+        return (
+            f"files '{pattern}' is not relative: a pattern is matched inside the project root, "
+            f"with / between directories, {example}"
+        )
+    if ".." in pattern.split("/"):
+        return (
+            f"files '{pattern}' climbs out with '..': a pattern is matched inside the project "
+            f"root only, {example}"
+        )
+    return None
 
 
 def _step_fields(
@@ -637,6 +676,8 @@ def _step_fields(
         good["needs"] = tuple(good["needs"])
     if isinstance(good.get("for_each"), list):
         good["for_each"] = tuple(good["for_each"])
+    elif isinstance(good.get("for_each"), dict):
+        good["for_each"] = Files(good["for_each"]["files"])
     has_task, has_prompt = "task" in table, "prompt" in table
     if has_task == has_prompt:
         out.error(

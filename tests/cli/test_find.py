@@ -67,7 +67,10 @@ def test_find_ranks_names_aliases_and_descriptions_with_why(home: Path) -> None:
         "NAME          SCORE  WHY                                     DESCRIPTION\n"
         "fix-tests     0.83   name: fix, tests; description: failing  Fix the failing tests\n"
         "claude:flaky  0.33   description: fix, tests                 Find the flaky tests and "
-        "fix them\n",
+        "fix them\n"
+        # A shipped task (a step of the shipped workflow fix-severe).
+        "plan-fix      0.33   name: fix                               Plan the fix of a problem: "
+        "its summary…\n",
         "",
     )
 
@@ -78,6 +81,8 @@ def test_find_matches_stems_prefixes_aliases_and_names_spelled_close(home: Path)
         0,
         "NAME          SCORE  WHY                          DESCRIPTION\n"
         "fix-tests     0.95   name: fixing~fix; alias: ft  Fix the failing tests\n"
+        "plan-fix      0.45   name: fixing~fix             Plan the fix of a problem: its summary, "
+        "its steps…\n"
         "claude:flaky  0.23   description: fixing~fix      Find the flaky tests and fix them\n",
         "",
     )

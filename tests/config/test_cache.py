@@ -566,7 +566,7 @@ def test_a_stray_file_is_part_of_the_key(global_dir: Path, parsed: list[str]) ->
     config = miss_after(lambda: (global_dir / "task.toml").write_text(""), parsed)
     assert [p.message for p in config.problems if p.file == str(global_dir / "task.toml")] == [
         "file is not read; a layer reads config.toml, agents.toml, roles.toml, contexts.toml, "
-        "tasks.toml"
+        "tasks.toml, workflows.toml"
     ]
 
 
