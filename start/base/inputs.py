@@ -148,6 +148,9 @@ def priority(text: object) -> int:
 # them reads as one); at most LABELS of them on an item.
 LABEL_LENGTH: Final = 50
 LABELS: Final = 20
+# How deep items may nest under parents: deeper is no plan a person reads, and its tree as JSON
+# would be nested deeper than many readers take (Python's json stops near 1,000).
+DEPTH: Final = 100
 LABELS_SCHEMA: Final[Mapping[str, Any]] = {
     "type": "array",
     "items": {"type": "string", "minLength": 1, "maxLength": LABEL_LENGTH},

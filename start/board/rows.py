@@ -168,6 +168,7 @@ class Filter(Record):
     parent: str | None = None  # only the children of this item
     waiting_on: str | None = None  # only the items that wait on this one
     within: str | None = None  # only this item and the items part of it, at any depth
+    above: tuple[str, ...] = ()  # only the parents of these items, theirs, and so on to the roots
     # Only the items in whose title, description or comments each word of this begins a word
     # (start.board.search, which Board.items asks for the items that match).
     search: str | None = None
@@ -229,7 +230,16 @@ def where(found: Filter, matched: Sequence[int] | None = None) -> tuple[str, lis
     if found.waiting_on is not None:
         clauses.append("i.seq IN (SELECT d.item FROM deps d WHERE d.blocked_by = ?)")
         values.append(number(found.waiting_on))
+    if found.above:
+        # (UNION: each item once, so that even a loop of parents ends)
+        clauses.append(
+            "i.seq IN (WITH RECURSIVE up(seq) AS ("
+            "SELECT parent FROM items WHERE seq IN (SELECT value FROM json_each(?)) UNION "
+            "SELECT p.parent FROM items p JOIN up ON p.seq = up.seq) SELECT seq FROM up)"
+        )
+        values.append(json.dumps([number(id_) for id_ in found.above]))
     if found.ids:
-        clauses.append(f"i.seq IN ({', '.join('?' for _ in found.ids)})")
-        values += [number(id_) for id_ in found.ids]
+        # (one value however many ids: SQLite bounds the number of variables of a statement)
+        clauses.append("i.seq IN (SELECT value FROM json_each(?))")
+        values.append(json.dumps([number(id_) for id_ in found.ids]))
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), values

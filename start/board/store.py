@@ -279,6 +279,7 @@ class Board:
                 shaped["labels"] = list(named)
             if up is not None:
                 shaped["parent"] = item_id(up)
+                self._nested(connection, [seq])
             self._event(connection, seq, by.name, "create", title=title, **shaped)
         return self.get(item_id(seq))
 
@@ -302,6 +303,7 @@ class Board:
                     made.append(self._brought(connection, each, by, source, stamp))
                 for seq, each in zip(made, incoming, strict=True):
                     self._linked(connection, seq, each, made)
+                self._nested(connection, made, where=[each.where for each in incoming])
                 if dry_run:
                     raise _DryRun
         except _DryRun:
@@ -402,6 +404,40 @@ class Board:
                     f"{item_id(seq)} would have {count} labels, over the limit of "
                     f"{inputs.LABELS}; remove some (--unlabel NAME)"
                 )
+
+    def _nested(
+        self,
+        connection: sqlite3.Connection,
+        seqs: Sequence[int],
+        *,
+        below: bool = False,
+        where: Sequence[str] = (),
+    ) -> None:
+        """BadRequestError when one of these items (`below`: or an item part of one, at any
+        depth) is more than inputs.DEPTH levels deep; `where`: each one's place in a file."""
+        part = "UNION SELECT c.seq FROM items c JOIN given ON c.parent = given.seq" if below else ""
+        found = connection.execute(
+            f"""WITH RECURSIVE
+                given(seq) AS (SELECT value FROM json_each(:seqs) {part}),
+                up(first, seq, depth) AS (SELECT seq, seq, 1 FROM given
+                    UNION ALL SELECT up.first, i.parent, up.depth + 1 FROM up
+                    JOIN items i ON i.seq = up.seq
+                    WHERE i.parent IS NOT NULL AND up.depth <= :most)
+            SELECT first FROM up WHERE depth > :most LIMIT 1""",
+            {"seqs": json.dumps(list(seqs)), "most": inputs.DEPTH},
+        ).fetchone()
+        if found is None:
+            return
+        if where:
+            place, fix = f"{where[seqs.index(found[0])]}: ", "nest the file's items less deeply"
+        elif below:
+            place, fix = "", f"make {item_id(seqs[0])} part of an item nearer the top, or of none"
+        else:
+            place, fix = "", "make it part of an item nearer the top (--parent ID)"
+        raise BadRequestError(
+            f"{place}{item_id(found[0])} would be more than {inputs.DEPTH} levels deep under "
+            f"its parents, the limit; {fix}"
+        )
 
     def _parent(self, connection: sqlite3.Connection, id_: str, seq: int | None) -> int:
         """The number of the parent `id_` for the item `seq` (None: a new item), checked: it
@@ -615,6 +651,8 @@ class Board:
                 },
             )
             if cursor.rowcount == 1:
+                if up is not None:
+                    self._nested(connection, [seq], below=True)
                 detail = {
                     key: value
                     for key, value in zip(Change._fields, change, strict=True)

@@ -32,9 +32,6 @@ from start.cli.state import get_options
 from start.config import schema
 from start.ui import console
 
-# How many ids one read of the board names (SQLite builds before 3.32 allow 999 parameters).
-_AT_ONCE = 500
-
 # --- the listing --------------------------------------------------------------------------------
 
 # How many items a listing shows unless told (gh's default).
@@ -254,24 +251,21 @@ def tree(id_: str | None, all_: bool) -> int:
     parent of an open item is shown dimmed. With ID, that item and everything part of it."""
     options = get_options()
     found = shown((), None, False, all_=all_)
-    top = None  # with ID: that item's parent, which the tree does not go up to
+    root = None  # with ID: that item, which the tree does not go above
     with open_board() as opened:
         if id_ is not None:
-            top = opened.get(id_).parent  # NoSuchItemError for an item that is not there
+            root = opened.get(id_)  # NoSuchItemError for an item that is not there
             found = found._replace(within=id_)
         items, _ = opened.items(found)
         listed = {item.id for item in items}
         # The parents that the filter left out of the shown items, up to their roots (or up to
         # ID, itself there even when left out), there for the tree's shape.
         context: list[Item] = []
-        missing = {i.parent for i in items} | ({board.item_id(board.number(id_))} if id_ else set())
-        missing -= {None, top, *listed}
-        while missing:
-            wanted = sorted(m for m in missing if m is not None)[:_AT_ONCE]
-            more, _ = opened.items(Filter(ids=tuple(wanted), archived=None))
-            context += more
-            missing = (missing - set(wanted)) | {i.parent for i in more}
-            missing -= {None, top, *listed, *(i.id for i in context)}
+        if listed:
+            above, _ = opened.items(Filter(above=tuple(listed), within=id_, archived=None))
+            context = [item for item in above if item.id not in listed]
+        if root is not None and root.id not in listed | {item.id for item in context}:
+            context.append(root)
     order = board_views.nested([*items, *context])
     if options.json:
         board_views.as_json(board_views.tree_data(order))

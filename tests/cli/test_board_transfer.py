@@ -552,3 +552,13 @@ def test_add_file_refuses_a_bad_line_and_adds_nothing(config: Path) -> None:
         2,
         "start: give the item's TITLE, or --file FILE for many items\n",
     )
+
+
+def test_a_chain_of_parents_deeper_than_the_limit_is_refused_naming_the_line(
+    config: Path,
+) -> None:
+    lines = [_item("k1"), *(_item(f"k{n}", parent=f"k{n - 1}") for n in range(2, 102))]
+    refused(config, HEADER + "".join(lines),
+            "in.jsonl:102: item-101 would be more than 100 levels deep under its parents, the "
+            "limit; nest the file's items less deeply")  # fmt: skip
+    ok("board", "import", "-", stdin=HEADER + "".join(lines[:100]))

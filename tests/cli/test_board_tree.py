@@ -11,7 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from start.board import Item
+import pytest
+
+from start.board import BadRequestError, Change, Holder, Item
+from start.board import file as boardfile
+from start.board.rows import Filter
 from start.cli.board_views import nested, tree_data
 from tests.cli.test_board import add, data
 from tests.conftest import REPO, invoke
@@ -167,3 +171,45 @@ def test_watch_on_a_terminal_without_colour_draws_in_place_and_what_it_left_out(
     assert "\x1b[?25l" in drawn  # drawn in place: the cursor hidden while it is
     assert "item-3  P2   pending  c" in drawn and "item-2" not in drawn
     assert "\x1b[1m" not in drawn and "\x1b[2m" not in drawn  # no colour, not even bold
+
+
+def test_a_deep_chain_is_read_up_to_its_root_and_ids_read_at_once(isolated: Path) -> None:
+    # More ids than SQLite allows variables in one statement (999 before 3.32), and a chain of
+    # parents as deep as an item may be.
+    alice = Holder("alice")
+    with boardfile.opened(str(isolated)) as opened:
+        parent = None
+        for n in range(1, 101):
+            parent = opened.create(f"level {n}", alice, parent=parent).id
+        deeper = opened.create("one too deep", alice)
+        with pytest.raises(BadRequestError) as refused:
+            opened.create("too deep", alice, parent="item-100")
+        assert str(refused.value) == (
+            "item-102 would be more than 100 levels deep under its parents, the limit; make it "
+            "part of an item nearer the top (--parent ID)"
+        )
+        opened.create("a child", alice, parent=deeper.id)
+        with pytest.raises(BadRequestError) as refused:  # its child would be the 101st level
+            opened.update(deeper.id, alice, Change(parent="item-99"))
+        assert str(refused.value) == (
+            "item-102 would be more than 100 levels deep under its parents, the limit; make "
+            "item-101 part of an item nearer the top, or of none"
+        )
+        assert opened.get(deeper.id).parent is None  # the whole change undone
+        for n in range(1100):
+            opened.create(f"loose {n}", alice)
+        ids = tuple(f"item-{n}" for n in range(1, 1201))
+        assert len(opened.items(Filter(ids=ids, archived=None))[0]) == 1200
+        above, _ = opened.items(Filter(above=("item-100",), archived=None))
+        assert [item.id for item in above] == [f"item-{n}" for n in range(1, 100)]
+        part, _ = opened.items(Filter(above=("item-100",), within="item-98"))
+        assert [item.id for item in part] == ["item-98", "item-99"]
+        for n in range(1, 100):  # every ancestor finished: the listing leaves them out
+            opened.update(f"item-{n}", alice, Change(status="completed"))
+    whole = data("board", "tree")
+    for depth in range(99):
+        assert (whole[0]["id"], whole[0]["status"]) == (f"item-{depth + 1}", "completed")
+        whole = whole[0]["children"]
+    assert [(top["id"], top["children"]) for top in whole[:1]] == [("item-100", [])]
+    part = data("board", "tree", "98")
+    assert [part[0]["id"], part[0]["children"][0]["children"][0]["id"]] == ["item-98", "item-100"]
