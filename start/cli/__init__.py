@@ -40,6 +40,7 @@ TOPICS = (
     "board",
     "ci",
     "architecture",
+    "workflows",
     "workflows-design",
 )
 

@@ -44,7 +44,8 @@ _EXITS = (
     "Exit codes: 0 every step succeeded or was skipped; 1 a step failed; 2 usage; 3 the\n"
     "config is invalid; 5 the project is not trusted; 65 a step answered out of format\n"
     "(and none failed); 130 Ctrl-C (the running steps stop, their items pending again:\n"
-    "start workflow resume ID goes on).\n\nDocs: start help workflows-design"
+    "start workflow resume ID goes on).\n\n"
+    "Docs: start help workflows (the design: start help workflows-design)"
 )
 
 
