@@ -36,6 +36,7 @@ VALUES: dict[tuple[str, str], Any] = {
     ("agents", "print_schema"): "--distinct-schema-7f3a {schema}",
     ("agents", "resume_command"): "sh -c 'id > /tmp/resumed-7f3a' {session} {prompt}",
     ("agents", "large_prompt"): "Read {prompt_file}: distinct-large-7f3a",
+    ("agents", "print_max_turns"): "--distinct-turns-7f3a {max_turns}",
     ("tasks", "alias"): "distinct-alias",
     ("tasks", "role"): NAME,
     ("tasks", "agent"): NAME,
