@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from start.base import paths
 from start.board import Change, Holder
 from start.board import file as boardfile
 from tests.conftest import invoke, run_start, write_tree
@@ -57,6 +58,8 @@ prompt = "Two {steps.one.answer}"
 """
 
 ME = Holder("me")
+# The workflows start ships (config/workflows.toml), listed with the config's own, by name.
+SHIPPED = ["compare-answers", "fix-severe"]
 
 
 @pytest.fixture
@@ -65,6 +68,17 @@ def project(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": CONFIG})
     write_tree(isolated, {".start/config.toml": PROJECT})
     return isolated
+
+
+@pytest.fixture
+def unshipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The built-in layer without its workflows.toml: only the test's own workflows are there."""
+    import shutil
+
+    copy = tmp_path / "builtin"
+    shutil.copytree(paths.builtin_config_dir(), copy)
+    (copy / "workflows.toml").unlink()
+    monkeypatch.setattr(paths, "builtin_config_dir", lambda: str(copy))
 
 
 def _runs(project: Path) -> None:
@@ -93,7 +107,18 @@ def test_the_list_of_workflows_and_runs_as_data(project: Path) -> None:
         done = invoke(*words, "--json")
         assert (done.exit_code, done.stderr) == (0, "")
         data = json.loads(done.stdout)
-        assert data["workflows"] == [
+        shipped = Path(paths.builtin_config_dir()) / "workflows.toml"
+        # By name, the shipped ones too (config/workflows.toml), each from the built-in layer.
+        assert [w["name"] for w in data["workflows"]] == [
+            "compare-answers",
+            "fix",
+            "fix-severe",
+            "mine",
+        ]
+        assert [
+            (w["name"], w["layer"], w["file"]) for w in data["workflows"] if w["name"] in SHIPPED
+        ] == [(name, "built-in", str(shipped)) for name in SHIPPED]
+        assert [w for w in data["workflows"] if w["name"] not in SHIPPED] == [
             {
                 "name": "fix",
                 "description": "Triage, then plan",
@@ -126,24 +151,27 @@ def test_the_list_reads_as_tables(project: Path) -> None:
     done = invoke("workflow", "--limit", "1")
     assert done.exit_code == 0
     lines = done.stdout.splitlines()
-    assert lines[:4] == [
-        "WORKFLOW  STEPS  DESCRIPTION        LAYER",
-        "fix       2      Triage, then plan  global",
-        "mine      2      The project's own  project",
-        "",
+    assert [line.split()[0] for line in lines[:5]] == [
+        "WORKFLOW", "compare-answers", "fix", "fix-severe", "mine",
+    ]  # fmt: skip
+    assert [" ".join(line.split()) for line in (lines[2], lines[4])] == [
+        "fix 2 Triage, then plan global",
+        "mine 2 The project's own project",
     ]
-    assert lines[4].split() == [
+    assert lines[0].split() == ["WORKFLOW", "STEPS", "DESCRIPTION", "LAYER"]
+    assert lines[5] == ""
+    assert lines[6].split() == [
         "RUN", "WORKFLOW", "STATE", "DONE", "FAILED", "STEPS", "CHANGED", "INSTRUCTIONS",
     ]  # fmt: skip
-    assert lines[5].split()[:6] == ["item-4", "fix", "unfinished", "0", "0", "1"]
-    assert len(lines) == 6
+    assert lines[7].split()[:6] == ["item-4", "fix", "unfinished", "0", "0", "1"]
+    assert len(lines) == 8
     assert done.stderr == "start: 1 more run(s); start workflow --limit 0 lists them all\n"
     verbose = invoke("workflow", "-v").stdout.splitlines()
-    assert verbose[0].endswith("LAYER    FILE")
-    assert verbose[2].endswith(f"project  {project / '.start' / 'config.toml'}")
+    assert verbose[0].endswith("LAYER     FILE")
+    assert verbose[4].endswith(f"project   {project / '.start' / 'config.toml'}")
 
 
-def test_no_workflow_and_no_run_says_how_to_write_one(isolated: Path) -> None:
+def test_no_workflow_and_no_run_says_how_to_write_one(isolated: Path, unshipped: None) -> None:
     done = invoke("workflow")
     assert (done.exit_code, done.stdout, done.stderr) == (
         0,
@@ -175,12 +203,12 @@ def test_the_list_and_completion_load_no_jmespath(project: Path) -> None:
 @pytest.mark.parametrize(
     ("words", "offered"),
     [
-        ("start workflow run ", ["fix", "mine"]),
+        ("start workflow run ", ["compare-answers", "fix", "fix-severe", "mine"]),
         ("start workflow run m", ["mine"]),
         ("start workflow resume ", ["item-4", "item-1"]),
         ("start workflow show item-", ["item-4", "item-1"]),
-        ("start show workflow ", ["fix", "mine"]),
-        ("start show workflows f", ["fix"]),
+        ("start show workflow ", ["compare-answers", "fix", "fix-severe", "mine"]),
+        ("start show workflows f", ["fix", "fix-severe"]),
         ("start show wo", ["workflow"]),
         ("start show mi", ["mine"]),
     ],
@@ -247,7 +275,7 @@ def test_show_workflow_errors(
     assert (done.exit_code, done.stdout, done.stderr) == (code, "", message)
 
 
-def test_config_show_holds_the_workflows_as_their_files_do(project: Path) -> None:
+def test_config_show_holds_the_workflows_as_their_files_do(project: Path, unshipped: None) -> None:
     done = invoke("config", "show", "workflows", "--no-pager")
     assert (done.exit_code, done.stderr) == (0, "")
     config = project.parent / "home" / ".config" / "start" / "config.toml"
