@@ -47,6 +47,12 @@ retries = 1
 [workflows.fix.steps.end]
 prompt = "Sum up {steps.review.answer}"
 needs = ["plan"]
+
+[workflows.port]
+params.target = { description = "the platform to port to" }
+
+[workflows.port.steps.only]
+prompt = "Port it to {target}"
 """
 
 
@@ -124,13 +130,8 @@ def test_the_plan_as_data(project: Path) -> None:
             2,
             "start: workflow 'fix' has no parameter 'aera'; did you mean 'area'?\n",
         ),
-        (
-            ("fix",),
-            2,
-            "start: step 'plan' of workflow 'fix' sets output, which a run does not carry out "
-            'yet (docs/workflows-design.md, "What remains"); \'start workflow run fix '
-            "--dry-run' shows its plan\n",
-        ),
+        (("port",), 2, "start: workflow 'port' needs -p target=VALUE\n"),
+        (("port", "--dry-run"), 2, "start: workflow 'port' needs -p target=VALUE\n"),
     ],
 )
 def test_what_it_refuses(project: Path, args: tuple[str, ...], code: int, stderr: str) -> None:
