@@ -258,8 +258,7 @@ def listing(scope: Scope, arguments: Mapping[str, Any]) -> dict[str, Any]:
 def call(scope: Scope, arguments: Mapping[str, Any]) -> Prepared:
     """A run_workflow call checked: its workflow, and its inputs (TEXT, and each parameter's
     value or default). RequestError naming what is wrong: a workflow not offered, a parameter it
-    does not take or needs, a step whose agent may not be asked or whose `output` a run does
-    not carry out yet."""
+    does not take or needs, a step whose agent may not be asked."""
     from start.base import fs
     from start.compose import workflow as plans
 
@@ -391,19 +390,13 @@ def _why_not(found: Offer) -> tools.Explain:
 
 def _runnable(flow: Workflow, found: Offer) -> None:
     """RequestError for a step a session may not run: its agent is not one the asking tools
-    may ask, or it sets `output`, which a run does not carry out yet (as `start workflow run`
-    refuses it)."""
+    may ask."""
     from start.compose import workflow as plans
 
     config = found.config
     for shown in plans.shown(flow, config):
         step = shown.planned.step
         where = f"step '{step.name}' of workflow '{flow.name}'"
-        if step.output is not None:
-            raise RequestError(
-                f"{where} sets output, which a run does not carry out yet "
-                '(docs/workflows-design.md, "What remains")'
-            )
         if shown.agent is None:
             if config.settings.mcp_agents:
                 raise RequestError(

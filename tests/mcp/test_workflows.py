@@ -406,6 +406,50 @@ async def test_a_failed_step_is_an_error_result_with_the_whole_record(
     ]
 
 
+SHAPED = """
+[workflows.shaped]
+description = "A step's own output, then a step that reads its value"
+
+[workflows.shaped.steps.triage]
+prompt = "Triage {instructions}"
+agent = "fake"
+output = { schema = { type = "object", properties = { severity = { type = "string" } }, required = ["severity"] } }
+
+[workflows.shaped.steps.plan]
+prompt = "Plan for {steps.triage.value.severity}"
+agent = "fake"
+when = "steps.triage.value.severity == 'high'"
+"""
+
+
+async def test_a_steps_own_output_is_checked_and_its_value_read_as_a_cli_run_does(
+    config: Path, isolated: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run over MCP carries out a step's own `output` as `start workflow run` does: its
+    answer checked, its value given and read by the steps after it."""
+    config.write_text(config.read_text() + SHAPED)
+    monkeypatch.setenv("FAKE_MODE", "say")
+    monkeypatch.setenv("FAKE_ANSWER", '{"severity": "low"}')
+    async with connect(isolated, mode) as client:
+        result = await client.call_tool("run_workflow", {"name": "shaped", "text": "x"})
+        monkeypatch.setenv("FAKE_ANSWER", "Severe, I think")
+        prose = await client.call_tool("run_workflow", {"name": "shaped", "text": "x"})
+    data = result.structured_content
+    assert data is not None, texts(result)
+    assert (result.is_error, data["exit_code"]) == (False, 0)
+    assert [(s["name"], s["state"], s["value"]) for s in data["steps"]] == [
+        ("triage", "succeeded", {"severity": "low"}),
+        ("plan", "skipped", None),
+    ]
+    found = prose.structured_content
+    assert found is not None, texts(prose)
+    assert (prose.is_error, found["exit_code"]) == (True, 65)
+    assert [(s["name"], s["state"]) for s in found["steps"]] == [
+        ("triage", "out-of-format"),
+        ("plan", "stopped"),
+    ]
+
+
 async def test_answers_are_cut_as_board_tasks_get_cuts_a_comment(
     config: Path, isolated: Path, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
