@@ -42,6 +42,7 @@ permissions = "edit"
 """
 
 ASKING_TOOLS = ["ask_agent", "ask_agents", "ask_start", "ask_result", "ask_cancel"]
+WORKFLOW_TOOLS = ["list_workflows", "run_workflow", "workflow_status"]
 # The prompt `start prompt TEXT` composes from CONFIG: the required context, then the text.
 PROMPT = "The guide.\n\nhi"
 
@@ -421,13 +422,16 @@ async def test_an_asked_agents_own_start_mcp_offers_no_asking_tools_whatever_its
     (tmp_path / "home" / ".config" / "start").mkdir(parents=True)
     (tmp_path / "home" / ".config" / "start" / "config.toml").write_text(config.read_text())
     monkeypatch.setenv("FAKE_MODE", "mcp-tools")
-    # Outside any run, the same start mcp offers them: the agents are on PATH.
+    # Outside any run, the same start mcp offers them: the agents are on PATH. The workflow
+    # tools come with them: this server reads the shipped config, whose workflows have a
+    # description (config/workflows.toml).
     alone = subprocess.run(
         [sys.executable, fake_headless.__file__], capture_output=True, text=True, timeout=120
     )
+    offered = ["list_tasks", "run_task", "find_tasks", *ASKING_TOOLS, *WORKFLOW_TOOLS]
     assert (alone.returncode, alone.stdout) == (
         0,
-        " ".join(["list_tasks", "run_task", "find_tasks", *ASKING_TOOLS, *BOARD_TOOLS]) + "\n",
+        " ".join([*offered, *BOARD_TOOLS]) + "\n",
     ), alone.stderr
     async with connect(isolated, "auto") as client:
         result = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
