@@ -96,11 +96,14 @@ def test_start_workflow_lists_the_runs_with_their_steps(project: Path) -> None:
         # notes failed and summary stopped; plan and review skipped count as done
         ("item-1", "fix", "the login page", "failed", 3, 2, 5),
     ]
-    assert [w["name"] for w in json.loads(done.stdout)["workflows"]] == ["each", "fix", "flaky"]
+    # The config's own with the shipped ones (config/workflows.toml), by name.
+    assert [w["name"] for w in json.loads(done.stdout)["workflows"]] == [
+        "compare-answers", "each", "fix", "fix-severe", "flaky",
+    ]  # fmt: skip
     lines = start(project, "workflow", "list").stdout.splitlines()
-    assert lines[5].split()[:6] == ["RUN", "WORKFLOW", "STATE", "DONE", "FAILED", "STEPS"]
-    assert lines[6].split()[:6] == ["item-7", "each", "succeeded", "3", "0", "3"]
-    assert lines[7].split()[:6] == ["item-1", "fix", "failed", "3", "2", "5"]
+    assert lines[7].split()[:6] == ["RUN", "WORKFLOW", "STATE", "DONE", "FAILED", "STEPS"]
+    assert lines[8].split()[:6] == ["item-7", "each", "succeeded", "3", "0", "3"]
+    assert lines[9].split()[:6] == ["item-1", "fix", "failed", "3", "2", "5"]
     completed = start(
         project,
         _START_COMPLETE="bash_complete",
