@@ -183,7 +183,7 @@ def test_help_completes_commands_and_topics(
             "start: no such command or help topic 'zzz'; topics: usage, configuration, "
             "placeholders, agents, interop, setup, editing, completion, security, "
             "performance, benchmark-results, mcp, board, ci, architecture, workflows, "
-                "workflows-design\n",
+            "workflows-design\n",
         ),
         (
             ("help", "config", "shwo"),
