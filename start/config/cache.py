@@ -378,8 +378,11 @@ def _remember(config: Config, cache_key: Key, stamp: str) -> None:
     if cache_key.name.startswith(CONFIG_ENTRY + "-"):
         _SOURCES.pop(id(config.tasks), None)
         _SOURCES[id(config.tasks)] = (config.tasks, Source(cache_key, stamp))
-        while len(_SOURCES) > SOURCES_KEPT:
-            del _SOURCES[next(iter(_SOURCES))]
+        try:
+            while len(_SOURCES) > SOURCES_KEPT:
+                _SOURCES.pop(next(iter(_SOURCES)), None)
+        except (RuntimeError, StopIteration):
+            pass  # a server's other thread changed it meanwhile: the oldest go next time
 
 
 def source(config: Config) -> Source | None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from start.base import inputs
-from start.base.errors import suggest
+from start.base.errors import StartError, suggest
 from start.compose.ask import Ask, asked_by_agents
 from start.compose.ask import input_schema as ask_fields
 from start.config import finding, schema
@@ -197,7 +197,6 @@ def find_call(scope: Scope, config: Config, arguments: Mapping[str, Any]) -> dic
 
 def _offered_workflows(scope: Scope) -> frozenset[str]:
     """The workflows list_workflows offers now; none when it offers none or cannot."""
-    from start.base.errors import StartError
     from start.mcp import workflows  # it imports this module
 
     try:
