@@ -1,5 +1,5 @@
-"""`start find TEXT`: the tasks ranked by how well their names, aliases and descriptions hold
-TEXT's words (start.config.finding), with a score and why."""
+"""`start find TEXT`: the tasks and workflows ranked by how well their names, aliases and
+descriptions hold TEXT's words (start.config.finding), with a score and why."""
 
 from __future__ import annotations
 
@@ -48,13 +48,14 @@ class NoTaskMatchesError(StartError):
 )
 @common_options(DIRECTORY, NO_PROJECT)
 def find(words: tuple[str, ...], limit: int) -> int:
-    """Find a task by what it does: the tasks whose names, aliases and descriptions hold TEXT's
-    words, best first, with a score and why.
+    """Find a task by what it does: the tasks and workflows whose names, aliases and
+    descriptions hold TEXT's words, best first, with a score and why.
 
-    Start's tasks, other agents' command files and Agent Skills are searched (internal tasks are
-    not). A word counts 2 in a name or alias and 1 in a description; the same word counts whole,
-    its stem 0.9, a prefix 0.7 and, in a name, a close spelling 0.6. The score (0 to 1) is what
-    TEXT's words are worth together over what they could be; `why` says where each was found.
+    Start's tasks, other agents' command files, Agent Skills and workflows are searched
+    (internal tasks are not); a workflow is shown as 'NAME (workflow)'. A word counts 2 in a
+    name or alias and 1 in a description; the same word counts whole, its stem 0.9, a prefix
+    0.7 and, in a name, a close spelling 0.6. The score (0 to 1) is what TEXT's words are worth
+    together over what they could be; `why` says where each was found.
     """
     options = get_options()
     text = " ".join(words)
@@ -64,8 +65,9 @@ def find(words: tuple[str, ...], limit: int) -> int:
             "start find review the diff"
         )
     config = load(options.workdir, use_project=not options.no_project, strict=True)
-    # The config cache's index of the tasks when it has one: no task is decoded to rank them.
-    found = finding.search(finding.of_config(config.tasks), text, limit)
+    # The index kept beside the config cache's entry, made by the first find after a change: no
+    # task is decoded to rank them.
+    found = finding.search(finding.of_config(config), text, limit)
     if options.json:
         console.print_json([match.as_data() for match in found])
     if not found:
@@ -73,7 +75,12 @@ def find(words: tuple[str, ...], limit: int) -> int:
     if options.json:
         return ExitCode.OK
     rows = [
-        [match.name, f"{match.score:.2f}", finding.why(match), match.description or ""]
+        [
+            match.name if match.kind != finding.WORKFLOW else f"{match.name} (workflow)",
+            f"{match.score:.2f}",
+            finding.why(match),
+            match.description or "",
+        ]
         for match in found
     ]
     from start.ui import display

@@ -183,7 +183,11 @@ def run(
         raise ConfigError(read.problems)
     found = read.workflows.get(name)
     if found is None:
-        raise UnknownNameError("workflow", name, read.workflows)
+        from start.config import finding  # only on this error path
+
+        described = ((flow.name, flow.description) for flow in read.workflows.values())
+        meaning = finding.meant(described, name)
+        raise UnknownNameError("workflow", name, read.workflows, meaning=meaning)
     given = dict(params.split(fs.arg_text(word)) for word in param_words)
     declared = {param.name: param for param in found.params}
     unknown = [key for key in given if key not in declared]

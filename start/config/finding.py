@@ -1,5 +1,5 @@
 """Finding a task by what it does (`start find TEXT`, MCP's find_tasks, "did you mean"): the
-tasks ranked by how well their names, aliases and descriptions hold TEXT's words.
+tasks and workflows ranked by how well their names, aliases and descriptions hold TEXT's words.
 
 The score is a weighted share of TEXT's words found, without a model, so that the same words
 always rank the same tasks the same way, and `why` says where each word was found. Each of
@@ -15,20 +15,20 @@ The score is the sum over TEXT's words divided by the most it could be (2 for ea
 means every word is a word of the name or alias. Ties go by name. docs/usage.md, "start find",
 says the same for users.
 
-The tasks' words are read from an `Index` of them, which the config cache keeps beside the tasks
-(start.config.cache, INDEXED_TOO), so that a warm `start find` over many tasks neither decodes
-one nor splits its texts again.
+The words are read from an `Index` of them, which the first `start find` after a change makes
+and keeps in a file beside the config cache's entry (`of_config`), so that a warm `start find`
+over many tasks neither decodes one nor splits its texts again, and a launch never makes it.
 """
 
 from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 from start.base.record import Record
-from start.config.model import Table, Task
+from start.config.model import Config, Task
 
 # The fields a task is found by, in the order a word's best place is looked for.
 FIELDS: Final = ("name", "alias", "description")
@@ -47,8 +47,13 @@ STOP_WORDS: Final = frozenset({
     "them", "then", "this", "to", "up", "what", "when", "which", "with", "you", "your"
 })  # fmt: skip
 LIMIT: Final = 10  # the matches `start find` shows by default
-# The name of the index (`stored`) among the fields the config cache indexes for tasks.
-INDEX: Final = "find"
+# The kind of a workflow's match; a task's is "task", or where it was imported from.
+WORKFLOW: Final = "workflow"
+# The shape of the index's file (`of_config`): another is a miss.
+FORMAT: Final = 1
+INDEX: Final = "find"  # the key of the index's columns in its file
+# This module, below the package: its code stamp is part of the index file's key.
+_MODULE: Final = "config/finding.py"
 
 _WORD = re.compile(r"[^\W_]+")
 # Suffixes taken off a word to find its stem, in this order; `es` only after ss, x, z, ch or sh.
@@ -66,10 +71,11 @@ class Hit(Record):
 
 
 class Match(Record):
-    """A task that holds some of TEXT's words, its score (0 to 1) and why."""
+    """A task or workflow that holds some of TEXT's words, its score (0 to 1) and why."""
 
     name: str
-    kind: str  # task, or where an imported task comes from: claude, gemini, ..., skill
+    # task, or where an imported task comes from (claude, gemini, ..., skill), or workflow
+    kind: str
     score: float
     why: tuple[Hit, ...]
     description: str | None
@@ -110,13 +116,13 @@ def stem(word: str) -> str:
 
 
 class Index(Record):
-    """The tasks' fields as `search` reads them, a column each, without a Task record: each
-    task's name, kind and description, and the words of its name, alias and description (each
-    text's words in lower case, in order: a word again in a text is worth no more than where
-    it was first) one after another in `words`, where
-    `ends` says where each of them ends (three a task). Plain data once a tuple (`stored`), so
-    that the config cache keeps it beside the tasks (start.config.cache, INDEXED_TOO) and a warm
-    `start find` neither decodes a task nor splits a text (benchmarks: target 12)."""
+    """The fields of the tasks and workflows as `search` reads them, a column each, without a
+    Task record: each one's name, kind and description, and the words of its name, alias and
+    description (each text's words in lower case, in order: a word again in a text is worth no
+    more than where it was first) one after another in `words`, where `ends` says where each of
+    them ends (three a task). Plain data once a tuple, so that `start find` keeps it in a file of
+    its own beside the config cache's entry (`of_config`) and a warm `start find` neither decodes
+    a task nor splits a text (benchmarks: target 12)."""
 
     names: tuple[str, ...]
     kinds: tuple[str, ...]
@@ -125,22 +131,36 @@ class Index(Record):
     ends: tuple[int, ...]
 
 
+# What an index is made of, for each task or workflow: its name, alias, description and kind.
+_Entry = tuple[str, str | None, str | None, str]
+
+
 def index(tasks: Iterable[Task], *, named: bool = True) -> Index:
     """The index of `tasks`, in their order; `named=False` leaves their names and aliases out
     (`by_meaning` looks in descriptions only)."""
+    return _indexed(
+        (
+            # task, or where an imported task comes from: claude, gemini, ..., skill
+            (task.name, task.alias, task.description,
+             "task" if task.imported is None else task.imported.source)
+            for task in tasks
+        ),
+        named=named,
+    )  # fmt: skip
+
+
+def _indexed(entries: Iterable[_Entry], *, named: bool = True) -> Index:
     names: list[str] = []
     kinds: list[str] = []
     descriptions: list[str | None] = []
     found: list[str] = []
     ends: list[int] = []
     split = _WORD.findall
-    # A config cache's entry holds the index of its tasks, so a launch that misses (a cold one)
-    # makes it: at the cost of a split of each text, and little else.
-    for task in tasks:
-        name, alias, description = task.name, task.alias, task.description
+    # Made by the first `start find` after a config changed, at the cost of a split of each
+    # text, and little else.
+    for name, alias, description, kind in entries:
         names.append(name)
-        # task, or where an imported task comes from: claude, gemini, ..., skill
-        kinds.append("task" if task.imported is None else task.imported.source)
+        kinds.append(kind)
         descriptions.append(description)
         if named:
             found += split(name.lower())
@@ -156,36 +176,94 @@ def index(tasks: Iterable[Task], *, named: bool = True) -> Index:
     return Index(tuple(names), tuple(kinds), tuple(descriptions), tuple(found), tuple(ends))
 
 
-def stored(tasks: Mapping[str, Task]) -> bytes:
-    """The index of the tasks of a config that `start find` searches (those not internal), as
-    the config cache keeps it: marshal data, decoded only by `start find` (`of_config`)."""
-    import marshal
-
-    return marshal.dumps(tuple(index(task for task in tasks.values() if not task.internal)))
-
-
-def of_config(tasks: Mapping[str, Task]) -> Index:
-    """The index of the tasks of a config not internal: the config cache's (`stored`) when the
-    tasks come from it, else made from the tasks."""
-    if isinstance(tasks, Table):
-        # Beside the fields' values by name, the cache's INDEXED_TOO: this index's bytes.
-        data: object = tasks.index.get(INDEX)
-        if type(data) is bytes:
-            cached = _loaded(data)
-            if cached is not None:
-                return cached
-    return index(task for task in tasks.values() if not task.internal)
+def made(config: Config) -> Index:
+    """The index of what `start find` searches in `config`: its tasks not internal, then its
+    workflows (kind WORKFLOW)."""
+    tasks = index(task for task in config.tasks.values() if not task.internal)
+    flows = _indexed(
+        (name, None, description, WORKFLOW) for name, description in workflows(config).items()
+    )
+    return Index(
+        tasks.names + flows.names,
+        tasks.kinds + flows.kinds,
+        tasks.descriptions + flows.descriptions,
+        tasks.words + flows.words,
+        tasks.ends + tuple(len(tasks.words) + end for end in flows.ends),
+    )
 
 
-def _loaded(data: bytes) -> Index | None:
-    """The index `stored` wrote; None when `data` does not have exactly its shape (the index is
-    then made from the tasks, as on a miss)."""
+def workflows(config: Config) -> dict[str, str | None]:
+    """The names and descriptions of the config's workflows (`[workflows.NAME]`, a later layer's
+    replacing an earlier one's), read from its layer files as start.config.workflows reads them,
+    but neither checked nor their expressions parsed: jmespath stays off `start find`'s path. A
+    file that holds no `workflows` is not parsed."""
+    from start.config import files
+    from start.config.workflows import SECTION
+
+    found: dict[str, str | None] = {}
+    for layer_file in config.files:
+        if not layer_file.parsed:
+            continue
+        root = config.root if layer_file.layer == "project" else None
+        data, _ = files.read_bytes(layer_file.path, root)
+        if data is None or SECTION.encode() not in data:
+            continue
+        table = files.read(layer_file.path, data).table
+        body = table.get(SECTION) if table is not None else None
+        if not isinstance(body, dict):
+            continue
+        for name, workflow in body.items():
+            if isinstance(workflow, dict):
+                description = workflow.get("description")
+                found[name] = description if isinstance(description, str) else None
+    return found
+
+
+def of_config(config: Config) -> Index:
+    """The index of what `start find` searches in `config` (`made`): from its file beside the
+    config cache's entry the config came from (start.config.cache.source), else made, and
+    written there for the next find.
+
+    The file's key is the entry's key and code stamp, and this module's own stamp: an edit of
+    any layer file or command file (a task's or a workflow's) or of `start`'s code is another
+    key, and so a miss. It is made by `start find` (and find_tasks) alone, never by a launch,
+    which pays nothing for it. A file that cannot be read, is of another key or does not have
+    exactly the shape written is a miss: the index is made again and the file written again.
+    The workflows are read from the files after the load read them: a file changed in between
+    is another key for the next load, so what was made from it is not used again."""
+    from start.config import cache
+
+    source = cache.source(config)
+    own = cache.code_stamp([_MODULE])
+    if source is None or own is None:
+        return made(config)
+    name = cache.beside(source, cache.FIND_ENTRY)
+    key = source.key.data + b"%s %d|%s|%s" % (
+        cache.FIND_ENTRY.encode(), FORMAT, source.stamp.encode(), own.encode()
+    )  # fmt: skip
+    raw = cache.read(name)
+    payload = None if raw is None else cache.payload_of(raw, key)
+    if payload is not None:
+        found = _loaded(payload)
+        if found is not None:
+            return found
+    fresh = made(config)
+    cache.write(name, cache.pack(key, {INDEX: tuple(fresh)}))
+    return fresh
+
+
+def _loaded(payload: memoryview) -> Index | None:
+    """The index `of_config` wrote; None when `payload` does not have exactly its shape (the
+    index is then made again, as on a miss)."""
     import marshal
 
     try:
-        columns = marshal.loads(data)
+        data = marshal.loads(payload)
     except (EOFError, ValueError, TypeError):
         return None
+    if type(data) is not dict or data.keys() != {INDEX}:
+        return None
+    columns = data[INDEX]
     if type(columns) is not tuple or len(columns) != len(Index._fields):
         return None
     names, kinds, descriptions, found, ends = columns
@@ -215,9 +293,15 @@ def rank(tasks: Iterable[Task], text: str, limit: int | None = LIMIT) -> list[Ma
     return search(index(tasks), text, limit)
 
 
-def search(found: Index, text: str, limit: int | None = LIMIT) -> list[Match]:
-    """`rank` over an index's tasks: the tasks that hold any of TEXT's words, best first (ties
-    by name), at most `limit`."""
+def search(
+    found: Index,
+    text: str,
+    limit: int | None = LIMIT,
+    keep: Callable[[int], bool] | None = None,
+) -> list[Match]:
+    """`rank` over an index's tasks and workflows: those that hold any of TEXT's words, best
+    first (ties by name), at most `limit`; only those at the places in the index that `keep`
+    keeps, when it is given (find_tasks: those offered)."""
     wanted = words(text)
     if not wanted:
         return []
@@ -228,7 +312,7 @@ def search(found: Index, text: str, limit: int | None = LIMIT) -> list[Match]:
     scored = [
         (-round(total / most, 2), found.names[at], at, best)
         for at, total, best in matcher.scan(found)
-        if total
+        if total and (keep is None or keep(at))
     ]
     if limit is None:
         scored.sort()
@@ -380,11 +464,18 @@ def by_meaning(tasks: Mapping[str, Task], name: str, most: int = 3) -> list[str]
     '-', '_', ':' and the like): those not internal whose description holds every one of them
     (as `rank` matches a word: itself, its stem or a prefix), best first, at most `most`. The
     names' likeness is the spelling's part of the hint (start.base.errors.suggest)."""
+    described = (task for task in tasks.values() if not task.internal and task.description)
+    return meant(((task.name, task.description) for task in described), name, most)
+
+
+def meant(described: Iterable[tuple[str, str | None]], name: str, most: int = 3) -> list[str]:
+    """`by_meaning` over names and their descriptions (a workflow's, say): those whose
+    description holds every one of the words of `name`, best first, at most `most`."""
     wanted = words(name)
     if not wanted:
         return []
-    described = (task for task in tasks.values() if not task.internal and task.description)
-    found = index(described, named=False)
+    entries = ((named, None, description, "") for named, description in described if description)
+    found = _indexed(entries, named=False)
     scored = [
         (-total, found.names[at]) for at, total, best in _Matcher(wanted).scan(found) if all(best)
     ]

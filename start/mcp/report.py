@@ -92,17 +92,25 @@ def answers(results: Sequence[Result]) -> str:
 
 
 def found(matches: Sequence[Match], text: str) -> dict[str, Any]:
-    """`find_tasks`: `{"tasks": [{"name", "score", "why", "description"}], "message": "..."}`,
-    best first (start.config.finding); `why` as `start find` shows it."""
+    """`find_tasks`: `{"tasks": [{"name", "kind", "score", "why", "description"}], "message":
+    "..."}`, best first (start.config.finding); `kind` a task's (task, or where it was imported
+    from) or "workflow"; `why` as `start find` shows it."""
     if matches:
         count = "1 task matches" if len(matches) == 1 else f"{len(matches)} tasks match"
         message = f"{count} '{text}', best first. Run one with run_task."
+        if any(match.kind == finding.WORKFLOW for match in matches):
+            count = "1 matches" if len(matches) == 1 else f"{len(matches)} match"
+            message = (
+                f"{count} '{text}', best first. Run a task with run_task, a workflow with "
+                "run_workflow."
+            )
     else:
         message = f"No task matches '{text}'; try other words, or list_tasks for every task."
     return {
         "tasks": [
             {
                 "name": match.name,
+                "kind": match.kind,
                 "score": match.score,
                 "why": finding.why(match),
                 "description": match.description or "",
@@ -123,11 +131,12 @@ FOUND_SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "properties": {
                     "name": {"type": "string"},
+                    "kind": {"type": "string"},
                     "score": {"type": "number"},
                     "why": {"type": "string"},
                     "description": {"type": "string"},
                 },
-                "required": ["name", "score", "why", "description"],
+                "required": ["name", "kind", "score", "why", "description"],
             },
         },
         "message": {"type": "string"},

@@ -142,22 +142,26 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
             seen = await off_loop(rules.view, scope)
         except StartError as error:
             return tools.failed(str(error))
-        tasks = rules.listed(seen.config)
-        if not tasks:
-            raise MCPError(
-                types.INVALID_PARAMS,
-                f"unknown tool '{params.name}': no task is offered, so the task tools are not "
-                "registered",
-            )
-        if params.name == tools.RUN_TASK:
-            return await _run_task(scope, commands, seen.config, arguments)
+        unregistered = MCPError(
+            types.INVALID_PARAMS,
+            f"unknown tool '{params.name}': no task is offered, so the task tools are not "
+            "registered",
+        )
         if params.name == tools.FIND_TASKS:
+            # Ranked from find's index, which says which tasks are offered: none is decoded.
             try:
-                data = await off_loop(tools.find_call, tasks, arguments)
+                data = await off_loop(tools.find_call, scope, seen.config, arguments)
+            except tools.NoTaskOfferedError:
+                raise unregistered from None
             except RequestError as error:
                 return tools.failed(str(error))
             text = json.dumps(data, ensure_ascii=False)
             return types.CallToolResult(content=[tools.text(text)], structured_content=data)
+        tasks = rules.listed(seen.config)
+        if not tasks:
+            raise unregistered
+        if params.name == tools.RUN_TASK:
+            return await _run_task(scope, commands, seen.config, arguments)
         try:
             await off_loop(
                 tools.check, tools.LIST_TASKS, tools.list_input(), tools.given(arguments)

@@ -112,6 +112,66 @@ def test_find_json_is_each_match_with_its_kind_and_hits(home: Path) -> None:
     ]
 
 
+WORKFLOW = """
+[workflows.triage-bug]
+description = "Triage a bug report, then plan its fix"
+
+[workflows.triage-bug.steps.read]
+prompt = "Triage {instructions}"
+"""
+
+
+@pytest.fixture
+def flows(home: Path) -> Path:
+    """The user's config with a workflow too."""
+    config = home / ".config/start/config.toml"
+    config.write_text(CONFIG + WORKFLOW, encoding="utf-8")
+    return home
+
+
+def test_workflows_are_found_too(flows: Path) -> None:
+    """A workflow ranks among the tasks by its name and description; the table says it is one,
+    the JSON gives its kind."""
+    assert find("triage", "the", "failing", "bug") == (
+        0,
+        "NAME                   SCORE  WHY                   DESCRIPTION\n"
+        "triage-bug (workflow)  0.67   name: triage, bug     Triage a bug report, then plan its "
+        "fix\n"
+        "fix-tests              0.17   description: failing  Fix the failing tests\n",
+        "",
+    )
+    code, stdout, stderr = find("--json", "bug", "report")
+    assert (code, stderr) == (0, "")
+    assert json.loads(stdout) == [
+        {
+            "name": "triage-bug",
+            "kind": "workflow",
+            "score": 0.75,
+            "why": [
+                {"word": "bug", "field": "name", "matched": "bug", "how": "exact"},
+                {"word": "report", "field": "description", "matched": "report", "how": "exact"},
+            ],
+            "description": "Triage a bug report, then plan its fix",
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [("triage-bgu", "did you mean 'triage-bug'?"),
+     ("bug-report", "did you mean 'triage-bug' (by meaning)?")],
+)  # fmt: skip
+def test_an_unknown_workflow_suggests_by_spelling_and_by_meaning(
+    flows: Path, name: str, hint: str
+) -> None:
+    result = run_start("workflow", "run", name, "--dry-run")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        4,
+        "",
+        f"start: unknown workflow '{name}'; {hint}\n",
+    )
+
+
 def test_nothing_found_says_so_and_exits_4(home: Path) -> None:
     message = (
         "start: no task matches 'quantum teleport'; try other words, or list every task with "
@@ -166,8 +226,8 @@ def test_find_is_completed_with_its_summary_and_its_options() -> None:
         return result.stdout
 
     assert complete("start fi", "1") == (
-        "plain\nfind\nFind a task by what it does: the tasks whose names, aliases and "
-        "descriptions hold TEXT's words, best first, with a score and why.\n"
+        "plain\nfind\nFind a task by what it does: the tasks and workflows whose names, aliases "
+        "and descriptions hold TEXT's words, best first, with a score and why.\n"
     )
     assert complete("start find --li", "2") == "plain\n--limit\nShow at most N tasks.\n"
     # TEXT is free text: nothing is offered for it.
@@ -182,14 +242,15 @@ def test_find_help_is_whole() -> None:
         == """\
 Usage: start find [OPTIONS] TEXT...
 
-  Find a task by what it does: the tasks whose names, aliases and descriptions
-  hold TEXT's words, best first, with a score and why.
+  Find a task by what it does: the tasks and workflows whose names, aliases
+  and descriptions hold TEXT's words, best first, with a score and why.
 
-  Start's tasks, other agents' command files and Agent Skills are searched
-  (internal tasks are not). A word counts 2 in a name or alias and 1 in a
-  description; the same word counts whole, its stem 0.9, a prefix 0.7 and, in
-  a name, a close spelling 0.6. The score (0 to 1) is what TEXT's words are
-  worth together over what they could be; `why` says where each was found.
+  Start's tasks, other agents' command files, Agent Skills and workflows are
+  searched (internal tasks are not); a workflow is shown as 'NAME (workflow)'.
+  A word counts 2 in a name or alias and 1 in a description; the same word
+  counts whole, its stem 0.9, a prefix 0.7 and, in a name, a close spelling
+  0.6. The score (0 to 1) is what TEXT's words are worth together over what
+  they could be; `why` says where each was found.
 
 Options:
   --limit N            Show at most N tasks.  [default: 10]
@@ -250,6 +311,75 @@ atexit.register(lambda: print(f"decoded {len(decoded)}", file=sys.stderr))
 sys.argv = ["start", *sys.argv[1:]]
 runpy.run_module("start", run_name="__main__", alter_sys=True)
 """
+
+
+# `start`, which says on stderr, at exit (or as it becomes the agent), how many indexes of `start
+# find` it made, or that it did not import start.config.finding at all.
+MADE = """
+import atexit, os, runpy, sys
+made = []
+def count():
+    finding = sys.modules.get("start.config.finding")
+    if finding is None:
+        print("finding not imported", file=sys.stderr)
+    else:
+        print(f"made {len(made)}", file=sys.stderr)
+def hook():
+    from start.config import finding
+    make = finding.made
+    def counted(config):
+        made.append(1)
+        return make(config)
+    finding.made = counted
+atexit.register(count)
+execve = os.execve
+def becomes(*args):
+    count()
+    sys.stderr.flush()
+    execve(*args)
+os.execve = becomes
+sys.argv = ["start", *sys.argv[1:]]
+if sys.argv[1] == "find":
+    hook()
+runpy.run_module("start", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_cold_launch_makes_no_index_and_find_makes_it_once(isolated: Path) -> None:
+    """The launch path pays nothing for `start find`: a cold launch of the large config (a miss
+    of the config cache) neither imports start.config.finding nor writes an index beside the
+    entry it writes; the first find after it makes the index once and keeps it in a file of its
+    own beside that entry (same name, kind `find`); the next find reads it and makes none."""
+    from start.config import cache
+
+    root = isolated.parent / "bench"
+    world = scenarios.World(root, isolated, root / "configs", root / "home", root / "run")
+    scenarios.large(world)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "START_CONFIG_DIR": str(world.config("large"))}
+    entries = Path(cache.directory())
+
+    def start(*args: str) -> tuple[int, str]:
+        command = [sys.executable, "-c", MADE, *args]
+        run = subprocess.run(command, cwd=isolated, env=env, capture_output=True, text=True)
+        return run.returncode, run.stderr
+
+    def kept() -> list[str]:
+        return sorted(p.name.partition("-")[0] for p in entries.glob("*.bin"))
+
+    assert start("-q", "task", scenarios.LARGE_TASK, "x") == (0, "finding not imported\n")
+    assert kept() == ["config", "layer"]
+    assert start("find", "--json", "task", "number", "500") == (0, "made 1\n")
+    assert kept() == ["config", "find", "layer"]
+    config = next(entries.glob("config-*.bin")).name
+    assert (entries / config.replace("config-", "find-", 1)).is_file()
+    assert start("find", "--json", "task", "number", "500") == (0, "made 0\n")
+    # A malformed index is a miss: made again, and written again.
+    index = next(entries.glob("find-*.bin"))
+    index.write_bytes(index.read_bytes()[:-10])
+    assert start("find", "--json", "task", "number", "500") == (0, "made 1\n")
+    assert start("find", "--json", "task", "number", "500") == (0, "made 0\n")
+    # A warm launch after them does not look at the index either.
+    assert start("-q", "task", scenarios.LARGE_TASK, "x") == (0, "finding not imported\n")
 
 
 def test_a_warm_find_over_the_large_config_decodes_no_task(isolated: Path) -> None:

@@ -78,18 +78,11 @@ def test_by_meaning_needs_every_word_in_a_description() -> None:
     assert finding.by_meaning(tasks, "review-diff", most=1) == ["gate"]
 
 
-def test_an_index_stored_and_loaded_is_the_same_index() -> None:
-    """What the config cache keeps (`stored`) loads back as the index of the tasks not
-    internal; bytes of another shape are no index, and the tasks' own is made instead."""
-    tasks = {
-        t.name: t
-        for t in [
-            task("review", "Reviews code", alias="rv"),
-            task("hidden", "Review the diff", internal=True),
-            task("bare"),
-        ]
-    }
-    fresh = finding.index([tasks["review"], tasks["bare"]])
+def test_an_index_written_and_loaded_is_the_same_index() -> None:
+    """What `of_config` keeps in its file loads back as the index; data of another shape is no
+    index (a miss: it is made again)."""
+    tasks = [task("review", "Reviews code", alias="rv"), task("bare")]
+    fresh = finding.index(tasks)
     assert fresh == finding.Index(
         ("review", "bare"),
         ("task", "task"),
@@ -97,14 +90,20 @@ def test_an_index_stored_and_loaded_is_the_same_index() -> None:
         ("review", "rv", "reviews", "code", "bare"),
         (1, 2, 4, 5, 5, 5),
     )
-    assert finding._loaded(finding.stored(tasks)) == fresh
-    columns = marshal.loads(finding.stored(tasks))
+    columns = tuple(fresh)
+
+    def kept(data: Any) -> memoryview:
+        return memoryview(marshal.dumps(data))
+
+    assert finding._loaded(kept({finding.INDEX: columns})) == fresh
     for wrong in [
-        b"",
-        marshal.dumps(columns[:4]),
-        marshal.dumps((*columns[:4], (1, 2, 4, 5, 5, 99))),  # past the words' end
-        marshal.dumps((*columns[:4], (1, 2, 4, 3, 5, 5))),  # an end before the one before
-        marshal.dumps((columns[0], ("task", 1), *columns[2:])),
+        memoryview(b""),
+        kept(columns),
+        kept({finding.INDEX: columns, "more": 1}),
+        kept({finding.INDEX: columns[:4]}),
+        kept({finding.INDEX: (*columns[:4], (1, 2, 4, 5, 5, 99))}),  # past the words' end
+        kept({finding.INDEX: (*columns[:4], (1, 2, 4, 3, 5, 5))}),  # an end before the last
+        kept({finding.INDEX: (columns[0], ("task", 1), *columns[2:])}),
     ]:
         assert finding._loaded(wrong) is None
 
@@ -123,18 +122,34 @@ prompt = "x"
 description = "Review the diff quietly"
 internal = true
 prompt = "x"
+
+[workflows.triage]
+description = "Triage a bug report, then plan its fix"
+
+[workflows.triage.steps.read]
+prompt = "Triage {instructions}"
 """
 
 
-def test_a_cached_index_ranks_as_a_fresh_one_and_follows_an_edit(
+def test_the_index_is_made_by_find_kept_beside_the_entry_and_follows_an_edit(
     isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A config from the cache ranks from the index its entry keeps, without decoding a task,
-    exactly as the parsed tasks rank; an edited description is a miss, and its new words are
-    found."""
+    """The index is made by the first `of_config` after a load, not by the load, and kept in
+    a file beside the config's entry; the next load's `of_config` reads it, decoding no task
+    and making nothing, and ranks exactly as the parsed tasks and workflows rank; an edited
+    description is another key, and its new words are found."""
     config = isolated.parent / "home" / ".config" / "start" / "config.toml"
     write_tree(config.parent, {"config.toml": CACHED})
+    entries = Path(cache.directory())
     fresh = load()  # parsed, and stored
+    assert sorted(p.name.partition("-")[0] for p in entries.glob("*.bin")) == ["config", "layer"]
+    made = finding.of_config(fresh)
+    every = [t for t in fresh.tasks.values() if not t.internal]
+    assert made.names[-3:] == ("review", "notes", "triage")
+    assert made.kinds[-3:] == ("task", "task", "workflow")
+    [config_entry] = entries.glob("config-*.bin")
+    assert (entries / config_entry.name.replace("config-", "find-", 1)).is_file()
+
     decoded: list[str] = []
     item = cache._item
 
@@ -142,21 +157,42 @@ def test_a_cached_index_ranks_as_a_fresh_one_and_follows_an_edit(
         decoded.append(str(args[2]))
         return item(cls, *args)  # type: ignore[arg-type]
 
+    def unmade(config: object) -> finding.Index:
+        raise AssertionError("the index was made again")
+
+    make = finding.made
     monkeypatch.setattr(cache, "_item", counted)
+    monkeypatch.setattr(finding, "made", unmade)
     cached = load()
-    assert isinstance(cached.tasks, Table) and finding.INDEX in cached.tasks.index
-    found = finding.of_config(cached.tasks)
-    every = [t for t in fresh.tasks.values() if not t.internal]
-    assert found == finding.index(every)
+    assert isinstance(cached.tasks, Table)
+    found = finding.of_config(cached)
+    assert found == made
     for text in ["review diff", "notes", "rv", "revew", "the task", "release-notes write", "zebra"]:
         assert finding.search(found, text, None) == finding.rank(every, text, None), text
+    assert [(m.name, m.kind, m.score) for m in finding.search(found, "triage a bug")] == [
+        ("triage", "workflow", 0.75)
+    ]
     assert decoded == []
+    monkeypatch.setattr(finding, "made", make)
 
     config.write_text(CACHED.replace("release", "zebra"), encoding="utf-8")
-    assert not isinstance(load().tasks, Table)  # a miss: parsed, and stored again
-    edited = load()
-    assert isinstance(edited.tasks, Table) and finding.INDEX in edited.tasks.index
+    edited = load()  # a miss: parsed, and stored again
     assert [(m.name, m.score, finding.why(m)) for m in finding.search(
-        finding.of_config(edited.tasks), "zebras", None
+        finding.of_config(edited), "zebras", None
     )] == [("notes", 0.45, "description: zebras~zebra")]  # fmt: skip
     assert finding.by_meaning(edited.tasks, "zebra-notes") == ["notes"]
+
+
+def test_a_config_not_from_the_cache_has_its_index_made_and_kept_nowhere(isolated: Path) -> None:
+    config = isolated.parent / "home" / ".config" / "start" / "config.toml"
+    write_tree(config.parent, {"config.toml": CACHED})
+    loaded = load(use_cache=False)
+    assert finding.of_config(loaded).names[-3:] == ("review", "notes", "triage")
+    assert not Path(cache.directory()).exists()
+
+
+def test_meant_suggests_by_a_description_holding_every_word() -> None:
+    described = [("triage", "Triage a bug report"), ("compare", "Ask three agents"), ("x", None)]
+    assert finding.meant(described, "bug-triage") == ["triage"]
+    assert finding.meant(described, "three-agents") == ["compare"]
+    assert finding.meant(described, "nothing") == []

@@ -11,6 +11,7 @@ import pytest
 from mcp import MCPError
 from mcp.types import INVALID_PARAMS
 
+from tests.fake_headless import agent
 from tests.mcp.conftest import connect
 
 pytestmark = pytest.mark.anyio
@@ -62,24 +63,28 @@ async def test_find_tasks_ranks_the_offered_tasks_by_their_words(
         "tasks": [
             {
                 "name": "both-streams",
+                "kind": "task",
                 "score": 0.33,
                 "why": "name: streams",
                 "description": "Writes to stdout and stderr.",
             },
             {
                 "name": "review",
+                "kind": "task",
                 "score": 0.33,
                 "why": "name: review",
                 "description": "Review the change",
             },
             {
                 "name": "greet",
+                "kind": "task",
                 "score": 0.3,
                 "why": "name: greeting~greet",
                 "description": "Prints a simple greeting message.",
             },
             {
                 "name": "exit-three",
+                "kind": "task",
                 "score": 0.17,
                 "why": "description: streams",
                 "description": "Exits 3 after writing to both streams.",
@@ -94,6 +99,7 @@ async def test_find_tasks_ranks_the_offered_tasks_by_their_words(
         "tasks": [
             {
                 "name": "review",
+                "kind": "task",
                 "score": 0.5,
                 "why": "name: review",
                 "description": "Review the change",
@@ -143,3 +149,88 @@ async def test_find_tasks_is_a_task_tool_offered_with_the_tasks_only(
         INVALID_PARAMS,
         "unknown tool 'find_tasks': no task is offered, so the task tools are not registered",
     )
+
+
+FLOWS = f"""
+{agent("fake")}
+
+[workflows.review-diff]
+description = "Read the diff, then sum up what it changes"
+
+[workflows.review-diff.steps.read]
+prompt = "Read {{instructions}}"
+agent = "fake"
+
+[workflows.quiet-review.steps.one]
+prompt = "No description, so list_workflows does not offer it"
+agent = "fake"
+"""
+
+
+async def test_find_tasks_finds_the_workflows_list_workflows_offers(
+    global_dir: Path, isolated: Path, mode: str
+) -> None:
+    """A workflow offered ranks among the offered tasks, with kind "workflow"; one that
+    list_workflows does not offer (no description) is not found."""
+    config = global_dir / "config.toml"
+    config.write_text(config.read_text() + FLOWS)
+    async with connect(isolated, mode) as client:
+        listed = await client.call_tool("list_workflows", {})
+        result = await client.call_tool("find_tasks", {"text": "review the diff"})
+        quiet = await client.call_tool("find_tasks", {"text": "quiet"})
+    assert listed.structured_content is not None
+    assert [flow["name"] for flow in listed.structured_content["workflows"]] == ["review-diff"]
+    assert (result.is_error, result.structured_content) == (
+        False,
+        {
+            "tasks": [
+                {
+                    "name": "review-diff",
+                    "kind": "workflow",
+                    "score": 1.0,
+                    "why": "name: review, diff",
+                    "description": "Read the diff, then sum up what it changes",
+                },
+                {
+                    "name": "review",
+                    "kind": "task",
+                    "score": 0.5,
+                    "why": "name: review",
+                    "description": "Review the change",
+                },
+            ],
+            "message": "2 match 'review the diff', best first. Run a task with run_task, a "
+            "workflow with run_workflow.",
+        },
+    )
+    assert quiet.structured_content == {
+        "tasks": [],
+        "message": "No task matches 'quiet'; try other words, or list_tasks for every task.",
+    }
+
+
+async def test_find_tasks_decodes_no_task(
+    global_dir: Path, isolated: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second find_tasks ranks from the index the first kept beside the config cache's
+    entry: it decodes no task to tell which are offered, nor makes the index again."""
+    from start.config import cache, finding
+
+    async with connect(isolated, mode) as client:
+        first = await client.call_tool("find_tasks", {"text": "review the greeting"})
+        decoded: list[object] = []
+        item = cache._item
+
+        def counted(cls: Any, *args: Any) -> Any:
+            decoded.append(args[2])
+            return item(cls, *args)
+
+        def unmade(config: object) -> finding.Index:
+            raise AssertionError("the index was made again")
+
+        monkeypatch.setattr(cache, "_item", counted)
+        monkeypatch.setattr(finding, "made", unmade, raising=False)
+        second = await client.call_tool("find_tasks", {"text": "review the greeting"})
+    assert second.structured_content == first.structured_content
+    assert first.structured_content is not None and first.structured_content["tasks"]
+    assert decoded == []
