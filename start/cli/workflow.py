@@ -18,6 +18,7 @@ from start.cli.commands import group
 from start.cli.inputs import count
 from start.cli.options import DIRECTORY, NO_PROJECT, common_options, completer, printer
 from start.cli.state import get_options
+from start.config import workflow_tables
 from start.ui import console
 from start.ui.console import Styled
 
@@ -474,7 +475,7 @@ def config_show(config: Config, name: str | None, *, no_pager: bool) -> int:
     from start.ui import display
 
     options = get_options()
-    known = index.tables(config)
+    known = workflow_tables.tables(config)
     if name is not None and name not in known:
         raise UnknownNameError("workflow", name, known)
     if options.json:

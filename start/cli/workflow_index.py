@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from start.base.record import Record
+from start.config.workflow_tables import tables
 
 if TYPE_CHECKING:
     from start.board import Item
-    from start.config.model import Config, Origin
+    from start.config.model import Config
 
 # The kind words of a workflow in `start show [KIND] NAME` (and `start config show SECTION`).
 WORKFLOW_WORDS: Final = ("workflow", "workflows")
@@ -28,34 +29,6 @@ class Declared(Record):
     steps: int
     layer: str
     file: str
-
-
-def tables(config: Config) -> dict[str, tuple[Origin, dict[str, Any]]]:
-    """The `[workflows]` tables of the config's layer files as they are, by name, each with
-    where it is; a later layer's replaces an earlier one's (as start.config.workflows.read
-    merges them). Unchecked: a listing, `start config show` and a shell's completion need no
-    more, and none of them pays for the checks and jmespath. A project file whose bytes are not
-    those the load read (and trust approved) is left out: its problems are validate's."""
-    from start.base import fs
-    from start.config import files
-    from start.config.model import Origin
-
-    found: dict[str, tuple[Origin, dict[str, Any]]] = {}
-    for layer_file in config.files:
-        if not layer_file.parsed:
-            continue
-        root = config.root if layer_file.layer == "project" else None
-        data, _ = files.read_bytes(layer_file.path, root)
-        if data is None or (layer_file.digest and fs.sha256(data) != layer_file.digest):
-            continue
-        table = files.read(layer_file.path, data).table
-        body = table.get("workflows") if table is not None else None
-        if not isinstance(body, dict):
-            continue
-        for name, workflow in body.items():
-            if isinstance(workflow, dict):
-                found[name] = (Origin(layer_file.layer, layer_file.path), workflow)
-    return found
 
 
 def declared(config: Config) -> dict[str, Declared]:
