@@ -150,7 +150,8 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         if params.name == tools.FIND_TASKS:
             # Ranked from find's index, which says which tasks are offered: none is decoded.
             try:
-                data = await off_loop(tools.find_call, scope, seen.config, arguments)
+                flows = functools.partial(workflows.offered, scope)
+                data = await off_loop(tools.find_call, seen.config, arguments, flows)
             except tools.NoTaskOfferedError:
                 raise unregistered from None
             except RequestError as error:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from start.base import inputs
-from start.base.errors import StartError, suggest
+from start.base.errors import suggest
 from start.compose.ask import Ask, asked_by_agents
 from start.compose.ask import input_schema as ask_fields
 from start.config import finding, schema
@@ -164,7 +164,9 @@ class NoTaskOfferedError(Exception):
     """find_tasks called when no task is offered: its tool is not registered then."""
 
 
-def find_call(scope: Scope, config: Config, arguments: Mapping[str, Any]) -> dict[str, Any]:
+def find_call(
+    config: Config, arguments: Mapping[str, Any], workflows: Callable[[], frozenset[str]]
+) -> dict[str, Any]:
     """A find_tasks call: its arguments checked against its input schema (RequestError), then
     the offered tasks and workflows ranked by TEXT's words (start.config.finding), as
     structured content. NoTaskOfferedError when no task is offered.
@@ -172,8 +174,8 @@ def find_call(scope: Scope, config: Config, arguments: Mapping[str, Any]) -> dic
     The ranking reads the index `start find` keeps beside the config cache's entry
     (finding.of_config), and keeps of its tasks those offered (rules.listed: with a
     description, not internal, which the index says without decoding a task), and of its
-    workflows those list_workflows offers (start.mcp.workflows.offer, asked only when the
-    config has a workflow)."""
+    workflows those list_workflows offers (`workflows`: start.mcp.workflows.offered, asked only
+    when the config has a workflow)."""
     found = finding.of_config(config)
     kinds, descriptions = found.kinds, found.descriptions
     tasks = zip(kinds, descriptions, strict=True)
@@ -184,7 +186,7 @@ def find_call(scope: Scope, config: Config, arguments: Mapping[str, Any]) -> dic
     text: str = given_["text"]
     if not finding.words(text):
         raise RequestError(f"invalid arguments: 'text' has no word to look for: {text!r}")
-    flows = _offered_workflows(scope) if finding.WORKFLOW in kinds else frozenset()
+    flows = workflows() if finding.WORKFLOW in kinds else frozenset()
 
     def offered(at: int) -> bool:
         if kinds[at] == finding.WORKFLOW:
@@ -193,17 +195,6 @@ def find_call(scope: Scope, config: Config, arguments: Mapping[str, Any]) -> dic
 
     limit = given_.get("limit", finding.LIMIT)
     return report.found(finding.search(found, text, limit, offered), text)
-
-
-def _offered_workflows(scope: Scope) -> frozenset[str]:
-    """The workflows list_workflows offers now; none when it offers none or cannot."""
-    from start.mcp import workflows  # it imports this module
-
-    try:
-        offer = workflows.offer(scope)
-    except StartError:  # a broken config or workflows: list_workflows says why
-        return frozenset()
-    return frozenset(offer.workflows) if offer is not None else frozenset()
 
 
 def task_input(tasks: Sequence[Task]) -> dict[str, Any]:

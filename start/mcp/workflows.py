@@ -99,6 +99,16 @@ def offer(scope: Scope) -> Offer | None:
     return Offer(seen.config, seen.use_project, found, read.tables, tuple(agents))
 
 
+def offered(scope: Scope) -> frozenset[str]:
+    """The names of the workflows list_workflows offers now; none when it offers none or
+    cannot (a broken config or workflows: list_workflows says why)."""
+    try:
+        found = offer(scope)
+    except StartError:
+        return frozenset()
+    return frozenset(found.workflows) if found is not None else frozenset()
+
+
 def instructions(scope: Scope) -> str:
     """What the server's instructions say of the workflow tools ("" when none is offered)."""
     try:
