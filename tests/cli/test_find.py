@@ -64,13 +64,15 @@ def test_find_ranks_names_aliases_and_descriptions_with_why(home: Path) -> None:
     the words (secret) is not listed."""
     assert find("fix", "the", "failing", "tests") == (
         0,
-        "NAME          SCORE  WHY                                     DESCRIPTION\n"
-        "fix-tests     0.83   name: fix, tests; description: failing  Fix the failing tests\n"
-        "claude:flaky  0.33   description: fix, tests                 Find the flaky tests and "
-        "fix them\n"
-        # A shipped task (a step of the shipped workflow fix-severe).
-        "plan-fix      0.33   name: fix                               Plan the fix of a problem: "
-        "its summary…\n",
+        "NAME                   SCORE  WHY                                 DESCRIPTION\n"
+        "fix-tests              0.83   name: fix, tests; description: fa…  Fix the failing tests\n"
+        "claude:flaky           0.33   description: fix, tests             Find the flaky tests "
+        "and fix them\n"
+        # The shipped workflow fix-severe, and a shipped task, one of its steps.
+        "fix-severe (workflow)  0.33   name: fix                           Triage a problem "
+        "report; if it is…\n"
+        "plan-fix               0.33   name: fix                           Plan the fix of a "
+        "problem: its su…\n",
         "",
     )
 
@@ -79,11 +81,14 @@ def test_find_matches_stems_prefixes_aliases_and_names_spelled_close(home: Path)
     """And the description is cut to the page's width (COLUMNS), as start task's listing is."""
     assert find("fixing", "ft") == (
         0,
-        "NAME          SCORE  WHY                          DESCRIPTION\n"
-        "fix-tests     0.95   name: fixing~fix; alias: ft  Fix the failing tests\n"
-        "plan-fix      0.45   name: fixing~fix             Plan the fix of a problem: its summary, "
-        "its steps…\n"
-        "claude:flaky  0.23   description: fixing~fix      Find the flaky tests and fix them\n",
+        "NAME                   SCORE  WHY                          DESCRIPTION\n"
+        "fix-tests              0.95   name: fixing~fix; alias: ft  Fix the failing tests\n"
+        "fix-severe (workflow)  0.45   name: fixing~fix             Triage a problem report; if "
+        "it is severe…\n"
+        "plan-fix               0.45   name: fixing~fix             Plan the fix of a problem: "
+        "its summary, …\n"
+        "claude:flaky           0.23   description: fixing~fix      Find the flaky tests and fix "
+        "them\n",
         "",
     )
     assert find("relase", "--limit", "1") == (
@@ -137,12 +142,17 @@ def test_workflows_are_found_too(flows: Path) -> None:
         "NAME                   SCORE  WHY                   DESCRIPTION\n"
         "triage-bug (workflow)  0.67   name: triage, bug     Triage a bug report, then plan its "
         "fix\n"
+        # The shipped task triage, and the shipped workflow whose first step it is.
+        "triage                 0.33   name: triage          Triage a problem report: its "
+        "severity, a summar…\n"
+        "fix-severe (workflow)  0.17   description: triage   Triage a problem report; if it is "
+        "severe, plan …\n"
         "fix-tests              0.17   description: failing  Fix the failing tests\n",
         "",
     )
     code, stdout, stderr = find("--json", "bug", "report")
     assert (code, stderr) == (0, "")
-    assert json.loads(stdout) == [
+    assert json.loads(stdout)[:1] == [
         {
             "name": "triage-bug",
             "kind": "workflow",
@@ -154,6 +164,10 @@ def test_workflows_are_found_too(flows: Path) -> None:
             "description": "Triage a bug report, then plan its fix",
         }
     ]
+    # Then the shipped workflow and task whose descriptions hold 'report'.
+    assert [(m["name"], m["kind"]) for m in json.loads(stdout)[1:]] == [
+        ("fix-severe", "workflow"), ("triage", "task")
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
