@@ -261,7 +261,7 @@ def listing(scope: Scope, arguments: Mapping[str, Any]) -> dict[str, Any]:
     most, _ = rules.allowed(found.config)
     return {
         "permissions": most,
-        "workflows": [_shown(flow, found.config, most) for flow in found.workflows.values()],
+        "workflows": [_shown(flow, found, most) for flow in found.workflows.values()],
     }
 
 
@@ -419,10 +419,12 @@ def _runnable(flow: Workflow, found: Offer) -> None:
             raise RequestError(f"{where} cannot run: {said}")
 
 
-def _shown(flow: Workflow, config: Config, most: str) -> dict[str, Any]:
-    """A workflow as list_workflows gives it."""
+def _shown(flow: Workflow, offered: Offer, most: str) -> dict[str, Any]:
+    """A workflow as list_workflows gives it: with `runnable`, and when it is not, `why_not`
+    (run_workflow's refusal), so that a client need not call it to learn."""
     from start.compose import workflow as plans
 
+    config = offered.config
     steps = []
     for shown in plans.shown(flow, config):
         step = shown.planned.step
@@ -435,9 +437,7 @@ def _shown(flow: Workflow, config: Config, most: str) -> dict[str, Any]:
                 "output": shown.output,
                 "needs": list(shown.reads),
                 "when": step.when,
-                "for_each": list(step.for_each)
-                if isinstance(step.for_each, tuple)
-                else step.for_each,
+                "for_each": _each(step.for_each),
                 "permissions": level,
                 "permissions_from": why,
             }
@@ -452,8 +452,22 @@ def _shown(flow: Workflow, config: Config, most: str) -> dict[str, Any]:
         for param in flow.params
     ]
     found = {"name": flow.name, "description": flow.description, "params": params}
-    data: dict[str, Any] = inputs.readable({**found, "steps": steps})
+    try:
+        _runnable(flow, offered)
+        can: dict[str, Any] = {"runnable": True}
+    except RequestError as error:
+        can = {"runnable": False, "why_not": str(error)}
+    data: dict[str, Any] = inputs.readable({**found, **can, "steps": steps})
     return data
+
+
+def _each(for_each: Any) -> Any:
+    """A step's `for_each` as data: its expression, its list, or its files' pattern."""
+    from start.config.workflows import Files
+
+    if isinstance(for_each, Files):
+        return {"files": for_each.pattern}
+    return list(for_each) if isinstance(for_each, tuple) else for_each
 
 
 def _level(asked: str | None, task: str | None, config: Config, most: str) -> tuple[str, str]:

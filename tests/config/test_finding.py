@@ -189,7 +189,8 @@ def test_a_config_not_from_the_cache_has_its_index_made_and_kept_nowhere(isolate
     write_tree(config.parent, {"config.toml": CACHED})
     loaded = load(use_cache=False)
     index = finding.of_config(loaded)
-    assert {("notes", "task"), ("triage", "workflow")} <= set(zip(index.names, index.kinds))
+    pairs = set(zip(index.names, index.kinds, strict=True))
+    assert {("notes", "task"), ("triage", "workflow")} <= pairs
     assert not Path(cache.directory()).exists()
 
 

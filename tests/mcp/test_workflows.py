@@ -492,3 +492,28 @@ async def test_progress_tells_the_runs_id_and_each_steps_state(
     assert set(running[0].split(": ", 1)[1].split(", ")) <= {
         "fix pending", "fix in_progress", "look pending", "look in_progress"
     }  # fmt: skip
+
+
+async def test_list_workflows_says_which_the_session_cannot_run_and_lists_files(
+    config: Path, isolated: Path, mode: str
+) -> None:
+    # A workflow whose step's agent this session may not ask is listed as not runnable, with
+    # run_workflow's reason; a `for_each` over files is listed as its pattern.
+    config.write_text(
+        config.read_text()
+        + '\n[workflows.each]\ndescription = "Each file"\n\n[workflows.each.steps.look]\n'
+        'prompt = "Look at {item}"\nagent = "other"\nfor_each = { files = "src/*.py" }\n'
+    )
+    settings(config, 'mcp_agents = ["other"]')
+    async with connect(isolated, mode) as client:
+        result = await client.call_tool("list_workflows", {})
+    data = result.structured_content
+    assert data is not None
+    shown = {flow["name"]: flow for flow in data["workflows"]}
+    assert (shown["each"]["runnable"], "why_not" in shown["each"]) == (True, False)
+    assert shown["each"]["steps"][0]["for_each"] == {"files": "src/*.py"}
+    assert (shown["review"]["runnable"], shown["review"]["why_not"]) == (
+        False,
+        "step 'read' of workflow 'review' cannot run: agent 'fake' cannot be asked: "
+        "settings.mcp_agents leaves it out; agents that can be asked: other",
+    )
