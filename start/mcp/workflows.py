@@ -560,7 +560,7 @@ async def _telling(ctx: Any, run: Run, work: Awaitable[dict[str, Any]]) -> dict[
 
     import anyio
 
-    from start.mcp.owners import off_loop
+    from start.mcp.owners import beside, off_loop
 
     began = time.monotonic()
 
@@ -583,19 +583,7 @@ async def _telling(ctx: Any, run: Run, work: Awaitable[dict[str, Any]]) -> dict[
             await ctx.session.report_progress(told, message=inputs.valid(message))
             await anyio.sleep(PROGRESS_EVERY)
 
-    failure: Exception | None = None
-    found: dict[str, Any] = {}
-    async with anyio.create_task_group() as group:
-        group.start_soon(tell)
-        try:
-            found = await work
-        except Exception as error:  # raised as itself, not in the task group's ExceptionGroup
-            failure = error
-        finally:
-            group.cancel_scope.cancel()
-    if failure is not None:
-        raise failure
-    return found
+    return await beside(work, tell)
 
 
 def _result(text: str, data: dict[str, Any], *, is_error: bool = False) -> types.CallToolResult:
