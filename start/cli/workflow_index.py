@@ -50,16 +50,38 @@ def declared(config: Config) -> dict[str, Declared]:
 
 def tables_toml(config: Config, name: str | None = None) -> str:
     """`start config show`'s TOML of the config's workflows (or of workflow `name`), as their
-    files hold them, each under a comment of where it is from; empty when there is none."""
-    import tomlkit
-
+    files hold them, each under a comment of where it is from; empty when there is none.
+    Written as `start config show` writes every item (start.config.show: a control or invisible
+    character an escape, whatever the file held), a table to a header."""
     found = tables(config)
     if name is not None:
         found = {name: found[name]} if name in found else {}
     return "\n\n".join(
-        f"# from {origin}\n" + tomlkit.dumps({"workflows": {key: table}}).rstrip("\n")
+        f"# from {origin}\n" + "\n\n".join(_blocks(f"workflows.{_key(key)}", table))
         for key, (origin, table) in found.items()
     )
+
+
+def _key(name: str) -> str:
+    from start.config.show import toml_key
+
+    return toml_key(name)
+
+
+def _blocks(path: str, table: dict[str, Any]) -> list[str]:
+    """A table as TOML: its header and its values, then each table in it at its own header (a
+    table that holds only tables gets none, as a file would write it)."""
+    from start.config.show import toml_value
+
+    plain = [(key, value) for key, value in table.items() if not isinstance(value, dict)]
+    nested = [(key, value) for key, value in table.items() if isinstance(value, dict)]
+    blocks = []
+    if plain or not nested:
+        lines = [f"[{path}]", *(f"{_key(key)} = {toml_value(value)}" for key, value in plain)]
+        blocks.append("\n".join(lines))
+    for key, value in nested:
+        blocks += _blocks(f"{path}.{_key(key)}", value)
+    return blocks
 
 
 def tables_data(config: Config, name: str | None = None) -> dict[str, Any]:

@@ -329,3 +329,21 @@ def test_help_workflow_teaches_writing_and_running_one() -> None:
     assert "  when = \"steps.triage.value.severity == 'high'\"\n" in text
     assert "start board run\nand start board claim --next leave those to the run" in text
     assert "\nExit codes: 0 every step succeeded or was skipped; 1 a step failed;" in text
+
+
+def test_config_show_escapes_what_a_terminal_would_hide(isolated: Path, unshipped: None) -> None:
+    # As every item's text: a bidi override or a control in a workflow's table is an escape.
+    write_tree(
+        isolated.parent / "home" / ".config" / "start",
+        {"workflows.toml": '[workflows.odd]\ndescription = "a\\u202eb"\n\n'
+         '[workflows.odd.steps.one]\nprompt = "x\\u0007y"\n'},
+    )  # fmt: skip
+    done = invoke("config", "show", "workflows", "--no-pager")
+    assert (done.exit_code, done.stderr) == (0, "")
+    assert done.stdout.splitlines()[1:] == [
+        "[workflows.odd]",
+        'description = "a\\u202eb"',
+        "",
+        "[workflows.odd.steps.one]",
+        'prompt = "x\\u0007y"',
+    ]
