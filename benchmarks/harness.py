@@ -179,14 +179,22 @@ def paired_interval(
     On a noisy machine the median of 41 rounds moves by a few hundredths from one run to the
     next; the interval says how far, so a ratio near its limit is read as near, not as a verdict.
     """
-    import random
-
     ratios = [
         m.seconds / b.seconds for m, b in zip(measured.samples, baseline.samples, strict=True)
     ]
+    return median_interval(ratios, confidence, resamples)
+
+
+def median_interval(
+    values: Sequence[float], confidence: float = 0.95, resamples: int = 2000
+) -> tuple[float, float]:
+    """A `confidence` interval for the median of `values` (one a round): their bootstrap, drawn
+    again with replacement `resamples` times, with a fixed seed."""
+    import random
+
     draw = random.Random(0)
     medians = sorted(
-        statistics.median(draw.choices(ratios, k=len(ratios))) for _ in range(resamples)
+        statistics.median(draw.choices(values, k=len(values))) for _ in range(resamples)
     )
     tail = (1 - confidence) / 2
     return medians[int(tail * resamples)], medians[min(resamples - 1, int((1 - tail) * resamples))]

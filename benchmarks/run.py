@@ -19,7 +19,9 @@ import datetime
 import functools
 import importlib.metadata
 import json
+import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,6 +48,11 @@ LARGE_WARM_LIMIT = 1.05  # large config (1,000 tasks), warm: x the small warm la
 LARGE_COLD_LIMIT = 1.80  # large config, cold: x the small cold launch
 PROJECT_WARM_LIMIT = 1.10  # 1,000 tasks, 200 contexts in a trusted project, warm: x small warm
 VALIDATE_LIMIT = 0.3  # config validate on the large config, cold: seconds
+# `start find` over the large config's 1,000 tasks, warm: x the small warm launch. A warm launch
+# of the large config may take LARGE_WARM_LIMIT; find reads every task's name, alias and
+# description where a launch decodes one task, so it gets the warm launch's own margin over the
+# floor (WARM_LIMIT) on top of the small warm launch: still a warm launch's time.
+FIND_LIMIT = 1.20
 CONCURRENT_LIMIT = 0.8  # four 0.5 s commands: seconds
 OUTPUT_MEMORY_LIMIT = 100e6 / harness.MIB  # 200 MB of output: peak RSS, 100 MB (10^6 bytes)
 OUTPUT_LIMIT = 2.0  # 200 MB of output: x the floor plus the producer
@@ -56,6 +63,11 @@ HISTORY_LIMIT = 1.03  # a warm launch recorded in the history: x the same launch
 BOARD_LIMIT = 1.25  # a claim, and the ready list, on a board of 10,000 items: x the warm launch
 WATCH_LIMIT = 1.0  # from an item's end to the exit of `start board watch`: seconds, the slowest
 WATCHES = 9  # how many ends a watch is timed seeing
+# A workflow of ten steps of an instant agent, over ten `--print` runs of the same steps: the
+# time it adds a step, in warm launches (1b). A step is an ask on the board (its item filled,
+# claimed, run, its answer kept and the next decided), where a `--print` run is a launch; the
+# issue's goal is no more than one warm launch a step on top.
+WORKFLOW_LIMIT = 1.0
 # Importing a file of 10,000 items in one transaction: seconds. A person moving a beads board
 # waits for it once, as for `git clone`; an item is 0.3 ms of it at most, where 10,000 `start
 # board add` commands, one a process, would take ten minutes.
@@ -381,6 +393,110 @@ def launches(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[
         ),
     ]
     return rows
+
+
+def finding(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
+    """Target 12: `start find` over the large config's tasks, every one of which holds some of
+    its words ('Task number N'), as the JSON a script reads, against the small warm launch (1b)
+    in the same rounds. (The table for a person loads rich, as every table does.)"""
+    task = ("-q", "task", "t", "x")
+    warm = launch(world, "small", task, state=WARM, label="small, warm: start task t x")
+    words = ("find", "--json", "task", "number", "500")
+    found = launch(world, "large", words, state=WARM)
+    every = [warm.series, found.series]
+    log(f"target 12: {len(every)} commands x ({warmups} warm-up + {runs} runs), interleaved")
+    harness.measure(every, runs, warmups)
+    for series in every:
+        log("  " + series.describe())
+    check_cache(found, log)
+    tasks = f"{scenarios.LARGE_COUNTS['tasks']:,} tasks"
+    target = f"12. start find over {tasks}, warm: start {' '.join(words)} (vs 1b)"
+    return [ratio_row(target, found.series, warm.series, FIND_LIMIT)]
+
+
+def workflows(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
+    """Target 13: `start workflow run` of a chain of ten steps on an instant agent (`echo`),
+    against ten `start --print` runs of the same steps one after another (the prompts the
+    workflow's steps were filled with, from a run before), and the small warm launch (1b), all
+    in the same rounds. Judged: the time the workflow adds a step over a `--print` run, in
+    warm launches, paired by round: (workflow - ten runs) / (10 x 1b)."""
+    steps = scenarios.WORKFLOW_STEPS
+    name = f"13. a {steps}-step workflow, instant agent"
+    probe = world.cache("workflow-probe")
+    scenarios.empty(probe)
+    proc, _ = capture(
+        start("workflow", "run", "--json", scenarios.WORKFLOW, "x"),
+        env(world, "workflow", probe),
+        world.repo,
+    )
+    try:
+        states = json.loads(proc.stdout)["steps"]
+        prompts = [state["answer"] for state in states if state["state"] == "succeeded"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        prompts = []
+    if proc.returncode != 0 or len(prompts) != steps:
+        log(f"target 13: the workflow did not run (exit {proc.returncode}): "
+            f"{proc.stderr.strip()[-300:]}{proc.stdout.strip()[-300:]}")  # fmt: skip
+        return [Row(f"{name} (vs {steps} --print runs)", "error", "", "", "", False)]
+    task = ("-q", "task", "t", "x")
+    warm = launch(world, "small", task, state=WARM, label="small, warm: start task t x")
+    flow_cache = world.cache("workflow-run")
+    scenarios.empty(flow_cache)
+    flow = Series(
+        f"start -q workflow run {scenarios.WORKFLOW} x ({steps} steps)",
+        start("-q", "workflow", "run", scenarios.WORKFLOW, "x"),
+        env(world, "workflow", flow_cache),
+        world.repo,
+    )
+    prints_cache = world.cache("workflow-prints")
+    scenarios.empty(prints_cache)
+    # The echo agent answers with its prompt: each step's answer is the prompt it was given.
+    script = "set -e\n" + "\n".join(
+        shlex.join(start("-q", "prompt", "--print", prompt)) for prompt in prompts
+    )
+    prints = Series(
+        f"{steps} x start -q prompt --print STEP, one after another (sh -c)",
+        (scenarios.shell(), "-c", script),
+        env(world, "workflow", prints_cache),
+        world.repo,
+    )
+    every = [warm.series, flow, prints]
+    log(f"target 13: {len(every)} commands x ({warmups} warm-up + {runs} runs), interleaved")
+    harness.measure(every, runs, warmups)
+    for series in every:
+        log("  " + series.describe())
+    check_cache(warm, log)
+    if any(series.failure for series in every):
+        return [Row(f"{name} (vs {steps} --print runs)", "error", "", "", "", False)]
+    added = [
+        (f.seconds - p.seconds) / (steps * w.seconds)
+        for w, f, p in zip(warm.series.samples, flow.samples, prints.samples, strict=True)
+    ]
+    value = statistics.median(added)
+    low, high = harness.median_interval(added)
+    per_step = (flow.median - prints.median) / steps
+    log(
+        f"  a step: {ms(flow.median / steps)} in the workflow, {ms(prints.median / steps)} as a "
+        f"--print run; added {ms(per_step)} a step, {value:.2f} warm launches "
+        f"(1b: {ms(warm.series.median)})"
+    )
+    return [
+        Row(
+            f"{name}: time added a step over a --print run of it, in warm launches (1b)",
+            ms(flow.median),
+            ms(prints.median),
+            f"{value:.2f}×",
+            f"≤ {WORKFLOW_LIMIT:.2f}×",
+            value <= WORKFLOW_LIMIT,
+            interval=f"{low:.2f}–{high:.2f}×",
+        ),
+        ratio_row(
+            f"13b. the same workflow vs its steps as {steps} --print runs, one after another",
+            flow,
+            prints,
+            None,
+        ),
+    ]
 
 
 def concurrency(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
@@ -869,6 +985,7 @@ def results(
 # The groups of targets, in the order they run (`--only`).
 GROUPS = (
     "launches", "concurrency", "output", "imports", "memory", "headless", "history", "board",
+    "find", "workflow",
 )  # fmt: skip
 
 
@@ -893,6 +1010,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # get rounds, halved.
     output_runs = 3 if options.quick else 21
     warmups = 1 if options.quick else 2
+    # Target 13's commands take a second or two each: as many rounds as target 4.
+    workflow_runs = 3 if options.quick else 21
 
     began = time.perf_counter()
     when = datetime.datetime.now(datetime.UTC)
@@ -913,6 +1032,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             scenarios.failures,
             scenarios.headless,
             scenarios.trio,
+            scenarios.workflow,
         ):
             build(world)
         only = set(options.only or GROUPS)
@@ -933,6 +1053,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "board" in only:
             rows += boards(world, runs, warmups, log)
             rows += board_import(world, slow_runs, 1, log)
+        if "find" in only:
+            rows += finding(world, runs, warmups, log)
+        if "workflow" in only:
+            rows += workflows(world, workflow_runs, 1, log)
     machine["load average after the run"] = harness.load()
     log(f"load average after the run: {machine['load average after the run']}")
     log(f"finished in {time.perf_counter() - began:.0f} s")

@@ -551,3 +551,33 @@ def install_board(template: Path, state: Path) -> None:
     boards = state / "start" / "boards"
     boards.mkdir(parents=True, exist_ok=True, mode=0o700)
     shutil.copy2(template, boards / template.name)
+
+
+# Target 13: a workflow of WORKFLOW_STEPS steps, each reading the answer of the one before, on
+# an agent whose headless form is `echo`: it answers at once, with its prompt.
+WORKFLOW = "steps"
+WORKFLOW_STEPS = 10
+
+
+def workflow(world: World) -> None:
+    """Target 13: workflow WORKFLOW, a chain of WORKFLOW_STEPS prompt steps (step N reads step
+    N-1's answer, so they run one after another, as the `--print` runs they are compared with
+    do), and an instant headless agent, `echo`."""
+    body = (
+        SETTINGS
+        + """
+[agents.stand-in]
+description = "Answers at once with its prompt: the benchmark times start, not an agent"
+bin = "echo"
+command = "{bin} {prompt}"
+print_command = "{bin} {prompt}"
+print_output = "text"
+print_permissions = { read-only = "" }
+"""
+        + f"\n[workflows.{WORKFLOW}]\n"
+        f'description = "{WORKFLOW_STEPS} steps, each reading the answer of the one before"\n'
+    )
+    for n in range(1, WORKFLOW_STEPS + 1):
+        read = "{instructions}" if n == 1 else f"{{steps.s{n - 1}.answer}}"
+        body += f'\n[workflows.{WORKFLOW}.steps.s{n}]\nprompt = "step {n} after {read}"\n'
+    write(world.config("workflow"), {"config.toml": body})

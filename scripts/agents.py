@@ -12,8 +12,12 @@ scratch global config) through every agent that has a headless form, its CLI poi
 offline model server of tests/model_server.py with a fresh HOME and an answer of its own, checks
 that the answer comes back, then that a JSON answer passes a task with output = "json" and that an
 empty answer is reported as the agent's failure, and writes the table to
-tests/fixtures/agent_help/PRINT-RESULTS.md. Nothing needs an account or a network service once
-the CLIs are installed.
+tests/fixtures/agent_help/PRINT-RESULTS.md. Then it runs a two-step workflow (`start workflow
+run --json`) on claude, codex and gemini, against the same server: step one a task whose answer
+is checked as JSON, step two a prompt reading `{steps.one.value.topic}`; it checks that both
+succeeded on that CLI and that step two's request to the model held the value
+(tests/e2e/test_workflow_real_clis.py runs the same check). Nothing needs an account or a
+network service once the CLIs are installed.
 
 With --record-envelopes it only records what each CLI prints headless (stdout, stderr, exit
 status, the answer file), run with start's own argv, case by case (a text answer, a JSON answer,
@@ -24,6 +28,7 @@ them.
     make agents                                  install into $AGENTS_PREFIX (/tmp/start-agents)
     python scripts/agents.py --no-install claude    re-record one agent with what is on PATH
     python scripts/agents.py --no-install --print-only    only the headless runs
+    python scripts/agents.py --no-install --workflow [NAME...]    only the two-step workflow
     python scripts/agents.py --no-install --record-envelopes [NAME...]    only the envelopes
 
 Needs npm (any Node; Node 24 is installed into the prefix for the CLIs that need Node >= 22)
@@ -830,6 +835,126 @@ def headless_results(rows: Sequence[Row]) -> str:
     return "\n".join(lines) + "\n" + headless_table(rows)
 
 
+# --- a two-step workflow through real CLIs ----------------------------------------------------
+
+# The CLIs the workflow check runs by default (issue 48: "at least claude, codex and gemini").
+WORKFLOW_AGENTS = ("claude", "codex", "gemini")
+WORKFLOW_TASK = "offline-topic"  # step one's task: output = "json"
+# The model's answer to every request of the run: a JSON object whose `topic` step two reads.
+# The server answers every request alike, so step two's answer is this text too.
+WORKFLOW_ANSWER = '{{"topic": "TOPIC-{agent}-OK", "items": [1, 2]}}'
+# Step two's prompt: the words before the bound value, so that the server's requests show the
+# value filled in (a request of step one's holds neither).
+WORKFLOW_READS = "Say hi about"
+
+
+def workflow_name(agent: str) -> str:
+    """The scratch workflow that runs both steps on `agent`."""
+    return f"offline-steps-{agent}"
+
+
+def workflow_config(agents: Sequence[str]) -> str:
+    """The TOML of a scratch global config: the JSON task, and for each agent a workflow of two
+    steps on it: `one` (the task, its answer checked as JSON) and `two` (a prompt that reads
+    `{steps.one.value.topic}`)."""
+    text = (
+        f"[tasks.{WORKFLOW_TASK}]\n"
+        'description = "make agents: a step that must answer JSON"\n'
+        'prompt = "Answer in JSON with a topic: {instructions}"\n'
+        'output = "json"\n'
+    )
+    for agent in agents:
+        name = workflow_name(agent)
+        text += (
+            f"\n[workflows.{name}]\n"
+            'description = "make agents: a JSON step, then a step that reads its value"\n'
+            f"\n[workflows.{name}.steps.one]\n"
+            f'task = "{WORKFLOW_TASK}"\n'
+            'instructions = "{instructions}"\n'
+            f'agent = "{agent}"\n'
+            f"timeout = {PRINT_TIMEOUT}\n"
+            f"\n[workflows.{name}.steps.two]\n"
+            f'prompt = "{WORKFLOW_READS} {{steps.one.value.topic}}"\n'
+            f'agent = "{agent}"\n'
+            f"timeout = {PRINT_TIMEOUT}\n"
+        )
+    return text
+
+
+def judge_workflow(agent: str, code: int | None, stdout: str, bodies: Sequence[str]) -> str | None:
+    """Why `start workflow run --json` of `agent`'s workflow did not show both steps answering
+    on `agent`, step one's value checked and step two's prompt holding it (in `bodies`, the
+    model server's requests as JSON text); None when it did."""
+    value = json.loads(WORKFLOW_ANSWER.format(agent=agent))
+    if code is None:
+        return f"start did not end within {OUTER_TIMEOUT * 2:g} s"
+    try:
+        record = json.loads(stdout)
+        steps = {step["name"]: step for step in record["steps"]}
+    except (ValueError, KeyError, TypeError):
+        return f"exit status {code}, and stdout is not a workflow run's record"
+    states = {name: (step["state"], step["reason"]) for name, step in steps.items()}
+    if code != 0 or states != {"one": ("succeeded", None), "two": ("succeeded", None)}:
+        return f"exit status {code}, the steps {states}"
+    if steps["one"]["value"] != value:
+        return f"step one's value is {steps['one']['value']!r}, not {value!r}"
+    if [steps["one"]["agent"], steps["two"]["agent"]] != [agent, agent]:
+        return f"the steps ran on {steps['one']['agent']} and {steps['two']['agent']}"
+    if (steps["two"]["answer"] or "").strip() != json.dumps(value):
+        return f"step two's answer is {steps['two']['answer']!r}"
+    wanted = f"{WORKFLOW_READS} {value['topic']}"
+    if not any(wanted in body for body in bodies):
+        return f"no request to the model server holds step two's prompt, {wanted!r}"
+    return None
+
+
+def workflow_check(
+    agent: str, entry: dict[str, object], env: dict[str, str], layout: Layout
+) -> Row:
+    """`start workflow run --json` of a two-step workflow on `agent`, its CLI pointed at the
+    offline model server answering JSON (WORKFLOW_ANSWER): step one is a task with output =
+    "json", step two a prompt reading `{steps.one.value.topic}`. `answered` says whether both
+    steps succeeded on `agent`, step one's value is the JSON and step two's request to the
+    model held that value (the binding filled in)."""
+    binary = str(entry["bin"])
+    if shutil.which(binary, path=env["PATH"]) is None:
+        return Row(agent, "-", "not installed", "-")
+    ver = version(binary, env, layout)
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests.model_server import serve
+
+    base = layout.prefix / "workflow" / agent
+    config = base.parent / "start-config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.toml").write_text(workflow_config(WORKFLOW_AGENTS))
+    home, work, run_env = scratch(base, env, config)
+    # The steps run on the board, which lives in the project: a git repository.
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    run_env.pop("START_NO_PROJECT")
+    problems: list[str] = []
+
+    def shown(text: str) -> str:
+        return text.replace(str(home), "~").replace(str(base), "$SCRATCH").strip("\n")
+
+    with serve(answer=WORKFLOW_ANSWER.format(agent=agent)) as server:
+        how = setup(agent, server.url, home, base, layout.prefix)
+        run_env.update(how.env)
+        if how.args or how.before:  # a workflow's step has no `-- ARGS` to pass them
+            return Row(agent, ver, "no", "-", ("needs arguments a step cannot pass",))
+        argv = [sys.executable, "-m", "start", "-q", "workflow", "run", "--json"]
+        argv += [workflow_name(agent), "make agents"]
+        code, out, err, took = run_marked(argv, run_env, work, OUTER_TIMEOUT * 2)
+        bodies = [json.dumps(r.body) for r in server.requests if r.body is not None]
+        judged = judge_workflow(agent, code, out, bodies)
+        if judged is not None:
+            said = f"\n{shown(err)}" if err.strip() else ""
+            problems.append(f"`start workflow run`: {judged}{said}\n{shown(out)[-2000:]}")
+            routes = sorted({f"{r.method} {r.path}" for r in server.requests})
+            problems.append("requests the server received: " + (", ".join(routes) or "none"))
+    return Row(agent, ver, "no" if problems else "yes", f"{took:.1f}", tuple(problems))
+
+
 # --- envelopes: what each CLI prints, recorded for the readers' tests -------------------------
 
 ENVELOPES = REPO / "tests" / "fixtures" / "envelopes"
@@ -1068,6 +1193,25 @@ def record_envelopes(
     return ok
 
 
+def workflows(
+    agents: Sequence[str], catalog: dict[str, Any], env: dict[str, str], layout: Layout
+) -> bool:
+    """The workflow check (workflow_check) of each of `agents`, a line each, then each failure;
+    whether any failed."""
+    print(f"{'agent':<10} {'version':<10} {'two-step workflow':<17} seconds")
+    rows = []
+    for agent in agents:
+        if agent not in catalog:
+            raise SystemExit(f"{agent}: not an agent of config/agents.toml")
+        row = workflow_check(agent, catalog[agent], env, layout)
+        rows.append(row)
+        print(f"{agent:<10} {row.version:<10} {row.answered:<17} {row.seconds}", flush=True)
+    for row in rows:
+        for problem in row.problems:
+            print(f"\n{row.agent}: {problem}")
+    return any(row.failed for row in rows)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -1088,6 +1232,12 @@ def main() -> int:
         help="only record what each CLI prints headless, case by case, into "
         f"{ENVELOPES.relative_to(REPO)}",
     )
+    parser.add_argument(
+        "--workflow",
+        action="store_true",
+        help="only the two-step workflow through real CLIs (default: "
+        f"{', '.join(WORKFLOW_AGENTS)})",
+    )
     parser.add_argument("agents", nargs="*", help="only these agents (default: all)")
     options = parser.parse_args()
     layout = Layout(options.prefix.resolve())
@@ -1102,6 +1252,8 @@ def main() -> int:
         ok = record_envelopes(options.agents, catalog, env, layout)
         print(f"\nReview the fixtures: git diff --stat -- {ENVELOPES.relative_to(REPO)}")
         return 0 if ok else 1
+    if options.workflow:
+        return 1 if workflows(options.agents or WORKFLOW_AGENTS, catalog, env, layout) else 0
     failed = False
     if not options.print_only:
         print(f"{'agent':<10} {'version':<10} passthrough probe")
@@ -1137,6 +1289,10 @@ def main() -> int:
     else:
         RESULTS.write_text(headless_results(rows))
         print(f"\nWritten: {RESULTS.relative_to(REPO)}")
+    wanted = [a for a in WORKFLOW_AGENTS if not options.agents or a in options.agents]
+    if wanted:
+        print()
+        failed = workflows(wanted, catalog, env, layout) or failed
     return 1 if failed else 0
 
 

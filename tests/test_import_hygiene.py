@@ -83,6 +83,9 @@ OFF_THE_LAUNCH_PATH = {
     "start.cli.board": "the `start board` commands",
     "start.cli.board_items": "the `start board` commands that make and change items",
     "start.cli.board_options": "what the `start board` commands take",
+    "jmespath": "a workflow's expressions (about 17 ms): start config validate and workflow commands",
+    "start.config.workflows": "workflows are read and checked by validate and workflow commands",
+    "start.compose.workflow": "a workflow's plan: only the workflow commands",
 }
 
 COMMANDS = {"start": (), "start prompt": ("prompt", "x"), "start task": ("task", "t", "x")}
@@ -169,7 +172,8 @@ def test_the_trace_shows_the_mcp_server_when_it_is_imported(env: dict[str, str])
 
 
 # What `start config validate` does without: the editing commands (tomlkit, the editor's
-# subprocess and temp files) and `config show`'s module (json and the TOML writer).
+# subprocess and temp files) and `config show`'s module (the TOML writer). Not json: validate
+# checks the shipped workflows' expressions (config/workflows.toml), and jmespath imports it.
 OFF_CONFIG_VALIDATE = (
     "start.cli.config_edit",
     "start.cli.config_editor",
@@ -179,7 +183,6 @@ OFF_CONFIG_VALIDATE = (
     "subprocess",
     "tempfile",
     "shutil",
-    "json",
 )
 
 
@@ -357,3 +360,17 @@ def test_the_board_commands_load_neither_the_runner_nor_rich(
     assert {"start.board.store", "sqlite3"} <= set(names), proc.stderr
     assert [n for n in names if n.split(".")[0] in OFF_THE_BOARD or n in OFF_THE_BOARD] == []
     assert of_mcp(names) == []
+
+
+def test_a_launch_with_a_workflow_in_the_config_reads_no_workflow(
+    isolated: Path, env: dict[str, str]
+) -> None:
+    """The load lets `[workflows]` through unread: neither start.config.workflows nor jmespath
+    is imported by a launch, whatever the config holds."""
+    workflow = '\n[workflows.w.steps.review]\ntask = "t"\nwhen = "instructions != \'\'"\n'
+    write_tree(Path(env["START_CONFIG_DIR"]), {"config.toml": CONFIG + workflow})
+    proc = run_start("task", "t", "x", cwd=isolated, env=env)
+    names = imported(proc.stderr)
+    assert proc.returncode == 0, proc.stderr
+    assert "start.compose.launch" in names, proc.stderr
+    assert [n for n in names if n.startswith(("jmespath", "start.config.workflows"))] == []

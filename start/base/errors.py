@@ -45,7 +45,7 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (
         ExitCode.UNKNOWN_NAME,
         "unknown or ambiguous agent, role, context, task or model name; no such run (start log) "
-        "or board item",
+        "or board item; no task matches (start find)",
     ),
     (ExitCode.UNTRUSTED, "project config not trusted"),
     (ExitCode.BLOCKED, "--fail-if PATH: a --print answer holds true at PATH (a gate said block)"),
@@ -179,10 +179,14 @@ class UnknownNameError(StartError):
         known: Iterable[str],
         *,
         candidates: Sequence[str] = (),
+        meaning: Sequence[str] = (),
     ) -> None:
+        """`meaning`: the names NAME's words suggest, best first (start.config.finding), which
+        the hint gives after the name spelled closest to NAME, if any."""
         self.what = what
         self.name = name
         self.candidates = tuple(candidates)
+        self.meaning: tuple[str, ...] = ()
         known = list(known)
         if candidates:
             listed = ", ".join(candidates)
@@ -190,7 +194,13 @@ class UnknownNameError(StartError):
         else:
             message = f"unknown {what} '{name}'"
             close = suggest(name, known)
-            if close:
+            self.meaning = tuple(other for other in meaning if other != close)
+            meant = ", ".join(f"'{other}'" for other in self.meaning)
+            if close and meant:
+                message += f"; did you mean '{close}' (by spelling) or {meant} (by meaning)?"
+            elif meant:
+                message += f"; did you mean {meant} (by meaning)?"
+            elif close:
                 message += f"; did you mean '{close}'?"
             elif known:
                 message += f"; known {what}s: {', '.join(sorted(known))}"

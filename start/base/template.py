@@ -30,7 +30,9 @@ LARGE_PROMPT: Final = frozenset({"prompt_file", "prompt_dir", "date"})
 # An agent's `print_schema`: the options that hold its answer to a task's JSON Schema, given as
 # compact JSON text or as a file.
 PRINT_SCHEMA: Final = frozenset({"schema", "schema_file"})
-KNOWN: Final = TASK_PROMPT | ITEM_PROMPT | RESUME_COMMAND | PRINT_SCHEMA
+# An agent's `print_max_turns`: the options that hold a headless run to a number of turns.
+PRINT_MAX_TURNS: Final = frozenset({"max_turns"})
+KNOWN: Final = TASK_PROMPT | ITEM_PROMPT | RESUME_COMMAND | PRINT_SCHEMA | PRINT_MAX_TURNS
 
 SCOPE_NAMES: Final[Mapping[frozenset[str], str]] = {
     TASK_PROMPT: "task prompts",
@@ -40,6 +42,7 @@ SCOPE_NAMES: Final[Mapping[frozenset[str], str]] = {
     RESUME_COMMAND: "an agent's resume_command",
     LARGE_PROMPT: "an agent's large_prompt",
     PRINT_SCHEMA: "an agent's print_schema",
+    PRINT_MAX_TURNS: "an agent's print_max_turns",
 }
 
 

@@ -157,7 +157,10 @@ class Filter(Record):
     statuses: tuple[str, ...] = ()
     assignee: str | None = None
     blocked: bool | None = None
-    ready: bool = False  # pending and not blocked
+    # Pending, not blocked, and no workflow run's own (STEP_MARK): what a claim of the next
+    # item may take; with `steps`, a run's steps too, as its runner claims them.
+    ready: bool = False
+    steps: bool = False
     runnable: bool = False  # with something for `start board run` to run
     ids: tuple[str, ...] = ()  # only these items (those that are there)
     archived: bool | None = False  # only archived items (True), those that are not, or both
@@ -172,6 +175,15 @@ class Filter(Record):
 
 
 EVERY: Final = Filter()
+
+# A workflow run's items are its own: start.board.workflow marks its parent item with metadata
+# `workflow.definition` and each step's item (an element of a for_each step too) with
+# `workflow.step`, from when it makes them. No item of a run is ready to anyone but its runner
+# (`Filter(ready=True, steps=True)`), which claims its steps, never its parent: a step's run is
+# filled from the steps it reads, and its end is the run's bookkeeping (its value, its retries,
+# what it unblocks), which `start board run`, a person's `claim --next` or an agent's claim of
+# the next item would skip, running it as a board item.
+PARENT_MARK, STEP_MARK = "$.workflow.definition", "$.workflow.step"
 
 
 def where(found: Filter, matched: Sequence[int] | None = None) -> tuple[str, list[Any]]:
@@ -194,6 +206,10 @@ def where(found: Filter, matched: Sequence[int] | None = None) -> tuple[str, lis
     blocked = False if found.ready else found.blocked
     if blocked is not None:
         clauses.append(("" if blocked else "NOT ") + BLOCKED.format(row="i"))
+    if found.ready:
+        for mark in (PARENT_MARK,) if found.steps else (PARENT_MARK, STEP_MARK):
+            clauses.append("json_extract(i.metadata, ?) IS NULL")
+            values.append(mark)
     if found.runnable:
         clauses.append("i.run IS NOT NULL")
     if found.archived is not None:

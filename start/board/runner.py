@@ -24,7 +24,7 @@ import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from typing import Final
+from typing import Any, Final
 
 from start import board
 from start.base import template
@@ -42,7 +42,7 @@ from start.board import (
 )
 from start.board import file as boardfile
 from start.board import store as boarddb
-from start.compose.ask import AGENT, BOARD, Ask
+from start.compose.ask import AGENT, BOARD, WORKFLOW, Ask
 from start.config.schema import LEVELS
 from start.proc import agents as agentrun
 from start.proc import groups, process, shell
@@ -68,6 +68,8 @@ class Outcome(Record):
     # The level of its answer's words: the lowest among who shaped the run (board.cap), whatever
     # permissions the agent had; the user's own when only the user shaped it.
     level: str = board.USER_LEVEL
+    value: Any = None  # the answer's checked JSON value, for a task with an output format
+    problems: tuple[str, ...] = ()  # why the answer is out of format (a workflow's exit 65)
 
 
 class Report(Record):
@@ -99,7 +101,15 @@ def run_one(scope: Scope, ask: Ask, owner: shell.Owner) -> Outcome:
     from start.runs import path
 
     (result,) = path.run(scope, ask, owner=owner)
-    return Outcome(result.ok, result.answer or "", result.error, result.agent, result.id)
+    return Outcome(
+        result.ok,
+        result.answer or "",
+        result.error,
+        result.agent,
+        result.id,
+        value=result.value,
+        problems=result.problems,
+    )
 
 
 # --- what an item runs ------------------------------------------------------------------------
@@ -125,17 +135,20 @@ def with_text(ask: Ask, text: str) -> Ask:
     return ask._replace(instructions=text if text.strip() else None)
 
 
-def ask_for(scope: Scope, item: Item, text: str, cap: board.Cap | None = None) -> Ask:
-    """The ask of an item's run whose text (the prompt, or the task's instructions) is `text`,
-    where the board runs, never above `cap` (board.cap: who shaped it). An item an agent wrote
+def ask_for(
+    scope: Scope, item: Item, text: str | None, cap: board.Cap | None = None, door: str = BOARD
+) -> Ask:
+    """The ask of an item's run whose text (the prompt, or the task's instructions) is `text`
+    (None: the run's own, as a workflow step's is, filled when it became ready), where the board
+    runs, never above `cap` (board.cap: who shaped it). An item an agent wrote
     is the agent's ask, held by the ask rules to what the user allows agents (rules.vet), checked
     when the item is made and again before it runs; the user's own is run as `--print` would."""
     assert item.run is not None
-    ask = with_text(item.run, text)._replace(
+    ask = (item.run if text is None else with_text(item.run, text))._replace(
         headless=True,
         directory=scope.workdir,
         no_project=not scope.use_project,
-        door=BOARD,
+        door=door,
         item=item.id,
     )
     if ask.by != AGENT and ask.permissions is not None and ask.permissions_from is None:
@@ -159,6 +172,8 @@ class Runner:
         timeout: int | None,
         told: Callable[[Report], None] = lambda report: None,
         idle: Callable[[], None] = lambda: None,
+        labels: tuple[str, ...] = (),
+        door: str = BOARD,
         remote: str | None = None,
         remote_level: str = LEVELS[0],
     ) -> None:
@@ -167,6 +182,10 @@ class Runner:
         self.timeout = timeout
         self.told = told
         self.idle = idle  # told once each time it starts waiting for a ready item
+        # Only the items with every one of these labels (a workflow run's own steps), and the
+        # door their runs come in by: a workflow step's run is filled when it becomes ready.
+        self.labels = labels
+        self.door = door
         self.stopping = False
         self.ended: list[Item] = []  # the items its runs finished, in the order they ended
         self.claimed = 0  # how many items it claimed for runs
@@ -199,7 +218,12 @@ class Runner:
                     opened.sweep()
                     while len(running) < self.cap and self.halted is None:
                         holder = board.run_holder(os.urandom(3).hex())
-                        item = opened.claim_next(holder, runnable=True)
+                        item = opened.claim_next(
+                            holder,
+                            runnable=True,
+                            labels=self.labels,
+                            steps=self.door == WORKFLOW,  # a workflow run's own steps
+                        )
                         if item is None:
                             break
                         if opened.sync() is not None:
@@ -290,9 +314,14 @@ class Runner:
             cap = board.cap(item, fed)
             if cap is not None:
                 self.told(Report("capped", item, note=f"runs at '{cap.level}' at most: {cap.why}"))
-            ask = ask_for(self.scope, item, with_answers(text, answers), cap)
+            if self.door == WORKFLOW:  # filled already, from the steps it reads
+                ask = ask_for(self.scope, item, None, cap, WORKFLOW)
+                ask = ask._replace(timeout=self.timeout or ask.timeout)
+            else:
+                ask = ask_for(self.scope, item, with_answers(text, answers), cap)
+                ask = ask._replace(timeout=self.timeout)
             try:
-                outcome = run_one(self.scope, ask._replace(timeout=self.timeout), owner)
+                outcome = run_one(self.scope, ask, owner)
             except agentrun.Interrupted as stopped:
                 # The runner's stop reached the run (groups.stopped_by), which is recorded as
                 # interrupted; the item is let go, unless its answer had arrived.

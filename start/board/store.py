@@ -531,12 +531,19 @@ class Board:
         return True
 
     def claim_next(
-        self, holder: Holder, *, runnable: bool = False, labels: tuple[str, ...] = ()
+        self,
+        holder: Holder,
+        *,
+        runnable: bool = False,
+        labels: tuple[str, ...] = (),
+        steps: bool = False,
     ) -> Item | None:
         """Claim the first ready item (with something to run, if `runnable`; with every one of
-        `labels`), by priority, then age: chosen and claimed in one transaction, so no two
-        callers get the same one. None when none is ready."""
-        clause, values = rows.where(Filter(ready=True, runnable=runnable, labels=labels))
+        `labels`; a workflow run's step only with `steps`, as the run's runner claims: see
+        rows.STEP_MARK), by priority, then age: chosen and claimed in one transaction, so no
+        two callers get the same one. None when none is ready."""
+        found = Filter(ready=True, runnable=runnable, labels=labels, steps=steps)
+        clause, values = rows.where(found)
         with sqlite.writing(self.connection) as connection:
             # Below the user's level, the first ready item that runs at its level, or nothing.
             restricted = above(USER_LEVEL, holder.level)

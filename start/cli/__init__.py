@@ -41,6 +41,8 @@ TOPICS = (
     "board-sync-design",
     "ci",
     "architecture",
+    "workflows",
+    "workflows-design",
 )
 
 _EPILOG = "\n".join(
@@ -66,6 +68,7 @@ _COMMANDS = {
     "continue": ("start.cli.resume", "continue_"),
     "doctor": ("start.cli.doctor", "doctor"),
     "export": ("start.cli.export", "export"),
+    "find": ("start.cli.find", "find"),
     "help": ("start.cli.help", "help_"),
     "init": ("start.cli.init", "init"),
     "log": ("start.cli.log", "log"),
@@ -75,6 +78,7 @@ _COMMANDS = {
     "task": ("start.cli.task", "task"),
     "trust": ("start.cli.trust", "trust"),
     "untrust": ("start.cli.trust", "untrust"),
+    "workflow": ("start.cli.workflow", "workflow"),
 }
 
 

@@ -326,11 +326,19 @@ def claim(id_: str | None, next_: bool, labels: tuple[str, ...], name: str | Non
             found = opened.claim_next(holder, labels=labels)
             if found is None:
                 _, waiting = opened.items(Filter((PENDING,), labels=labels), limit=0)
+                found_blocked = Filter((PENDING,), blocked=True, labels=labels)
+                _, blocked = opened.items(found_blocked, limit=0)
                 labelled = f" labelled {', '.join(labels)}" if labels else ""
+                why = "each blocked"
+                if blocked != waiting:  # a pending item not blocked is a workflow run's
+                    why = (
+                        f"{blocked} blocked, the rest a workflow run's (start workflow resume "
+                        "ID runs its steps)"
+                    )
                 raise RefusedError(
                     f"nothing{labelled} is ready to claim on the board of {opened.root}: "
                     + (
-                        f"{waiting} pending item(s){labelled}, each blocked"
+                        f"{waiting} pending item(s){labelled}, {why}"
                         if waiting
                         else f"no item{labelled} is pending"
                     )

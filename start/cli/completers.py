@@ -245,14 +245,18 @@ def complete_show_first(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     """A kind, or a name of any kind."""
+    from start.cli.workflow_index import declared
+
     config = _config(ctx)
-    kinds = [(kind, f"then a {kind} name") for kind in schema.KIND_OF.values()]
+    kinds = [(kind, f"then a {kind} name") for kind in (*schema.KIND_OF.values(), "workflow")]
     found = _matching(kinds, incomplete)
     if config is None:
         return found
     for section in schema.ITEM_SECTIONS:
         items: Mapping[str, Item] = getattr(config, section)
         found.extend(_named(items, incomplete))
+    workflows = declared(config)
+    found.extend(_matching(((n, w.description) for n, w in workflows.items()), incomplete))
     return found
 
 
@@ -260,9 +264,13 @@ def complete_show_name(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     """The names of the kind given first."""
+    from start.cli.workflow_index import WORKFLOW_WORDS
     from start.compose import details
 
-    return _in_section(ctx, details.SECTION_OF_WORD.get(ctx.params.get("first") or ""), incomplete)
+    first = ctx.params.get("first") or ""
+    if first in WORKFLOW_WORDS:
+        return complete_workflows(ctx, param, incomplete)
+    return _in_section(ctx, details.SECTION_OF_WORD.get(first), incomplete)
 
 
 def complete_runs(
@@ -315,3 +323,34 @@ def complete_items(
     finally:
         opened.close()
     return _matching(((item.id, f"{item.status}: {item.title}") for item in items), incomplete)
+
+
+# --- workflows --------------------------------------------------------------------------------
+
+
+def complete_workflows(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """The config's workflows, each with its description (read as `start workflow` lists them:
+    neither checked nor parsed, so no JMESPath is loaded on a TAB)."""
+    from start.cli.workflow_index import declared
+
+    config = _config(ctx)
+    if config is None:
+        return []
+    found = declared(config)
+    return _matching(((name, found[name].description) for name in sorted(found)), incomplete)
+
+
+def complete_workflow_runs(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """The workflow runs on this project's board, the latest changed first, each with its
+    workflow and state; a run is offered by its id (item-4), as `start board` names items."""
+    from start.cli.workflow_index import runs
+
+    try:
+        found, _ = runs(_options(ctx).workdir, 50)
+    except Exception:  # a completion never fails the shell
+        return []
+    return _matching(((run.id, f"{run.state}: {run.workflow}") for run in found), incomplete)

@@ -7,6 +7,8 @@ from typing import Any
 import click
 
 from start.base.errors import ExitCode, UnknownNameError, UsageError, suggest
+from start.cli import workflow
+from start.cli import workflow_index as index
 from start.cli.commands import Choice, Group, group
 from start.cli.options import DIRECTORY, NO_PROJECT, QUIET, common_options, printer
 from start.cli.problems import show_problems
@@ -69,6 +71,8 @@ def validate() -> int:
     Problems are grouped by file, each at LINE:COLUMN. -q prints only the problems; -v also lists
     the files that were read.
     """
+    from start.config import workflows  # validate only: no launch reads a workflow
+
     options = get_options()
     loaded = config_load.load(options.workdir, use_project=not options.no_project, use_cache=False)
     problems = (
@@ -77,6 +81,8 @@ def validate() -> int:
         *check_context_files(loaded),
         *check_task_files(loaded),
         *check_output_schemas(loaded),
+        *(found := workflows.read(loaded)).problems,
+        *workflows.check_schemas(found),
     )
     failed = any(p.is_error for p in problems)
     if options.json:
@@ -129,8 +135,10 @@ def show(
 ) -> int:
     """Show the merged configuration and where each item came from.
 
-    SECTION is settings, agents, roles, contexts or tasks (singular works too); NAME narrows it to
-    one item. On a terminal the TOML is paged with $START_PAGER, else $PAGER, else less.
+    SECTION is settings, agents, roles, contexts, tasks or workflows (singular works too); NAME
+    narrows it to one item. Workflows are shown as their files hold them (start config
+    validate checks them). On a terminal the TOML is paged with $START_PAGER, else $PAGER,
+    else less.
     """
     # json and the TOML writer: for `show` only
     from start.config.show import annotated_toml, data_with_origins
@@ -142,6 +150,8 @@ def show(
     shown = loaded
     if layer is not None:
         shown = config_load.load(options.workdir, use_project=use_project, layers=(layer,))
+    if section in index.WORKFLOW_WORDS:  # read apart from the load: start.cli.workflow_index
+        return workflow.config_show(shown, name, no_pager=no_pager)
     section = _section(section, name)
     if name is not None:
         assert section is not None
@@ -149,10 +159,15 @@ def show(
         if name not in items:
             raise UnknownNameError(schema.KIND_OF[section], name, items)
     if options.json:
-        console.print_json(data_with_origins(shown, section, name))
+        data = data_with_origins(shown, section, name)
+        if section is None:
+            data["workflows"] = index.tables_data(shown)
+        console.print_json(data)
         return ExitCode.OK
+    text = annotated_toml(shown, section, name)
+    flows = index.tables_toml(shown) if section is None else ""
     page = display.Page()
-    page.syntax(annotated_toml(shown, section, name), "toml")
+    page.syntax(f"{text.rstrip()}\n\n{flows}" if flows else text, "toml")
     page.show(no_color=options.no_color, pager=not no_pager)
     return ExitCode.OK
 

@@ -72,6 +72,10 @@ _FIELD_HELP = {
         "TEXT",
         "What a failed run prints when the model refuses print_schema: ask again without it.",
     ),
+    "print_max_turns": (
+        "OPTIONS",
+        "The options that hold a headless run to {max_turns} turns (a workflow step's max_turns).",
+    ),
 }
 _FIELD_COMPLETION = {
     "role": "complete_roles",

@@ -33,10 +33,10 @@ from start.setup import layerfile
 def edit_(file: str, project: bool) -> int:
     """Open a config file in $VISUAL, $EDITOR or vi, then validate it.
 
-    FILE is config.toml (the default), agents.toml, roles.toml, contexts.toml or tasks.toml. An
-    invalid file is kept as saved and its problems are listed (exit 3); on a terminal you are
-    offered to re-open it first. A missing global config.toml can start as the commented starter
-    that 'start init' writes.
+    FILE is config.toml (the default), agents.toml, roles.toml, contexts.toml, tasks.toml or
+    workflows.toml. An invalid file is kept as saved and its problems are listed (exit 3); on a
+    terminal you are offered to re-open it first. A missing global config.toml can start as the
+    commented starter that 'start init' writes.
     """
     scope = config_edit.layer_scope(project)
     if _named_editor() is None and not config_edit.interactive():

@@ -75,7 +75,7 @@ def help_(ctx: click.Context, words: tuple[str, ...], no_pager: bool, topic: boo
     COMMAND is any command or subcommand (start help config show); TOPIC is a page of the docs,
     shown offline and named as its file: usage, configuration, placeholders, agents, interop,
     setup, editing, completion, security, performance, benchmark-results, mcp, board,
-    board-sync-design, ci or architecture.
+    board-sync-design, ci, architecture, workflows or workflows-design.
     completion, mcp and board are commands too: start help --topic mcp shows the page.
     """
     if topic:

@@ -16,7 +16,7 @@ from start.cli.inputs import RUN_ID, TEXT, count
 from start.cli.options import QUIET, common_options, completer, launch_options
 from start.cli.run import print_options
 from start.cli.state import Options, get_options
-from start.compose.ask import BOARD, CLI, MCP, USER, Ask, from_data
+from start.compose.ask import BOARD, CLI, MCP, USER, WORKFLOW, Ask, from_data
 from start.runs import Run, history
 from start.runs import store as historydb
 from start.ui import console, display
@@ -144,12 +144,12 @@ def _outcome(run: Run) -> str:
 
 
 # Who started a run that has no command line of its own, by the door its ask came in at.
-_STARTED_BY = {BOARD: "start board run", MCP: "start mcp"}
+_STARTED_BY = {BOARD: "start board run", MCP: "start mcp", WORKFLOW: "start workflow run"}
 
 
 def command_line(run: Run) -> str:
     """How the run was asked for, as one shell line; when it has none, who started it, and
-    for a board's run its item: `start board run (item-3)`."""
+    for a board's or a workflow's run its item: `start board run (item-3)`."""
     from start.proc.shellwords import join
 
     if run.args is not None:

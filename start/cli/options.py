@@ -208,6 +208,7 @@ VALUED = frozenset(
         "--search",
         "--resume-command",
         "--print-schema-refused",
+        "--print-max-turns",
         "--fail-if",
         *("-o", "--from"),
     }

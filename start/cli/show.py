@@ -1,13 +1,15 @@
-"""`start show [KIND] NAME`: one agent, role, context or task in detail."""
+"""`start show [KIND] NAME`: one agent, role, context, task or workflow in detail."""
 
 from __future__ import annotations
 
 import click
 
 from start.base.errors import ExitCode, UnknownNameError, UsageError
+from start.cli import workflow
 from start.cli.commands import command
 from start.cli.options import DIRECTORY, NO_PROJECT, common_options, completer
 from start.cli.state import get_options
+from start.cli.workflow_index import WORKFLOW_WORDS, declared
 from start.compose import details
 from start.config.load import load
 from start.ui import console, display
@@ -21,6 +23,7 @@ _LABEL = 12
         ("A task: its file and line, fields, parameters, text and selection", "start show gdr"),
         ("Name the kind when a name is used by several", "start show role code-reviewer"),
         ("Run the item's command too, for its real output", "start show task gdr --run"),
+        ("A workflow: its file, parameters and plan", "start show workflow fix-severe"),
         ("The same as data", "start show task gdr --json"),
     ],
     epilog="Docs: start help usage",
@@ -37,9 +40,10 @@ _LABEL = 12
 def show(first: str, second: str | None, run_commands: bool, no_pager: bool) -> int:
     """Show one item: where it is defined, what it replaces, its fields and its text.
 
-    KIND is agent, role, context or task (plural works too), and may be left out when no
-    other kind has an item called NAME. A task is found as 'start task' finds it (name, alias,
-    unique prefix), and shows the role, agent and model it would select, and why.
+    KIND is agent, role, context, task or workflow (plural works too), and may be left out
+    when no other kind has an item called NAME (a workflow comes after the others). A task is
+    found as 'start task' finds it (name, alias, unique prefix), and shows the role, agent and
+    model it would select, and why. A workflow shows its file, its parameters and its plan.
 
     Files are read as a launch reads them; commands run only with --run, and never in a
     project whose .start/ is not trusted (whose files are not read either).
@@ -47,12 +51,19 @@ def show(first: str, second: str | None, run_commands: bool, no_pager: bool) -> 
     options = get_options()
     kind_word, name = (first, second) if second is not None else (None, first)
     config = load(options.workdir, use_project=not options.no_project, strict=True)
+    if kind_word in WORKFLOW_WORDS:
+        return workflow.show_workflow(name, config, no_pager=no_pager)
     try:
         section, item = details.find(config, kind_word, name)
     except UnknownNameError:
-        if kind_word is None and name in details.SECTION_OF_WORD:
+        if kind_word is None and name in declared(config):
+            return workflow.show_workflow(name, config, no_pager=no_pager)
+        if kind_word is None and (name in details.SECTION_OF_WORD or name in WORKFLOW_WORDS):
             raise UsageError(f"'start show {name}' needs NAME: start show {name} NAME") from None
         raise
+    inexact = item.name != name and getattr(item, "alias", None) != name  # a task's prefix
+    if kind_word is None and inexact and name in declared(config):
+        return workflow.show_workflow(name, config, no_pager=no_pager)  # its exact name wins
     found = details.describe(config, section, item, run=run_commands)
     if options.json:
         console.print_json(details.as_data(found))

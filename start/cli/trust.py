@@ -67,7 +67,10 @@ def _item_lines(review: core.Review, limit: int | None) -> tuple[list[Line], int
     """Every project item with every field it sets; with `limit`, each text field shows its
     first lines. The lines, and how many lines of text were left out."""
     lines: list[Line] = [
-        ["  define these agents, roles, contexts and tasks (each replaces yours of its name):"]
+        [
+            "  define these agents, roles, contexts, tasks and workflows (each replaces yours of "
+            "its name):"
+        ]
     ]
     if not review.items:
         return [*lines, ["    (none)"]], 0

@@ -58,6 +58,14 @@ class Ask(Record):
     most: str | None = None  # the most it may run at, whatever it asks (start.board.cap)
     most_from: str | None = None  # why
     item: str | None = None  # the board item whose run it is (item-3), which `start log` names
+    # A workflow step's own answer format, which wins over its task's: "text", "json", or a JSON
+    # Schema as JSON text; None: the task's (start.compose.pipeline.answer_format).
+    answer_format: str | None = None
+    # The most bytes a workflow step's answer may hold; over it the run fails with the reason
+    # (start.runs.headless), its answer kept. None: settings.print_answer_limit alone.
+    answer_limit: int | None = None
+    # The most turns a workflow step's agent may take (its print_max_turns); None: its CLI's own.
+    max_turns: int | None = None
 
     @property
     def agent(self) -> str | None:
@@ -86,6 +94,9 @@ ONLY_THE_USER: Final = frozenset(
         "most",
         "most_from",
         "item",
+        "answer_format",
+        "answer_limit",
+        "max_turns",
     }
 )
 

@@ -121,9 +121,10 @@ def find(config: Config, kind_word: str | None, name: str) -> tuple[str, Item]:
     except UnknownNameError as error:
         if error.candidates:
             raise
+        meaning = error.meaning
     everything = [n for section in schema.ITEM_SECTIONS for n in getattr(config, section)]
     everything += [task.alias for task in config.tasks.values() if task.alias]
-    raise UnknownNameError("name", name, everything)
+    raise UnknownNameError("name", name, everything, meaning=meaning)
 
 
 class AmbiguousNameError(UnknownNameError):

@@ -302,6 +302,19 @@ def permission_options(agent: Agent, level: str) -> list[str]:
     return _words(agent, options, f"'{level}' permission", "print_permissions")
 
 
+def turn_options(agent: Agent, turns: int) -> list[str]:
+    """The options that hold the agent's headless run to `turns` turns (its
+    `print_max_turns`); HeadlessError when its CLI has no turn limit."""
+    if agent.print_max_turns is None:
+        raise HeadlessError(
+            f"agent '{agent.name}' cannot be held to {turns} turns: its CLI has no turn limit "
+            f"(no print_max_turns in {_where(agent)}). Leave max_turns out, or choose an agent "
+            "that has one"
+        )
+    words = _words(agent, agent.print_max_turns, "print_max_turns", "print_max_turns")
+    return [fill(word, {"max_turns": str(turns)}) for word in words]
+
+
 def _words(agent: Agent, options: str, what: str, key: str) -> list[str]:
     """An agent's `key` option string as words; HeadlessError when it cannot be split."""
     import shlex

@@ -137,7 +137,7 @@ def prepare(
         grant, warnings = grant_for(config)
         lap("trust")
         plan = resolve.plan(config, request)
-        output = answer_format(config, grant, plan) if request.headless else None
+        output = answer_format(config, grant, plan, request) if request.headless else None
         date = now()
         meanwhile = functools.partial(_meanwhile, request, [plan] if build else [], writes)
         composition = _compose(config, grant, plan, date, runner, progress, meanwhile, owner)
@@ -194,7 +194,7 @@ def prepare_each(
         grant, warnings = grant_for(config)
         lap("trust")
         plans = [_plan_for(config, request, name) for name in agents]
-        output = answer_format(config, grant, plans[0])
+        output = answer_format(config, grant, plans[0], request)
         date = now()
         meanwhile = functools.partial(_meanwhile, request, plans, writes)
         composition = _compose(config, grant, plans[0], date, runner, progress, meanwhile, owner)
@@ -220,10 +220,18 @@ def prepare_each(
     return built
 
 
-def answer_format(config: Config, grant: Grant | None, plan: resolve.Plan) -> Spec | None:
+def answer_format(
+    config: Config, grant: Grant | None, plan: resolve.Plan, request: Ask | None = None
+) -> Spec | None:
     """The task's output format for a headless run (None: text), its schema file read through
-    the wall and the schema checked, before anything runs. Raises ConfigError (exit 3) for a
-    schema that is not one, WallError for a file the wall keeps shut."""
+    the wall and the schema checked, before anything runs; a workflow step's own format (the
+    ask's `answer_format`) wins over its task's. Raises ConfigError (exit 3) for a schema that
+    is not one, WallError for a file the wall keeps shut."""
+    if request is not None and request.answer_format is not None:
+        from start.config import output
+
+        spec = output.spec_of(request.answer_format, "the step's output.schema")
+        return None if spec.is_text else spec
     task = plan.task
     if task is None or task.output is None:
         return None  # text: start.config.output (and json) is not imported
@@ -329,12 +337,15 @@ def _build(
     from start.compose import launch as launcher
 
     permissions, source = level(request, plan) if request.headless else (None, None)
+    agent_args = request.agent_args
+    if request.max_turns is not None and request.headless:
+        agent_args = (*launcher.turn_options(plan.agent, request.max_turns), *agent_args)
     return launcher.build(
         plan,
         composition,
         date,
         workdir(request),
-        request.agent_args,
+        agent_args,
         dry_run=dry_run,
         agents=config.agents,
         permissions=permissions,

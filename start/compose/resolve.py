@@ -44,7 +44,9 @@ class Plan(Record):
 def find_task(tasks: Mapping[str, Task], name: str) -> Task:
     """An exact task name, then an alias, then a unique prefix of a name or alias.
 
-    Only the task found is decoded from a cached config (model.column)."""
+    Only the task found is decoded from a cached config (model.column). A name that is none of
+    these raises UnknownNameError with the names it may have meant, by spelling and by its
+    words (start.config.finding)."""
     if name in tasks:
         return tasks[name]
     aliases: Mapping[str, str] = column(tasks, "alias")
@@ -58,7 +60,11 @@ def find_task(tasks: Mapping[str, Task], name: str) -> Task:
     if len(matches) == 1:
         return tasks[next(iter(matches))]
     known = [*tasks, *aliases.values()]
-    raise UnknownNameError("task", name, known, candidates=sorted(matches))
+    if matches:
+        raise UnknownNameError("task", name, known, candidates=sorted(matches))
+    from start.config import finding  # only on this error path: it decodes every task
+
+    raise UnknownNameError("task", name, known, meaning=finding.by_meaning(tasks, name))
 
 
 def _named(kind: str, items: Mapping[str, Named]) -> Callable[[str], Named]:

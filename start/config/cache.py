@@ -17,7 +17,9 @@ entry that cannot be read, is not a private regular file of ours, has another ke
 have exactly the shape `_encode` writes is a miss, never an error: the load that follows parses
 from source and writes the entry again. So is an item's row that does not decode when the item
 is used: its section comes from the bytes the load read, parsed. A project's memo of what its
-trust checks computed (start.config.memo) is an entry of this directory too (`read`, `write`).
+trust checks computed (start.config.memo) is an entry of this directory too (`read`, `write`),
+and so is the index `start find` makes of a merged config (start.config.finding), beside its
+entry and keyed by it (`source`, `beside`): made by find alone, so no launch pays for it.
 """
 
 from __future__ import annotations
@@ -59,12 +61,17 @@ if TYPE_CHECKING:
 # 9: each item is a row of its own, decoded on first use, and a few fields are indexed.
 # 10: the file each role, context and task names is indexed too.
 FORMAT = 10
-# The kinds of entries, the start of their file names: a merged config, one layer's items, and
-# what a project's launches computed from its bytes (start.config.memo).
+# The kinds of entries, the start of their file names: a merged config, one layer's items, what
+# a project's launches computed from its bytes (start.config.memo), and the index of a merged
+# config's tasks and workflows that `start find` made (start.config.finding), beside its entry.
 CONFIG_ENTRY = "config"
 LAYER_ENTRY = "layer"
 MEMO_ENTRY = "memo"
-_TEMPS = tuple(f".{kind}-" for kind in (CONFIG_ENTRY, LAYER_ENTRY, MEMO_ENTRY))
+FIND_ENTRY = "find"
+_TEMPS = tuple(f".{kind}-" for kind in (CONFIG_ENTRY, LAYER_ENTRY, MEMO_ENTRY, FIND_ENTRY))
+# How many configs this process remembers the entry of (`source`): a server loads its config
+# afresh for each request, and only the last ones are asked about.
+SOURCES_KEPT = 8
 # How many entries of each kind are kept, the newest written.
 KEEP = 32
 # A temp file this old belongs to a writer that was killed: a live one renames it within moments.
@@ -137,6 +144,19 @@ def _layout(cls: type[Record], types: Mapping[str, type], fields: tuple[str, ...
 
 
 _R = TypeVar("_R", bound=Record)
+
+
+class Source(Record):
+    """The entry a merged config was read from or written to: its key, and the code stamp of
+    the modules that made it (`put`), which whatever is kept beside it is keyed by too."""
+
+    key: Key
+    stamp: str
+
+
+# The entry each config's tasks table came from, by the table's id, the table kept alive with
+# it so that the id is not another's: what `source` answers.
+_SOURCES: dict[int, tuple[object, Source]] = {}
 
 
 class Key(Record):
@@ -299,9 +319,12 @@ def get(
         data = marshal.loads(payload)
         # Used only while the modules its stamp names are as they were when it was written.
         modules = [line.rsplit(":", 2)[0] for line in data["stamp"].split("\n")]
-        if code_stamp(modules) != data.pop("stamp"):
+        stamp = data.pop("stamp")
+        if code_stamp(modules) != stamp:
             return None
-        return _decode(data, project, dirs, fallback)
+        config = _decode(data, project, dirs, fallback)
+        _remember(config, cache_key, stamp)
+        return config
     except Exception:
         # Whatever is wrong with the entry (not marshal, a shape `_decode` rejects or trips
         # over), it is a miss; the load that follows writes the entry again.
@@ -347,6 +370,33 @@ def put(cache_key: Key, config: Config) -> None:
     if stamp is None:
         return
     write(cache_key.name, pack(cache_key.data, {**_encode(config), "stamp": stamp}))
+    _remember(config, cache_key, stamp)
+
+
+def _remember(config: Config, cache_key: Key, stamp: str) -> None:
+    """Remember the entry `config` came from or went to, for `source`: a dict entry, no more."""
+    if cache_key.name.startswith(CONFIG_ENTRY + "-"):
+        _SOURCES.pop(id(config.tasks), None)
+        _SOURCES[id(config.tasks)] = (config.tasks, Source(cache_key, stamp))
+        try:
+            while len(_SOURCES) > SOURCES_KEPT:
+                _SOURCES.pop(next(iter(_SOURCES)), None)
+        except (RuntimeError, StopIteration):
+            pass  # a server's other thread changed it meanwhile: the oldest go next time
+
+
+def source(config: Config) -> Source | None:
+    """The merged config's entry that this process read `config` from or wrote it to, or None
+    (the cache was not used, or the code not stamped: `put`): what is kept beside the entry, such as
+    `start find`'s index (start.config.finding), is keyed by it, so that whatever changes the
+    config's key, or the code that made it, changes that key too."""
+    found = _SOURCES.get(id(config.tasks))
+    return found[1] if found is not None and found[0] is config.tasks else None
+
+
+def beside(found: Source, kind: str) -> str:
+    """The file name of an entry of `kind` kept beside the merged config's entry `found`."""
+    return kind + found.key.name[len(CONFIG_ENTRY) :]
 
 
 def write(name: str, data: bytes) -> None:

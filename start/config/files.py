@@ -18,7 +18,14 @@ from start.base.record import Record
 CONFIG_LIMIT = 4 * 1_048_576
 
 # The files a layer may hold, in the order their items are defined.
-LAYER_FILES = ("config.toml", "agents.toml", "roles.toml", "contexts.toml", "tasks.toml")
+LAYER_FILES = (
+    "config.toml",
+    "agents.toml",
+    "roles.toml",
+    "contexts.toml",
+    "tasks.toml",
+    "workflows.toml",
+)
 
 # Parts of tomllib's error messages (re caches each pattern once it is used).
 _POSITION = r"\s*\(at line (\d+), column (\d+)\)$"

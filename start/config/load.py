@@ -387,6 +387,10 @@ def _extract(
             for key, value in validate.fields(body, schema.SETTINGS, "settings", out).items():
                 layer.settings[key] = (value, origin)
             continue
+        if section == "workflows":
+            # No launch reads a workflow: start.config.workflows reads and checks them when
+            # `start config validate` or a workflow command needs them.
+            continue
         if canonical not in schema.ITEM_SECTIONS:
             _unknown_top_level(section, body, out)
             continue
@@ -415,7 +419,7 @@ def _extract(
 
 def _unknown_top_level(section: str, body: object, out: Collector) -> None:
     if isinstance(body, dict):
-        close = suggest(section, [*schema.SECTIONS, *schema.SECTION_SYNONYMS])
+        close = suggest(section, [*schema.SECTIONS, *schema.SECTION_SYNONYMS, "workflows"])
         out.warning(section, f"unknown section [{section}]", close)
     elif section in schema.SETTINGS:
         out.warning(section, f"'{section}' is a setting; put it under [settings]")

@@ -66,6 +66,9 @@ class Agent(Record):
     # The headless form that continues a conversation by its session id (`start continue`).
     resume_command: str | None = None
     print_schema_refused: str | None = None
+    # The options that hold a headless run to at most {max_turns} turns (a workflow step's
+    # `max_turns`); None: its CLI has no turn limit.
+    print_max_turns: str | None = None
 
     def runs(self, cli: str) -> bool:
         """Whether this agent is `cli`, the one a command was written for, whose `model` it may

@@ -249,6 +249,29 @@ def spec_for(task: Task | None, read: Callable[[str], bytes]) -> Spec:
             problem = Problem("error", task.origin.path, key, str(error))
             raise ConfigError([problem], _NOT_ONE) from None
         where, file, prefix = key, task.origin.path, key
+    return _checked_schema(schema, where, file, prefix)
+
+
+def spec_of(given: str, where: str) -> Spec:
+    """A workflow step's own answer format as its ask carries it (start.compose.ask's
+    `answer_format`): "text", "json", or an inline JSON Schema as JSON text, checked as a task's
+    is; `where` names the step's key in messages. Raises ConfigError as `spec_for` does."""
+    if given == OUTPUT_TEXT:
+        return TEXT
+    if given == OUTPUT_JSON:
+        return JSON
+    from start.base import jsontext
+
+    try:
+        schema = jsontext.loads(given)
+    except ValueError as error:
+        raise ConfigError([Problem("error", "", where, str(error))], _NOT_ONE) from None
+    return _checked_schema(schema, where, "", where)
+
+
+def _checked_schema(schema: Any, where: str, file: str, prefix: str) -> Spec:
+    """The Spec of `schema` once it is checked against its draft's metaschema; ConfigError
+    with a problem per finding, placed in `file` below the key `prefix`."""
     (outcome,) = schemacheck.run([schemacheck.Job(schema, schemacheck.SCHEMA_SECONDS)])
     found = outcome.problems
     if outcome.timed_out:

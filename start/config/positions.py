@@ -129,7 +129,8 @@ def position(text: str, entries: Mapping[str, Entry], key: str, message: str) ->
     entry = entries[".".join(parts)]
     if len(parts) < len(key.split(".")):
         return entry
-    placeholder = re.search(r"\{[a-z][a-z0-9_]*\}", message)
+    # A workflow's binding is a dotted path too: {steps.plan.answer} (start.config.workflows).
+    placeholder = re.search(r"\{[a-z][a-z0-9_.]*\}", message)
     if placeholder is None:
         return entry
     starts = sorted(e.value for e in entries.values() if e.value > entry.value)

@@ -73,6 +73,8 @@ ITEM_SECTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         # placeholders and {session}, the id its CLI reported (start.runs.Run.session_id).
         "resume_command": STR,
         "print_schema_refused": STR,
+        # The options that hold a headless run to {max_turns} turns, for a CLI that has a limit.
+        "print_max_turns": STR,
     },
     "roles": {"description": STR, **_SOURCE},
     "contexts": {"description": STR, "required": BOOL, **_SOURCE},

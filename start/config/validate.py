@@ -118,7 +118,7 @@ def drop_trust_keys(table: Mapping[str, Any], out: Collector) -> dict[str, Any]:
                 name: clean(item, f"{section}.{name}.") if isinstance(item, dict) else item
                 for name, item in body.items()
             }
-        elif isinstance(body, dict):
+        elif isinstance(body, dict) and section != "workflows":  # a workflow's name is a name
             body = clean(body, f"{section}.")
         result[section] = body
     return result
@@ -267,6 +267,9 @@ def _check_headless(good: dict[str, Any], key: str, out: Collector) -> None:
     given = good.get("print_schema")
     if given is not None:
         _check_print_schema(given, f"{key}.print_schema", out)
+    turns = good.get("print_max_turns")
+    if turns is not None:
+        _check_print_max_turns(turns, f"{key}.print_max_turns", out)
     refused = good.get("print_schema_refused")
     if refused is not None and not refused.strip():
         out.error(
@@ -303,6 +306,25 @@ def _check_print_schema(options: str, where: str, out: Collector) -> None:
             where,
             "print_schema must name {schema} (the schema as JSON text) or {schema_file} "
             '(a file holding it), such as "--json-schema {schema}"',
+        )
+
+
+def _check_print_max_turns(options: str, where: str, out: Collector) -> None:
+    if out.lex:  # as for command templates: a run with a turn limit splits them
+        import shlex
+
+        try:
+            shlex.split(options)
+        except ValueError as error:
+            out.error(where, f"the options cannot be split into words: {error}")
+            return
+    used = template.names(options)
+    _check_placeholders(used, template.PRINT_MAX_TURNS, where, out)
+    if "max_turns" not in used:
+        out.error(
+            where,
+            'print_max_turns must name {max_turns} (the number of turns), such as "--max-turns '
+            '{max_turns}"',
         )
 
 

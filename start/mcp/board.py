@@ -270,7 +270,7 @@ class Tools:
             if name == WATCH:
                 data = await self._watch(ctx, arguments)
             else:
-                client = _client(ctx)
+                client = client_name(ctx)
                 data = await anyio.to_thread.run_sync(self._handle, name, arguments, client)
         except StartError as error:
             return _result(str(error), None)
@@ -470,8 +470,9 @@ _NOTHING: Final = {
 def _nothing(opened: Any, labels: tuple[str, ...], me: Holder) -> dict[str, Any]:
     """What a session that found nothing ready to claim is told, as it can act on it: how many
     items (with `labels`) wait on others, how many are in progress, how many are ready but run
-    above its level; or that there is no open one. Not an error: an empty queue is an answer.
-    Counted just after the claim found none, so a change since may show."""
+    above its level, how many are a workflow run's; or that there is no open one. Not an error:
+    an empty queue is an answer. Counted just after the claim found none, so a change since may
+    show."""
     from start.board.rows import Filter
 
     def count(found: Filter) -> int:
@@ -482,6 +483,10 @@ def _nothing(opened: Any, labels: tuple[str, ...], me: Holder) -> dict[str, Any]
     held = count(Filter((IN_PROGRESS,), labels=labels))
     # Ready items are left after a claim found none only when they run above its level.
     above = count(Filter(ready=True, labels=labels)) if board.above(USER_LEVEL, me.level) else 0
+    # Pending and not blocked, yet not ready: a workflow run's items, which its run claims.
+    runs = count(Filter((PENDING,), blocked=False, labels=labels)) - count(
+        Filter(ready=True, labels=labels)
+    )
     labelled = f" labelled {labels[0]}" if labels else ""
     said = []
     if blocked:
@@ -493,6 +498,8 @@ def _nothing(opened: Any, labels: tuple[str, ...], me: Holder) -> dict[str, Any]
             f"{above} ready but run above your level '{me.level}' (settings.mcp_permissions): "
             "the user runs those"
         )
+    if runs:
+        said.append(f"{runs} a workflow run's (its run claims them: start workflow resume ID)")
     if said:
         message = f"nothing{labelled} is ready to claim: " + "; ".join(said)
     elif labels:
@@ -587,7 +594,7 @@ def _with_comments_data(opened: Any, id_: str) -> dict[str, Any]:
     return {**data, "comments": given, "comments_total": len(comments)}
 
 
-def _client(ctx: Any) -> str | None:
+def client_name(ctx: Any) -> str | None:
     """The client's name, as it gave it in `initialize` (None when it gave none)."""
     params = getattr(ctx.session, "client_params", None)
     info = getattr(params, "client_info", None)

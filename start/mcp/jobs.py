@@ -21,7 +21,7 @@ from start import runs as records
 from start.base.errors import StartError
 from start.compose.ask import Ask
 from start.mcp import asking, report, tools
-from start.mcp.owners import Commands, off_loop
+from start.mcp.owners import Commands, beside, off_loop
 from start.proc.groups import Job, Request, Workers
 from start.runs import Run, rules
 from start.runs.rules import RequestError, Scope
@@ -99,18 +99,7 @@ async def with_progress(ctx: Context, progress: Progress, work: Awaitable[R]) ->
                 await ctx.session.report_progress(told, message=message(progress))
             await anyio.sleep(0.2)
 
-    failure: Exception | None = None
-    async with anyio.create_task_group() as group:
-        group.start_soon(tell)
-        try:
-            result = await work
-        except Exception as error:  # raised as itself, not in the task group's ExceptionGroup
-            failure = error
-        finally:
-            group.cancel_scope.cancel()
-    if failure is not None:
-        raise failure
-    return result
+    return await beside(work, tell)
 
 
 class _Run:

@@ -82,8 +82,9 @@ def instructions(scope: Scope) -> str:
         f"start serves the user's tasks for {scope.workdir}. Each task is a prompt; the "
         "list_tasks tool lists them and run_task(task_name, instructions) composes one as "
         "`start task NAME INSTRUCTIONS` would, running its command, and returns the command's "
-        "output followed by the composed prompt, which you then follow. Contexts and roles are "
-        "resources: start://context/NAME and start://role/NAME."
+        "output followed by the composed prompt, which you then follow; find_tasks(text) ranks "
+        "them by what they do. Contexts and roles are resources: start://context/NAME and "
+        "start://role/NAME."
     )
     try:
         seen = view(scope)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -29,6 +29,24 @@ COMMAND_CALLS: Final = 16
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+async def beside(work: Awaitable[R], tell: Callable[[], Coroutine[Any, Any, None]]) -> R:
+    """`await work` while `tell` (a loop that reports progress) runs beside it, ended with it;
+    an exception of `work` is raised as itself, not in the task group's ExceptionGroup."""
+    failure: Exception | None = None
+    done: list[R] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(tell)
+        try:
+            done.append(await work)
+        except Exception as error:
+            failure = error
+        finally:
+            group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return done[0]
 
 
 async def off_loop(function: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:

@@ -6,10 +6,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from start import runs as records
+from start.config import finding
 from start.config.model import Task
 from start.mcp.library import Run
 
 if TYPE_CHECKING:
+    from start.config.finding import Match
     from start.runs import Run as Result
 
 
@@ -87,6 +89,60 @@ def answers(results: Sequence[Result]) -> str:
         body = (result.answer or "").rstrip("\n") if result.ok else f"(no answer: {result.error})"
         parts.append(f"## {result.agent}{model}\n\n{body}")
     return "\n\n".join(parts)
+
+
+def found(matches: Sequence[Match], text: str) -> dict[str, Any]:
+    """`find_tasks`: `{"tasks": [{"name", "kind", "score", "why", "description"}], "message":
+    "..."}`, best first (start.config.finding); `kind` a task's (task, or where it was imported
+    from) or "workflow"; `why` as `start find` shows it."""
+    if matches:
+        count = "1 task matches" if len(matches) == 1 else f"{len(matches)} tasks match"
+        message = f"{count} '{text}', best first. Run one with run_task."
+        if any(match.kind == finding.WORKFLOW for match in matches):
+            count = "1 matches" if len(matches) == 1 else f"{len(matches)} match"
+            message = (
+                f"{count} '{text}', best first. Run a task with run_task, a workflow with "
+                "run_workflow."
+            )
+    else:
+        message = f"No task matches '{text}'; try other words, or list_tasks for every task."
+    return {
+        "tasks": [
+            {
+                "name": match.name,
+                "kind": match.kind,
+                "score": match.score,
+                "why": finding.why(match),
+                "description": match.description or "",
+            }
+            for match in matches
+        ],
+        "message": message,
+    }
+
+
+# find_tasks' structured content (found).
+FOUND_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tasks": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "kind": {"type": "string"},
+                    "score": {"type": "number"},
+                    "why": {"type": "string"},
+                    "description": {"type": "string"},
+                },
+                "required": ["name", "kind", "score", "why", "description"],
+            },
+        },
+        "message": {"type": "string"},
+    },
+    "required": ["tasks", "message"],
+}
 
 
 # The tasks a listing names (list_tasks, and list_user_tasks of a Taskfile).

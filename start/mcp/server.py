@@ -26,7 +26,7 @@ from start import __version__
 from start.base import inputs
 from start.base.errors import StartError
 from start.config.model import Config, Task
-from start.mcp import asking, board, jobs, library, report, stdio, taskfile, tools
+from start.mcp import asking, board, jobs, library, report, stdio, taskfile, tools, workflows
 from start.mcp.jobs import Context
 from start.mcp.owners import Commands, off_loop
 from start.proc.shell import STOP_SIGNALS
@@ -115,6 +115,7 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         # agent may be asked (too deep, or none on PATH): no asking tools.
         listed = tools.task_tools(tasks) if tasks else []
         listed += tools.asking_tools(agents) if agents else []
+        listed += await off_loop(_workflow_tools, scope) if agents else []
         listed += await taskfiles.listed()
         return types.ListToolsResult(tools=listed + boards.listed())
 
@@ -133,19 +134,33 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
             return await runs.result(ctx, arguments)
         if params.name == tools.ASK_CANCEL:
             return await runs.cancel(arguments)
-        if params.name not in (tools.LIST_TASKS, tools.RUN_TASK):
+        if params.name in workflows.NAMES:
+            return await workflows.call_tool(ctx, scope, commands, params.name, arguments)
+        if params.name not in (tools.LIST_TASKS, tools.FIND_TASKS, tools.RUN_TASK):
             raise MCPError(types.INVALID_PARAMS, f"unknown tool '{params.name}'")
         try:
             seen = await off_loop(rules.view, scope)
         except StartError as error:
             return tools.failed(str(error))
+        unregistered = MCPError(
+            types.INVALID_PARAMS,
+            f"unknown tool '{params.name}': no task is offered, so the task tools are not "
+            "registered",
+        )
+        if params.name == tools.FIND_TASKS:
+            # Ranked from find's index, which says which tasks are offered: none is decoded.
+            try:
+                flows = functools.partial(workflows.offered, scope)
+                data = await off_loop(tools.find_call, seen.config, arguments, flows)
+            except tools.NoTaskOfferedError:
+                raise unregistered from None
+            except RequestError as error:
+                return tools.failed(str(error))
+            text = json.dumps(data, ensure_ascii=False)
+            return types.CallToolResult(content=[tools.text(text)], structured_content=data)
         tasks = rules.listed(seen.config)
         if not tasks:
-            raise MCPError(
-                types.INVALID_PARAMS,
-                f"unknown tool '{params.name}': no task is offered, so the task tools are not "
-                "registered",
-            )
+            raise unregistered
         if params.name == tools.RUN_TASK:
             return await _run_task(scope, commands, seen.config, arguments)
         try:
@@ -202,7 +217,10 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         version=__version__,
         # Valid Unicode, as JSON-RPC carries it: a project's path may hold bytes that are not.
         instructions=inputs.valid(
-            library.instructions(scope) + asking.instructions(scope) + taskfile.instructions(scope)
+            library.instructions(scope)
+            + asking.instructions(scope)
+            + workflows.instructions(scope)
+            + taskfile.instructions(scope)
         ),
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
@@ -212,6 +230,16 @@ def build(scope: Scope, commands: Commands | None = None) -> Server[Any]:
         on_list_resource_templates=list_resource_templates,
         on_read_resource=read_resource,
     )
+
+
+def _workflow_tools(scope: Scope) -> list[types.Tool]:
+    """The workflow tools, when a workflow is offered; none while the workflows do not check
+    (the server's instructions and a call say why)."""
+    try:
+        found = workflows.offer(scope)
+    except StartError:
+        return []
+    return workflows.listed(found) if found is not None else []
 
 
 async def _run_task(

@@ -16,7 +16,7 @@ from start.base import inputs
 from start.base.errors import suggest
 from start.compose.ask import Ask, asked_by_agents
 from start.compose.ask import input_schema as ask_fields
-from start.config import schema
+from start.config import finding, schema
 from start.config.params import TASK_NAME_ARGUMENT
 from start.mcp import asking, report
 from start.runs import rules
@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from start.config.model import Config, Task
 
 LIST_TASKS: Final = "list_tasks"
+FIND_TASKS: Final = "find_tasks"
+# The most tasks find_tasks returns.
+FIND_MOST: Final = 50
+# The longest text find_tasks takes: a few words, not a document.
+FIND_TEXT_MOST: Final = 1000
 RUN_TASK: Final = "run_task"
 ASK_AGENT: Final = "ask_agent"
 ASK_AGENTS: Final = "ask_agents"
@@ -143,6 +148,55 @@ def list_input() -> dict[str, Any]:
     return _object({})
 
 
+def find_input() -> dict[str, Any]:
+    """find_tasks' input schema: the words, and how many tasks at most."""
+    text = {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": FIND_TEXT_MOST,
+        "description": "What the task should do, in a few words.",
+    }
+    limit = inputs.count_schema(1, FIND_MOST, f"At most this many tasks (default {finding.LIMIT}).")
+    return _object({"text": text, "limit": limit}, "text")
+
+
+class NoTaskOfferedError(Exception):
+    """find_tasks called when no task is offered: its tool is not registered then."""
+
+
+def find_call(
+    config: Config, arguments: Mapping[str, Any], workflows: Callable[[], frozenset[str]]
+) -> dict[str, Any]:
+    """A find_tasks call: its arguments checked against its input schema (RequestError), then
+    the offered tasks and workflows ranked by TEXT's words (start.config.finding), as
+    structured content. NoTaskOfferedError when no task is offered.
+
+    The ranking reads the index `start find` keeps beside the config cache's entry
+    (finding.of_config), and keeps of its tasks those offered (rules.listed: with a
+    description, not internal, which the index says without decoding a task), and of its
+    workflows those list_workflows offers (`workflows`: start.mcp.workflows.offered, asked only
+    when the config has a workflow)."""
+    found = finding.of_config(config)
+    kinds, descriptions = found.kinds, found.descriptions
+    tasks = zip(kinds, descriptions, strict=True)
+    if not any(kind != finding.WORKFLOW and said for kind, said in tasks):
+        raise NoTaskOfferedError
+    given_ = given(arguments)
+    check(FIND_TASKS, find_input(), given_)
+    text: str = given_["text"]
+    if not finding.words(text):
+        raise RequestError(f"invalid arguments: 'text' has no word to look for: {text!r}")
+    flows = workflows() if finding.WORKFLOW in kinds else frozenset()
+
+    def offered(at: int) -> bool:
+        if kinds[at] == finding.WORKFLOW:
+            return found.names[at] in flows
+        return bool(descriptions[at])
+
+    limit = given_.get("limit", finding.LIMIT)
+    return report.found(finding.search(found, text, limit, offered), text)
+
+
 def task_input(tasks: Sequence[Task]) -> dict[str, Any]:
     """run_task's input schema: rebuilt on every request from the offered tasks, their names and
     aliases (rules.find takes both), each argument of any task a string (which task takes
@@ -187,7 +241,7 @@ def _why_not_task(config: Config) -> Explain:
 
 
 def task_tools(tasks: Sequence[Task]) -> list[types.Tool]:
-    """list_tasks and run_task, for the tasks offered."""
+    """list_tasks, run_task and find_tasks, for the tasks offered."""
     import mcp.types as types
 
     return [
@@ -213,6 +267,17 @@ def task_tools(tasks: Sequence[Task]) -> list[types.Tool]:
             ),
             input_schema=task_input(tasks),
             output_schema=report.RUN_SCHEMA,
+        ),
+        types.Tool(
+            name=FIND_TASKS,
+            description=(
+                "Find the user's start tasks that do what `text` says: the tasks whose names and "
+                "descriptions hold its words, best first, each with a score (0 to 1) and why. "
+                "Run one with run_task."
+            ),
+            input_schema=find_input(),
+            output_schema=report.FOUND_SCHEMA,
+            annotations=types.ToolAnnotations(read_only_hint=True),
         ),
     ]
 

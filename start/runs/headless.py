@@ -211,6 +211,8 @@ def _ended(
     """The answers of finished runs, read before their temp files go, and checked against their
     tasks' output formats at once, each within what is left of its run's `timeout`."""
     read = [_read(prepared, done, timeout) for prepared, done in zip(each, runs, strict=True)]
+    over = [_over_limit(p, answer, error) for p, (answer, error) in zip(each, read, strict=True)]
+    read = [(answer, error or big) for (answer, error), big in zip(read, over, strict=True)]
     asked: list[tuple[output.Spec, str, float]] = []
     held: list[int] = []
     for index, (prepared, done, (answer, error)) in enumerate(zip(each, runs, read, strict=True)):
@@ -225,7 +227,9 @@ def _ended(
         for index, found in zip(held, output.check_all(asked, owner), strict=True):
             checks[index] = found
     results = []
-    for prepared, done, (answer, error), check in zip(each, runs, read, checks, strict=True):
+    for prepared, done, (answer, error), check, big in zip(
+        each, runs, read, checks, over, strict=True
+    ):
         spec = prepared.output
         if check is not None and not check.ok:
             assert spec is not None
@@ -240,7 +244,7 @@ def _ended(
             state = records.OUT_OF_FORMAT
         else:
             state = records.FAILED
-        kept = answer is not None and (error is None or check is not None)
+        kept = answer is not None and (error is None or check is not None or big is not None)
         results.append(
             records.begun(prepared, headless=True)._replace(
                 argv=done.argv,
@@ -288,6 +292,23 @@ def _read(
         except EnvelopeError as wrong:
             problem = f"{wrong} (print_output = '{agent.print_output}')"
     return answer, _failure(done, answer, problem, timeout)
+
+
+def _over_limit(
+    prepared: pipeline.Prepared, answer: Answer | None, error: str | None
+) -> str | None:
+    """Why an answer that arrived is more than its ask's `answer_limit` (a workflow step's)
+    allows; None when it is not, or when there is none."""
+    limit = prepared.ask.answer_limit if prepared.ask is not None else None
+    if limit is None or answer is None or error is not None:
+        return None
+    size = len(answer.text.encode("utf-8", "surrogatepass"))
+    if size <= limit:
+        return None
+    return (
+        f"its answer is {size_text(size)}, more than the step's answer_limit "
+        f"({size_text(limit)}) allows"
+    )
 
 
 def _too_large(limit: int, what: str | None = None) -> str:

@@ -35,7 +35,7 @@ class Defined(Record):
     """An item that the project layer defines, with every field its file sets. It replaces an
     item of the same kind and name in the layers below, whole: these fields are all it has."""
 
-    section: str  # "agents", "roles", "contexts" or "tasks"
+    section: str  # "agents", "roles", "contexts", "tasks" or "workflows"
     name: str
     path: str  # the file that defines it
     fields: tuple[Mention, ...]  # keys below the item ("print_permissions.read-only")
@@ -54,10 +54,13 @@ _TEXT_FIELDS = frozenset({"prompt", "large_prompt", "template", "description"})
 
 
 def is_text(key: str) -> bool:
-    """Whether a field of an item (`prompt`, `params.focus.default`) is text, not a command."""
+    """Whether a field of an item (`prompt`, `params.focus.default`, a workflow's
+    `steps.plan.prompt`) is text, not a command."""
     parts = key.split(".")
     if parts[0] == "params":
         return parts[-1] in ("default", "description")
+    if parts[0] == "steps" and len(parts) == 3:
+        return parts[2] in _TEXT_FIELDS
     return key in _TEXT_FIELDS
 
 
@@ -198,6 +201,7 @@ def review(config: Config, found: Scan, warnings: tuple[str, ...] = ()) -> Revie
                 commands.append(Mention(f"{key}.command", item.command))
             if item.shell is not None:
                 binaries.append(Mention(f"{key}.shell", item.shell))
+    items += _workflows(config, below)
     files = [_file(named) for named in found.named]
     settings = []
     for name, origin in config.settings.origins.items():
@@ -261,6 +265,22 @@ def _defined(section: str, item: Item, below: Config | None) -> Defined:
     earlier = getattr(below, section).get(item.name) if below is not None else None
     replaces = earlier.origin if earlier is not None else None
     return Defined(section, item.name, item.origin.path, fields, data, replaces)
+
+
+def _workflows(config: Config, below: Config | None) -> list[Defined]:
+    """The project's workflows with every field their tables set, as their files hold them:
+    each step's prompt or task, agent, permissions, conditions and bindings decide what runs."""
+    from start.config.workflow_tables import tables
+
+    earlier = tables(below) if below is not None else {}
+    found = []
+    for name, (origin, table) in tables(config).items():
+        if origin.layer != "project":
+            continue
+        fields = tuple(Mention(key, _shown(value)) for key, value in _flat("", table))
+        replaces = earlier[name][0] if name in earlier else None
+        found.append(Defined("workflows", name, origin.path, fields, table, replaces))
+    return found
 
 
 def _flat(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:

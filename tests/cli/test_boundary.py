@@ -72,7 +72,7 @@ def test_debug_shows_the_traceback_of_any_error(monkeypatch: pytest.MonkeyPatch)
     assert result.stderr.startswith("Traceback (most recent call last):\n")
     assert result.stderr.endswith(
         "start: unknown task 'no-such-task'; known tasks: "
-        "cm, commit-message, gate, gdr, git-diff-review, h, help\n"
+        "cm, commit-message, gate, gdr, git-diff-review, h, help, plan-fix, triage\n"
     )
 
 

@@ -40,7 +40,7 @@ def test_validate_prints_one_line_per_problem_off_a_terminal_then_a_summary(
         "(did you mean 'role'?)\n"
         f"{isolated / '.start' / 'tasks.toml'}:4:8: error: tasks.review.prompt: unknown "
         "placeholder {instrucions} (did you mean '{instructions}'?)\n"
-        "✗ 2 errors, 2 warnings in 6 files\n"
+        "✗ 2 errors, 2 warnings in 7 files\n"
     )
 
 
@@ -51,7 +51,7 @@ def test_validate_places_a_key_after_a_multiline_string_that_ends_in_a_backslash
     result = invoke("config", "validate")
     assert result.stdout == (
         f"{global_dir / 'config.toml'}:3:1: warning: tasks.t.bogus: unknown key 'bogus'\n"
-        "✓ 0 errors, 1 warning in 5 files\n"
+        "✓ 0 errors, 1 warning in 6 files\n"
     )
 
 
@@ -76,8 +76,9 @@ def test_validate_verbose_lists_the_files_read(global_dir: Path, tmp_path: Path)
         f"read built-in: {builtin / 'roles.toml'}\n"
         f"read built-in: {builtin / 'contexts.toml'}\n"
         f"read built-in: {builtin / 'tasks.toml'}\n"
+        f"read built-in: {builtin / 'workflows.toml'}\n"
         f"read global: {global_dir / 'config.toml'}\n"
-        "✓ 0 errors, 0 warnings in 5 files\n"
+        "✓ 0 errors, 0 warnings in 6 files\n"
     )
 
 
@@ -85,7 +86,7 @@ def test_validate_with_only_warnings_exits_0(global_dir: Path) -> None:
     write_tree(global_dir, {"config.toml": '[tasks.t]\nprompt = "{banana}"\n'})
     result = invoke("config", "validate")
     assert result.exit_code == 0
-    assert result.stdout.splitlines()[-1] == "✓ 0 errors, 1 warning in 5 files"
+    assert result.stdout.splitlines()[-1] == "✓ 0 errors, 1 warning in 6 files"
 
 
 def test_validate_json(global_dir: Path) -> None:
@@ -165,7 +166,7 @@ def test_syntax_errors_read_plainly_at_their_line(isolated: Path, text: str, exp
     result = invoke("config", "validate")
     assert result.exit_code == 3
     assert result.stdout == (
-        f"{isolated / '.start' / 'config.toml'}:{expected}\n✗ 1 error, 0 warnings in 5 files\n"
+        f"{isolated / '.start' / 'config.toml'}:{expected}\n✗ 1 error, 0 warnings in 6 files\n"
     )
 
 
@@ -327,14 +328,14 @@ def test_validate_warns_of_a_required_contexts_missing_file(global_dir: Path) ->
         0,
         f"{config}:{line}:1: warning: contexts.environment.file: {notes} does not exist, and "
         "this required context names it in every prompt; create it, or fix the path\n"
-        "✓ 0 errors, 1 warning in 5 files\n",
+        "✓ 0 errors, 1 warning in 6 files\n",
     )
     write_tree(notes.parent, {"environment.md": "Debian, fish.\n"})
-    assert invoke("config", "validate").stdout == "✓ 0 errors, 0 warnings in 5 files\n"
+    assert invoke("config", "validate").stdout == "✓ 0 errors, 0 warnings in 6 files\n"
     # A context only sessions get is not in every prompt: its file may come and go.
     sessions_only = '[contexts.n]\nfile = "~/absent.md"\nprompt = "{file}"\n'
     write_tree(global_dir, {"config.toml": sessions_only})
-    assert invoke("config", "validate").stdout == "✓ 0 errors, 0 warnings in 5 files\n"
+    assert invoke("config", "validate").stdout == "✓ 0 errors, 0 warnings in 6 files\n"
 
 
 def test_validate_looks_up_a_projects_context_file_only_inside_it(
@@ -354,5 +355,5 @@ def test_validate_looks_up_a_projects_context_file_only_inside_it(
         0,
         f"{config}:14:1: warning: contexts.c3.file: {isolated}/absent.md does not exist, and "
         "this required context names it in every prompt; create it, or fix the path\n"
-        "✓ 0 errors, 1 warning in 5 files\n",
+        "✓ 0 errors, 1 warning in 6 files\n",
     )

@@ -77,7 +77,7 @@ def test_a_healthy_setup(bin_dir: Path, isolated: Path, tmp_path: Path) -> None:
             "  ✓ default role   pair-programmer (first role defined)",
             f"  ✓ default shell  {bin_dir}/bash (used by context project-guide)",
             f"  ✓ shell sh       {bin_dir}/sh (used by task git-diff-review, task commit-message, task gate)",
-            "  ✓ references     3 roles, 1 context, 4 tasks: "
+            "  ✓ references     3 roles, 1 context, 6 tasks: "
             "every named file and reference resolves",
             "",
             "Project",

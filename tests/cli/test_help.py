@@ -130,7 +130,7 @@ def test_help_is_help() -> None:
         "\nHelp topics, the pages of the docs (start help TOPIC; start help --topic completion|mcp|board):\n"
         "  usage, configuration, placeholders, agents, interop, setup, editing,\n"
         "  completion, security, performance, benchmark-results, mcp, board,\n"
-        "  board-sync-design, ci, architecture\n"
+        "  board-sync-design, ci, architecture, workflows, workflows-design\n"
     )
     assert root.count("placeholders") == 1
 
@@ -182,7 +182,8 @@ def test_help_completes_commands_and_topics(
             ("help", "zzz"),
             "start: no such command or help topic 'zzz'; topics: usage, configuration, "
             "placeholders, agents, interop, setup, editing, completion, security, "
-            "performance, benchmark-results, mcp, board, board-sync-design, ci, architecture\n",
+            "performance, benchmark-results, mcp, board, board-sync-design, ci, architecture, "
+            "workflows, workflows-design\n",
         ),
         (
             ("help", "config", "shwo"),

@@ -367,6 +367,7 @@ SHOWN = {
     "doctor": "directory quiet verbose debug json no_color no_project",
     "export": "debug no_color",
     "export skills": "directory quiet debug json no_color no_project",
+    "find": "directory debug json no_color no_project",
     "help": "directory debug no_color no_project",
     "init": "directory quiet debug json no_color no_project",
     "log": "debug json no_color",
@@ -379,6 +380,11 @@ SHOWN = {
     "task": "directory quiet verbose debug json no_color no_project",
     "trust": "directory quiet debug json no_color",
     "untrust": "directory quiet debug json no_color",
+    "workflow": "directory verbose debug json no_color no_project",
+    "workflow list": "directory verbose debug json no_color no_project",
+    "workflow run": "directory debug json no_color no_project",
+    "workflow show": "directory debug json no_color no_project",
+    "workflow resume": "directory debug json no_color no_project",
 }
 
 

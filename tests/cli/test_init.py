@@ -236,7 +236,7 @@ def test_shipped_catalog_init_passes_config_validate(
     validate = invoke("config", "validate")
     assert (validate.exit_code, validate.stdout.splitlines()[0]) == (
         0,
-        "✓ 0 errors, 0 warnings in 6 files",
+        "✓ 0 errors, 0 warnings in 7 files",
     )
     doctor = invoke("doctor")
     assert doctor.exit_code == (0 if installed else 1), doctor.stdout

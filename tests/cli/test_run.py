@@ -53,7 +53,14 @@ def test_flags_anywhere(repo: Path) -> None:
 def test_task_listing(repo: Path) -> None:
     write_tree(repo, {".start/tasks.toml": '[tasks.secret]\nprompt = "p"\ninternal = true\n'})
     listed = json.loads(invoke("task", "--json").stdout)
-    assert [t["name"] for t in listed] == ["commit-message", "gate", "git-diff-review", "help"]
+    assert [t["name"] for t in listed] == [
+        "commit-message",
+        "gate",
+        "git-diff-review",
+        "help",
+        "plan-fix",  # the steps of the shipped workflow fix-severe
+        "triage",
+    ]
     assert listed[2] == {
         "name": "git-diff-review",
         "alias": "gdr",
@@ -65,7 +72,15 @@ def test_task_listing(repo: Path) -> None:
         "source": None,
     }
     names = [t["name"] for t in json.loads(invoke("task", "--all", "--json").stdout)]
-    assert names == ["commit-message", "gate", "git-diff-review", "help", "secret"]
+    assert names == [
+        "commit-message",
+        "gate",
+        "git-diff-review",
+        "help",
+        "plan-fix",
+        "secret",
+        "triage",
+    ]
     text = invoke("task").stdout
     assert text.splitlines()[0].split() == ["TASK", "ALIAS", "DESCRIPTION", "LAYER"]
     assert "secret" not in text

@@ -36,6 +36,7 @@ VALUES: dict[tuple[str, str], Any] = {
     ("agents", "print_schema"): "--distinct-schema-7f3a {schema}",
     ("agents", "resume_command"): "sh -c 'id > /tmp/resumed-7f3a' {session} {prompt}",
     ("agents", "large_prompt"): "Read {prompt_file}: distinct-large-7f3a",
+    ("agents", "print_max_turns"): "--distinct-turns-7f3a {max_turns}",
     ("tasks", "alias"): "distinct-alias",
     ("tasks", "role"): NAME,
     ("tasks", "agent"): NAME,
@@ -242,3 +243,53 @@ def test_without_a_taskfile_the_review_has_no_taskfile_section(isolated: Path) -
     text = run_start("trust", "--show", cwd=isolated).stdout
     assert "Taskfile" not in text
     assert json.loads(run_start("trust", "--show", "--json", cwd=isolated).stdout)["taskfile"] == []
+
+
+WORKFLOW = """\
+[workflows.ship-it]
+description = "distinct workflow 7f3a"
+
+[workflows.ship-it.steps.look]
+prompt = "distinct step prompt 7f3a {instructions}"
+agent = "claude"
+permissions = "full"
+model = "distinct-model-7f3a"
+
+[workflows.ship-it.steps.fix]
+task = "review"
+when = "steps.look.answer != 'distinct-when-7f3a'"
+for_each = { files = "src/**/*.py" }
+permissions = "edit"
+"""
+
+
+def test_the_review_shows_every_field_of_a_project_workflow(isolated: Path) -> None:
+    # A workflow's steps decide what runs (prompts, agents, permissions, conditions), as a
+    # task's fields do: the review shows each, and that it replaces the user's of its name.
+    home = isolated.parent / "home/.config/start"
+    write_tree(home, {"workflows.toml": WORKFLOW.replace("7f3a", "mine")})
+    write_tree(isolated, {".start/workflows.toml": WORKFLOW})
+    text = run_start("trust", "--show", cwd=isolated)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("    workflows.ship-it"))
+    assert lines[start] == (
+        f"    workflows.ship-it  (.start/workflows.toml)  replaces the global one in "
+        f"{home}/workflows.toml"
+    )
+    assert [line.split(None, 1) for line in lines[start + 1 : start + 10]] == [
+        ["description", "distinct workflow 7f3a"],
+        ["steps.look.prompt", "distinct step prompt 7f3a {instructions}"],
+        ["steps.look.agent", "claude"],
+        ["steps.look.permissions", "full"],
+        ["steps.look.model", "distinct-model-7f3a"],
+        ["steps.fix.task", "review"],
+        ["steps.fix.when", "steps.look.answer != 'distinct-when-7f3a'"],
+        ["steps.fix.for_each.files", "src/**/*.py"],
+        ["steps.fix.permissions", "edit"],
+    ]
+    assert not lines[start + 10].startswith("      ")  # and no other field
+    data = json.loads(run_start("trust", "--show", "--json", cwd=isolated).stdout)
+    (shown,) = [item for item in data["items"] if item["key"] == "workflows.ship-it"]
+    assert shown["fields"]["steps"]["look"]["permissions"] == "full"
+    assert shown["replaces"] == {"layer": "global", "file": f"{home}/workflows.toml"}

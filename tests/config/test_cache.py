@@ -566,7 +566,7 @@ def test_a_stray_file_is_part_of_the_key(global_dir: Path, parsed: list[str]) ->
     config = miss_after(lambda: (global_dir / "task.toml").write_text(""), parsed)
     assert [p.message for p in config.problems if p.file == str(global_dir / "task.toml")] == [
         "file is not read; a layer reads config.toml, agents.toml, roles.toml, contexts.toml, "
-        "tasks.toml"
+        "tasks.toml, workflows.toml"
     ]
 
 
@@ -1417,3 +1417,26 @@ def test_the_shared_empty_mapping_default_of_a_record_cannot_change() -> None:
     with pytest.raises(TypeError):
         Settings().origins["shell"] = agent.origin  # type: ignore[index]
     assert (dict(Agent._field_defaults["models"]), dict(Settings().origins)) == ({}, {})
+
+
+def test_the_source_of_a_config_is_the_entry_it_was_written_to_or_read_from(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `start find`'s index is kept beside (start.config.finding.of_config): the merged
+    config's entry, with its key and stamp, for a config written (a miss) or read (a hit); none
+    for a config the cache did not serve; only the last SOURCES_KEPT are remembered."""
+    config = isolated.parent / "home" / ".config" / "start" / "config.toml"
+    write_tree(config.parent, {"config.toml": '[tasks.t]\nprompt = "x"\n'})
+    assert cache.source(load(use_cache=False)) is None
+    written = load()
+    read = load()
+    found = cache.source(written)
+    assert found is not None and cache.source(read) == found
+    [entry] = Path(cache.directory()).glob("config-*.bin")
+    assert found.key.name == entry.name
+    assert cache.beside(found, cache.FIND_ENTRY) == entry.name.replace("config-", "find-", 1)
+    assert entry.read_bytes().startswith(b"%d|%s" % (len(found.key.data), found.key.data))
+    monkeypatch.setattr(cache, "SOURCES_KEPT", 2)
+    later = [load(), load()]
+    assert cache.source(written) is None and cache.source(read) is None
+    assert all(cache.source(one) == found for one in later)

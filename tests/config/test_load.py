@@ -163,7 +163,8 @@ def test_stray_toml_file_is_a_warning_with_a_suggestion(layers: dict[str, Path])
     [problem] = load().problems
     assert str(problem) == (
         f"{layers['global'] / 'task.toml'}: file is not read; a layer reads config.toml, "
-        "agents.toml, roles.toml, contexts.toml, tasks.toml (did you mean 'tasks.toml'?)"
+        "agents.toml, roles.toml, contexts.toml, tasks.toml, workflows.toml (did you mean "
+        "'tasks.toml'?)"
     )
 
 

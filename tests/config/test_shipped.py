@@ -34,7 +34,7 @@ def test_every_shipped_file_is_a_layer_file() -> None:
 
 def test_config_validate_passes_on_shipped_defaults_in_an_empty_project(isolated: Path) -> None:
     result = invoke("config", "validate")
-    assert (result.exit_code, result.stdout) == (0, "✓ 0 errors, 0 warnings in 4 files\n")
+    assert (result.exit_code, result.stdout) == (0, "✓ 0 errors, 0 warnings in 5 files\n")
 
 
 def test_starter_items_exist() -> None:

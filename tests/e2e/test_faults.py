@@ -251,7 +251,7 @@ def test_a_config_file_that_is_not_a_regular_file_is_an_error_everywhere(
     validate = start("config", "validate", cwd=isolated)
     assert (validate.returncode, validate.stdout) == (
         3,
-        f"{path}: error: {what}\n✗ 1 error, 0 warnings in 5 files\n",
+        f"{path}: error: {what}\n✗ 1 error, 0 warnings in 6 files\n",
     )
 
     doctor = start("doctor", "-q", cwd=isolated)
@@ -449,7 +449,7 @@ def test_an_unreadable_config_directory_is_a_config_error(repo: Path, layer: str
         assert (validate.returncode, validate.stdout) == (
             3,
             f"{directory}: error: cannot be read: permission denied\n"
-            "✗ 1 error, 0 warnings in 5 files\n",
+            "✗ 1 error, 0 warnings in 6 files\n",
         )
         for args in (("config", "show"), ("--dry-run", "prompt", "hi")):
             result = start(*args, cwd=repo, prefix=prefix)
@@ -476,7 +476,7 @@ def test_an_unreadable_config_file_is_a_config_error(repo: Path) -> None:
     assert (result.returncode, result.stdout) == (
         3,
         f"{path}: error: cannot read the file: permission denied\n"
-        "✗ 1 error, 0 warnings in 5 files\n",
+        "✗ 1 error, 0 warnings in 6 files\n",
     )
 
 
@@ -499,7 +499,7 @@ def test_deep_nesting_is_a_problem_in_every_command(repo: Path, text: str) -> No
     assert validate.exit_code == 3
     # At the line and column where the deep value starts: `x = [[[...` under [more].
     at = f"{FAKE.count(chr(10)) + 2}:5"
-    assert validate.stdout == f"{path}:{at}: error: {problem}\n✗ 1 error, 0 warnings in 5 files\n"
+    assert validate.stdout == f"{path}:{at}: error: {problem}\n✗ 1 error, 0 warnings in 6 files\n"
     for args in (("config", "show"), ("--dry-run", "prompt", "hi"), ("task",)):
         result = invoke(*args)
         assert (result.exit_code, result.stdout) == (3, ""), args
@@ -535,7 +535,7 @@ def assert_invalid_everywhere(path: Path, problem: str) -> None:
     validate = invoke("config", "validate")
     assert (validate.exit_code, validate.stdout) == (
         3,
-        f"{path}:2:1: error: {problem}\n✗ 1 error, 0 warnings in 5 files\n",
+        f"{path}:2:1: error: {problem}\n✗ 1 error, 0 warnings in 6 files\n",
     )
     launch = invoke("--dry-run", "prompt", "hi")
     assert (launch.exit_code, launch.stderr) == (
@@ -583,7 +583,7 @@ def test_a_missing_shell_is_named_with_where_it_is_set(repo: Path) -> None:
     assert validate.stdout == (
         f"{path}: warning: settings.shell: shell 'fish-nope' is not on PATH, so the commands that "
         "use it cannot run\n"
-        "✓ 0 errors, 1 warning in 6 files\n"
+        "✓ 0 errors, 1 warning in 7 files\n"
     )
 
 

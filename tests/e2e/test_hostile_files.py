@@ -58,8 +58,8 @@ def intro(workdir: Path) -> str:
         f"start serves the user's tasks for {workdir}. Each task is a prompt; the list_tasks tool "
         "lists them and run_task(task_name, instructions) composes one as `start task NAME "
         "INSTRUCTIONS` would, running its command, and returns the command's output followed by "
-        "the composed prompt, which you then follow. Contexts and roles are resources: "
-        "start://context/NAME and start://role/NAME."
+        "the composed prompt, which you then follow; find_tasks(text) ranks them by what they "
+        "do. Contexts and roles are resources: start://context/NAME and start://role/NAME."
     )
 
 

@@ -42,6 +42,7 @@ permissions = "edit"
 """
 
 ASKING_TOOLS = ["ask_agent", "ask_agents", "ask_start", "ask_result", "ask_cancel"]
+WORKFLOW_TOOLS = ["list_workflows", "run_workflow", "workflow_status"]
 # The prompt `start prompt TEXT` composes from CONFIG: the required context, then the text.
 PROMPT = "The guide.\n\nhi"
 
@@ -96,7 +97,7 @@ async def test_ask_agent_returns_the_answer_with_the_fields_of_print_json(
         tools = [tool.name for tool in (await client.list_tools()).tools]
         instructions = client.instructions or ""
         result = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
-    assert tools == ["list_tasks", "run_task", *ASKING_TOOLS, *BOARD_TOOLS]
+    assert tools == ["list_tasks", "run_task", "find_tasks", *ASKING_TOOLS, *BOARD_TOOLS]
     assert instructions.endswith(" Agents that can be asked: fake, other." + no_taskfile(isolated))
     assert (result.is_error, texts(result)) == (False, [f"ANSWER: {PROMPT}"])
     cli = run_start(
@@ -394,7 +395,7 @@ async def test_a_server_too_deep_offers_no_asking_tools_and_says_why(
         listing = await client.call_tool("list_tasks", {})
         refused = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
     assert instructions.endswith(DEEP + no_taskfile(isolated))
-    assert tools == ["list_tasks", "run_task", *BOARD_TOOLS]
+    assert tools == ["list_tasks", "run_task", "find_tasks", *BOARD_TOOLS]
     assert listing.structured_content is not None
     assert listing.structured_content["agents"] == []
     assert listing.structured_content["message"].endswith(DEEP)
@@ -421,19 +422,22 @@ async def test_an_asked_agents_own_start_mcp_offers_no_asking_tools_whatever_its
     (tmp_path / "home" / ".config" / "start").mkdir(parents=True)
     (tmp_path / "home" / ".config" / "start" / "config.toml").write_text(config.read_text())
     monkeypatch.setenv("FAKE_MODE", "mcp-tools")
-    # Outside any run, the same start mcp offers them: the agents are on PATH.
+    # Outside any run, the same start mcp offers them: the agents are on PATH. The workflow
+    # tools come with them: this server reads the shipped config, whose workflows have a
+    # description (config/workflows.toml).
     alone = subprocess.run(
         [sys.executable, fake_headless.__file__], capture_output=True, text=True, timeout=120
     )
+    offered = ["list_tasks", "run_task", "find_tasks", *ASKING_TOOLS, *WORKFLOW_TOOLS]
     assert (alone.returncode, alone.stdout) == (
         0,
-        " ".join(["list_tasks", "run_task", *ASKING_TOOLS, *BOARD_TOOLS]) + "\n",
+        " ".join([*offered, *BOARD_TOOLS]) + "\n",
     ), alone.stderr
     async with connect(isolated, "auto") as client:
         result = await client.call_tool("ask_agent", {"agent": "fake", "prompt": "hi"})
     assert (result.is_error, texts(result)) == (
         False,
-        [" ".join(["list_tasks", "run_task", *BOARD_TOOLS])],
+        [" ".join(["list_tasks", "run_task", "find_tasks", *BOARD_TOOLS])],
     )
 
 
@@ -648,6 +652,7 @@ def test_a_real_server_started_by_a_run_offers_no_asking_tools(
     assert [tool["name"] for tool in found[2]["result"]["tools"]] == [
         "list_tasks",
         "run_task",
+        "find_tasks",
         *BOARD_TOOLS,
     ]
 

@@ -27,6 +27,7 @@ PREFIX = Path(os.environ.get("AGENTS_PREFIX", "/tmp/start-agents"))
 CODEX = shutil.which("codex") or str(PREFIX / "npm" / "node_modules" / ".bin" / "codex")
 KEY = "sk-fake-" + "k7Qz" * 10
 ASKING = ["ask_agent", "ask_agents", "ask_cancel", "ask_result", "ask_start"]
+WORKFLOWS = ["list_workflows", "run_workflow", "workflow_status"]
 
 pytestmark = [
     pytest.mark.slow,
@@ -83,11 +84,12 @@ def test_codex_asked_by_start_mcp_is_offered_no_asking_tools_by_its_own_start_mc
     model: ModelServer
     with serve(answer="ANSWER-codex") as model:
         write_tree(home / ".codex", {"config.toml": codex_config(model.url)})
-        # Codex run by start --print, not asked: its start mcp offers the asking tools.
+        # Codex run by start --print, not asked: its start mcp offers the asking tools, and
+        # the workflow tools with them (the shipped workflows have a description).
         alone = run_start("prompt", "--print", "-a", "codex", "say hi", cwd=isolated, env=env)
         assert (alone.returncode, alone.stdout) == (0, "ANSWER-codex\n"), alone.stderr
         assert start_tools(model.requests) == [
-            sorted([*ASKING, *BOARD_TOOLS, "list_tasks", "run_task"])
+            sorted([*ASKING, *WORKFLOWS, *BOARD_TOOLS, "list_tasks", "run_task", "find_tasks"])
         ]
         before = len(model.requests)
 
@@ -109,5 +111,5 @@ def test_codex_asked_by_start_mcp_is_offered_no_asking_tools_by_its_own_start_mc
             json.dumps(result)
         )
         assert start_tools(model.requests[before:]) == [
-            sorted([*BOARD_TOOLS, "list_tasks", "run_task"])
+            sorted([*BOARD_TOOLS, "list_tasks", "run_task", "find_tasks"])
         ]

@@ -37,8 +37,8 @@ def intro(workdir: Path) -> str:
         f"start serves the user's tasks for {workdir}. Each task is a prompt; the list_tasks tool "
         "lists them and run_task(task_name, instructions) composes one as `start task NAME "
         "INSTRUCTIONS` would, running its command, and returns the command's output followed by "
-        "the composed prompt, which you then follow. Contexts and roles are resources: "
-        "start://context/NAME and start://role/NAME."
+        "the composed prompt, which you then follow; find_tasks(text) ranks them by what they "
+        "do. Contexts and roles are resources: start://context/NAME and start://role/NAME."
     )
 
 
@@ -148,7 +148,7 @@ async def test_tools_are_list_tasks_and_run_task_with_the_task_names(
 ) -> None:
     async with connect(isolated, mode) as client:
         tools = (await client.list_tools()).tools
-    assert [t.name for t in tools] == ["list_tasks", "run_task", *BOARD_TOOLS]
+    assert [t.name for t in tools] == ["list_tasks", "run_task", "find_tasks", *BOARD_TOOLS]
     run_task = tools[1]
     assert run_task.input_schema == {
         "type": "object",

@@ -175,7 +175,7 @@ def test_the_sdk_client_talks_to_the_real_process(
         return tools, getattr(first, "text", "")
 
     tools, text = anyio.run(session)
-    assert tools == ["list_tasks", "run_task", *BOARD_TOOLS]
+    assert tools == ["list_tasks", "run_task", "find_tasks", *BOARD_TOOLS]
     assert text.startswith("Task 'deliberate-fail' failed. Output:\nThis task will fail!\n")
 
 

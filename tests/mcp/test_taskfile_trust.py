@@ -98,7 +98,8 @@ async def test_a_project_with_only_a_taskfile_is_reviewed_and_approved(
     lines = shown.stdout.splitlines()
     assert lines[0] == f"{isolated}/Taskfile.yml comes with this project."
     assert lines[-5:] == [
-        "  define these agents, roles, contexts and tasks (each replaces yours of its name):",
+        "  define these agents, roles, contexts, tasks and workflows (each replaces yours of its "
+        "name):",
         "    (none)",
         "  The approval covers exactly these files; any change asks again:",
         "    Taskfile.yml  (the Taskfile)",

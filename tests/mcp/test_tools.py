@@ -17,6 +17,7 @@ pytestmark = pytest.mark.anyio
 REQUIRED: dict[str, dict[str, Any]] = {
     "list_tasks": {},
     "run_task": {"task_name": "greet"},
+    "find_tasks": {"text": "greeting"},
     "ask_agent": {"agent": "fake", "prompt": "hi"},
     "ask_agents": {"agents": ["fake"], "prompt": "hi"},
     "ask_start": {"agents": ["fake"], "prompt": "hi"},

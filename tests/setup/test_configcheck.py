@@ -65,7 +65,7 @@ def test_every_validator_problem_is_listed_with_a_fix(bin_dir: Path, isolated: P
             "warning",
             "-",
             "file is not read; a layer reads config.toml, agents.toml, roles.toml, contexts.toml, "
-            "tasks.toml (did you mean 'tasks.toml'?)",
+            "tasks.toml, workflows.toml (did you mean 'tasks.toml'?)",
             "rename task.toml to 'tasks.toml', or remove it",
         ),
     ]

@@ -3,6 +3,7 @@ and unsafe modes."""
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -147,6 +148,15 @@ TARGETS = [
 ]
 
 
+def _loops(path: str) -> bool:
+    """Whether the system finds a loop of links on the way to `path` (ELOOP)."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
+
+
 @settings(max_examples=500, deadline=None)
 @given(
     links=st.lists(
@@ -160,6 +170,9 @@ TARGETS = [
 # A name that is the project root itself, and one spelled as `.start` through a link and `..`.
 @example(links=[("", "l", "..")], named=[["l", "root"]], start=".start")
 @example(links=[("", "l", "a/b")], named=[["l", "..", ".start"]], start=".start")
+@example(
+    links=[("", "m", "m"), (".start", "l", "a")], named=[["m", "..", ".start", "l"]], start=".start"
+)  # a loop of links on the way: realpath's answer varies by version
 def test_the_scan_places_a_named_file_as_realpath_and_classify_do(
     links: list[tuple[str, str, str]], named: list[list[str]], start: str
 ) -> None:
@@ -184,4 +197,10 @@ def test_the_scan_places_a_named_file_as_realpath_and_classify_do(
             path = os.path.join(root, *parts)
             real = os.path.realpath(path)
             where = classify(path, real, real_root, start_dir, real_start)
-            assert scanner.resolve(path) == (real, where), path
+            found = scanner.resolve(path)
+            if _loops(path):
+                # Through a loop of links no read reaches a file, whatever the spelling; and
+                # realpath's spelling of such a path differs between Python versions.
+                assert not os.path.exists(found[0]), path
+                continue
+            assert found == (real, where), path

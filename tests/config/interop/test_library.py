@@ -496,10 +496,12 @@ def test_the_listing_shows_the_source(layout: Layout) -> None:
         "gate",
         "git-diff-review",
         "help",
+        "plan-fix",
         "qwen:git:commit",
         "qwen:review",
+        "triage",
     ]
-    assert lines[5].split()[-2:] == ["qwen", "project"]
+    assert lines[6].split()[-2:] == ["qwen", "project"]
     assert lines[1].split()[-2:] == ["start", "built-in"]
 
 

@@ -171,7 +171,7 @@ def test_no_project_ignores_the_command_directories(repo: Repo) -> None:
     assert (result.returncode, result.stderr) == (
         4,
         "start: unknown task 'claude:pwn'; known tasks: cm, commit-message, gate, gdr, "
-        "git-diff-review, h, help\n",
+        "git-diff-review, h, help, plan-fix, triage\n",
     )
     assert not repo.canary.exists()
 
