@@ -409,7 +409,13 @@ class Run:
             boardfile.opened(self.scope.workdir, sweep=False) as opened,
             contextlib.suppress(StartError),  # finished already (completed by a person)
         ):
-            opened.update(self.parent, self.by, change)
+            done = opened.update(self.parent, self.by, change)
+            # Its finish is pushed at once, as every finish is with board_remote set.
+            from start.board import syncing
+
+            synced = syncing.after(opened, syncing.Setting(self.remote, self.remote_level))
+            if synced is not None and synced.error is not None:
+                self.warned(syncing.unpushed(done, synced.error))
         return code
 
 
