@@ -286,6 +286,7 @@ def _run_change(
     ],
     epilog=epilog(
         OK,
+        "1 lost: another machine's claim was pushed first (board_remote set)",
         USAGE,
         NO_ITEM,
         "75 refused: the item is another's, blocked or finished; with --next, nothing is ready",
