@@ -33,7 +33,6 @@ from start.base.record import Record
 from start.board import (
     COMPLETED,
     FAILED,
-    IN_PROGRESS,
     PENDING,
     Change,
     Holder,
@@ -176,6 +175,7 @@ class Runner:
         door: str = BOARD,
         remote: str | None = None,
         remote_level: str = LEVELS[0],
+        warned: Callable[[str], None] = lambda message: None,
     ) -> None:
         self.scope = scope
         self.cap = max(1, cap)
@@ -194,6 +194,11 @@ class Runner:
         self.remote = remote
         self.remote_level = remote_level
         self.halted: StartError | None = None  # a claim that could not be confirmed: why
+        # With board_remote set, its syncs: each finish pushed, and while it waits at most one
+        # every syncing.EVERY seconds; a failed one told (`warned`) once per reason.
+        from start.board import syncing
+
+        self.pacer = syncing.Pacer(syncing.Setting(remote, remote_level), warned)
 
     def run(self, until_empty: bool) -> list[Item]:
         """Claim and run ready items, `cap` at once, until nothing is ready and nothing runs
@@ -211,6 +216,9 @@ class Runner:
                 from start.board.syncing import no_remote
 
                 raise no_remote()  # nothing claimed: a claim could not be confirmed
+            # A claim is confirmed by a push once sync is on, or is to be turned on by the
+            # first sync (board_remote set).
+            confirming = self.remote is not None
             try:
                 seen: int | None = None
                 waiting = False
@@ -226,7 +234,7 @@ class Runner:
                         )
                         if item is None:
                             break
-                        if opened.sync() is not None:
+                        if confirming:
                             confirmed = self._confirmed(opened, item, holder)
                             if confirmed is None:
                                 continue
@@ -239,6 +247,10 @@ class Runner:
                     if not running:
                         if self.halted is not None:
                             raise self.halted
+                        # Nothing ready here: what other machines made or let go arrives by
+                        # a sync, at most one every syncing.EVERY seconds.
+                        if self.pacer.tick(opened):
+                            continue
                         if until_empty:
                             return self.ended
                         if not waiting:
@@ -250,6 +262,10 @@ class Runner:
                     for future in done:
                         del running[future]
                         future.result()  # raises what stops every run
+                    if done and confirming:
+                        # Their finishes, written by the workers through their own
+                        # connections, pushed now; the rows rebuilt while other runs go on.
+                        self.pacer.now(opened)
             except BaseException as error:
                 stop.hold += 1  # a second signal must not interrupt the stop
                 # The runs learn why they were stopped (the signal; else the SIGTERM they get),
@@ -265,15 +281,15 @@ class Runner:
         and the runner claims nothing more (`halted`)."""
         from start.board import syncing
 
-        key = opened.key(item.id)
-        assert key is not None, "sync is on: every item has a key"
-        assert self.remote is not None, "run() refuses sync on without a remote"
-        try:
-            report = syncing.sync(opened, self.remote, self.remote_level)
-        except StartError as error:
-            found = opened.by_key(key) or item
+        self.pacer.last = self.pacer.clock()  # a sync: the next idle one waits its turn
+        claim = syncing.confirm(opened, item, holder.name, self.pacer.given)
+        if claim.error is not None:
+            error = claim.error
+            found = claim.item
             with contextlib.suppress(StartError):
                 found = opened.update(found.id, holder, Change(PENDING), found.epoch)
+            # The push is not tried again: each try would claim and let go an item, two
+            # operations every syncing.EVERY seconds in the log for as long as it is offline.
             self.told(Report("released", found, note=f"its claim was not confirmed: {error}"))
             self.halted = UnconfirmedError(
                 f"{found.id} was let go without running: start board run runs an item only "
@@ -281,15 +297,9 @@ class Runner:
                 "sync succeeds"
             )
             return None
-        now = opened.by_key(key)
-        if (
-            now is not None
-            and (now.status, now.assignee) == (IN_PROGRESS, holder.name)
-            and now.id not in opened.unconfirmed()
-        ):
-            return now
-        why = next((each.why for each in report.lost if each.item == key), None)
-        self.told(Report("lost", now or item, note=why or "its claim did not win"))
+        if claim.confirmed:
+            return claim.item
+        self.told(Report("lost", claim.item, note=claim.lost or "its claim did not win"))
         return None
 
     def _idle(self, opened: boarddb.Board, seen: int | None) -> int:

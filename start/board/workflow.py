@@ -20,7 +20,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from start import board
@@ -131,6 +131,11 @@ class Run:
         )
         self.workflow = _checked(parent, self.name, str(kept.get("definition")), config)
         self.print_timeout = config.settings.print_timeout
+        # With board_remote set, each step's claim is confirmed by a push as start board run's.
+        self.remote = config.settings.board_remote or None
+        self.remote_level = config.settings.board_remote_level
+        # Told each sync that failed (once a reason): the door says it (start workflow does).
+        self.warned: Callable[[str], None] = lambda message: None
         self.root = config.root  # where `for_each = { files = "GLOB" }` matches
         # The workflow's `timeout` counts from here: this run, or this resume, of it.
         self.deadline = time.monotonic() + self.workflow.timeout if self.workflow.timeout else None
@@ -190,6 +195,9 @@ class Run:
             told=self.told,
             labels=(label(self.parent),),
             door=WORKFLOW,
+            remote=self.remote,
+            remote_level=self.remote_level,
+            warned=self.warned,
         )
         runner.run(until_empty=True)
         return self.states()
@@ -401,7 +409,13 @@ class Run:
             boardfile.opened(self.scope.workdir, sweep=False) as opened,
             contextlib.suppress(StartError),  # finished already (completed by a person)
         ):
-            opened.update(self.parent, self.by, change)
+            done = opened.update(self.parent, self.by, change)
+            # Its finish is pushed at once, as every finish is with board_remote set.
+            from start.board import syncing
+
+            synced = syncing.after(opened, syncing.Setting(self.remote, self.remote_level))
+            if synced is not None and synced.error is not None:
+                self.warned(syncing.unpushed(done, synced.error))
         return code
 
 

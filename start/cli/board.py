@@ -5,6 +5,8 @@ The commands that make and change items are in start.cli.board_items."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -371,8 +373,8 @@ def watch(id_: str, timeout: float | None) -> int:
             holder = f", held by {item.assignee}" if item.status == "in_progress" else ""
             console.err(f"start: {item.id} is {item.status}{holder}")
 
-    with open_board() as opened:
-        item = opened.watch(id_, timeout, told)
+    with open_board() as opened, _pacing() as sleep:
+        item = opened.watch(id_, timeout, told, sleep)
     if options.json:
         console.print_json(board.item_data(item))
     elif item.status == COMPLETED and item.answer:
@@ -395,6 +397,32 @@ def watch(id_: str, timeout: float | None) -> int:
             f"since {since}"
         )
     return ExitCode.TIMED_OUT
+
+
+@contextlib.contextmanager
+def _pacing() -> Iterator[Callable[[float], None]]:
+    """How `start board watch` sleeps between its looks at the item: with board_remote set, it
+    syncs too, at most once every syncing.EVERY seconds (start.board.syncing.Pacer), through a
+    connection of its own, so that what the sync brings is a change the watch sees; a sync
+    that fails is a warning, once a reason."""
+    import time
+
+    from start.board import file as boardfile
+    from start.board import syncing
+    from start.cli.board_sync import setting
+
+    given = setting()
+    if given.remote is None:
+        yield time.sleep
+        return
+    pacer = syncing.Pacer(given, lambda message: console.err(f"start: warning: {message}"))
+    with boardfile.opened(get_options().workdir, sweep=False) as syncing_board:
+
+        def sleep(seconds: float) -> None:
+            time.sleep(seconds)
+            pacer.tick(syncing_board)
+
+        yield sleep
 
 
 @board_.command(
@@ -447,8 +475,9 @@ def run_(until_empty: bool, timeout: int | None) -> int:
         timeout=timeout,
         told=view.told,
         idle=view.idle,
-        remote=config.settings.board_remote,
+        remote=config.settings.board_remote or None,
         remote_level=config.settings.board_remote_level,
+        warned=lambda message: console.err(f"start: warning: {message}"),
     )
     began = time.monotonic()
 

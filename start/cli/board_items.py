@@ -11,6 +11,7 @@ from start.base import inputs
 from start.base.errors import ExitCode, UsageError
 from start.board import COMPLETED, FAILED, NO_PARENT, PENDING, Change, Item, RefusedError
 from start.board.rows import Filter
+from start.cli import board_sync
 from start.cli.board_options import (
     NO_ITEM,
     OK,
@@ -285,6 +286,7 @@ def _run_change(
     ],
     epilog=epilog(
         OK,
+        "1 lost: another machine's claim was pushed first (board_remote set)",
         USAGE,
         NO_ITEM,
         "75 refused: the item is another's, blocked or finished; with --next, nothing is ready",
@@ -344,8 +346,12 @@ def claim(id_: str | None, next_: bool, labels: tuple[str, ...], name: str | Non
                     )
                 )
             item = found
+        # With board_remote set the claim is pushed now: confirmed, lost (exit 1), or kept
+        # here unconfirmed when the remote is out of reach.
+        item, confirmed = board_sync.claimed(opened, item, holder.name, id_ or item.id)
     if options.json:
-        console.print_json(board.item_data(item))
+        data = board.item_data(item)
+        console.print_json(data if confirmed is None else data | {"confirmed": confirmed})
     else:
         console.out(item.id)
         if not options.quiet:
@@ -481,6 +487,8 @@ def update(
             change = change._replace(run=run)
         item = opened.update(id_, person(name), change, epoch)
         said = _completed(opened, item) if status == COMPLETED else f"is {item.status}"
+        if status is not None:  # a change of status (a finish, a release): pushed now
+            board_sync.pushed(opened, item)
     return _told(item, said)
 
 
@@ -516,6 +524,7 @@ def done(id_: str, answer: str | None, epoch: int | None, name: str | None) -> i
     with open_board() as opened:
         item = opened.update(id_, person(name), Change(COMPLETED, answer=answer), epoch)
         said = _completed(opened, item)
+        board_sync.pushed(opened, item)
     return _told(item, said)
 
 
@@ -547,6 +556,7 @@ def fail(id_: str, reason: str | None, epoch: int | None, name: str | None) -> i
     text = reason if reason is not None else "failed by hand"
     with open_board() as opened:
         item = opened.update(id_, person(name), Change(FAILED, reason=text), epoch)
+        board_sync.pushed(opened, item)
     return _told(item, "failed")
 
 
@@ -568,6 +578,7 @@ def reassign(id_: str, new: str, name: str | None) -> int:
     target = board.person(new)
     with open_board() as opened:
         item = opened.reassign(id_, target.name, person(name))
+        board_sync.pushed(opened, item)
     return _told(item, f"is held by {item.assignee} (epoch {item.epoch})")
 
 

@@ -13,7 +13,9 @@ from start.cli.state import get_options
 from start.ui import console
 
 if TYPE_CHECKING:
-    from start.board.syncing import Report
+    from start.board import Item
+    from start.board.store import Board
+    from start.board.syncing import Report, Setting
 
 
 @command(
@@ -79,3 +81,45 @@ def _data(report: Report) -> dict[str, Any]:
         "lost": [{"name": lost.name, "item": lost.item, "why": lost.why} for lost in report.lost],
         "last_sync": report.last_sync,
     }
+
+
+# --- automatic sync, as the commands that claim and finish say it --------------------------------
+
+
+def setting() -> Setting:
+    """board_remote and board_remote_level, as automatic sync follows them (syncing.setting)."""
+    from start.board import syncing
+
+    options = get_options()
+    return syncing.setting(options.workdir, not options.no_project)
+
+
+def claimed(opened: Board, item: Item, holder: str, asked: str) -> tuple[Item, bool | None]:
+    """A claim of `asked` by `holder`, pushed at once with board_remote set (syncing.confirm):
+    the item and whether its claim is confirmed (None: board_remote is not set). A claim that
+    another machine's beat raises syncing.ClaimLostError (exit 1), after --json printed the item
+    with "confirmed": false and "lost"; one no sync could push is told on stderr and stays."""
+    from start.board import item_data as board_data
+    from start.board import syncing
+
+    given = setting()
+    if given.remote is None:
+        return item, None
+    claim = syncing.confirm(opened, item, holder, given)
+    if claim.lost is not None:
+        if get_options().json:
+            console.print_json(board_data(claim.item) | {"confirmed": False, "lost": claim.lost})
+        raise syncing.lost(claim, asked)
+    if claim.error is not None:
+        console.err(f"start: warning: {syncing.unconfirmed(claim.item, claim.error)}")
+    return claim.item, claim.confirmed
+
+
+def pushed(opened: Board, item: Item) -> None:
+    """Push a change of `item`'s holder or status (a finish, a release, a reassignment) with
+    board_remote set; one no sync could push is told on stderr (a warning: it stays here)."""
+    from start.board import syncing
+
+    synced = syncing.after(opened, setting())
+    if synced is not None and synced.error is not None:
+        console.err(f"start: warning: {syncing.unpushed(item, synced.error)}")

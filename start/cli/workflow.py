@@ -373,6 +373,7 @@ def _run(found: Workflow, table: Any, inputs: Any, config: Any) -> int:
 
 def _follow(flow: Any, config: Any) -> int:
     """Run what is ready of `flow` to the end; show every step's state; the exit code."""
+    flow.warned = lambda message: console.err(f"start: warning: {message}")
     states = flow.run(config.settings.print_agents, None)
     code: int = flow.finish(states)
     _states(flow, states, code)

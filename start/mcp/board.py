@@ -33,6 +33,7 @@ from start.board import (
     BadRequestError,
     Change,
     Holder,
+    Item,
 )
 from start.compose.ask import AGENT, BOARD, Ask
 from start.config import schema
@@ -322,6 +323,7 @@ class Tools:
                     )
                 item = opened.claim(arguments["id"], me)
                 self.epochs[item.id] = item.epoch
+                return self._confirmed(opened, item, me, arguments["id"])
             else:
                 if arguments.get("no_parent") and "parent" in arguments:
                     raise BadRequestError("give parent or no_parent, not both")
@@ -347,7 +349,45 @@ class Tools:
                 if "comment" in arguments:
                     opened.comment(id_, me, arguments["comment"])
                 item = opened.get(id_)
+                if change.status is not None:  # a finish or a release: pushed now
+                    return self._pushed(opened, item)
         return board.item_data(item)
+
+    def _setting(self) -> Any:
+        """board_remote and board_remote_level, read afresh (start.board.syncing.setting)."""
+        from start.board import syncing
+
+        return syncing.setting(self.scope.workdir, self.scope.use_project)
+
+    def _confirmed(self, opened: Any, item: Item, me: Holder, asked: str) -> dict[str, Any]:
+        """A claim, pushed at once with board_remote set (start.board.syncing.confirm): the
+        item with "confirmed"; ClaimLostError when another machine's claim was first on the
+        remote; "warning" when no sync could push it (it stays here, provisional)."""
+        from start.board import syncing
+
+        given = self._setting()
+        if given.remote is None:
+            return board.item_data(item)
+        claim = syncing.confirm(opened, item, me.name, given)
+        if claim.lost is not None:
+            self.epochs.pop(item.id, None)
+            raise syncing.lost(claim, asked)
+        self.epochs[claim.item.id] = claim.item.epoch
+        data = board.item_data(claim.item) | {"confirmed": claim.confirmed}
+        if claim.error is not None:
+            data["warning"] = syncing.unconfirmed(claim.item, claim.error)
+        return data
+
+    def _pushed(self, opened: Any, item: Item) -> dict[str, Any]:
+        """A change of status, pushed at once with board_remote set; "warning" when no sync
+        could push it (it stays here, and the next sync pushes it)."""
+        from start.board import syncing
+
+        synced = syncing.after(opened, self._setting())
+        data = board.item_data(item)
+        if synced is not None and synced.error is not None:
+            data["warning"] = syncing.unpushed(item, synced.error)
+        return data
 
     def _run(self, arguments: Mapping[str, Any]) -> Ask | None:
         """The run an item asks for, the agent's, checked now by the ask rules as it will be
@@ -381,7 +421,7 @@ class Tools:
         if item is None:
             return _nothing(opened, labels, me)
         self.epochs[item.id] = item.epoch
-        return board.item_data(item)
+        return self._confirmed(opened, item, me, item.id)
 
     def _list(self, opened: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """A page of the listing: after the cursor's key, when given, and the next page's

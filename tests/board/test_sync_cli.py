@@ -4,10 +4,12 @@ on one machine reach the others; two machines that claim one item end with one h
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,17 @@ class Machine:
         done = run_start("-d", str(self.repo), *args, env=self.env)
         assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
         return done.stdout
+
+    @contextlib.contextmanager
+    def offline(self) -> Iterator[None]:
+        """This machine without its remote for a while (its url names no repository): a claim
+        made then stays here, provisional, until a sync pushes it."""
+        url = git(self.repo, "config", "--get", "remote.origin.url").strip()
+        git(self.repo, "config", "remote.origin.url", str(self.repo.parent / "gone.git"))
+        try:
+            yield
+        finally:
+            git(self.repo, "config", "remote.origin.url", url)
 
     def sync(self) -> dict[str, Any]:
         found: dict[str, Any] = json.loads(self.start("board", "sync", "--json"))
@@ -121,8 +134,9 @@ def test_three_machines_claiming_one_item_end_with_one_holder_on_all(
     ann.start("board", "add", "Fix the retry", "--as", "ann")
     for machine in (ann, bob, cat):
         machine.sync()
-    for machine in (ann, bob, cat):  # offline from each other: each holds it here
-        machine.start("board", "claim", "item-1", "--as", machine.name)
+    for machine in (ann, bob, cat):  # offline: each holds it here
+        with machine.offline():
+            machine.start("board", "claim", "item-1", "--as", machine.name)
     assert ann.sync()["lost"] == []  # ann's claim is pushed first
     for machine in (bob, cat):
         lost = machine.sync()["lost"]
@@ -139,15 +153,18 @@ def test_three_machines_claiming_one_item_end_with_one_holder_on_all(
 def test_a_claim_not_yet_pushed_is_unconfirmed_in_the_listing_until_a_sync_pushes_it(
     tmp_path: Path, remote: Path
 ) -> None:
-    ann = Machine(tmp_path, remote, "ann")
+    ann = Machine(tmp_path, remote, "ann", setting=False)
     ann.start("board", "add", "Fix the retry", "--as", "ann")
     ann.start("board", "add", "Write the notes", "--as", "ann")
     ann.start("board", "claim", "item-1", "--as", "ann")
     # Sync off: a claim is this machine's alone, and nothing is provisional.
     assert [row["confirmed"] for row in ann.items()] == [True, True]
+    config = Path(ann.env["HOME"]) / ".config" / "start" / "config.toml"
+    config.write_text('[settings]\nboard_remote = "origin"\n')
     ann.sync()
     assert [row["confirmed"] for row in ann.items()] == [True, True]
-    ann.start("board", "claim", "item-2", "--as", "ann")
+    with ann.offline():  # else the claim is pushed at once (automatic sync)
+        ann.start("board", "claim", "item-2", "--as", "ann")
     assert [(r["status"], r["confirmed"]) for r in ann.items()] == [
         ("in_progress", True), ("in_progress", False)
     ]  # fmt: skip
@@ -287,8 +304,9 @@ def test_three_machines_racing_claim_next_through_real_pushes_get_one_winner_an_
     for machine in machines:
         machine.sync()
     for round_ in range(1, 4):
-        for machine in machines:
-            machine.start("board", "claim", "--next", "--as", machine.name)
+        for machine in machines:  # offline, so that the syncs below race
+            with machine.offline():
+                machine.start("board", "claim", "--next", "--as", machine.name)
         started = [machine.syncing() for machine in machines]  # at once: pushes race
         for each in started:
             out, err = each.communicate(timeout=120)
@@ -328,13 +346,15 @@ def test_a_sync_killed_after_its_push_is_finished_by_the_next_without_pushing_ag
     hook.chmod(0o755)
     mark = tmp_path / "kill-once"
     mark.write_text("")
-    ann.start("board", "claim", "item-1", "--as", "ann")
+    with ann.offline():  # pushed by the sync below, not by the claim's own
+        ann.start("board", "claim", "item-1", "--as", "ann")
     killed = run_start(
         "-d", str(ann.repo), "board", "sync", env={**ann.env, "KILL_MARK": str(mark)}
     )
     assert (killed.returncode, mark.exists()) == (-9, False)
     assert ann.sync()["pushed"] == []  # the push was taken: the next sync keeps it
-    bob.start("board", "claim", "item-1", "--as", "bob")
+    with bob.offline():
+        bob.start("board", "claim", "item-1", "--as", "bob")
     lost = bob.sync()["lost"]
     assert [each["why"].split(": ", 1)[1].split(" (")[0] for each in lost] == [
         "lost to ann's claim"
@@ -365,8 +385,7 @@ def test_board_run_runs_only_an_item_whose_claim_a_push_confirmed(
     assert lines[1].startswith("start ▸ item-2 claimed by run:")
     assert lines[2].startswith("start ✓ item-2 completed by fake, run ")
     assert not any("item-1 claimed" in line for line in lines)
-    ann.sync()  # the finish (a finish does not sync by itself yet: docs/board-sync-design.md)
-    bob.sync()
+    bob.sync()  # ann's finish is on the remote: start board run pushed it
     for machine in (ann, bob):
         held = [(i["title"], i["status"], i["assignee"]) for i in machine.items()]
         assert [h[:2] for h in held] == [("Taken elsewhere", "in_progress"), ("Free", "completed")]
@@ -435,7 +454,8 @@ def test_an_operation_forged_under_a_name_not_yet_pushed_is_written_again_under_
     ann.sync()
     listed = git(tmp_path, "--git-dir", str(remote), "ls-tree", "-r", "--name-only", gitlog.REF)
     origin = listed.split()[1].split("/")[1]  # ops/ORIGIN/0/1: the item made before sync
-    ann.start("board", "claim", "item-1", "--as", "ann")  # ORIGIN/2, not yet pushed
+    with ann.offline():
+        ann.start("board", "claim", "item-1", "--as", "ann")  # ORIGIN/2, not yet pushed
     mallory = tmp_path / "mallory"
     git(tmp_path, "clone", "--quiet", str(remote), str(mallory))
     forged = {

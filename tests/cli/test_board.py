@@ -328,7 +328,8 @@ def test_an_answer_or_a_title_never_reaches_a_terminal_raw(isolated: Path) -> No
         ),
         (
             "claim",
-            "Exit codes: 0 ok; 2 usage; 4 no such item; 75 refused: the item is another's,\n"
+            "Exit codes: 0 ok; 1 lost: another machine's claim was pushed first\n"
+            "(board_remote set); 2 usage; 4 no such item; 75 refused: the item is another's,\n"
             "blocked or finished; with --next, nothing is ready.\n",
         ),
         (
