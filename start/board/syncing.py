@@ -135,8 +135,8 @@ def sync(opened: Board, remote: str, remote_level: str) -> Report:
     taking = gitlog.taking(repo, journal.known(opened.connection))
     when = now()
     with sqlite.writing(opened.connection) as connection:
-        journal.take(connection, taking.entries, when, taking.positions)
-        made = journal.rebuild(connection, remote_level)
+        touched = journal.take(connection, taking.entries, when, taking.positions)
+        made = journal.rebuild(connection, remote_level, touched)
     ours = f"{state.origin}/"
     return Report(
         arrived=synced.arrived,
