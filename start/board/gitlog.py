@@ -595,6 +595,10 @@ def sync(repo: Path, remote: str, ours: str, now_ms: int | None = None) -> Synce
                 "Nothing was taken from it, and nothing here is lost; to put the log back as it "
                 f"was: git push --force {remote} {REMOTE_REF}:{REF}"
             )
+        if remote_tip is not None and remote_tip == seen and tip(repo, REF) == remote_tip:
+            # The remote's log is as this machine last took it, and this machine's log is that
+            # log (it appended nothing since, and refused nothing of it): nothing to read or push.
+            return Synced((), (), (), remote_tip)
         mine = read(repo, REF, history=False, wanted=lambda name, oid: False)
         try:
             theirs = (
@@ -681,14 +685,20 @@ class Taking(Record):
     entries: tuple[Entry, ...]
     positions: Mapping[str, int]
     refused: tuple[Refused, ...]
+    tip: str | None = None  # this machine's log's tip, as read
 
 
-def taking(repo: Path, known: Mapping[str, int | None]) -> Taking:
+def taking(repo: Path, known: Mapping[str, int | None], since: str | None = None) -> Taking:
     """This machine's log as replay takes it, but for the operations of `known` (the board's,
     by name, with their places on the remote: None while not pushed), which are neither read
-    nor decoded again: a sync reads what is new, however long the log."""
+    nor decoded again: a sync reads what is new, however long the log. `since`: the tip of
+    this machine's log the board last took whole; while the log is still there, nothing is
+    new (a place on the remote comes with a push, which moves the log)."""
     from start.board.oplog import OperationError, decode
 
+    at = tip(repo, REF)
+    if since is not None and at == since:
+        return Taking((), {}, (), at)
     mine = read(repo, REF, history=False, wanted=lambda name, oid: name not in known)
     theirs = (
         read(repo, REMOTE_REF, wanted=lambda name, oid: False)
@@ -710,7 +720,7 @@ def taking(repo: Path, known: Mapping[str, int | None]) -> Taking:
             found.append(Entry(decode(mine.ops[name], name), position))
         except OperationError as error:
             refused.append(Refused(name, str(error)))
-    return Taking(tuple(found), positions, tuple(refused))
+    return Taking(tuple(found), positions, tuple(refused), mine.tip)
 
 
 def entries(repo: Path) -> tuple[list[Entry], tuple[Refused, ...]]:

@@ -350,14 +350,20 @@ def _parent(connection: Any, seq: int) -> str | None:
 
 
 def take(
-    connection: Any, entries: Iterable[Entry], when: str, positions: Mapping[str, int] = {}
+    connection: Any,
+    entries: Iterable[Entry],
+    when: str,
+    positions: Mapping[str, int] = {},
+    tip: str | None = None,
 ) -> set[str]:
     """Keep every operation of `entries` (those of this machine's log the board did not hold,
     as gitlog read them, each with its place on the remote) in the `ops` table, and the place of
     each of `positions` (by name: known, now pushed; a place, once given, never changes); this
     machine's clock observes the others' clocks. `when`: the time of this sync, its
-    `last_sync`. The items (by key) a rebuild must replay: those of the operations taken, and
-    of every operation that was not yet on the remote (this machine's, written since)."""
+    `last_sync`; `tip`: the tip of this machine's log whose every operation the board now
+    holds (the next sync reads nothing of it again). The items (by key) a rebuild must
+    replay: those of the operations taken, and of every operation that was not yet on the
+    remote (this machine's, written since)."""
     sync = state(connection)
     assert sync is not None, "sync is on"
     clock, moment = sync.clock, now_ms()
@@ -385,10 +391,16 @@ def take(
         [(position, name) for name, position in sorted(positions.items())],
     )
     connection.execute(
-        "UPDATE sync SET wall = ?, logical = ?, last_sync = ? WHERE one = 1",
-        (clock.wall, clock.logical, when),
+        "UPDATE sync SET wall = ?, logical = ?, last_sync = ?, taken = ? WHERE one = 1",
+        (clock.wall, clock.logical, when, tip),
     )
     return touched
+
+
+def taken(connection: Any) -> str | None:
+    """The tip of this machine's log whose every operation the board holds (`take`)."""
+    found = connection.execute("SELECT taken FROM sync WHERE one = 1").fetchone()
+    return None if found is None else found[0]
 
 
 def known(connection: Any) -> dict[str, int | None]:
@@ -600,11 +612,11 @@ def _indexed(connection: Any) -> _Indexed:
     first: dict[str, tuple[bool, int, tuple[int, int, str, int]]] = {}
     found = connection.execute(
         "SELECT name, position, json_extract(t, '$.item'), json_extract(t, '$.kind'), "
-        "json_extract(t, '$.clock'), json_extract(t, '$.fields.blocked_by'), "
-        "json_extract(t, '$.fields.parent') FROM (SELECT name, position, CAST(bytes AS TEXT) "
-        "AS t FROM ops)"
+        "json_extract(t, '$.clock[0]'), json_extract(t, '$.clock[1]'), "
+        "json_extract(t, '$.fields.blocked_by'), json_extract(t, '$.fields.parent') "
+        "FROM (SELECT name, position, CAST(bytes AS TEXT) AS t FROM ops)"
     )
-    for name, position, item, kind, clock, deps, parent in found.fetchall():
+    for name, position, item, kind, wall, logical, deps, parent in found.fetchall():
         names[item].append(name)
         named: set[str] = set()
         if deps is not None:  # a create's list, an update's {"add", "remove"}
@@ -617,7 +629,6 @@ def _indexed(connection: Any) -> _Indexed:
             down[each].add(item)
         if kind == CREATE:
             origin, _, seq = name.partition("/")
-            wall, logical = json.loads(clock)
             rank = (position is None, position or 0, (wall, logical, origin, int(seq)))
             if item not in first or rank < first[item]:
                 first[item] = rank

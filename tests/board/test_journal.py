@@ -283,7 +283,9 @@ def _rows(opened: Board) -> list[tuple[Any, ...]]:
     return [tuple(row) for row in found.fetchall()]
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(log=logs(), cuts=st.lists(st.integers(0, 30), max_size=3), late=st.integers(0, 30))
 def test_a_rebuild_of_the_items_a_sync_touched_is_the_rebuild_of_every_item(
     tmp_path_factory: pytest.TempPathFactory,
@@ -343,3 +345,33 @@ def test_a_rebuild_replays_only_the_touched_items_and_those_that_hang_on_them(
         with sqlite.writing(opened.connection) as connection:
             journal.rebuild(connection)
         assert _comparable(opened) == made
+
+
+@pytest.mark.parametrize("place", [1, 3])
+def test_a_dependency_or_parent_that_has_not_arrived_is_left_out_of_the_rows_until_it_does(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, place: int
+) -> None:
+    """Pushed before the item that names it (place 1), the dependency takes the first number,
+    and every item is replayed; pushed after it (3), the item that names it is replayed with it
+    (and only they)."""
+    monkeypatch.setattr(journal, "_MOST_IN_PART", 0)
+    from start.board.oplog import Clock, Op
+
+    other = "bbbbbbbbbbbb"
+    theirs = Op(other, 1, Clock(1), "bob", "full", "create", f"{other}.1", 0, {"title": "Theirs"})
+    mine = Op(other, 2, Clock(2), "bob", "full", "create", f"{other}.2", 0,
+              {"title": "Waits", "blocked_by": [f"{other}.1"], "parent": f"{other}.1"})  # fmt: skip
+    with boardfile.opened(str(isolated)) as opened:
+        turned_on(opened)
+        with sqlite.writing(opened.connection) as connection:
+            journal.rebuild(connection, touched=journal.take(connection, [Entry(mine, 2)], "t"))
+        first = opened.get("item-1")
+        assert (first.title, first.blocked_by, first.parent) == ("Waits", (), None)
+        with sqlite.writing(opened.connection) as connection:
+            touched = journal.take(connection, [Entry(theirs, place)], "t")
+            assert touched == {f"{other}.1"}
+            made = journal.rebuild(connection, touched=touched)
+        assert len(made.items) == 2
+        waits, there = ("item-2", "item-1") if place == 1 else ("item-1", "item-2")
+        found = opened.get(waits)
+        assert (found.title, found.blocked_by, found.parent) == ("Waits", (there,), there)
