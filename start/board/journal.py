@@ -37,6 +37,7 @@ from start.board.oplog import (
     UPDATE,
     Clock,
     Op,
+    OperationError,
     encode,
     key,
     new_origin,
@@ -112,7 +113,14 @@ def turn_on(connection: Any) -> Sync:
         (new_origin(), last),
     )
     for (seq,) in connection.execute("SELECT seq FROM items ORDER BY seq").fetchall():
-        as_it_is(connection, seq, BOARD_AUTHOR, seq)
+        try:
+            as_it_is(connection, seq, BOARD_AUTHOR, seq)
+        except OperationError as error:  # text the log cannot carry: say which item holds it
+            raise OperationError(
+                f"item-{seq} cannot be written to the log across machines, so sync is not "
+                f"turned on: {error} (start board update item-{seq} --title/--description "
+                "sets its text again); nothing was written"
+            ) from None
     # The operations that sum up the items made before: here their history stands for them.
     connection.execute("UPDATE sync SET summed = seq WHERE one = 1")
     made = state(connection)

@@ -375,3 +375,28 @@ def test_a_dependency_or_parent_that_has_not_arrived_is_left_out_of_the_rows_unt
         waits, there = ("item-2", "item-1") if place == 1 else ("item-1", "item-2")
         found = opened.get(waits)
         assert (found.title, found.blocked_by, found.parent) == ("Waits", (there,), there)
+
+
+def test_turning_sync_on_with_an_item_whose_text_the_log_cannot_carry_names_it(
+    isolated: Path,
+) -> None:
+    from start.board.oplog import OperationError
+
+    with boardfile.opened(str(isolated)) as opened:
+        opened.create("Fine", ANN)
+        opened.create("bytes \udcff not UTF-8", ANN)  # kept as it is while sync is off
+        with pytest.raises(OperationError) as caught:
+            turned_on(opened)
+        said = str(caught.value)
+        assert said.startswith(
+            "item-2 cannot be written to the log across machines, so sync is not turned on: "
+            "operation "
+        )
+        assert said.endswith(
+            ": its text holds bytes that are not UTF-8 (or a number not finite), which the log "
+            "across machines cannot carry; write it as UTF-8 text (start board update item-2 "
+            "--title/--description sets its text again); nothing was written"
+        )
+        assert (journal.state(opened.connection), kinds(opened)) == (None, [])
+        opened.update("item-2", ANN, Change(title="now UTF-8"))
+        assert turned_on(opened).items == 2
