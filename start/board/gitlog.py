@@ -13,6 +13,7 @@ that is no operation's is refused, and a remote ref that was rewritten is refuse
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -150,13 +151,17 @@ def path(name: str) -> str:
     return f"ops/{origin}/{bucket}/{rest}"
 
 
+# A bucket's or a rest's name: a number in ASCII digits, without leading zeros.
+_NUMBER: Final = re.compile(r"0|[1-9][0-9]*")
+
+
 def name_of(found: str) -> str | None:
     """The operation a path of the tree keeps; None for a path that keeps none."""
     parts = found.split("/")
     if len(parts) != 4 or parts[0] != "ops" or not is_origin(parts[1]):
         return None
     bucket, rest = parts[2], parts[3]
-    if not all(p.isascii() and p.isdigit() and (p == "0" or p[0] != "0") for p in (bucket, rest)):
+    if not (_NUMBER.fullmatch(bucket) and _NUMBER.fullmatch(rest)):
         return None
     if len(bucket) > 16 or int(rest) >= FANOUT:
         return None

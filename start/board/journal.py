@@ -526,6 +526,8 @@ def rebuild(
     replayed = connection.execute("SELECT replayed FROM sync WHERE one = 1").fetchone()[0]
     made = None
     if touched is not None and replayed == remote_level:
+        if not touched:
+            return Replayed({}, ())  # the rows are replay's already
         made = _rebuilt_in_part(connection, sync, remote_level, touched)
     if made is None:
         made = _rebuilt(connection, sync, remote_level)
@@ -664,8 +666,6 @@ def _rebuilt_in_part(
 ) -> Replayed | None:
     """The items `touched` and those that hang on them made again (see `rebuild`); None when
     the whole board must be."""
-    if not touched:
-        return Replayed({}, ())
     index = _indexed(connection)
     order = sorted(index.created, key=lambda item: index.created[item])
     base = connection.execute(
