@@ -279,12 +279,14 @@ class _Replaying:
         self.states[key], self.lost[key] = _item(key, self.by_item[key], self)
 
     def completed_before(self, key: str, rank: _Rank) -> bool:
-        """Whether item `key` was completed by a finish that comes before `rank`. An item of a
-        cycle of dependencies still being replayed answers by the transitions it has so far:
-        a finish before `rank` would be among them in any log a store wrote."""
-        if key not in self.by_item:
-            return False  # not arrived: nothing completed it
-        self.item(key)
+        """Whether item `key` was completed by a finish that comes before `rank`. Every item it
+        names is replayed before it (`_dependencies_first`), but for those of a cycle of
+        dependencies: one replayed after it (in the order of their keys) counts as not
+        completed, and one being replayed answers by the transitions it has so far (a finish
+        before `rank` would be among them in any log a store wrote). Nothing here recurses:
+        a hostile cycle of a million items is replayed as any other."""
+        if key not in self.made:
+            return False  # not arrived (nothing completed it), or of the cycle, after it
         finished = None
         for entry in self.made[key]:
             if entry.op.kind == FINISH:

@@ -309,6 +309,15 @@ def test_12_a_cycle_of_dependencies_completes_none_of_its_items() -> None:
     assert [found.items[each.item].status for each in (one, two)] == ["pending", "pending"]
 
 
+def test_a_hostile_cycle_of_thousands_of_dependencies_is_replayed_without_recursion() -> None:
+    count = 5000
+    made = [create(blocked_by=[f"{A}.{n % count + 1}"]) for n in range(1, count + 1)]
+    claims = [op(B, "claim", 9, item=each.item) for each in made]
+    found = replay(pushed(*made, *claims))
+    assert {each.status for each in found.items.values()} == {"pending"}
+    assert len(found.lost) == count
+
+
 _ORIGINS = (A, B, C)
 _NAMES = ("ann", "bob", "cat")
 
