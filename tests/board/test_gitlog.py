@@ -591,3 +591,37 @@ def test_a_sync_that_brings_nothing_reads_no_log_and_rebuilds_nothing(
 
 def _killed(*args: Any, **kwargs: Any) -> set[str]:
     raise KeyboardInterrupt
+
+
+def test_what_a_sync_says_of_the_log_it_left_is_what_reading_that_log_gives(
+    tmp_path: Path, remote: Path
+) -> None:
+    """`Synced.log` (so that the board takes a sync's operations without listing the logs
+    again) holds each operation, its place and its bytes as reading the logs whole does: after
+    a push, after an arrival, after both, and for a first push to a remote with no log."""
+    ann, bob = Machine(tmp_path, remote, A, "ann"), Machine(tmp_path, remote, B, "bob")
+    said: list[gitlog.Log] = []
+    for machine, kind in ((ann, "create"), (bob, "claim"), (ann, "update"), (bob, "comment")):
+        if kind == "create":
+            machine.write(kind, ITEM, title="Fix the retry")
+        elif kind == "update":
+            machine.write(kind, ITEM, title="again")
+        elif kind == "comment":
+            machine.write(kind, ITEM, text="hi")
+        else:
+            machine.write(kind, ITEM)
+        for each in (machine, ann, bob):
+            synced = gitlog.sync(each.repo, "origin", each.origin)
+            if not (synced.arrived or synced.pushed):
+                assert synced.log is None  # nothing moved: nothing was listed
+                continue
+            assert synced.log is not None
+            said.append(synced.log)
+            fast = gitlog.taking(each.repo, {}, None, synced.log)
+            assert fast == gitlog.taking(each.repo, {})
+            assert fast.entries and all(e.position is not None for e in fast.entries)
+    assert len(said) == 8  # each write pushed once, and brought once to the other machine
+    # Another machine's log moved meanwhile: what the sync said is not taken.
+    synced = gitlog.sync(ann.repo, "origin", A)
+    ann.write("comment", ITEM, text="after")
+    assert gitlog.taking(ann.repo, {}, None, synced.log) == gitlog.taking(ann.repo, {})
