@@ -226,6 +226,14 @@ MIGRATIONS: Final[tuple[sqlite.Migration, ...]] = (
         "m009_confirmed",
         ("ALTER TABLE keys ADD COLUMN made TEXT",),
     ),
+    (
+        # A sync replays only the items its operations touch (docs/board-sync-design.md, "The
+        # store's cache of the log"): the rows are replay's, as of the level the last rebuild
+        # capped other origins at (NULL: not known to be, and the next sync rebuilds them all);
+        # and reads only what is new of this machine's log: the tip of it the board took whole.
+        "m010_replayed",
+        ("ALTER TABLE sync ADD COLUMN replayed TEXT", "ALTER TABLE sync ADD COLUMN taken TEXT"),
+    ),
 )
 
 

@@ -13,6 +13,7 @@ that is no operation's is refused, and a remote ref that was rewritten is refuse
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -73,6 +74,7 @@ class Log(Record):
     refused: tuple[Refused, ...]
     # Each operation's blob id, read or not: two blobs of one id hold the same bytes.
     oids: Mapping[str, str] = {}
+    commits: int = 0  # the commits of its first-parent history (read with its history)
 
 
 class Synced(Record):
@@ -83,6 +85,10 @@ class Synced(Record):
     pushed: tuple[str, ...]
     refused: tuple[Refused, ...]
     tip: str | None
+    # This machine's log as the sync left it, when it is the remote's log (nothing refused):
+    # its operations' ids and places, and the bytes read of them; what `taking` needs, so
+    # that it lists neither log again. None: `taking` reads it.
+    log: Log | None = None
 
 
 # --- git -------------------------------------------------------------------------------------
@@ -150,13 +156,17 @@ def path(name: str) -> str:
     return f"ops/{origin}/{bucket}/{rest}"
 
 
+# A bucket's or a rest's name: a number in ASCII digits, without leading zeros.
+_NUMBER: Final = re.compile(r"0|[1-9][0-9]*")
+
+
 def name_of(found: str) -> str | None:
     """The operation a path of the tree keeps; None for a path that keeps none."""
     parts = found.split("/")
     if len(parts) != 4 or parts[0] != "ops" or not is_origin(parts[1]):
         return None
     bucket, rest = parts[2], parts[3]
-    if not all(p.isascii() and p.isdigit() and (p == "0" or p[0] != "0") for p in (bucket, rest)):
+    if not (_NUMBER.fullmatch(bucket) and _NUMBER.fullmatch(rest)):
         return None
     if len(bucket) > 16 or int(rest) >= FANOUT:
         return None
@@ -209,7 +219,7 @@ def read(
             oids[name] = oid
             if wanted(name, oid):
                 reading[name] = (oid, int(size))
-    positions, rewritten = _history(repo, at, what) if history else ({}, set())
+    positions, rewritten, commits = _history(repo, at, what) if history else ({}, set(), 0)
     refused[:0] = [
         Refused(name, f"operation {name}: a later commit of {ref} changed or removed it, and "
                       "the log only grows; it is not read")
@@ -227,7 +237,8 @@ def read(
         )
     contents = _contents(repo, [oid for oid, _ in reading.values()])
     ops = {name: contents[oid] for name, (oid, _) in reading.items()}
-    return Log(at, ops, {n: p for n, p in positions.items() if n in oids}, tuple(refused), oids)
+    placed = {n: p for n, p in positions.items() if n in oids}
+    return Log(at, ops, placed, tuple(refused), oids, commits)
 
 
 def _fields(repo: Path, *args: str) -> Iterator[bytes]:
@@ -299,10 +310,11 @@ def _tree(repo: Path, at: str, what: str) -> Iterator[tuple[str, str, str, str, 
         yield mode, kind, oid, size, where.decode("utf-8", "replace")
 
 
-def _history(repo: Path, at: str, what: str) -> tuple[dict[str, int], set[str]]:
+def _history(repo: Path, at: str, what: str) -> tuple[dict[str, int], set[str], int]:
     """Where each operation's path first appeared in the first-parent history of `at` (1 the
-    oldest commit), and the operations a later commit modified or deleted, read as git lists
-    them; GitLogError for a history of more than MOST_COMMITS commits or MOST_OPS paths."""
+    oldest commit), the operations a later commit modified or deleted, and the count of
+    commits, read as git lists them; GitLogError for a history of more than MOST_COMMITS
+    commits or MOST_OPS paths."""
     positions: dict[str, int] = {}
     rewritten: set[str] = set()
     commits = 0
@@ -335,7 +347,7 @@ def _history(repo: Path, at: str, what: str) -> tuple[dict[str, int], set[str]]:
             f"{what} has more than {MOST_COMMITS:,} commits: start reads none of it, and nothing "
             "here is lost; ask who writes the board's log to start a new one"
         )
-    return positions, rewritten
+    return positions, rewritten, commits
 
 
 def _contents(repo: Path, oids: Sequence[str]) -> dict[str, bytes]:
@@ -595,6 +607,10 @@ def sync(repo: Path, remote: str, ours: str, now_ms: int | None = None) -> Synce
                 "Nothing was taken from it, and nothing here is lost; to put the log back as it "
                 f"was: git push --force {remote} {REMOTE_REF}:{REF}"
             )
+        if remote_tip is not None and remote_tip == seen and tip(repo, REF) == remote_tip:
+            # The remote's log is as this machine last took it, and this machine's log is that
+            # log (it appended nothing since, and refused nothing of it): nothing to read or push.
+            return Synced((), (), (), remote_tip)
         mine = read(repo, REF, history=False, wanted=lambda name, oid: False)
         try:
             theirs = (
@@ -642,7 +658,20 @@ def sync(repo: Path, remote: str, ours: str, now_ms: int | None = None) -> Synce
         if local is not None and not move(repo, REF, local, mine.tip):
             seen = new
             continue  # this machine appended meanwhile: push that too
-        return Synced(tuple(sorted(arriving)), tuple(sorted(missing)), tuple(sorted(refused)), new)
+        log = None
+        if not refused and new is not None:  # this machine's log is the remote's: say it
+            pushed_at = theirs.commits + 1  # a commit of our own on the remote's tip
+            log = Log(
+                new,
+                {name: theirs.ops[name] for name in arriving},
+                {**theirs.positions, **dict.fromkeys(missing, pushed_at)},
+                (),
+                {**theirs.oids, **missing},
+                theirs.commits + (1 if missing else 0),
+            )
+        return Synced(
+            tuple(sorted(arriving)), tuple(sorted(missing)), tuple(sorted(refused)), new, log
+        )
     raise GitLogError(
         f"the board's remote '{remote}' moved under each of {ATTEMPTS} pushes: other machines "
         "are syncing; try again"
@@ -681,20 +710,41 @@ class Taking(Record):
     entries: tuple[Entry, ...]
     positions: Mapping[str, int]
     refused: tuple[Refused, ...]
+    tip: str | None = None  # this machine's log's tip, as read
 
 
-def taking(repo: Path, known: Mapping[str, int | None]) -> Taking:
+def taking(
+    repo: Path,
+    known: Mapping[str, int | None],
+    since: str | None = None,
+    synced: Log | None = None,
+) -> Taking:
     """This machine's log as replay takes it, but for the operations of `known` (the board's,
     by name, with their places on the remote: None while not pushed), which are neither read
-    nor decoded again: a sync reads what is new, however long the log."""
+    nor decoded again: a sync reads what is new, however long the log. `since`: the tip of
+    this machine's log the board last took whole; while the log is still there, nothing is
+    new (a place on the remote comes with a push, which moves the log). `synced`: this
+    machine's log as the sync that just ended left it (`Synced.log`), which is not listed
+    again while it is this machine's log."""
     from start.board.oplog import OperationError, decode
 
-    mine = read(repo, REF, history=False, wanted=lambda name, oid: name not in known)
-    theirs = (
-        read(repo, REMOTE_REF, wanted=lambda name, oid: False)
-        if tip(repo, REMOTE_REF)
-        else Log(None, {}, {}, ())
-    )
+    at = tip(repo, REF)
+    if since is not None and at == since:
+        return Taking((), {}, (), at)
+    if synced is not None and synced.tip == at:
+        # Its operations not read by the sync (this machine's own, kept by a sync killed before
+        # the board took them) are read now.
+        unread = {n: o for n, o in synced.oids.items() if n not in known and n not in synced.ops}
+        contents = _contents(repo, list(unread.values()))
+        ops = {**synced.ops, **{name: contents[oid] for name, oid in unread.items()}}
+        mine = theirs = synced._replace(ops=ops)
+    else:
+        mine = read(repo, REF, history=False, wanted=lambda name, oid: name not in known)
+        theirs = (
+            read(repo, REMOTE_REF, wanted=lambda name, oid: False)
+            if tip(repo, REMOTE_REF)
+            else Log(None, {}, {}, ())
+        )
     found: list[Entry] = []
     positions: dict[str, int] = {}
     refused = list(mine.refused)
@@ -710,7 +760,7 @@ def taking(repo: Path, known: Mapping[str, int | None]) -> Taking:
             found.append(Entry(decode(mine.ops[name], name), position))
         except OperationError as error:
             refused.append(Refused(name, str(error)))
-    return Taking(tuple(found), positions, tuple(refused))
+    return Taking(tuple(found), positions, tuple(refused), mine.tip)
 
 
 def entries(repo: Path) -> tuple[list[Entry], tuple[Refused, ...]]:

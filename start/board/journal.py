@@ -15,7 +15,8 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -36,6 +37,7 @@ from start.board.oplog import (
     UPDATE,
     Clock,
     Op,
+    OperationError,
     encode,
     key,
     new_origin,
@@ -111,7 +113,14 @@ def turn_on(connection: Any) -> Sync:
         (new_origin(), last),
     )
     for (seq,) in connection.execute("SELECT seq FROM items ORDER BY seq").fetchall():
-        as_it_is(connection, seq, BOARD_AUTHOR, seq)
+        try:
+            as_it_is(connection, seq, BOARD_AUTHOR, seq)
+        except OperationError as error:  # text the log cannot carry: say which item holds it
+            raise OperationError(
+                f"item-{seq} cannot be written to the log across machines, so sync is not "
+                f"turned on: {error} (start board update item-{seq} --title/--description "
+                "sets its text again); nothing was written"
+            ) from None
     # The operations that sum up the items made before: here their history stands for them.
     connection.execute("UPDATE sync SET summed = seq WHERE one = 1")
     made = state(connection)
@@ -349,17 +358,31 @@ def _parent(connection: Any, seq: int) -> str | None:
 
 
 def take(
-    connection: Any, entries: Iterable[Entry], when: str, positions: Mapping[str, int] = {}
-) -> None:
+    connection: Any,
+    entries: Iterable[Entry],
+    when: str,
+    positions: Mapping[str, int] = {},
+    tip: str | None = None,
+) -> set[str]:
     """Keep every operation of `entries` (those of this machine's log the board did not hold,
     as gitlog read them, each with its place on the remote) in the `ops` table, and the place of
     each of `positions` (by name: known, now pushed; a place, once given, never changes); this
     machine's clock observes the others' clocks. `when`: the time of this sync, its
-    `last_sync`."""
+    `last_sync`; `tip`: the tip of this machine's log whose every operation the board now
+    holds (the next sync reads nothing of it again). The items (by key) a rebuild must
+    replay: those of the operations taken, and of every operation that was not yet on the
+    remote (this machine's, written since)."""
     sync = state(connection)
     assert sync is not None, "sync is on"
     clock, moment = sync.clock, now_ms()
+    touched = {
+        item
+        for (item,) in connection.execute(
+            "SELECT json_extract(CAST(bytes AS TEXT), '$.item') FROM ops WHERE position IS NULL"
+        ).fetchall()
+    }
     for entry in entries:
+        touched.add(entry.op.item)
         op = entry.op
         connection.execute(
             "INSERT OR IGNORE INTO ops (name, bytes, position, logged) VALUES (?, ?, ?, 1)",
@@ -376,9 +399,16 @@ def take(
         [(position, name) for name, position in sorted(positions.items())],
     )
     connection.execute(
-        "UPDATE sync SET wall = ?, logical = ?, last_sync = ? WHERE one = 1",
-        (clock.wall, clock.logical, when),
+        "UPDATE sync SET wall = ?, logical = ?, last_sync = ?, taken = ? WHERE one = 1",
+        (clock.wall, clock.logical, when, tip),
     )
+    return touched
+
+
+def taken(connection: Any) -> str | None:
+    """The tip of this machine's log whose every operation the board holds (`take`)."""
+    found = connection.execute("SELECT taken FROM sync WHERE one = 1").fetchone()
+    return None if found is None else found[0]
 
 
 def known(connection: Any) -> dict[str, int | None]:
@@ -470,7 +500,9 @@ def ceiling(ours: str, remote_level: str) -> Callable[[str], str]:
     return most
 
 
-def rebuild(connection: Any, remote_level: str = LEVELS[0]) -> Replayed:
+def rebuild(
+    connection: Any, remote_level: str = LEVELS[0], touched: Collection[str] | None = None
+) -> Replayed:
     """Make every item of the board again from the `ops` table (replay): the same operations
     make the same rows, numbers, dependencies, labels, comments and history on every board,
     whatever order they arrived in; another machine's operations set a level at most
@@ -481,9 +513,30 @@ def rebuild(connection: Any, remote_level: str = LEVELS[0]) -> Replayed:
 
     Items are numbered by where their creates are on the remote, then by clock: an item's
     number (item-N) stays once its create is pushed, and one not yet pushed may move up when
-    a sync brings items pushed before it (until ids are keys: docs/board-sync-design.md)."""
+    a sync brings items pushed before it (until ids are keys: docs/board-sync-design.md).
+
+    `touched`: the items (by key) whose operations changed since the last rebuild (`take`
+    says which): only they and what hangs on them (their dependents and children, at any
+    depth) are replayed and written again, and the rows are the ones a rebuild of every item
+    makes (none touched: nothing is); the whole board when the rows are not known to be
+    replay's at `remote_level`, when an item's number would move, or when most items are
+    touched. None: every item. What replay made of the items it replayed."""
     sync = state(connection)
     assert sync is not None, "sync is on"
+    replayed = connection.execute("SELECT replayed FROM sync WHERE one = 1").fetchone()[0]
+    made = None
+    if touched is not None and replayed == remote_level:
+        if not touched:
+            return Replayed({}, ())  # the rows are replay's already
+        made = _rebuilt_in_part(connection, sync, remote_level, touched)
+    if made is None:
+        made = _rebuilt(connection, sync, remote_level)
+    connection.execute("UPDATE sync SET replayed = ? WHERE one = 1", (remote_level,))
+    return made
+
+
+def _rebuilt(connection: Any, sync: Sync, remote_level: str) -> Replayed:
+    """Every item made again from every operation (see `rebuild`)."""
     ops = entries(connection)
     made = replay(ops, ceiling(sync.origin, remote_level))
     by_name = {entry.op.name: entry.op for entry in ops}
@@ -544,6 +597,140 @@ def rebuild(connection: Any, remote_level: str = LEVELS[0]) -> Replayed:
     with contextlib.suppress(sqlite3.OperationalError):
         connection.execute("DELETE FROM search_index")
     return made
+
+
+# The share of a board's items above which a sync replays every item: a rebuild of them all
+# costs about what replaying and writing so many one by one does.
+_MOST_IN_PART: Final = 4
+
+
+class _Indexed(Record):
+    """What the `ops` table says of its items without parsing any operation whole (SQLite's
+    JSON reads each): each item's operations, the items each names as a dependency or parent,
+    and the place of each item's create (its number)."""
+
+    names: Mapping[str, list[str]]  # an item's operations, by key
+    names_up: Mapping[str, set[str]]  # the items an item's operations name (blocked_by, parent)
+    names_down: Mapping[str, set[str]]  # the items that name it
+    created: Mapping[str, tuple[bool, int, Clock, tuple[str, int]]]  # its place, by key
+
+
+def _indexed(connection: Any) -> _Indexed:
+    names: dict[str, list[str]] = defaultdict(list)
+    up: dict[str, set[str]] = defaultdict(set)
+    down: dict[str, set[str]] = defaultdict(set)
+    first: dict[str, tuple[bool, int, tuple[int, int, str, int]]] = {}
+    found = connection.execute(
+        "SELECT name, position, json_extract(t, '$.item'), json_extract(t, '$.kind'), "
+        "json_extract(t, '$.clock[0]'), json_extract(t, '$.clock[1]'), "
+        "json_extract(t, '$.fields.blocked_by'), json_extract(t, '$.fields.parent') "
+        "FROM (SELECT name, position, CAST(bytes AS TEXT) AS t FROM ops)"
+    )
+    for name, position, item, kind, wall, logical, deps, parent in found.fetchall():
+        names[item].append(name)
+        named: set[str] = set()
+        if deps is not None:  # a create's list, an update's {"add", "remove"}
+            listed = json.loads(deps)
+            named |= set(listed if isinstance(listed, list) else listed.get("add", ()))
+        if isinstance(parent, str):
+            named.add(parent)
+        for each in named:
+            up[item].add(each)
+            down[each].add(item)
+        if kind == CREATE:
+            origin, _, seq = name.partition("/")
+            rank = (position is None, position or 0, (wall, logical, origin, int(seq)))
+            if item not in first or rank < first[item]:
+                first[item] = rank
+    created = {
+        item: (unpushed, at, Clock(order[0], order[1]), split_key(item) or ("", 0))
+        for item, (unpushed, at, order) in first.items()
+    }
+    return _Indexed(names, up, down, created)
+
+
+def _closure(start: Iterable[str], edges: Mapping[str, set[str]]) -> set[str]:
+    """`start` and every item reached from it along `edges`."""
+    found = set(start)
+    stack = list(found)
+    while stack:
+        for each in edges.get(stack.pop(), ()):
+            if each not in found:
+                found.add(each)
+                stack.append(each)
+    return found
+
+
+def _rebuilt_in_part(
+    connection: Any, sync: Sync, remote_level: str, touched: Collection[str]
+) -> Replayed | None:
+    """The items `touched` and those that hang on them made again (see `rebuild`); None when
+    the whole board must be."""
+    index = _indexed(connection)
+    order = sorted(index.created, key=lambda item: index.created[item])
+    base = connection.execute(
+        "SELECT COALESCE(max(seq), 0) FROM items WHERE seq NOT IN (SELECT seq FROM keys)"
+    ).fetchone()[0]
+    numbers = {item: base + place for place, item in enumerate(order, 1)}
+    held = dict(connection.execute("SELECT key, seq FROM keys").fetchall())
+    if any(numbers.get(item) != seq for item, seq in held.items()):
+        return None  # an item moves: every number is made again
+    # A dependency's or a parent's change reaches whatever names it, at any depth.
+    again = _closure(touched, index.names_down)
+    if len(again) * _MOST_IN_PART > len(order):
+        return None
+    # Replay reads what those name too (what they wait on, what they are part of).
+    read = _closure(again, index.names_up)
+    wanted = json.dumps(sorted(name for item in read for name in index.names.get(item, ())))
+    ops = [
+        Entry(parsed(bytes(raw)), position)
+        for raw, position in connection.execute(
+            "SELECT bytes, position FROM ops WHERE name IN (SELECT value FROM json_each(?))",
+            (wanted,),
+        ).fetchall()
+    ]
+    made = replay(ops, ceiling(sync.origin, remote_level))
+    items = sorted((made.items[k] for k in again if k in made.items), key=lambda e: numbers[e.key])
+    seqs = json.dumps([numbers[each.key] for each in items])
+    inside = "IN (SELECT value FROM json_each(?))"
+    kept = {
+        row[0]: tuple(row[1:])
+        for row in connection.execute(
+            "SELECT k.key, i.seq, status, assignee, epoch, holder_pid, holder_started, history "
+            f"FROM items i JOIN keys k ON k.seq = i.seq WHERE i.seq {inside}",
+            (seqs,),
+        ).fetchall()
+    }
+    for table in ("deps", "labels", "comments"):
+        connection.execute(f"DELETE FROM {table} WHERE item {inside}", (seqs,))
+    connection.execute(f"DELETE FROM events WHERE name IS NOT NULL AND item {inside}", (seqs,))
+    connection.execute(f"DELETE FROM items WHERE seq {inside}", (seqs,))
+    connection.execute(f"DELETE FROM keys WHERE seq {inside}", (seqs,))
+    by_name = {entry.op.name: entry.op for entry in ops}
+    for each in items:
+        _insert(connection, numbers[each.key], each, kept.get(each.key), by_name)
+    for each in items:
+        _linked(connection, numbers, each)
+    lost = {entry.name for entry in made.lost}
+    summed = connection.execute("SELECT summed FROM sync WHERE one = 1").fetchone()[0]
+    mine = {each.key for each in items}
+    for entry in sorted(ops, key=lambda e: e.op.order):
+        op = entry.op
+        if op.origin == sync.origin and op.seq <= summed:
+            continue  # an item made before sync: its own history stands for these
+        if op.item in mine and op.name not in lost:
+            _event(connection, numbers[op.item], op)
+    connection.execute(
+        "UPDATE sqlite_sequence SET seq = ? WHERE name = 'items'", (base + len(order),)
+    )
+    # The search index takes these items again (start.board.search), and looks at the board's
+    # stamp again (its row 0); none yet (or no FTS5): nothing to forget.
+    with contextlib.suppress(sqlite3.OperationalError):
+        connection.execute(f"DELETE FROM search_index WHERE rowid = 0 OR rowid {inside}", (seqs,))
+    return Replayed(
+        {each.key: each for each in items},
+        tuple(each for each in made.lost if each.item in again),
+    )
 
 
 def _insert(

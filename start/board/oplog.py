@@ -144,8 +144,12 @@ def new_origin() -> str:
     return "".join(secrets.choice(ALPHABET) for _ in range(ORIGIN_LENGTH))
 
 
+# The alphabet as a set, made once: a log's listing asks of every path.
+_ALPHABET_SET: Final = frozenset(ALPHABET)
+
+
 def is_origin(text: object) -> bool:
-    return isinstance(text, str) and len(text) == ORIGIN_LENGTH and set(text) <= set(ALPHABET)
+    return isinstance(text, str) and len(text) == ORIGIN_LENGTH and _ALPHABET_SET.issuperset(text)
 
 
 def key(origin: str, number: int) -> str:

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from start.base.inputs import DEFAULT_PRIORITY
+from start.base.inputs import DEFAULT_PRIORITY, DEPTH
 from start.base.record import Record
 from start.board import COMPLETED, FAILED, IN_PROGRESS, PENDING, lowest
 from start.board.oplog import (
@@ -116,18 +116,109 @@ def everyone(origin: str) -> str:
 def replay(entries: Iterable[Entry], ceiling: Callable[[str], str] = everyone) -> Replayed:
     """The board of `entries`: the same for the same set, in any order, an operation given
     twice counted once. `ceiling` bounds the level of each origin's operations (provenance:
-    another machine's operations at most what this machine lets them set)."""
+    another machine's operations at most what this machine lets them set).
+
+    An item's claim, reassign or completion waits on its dependencies as the store's do: each
+    must be completed by a finish that comes before it in the order of the log (`_rank`: the
+    first on the remote, then by clock), so that what a confirmed transition needed is itself
+    confirmed; the items are replayed dependencies first (`_dependencies_first`)."""
     by_item: dict[str, list[Entry]] = defaultdict(list)
     for entry in _once(entries):
         by_item[entry.op.item].append(entry)
-    items: dict[str, State] = {}
-    lost: list[Lost] = []
-    for item in sorted(by_item):
-        state, its_lost = _item(item, by_item[item], ceiling)
-        if state is not None:
-            items[item] = state
-        lost += its_lost
-    return Replayed(items, tuple(sorted(lost)))
+    replaying = _Replaying(by_item, ceiling)
+    for group in _dependencies_first(by_item):
+        for item in group:
+            replaying.item(item)
+    items = {k: s for k in sorted(by_item) if (s := replaying.states[k]) is not None}
+    lost = [each for k in by_item for each in replaying.lost[k]]
+    return Replayed(_parents(items), tuple(sorted(lost)))
+
+
+def _named(entries: Sequence[Entry]) -> set[str]:
+    """Every item an item's operations name as a dependency, whether it holds or not."""
+    found: set[str] = set()
+    for entry in entries:
+        listed = entry.op.fields.get("blocked_by") if entry.op.kind in (CREATE, UPDATE) else None
+        if isinstance(listed, list):
+            found |= set(listed)
+        elif isinstance(listed, Mapping):
+            found |= set(listed.get("add", ()))
+    return found
+
+
+def _dependencies_first(by_item: Mapping[str, Sequence[Entry]]) -> list[list[str]]:
+    """The items as groups that wait on one another (a cycle of dependencies, which only
+    concurrent changes or a hostile log make; most groups are one item), each after every
+    group it waits on, each sorted: the strongly connected components of the items' named
+    dependencies (Tarjan's, without recursion), so the order depends on the set alone."""
+    edges = {k: sorted(d for d in _named(v) if d in by_item) for k, v in by_item.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+    for root in sorted(by_item):
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, at = work.pop()
+            if at == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            if at < len(edges[node]):
+                work.append((node, at + 1))
+                nxt = edges[node][at]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    each = stack.pop()
+                    on_stack.discard(each)
+                    group.append(each)
+                    if each == node:
+                        break
+                groups.append(sorted(group))
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return groups
+
+
+def _parents(items: Mapping[str, State]) -> dict[str, State]:
+    """The items, each part of its parent as the store allows one: an item on a loop of
+    parents (two machines' concurrent changes make one) is part of none, nor is one that would
+    be more than inputs.DEPTH levels deep (it is at the top, and what is part of it below
+    it). A parent that has not arrived stays named: the rows leave it out until it does."""
+    depth: dict[str, int] = {}
+    dropped: set[str] = set()
+    for start in sorted(items):
+        chain: list[str] = []
+        seen: set[str] = set()
+        at: str | None = start
+        while at is not None and at in items and at not in depth and at not in seen:
+            chain.append(at)
+            seen.add(at)
+            at = items[at].parent
+        if at is not None and at in seen:  # a loop: each item on it is part of none
+            loop = chain[chain.index(at) :]
+            for each in loop:
+                dropped.add(each)
+                depth[each] = 1
+            chain = chain[: chain.index(at)]
+        for each in reversed(chain):
+            up = items[each].parent
+            below = depth.get(up, 0) + 1 if up is not None and up in items else 1
+            if below > DEPTH:
+                dropped.add(each)
+                below = 1
+            depth[each] = below
+    return {k: (s._replace(parent=None) if k in dropped else s) for k, s in items.items()}
 
 
 def _once(entries: Iterable[Entry]) -> list[Entry]:
@@ -164,9 +255,55 @@ class _Phase(Record):
     releases: int
 
 
+_Rank = tuple[bool, int, tuple[int, int, str, int]]
+
+
+class _Replaying:
+    """The items of a log being replayed, each once, dependencies first: what each dependency
+    of a transition says (was it completed before it?) is read from the item it names."""
+
+    def __init__(
+        self, by_item: Mapping[str, Sequence[Entry]], ceiling: Callable[[str], str]
+    ) -> None:
+        self.by_item = by_item
+        self.ceiling = ceiling
+        self.states: dict[str, State | None] = {}
+        self.lost: dict[str, list[Lost]] = {}
+        # The transitions that won so far, of each item being replayed or replayed.
+        self.made: dict[str, list[Entry]] = {}
+
+    def item(self, key: str) -> None:
+        if key in self.states or key in self.made:
+            return
+        self.made[key] = []
+        self.states[key], self.lost[key] = _item(key, self.by_item[key], self)
+
+    def completed_before(self, key: str, rank: _Rank) -> bool:
+        """Whether item `key` was completed by a finish that comes before `rank`. Every item it
+        names is replayed before it (`_dependencies_first`), but for those of a cycle of
+        dependencies: one replayed after it (in the order of their keys) counts as not
+        completed, and one being replayed answers by the transitions it has so far (a finish
+        before `rank` would be among them in any log a store wrote). Nothing here recurses:
+        a hostile cycle of a million items is replayed as any other."""
+        if key not in self.made:
+            return False  # not arrived (nothing completed it), or of the cycle, after it
+        finished = None
+        for entry in self.made[key]:
+            if entry.op.kind == FINISH:
+                finished = entry
+            elif entry.op.kind == REOPEN:
+                finished = None
+        return (
+            finished is not None
+            and finished.op.fields.get("status") == COMPLETED
+            and _rank(finished) < rank
+        )
+
+
 def _item(
-    key: str, entries: Sequence[Entry], ceiling: Callable[[str], str]
+    key: str, entries: Sequence[Entry], replaying: _Replaying
 ) -> tuple[State | None, list[Lost]]:
+    ceiling = replaying.ceiling
     lost: list[Lost] = []
     creates = sorted((e for e in entries if e.op.kind == CREATE), key=_rank)
     if not creates:
@@ -179,7 +316,7 @@ def _item(
         Lost(e.op.name, key, f"{e.op.name}: {key} was created by {create.op.name} first")
         for e in creates[1:]
     ]
-    phases, made, finished, more = _transitions(key, entries)
+    phases, made, finished, more = _transitions(key, entries, create, replaying)
     lost += more
     changes, more = _changes(key, entries, phases)
     lost += more
@@ -228,16 +365,17 @@ def _reason(made: Sequence[Entry]) -> str | None:
 
 
 def _transitions(
-    key: str, entries: Sequence[Entry]
+    key: str, entries: Sequence[Entry], create: Entry, replaying: _Replaying
 ) -> tuple[list[_Phase], list[Entry], Entry | None, list[Lost]]:
     """The item's state at each epoch, the transition that made each, the finish that holds
     (None: it is not finished), and the transitions that lost."""
+    updates = sorted((e for e in entries if e.op.kind == UPDATE), key=lambda e: e.op.order)
     by_epoch: dict[int, list[Entry]] = defaultdict(list)
     for entry in entries:
         if entry.op.kind not in (CREATE, UPDATE, COMMENT):
             by_epoch[entry.op.epoch].append(entry)
     phases = [_Phase(PENDING, None, None, False, 0)]
-    made: list[Entry] = []
+    made = replaying.made[key]
     finished: Entry | None = None
     lost: list[Lost] = []
     while by_epoch.get(len(made)):
@@ -246,6 +384,8 @@ def _transitions(
         valid = []
         for entry in sorted(by_epoch.pop(epoch), key=_rank):
             why = _invalid(entry.op, phase)
+            if why is None:
+                why = _waiting(entry, create, updates, phases, replaying)
             if why is None:
                 valid.append(entry)
             else:
@@ -272,6 +412,58 @@ def _transitions(
             for e in sorted(by_epoch[epoch], key=_rank)
         ]  # fmt: skip
     return phases, made, finished, lost
+
+
+def _waiting(
+    entry: Entry,
+    create: Entry,
+    updates: Sequence[Entry],
+    phases: Sequence[_Phase],
+    replaying: _Replaying,
+) -> str | None:
+    """Why transition `entry` waits (a claim, a reassign, a completion, as the store refuses
+    them while the item is blocked): a dependency, as the create and the updates before it
+    (in the log's order, at an epoch it had reached) make them, that no finish before it
+    completed. None when it does not wait."""
+    op = entry.op
+    if op.kind not in (CLAIM, REASSIGN) and not (
+        op.kind == FINISH and op.fields.get("status") == COMPLETED
+    ):
+        return None
+    rank = _rank(entry)
+    deps = set(create.op.fields.get("blocked_by", ()))
+    for update in updates:  # in the order of their clocks: the last writer of each
+        edit = update.op.fields.get("blocked_by")
+        if (
+            edit is None
+            or _rank(update) >= rank
+            or update.op.epoch > op.epoch
+            or _unheld(update.op, phases) is not None
+        ):
+            continue
+        deps |= set(edit.get("add", ()))
+        deps -= set(edit.get("remove", ()))
+    for dep in sorted(deps):
+        if not replaying.completed_before(dep, rank):
+            return (
+                f"it waits on {dep}, which no finish before it completed (an item is claimed, "
+                "reassigned or completed once its dependencies are)"
+            )
+    return None
+
+
+def _unheld(op: Op, phases: Sequence[_Phase]) -> str | None:
+    """Why update `op` takes no effect, judged by the item's state at the epoch it saw."""
+    if op.epoch >= len(phases):
+        return f"{op.item} never reached that epoch (it is at {len(phases) - 1})"
+    phase = phases[op.epoch]
+    if phase.status == IN_PROGRESS and op.author != phase.holder:
+        return (f"it was held by {phase.holder} then, and an item in progress changes only by "
+                "its holder")  # fmt: skip
+    if phase.status == COMPLETED and set(op.fields) - KEPT_WHEN_COMPLETED:
+        return ("it was completed then, and a completed item keeps all but its metadata, "
+                "priority, labels and parent")  # fmt: skip
+    return None
 
 
 def _what(op: Op) -> str:
@@ -340,15 +532,7 @@ def _changes(
         op = entry.op
         if op.kind != UPDATE:
             continue
-        why = None
-        if op.epoch >= len(phases):
-            why = f"{key} never reached that epoch (it is at {len(phases) - 1})"
-        elif phases[op.epoch].status == IN_PROGRESS and op.author != phases[op.epoch].holder:
-            why = (f"it was held by {phases[op.epoch].holder} then, and an item in progress "
-                   "changes only by its holder")  # fmt: skip
-        elif phases[op.epoch].status == COMPLETED and set(op.fields) - KEPT_WHEN_COMPLETED:
-            why = ("it was completed then, and a completed item keeps all but its metadata, "
-                   "priority, labels and parent")  # fmt: skip
+        why = _unheld(op, phases)
         if why is None:
             kept.append(entry)
         else:

@@ -151,11 +151,13 @@ def sync(opened: Board, remote: str, remote_level: str) -> Report:
                     f"name); it is written again as {done[old]}, and pushed under that name"))
                 for old in sorted(done)
             ]  # fmt: skip
-    taking = gitlog.taking(repo, journal.known(opened.connection))
+    taking = gitlog.taking(
+        repo, journal.known(opened.connection), journal.taken(opened.connection), synced.log
+    )
     when = now()
     with sqlite.writing(opened.connection) as connection:
-        journal.take(connection, taking.entries, when, taking.positions)
-        made = journal.rebuild(connection, remote_level)
+        touched = journal.take(connection, taking.entries, when, taking.positions, taking.tip)
+        made = journal.rebuild(connection, remote_level, touched)
     ours = f"{state.origin}/"
     return Report(
         arrived=synced.arrived,

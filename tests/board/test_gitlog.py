@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from start.board import gitlog
+from start.board import Change, Holder, gitlog
 from start.board.gitlog import REF, GitLogError, OfflineError
 from start.board.oplog import MOST_WALL, Clock, Op, Refused, encode
 from start.board.replay import Replayed, replay
@@ -524,3 +524,104 @@ def test_a_remote_log_with_a_path_longer_than_any_log_has_is_refused_whole(
     )
     assert gitlog.tip(ann.repo, gitlog.REMOTE_REF) == seen
     assert list(ann.board().items) == [made.item]
+
+
+def test_a_sync_that_brings_nothing_reads_no_log_and_rebuilds_nothing(
+    tmp_path: Path, remote: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the board took the log, a sync with nothing new lists no tree and replays no item;
+    one that brings an operation replays its item alone; one killed after its push, before the
+    board took what it pushed, is finished by the next, which reads the log again."""
+    from start.board import file as boardfile
+    from start.board import journal, syncing
+
+    bob = Machine(tmp_path, remote, B, "bob")
+    for n in range(1, 6):
+        bob.write("create", f"{B}.{n}", title=f"Item {n}")
+    gitlog.sync(bob.repo, "origin", B)
+    ann = tmp_path / "ann"
+    git(tmp_path, "clone", "--quiet", str(remote), str(ann))
+    reads: list[str] = []
+    read = gitlog.read
+
+    def counted(repo: Path, ref: str, **kwargs: Any) -> gitlog.Log:
+        reads.append(ref)
+        return read(repo, ref, **kwargs)
+
+    monkeypatch.setattr(gitlog, "read", counted)
+    monkeypatch.setattr(journal, "_MOST_IN_PART", 1)
+    with boardfile.opened(str(ann)) as opened:
+        assert len(syncing.sync(opened, "origin", "read-only").arrived) == 5
+        reads.clear()
+        with monkeypatch.context() as patched:
+            patched.setattr(journal, "_rebuilt", None)  # a full rebuild would fail
+            patched.setattr(journal, "_rebuilt_in_part", None)
+            again = syncing.sync(opened, "origin", "read-only")
+        assert (again.arrived, again.pushed, reads) == ((), (), [])
+        last = bob.write("update", f"{B}.2", title="Item 2, again")
+        gitlog.sync(bob.repo, "origin", B)
+        replayed: list[set[str]] = []
+        part = journal._rebuilt_in_part
+
+        def watched(*args: Any) -> Any:
+            made = part(*args)
+            assert made is not None  # in part: no number moves
+            replayed.append(set(made.items))
+            return made
+
+        monkeypatch.setattr(journal, "_rebuilt_in_part", watched)
+        assert syncing.sync(opened, "origin", "read-only").arrived == (last.name,)
+        assert replayed == [{f"{B}.2"}]
+        assert opened.get("item-2").title == "Item 2, again"
+        # A sync killed after its push: the board has not taken what it pushed.
+        opened.update("item-3", Holder("ann"), Change(title="Ann's"))
+        monkeypatch.setattr(journal, "take", _killed)
+        with pytest.raises(KeyboardInterrupt):
+            syncing.sync(opened, "origin", "read-only")
+        monkeypatch.undo()
+        monkeypatch.setattr(gitlog, "read", counted)
+        reads.clear()
+        done = syncing.sync(opened, "origin", "read-only")
+        assert (done.arrived, done.pushed) == ((), ())
+        assert reads  # the log is read again: it moved since the board took it
+        # The push's place is taken: every operation is on the remote, the change confirmed.
+        assert None not in journal.known(opened.connection).values()
+        assert opened.get("item-3").title == "Ann's"
+
+
+def _killed(*args: Any, **kwargs: Any) -> set[str]:
+    raise KeyboardInterrupt
+
+
+def test_what_a_sync_says_of_the_log_it_left_is_what_reading_that_log_gives(
+    tmp_path: Path, remote: Path
+) -> None:
+    """`Synced.log` (so that the board takes a sync's operations without listing the logs
+    again) holds each operation, its place and its bytes as reading the logs whole does: after
+    a push, after an arrival, after both, and for a first push to a remote with no log."""
+    ann, bob = Machine(tmp_path, remote, A, "ann"), Machine(tmp_path, remote, B, "bob")
+    said: list[gitlog.Log] = []
+    for machine, kind in ((ann, "create"), (bob, "claim"), (ann, "update"), (bob, "comment")):
+        if kind == "create":
+            machine.write(kind, ITEM, title="Fix the retry")
+        elif kind == "update":
+            machine.write(kind, ITEM, title="again")
+        elif kind == "comment":
+            machine.write(kind, ITEM, text="hi")
+        else:
+            machine.write(kind, ITEM)
+        for each in (machine, ann, bob):
+            synced = gitlog.sync(each.repo, "origin", each.origin)
+            if not (synced.arrived or synced.pushed):
+                assert synced.log is None  # nothing moved: nothing was listed
+                continue
+            assert synced.log is not None
+            said.append(synced.log)
+            fast = gitlog.taking(each.repo, {}, None, synced.log)
+            assert fast == gitlog.taking(each.repo, {})
+            assert fast.entries and all(e.position is not None for e in fast.entries)
+    assert len(said) == 8  # each write pushed once, and brought once to the other machine
+    # Another machine's log moved meanwhile: what the sync said is not taken.
+    synced = gitlog.sync(ann.repo, "origin", A)
+    ann.write("comment", ITEM, text="after")
+    assert gitlog.taking(ann.repo, {}, None, synced.log) == gitlog.taking(ann.repo, {})

@@ -5,12 +5,15 @@ arrived in, down to `start board export`'s every byte."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from start.base import sqlite
 from start.board import Change, Holder, RefusedError, journal
@@ -18,6 +21,7 @@ from start.board import file as boardfile
 from start.board.oplog import decode
 from start.board.replay import Entry
 from start.board.store import Board
+from tests.board.test_replay import logs
 from tests.conftest import run_start
 
 ANN = Holder("ann")
@@ -264,3 +268,135 @@ def test_with_sync_on_text_the_log_cannot_carry_is_refused_and_nothing_is_writte
             "not finite), which the log across machines cannot carry; write it as UTF-8 text"
         )
         assert (opened.items()[1], kinds(opened)) == (0, [])
+
+
+def _rows(opened: Board) -> list[tuple[Any, ...]]:
+    """The rows of every item as the board keeps them, its times and local parts aside."""
+    found = opened.connection.execute(
+        "SELECT i.seq, k.key, k.made, i.title, i.description, i.status, i.assignee, i.parent, "
+        "i.metadata, i.run, i.answer, i.reason, i.epoch, i.releases, i.level, i.level_by, "
+        "i.answer_level, i.archived IS NULL, i.priority, "
+        "(SELECT group_concat(d.blocked_by || ':' || d.position) FROM deps d WHERE d.item = i.seq), "
+        "(SELECT group_concat(l.name) FROM labels l WHERE l.item = i.seq) "
+        "FROM items i JOIN keys k ON k.seq = i.seq ORDER BY i.seq"
+    )
+    return [tuple(row) for row in found.fetchall()]
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(log=logs(), cuts=st.lists(st.integers(0, 30), max_size=3), late=st.integers(0, 30))
+def test_a_rebuild_of_the_items_a_sync_touched_is_the_rebuild_of_every_item(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    log: list[Entry],
+    cuts: list[int],
+    late: int,
+) -> None:
+    """A board that takes a log in pieces, replaying at each only the items the piece touched
+    (and what hangs on them), is the board that takes it at once and replays every item; some
+    operations arrive before their place on the remote is known, as this machine's own do."""
+    monkeypatch.setattr(journal, "_MOST_IN_PART", 0)  # in part, however many are touched
+    root = tmp_path_factory.mktemp("boards")
+    one, two = project(root, "one"), project(root, "two")
+    unplaced = log[:late]
+    with boardfile.opened(str(one)) as first, boardfile.opened(str(two)) as second:
+        turned_on(first)
+        turned_on(second)
+        with sqlite.writing(first.connection) as connection:
+            journal.take(connection, log, "t")
+            everything = journal.rebuild(connection)
+        edges = sorted({0, *(min(cut, len(log)) for cut in cuts), len(log)})
+        pieces = [log[start:end] for start, end in itertools.pairwise(edges)]
+        for piece in [*pieces, []]:
+            placed = {e.op.name: e.position for e in unplaced if e.position is not None}
+            if not piece:  # at last the places of those that came unplaced
+                unplaced, placed_now = [], placed
+            else:
+                placed_now = {}
+            taken = [e._replace(position=None) if e in unplaced else e for e in piece]
+            with sqlite.writing(second.connection) as connection:
+                touched = journal.take(connection, taken, "t", placed_now)
+                journal.rebuild(connection, touched=touched)
+        assert _rows(second) == _rows(first)
+        assert _comparable(second) == _comparable(first)
+        assert len(everything.items) == len(_rows(first))
+
+
+def test_a_rebuild_replays_only_the_touched_items_and_those_that_hang_on_them(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(journal, "_MOST_IN_PART", 0)
+    with boardfile.opened(str(isolated)) as opened:
+        sync = turned_on(opened)
+        for n in range(1, 7):
+            opened.create(f"Item {n}", ANN)
+        opened.update("item-3", ANN, Change(add_blocked_by=("item-2",)))
+        opened.create("Part of 3", ANN, parent="item-3")
+        with sqlite.writing(opened.connection) as connection:
+            journal.rebuild(connection, touched=journal.take(connection, [], "t"))
+            nothing = journal.rebuild(connection, touched=set())
+            assert nothing.items == {}
+            part = journal.rebuild(connection, touched={f"{sync.origin}.2"})
+        # item-2, item-3 that waits on it, and item-7 that is part of item-3.
+        assert sorted(part.items) == [f"{sync.origin}.{n}" for n in (2, 3, 7)]
+        made = _comparable(opened)
+        with sqlite.writing(opened.connection) as connection:
+            journal.rebuild(connection)
+        assert _comparable(opened) == made
+
+
+@pytest.mark.parametrize("place", [1, 3])
+def test_a_dependency_or_parent_that_has_not_arrived_is_left_out_of_the_rows_until_it_does(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, place: int
+) -> None:
+    """Pushed before the item that names it (place 1), the dependency takes the first number,
+    and every item is replayed; pushed after it (3), the item that names it is replayed with it
+    (and only they)."""
+    monkeypatch.setattr(journal, "_MOST_IN_PART", 0)
+    from start.board.oplog import Clock, Op
+
+    other = "bbbbbbbbbbbb"
+    theirs = Op(other, 1, Clock(1), "bob", "full", "create", f"{other}.1", 0, {"title": "Theirs"})
+    mine = Op(other, 2, Clock(2), "bob", "full", "create", f"{other}.2", 0,
+              {"title": "Waits", "blocked_by": [f"{other}.1"], "parent": f"{other}.1"})  # fmt: skip
+    with boardfile.opened(str(isolated)) as opened:
+        turned_on(opened)
+        with sqlite.writing(opened.connection) as connection:
+            journal.rebuild(connection, touched=journal.take(connection, [Entry(mine, 2)], "t"))
+        first = opened.get("item-1")
+        assert (first.title, first.blocked_by, first.parent) == ("Waits", (), None)
+        with sqlite.writing(opened.connection) as connection:
+            touched = journal.take(connection, [Entry(theirs, place)], "t")
+            assert touched == {f"{other}.1"}
+            made = journal.rebuild(connection, touched=touched)
+        assert len(made.items) == 2
+        waits, there = ("item-2", "item-1") if place == 1 else ("item-1", "item-2")
+        found = opened.get(waits)
+        assert (found.title, found.blocked_by, found.parent) == ("Waits", (there,), there)
+
+
+def test_turning_sync_on_with_an_item_whose_text_the_log_cannot_carry_names_it(
+    isolated: Path,
+) -> None:
+    from start.board.oplog import OperationError
+
+    with boardfile.opened(str(isolated)) as opened:
+        opened.create("Fine", ANN)
+        opened.create("bytes \udcff not UTF-8", ANN)  # kept as it is while sync is off
+        with pytest.raises(OperationError) as caught:
+            turned_on(opened)
+        said = str(caught.value)
+        assert said.startswith(
+            "item-2 cannot be written to the log across machines, so sync is not turned on: "
+            "operation "
+        )
+        assert said.endswith(
+            ": its text holds bytes that are not UTF-8 (or a number not finite), which the log "
+            "across machines cannot carry; write it as UTF-8 text (start board update item-2 "
+            "--title/--description sets its text again); nothing was written"
+        )
+        assert (journal.state(opened.connection), kinds(opened)) == (None, [])
+        opened.update("item-2", ANN, Change(title="now UTF-8"))
+        assert turned_on(opened).items == 2

@@ -223,6 +223,101 @@ def test_a_failed_item_reopens_and_its_releases_start_again() -> None:
 
 # --- properties: any order, any duplicates; a confirmed transition stays ---------------------------
 
+# --- the store's rules, as replay applies them to what arrives ----------------------------------
+
+
+def test_7_a_claim_of_an_item_whose_dependency_is_not_completed_before_it_is_lost() -> None:
+    """The store refuses to claim a blocked item; replay makes such a claim lost, and takes
+    one made after the dependency's finish, in the log's order (the first on the remote)."""
+    first, second = create(), create(blocked_by=[ITEM])
+    waits = f"{A}.2"
+    early = op(B, "claim", 5, item=waits)
+    done = op(A, "finish", 6, status="completed", answer="ok")
+    found = replay(pushed(first, second, early, done))
+    assert found.items[waits].status == "pending"
+    assert found.lost == (
+        Lost(early.name, waits, (
+            f"bob's claim of {waits} ({early.name}) at epoch 0: it waits on {ITEM}, which no "
+            "finish before it completed (an item is claimed, reassigned or completed once its "
+            "dependencies are)")),
+    )  # fmt: skip
+    # Pushed after the finish, the same claim holds; so does one not yet pushed (after it).
+    assert replay(pushed(first, second, done, early)).items[waits].status == "in_progress"
+    on_remote = pushed(first, second, done)
+    assert replay([*on_remote, Entry(early)]).items[waits].holder == "bob"
+    # A finish pushed later never overturns what a confirmed claim needed: it needed it first.
+    later = replay(pushed(first, second, early, done))
+    assert later.items[ITEM].status == "completed"
+    assert later.items[waits].status == "pending"
+
+
+def test_8_a_reassign_and_a_completion_wait_on_dependencies_too_and_a_failure_does_not() -> None:
+    first, second = create(), create(blocked_by=[ITEM])
+    waits = f"{A}.2"
+    give = op(B, "reassign", 5, item=waits, to="cat")
+    finish = op(B, "finish", 6, item=waits, status="completed", answer="done")
+    fail = op(B, "finish", 7, item=waits, status="failed", reason="gave up")
+    found = replay(pushed(first, second, give, finish, fail))
+    assert (found.items[waits].status, found.items[waits].reason) == ("failed", "gave up")
+    assert [each.name for each in found.lost] == [give.name, finish.name]
+    # A dependency the item no longer has (removed before the claim) does not hold it.
+    loose = op(A, "update", 8, item=waits, blocked_by={"remove": [ITEM]})
+    claim = op(B, "claim", 9, item=waits)
+    assert replay(pushed(first, second, loose, claim)).items[waits].holder == "bob"
+
+
+def test_9_a_dependency_that_has_not_arrived_waits_and_one_that_arrives_completed_does_not() -> (
+    None
+):
+    other = f"{B}.1"
+    made = create(blocked_by=[other])
+    claim = op(A, "claim", 5)
+    assert replay(pushed(made, claim)).items[ITEM].status == "pending"
+    theirs = op(B, "create", 1, item=other, title="Theirs")
+    done = op(B, "finish", 2, item=other, status="completed", answer="ok")
+    found = replay(pushed(theirs, done, made, claim))
+    assert (found.items[ITEM].status, found.items[ITEM].blocked_by) == ("in_progress", (other,))
+
+
+def test_10_a_loop_of_parents_made_by_two_machines_leaves_each_item_of_it_part_of_none() -> None:
+    one, two, three = create(), create(), create(parent=f"{A}.2")
+    ann = op(A, "update", 5, item=ITEM, parent=f"{A}.2")
+    bob = op(B, "update", 5, item=f"{A}.2", parent=ITEM)  # concurrently: a loop
+    found = replay(pushed(one, two, three, bob, ann))
+    assert [found.items[f"{A}.{n}"].parent for n in (1, 2, 3)] == [None, None, f"{A}.2"]
+    assert found == replay(pushed(one, two, three, ann, bob))
+
+
+def test_11_a_parent_chain_deeper_than_the_store_allows_is_cut_where_it_passes_the_limit() -> None:
+    from start.base.inputs import DEPTH
+
+    made = [create()]
+    for _ in range(DEPTH + 5):
+        made.append(create(parent=made[-1].item))
+    found = replay(pushed(*reversed(made)))
+    parents = [found.items[each.item].parent for each in made]
+    # The 101st item would be 101 levels deep: it is at the top, and what is part of it under it.
+    assert parents[DEPTH] is None
+    assert parents[:DEPTH] == [None, *(each.item for each in made[: DEPTH - 1])]
+    assert parents[DEPTH + 1 :] == [each.item for each in made[DEPTH:-1]]
+
+
+def test_12_a_cycle_of_dependencies_completes_none_of_its_items() -> None:
+    one, two = create(blocked_by=[f"{A}.2"]), create(blocked_by=[ITEM])
+    done = [op(A, "finish", 5, item=each.item, status="completed") for each in (one, two)]
+    found = replay(pushed(one, two, *done))
+    assert [found.items[each.item].status for each in (one, two)] == ["pending", "pending"]
+
+
+def test_a_hostile_cycle_of_thousands_of_dependencies_is_replayed_without_recursion() -> None:
+    count = 5000
+    made = [create(blocked_by=[f"{A}.{n % count + 1}"]) for n in range(1, count + 1)]
+    claims = [op(B, "claim", 9, item=each.item) for each in made]
+    found = replay(pushed(*made, *claims))
+    assert {each.status for each in found.items.values()} == {"pending"}
+    assert len(found.lost) == count
+
+
 _ORIGINS = (A, B, C)
 _NAMES = ("ann", "bob", "cat")
 
@@ -268,6 +363,7 @@ def _fields(kind: str, keys: list[str]) -> st.SearchStrategy[dict[str, Any]]:
             "metadata": st.dictionaries(words, st.none() | st.integers(0, 3), max_size=2),
             "labels": st.sampled_from(({"add": ["a"]}, {"remove": ["a"]}, {"add": ["b"]})),
             "blocked_by": st.sampled_from(keys).map(lambda k: {"add": [k]}),
+            "parent": st.none() | st.sampled_from(keys),
         })  # fmt: skip
     if kind == "comment":
         return words.map(lambda text: {"text": text})
