@@ -29,8 +29,8 @@ pytestmark = pytest.mark.slow
 
 HUGE = str(2**63)
 ID_RULE = (
-    "is not an item id: ids read item-N (or N), N a number of 1 to 18 digits that does not start "
-    "with 0"
+    "is not an item id: ids read item-N (or N), and item-PREFIX.N for another machine's item (as "
+    "the board shows it), N a number of 1 to 18 digits that does not start with 0"
 )
 CONFIG = f'[settings]\ndefault_agent = "fake"\n\n{agent("fake")}'
 
