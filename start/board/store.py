@@ -44,7 +44,16 @@ from start.board import (
     rows,
     shaping,
 )
-from start.board.oplog import ARCHIVE, CLAIM, COMMENT, FINISH, REASSIGN, RELEASE, UNARCHIVE
+from start.board.oplog import (
+    ARCHIVE,
+    CLAIM,
+    COMMENT,
+    FINISH,
+    REASSIGN,
+    RELEASE,
+    UNARCHIVE,
+    split_key,
+)
 from start.board.refusals import holds, may, refusal, why_not
 from start.board.rows import EVERY, Filter
 from start.board.transfer import IMPORTED_FROM, PLAN, Incoming, Ref
@@ -152,6 +161,10 @@ class Board:
             return spelled(id_)
         return names.show(seq)
 
+    def shown_key(self, item_key: str) -> str:
+        """The id an item's key (ORIGIN.N, as operations carry it) is shown by now."""
+        return self._names().short(item_key)
+
     def page_key(self, item: Item, by_priority: bool) -> tuple[int, ...]:
         """Where `item` is in a listing's order, as a page's key (rows.key, `after`)."""
         return rows.key(item, by_priority, self._seq(item.id, self._names()))
@@ -218,7 +231,10 @@ class Board:
         found = self.connection.execute(
             "SELECT at, actor, op, detail FROM events WHERE item = ? ORDER BY seq", (seq,)
         )
-        return [Event(at, actor, op, json.loads(detail)) for at, actor, op, detail in found]
+        return [
+            Event(at, actor, op, _keys_shown(json.loads(detail), names))
+            for at, actor, op, detail in found
+        ]
 
     def comments(self, id_: str) -> list[Comment]:
         """The item's comments, oldest first."""
@@ -990,6 +1006,27 @@ class _DryRun(Exception):
 def _labels(given: Sequence[str]) -> tuple[str, ...]:
     """Labels, each checked (start.base.inputs.label), once each, in order."""
     return tuple(dict.fromkeys(inputs.label(label) for label in given))
+
+
+def _keys_shown(detail: dict[str, Any], names: ids.Names) -> dict[str, Any]:
+    """An event's detail with the keys its operation carries (`parent`, `blocked_by`: ORIGIN.N)
+    as the ids the board shows; with sync off, as it is."""
+    if not names.on:
+        return detail
+
+    def shown(value: Any) -> Any:
+        if isinstance(value, str):
+            return value if split_key(value) is None else names.short(value)
+        if isinstance(value, list):
+            return [shown(each) for each in value]
+        if isinstance(value, dict):
+            return {part: shown(each) for part, each in value.items()}
+        return value
+
+    return {
+        name: shown(value) if name in ("parent", "blocked_by") else value
+        for name, value in detail.items()
+    }
 
 
 def _shown(names: ids.Names, id_: str) -> str:
