@@ -182,8 +182,10 @@ def test_another_origins_item_is_named_by_its_shortest_prefix_and_taken_by_it(
         assert (done.id, done.status) == ("item-zzzz.1", "completed")
         assert [each.text for each in a.comments("item-zzzz.1")] == ["on it"]
         assert a.get("item-zzzz.2").blocked == ()
-        # item-N is this machine's own N-th item, never another's of that number.
-        assert a.get("item-1").title == "A's"
+        # item-N is this machine's own N-th item, never another's of that number; its long
+        # form (how other machines show it) works here too.
+        assert a.get("item-1").title == a.get("item-k3f9.1").title == "A's"
+        assert a.shown(f"item-{A}.1") == "item-1"
         with pytest.raises(NoSuchItemError) as caught:
             a.get("item-2")
         assert str(caught.value) == (

@@ -69,6 +69,17 @@ def test_another_machines_item_is_taken_by_its_short_id_and_one_made_before_sync
     bob.start("board", "done", plan, "--answer", "planned", "--as", "bob")
     exported = [json.loads(line) for line in bob.start("board", "export").splitlines()[1:]]
     assert [each["id"] for each in exported] == [f"item-{prefix}.1", f"item-{prefix}.2"]
+    # A plan of `add --file` names items on the board by item-N only.
+    plan_file = tmp_path / "plan.jsonl"
+    plan_file.write_text(json.dumps({"title": "Later", "after": [plan]}) + "\n")
+    planned = run_start(
+        "-d", str(bob.repo), "board", "add", "--file", str(plan_file), "--as", "bob", env=bob.env
+    )
+    assert (planned.returncode, planned.stderr) == (
+        2,
+        f"start: {plan_file}:1: after: '{plan}' is another machine's item: a file names items on "
+        "the board by item-N, this machine's, only; give it the key of a line\n",
+    )
     # A machine's own N is never another's: bob made no item 1.
     missing = run_start("-d", str(bob.repo), "board", "show", "item-1", env=bob.env)
     assert (missing.returncode, missing.stderr) == (
