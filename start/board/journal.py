@@ -319,8 +319,8 @@ def changed(
 
 
 def _key(connection: Any, id_: str) -> str:
-    """The key of the item `id_` names, as the board shows it (every item has one with sync
-    on)."""
+    """The key of the item that `id_`, an id as the board shows it (start.board.ids), names:
+    every item has one with sync on."""
     from start.board.ids import Names
 
     row = connection.execute(
