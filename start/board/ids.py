@@ -12,7 +12,7 @@ Row numbers are the store's own (a rebuild may renumber rows); they never leave 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from start.base.errors import ExitCode, StartError
 from start.base.inputs import ITEM_PREFIX, ORIGIN_LEAST, item_ref
@@ -43,47 +43,60 @@ def prefix_lengths(origins: set[str] | list[str]) -> dict[str, int]:
 
 class Names:
     """The ids of one board as it is when made: make one for each reading or change, since a
-    sync may bring new origins (a prefix shown may then grow) and renumber rows."""
+    sync may bring new origins (a prefix shown may then grow) and renumber rows. What it reads
+    it reads by the `keys` table's indexes, a row or an origin's neighbours at a time, so that
+    naming one item costs the same on a board of any size."""
 
     def __init__(self, connection: Any) -> None:
         self.connection = connection
         row = connection.execute("SELECT origin FROM sync WHERE one = 1").fetchone()
         self.origin: str | None = None if row is None else str(row[0])
-        self._keys: dict[int, str] | None = None
-        self._prefixes: dict[str, int] | None = None
+        self._keys: dict[int, str | None] = {}  # row to key, as read
+        self._lengths: dict[str, int] = {}  # origin to its prefix's length, as worked out
 
     @property
     def on(self) -> bool:
         """Whether sync is on: items are named by their keys."""
         return self.origin is not None
 
-    def _known(self) -> tuple[dict[int, str], dict[str, int]]:
-        """Every item's key by its row, and each origin's prefix length: read once."""
-        if self._keys is None or self._prefixes is None:
-            found = self.connection.execute("SELECT seq, key FROM keys").fetchall()
-            self._keys = {int(seq): str(key) for seq, key in found}
-            origins = {key.partition(".")[0] for key in self._keys.values()}
-            self._prefixes = prefix_lengths(origins | ({self.origin} if self.origin else set()))
-        return self._keys, self._prefixes
+    def _key(self, seq: int) -> str | None:
+        if seq not in self._keys:
+            row = self.connection.execute("SELECT key FROM keys WHERE seq = ?", (seq,)).fetchone()
+            self._keys[seq] = None if row is None else str(row[0])
+        return self._keys[seq]
+
+    def _length(self, origin: str) -> int:
+        """How much of `origin` its ids show: its shortest unique prefix, which only its
+        neighbours in sorted order bound. A key is ORIGIN.N, every origin as long, and `/` comes
+        right after `.`: the keys of `origin` lie between ORIGIN. and ORIGIN/."""
+        if origin not in self._lengths:
+            near = {origin} | ({self.origin} if self.origin else set())
+            for sql, bound in (
+                ("SELECT key FROM keys WHERE key < ? ORDER BY key DESC LIMIT 1", f"{origin}."),
+                ("SELECT key FROM keys WHERE key >= ? ORDER BY key LIMIT 1", f"{origin}/"),
+            ):
+                row = self.connection.execute(sql, (bound,)).fetchone()
+                if row is not None:
+                    near.add(str(row[0]).partition(".")[0])
+            self._lengths[origin] = prefix_lengths(near)[origin]
+        return self._lengths[origin]
 
     def show(self, seq: int) -> str:
         """The id of the item in row `seq`, as every output shows it."""
         if self.origin is None:
             return item_id(seq)
-        keys, prefixes = self._known()
-        key = keys.get(seq)
+        key = self._key(seq)
         if key is None:  # a row sync has no key for (none is made so): its number
             return item_id(seq)
-        return self.short(key, prefixes)
+        return self.short(key)
 
-    def short(self, key: str, prefixes: dict[str, int] | None = None) -> str:
+    def short(self, key: str) -> str:
         """The id a key `ORIGIN.N` is shown as: `item-N` for this machine's origin, else
         `item-PREFIX.N`."""
         origin, _, number = key.partition(".")
         if origin == self.origin:
             return f"{ITEM_PREFIX}{number}"
-        lengths = self._known()[1] if prefixes is None else prefixes
-        return f"{ITEM_PREFIX}{origin[: lengths.get(origin, len(origin))]}.{number}"
+        return f"{ITEM_PREFIX}{origin[: self._length(origin)]}.{number}"
 
     def seq(self, id_: str) -> int | None:
         """The row of the item `id_` names (start.base.inputs.item_ref reads it: InputError
@@ -112,16 +125,33 @@ class Names:
 
     def origins(self, prefix: str) -> list[str]:
         """The origins on this board (this machine's, and those of its items) that start with
-        `prefix`, sorted."""
-        _, prefixes = self._known()
-        return sorted(origin for origin in prefixes if origin.startswith(prefix))
+        `prefix`, sorted: each found by the keys' index, the next after the last one's keys."""
+        found = {self.origin} if self.origin and self.origin.startswith(prefix) else set()
+        at = prefix
+        while len(found) <= MOST_NAMED:
+            row = self.connection.execute(
+                "SELECT key FROM keys WHERE key >= ? ORDER BY key LIMIT 1", (at,)
+            ).fetchone()
+            if row is None or not str(row[0]).startswith(prefix):
+                break
+            origin = str(row[0]).partition(".")[0]
+            found.add(origin)
+            at = f"{origin}/"
+        return sorted(found)
 
     def others(self, id_: str) -> list[str]:
         """For an id that names no item: the ids of items of that number that other origins
-        made, as shown (what the caller may have meant), sorted; empty with sync off."""
+        made, as shown (what the caller may have meant), sorted; empty with sync off. (It reads
+        every key: only a refusal asks.)"""
         if self.origin is None:
             return []
         _, number = item_ref(id_)
-        keys, prefixes = self._known()
         ending = f".{number}"
-        return sorted(self.short(key, prefixes) for key in keys.values() if key.endswith(ending))
+        found = self.connection.execute("SELECT key FROM keys").fetchall()
+        return sorted(self.short(str(key)) for (key,) in found if str(key).endswith(ending))[
+            :MOST_NAMED
+        ]
+
+
+# The most origins an ambiguous prefix's refusal names, and ids a did-you-mean offers.
+MOST_NAMED: Final = 10

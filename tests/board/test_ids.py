@@ -194,6 +194,13 @@ def test_another_origins_item_is_named_by_its_shortest_prefix_and_taken_by_it(
         )
         with pytest.raises(NoSuchItemError):
             a.get("item-wwww.1")  # an origin this board does not know
+        # Naming an item reads the keys it needs by their indexes, never every key.
+        read: list[str] = []
+        a.connection.set_trace_callback(read.append)
+        assert a.get("item-zzzz.2").blocked_by == ("item-zzzz.1",)
+        a.connection.set_trace_callback(None)
+        assert read
+        assert all("FROM keys" not in sql or "WHERE" in sql for sql in read), read
 
 
 def test_a_prefix_two_origins_share_is_refused_naming_both_and_the_shown_one_grows(
