@@ -71,14 +71,11 @@ ITEM_PREFIX: Final = "item-"
 ORIGIN_LEAST: Final = 4
 ORIGIN_MOST: Final = 12
 _ORIGIN: Final = f"[0-9a-hjkmnp-tv-z]{{{ORIGIN_LEAST},{ORIGIN_MOST}}}"
-ITEM_ID_PATTERN: Final = f"^(({ITEM_PREFIX}({_ORIGIN}\\.)?)?{_NUMBER})$"
+ITEM_ID_PATTERN: Final = f"^({ITEM_PREFIX}({_ORIGIN}\\.)?)?{_NUMBER}$"
 ITEM_ID_SCHEMA: Final[Mapping[str, Any]] = {
     "type": "string",
     "pattern": ITEM_ID_PATTERN,
-    "description": (
-        f"An item's id: {ITEM_PREFIX}N (or N), or {ITEM_PREFIX}PREFIX.N for an item another "
-        "machine made (as the board shows it)."
-    ),
+    "description": f"An item's id: {ITEM_PREFIX}N (or N), or {ITEM_PREFIX}PREFIX.N as shown.",
 }
 _ITEM_ID: Final = re.compile(f"(?:{re.escape(ITEM_PREFIX)}(?:({_ORIGIN})\\.)?)?({_NUMBER})")
 _RUN_ID: Final = re.compile(_NUMBER)
