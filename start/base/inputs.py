@@ -62,29 +62,48 @@ MOST: Final = 10**DIGITS - 1
 _NUMBER: Final = f"[1-9][0-9]{{0,{DIGITS - 1}}}"
 
 # An item's id is this prefix and its number; the number alone is accepted where an id is read.
+# With sync on (docs/board.md, "Across machines") an item another machine made reads
+# `item-PREFIX.N`: PREFIX is the start of that machine's origin, ORIGIN_LEAST to ORIGIN_MOST
+# characters of its alphabet (Crockford's base32 in lowercase, start.board.oplog.ALPHABET).
+# Ids are lowercase, as the board shows them: `ITEM-3` or `item-K3F9.12` is no id (not folded,
+# so that one id has one spelling in scripts, logs and an MCP client's calls).
 ITEM_PREFIX: Final = "item-"
-ITEM_ID_PATTERN: Final = f"^({ITEM_PREFIX})?{_NUMBER}$"
+ORIGIN_LEAST: Final = 4
+ORIGIN_MOST: Final = 12
+_ORIGIN: Final = f"[0-9a-hjkmnp-tv-z]{{{ORIGIN_LEAST},{ORIGIN_MOST}}}"
+ITEM_ID_PATTERN: Final = f"^({ITEM_PREFIX}({_ORIGIN}\\.)?)?{_NUMBER}$"
 ITEM_ID_SCHEMA: Final[Mapping[str, Any]] = {
     "type": "string",
     "pattern": ITEM_ID_PATTERN,
-    "description": f"An item's id: {ITEM_PREFIX}N (or N).",
+    "description": f"An item's id: {ITEM_PREFIX}N (or N), or {ITEM_PREFIX}PREFIX.N as shown.",
 }
-_ITEM_ID: Final = re.compile(f"(?:{re.escape(ITEM_PREFIX)})?({_NUMBER})")
+_ITEM_ID: Final = re.compile(f"(?:{re.escape(ITEM_PREFIX)}(?:({_ORIGIN})\\.)?)?({_NUMBER})")
 _RUN_ID: Final = re.compile(_NUMBER)
 _DIGITS_RULE: Final = f"a number of 1 to {DIGITS} digits that does not start with 0"
 
 
 def not_an_item_id(value: object) -> str:
     """Why `value` is no item id: the message of every door."""
-    return f"{quoted(value)} is not an item id: ids read {ITEM_PREFIX}N (or N), N {_DIGITS_RULE}"
+    return (
+        f"{quoted(value)} is not an item id: ids read {ITEM_PREFIX}N (or N), and "
+        f"{ITEM_PREFIX}PREFIX.N for another machine's item (as the board shows it), N "
+        f"{_DIGITS_RULE}"
+    )
 
 
-def item_number(text: object) -> int:
-    """The number of an item id (`item-3`, or `3`); InputError for anything else."""
+def item_ref(text: object) -> tuple[str | None, int]:
+    """The origin's prefix (None: none given) and the number of an item id (`item-3`, `3`,
+    `item-k3f9.12`); InputError for anything else."""
     found = _ITEM_ID.fullmatch(text) if isinstance(text, str) else None
     if found is None:
         raise InputError(not_an_item_id(text))
-    return int(found.group(1))
+    return found.group(1), int(found.group(2))
+
+
+def item_number(text: object) -> int:
+    """The number of an item id (`item-3`, `item-k3f9.12`, or `3`); InputError for anything
+    else."""
+    return item_ref(text)[1]
 
 
 def run_number(text: object) -> int:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from start.base.errors import ExitCode, StartError
-from start.base.inputs import ITEM_PREFIX, METADATA_DEPTH, item_number, readable
+from start.base.inputs import ITEM_PREFIX, METADATA_DEPTH, item_number, item_ref, readable
 from start.base.record import Record, Text
 from start.compose.ask import Ask
 from start.compose.ask import data as ask_data
@@ -182,8 +182,17 @@ def item_id(number: int) -> str:
 
 def number(text: str) -> int:
     """The number of an item id (`item-3`, or `3`); start.base.inputs.InputError (a usage error) for
-    anything else, a number of more digits than any id has included."""
+    anything else, a number of more digits than any id has included. The number only: an id
+    of another machine's item (`item-k3f9.12`) is the board's to resolve (start.board.ids)."""
     return item_number(text)
+
+
+def spelled(text: str) -> str:
+    """An item id as the board spells it: `3` as item-3, `item-k3f9.12` as it is;
+    start.base.inputs.InputError for anything that is no id. (The board's own form of an id it
+    holds is start.board.store.Board.shown's: a sync may make a prefix longer.)"""
+    prefix, found = item_ref(text)
+    return item_id(found) if prefix is None else f"{PREFIX}{prefix}.{found}"
 
 
 # A name a person acts under: no colon, which the names start mints (mcp:..., run:...) have.

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from start.base import sqlite
 from start.base.record import Record
-from start.board import COMPLETED, FAILED, IN_PROGRESS, PENDING, Item, number
+from start.board import COMPLETED, FAILED, IN_PROGRESS, PENDING, Item
 from start.board.oplog import (
     ARCHIVE,
     AUTHOR_CHARACTERS,
@@ -328,8 +328,13 @@ def changed(
 
 
 def _key(connection: Any, id_: str) -> str:
-    """The key of the item `id_` names (every item has one with sync on)."""
-    row = connection.execute("SELECT key FROM keys WHERE seq = ?", (number(id_),)).fetchone()
+    """The key of the item that `id_`, an id as the board shows it (start.board.ids), names:
+    every item has one with sync on."""
+    from start.board.ids import Names
+
+    row = connection.execute(
+        "SELECT key FROM keys WHERE seq = ?", (Names(connection).seq(id_),)
+    ).fetchone()
     assert row is not None and row[0] is not None, f"{id_} has a key with sync on"
     found: str = row[0]
     return found

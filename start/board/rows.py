@@ -109,8 +109,9 @@ SELECT: Final = (
 )
 
 
-def item(row: sqlite3.Row) -> Item:
-    """A row of SELECT as an Item."""
+def item(row: sqlite3.Row, show: Callable[[int], str] = item_id) -> Item:
+    """A row of SELECT as an Item; `show`: the id of a row's number as the board shows it
+    (start.board.ids.Names.show; with sync off, item-N)."""
     found = []
     for part in (row["deps"] or "").split(","):
         if part:
@@ -118,7 +119,7 @@ def item(row: sqlite3.Row) -> Item:
             found.append(
                 (
                     int(position),
-                    item_id(int(dependency)),
+                    show(int(dependency)),
                     None if status == "-" else status,
                     bool(archived),
                 )
@@ -127,11 +128,11 @@ def item(row: sqlite3.Row) -> Item:
     reasons = (waiting(dependency, status, archived) for _, dependency, status, archived in found)
     children, done = row["children"].split(" ")
     return Item(
-        id=item_id(row["seq"]),
+        id=show(row["seq"]),
         blocked_by=tuple(each[1] for each in found),
         blocked=tuple(reason for reason in reasons if reason is not None),
         labels=tuple((row["labels"] or "").split()),
-        parent=None if row["parent"] is None else item_id(row["parent"]),
+        parent=None if row["parent"] is None else show(row["parent"]),
         children=int(children),
         children_done=int(done),
         **{name: _decode(name, row[name]) for name in FIELDS},
@@ -145,9 +146,10 @@ KEY: Final = ("i.seq",)
 KEY_BY_PRIORITY: Final = ("i.priority", "i.seq")
 
 
-def key(item: Item, by_priority: bool) -> tuple[int, ...]:
-    """Where `item` is in a listing's order: the key a page that ends with it goes on after."""
-    seq = number(item.id)
+def key(item: Item, by_priority: bool, seq: int | None = None) -> tuple[int, ...]:
+    """Where `item` is in a listing's order: the key a page that ends with it goes on after;
+    `seq`: its row's number (start.board.store.Board.page_key), its id's number unless given."""
+    seq = number(item.id) if seq is None else seq
     return (item.priority, seq) if by_priority else (seq,)
 
 
@@ -186,9 +188,20 @@ EVERY: Final = Filter()
 PARENT_MARK, STEP_MARK = "$.workflow.definition", "$.workflow.step"
 
 
-def where(found: Filter, matched: Sequence[int] | None = None) -> tuple[str, list[Any]]:
+def where(
+    found: Filter,
+    matched: Sequence[int] | None = None,
+    seq: Callable[[str], int | None] = number,
+) -> tuple[str, list[Any]]:
     """The WHERE clause (with its leading space) of a listing, and its values; `matched`: the
-    numbers of the items its search matches (None: it has none, or it matches every item)."""
+    numbers of the items its search matches (None: it has none, or it matches every item);
+    `seq`: the row's number of an id (None: it names no item, which matches nothing;
+    start.board.ids.Names.seq with sync on)."""
+
+    def number(id_: str) -> int:
+        row = seq(id_)
+        return 0 if row is None else row  # no row has number 0
+
     clauses: list[str] = []
     values: list[Any] = []
     if matched is not None:

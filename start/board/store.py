@@ -37,14 +37,23 @@ from start.board import (
     RefusedError,
     above,
     alive,
+    ids,
     item_id,
     journal,
     lowest,
-    number,
     rows,
     shaping,
 )
-from start.board.oplog import ARCHIVE, CLAIM, COMMENT, FINISH, REASSIGN, RELEASE, UNARCHIVE
+from start.board.oplog import (
+    ARCHIVE,
+    CLAIM,
+    COMMENT,
+    FINISH,
+    REASSIGN,
+    RELEASE,
+    UNARCHIVE,
+    split_key,
+)
 from start.board.refusals import holds, may, refusal, why_not
 from start.board.rows import EVERY, Filter
 from start.board.transfer import IMPORTED_FROM, PLAN, Incoming, Ref
@@ -100,17 +109,65 @@ class Board:
 
     def get(self, id_: str) -> Item:
         """The item of that id; NoSuchItemError when there is none."""
-        row = self._row(number(id_))
+        names = self._names()
+        row = self._row(self._seq(id_, names))
         if row is None:
-            raise self._no_such(id_)
-        return rows.item(row)
+            raise self._no_such(id_, names)
+        return rows.item(row, names.show)
 
-    def _no_such(self, id_: str) -> NoSuchItemError:
+    def _get(self, seq: int, names: ids.Names | None = None) -> Item:
+        """The item in row `seq` (one that is there), its ids as the board shows them."""
+        names = self._names() if names is None else names
+        row = self._row(seq)
+        if row is None:
+            raise self._no_such(names.show(seq), names)
+        return rows.item(row, names.show)
+
+    def _names(self) -> ids.Names:
+        """How the board names its items now (start.board.ids): made again for each reading
+        or change, since a sync may bring origins and renumber rows."""
+        return ids.Names(self.connection)
+
+    def _seq(self, id_: str, names: ids.Names) -> int:
+        """The row of the item `id_` names; NoSuchItemError when it names none (a row number
+        with sync off is not checked here: the caller reads the row)."""
+        seq = names.seq(id_)
+        if seq is None:
+            raise self._no_such(id_, names)
+        return seq
+
+    def _no_such(self, id_: str, names: ids.Names | None = None) -> NoSuchItemError:
+        names = self._names() if names is None else names
+        if names.on:
+            others = names.others(id_)
+            known = f"did you mean {' or '.join(others)}? " if others else ""
+            return NoSuchItemError(
+                f"no item {id_} on the board of {self.root} ({known}'start board' lists them)"
+            )
         last = self.connection.execute("SELECT max(seq) FROM items").fetchone()[0]
         known = f"ids go from {item_id(1)} to {item_id(last)}" if last else "the board is empty"
         return NoSuchItemError(
             f"no item {id_} on the board of {self.root} ({known}; 'start board' lists them)"
         )
+
+    def shown(self, id_: str) -> str:
+        """`id_` as the board shows it (`3` as item-3; with sync on, another machine's item by
+        its shortest prefix); spelled as an id (start.board.spelled) when it names no item."""
+        names = self._names()
+        seq = names.seq(id_)
+        if seq is None or self._row(seq) is None:
+            from start.board import spelled
+
+            return spelled(id_)
+        return names.show(seq)
+
+    def shown_key(self, item_key: str) -> str:
+        """The id an item's key (ORIGIN.N, as operations carry it) is shown by now."""
+        return self._names().short(item_key)
+
+    def page_key(self, item: Item, by_priority: bool) -> tuple[int, ...]:
+        """Where `item` is in a listing's order, as a page's key (rows.key, `after`)."""
+        return rows.key(item, by_priority, self._seq(item.id, self._names()))
 
     def items(
         self,
@@ -132,7 +189,8 @@ class Board:
             from start.board import search
 
             matched = search.matching(self.connection, found.search)
-        clause, values = rows.where(found, matched)
+        names = self._names()
+        clause, values = rows.where(found, matched, names.seq)
         counted, counted_values = clause, values
         # The latest change first: `updated`, and within its second the item's latest event.
         latest = "(SELECT max(e.seq) FROM events e WHERE e.item = i.seq) DESC"
@@ -153,41 +211,51 @@ class Board:
             total = self.connection.execute(count, counted_values).fetchone()[0]
             suffix, more = ("", []) if limit is None else (" LIMIT ?", [limit])
             found_rows = self.connection.execute(sql + suffix, [*values, *more]).fetchall()
-            return [rows.item(row) for row in found_rows], total
+            return [rows.item(row, names.show) for row in found_rows], total
         if limit is None:
             found_rows = self.connection.execute(sql, values).fetchall()
-            return [rows.item(row) for row in found_rows], len(found_rows)
+            return [rows.item(row, names.show) for row in found_rows], len(found_rows)
         found_rows = self.connection.execute(sql + " LIMIT ?", [*values, limit]).fetchall()
         total = len(found_rows)
         if total == limit:
             count = f"SELECT count(*) FROM items i{clause}"
             total = self.connection.execute(count, values).fetchone()[0]
-        return [rows.item(row) for row in found_rows], total
+        return [rows.item(row, names.show) for row in found_rows], total
 
     def events(self, id_: str) -> list[Event]:
         """What happened to an item, oldest first."""
-        self.get(id_)  # NoSuchItemError for an item that is not there
+        names = self._names()
+        seq = self._seq(id_, names)
+        if self._row(seq) is None:
+            raise self._no_such(id_, names)
         found = self.connection.execute(
-            "SELECT at, actor, op, detail FROM events WHERE item = ? ORDER BY seq",
-            (number(id_),),
+            "SELECT at, actor, op, detail FROM events WHERE item = ? ORDER BY seq", (seq,)
         )
-        return [Event(at, actor, op, json.loads(detail)) for at, actor, op, detail in found]
+        return [
+            Event(at, actor, op, _keys_shown(json.loads(detail), names))
+            for at, actor, op, detail in found
+        ]
 
     def comments(self, id_: str) -> list[Comment]:
         """The item's comments, oldest first."""
-        self.get(id_)  # NoSuchItemError for an item that is not there
+        names = self._names()
+        seq = self._seq(id_, names)
+        if self._row(seq) is None:
+            raise self._no_such(id_, names)
         found = self.connection.execute(
-            "SELECT at, author, text FROM comments WHERE item = ? ORDER BY seq", (number(id_),)
+            "SELECT at, author, text FROM comments WHERE item = ? ORDER BY seq", (seq,)
         )
         return [Comment(at, author, sqlite.text(text) or "") for at, author, text in found]
 
     def answers(self, ids: Sequence[str]) -> list[tuple[Item, str]]:
         """The completed items of `ids`, each with its answer ("" when it has none), in order."""
         kept = []
+        names = self._names()
         for id_ in ids:
-            row = self._row(number(id_))
+            seq = names.seq(id_)
+            row = None if seq is None else self._row(seq)
             if row is not None and row["status"] == COMPLETED:
-                kept.append((rows.item(row), sqlite.text(row["answer"]) or ""))
+                kept.append((rows.item(row, names.show), sqlite.text(row["answer"]) or ""))
         return kept
 
     def sync(self) -> journal.Sync | None:
@@ -197,16 +265,18 @@ class Board:
     def unconfirmed(self) -> set[str]:
         """The ids of the items held under a claim not yet pushed (none while sync is off):
         provisional until `start board sync` pushes it (docs/board-sync-design.md)."""
-        return {item_id(seq) for seq in journal.unconfirmed(self.connection)}
+        names = self._names()
+        return {names.show(seq) for seq in journal.unconfirmed(self.connection)}
 
     def key(self, id_: str) -> str | None:
         """The key (ORIGIN.N) of the item `id_` names; None while sync is off."""
-        return journal.key_of(self.connection, number(id_))
+        seq = self._names().seq(id_)
+        return None if seq is None else journal.key_of(self.connection, seq)
 
     def by_key(self, item_key: str) -> Item | None:
         """The item whose key is `item_key`, under its number now; None when there is none."""
         seq = journal.numbered(self.connection, item_key)
-        return None if seq is None else self.get(item_id(seq))
+        return None if seq is None else self._get(seq)
 
     def version(self) -> int:
         """A number that changes whenever another connection commits (PRAGMA data_version)."""
@@ -230,17 +300,24 @@ class Board:
     ) -> list[int]:
         """The numbers of `ids`, once each, checked: each names an item, none is `seq` itself,
         and none waits (through others) on `seq`, which would make a cycle."""
+        names = self._names()
+        show = names.show
         wanted: list[int] = []
         for id_ in ids:
-            found = number(id_)
+            found = names.seq(id_)
+            if found is None:
+                raise NoSuchItemError(
+                    f"blocked_by names {id_}, which is not on the board ('start board' lists "
+                    "the items)"
+                )
             if found not in wanted:
                 wanted.append(found)
         if seq is not None and seq in wanted:
-            raise BadRequestError(f"{item_id(seq)} cannot wait on itself (blocked_by)")
+            raise BadRequestError(f"{show(seq)} cannot wait on itself (blocked_by)")
         for found in wanted:
             if connection.execute("SELECT 1 FROM items WHERE seq = ?", (found,)).fetchone() is None:
                 raise NoSuchItemError(
-                    f"blocked_by names {item_id(found)}, which is not on the board "
+                    f"blocked_by names {show(found)}, which is not on the board "
                     "('start board' lists the items)"
                 )
         if seq is not None and wanted:
@@ -252,8 +329,8 @@ class Board:
             ).fetchone()
             if cycle is not None:
                 raise BadRequestError(
-                    f"{item_id(seq)} cannot wait on {', '.join(map(item_id, wanted))}: one of "
-                    f"them waits on {item_id(seq)}, which would be a cycle that never ends"
+                    f"{show(seq)} cannot wait on {', '.join(map(show, wanted))}: one of "
+                    f"them waits on {show(seq)}, which would be a cycle that never ends"
                 )
         return wanted
 
@@ -301,12 +378,12 @@ class Board:
             if named:
                 shaped["labels"] = list(named)
             if up is not None:
-                shaped["parent"] = item_id(up)
+                shaped["parent"] = item_id(up)  # sync off: with sync on the log is the history
                 self._nested(connection, [seq])
             self._event(connection, seq, by.name, "create", title=title, **shaped)
             if journal.on(connection):
                 journal.as_it_is(connection, seq, by.name)
-        return self.get(item_id(seq))
+        return self._get(seq)
 
     def bring(
         self, incoming: Sequence[Incoming], by: Holder, source: str, *, dry_run: bool = False
@@ -322,6 +399,7 @@ class Board:
         among them; what it runs is an Ask the caller checked as `add` checks one."""
         stamp = now()
         made: list[int] = []
+        shown: list[str] = []
         try:
             with sqlite.writing(self.connection) as connection:
                 for each in incoming:
@@ -332,11 +410,13 @@ class Board:
                 if journal.on(connection):
                     for seq in made:
                         journal.as_it_is(connection, seq, by.name)
+                # Named while their keys are there (a dry run's are rolled back).
+                shown = [self._names().show(seq) for seq in made]
                 if dry_run:
                     raise _DryRun
         except _DryRun:
             pass
-        return [item_id(seq) for seq in made]
+        return shown
 
     def _brought(
         self, connection: sqlite3.Connection, each: Incoming, by: Holder, source: str, stamp: str
@@ -396,13 +476,15 @@ class Board:
         def number(ref: Ref, what: str) -> int:
             if ref.new:
                 return made[ref.number]
-            found = connection.execute("SELECT 1 FROM items WHERE seq = ?", (ref.number,))
-            if found.fetchone() is None or ref.number in made:
+            # item-N: this machine's N-th item (with sync on, its key's; start.board.ids).
+            seq = self._names().seq(item_id(ref.number))
+            found = connection.execute("SELECT 1 FROM items WHERE seq = ?", (seq,))
+            if seq is None or found.fetchone() is None or seq in made:
                 raise NoSuchItemError(
                     f"{each.where}: {what} names {item_id(ref.number)}, which is not on the "
                     "board ('start board --all' lists the items)"
                 )
-            return ref.number
+            return seq
 
         deps = [number(ref, "after") for ref in each.blocked_by]
         connection.executemany(
@@ -429,7 +511,7 @@ class Board:
             count = found.fetchone()[0]
             if count > inputs.LABELS:
                 raise BadRequestError(
-                    f"{item_id(seq)} would have {count} labels, over the limit of "
+                    f"{self._names().show(seq)} would have {count} labels, over the limit of "
                     f"{inputs.LABELS}; remove some (--unlabel NAME)"
                 )
 
@@ -456,6 +538,7 @@ class Board:
         ).fetchone()
         if found is None:
             return
+        item_id = self._names().show
         if where:
             place, fix = f"{where[seqs.index(found[0])]}: ", "nest the file's items less deeply"
         elif below:
@@ -470,11 +553,14 @@ class Board:
     def _parent(self, connection: sqlite3.Connection, id_: str, seq: int | None) -> int:
         """The number of the parent `id_` for the item `seq` (None: a new item), checked: it
         names an item, and not `seq` or one of its descendants, which would be a loop."""
-        found = number(id_)
+        names = self._names()
+        item_id = names.show
+        given = names.seq(id_)
+        found = 0 if given is None else given
         if connection.execute("SELECT 1 FROM items WHERE seq = ?", (found,)).fetchone() is None:
             raise NoSuchItemError(
-                f"--parent names {item_id(found)}, which is not on the board ('start board' "
-                "lists the items)"
+                f"--parent names {id_ if given is None else item_id(found)}, which is not on "
+                "the board ('start board' lists the items)"
             )
         if seq is None:
             return found
@@ -499,19 +585,20 @@ class Board:
         `holder`, its epoch one more. Claiming it again as its holder is no change. Raises
         RefusedError when it is another's, blocked or finished, or runs above the level of
         `holder` (board.shaping)."""
-        seq = number(id_)
         with sqlite.writing(self.connection) as connection:
+            names = self._names()
+            seq = self._seq(id_, names)
             row = self._row(seq)
             if row is None:
-                raise self._no_such(id_)
-            item = rows.item(row)
+                raise self._no_such(id_, names)
+            item = rows.item(row, names.show)
             if holds(row, holder):
                 return item
             why = shaping(item, holder, "claim")
             if why is not None:
                 raise RefusedError(why)
             if self._take(connection, seq, holder):
-                return self.get(id_)
+                return self._get(seq)
             raise RefusedError(refusal(item, "claim"))
 
     def _take(self, connection: sqlite3.Connection, seq: int, holder: Holder) -> bool:
@@ -547,19 +634,20 @@ class Board:
         with sqlite.writing(self.connection) as connection:
             # Below the user's level, the first ready item that runs at its level, or nothing.
             restricted = above(USER_LEVEL, holder.level)
+            show = self._names().show
             first = "" if restricted else " LIMIT 1"
             sql = f"SELECT seq FROM items i{clause} ORDER BY i.priority, seq{first}"
             for (seq,) in connection.execute(sql, values).fetchall():
                 if restricted:
                     row = self._row(seq)
-                    if row is None or shaping(rows.item(row), holder, "claim") is not None:
+                    if row is None or shaping(rows.item(row, show), holder, "claim") is not None:
                         continue
                 taken = self._take(connection, seq, holder)
                 assert taken, "the write lock is held: the ready item cannot have changed"
                 break
             else:
                 return None
-        return self.get(item_id(seq))
+        return self._get(seq)
 
     def update(self, id_: str, by: Holder, change: Change, epoch: int | None = None) -> Item:
         """Apply a partial change, as the board's rules allow `by` (docs/board.md, "Rules"):
@@ -573,7 +661,6 @@ class Board:
         agent's session finishes an item that runs something only when it holds it.
 
         Raises RefusedError, NoSuchItemError or BadRequestError, and changes nothing then."""
-        seq = number(id_)
         to = change.status
         if to == IN_PROGRESS:
             raise BadRequestError(
@@ -597,15 +684,17 @@ class Board:
         added, removed = _labels(change.add_labels or ()), _labels(change.remove_labels or ())
         stamp = now()
         with sqlite.writing(self.connection) as connection:
+            names = self._names()
+            seq = self._seq(id_, names)
             row = self._row(seq)
             if row is None:
-                raise self._no_such(id_)
-            item = rows.item(row)
+                raise self._no_such(id_, names)
+            item = rows.item(row, names.show)
             may(item, row, by, change)
             level, level_by = item.level, item.level_by
             if fields and above(level, by.level):
                 level, level_by = by.level, by.name
-            wanted = _edited(item, change)
+            wanted = _edited(item, change, names)
             if wanted is not None:
                 deps = self._dependencies(connection, wanted, seq)
                 connection.execute("DELETE FROM deps WHERE item = ?", (seq,))
@@ -691,10 +780,10 @@ class Board:
                     detail["reason"] = change.reason
                 for key in ("add_blocked_by", "remove_blocked_by"):
                     if key in detail:  # the ids as the board names them
-                        detail[key] = [item_id(number(id_)) for id_ in detail[key]]
+                        detail[key] = [_shown(names, id_) for id_ in detail[key]]
                 if change.parent is not None:
                     del detail["parent"]
-                    detail.update({"parent": item_id(up)} if up else {"no_parent": True})
+                    detail.update({"parent": names.show(up)} if up else {"no_parent": True})
                 if change.run is not None:  # what a person sees of it, as `run` over MCP
                     ask = change.run
                     named = (("agent", ask.agent), ("prompt", ask.prompt), ("task", ask.task),
@@ -708,14 +797,15 @@ class Board:
                 if journal.on(connection):
                     after = self._row(seq)
                     assert after is not None
-                    journal.changed(connection, seq, by.name, by.level, item, rows.item(after),
+                    journal.changed(connection, seq, by.name, by.level, item,
+                                    rows.item(after, names.show),
                                     change.answer_level or by.level)  # fmt: skip
             else:
                 row = self._row(seq)
                 if row is None:
-                    raise self._no_such(id_)
-                raise RefusedError(why_not(rows.item(row), row, by, change, epoch))
-        return self.get(id_)
+                    raise self._no_such(id_, names)
+                raise RefusedError(why_not(rows.item(row, names.show), row, by, change, epoch))
+        return self._get(seq)
 
     def _merged(self, connection: sqlite3.Connection, seq: int, patch: str) -> None:
         """Refuse a metadata patch that would leave the item's metadata over its limit.
@@ -732,14 +822,15 @@ class Board:
             kept = rows.dumps(inputs.readable(json.loads(kept)))
             connection.execute("UPDATE items SET metadata = ? WHERE seq = ?", (kept, seq))
             merged = connection.execute("SELECT json_patch(?, ?)", (kept, patch)).fetchone()[0]
-        inputs.merged_metadata(json.loads(merged), item_id(seq))
+        inputs.merged_metadata(json.loads(merged), self._names().show(seq))
 
     def reassign(self, id_: str, name: str, by: Holder) -> Item:
         """Hand an unfinished, unblocked item to `name`: it is in progress, held by that name
         (not by a process), and its epoch one more, which fences out the old holder: its writes
         that carry the old epoch are refused."""
-        seq = number(id_)
         with sqlite.writing(self.connection) as connection:
+            names = self._names()
+            seq = self._seq(id_, names)
             cursor = connection.execute(
                 "UPDATE items SET status = 'in_progress', assignee = ?, holder_pid = NULL, "
                 "holder_started = NULL, epoch = epoch + 1, updated = ? WHERE seq = ? "
@@ -754,18 +845,18 @@ class Board:
             else:
                 row = self._row(seq)
                 if row is None:
-                    raise self._no_such(id_)
-                raise RefusedError(refusal(rows.item(row), "reassign"))
-        return self.get(id_)
+                    raise self._no_such(id_, names)
+                raise RefusedError(refusal(rows.item(row, names.show), "reassign"))
+        return self._get(seq)
 
     def comment(self, id_: str, by: Holder, text: str) -> Comment:
         """Append `text` (1 to TEXT_LIMIT characters) to the item's comments, as `by`. Anyone
         who may see the board may comment on any item, held or finished: a comment changes
         nothing that runs. The comment as kept."""
         inputs.text(text, least=1)
-        seq = number(id_)
         kept = Comment(now(), by.name, text)
         with sqlite.writing(self.connection) as connection:
+            seq = self._seq(id_, self._names())
             cursor = connection.execute(
                 "INSERT INTO comments (item, at, author, text) SELECT seq, ?, ?, ? FROM items "
                 "WHERE seq = ?",
@@ -782,9 +873,11 @@ class Board:
         item is left out of listings, of `--ready` and of claims, and keeps everything else. An
         item in progress cannot be archived: RefusedError, and nothing changes. An item that is
         so already stays as it is. The items as they are now."""
-        seqs = list(dict.fromkeys(number(id_) for id_ in ids))
         stamp = now()
         with sqlite.writing(self.connection) as connection:
+            names = self._names()
+            item_id = names.show
+            seqs = list(dict.fromkeys(self._seq(id_, names) for id_ in ids))
             for seq in seqs:
                 if archived:
                     cursor = connection.execute(
@@ -805,7 +898,7 @@ class Board:
                     continue
                 row = self._row(seq)
                 if row is None:
-                    raise self._no_such(item_id(seq))
+                    raise self._no_such(item_id(seq), names)
                 if archived and row["archived"] is None:
                     raise RefusedError(
                         f"{item_id(seq)} is held by {row['assignee']} (in_progress): an item in "
@@ -813,7 +906,8 @@ class Board:
                         f"first (start board done {item_id(seq)}, or start board update "
                         f"{item_id(seq)} --status pending)"
                     )
-        return [self.get(item_id(seq)) for seq in seqs]
+            shown = [self._get(seq, names) for seq in seqs]
+        return shown
 
     def sweep(self) -> list[Item]:
         """Release every claim whose process has ended (a reused pid does not count): the item
@@ -852,7 +946,8 @@ class Board:
                     self._event(connection, seq, "start", op, holder=name, pid=pid)
                     self._logged_release(connection, seq, name, status, reason)
                     released.append(seq)
-        return [self.get(item_id(seq)) for seq in released]
+        names = self._names()
+        return [self._get(seq, names) for seq in released]
 
     def _logged_release(
         self, connection: sqlite3.Connection, seq: int, name: str, status: str, reason: str
@@ -913,7 +1008,34 @@ def _labels(given: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(inputs.label(label) for label in given))
 
 
-def _edited(item: Item, change: Change) -> list[str] | None:
+def _keys_shown(detail: dict[str, Any], names: ids.Names) -> dict[str, Any]:
+    """An event's detail with the keys its operation carries (`parent`, `blocked_by`: ORIGIN.N)
+    as the ids the board shows; with sync off, as it is."""
+    if not names.on:
+        return detail
+
+    def shown(value: Any) -> Any:
+        if isinstance(value, str):
+            return value if split_key(value) is None else names.short(value)
+        if isinstance(value, list):
+            return [shown(each) for each in value]
+        if isinstance(value, dict):
+            return {part: shown(each) for part, each in value.items()}
+        return value
+
+    return {
+        name: shown(value) if name in ("parent", "blocked_by") else value
+        for name, value in detail.items()
+    }
+
+
+def _shown(names: ids.Names, id_: str) -> str:
+    """`id_` as the board shows it (`3` as item-3); as given when it names no item."""
+    seq = names.seq(id_)
+    return id_ if seq is None else names.show(seq)
+
+
+def _edited(item: Item, change: Change, names: ids.Names) -> list[str] | None:
     """What `item` waits on after `change`: its whole `blocked_by`, or its own with
     `add_blocked_by` added at the end and `remove_blocked_by` taken out; None: no change.
     Removing what it does not wait on is refused: the id is likely mistyped."""
@@ -923,16 +1045,16 @@ def _edited(item: Item, change: Change) -> list[str] | None:
         return None
     kept = list(item.blocked_by)
     for id_ in change.add_blocked_by or ():
-        if item_id(number(id_)) not in kept:
-            kept.append(item_id(number(id_)))
+        if _shown(names, id_) not in kept:
+            kept.append(_shown(names, id_))
     for id_ in change.remove_blocked_by or ():
-        if item_id(number(id_)) not in kept:
+        if _shown(names, id_) not in kept:
             waits = ", ".join(item.blocked_by) or "nothing"
             raise BadRequestError(
-                f"{item.id} does not wait on {item_id(number(id_))} (it waits on {waits}): "
+                f"{item.id} does not wait on {_shown(names, id_)} (it waits on {waits}): "
                 "nothing to remove"
             )
-        kept.remove(item_id(number(id_)))
+        kept.remove(_shown(names, id_))
     return kept
 
 

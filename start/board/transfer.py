@@ -463,9 +463,17 @@ def resolved(found: Sequence[tuple[Fields, dict[str, Any]]], *, board_ids: bool)
             return Ref(True, index[key])
         if board_ids:
             try:
-                return Ref(False, inputs.item_number(key))
+                prefix, number = inputs.item_ref(key)
             except inputs.InputError:
-                pass
+                prefix, number = "", 0
+            if prefix is None:  # item-N: this machine's
+                return Ref(False, number)
+            if prefix:
+                raise fields.bad(
+                    name,
+                    f"{inputs.quoted(key)} is another machine's item: a file names items on the "
+                    "board by item-N, this machine's, only; give it the key of a line",
+                )
         also = " or the id of an item on the board" if board_ids else ""
         raise fields.bad(
             name, f"{inputs.quoted(key)} is no item of the file{also}; give the key of a line"

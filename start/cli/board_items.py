@@ -680,7 +680,7 @@ def comment(id_: str, text: str | None, file: str | None, name: str | None) -> i
     options = get_options()
     with open_board() as opened:
         kept = opened.comment(id_, person(name), said)
-    id_ = board.item_id(board.number(id_))
+        id_ = opened.shown(id_)
     if options.json:
         console.print_json({"item": id_, **board.comment_data(kept)})
     elif not options.quiet:

@@ -13,6 +13,8 @@ from start.cli.state import get_options
 from start.ui import console
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from start.board import Item
     from start.board.store import Board
     from start.board.syncing import Report, Setting
@@ -43,7 +45,7 @@ def sync() -> int:
     options = get_options()
     remote, remote_level = _remote()
     with open_board() as opened:
-        report = syncing.sync(opened, remote, remote_level)
+        report = _named(syncing.sync(opened, remote, remote_level), opened.shown_key)
     if options.json:
         console.print_json(_data(report))
     elif not options.quiet:
@@ -71,6 +73,19 @@ def _remote() -> tuple[str, str]:
 
         raise no_remote()
     return str(remote), config.settings.board_remote_level
+
+
+def _named(report: Report, shown: Callable[[str], str]) -> Report:
+    """`report` with each lost operation's item (a key, as operations carry it) as the board
+    shows it, in its words too (start.board.replay names it `... of KEY (NAME)`)."""
+    lost = tuple(
+        each._replace(
+            item=shown(each.item),
+            why=each.why.replace(f" of {each.item} (", f" of {shown(each.item)} ("),
+        )
+        for each in report.lost
+    )
+    return report._replace(lost=lost)
 
 
 def _data(report: Report) -> dict[str, Any]:

@@ -166,17 +166,34 @@ def live_listing(
             time.sleep(boarddb.POLL * 2)
 
 
+def _made(when: str) -> float:
+    """A time the board shows (ISO 8601, with its offset) as seconds, to order by."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(when).timestamp()
+    except ValueError:
+        return 0.0
+
+
 def nested(items: Sequence[Item]) -> list[tuple[int, Item]]:
     """The items in a tree's order, each with its depth: every item under its parent (one not
     among `items` is a root), siblings by priority, then age. Iterative, and each item once, so
     neither a deep chain nor a loop of parents (which the board refuses) can break it."""
     known = {item.id for item in items}
+    # Siblings by age: an item-N's number says it; with sync on an item of another machine
+    # (item-PREFIX.N) has no number to compare, and its time made says it (then where it is).
+    plain = all("." not in item.id for item in items)
+    age = {
+        item.id: (board.number(item.id),) if plain else (_made(item.created), index)
+        for index, item in enumerate(items)
+    }
     children: dict[str | None, list[Item]] = {}
     for item in items:
         parent = item.parent if item.parent in known else None
         children.setdefault(parent, []).append(item)
     for siblings in children.values():
-        siblings.sort(key=lambda item: (item.priority, board.number(item.id)))
+        siblings.sort(key=lambda item: (item.priority, *age[item.id]))
     order: list[tuple[int, Item]] = []
     seen: set[str] = set()
     stack = [(0, item) for item in reversed(children.get(None, []))]

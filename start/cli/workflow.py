@@ -307,7 +307,7 @@ def resume(id_: str) -> int:
     options = get_options()
     config = _trusted_config()
     scope = rules.Scope(options.workdir, not options.no_project, rules.depth())
-    flow = flows.Run(scope, board.item_id(board.number(id_)), config, _holder())
+    flow = flows.Run(scope, board.spelled(id_), config, _holder())
     flow.resume()
     return _follow(flow, config)
 
@@ -332,7 +332,7 @@ def show(id_: str) -> int:
     options = get_options()
     config = config_load.load(options.workdir, use_project=not options.no_project, strict=True)
     scope = rules.Scope(options.workdir, not options.no_project, rules.depth())
-    flow = flows.Run(scope, board.item_id(board.number(id_)), config, _holder())
+    flow = flows.Run(scope, board.spelled(id_), config, _holder())
     _states(flow, flow.states(), None)
     return 0
 

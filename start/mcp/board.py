@@ -341,7 +341,7 @@ class Tools:
                     remove_labels=_some(arguments.get("unlabel")),
                     parent=NO_PARENT if arguments.get("no_parent") else arguments.get("parent"),
                 )
-                id_ = board.item_id(board.number(arguments["id"]))
+                id_ = opened.shown(arguments["id"])
                 # A comment changes nothing that runs: any session puts one on any item. With
                 # other fields, those are held to the rules first, and a refusal keeps it out.
                 if change != Change() or "comment" not in arguments:
@@ -426,7 +426,6 @@ class Tools:
     def _list(self, opened: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """A page of the listing: after the cursor's key, when given, and the next page's
         cursor when there are more (_cursor)."""
-        from start.board import rows
         from start.board.rows import Filter
 
         status = arguments.get("status")
@@ -451,7 +450,7 @@ class Tools:
             "total": total,
         }
         if len(items) > limit:
-            listed["next"] = _cursor(listing, rows.key(items[limit - 1], ready))
+            listed["next"] = _cursor(listing, opened.page_key(items[limit - 1], ready))
         return listed
 
     async def _watch(self, ctx: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -324,7 +324,7 @@ def status(scope: Scope, arguments: Mapping[str, Any], by: Holder) -> dict[str, 
     seen = rules.view(scope)
     here = Scope(scope.workdir, seen.use_project, scope.depth)
     try:
-        run = flows.Run(here, board.item_id(board.number(given["id"])), seen.config, by)
+        run = flows.Run(here, board.spelled(given["id"]), seen.config, by)
     except flows.BrokenRunError as error:
         raise RequestError(str(error)) from None
     return record(run, run.states(), None)

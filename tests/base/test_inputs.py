@@ -18,8 +18,8 @@ from start.base import inputs
 from start.base.inputs import InputError
 
 ID_RULE = (
-    "is not an item id: ids read item-N (or N), N a number of 1 to 18 digits that does not start "
-    "with 0"
+    "is not an item id: ids read item-N (or N), and item-PREFIX.N for another machine's item (as "
+    "the board shows it), N a number of 1 to 18 digits that does not start with 0"
 )
 # Text that looks like an id, or nearly: prefixes, signs, zeros, too many digits, other digits.
 NEAR_IDS = st.from_regex(r"\A(item-|item|ITEM-|-|\+| )?(0|[1-9])[0-9]{0,22}(\n| |\.0)?\Z")

@@ -114,7 +114,8 @@ def test_ids_are_never_reused_and_read_with_or_without_the_prefix(opened: Board)
         with pytest.raises(InputError) as caught:
             opened.get(wrong)
         assert str(caught.value) == (
-            f"{inputs.quoted(wrong)} is not an item id: ids read item-N (or N), N a number of 1 "
+            f"{inputs.quoted(wrong)} is not an item id: ids read item-N (or N), and "
+            "item-PREFIX.N for another machine's item (as the board shows it), N a number of 1 "
             "to 18 digits that does not start with 0"
         )
     with pytest.raises(NoSuchItemError):  # the longest id is one, of no item

@@ -496,7 +496,7 @@ def test_a_sync_after_ten_thousand_operations_checks_only_those_that_are_new(
         assert again.arrived == (last.name,)
         # Read by the union, by this machine's log's new entries, and written to the store.
         assert checked == [last.name] * 3
-        assert opened.get("item-1").title == "Item 1, again"
+        assert opened.get(f"item-{B}.1").title == "Item 1, again"
         assert len(opened.connection.execute("SELECT seq FROM items").fetchall()) == 10_000
 
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from start.base import sqlite
-from start.board import Change, Holder, RefusedError, journal
+from start.board import Change, Holder, RefusedError, ids, journal
 from start.board import file as boardfile
 from start.board.oplog import decode
 from start.board.replay import Entry
@@ -180,26 +180,26 @@ def test_two_boards_given_the_same_operations_in_other_orders_export_the_same_by
     # ann claims it too; ann's claim is pushed first, so it wins everywhere.
     ann, bob = project(tmp_path, "ann"), project(tmp_path, "bob")
     with boardfile.opened(str(ann)) as a, boardfile.opened(str(bob)) as b:
-        turned_on(a)
-        turned_on(b)
+        anns = turned_on(a).origin  # on bob's board ann's items are item-ORIGIN.N
+        bobs = turned_on(b).origin
         a.create("Plan", ANN, labels=["x"], metadata={"owner": "ann"})
         a.create("Build", ANN, blocked_by=["item-1"])
         a.comment("item-1", ANN, "first")
         with sqlite.writing(b.connection) as connection:
             journal.take(connection, _entries(a, {}), "t")
             journal.rebuild(connection)
-        b.claim("item-1", BOB)
-        b.comment("item-1", BOB, "mine?")
+        b.claim(f"item-{anns}.1", BOB)
+        b.comment(f"item-{anns}.1", BOB, "mine?")
         a.claim("item-1", ANN)
         a.update("item-1", ANN, Change("completed", answer="done"))
-        b.create("Ship", BOB, blocked_by=["item-2"])
+        b.create("Ship", BOB, blocked_by=[f"item-{anns}.2"])
         order = [*_names(a), *_names(b)]
         claims = {n: p for p, n in enumerate(order, 1)}
         log = _entries(a, claims) + _entries(b, claims)
     # Two other machines take that log: one at once, one in pieces in another order.
     one, two = project(tmp_path, "one"), project(tmp_path, "two")
     with boardfile.opened(str(one)) as first, boardfile.opened(str(two)) as second:
-        turned_on(first)
+        ones = turned_on(first).origin
         turned_on(second)
         with sqlite.writing(first.connection) as connection:
             journal.take(connection, log, "t")
@@ -208,18 +208,22 @@ def test_two_boards_given_the_same_operations_in_other_orders_export_the_same_by
             with sqlite.writing(second.connection) as connection:
                 journal.take(connection, piece, "t")
                 journal.rebuild(connection)
-        held = first.get("item-1")
+        held = first.get(f"item-{anns}.1")
     assert (held.status, held.assignee) == ("completed", "ann")
     exported = _export(one)
     assert exported == _export(two)
     lines = [json.loads(line) for line in exported.splitlines()[1:]]
+    # Neither machine made them: each is shown by its origin's shortest prefix (4 characters,
+    # unless two of the three origins share 4).
+    short = ids.prefix_lengths({anns, bobs, ones})
+    of_ann, of_bob = anns[: short[anns]], bobs[: short[bobs]]
     assert [(each["id"], each["title"], each["status"]) for each in lines] == [
-        ("item-1", "Plan", "completed"),
-        ("item-2", "Build", "pending"),
-        ("item-3", "Ship", "pending"),
+        (f"item-{of_ann}.1", "Plan", "completed"),
+        (f"item-{of_ann}.2", "Build", "pending"),
+        (f"item-{of_bob}.1", "Ship", "pending"),
     ]
     assert [c["text"] for c in lines[0]["comments"]] == ["first", "mine?"]
-    assert lines[2]["blocked_by"] == ["item-2"]
+    assert lines[2]["blocked_by"] == [f"item-{of_ann}.2"]
 
 
 def _names(opened: Board) -> list[str]:
@@ -250,8 +254,12 @@ def test_an_items_number_stays_once_pushed_when_an_item_made_before_it_arrives_l
             with sqlite.writing(c.connection) as connection:
                 journal.take(connection, log, "t")
                 journal.rebuild(connection)
-            assert c.get("item-1").title == "Made second, pushed first"
-        assert c.get("item-2").title == "Made first, pushed second"
+            assert c.items()[0][0].title == "Made second, pushed first"
+        # Listed in the order of their rows (their ids, with sync on, are their keys).
+        assert [each.title for each in c.items()[0]] == [
+            "Made second, pushed first",
+            "Made first, pushed second",
+        ]
 
 
 def test_with_sync_on_text_the_log_cannot_carry_is_refused_and_nothing_is_written(

@@ -77,8 +77,18 @@ class Machine:
         return done
 
     def items(self) -> list[dict[str, Any]]:
+        """The listing's rows in the board's order (an export's), the same on every machine
+        once synced; ids are not: each shows its own items as item-N, another's as
+        item-PREFIX.N."""
         found: list[dict[str, Any]] = json.loads(self.start("board", "--all", "--json"))
-        return sorted(found, key=lambda each: int(each["id"].removeprefix("item-")))
+        exported = self.start("board", "export").splitlines()[1:]
+        order = [json.loads(line)["id"] for line in exported]
+        return sorted(found, key=lambda each: order.index(each["id"]))
+
+    def id_of(self, title: str) -> str:
+        """The id this machine shows the item of that title by."""
+        (found,) = [str(each["id"]) for each in self.items() if each["title"] == title]
+        return found
 
 
 @pytest.fixture
@@ -106,10 +116,15 @@ def test_items_made_on_one_machine_reach_another_by_sync(tmp_path: Path, remote:
     assert first["last_sync"]
     second = bob.sync()
     assert (sorted(second["arrived"]), second["pushed"]) == (sorted(first["pushed"]), [])
+    # ann's items, shown on bob's board by the shortest prefix of ann's origin (4 characters:
+    # no other origin on it shares them... but for a chance of 2 in a million).
     titles = [(each["id"], each["title"], each["status"]) for each in bob.items()]
+    prefix = titles[0][0].removeprefix("item-").partition(".")[0]
+    assert len(prefix) == 4
     assert titles == [
-        ("item-1", "Plan the release", "pending"), ("item-2", "Write the notes", "pending")
-    ]  # fmt: skip
+        (f"item-{prefix}.1", "Plan the release", "pending"),
+        (f"item-{prefix}.2", "Write the notes", "pending"),
+    ]
     # bob's item goes back to ann; the project's branch never carries the board.
     bob.start("board", "add", "Review", "--as", "bob")
     bob.sync()
@@ -136,7 +151,7 @@ def test_three_machines_claiming_one_item_end_with_one_holder_on_all(
         machine.sync()
     for machine in (ann, bob, cat):  # offline: each holds it here
         with machine.offline():
-            machine.start("board", "claim", "item-1", "--as", machine.name)
+            machine.start("board", "claim", machine.id_of("Fix the retry"), "--as", machine.name)
     assert ann.sync()["lost"] == []  # ann's claim is pushed first
     for machine in (bob, cat):
         lost = machine.sync()["lost"]
@@ -231,7 +246,7 @@ def test_a_remote_that_refuses_pushes_confirms_no_claim_and_loses_nothing(
             "closed today; the board works on here, and the next sync pushes again\n",
         )
     hook.unlink()
-    bob.start("board", "claim", "item-1", "--as", "bob")
+    bob.start("board", "claim", bob.id_of("Fix the retry"), "--as", "bob")
     assert bob.sync()["lost"] == []  # ann's claim never reached the remote: bob's is first
     lost = ann.sync()["lost"]
     assert [each["why"].split(": ", 1)[1].split(" (")[0] for each in lost] == [
@@ -265,7 +280,9 @@ def test_a_machine_offline_for_a_hundred_operations_syncs_to_the_same_board_ever
     exports = {}
     for machine in (ann, bob):
         lines = [json.loads(line) for line in machine.start("board", "export").splitlines()]
-        exports[machine.name] = [{**each, "level": 0, "answer_level": 0} for each in lines]
+        exports[machine.name] = [
+            {**each, "level": 0, "answer_level": 0, "id": None} for each in lines
+        ]  # ids too: each machine shows its own items as item-N, the other's as item-PREFIX.N
         assert [each.get("title") for each in lines[1:]] == [
             "From bob", *(f"Offline {n}" for n in range(1, 98))
         ]  # fmt: skip
@@ -354,7 +371,7 @@ def test_a_sync_killed_after_its_push_is_finished_by_the_next_without_pushing_ag
     assert (killed.returncode, mark.exists()) == (-9, False)
     assert ann.sync()["pushed"] == []  # the push was taken: the next sync keeps it
     with bob.offline():
-        bob.start("board", "claim", "item-1", "--as", "bob")
+        bob.start("board", "claim", bob.id_of("Fix the retry"), "--as", "bob")
     lost = bob.sync()["lost"]
     assert [each["why"].split(": ", 1)[1].split(" (")[0] for each in lost] == [
         "lost to ann's claim"
@@ -376,7 +393,7 @@ def test_board_run_runs_only_an_item_whose_claim_a_push_confirmed(
     ann.start("board", "add", "Free", "--prompt", "two", "--as", "ann")
     ann.sync()
     bob.sync()
-    bob.start("board", "claim", "item-1", "--as", "bob")
+    bob.start("board", "claim", bob.id_of("Taken elsewhere"), "--as", "bob")
     bob.sync()  # bob's claim is on the remote; ann has not fetched it
     ran = ann.run()
     lines = ran.stderr.splitlines()

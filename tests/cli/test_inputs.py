@@ -15,8 +15,8 @@ from tests.conftest import invoke
 
 HUGE = str(2**63)
 ID_RULE = (
-    "is not an item id: ids read item-N (or N), N a number of 1 to 18 digits that does not start "
-    "with 0"
+    "is not an item id: ids read item-N (or N), and item-PREFIX.N for another machine's item (as "
+    "the board shows it), N a number of 1 to 18 digits that does not start with 0"
 )
 RUN_RULE = (
     "is not a run id: a run id is a number of 1 to 18 digits that does not start with 0 ('start "

@@ -20,7 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from start.base.inputs import quoted
 from start.board import file as boardfile
+from start.board.oplog import ALPHABET
 from tests.conftest import REPO, run_start, write_tree
 from tests.fake_headless import agent
 
@@ -28,9 +30,11 @@ from tests.fake_headless import agent
 pytestmark = pytest.mark.slow
 
 HUGE = str(2**63)
+# A prefix of an origin 100,000 characters long (an origin has 12).
+LONG_PREFIX = "item-" + "k" * 100_000 + ".1"
 ID_RULE = (
-    "is not an item id: ids read item-N (or N), N a number of 1 to 18 digits that does not start "
-    "with 0"
+    "is not an item id: ids read item-N (or N), and item-PREFIX.N for another machine's item (as "
+    "the board shows it), N a number of 1 to 18 digits that does not start with 0"
 )
 CONFIG = f'[settings]\ndefault_agent = "fake"\n\n{agent("fake")}'
 
@@ -175,6 +179,10 @@ HUGE_VALUES = [
     (["board", "update", "1", "-d", "x", "--epoch", HUGE], f"invalid value for --epoch: {COUNT}", "board update"),
     (["board", "done", "1", "--epoch", HUGE], f"invalid value for --epoch: {COUNT}", "board done"),
     (["board", "fail", "1", "--epoch", HUGE], f"invalid value for --epoch: {COUNT}", "board fail"),
+    (["board", "show", f"item-k3f9.{HUGE}"], f"invalid value for ID: 'item-k3f9.{HUGE}' {ID_RULE}", "board show"),
+    (["board", "claim", LONG_PREFIX], f"invalid value for ID: {quoted(LONG_PREFIX)} {ID_RULE}", "board claim"),
+    (["board", "comment", "ITEM-K3F9.1", "x"], f"invalid value for ID: 'ITEM-K3F9.1' {ID_RULE}", "board comment"),
+    (["board", "add", "x", "--after", "item-k3fl.1"], f"invalid value for --after: 'item-k3fl.1' {ID_RULE}", "board add"),
     (["log", "show", HUGE], RUN_ID, "log show"),
     (["log", "-n", HUGE], f"invalid value for -n: {COUNT}", "log"),
     (["again", HUGE], RUN_ID, "again"),
@@ -207,13 +215,17 @@ def test_both_doors_refuse_an_id_of_2_63_in_the_same_words(project: Path) -> Non
 # Text that looks like an id, or nearly, and any bytes a command line can hold but NUL; none
 # starts with "-", which is an option to click.
 WORDS = (
-    st.from_regex(r"\A(item-)?(0|[1-9])[0-9]{0,21}\Z")
+    st.from_regex(r"\A(item-)?([0-9a-zA-Z]{0,14}\.)?(0|[1-9])[0-9]{0,21}\Z")
     | st.binary(min_size=1, max_size=12).map(lambda data: os.fsdecode(data.replace(b"\0", b"")))
 ).filter(lambda word: word and not word.startswith("-"))
 
 
 def is_id(word: str) -> bool:
-    digits = word.removeprefix("item-")
+    prefix, dot, digits = word.removeprefix("item-").rpartition(".")
+    if dot and not (
+        word.startswith("item-") and 4 <= len(prefix) <= 12 and set(prefix) <= set(ALPHABET)
+    ):
+        return False  # item-PREFIX.N: PREFIX 4 to 12 of an origin's characters, lowercase
     return digits.isascii() and digits.isdigit() and digits[0] != "0" and len(digits) <= 18
 
 

@@ -100,8 +100,9 @@ async def test_the_caller_is_its_session_and_no_argument_names_another(
         (
             "board_tasks_get",
             {"id": "task-1"},
-            "invalid arguments at id: 'task-1' is not an item id: ids read item-N (or N), N a "
-            "number of 1 to 18 digits that does not start with 0",
+            "invalid arguments at id: 'task-1' is not an item id: ids read item-N (or N), and "
+            "item-PREFIX.N for another machine's item (as the board shows it), N a number of 1 "
+            "to 18 digits that does not start with 0",
         ),
         (
             "board_tasks_list",
@@ -305,8 +306,9 @@ async def test_ids_and_metadata_are_held_to_the_rules_of_the_command_line(
     assert [(result.is_error, text(result)) for result in found[:5]] == [
         (
             True,
-            f"invalid arguments at id: '{2**63}' is not an item id: ids read item-N (or N), N a "
-            "number of 1 to 18 digits that does not start with 0",
+            f"invalid arguments at id: '{2**63}' is not an item id: ids read item-N (or N), and "
+            "item-PREFIX.N for another machine's item (as the board shows it), N a number of 1 "
+            "to 18 digits that does not start with 0",
         ),
         (
             True,

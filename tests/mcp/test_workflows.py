@@ -248,8 +248,9 @@ async def test_the_schemas_bound_what_a_caller_sends(
     ]
     assert status.is_error and texts(status)[0].startswith("invalid arguments at id: ")
     assert texts(status) == [
-        "invalid arguments at id: '../1' is not an item id: ids read item-N (or N), N a number "
-        "of 1 to 18 digits that does not start with 0"
+        "invalid arguments at id: '../1' is not an item id: ids read item-N (or N), and "
+        "item-PREFIX.N for another machine's item (as the board shows it), N a number of 1 to 18 "
+        "digits that does not start with 0"
     ]
     assert texts(nothing) == [
         f"no item item-7 on the board of {isolated} (the board is empty; 'start board' lists them)"
