@@ -29,7 +29,7 @@ import pytest
 
 from tests.board import test_sync_cli
 from tests.board.test_sync_cli import Machine
-from tests.conftest import REPO, run_start
+from tests.conftest import REPO, git, run_start
 
 remote = test_sync_cli.remote  # the fixture: a bare repository holding the project's `main`
 
@@ -356,3 +356,141 @@ def test_a_sync_killed_at_each_step_is_finished_by_the_next_and_confirms_only_wh
         assert (holder["assignee"], holder["confirmed"]) == ("ann" if pushed else "bob", True)
     exported = [each for each in board(bob) if each["title"] == "Write the release notes"]
     assert [c["text"] for c in exported[0]["comments"]] == ["seen before the kill"]
+
+
+# --- a remote that refuses pushes, and a machine offline -----------------------------------------
+
+REFUSER = """[ -e "{flag}" ] || exit 0
+echo 'pushes are closed today' >&2
+exit 1
+"""
+
+
+def ids(machine: Machine) -> dict[str, str]:
+    """Each item's title to its id, as the listing names it."""
+    return {row["title"]: row["id"] for row in rows(machine)}
+
+
+@pytest.mark.slow
+def test_while_the_remote_refuses_pushes_no_claim_is_confirmed_and_after_it_nothing_is_lost(
+    tmp_path: Path, remote: Path
+) -> None:
+    machines = [Machine(tmp_path, remote, name) for name in ("ann", "bob", "cat")]
+    ann = machines[0]
+    for n in (1, 2, 3):
+        ann.start("board", "add", f"Task {n}", "--as", "ann")
+    for machine in machines:
+        machine.sync()
+    tip = git(tmp_path, "--git-dir", str(remote), "rev-parse", "refs/start/board").strip()
+    flag = tmp_path / "closed"
+    flag.write_text("")
+    hook(remote / "hooks" / "pre-receive", REFUSER.format(flag=flag))
+    for machine in machines:  # each claims Task 1 and Task 2, and works on, while refused
+        machine.start("board", "add", f"From {machine.name}", "--as", machine.name)
+        machine.start("board", "comment", ids(machine)["Task 3"], f"{machine.name} was here",
+                      "--as", machine.name)  # fmt: skip
+        for _ in range(2):
+            machine.start("board", "claim", "--next", "--as", machine.name)
+    for _ in range(2):
+        for machine in machines:
+            done = run_start("-d", str(machine.repo), "board", "sync", env=machine.env)
+            assert (done.returncode, done.stderr) == (
+                1,
+                "start: the board's remote 'origin' did not take the push: remote: pushes are "
+                "closed today; the board works on here, and the next sync pushes again\n",
+            )
+    assert git(tmp_path, "--git-dir", str(remote), "rev-parse", "refs/start/board").strip() == tip
+    for machine in machines:  # no claim confirmed, and nothing of another machine's arrived
+        mine = {row["title"]: (row["assignee"], row["confirmed"]) for row in rows(machine)}
+        assert mine == {
+            "Task 1": (machine.name, False), "Task 2": (machine.name, False),
+            "Task 3": (None, True), f"From {machine.name}": (None, True),
+        }  # fmt: skip
+    flag.unlink()
+    going = [machine.syncing() for machine in machines]  # at once, once it takes them
+    for process in going:
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+        assert set(json.loads(out)) == FIELDS
+    lost: dict[str, dict[str, str]] = {}
+    for machine in machines:
+        lost[machine.name] = {each["name"]: each["why"] for each in machine.sync()["lost"]}
+    assert board(ann) == board(machines[1]) == board(machines[2])
+    for machine in machines:
+        found = {row["title"]: row for row in rows(machine)}
+        assert sorted(found) == ["From ann", "From bob", "From cat", "Task 1", "Task 2", "Task 3"]
+        assert [found[t]["confirmed"] for t in sorted(found)] == [True] * 6
+        winner = found["Task 1"]["assignee"]
+        assert found["Task 2"]["assignee"] == winner  # one push carried both claims
+        assert len(lost[machine.name]) == (0 if machine.name == winner else 2)
+    comments = [c["text"] for c in board(ann)[2]["comments"]]
+    assert sorted(comments) == ["ann was here", "bob was here", "cat was here"]
+
+
+@pytest.mark.slow
+def test_a_clone_offline_for_a_hundred_operations_of_every_kind_loses_nothing_once_synced(
+    tmp_path: Path, remote: Path
+) -> None:
+    ann, bob, cat = (Machine(tmp_path, remote, name) for name in ("ann", "bob", "cat"))
+    for n in range(1, 6):
+        bob.start("board", "add", f"Shared {n}", "--as", "bob")
+    for machine in (bob, ann, cat):
+        machine.sync()
+    url = git(ann.repo, "remote", "get-url", "origin").strip()
+    git(ann.repo, "remote", "set-url", "origin", str(tmp_path / "nowhere.git"))
+    plan = tmp_path / "plan.jsonl"
+    plan.write_text("".join(f'{{"title": "Offline {n:02}"}}\n' for n in range(1, 41)))
+    ann.start("board", "add", "--file", str(plan), "--as", "ann")  # 40 operations
+    named = ids(ann)
+
+    def offline(*args: str) -> None:
+        ann.start("board", *args, "--as", "ann")  # every command works without the remote
+
+    for n in range(1, 16):  # 15
+        offline("update", named[f"Offline {n:02}"], "--title", f"Offline {n:02}, revised")
+    for n in range(16, 31):  # 15
+        offline("comment", named[f"Offline {n:02}"], f"offline note {n}")
+    for n in range(31, 41):  # 10 and 10
+        offline("claim", named[f"Offline {n:02}"])
+        offline("done", named[f"Offline {n:02}"], "--answer", f"answer {n}")
+    for n in range(1, 6):  # 5 and 5
+        offline("claim", named[f"Shared {n}"])
+        offline("comment", named[f"Shared {n}"], f"ann on shared {n}")
+    # Meanwhile the others work, and claim three of the shared items first.
+    bob.start("board", "claim", ids(bob)["Shared 1"], "--as", "bob")
+    bob.start("board", "comment", ids(bob)["Shared 1"], "bob on shared 1", "--as", "bob")
+    bob.start("board", "add", "From bob", "--as", "bob")
+    bob.sync()
+    cat.sync()
+    for n in (2, 3):
+        cat.start("board", "claim", ids(cat)[f"Shared {n}"], "--as", "cat")
+    cat.start("board", "add", "From cat", "--as", "cat")
+    cat.sync()
+    ann.start("board", "sync", code=1)  # still offline
+    git(ann.repo, "remote", "set-url", "origin", url)
+    synced = ann.sync()
+    assert (len(synced["pushed"]), synced["refused"]) == (100, [])
+    assert sorted(each["why"].split(": ", 1)[1].split(" (")[0] for each in synced["lost"]) == [
+        "lost to bob's claim", "lost to cat's claim", "lost to cat's claim"
+    ]  # fmt: skip
+    for machine in (bob, cat):
+        machine.sync()
+    assert board(ann) == board(bob) == board(cat)
+    exported = {each["title"]: each for each in board(cat)}
+    assert sorted(exported) == sorted(
+        [f"Offline {n:02}, revised" for n in range(1, 16)]
+        + [f"Offline {n:02}" for n in range(16, 41)]
+        + [f"Shared {n}" for n in range(1, 6)]
+        + ["From bob", "From cat"]
+    )
+    for n in range(16, 31):
+        assert [c["text"] for c in exported[f"Offline {n:02}"]["comments"]] == [f"offline note {n}"]
+    for n in range(31, 41):
+        item = exported[f"Offline {n:02}"]
+        assert (item["status"], item["answer"]) == ("completed", f"answer {n}")
+    holders = {n: exported[f"Shared {n}"]["assignee"] for n in range(1, 6)}
+    assert holders == {1: "bob", 2: "cat", 3: "cat", 4: "ann", 5: "ann"}
+    said = sorted(c["text"] for c in exported["Shared 1"]["comments"])
+    assert said == ["ann on shared 1", "bob on shared 1"]
+    for n in range(2, 6):
+        assert [c["text"] for c in exported[f"Shared {n}"]["comments"]] == [f"ann on shared {n}"]
