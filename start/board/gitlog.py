@@ -530,6 +530,7 @@ def fetch(repo: Path, remote: str) -> str | None:
         listed = _run(repo, "ls-remote", remote, REF)
         if listed.returncode == 0 and not listed.stdout.strip():
             return None  # reachable, and no log yet
+        _unlocked(repo, REMOTE_REF)
         said = found.stderr.decode("utf-8", "replace").strip().splitlines()
         raise OfflineError(
             f"the board's remote '{remote}' could not be fetched: "

@@ -233,6 +233,8 @@ echo {step} > "$STEP_READY"
 STEPS = {
     "fetched": ("clone", "reference-transaction",
                 '[ "$1" = committed ] && grep -q " refs/start/remote-board$" || exit 0\n'),
+    "fetching": ("clone", "reference-transaction",
+                 '[ "$1" = prepared ] && grep -q " refs/start/remote-board$" || exit 0\n'),
     "pushing": ("clone", "pre-push", ""),
     "locked": ("clone", "reference-transaction",
                '[ "$1" = prepared ] && grep -q " refs/start/board$" || exit 0\n'),
@@ -328,11 +330,12 @@ def test_a_sync_killed_at_each_step_is_finished_by_the_next_and_confirms_only_wh
     assert [each["why"].split(": ", 1)[1].split(" (")[0] for each in bob.sync()["lost"]] == (
         ["lost to ann's claim"] if pushed else []
     )
-    if step == "locked":  # git's lock of the log, left by the kill: named, with the fix
-        lock = ann.repo / ".git" / "refs" / "start" / "board.lock"
+    if step in ("fetching", "locked"):  # git's lock of a ref, left by the kill: named, and why
+        ref = "refs/start/remote-board" if step == "fetching" else "refs/start/board"
+        lock = ann.repo / ".git" / f"{ref}.lock"
         done = run_start("-d", str(ann.repo), "board", "sync", env=ann.env)
         assert (done.returncode, done.stderr) == (1, (
-            f"start: {lock} is there: a git process is writing refs/start/board in {ann.repo}, "
+            f"start: {lock} is there: a git process is writing {ref} in {ann.repo}, "
             "or one was killed while it did, and git leaves its lock behind; nothing here is "
             f"lost. If no git is running in {ann.repo}, remove {lock} and sync again\n"))  # fmt: skip
         lock.unlink()
