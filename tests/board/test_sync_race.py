@@ -34,6 +34,7 @@ from tests.conftest import REPO, git, run_start
 remote = test_sync_cli.remote  # the fixture: a bare repository holding the project's `main`
 
 FIELDS = {"arrived", "pushed", "refused", "lost", "last_sync"}
+PIDFD = pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="waits on a pidfd (Linux)")
 
 
 def board(machine: Machine) -> list[dict[str, Any]]:
@@ -198,6 +199,7 @@ def race(tmp_path: Path, remote: Path, rounds: int) -> None:
         os.close(ready)
 
 
+@PIDFD
 def test_three_machines_racing_claim_next_at_once_get_one_winner_an_item(
     tmp_path: Path, remote: Path
 ) -> None:
@@ -205,6 +207,7 @@ def test_three_machines_racing_claim_next_at_once_get_one_winner_an_item(
 
 
 @pytest.mark.slow
+@PIDFD
 def test_three_machines_racing_claim_next_for_twenty_rounds_get_one_winner_an_item_each_time(
     tmp_path: Path, remote: Path
 ) -> None:
@@ -276,7 +279,7 @@ def in_transaction(shm: Path, process: subprocess.Popen[str]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="waits on a pidfd (Linux)")
+@PIDFD
 @pytest.mark.parametrize("step", list(STEPS))
 def test_a_sync_killed_at_each_step_is_finished_by_the_next_and_confirms_only_what_was_pushed(
     tmp_path: Path, remote: Path, step: str
