@@ -72,6 +72,16 @@ WORKFLOW_LIMIT = 1.0
 # waits for it once, as for `git clone`; an item is 0.3 ms of it at most, where 10,000 `start
 # board add` commands, one a process, would take ten minutes.
 IMPORT_LIMIT = 3.0
+# The board through a git remote (docs/performance.md, "The board across machines").
+# 14a: a clone's sync that receives SYNC_OPS operations, seconds: waited for once, as `git pull`
+# is, 2 ms an operation at most (an import takes 0.3 ms an item, without git).
+SYNC_LIMIT = 2.0
+# 14b: a claim and its push, x a claim on a board without sync: the claim, a second launch (the
+# sync), and about a dozen git processes and a rebuild, worth three launches at most.
+CLAIM_PUSH_LIMIT = 5.0
+# 14c: the log's bytes after LOG_OPS operations, x the board's database: what sync adds to the
+# repository is never more than the board it carries.
+LOG_SIZE_LIMIT = 1.0
 
 
 @dataclass
@@ -690,6 +700,100 @@ def board_import(world: scenarios.World, runs: int, warmups: int, log: Log) -> l
     return [absolute_row(target, series, IMPORT_LIMIT)]
 
 
+def syncs(world: scenarios.World, runs: int, slow_runs: int, warmups: int, log: Log) -> list[Row]:
+    """Targets 14a-14c: the board through a git remote on this disk (docs/performance.md)."""
+    return [
+        sync_received(world, slow_runs, warmups, log),
+        claim_pushed(world, runs, warmups, log),
+        log_size(world, log),
+    ]
+
+
+def sync_received(world: scenarios.World, runs: int, warmups: int, log: Log) -> Row:
+    """Target 14a: `start board sync` in a fresh clone (its state directory new, before each
+    run) that receives SYNC_OPS operations another machine pushed, LOG_BATCH a commit."""
+    remote = scenarios.remote(world, "sync")
+    maker = scenarios.machine(world, remote, "sync-maker")
+    scenarios.operations(world, maker, scenarios.SYNC_OPS, scenarios.LOG_BATCH)
+
+    def fresh() -> None:
+        scenarios.machine(world, remote, "sync-receiver")
+
+    fresh()
+    received = Series(
+        f"a fresh clone: start -q board sync, {scenarios.SYNC_OPS:,} operations arrive",
+        start("-q", "board", "sync"),
+        env(world, "sync", world.cache("sync-receiver")),
+        world.root / "machines" / "sync-receiver",
+        prepare=fresh,
+    )
+    log(f"target 14a: 1 command x ({warmups} warm-up + {runs} runs), a fresh clone each")
+    harness.measure([received], runs, warmups)
+    log("  " + received.describe())
+    target = f"14a. a sync that receives {scenarios.SYNC_OPS:,} operations: start board sync"
+    return absolute_row(target, received, SYNC_LIMIT)
+
+
+def claim_pushed(world: scenarios.World, runs: int, warmups: int, log: Log) -> Row:
+    """Target 14b: a claim with its push (`start board claim --next`, then `start board
+    sync`) on a synced board of SYNC_CLAIMS pending items, against a claim on a board of as
+    many items without sync, in the same rounds."""
+    remote = scenarios.remote(world, "claims")
+    pushing = scenarios.machine(world, remote, "sync-claims")
+    scenarios.operations(world, pushing, scenarios.SYNC_CLAIMS, scenarios.SYNC_CLAIMS, False)
+    local = scenarios.machine(world, remote, "local-claims")
+    scenarios.operations(world, local, scenarios.SYNC_CLAIMS, 0, False)
+    claim = ("-q", "board", "claim", "--next", "--as", "bench")
+    pushed = Series(
+        "a synced board: start -q board claim --next && start -q board sync",
+        (scenarios.shell(), "-c", f"{shlex.join(start(*claim))} && "
+         f"{shlex.join(start('-q', 'board', 'sync'))}"),
+        env(world, "sync", pushing.state),
+        pushing.repo,
+    )  # fmt: skip
+    alone = Series(
+        "a board without sync: start -q board claim --next",
+        start(*claim),
+        env(world, "small", local.state),
+        local.repo,
+    )
+    log(f"target 14b: 2 commands x ({warmups} warm-up + {runs} runs), interleaved")
+    harness.measure([pushed, alone], runs, warmups)
+    for series in (pushed, alone):
+        log("  " + series.describe())
+    target = "14b. a claim with its push (claim --next, then sync), local bare remote (vs no sync)"
+    return ratio_row(target, pushed, alone, CLAIM_PUSH_LIMIT)
+
+
+def log_size(world: scenarios.World, log: Log) -> Row:
+    """Target 14c: the bytes of the log's objects on the remote after LOG_OPS operations pushed
+    LOG_BATCH a commit, against the database of the board that made them."""
+    remote = scenarios.remote(world, "log")
+    writer = scenarios.machine(world, remote, "log-writer")
+    began = time.perf_counter()
+    database = scenarios.operations(world, writer, scenarios.LOG_OPS, scenarios.LOG_BATCH)
+    took = time.perf_counter() - began
+    size = scenarios.log_bytes(remote)
+    kept = sum(
+        path.stat().st_size
+        for path in (database, database.with_name(database.name + "-wal"))
+        if path.exists()
+    )
+    log(f"target 14c: {scenarios.LOG_OPS:,} operations made, {scenarios.LOG_BATCH} a commit, "
+        f"and pushed in {took:.0f} s; the log's objects: {size:,} bytes on the remote, "
+        f"{scenarios.log_bytes(writer.repo):,} in the clone that wrote them; the board's "
+        f"database: {kept:,} bytes")  # fmt: skip
+    ratio = size / kept
+    return Row(
+        f"14c. the log ref's size after {scenarios.LOG_OPS:,} operations (vs the board's database)",
+        f"{size / harness.MIB:.2f} MiB",
+        f"{kept / harness.MIB:.2f} MiB",
+        f"{ratio:.2f}×",
+        f"≤ {LOG_SIZE_LIMIT:.2f}×",
+        ratio <= LOG_SIZE_LIMIT,
+    )
+
+
 def watch_latency(world: scenarios.World, log: Log) -> Row:
     """Target 10c: the time from an item's completion (its commit) to the exit of the
     `start board watch` that waits for it, WATCHES times; the slowest must be under
@@ -985,7 +1089,7 @@ def results(
 # The groups of targets, in the order they run (`--only`).
 GROUPS = (
     "launches", "concurrency", "output", "imports", "memory", "headless", "history", "board",
-    "find", "workflow",
+    "find", "workflow", "sync",
 )  # fmt: skip
 
 
@@ -1033,6 +1137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             scenarios.headless,
             scenarios.trio,
             scenarios.workflow,
+            scenarios.sync,
         ):
             build(world)
         only = set(options.only or GROUPS)
@@ -1057,6 +1162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows += finding(world, runs, warmups, log)
         if "workflow" in only:
             rows += workflows(world, workflow_runs, 1, log)
+        if "sync" in only:
+            rows += syncs(world, runs, slow_runs, 1, log)
     machine["load average after the run"] = harness.load()
     log(f"load average after the run: {machine['load average after the run']}")
     log(f"finished in {time.perf_counter() - began:.0f} s")

@@ -581,3 +581,127 @@ print_permissions = { read-only = "" }
         read = "{instructions}" if n == 1 else f"{{steps.s{n - 1}.answer}}"
         body += f'\n[workflows.{WORKFLOW}.steps.s{n}]\nprompt = "step {n} after {read}"\n'
     write(world.config("workflow"), {"config.toml": body})
+
+
+# Targets 14a-14c: the board through a git remote (docs/board-sync-design.md). Each machine is a
+# clone of a bare repository on this disk (the remote), with a state directory of its own; the
+# scenario `sync` is the small config with board_remote = "origin".
+SYNC_OPS = 1_000  # 14a: the operations a clone receives in one sync
+SYNC_CLAIMS = 200  # 14b: pending items to claim, more than the rounds take
+LOG_OPS = 10_000  # 14c: the operations on the log whose size is measured
+LOG_BATCH = 10  # 14c (and 14a): operations a commit, as if the machine synced every ten
+
+# Makes `argv[3]` operations on the board of the clone argv[2] (its state directory argv[1]), in
+# a process of its own, through start's own API: items made, each commented on, claimed and
+# completed, in turn (four operations an item), as a board people work on has them, each text
+# its own (hex digits, which git can neither delta against another item's nor shrink by much
+# more than half, as it would repeated letters) (argv[5]
+# "work"), or pending items only (argv[5] "pending": each operation makes one). argv[4] is how
+# many operations each commit of the log holds (0: sync off, no log); the log is then pushed by
+# one sync, as a machine that synced every argv[4] operations and was offline for the last push
+# would have it.
+_SYNC_SCRIPT = """
+import hashlib, os, sys
+from pathlib import Path
+os.environ["XDG_STATE_HOME"] = sys.argv[1]
+from start.base import sqlite
+from start.board import Change, Holder, gitlog, journal, syncing
+from start.board import file as boardfile
+count, batch, work = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "work"
+me = Holder("bench")
+with boardfile.opened(sys.argv[2]) as board:
+    if batch:
+        with sqlite.writing(board.connection) as connection:
+            journal.turn_on(connection)
+    made = n = 0
+    while made < count:
+        n += 1
+        words = hashlib.sha256(str(n).encode()).hexdigest()  # a text of its own each
+        item = board.create(f"work {n}", me, "what to do, and why: " + words * 3)
+        made += 1
+        if not work:
+            continue
+        steps = (
+            lambda: board.comment(item.id, me, "noted, and planned for this week"),
+            lambda: board.claim(item.id, me),
+            lambda: board.update(item.id, me, Change("completed", answer="done: " + words * 2)),
+        )
+        for step in steps[: count - made]:
+            step()
+            made += 1
+    if batch:
+        new = journal.unlogged(board.connection)
+        names = list(new)
+        for at in range(0, len(names), batch):
+            chunk = {name: new[name] for name in names[at : at + batch]}
+            gitlog.append(Path(board.root), chunk)
+            with sqlite.writing(board.connection) as connection:
+                journal.logged(connection, list(chunk))
+        syncing.sync(board, "origin", "read-only")
+print(board.path)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Machine:
+    """A clone of a scenario's remote, with a state directory of its own (its board)."""
+
+    repo: Path
+    state: Path
+
+
+def sync(world: World) -> None:
+    """The scenario `sync`: the small config, with the board synced through 'origin'."""
+    small = (world.config("small") / "config.toml").read_text(encoding="utf-8")
+    text = small.replace(SETTINGS, SETTINGS + 'board_remote = "origin"\n', 1)
+    write(world.config("sync"), {"config.toml": text})
+
+
+def _git(*args: str) -> None:
+    subprocess.run(["git", *args], check=True, capture_output=True)
+
+
+def remote(world: World, name: str) -> Path:
+    """A bare repository `name`, holding one commit on main: a project's remote."""
+    made = world.root / "remotes" / f"{name}.git"
+    _git("init", "-q", "--bare", "-b", "main", str(made))
+    seed = world.root / "remotes" / f"{name}-seed"
+    _git("init", "-q", "-b", "main", str(seed))
+    (seed / "README").write_text("the project\n", encoding="utf-8")
+    _git("-C", str(seed), "add", "README")
+    _git("-C", str(seed), "-c", "user.name=bench", "-c", "user.email=bench@example.invalid",
+         "commit", "-q", "-m", "the project")  # fmt: skip
+    _git("-C", str(seed), "push", "-q", str(made), "main")
+    return made
+
+
+def machine(world: World, remote: Path, name: str) -> Machine:
+    """A fresh clone of `remote` with an empty state directory (any earlier one removed)."""
+    found = Machine(world.root / "machines" / name, world.cache(name))
+    shutil.rmtree(found.repo, ignore_errors=True)
+    empty(found.state)
+    _git("clone", "-q", str(remote), str(found.repo))
+    return found
+
+
+def operations(world: World, at: Machine, count: int, batch: int, work: bool = True) -> Path:
+    """`count` operations made on `at`'s board and pushed (see _SYNC_SCRIPT): an item's work, or
+    (`work` false) pending items only; its board file."""
+    env = world.env("sync", Path(__file__).resolve().parents[1], at.state)
+    kind = "work" if work else "pending"
+    made = subprocess.run(
+        [sys.executable, "-c", _SYNC_SCRIPT, str(at.state), str(at.repo), str(count), str(batch),
+         kind],
+        env=env, cwd=at.repo, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return Path(made.stdout.strip())
+
+
+def log_bytes(repo: Path) -> int:
+    """The bytes on disk of every object reachable from refs/start/board in `repo` (packed
+    objects at their size in the pack)."""
+    out = subprocess.run(
+        ["git", "-C", str(repo), "rev-list", "--objects", "--disk-usage", "refs/start/board"],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    return int(out.strip())

@@ -478,7 +478,25 @@ def move(repo: Path, ref: str, new: str, old: str | None) -> bool:
     whether it moved (False: another process moved it first)."""
     instruction = f"update {ref} {new} {old}\n" if old else f"create {ref} {new}\n"
     found = _run(repo, "update-ref", "--stdin", stdin=instruction.encode("ascii"))
+    if found.returncode != 0:
+        _unlocked(repo, ref)
     return found.returncode == 0
+
+
+def _unlocked(repo: Path, ref: str) -> None:
+    """GitLogError when git's lock file of `ref` is there: a git that writes the ref holds it,
+    or one was killed while it did (a SIGKILL of a sync), and git never removes it by itself:
+    every later move would fail as if another process had moved the ref first."""
+    common = _run(repo, "rev-parse", "--git-common-dir")
+    if common.returncode != 0:
+        return
+    lock = (repo / os.fsdecode(common.stdout.strip()) / f"{ref}.lock").resolve()
+    if lock.exists():
+        raise GitLogError(
+            f"{lock} is there: a git process is writing {ref} in {repo}, or one was killed "
+            "while it did, and git leaves its lock behind; nothing here is lost. If no git is "
+            f"running in {repo}, remove {lock} and sync again"
+        )
 
 
 def append(repo: Path, ops: Mapping[str, bytes]) -> str:
@@ -524,6 +542,7 @@ def fetch(repo: Path, remote: str) -> str | None:
         listed = _run(repo, "ls-remote", remote, REF)
         if listed.returncode == 0 and not listed.stdout.strip():
             return None  # reachable, and no log yet
+        _unlocked(repo, REMOTE_REF)
         said = found.stderr.decode("utf-8", "replace").strip().splitlines()
         raise OfflineError(
             f"the board's remote '{remote}' could not be fetched: "
