@@ -163,9 +163,20 @@ def sync(opened: Board, remote: str, remote_level: str) -> Report:
         arrived=synced.arrived,
         pushed=synced.pushed,
         refused=(*rewritten, *synced.refused, *taking.refused),
-        lost=tuple(each for each in made.lost if each.name.startswith(ours)),
+        lost=tuple(
+            _named(each, opened.shown_key) for each in made.lost if each.name.startswith(ours)
+        ),
         last_sync=when,
         origin=state.origin,
+    )
+
+
+def _named(lost: Lost, shown: Callable[[str], str]) -> Lost:
+    """`lost` with its item (a key, as operations carry it) as the board shows it, in its words
+    too (start.board.replay names it `... of KEY (NAME)`), for every door that says it."""
+    return lost._replace(
+        item=shown(lost.item),
+        why=lost.why.replace(f" of {lost.item} (", f" of {shown(lost.item)} ("),
     )
 
 
@@ -243,7 +254,8 @@ def confirm(opened: Board, item: Item, holder: str, given: Setting) -> Claim:
         and found.id not in opened.unconfirmed()
     ):
         return Claim(found, True)
-    why = next((each.why for each in synced.report.lost if each.item == key), None)
+    shown = None if key is None else opened.shown_key(key)
+    why = next((each.why for each in synced.report.lost if each.item == shown), None)
     return Claim(now, False, lost=why or "another machine's claim was first on the remote")
 
 
@@ -253,12 +265,12 @@ def _made(opened: Board, key: str) -> str | None:
     return None if found is None or found[0] is None else str(found[0])
 
 
-def lost(claim: Claim, asked: str) -> ClaimLostError:
-    """The error of a claim of `asked` (an item's id) that lost on the remote."""
+def lost(claim: Claim) -> ClaimLostError:
+    """The error of a claim that lost on the remote, naming the item as the board shows it."""
     item = claim.item
     state = f"held by {item.assignee}" if item.status == IN_PROGRESS else f"{item.status}"
     return ClaimLostError(
-        f"your claim of {asked} lost: {claim.lost}; {item.id} is {state} (start board sync "
+        f"your claim of {item.id} lost: {claim.lost}; {item.id} is {state} (start board sync "
         "brought it); claim another item (start board claim --next)"
     )
 

@@ -348,7 +348,7 @@ def claim(id_: str | None, next_: bool, labels: tuple[str, ...], name: str | Non
             item = found
         # With board_remote set the claim is pushed now: confirmed, lost (exit 1), or kept
         # here unconfirmed when the remote is out of reach.
-        item, confirmed = board_sync.claimed(opened, item, holder.name, id_ or item.id)
+        item, confirmed = board_sync.claimed(opened, item, holder.name)
     if options.json:
         data = board.item_data(item)
         console.print_json(data if confirmed is None else data | {"confirmed": confirmed})

@@ -13,8 +13,6 @@ from start.cli.state import get_options
 from start.ui import console
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from start.board import Item
     from start.board.store import Board
     from start.board.syncing import Report, Setting
@@ -45,7 +43,7 @@ def sync() -> int:
     options = get_options()
     remote, remote_level = _remote()
     with open_board() as opened:
-        report = _named(syncing.sync(opened, remote, remote_level), opened.shown_key)
+        report = syncing.sync(opened, remote, remote_level)
     if options.json:
         console.print_json(_data(report))
     elif not options.quiet:
@@ -75,19 +73,6 @@ def _remote() -> tuple[str, str]:
     return str(remote), config.settings.board_remote_level
 
 
-def _named(report: Report, shown: Callable[[str], str]) -> Report:
-    """`report` with each lost operation's item (a key, as operations carry it) as the board
-    shows it, in its words too (start.board.replay names it `... of KEY (NAME)`)."""
-    lost = tuple(
-        each._replace(
-            item=shown(each.item),
-            why=each.why.replace(f" of {each.item} (", f" of {shown(each.item)} ("),
-        )
-        for each in report.lost
-    )
-    return report._replace(lost=lost)
-
-
 def _data(report: Report) -> dict[str, Any]:
     return {
         "arrived": list(report.arrived),
@@ -109,8 +94,8 @@ def setting() -> Setting:
     return syncing.setting(options.workdir, not options.no_project)
 
 
-def claimed(opened: Board, item: Item, holder: str, asked: str) -> tuple[Item, bool | None]:
-    """A claim of `asked` by `holder`, pushed at once with board_remote set (syncing.confirm):
+def claimed(opened: Board, item: Item, holder: str) -> tuple[Item, bool | None]:
+    """A claim of `item` by `holder`, pushed at once with board_remote set (syncing.confirm):
     the item and whether its claim is confirmed (None: board_remote is not set). A claim that
     another machine's beat raises syncing.ClaimLostError (exit 1), after --json printed the item
     with "confirmed": false and "lost"; one no sync could push is told on stderr and stays."""
@@ -124,7 +109,7 @@ def claimed(opened: Board, item: Item, holder: str, asked: str) -> tuple[Item, b
     if claim.lost is not None:
         if get_options().json:
             console.print_json(board_data(claim.item) | {"confirmed": False, "lost": claim.lost})
-        raise syncing.lost(claim, asked)
+        raise syncing.lost(claim)
     if claim.error is not None:
         console.err(f"start: warning: {syncing.unconfirmed(claim.item, claim.error)}")
     return claim.item, claim.confirmed

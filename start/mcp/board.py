@@ -323,7 +323,7 @@ class Tools:
                     )
                 item = opened.claim(arguments["id"], me)
                 self.epochs[item.id] = item.epoch
-                return self._confirmed(opened, item, me, arguments["id"])
+                return self._confirmed(opened, item, me)
             else:
                 if arguments.get("no_parent") and "parent" in arguments:
                     raise BadRequestError("give parent or no_parent, not both")
@@ -359,7 +359,7 @@ class Tools:
 
         return syncing.setting(self.scope.workdir, self.scope.use_project)
 
-    def _confirmed(self, opened: Any, item: Item, me: Holder, asked: str) -> dict[str, Any]:
+    def _confirmed(self, opened: Any, item: Item, me: Holder) -> dict[str, Any]:
         """A claim, pushed at once with board_remote set (start.board.syncing.confirm): the
         item with "confirmed"; ClaimLostError when another machine's claim was first on the
         remote; "warning" when no sync could push it (it stays here, provisional)."""
@@ -371,7 +371,7 @@ class Tools:
         claim = syncing.confirm(opened, item, me.name, given)
         if claim.lost is not None:
             self.epochs.pop(item.id, None)
-            raise syncing.lost(claim, asked)
+            raise syncing.lost(claim)
         self.epochs[claim.item.id] = claim.item.epoch
         data = board.item_data(claim.item) | {"confirmed": claim.confirmed}
         if claim.error is not None:
@@ -421,7 +421,7 @@ class Tools:
         if item is None:
             return _nothing(opened, labels, me)
         self.epochs[item.id] = item.epoch
-        return self._confirmed(opened, item, me, item.id)
+        return self._confirmed(opened, item, me)
 
     def _list(self, opened: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """A page of the listing: after the cursor's key, when given, and the next page's

@@ -572,9 +572,9 @@ def test_a_sync_that_brings_nothing_reads_no_log_and_rebuilds_nothing(
         monkeypatch.setattr(journal, "_rebuilt_in_part", watched)
         assert syncing.sync(opened, "origin", "read-only").arrived == (last.name,)
         assert replayed == [{f"{B}.2"}]
-        assert opened.get("item-2").title == "Item 2, again"
+        assert opened.get(opened.shown_key(f"{B}.2")).title == "Item 2, again"
         # A sync killed after its push: the board has not taken what it pushed.
-        opened.update("item-3", Holder("ann"), Change(title="Ann's"))
+        opened.update(opened.shown_key(f"{B}.3"), Holder("ann"), Change(title="Ann's"))
         monkeypatch.setattr(journal, "take", _killed)
         with pytest.raises(KeyboardInterrupt):
             syncing.sync(opened, "origin", "read-only")
@@ -586,7 +586,7 @@ def test_a_sync_that_brings_nothing_reads_no_log_and_rebuilds_nothing(
         assert reads  # the log is read again: it moved since the board took it
         # The push's place is taken: every operation is on the remote, the change confirmed.
         assert None not in journal.known(opened.connection).values()
-        assert opened.get("item-3").title == "Ann's"
+        assert opened.get(opened.shown_key(f"{B}.3")).title == "Ann's"
 
 
 def _killed(*args: Any, **kwargs: Any) -> set[str]:

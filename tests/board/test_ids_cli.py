@@ -99,13 +99,15 @@ def test_another_machines_item_is_taken_by_its_short_id_and_one_made_before_sync
     assert origin["arrived"] == []
     full = json.loads(bob.start("board", "show", f"item-{prefix}.2", "--json"))["id"]
     assert full == f"item-{prefix}.2"
-    # A claim that lost is told by the id its machine shows.
+    # A claim that lost is told by the id its machine shows (the claim pushes by itself).
     ann.start("board", "claim", "item-2", "--as", "ann")
-    bob.start("board", "claim", f"item-{prefix}.2", "--as", "bob")
-    ann.sync()
-    (lost,) = bob.sync()["lost"]
-    assert lost["item"] == f"item-{prefix}.2"
-    assert lost["why"].startswith(f"bob's claim of item-{prefix}.2 (")
+    lost = run_start(
+        "-d", str(bob.repo), "board", "claim", f"item-{prefix}.2", "--as", "bob", env=bob.env
+    )
+    assert lost.returncode == 1
+    assert lost.stderr.startswith(
+        f"start: your claim of item-{prefix}.2 lost: bob's claim of item-{prefix}.2 ("
+    ), lost.stderr
 
 
 A, B = "k3f9aaaaaaaa", "k3f9bbbbbbbb"

@@ -22,8 +22,6 @@ pytestmark = pytest.mark.slow
 
 __all__ = ["remote"]  # the fixture, shared with test_sync_cli
 
-LOST = "start: your claim of item-1 lost: "
-
 
 def counted(machine: Machine, tmp_path: Path) -> Path:
     """A file that gets a line each time `machine` fetches from its remote (git runs the
@@ -63,8 +61,8 @@ def test_two_machines_claiming_one_item_at_once_one_wins_and_the_other_exits_1(
     bob.sync()
     started = {
         machine.name: subprocess.Popen(
-            [sys.executable, "-m", "start", "-d", str(machine.repo), "board", "claim", "item-1",
-             "--as", machine.name, "--json"],
+            [sys.executable, "-m", "start", "-d", str(machine.repo), "board", "claim",
+             machine.id_of("Fix the retry"), "--as", machine.name, "--json"],
             env={**machine.env, "PYTHONPATH": str(REPO), "PATH": _path()},
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
@@ -78,15 +76,17 @@ def test_two_machines_claiming_one_item_at_once_one_wins_and_the_other_exits_1(
     winner = next(name for name, (_, _, code) in ended.items() if code == 0)
     loser = "bob" if winner == "ann" else "ann"
     out, err, _ = ended[loser]
-    assert err.startswith(f"{LOST}{loser}'s claim of "), err
+    shown = (ann if loser == "ann" else bob).id_of("Fix the retry")  # as the loser's board shows it
+    lost = f"start: your claim of {shown} lost: "
+    assert err.startswith(f"{lost}{loser}'s claim of {shown} ("), err  # never a key
     assert f": lost to {winner}'s claim (" in err
     assert err.endswith(
-        f"; item-1 is held by {winner} (start board sync brought it); claim another item "
+        f"; {shown} is held by {winner} (start board sync brought it); claim another item "
         "(start board claim --next)\n"
     )
     data = json.loads(out)  # --json says so too
     assert (data["assignee"], data["confirmed"], data["lost"]) == (
-        winner, False, err.removeprefix(LOST).split("; item-1 is held by")[0]
+        winner, False, err.removeprefix(lost).split(f"; {shown} is held by")[0]
     )  # fmt: skip
     assert json.loads(ended[winner][0])["confirmed"] is True
     for machine in (ann, bob):
@@ -158,18 +158,19 @@ def test_watch_syncs_while_it_waits_at_a_bounded_rate(tmp_path: Path, remote: Pa
     ann.start("board", "add", "Fix the retry", "--as", "ann")
     ann.start("board", "claim", "item-1", "--as", "ann")
     bob.sync()
+    shown = bob.id_of("Fix the retry")  # ann's item, as bob's board names it
     count = counted(bob, tmp_path)
     # Waiting on an item another machine holds: a sync when it starts waiting, then at most
     # one every syncing.EVERY seconds, however often it looks at the board.
     waited = 3.0
-    done = run_start("-d", str(bob.repo), "board", "watch", "1", "--timeout", f"{waited:g}",
+    done = run_start("-d", str(bob.repo), "board", "watch", shown, "--timeout", f"{waited:g}",
                      env=bob.env)  # fmt: skip
     assert done.returncode == 124, done.stderr
     assert 1 <= fetches(count) <= 1 + int(waited // syncing.EVERY)
     # ann's finish is pushed by itself; bob's watch brings it by its own sync.
     ann.start("board", "done", "item-1", "--answer", "jittered", "--as", "ann")
     before = fetches(count)
-    done = run_start("-d", str(bob.repo), "board", "watch", "1", "--timeout", "60", env=bob.env)
+    done = run_start("-d", str(bob.repo), "board", "watch", shown, "--timeout", "60", env=bob.env)
     assert (done.returncode, done.stdout) == (0, "jittered\n"), done.stderr
     assert fetches(count) == before + 1
 

@@ -6,6 +6,7 @@ runs in a clone of a bare remote; the other machine is tests/board/test_sync_cli
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +40,12 @@ async def test_a_claim_and_a_finish_through_mcp_are_pushed_at_once(
     bob.sync()
     synced = run_start("-d", str(work), "board", "sync")  # this machine's board, as the server's
     assert synced.returncode == 0, synced.stderr
+    listed = run_start("-d", str(work), "board", "--json")
+    shown = {row["title"]: row["id"] for row in json.loads(listed.stdout)}  # bob's: item-PREFIX.N
+    fix, notes = shown["Fix the retry"], shown["Write the notes"]
+    assert fix.startswith("item-") and fix.endswith(".1"), fix
     async with connect(work, "legacy") as client:
-        claimed = await call(client, "board_tasks_claim", id="item-1")
+        claimed = await call(client, "board_tasks_claim", id=fix)
         assert claimed.is_error is False, claimed.content
         data = claimed.structured_content
         assert (data["status"], data["confirmed"]) == ("in_progress", True)
@@ -49,7 +54,7 @@ async def test_a_claim_and_a_finish_through_mcp_are_pushed_at_once(
         rows = [(r["assignee"], r["confirmed"]) for r in bob.items()]
         assert rows == [(me, True), (None, True)]
         done = await call(
-            client, "board_tasks_update", id="item-1", status="completed", answer="jittered"
+            client, "board_tasks_update", id=fix, status="completed", answer="jittered"
         )
         assert done.is_error is False, done.content
         assert "warning" not in done.structured_content
@@ -58,11 +63,11 @@ async def test_a_claim_and_a_finish_through_mcp_are_pushed_at_once(
         # bob claims item-2 and pushes it: this session's claim, made on a board that has not
         # fetched it, loses once its own push shows bob's first.
         bob.start("board", "claim", "item-2", "--as", "bob")
-        lost = await call(client, "board_tasks_claim", id="item-2")
+        lost = await call(client, "board_tasks_claim", id=notes)
     said = str(lost.content[0].text)
     assert lost.is_error is True
-    assert said.startswith(f"your claim of item-2 lost: {me}'s claim of "), said
+    assert said.startswith(f"your claim of {notes} lost: {me}'s claim of {notes} ("), said
     assert said.endswith(
-        "; item-2 is held by bob (start board sync brought it); claim another item "
+        f"; {notes} is held by bob (start board sync brought it); claim another item "
         "(start board claim --next)"
     )
