@@ -6,9 +6,11 @@ pushes meet; a clone offline for a hundred operations of every kind while the ot
 
 Processes are released together by FIFOs that git hooks open (never a sleep), and each test
 signals only the process group it started. The hooks act only for a process whose environment
-names their FIFOs, so the other machines' syncs pass through them untouched. The tests hold
-whether or not a claim pushes by itself (automatic sync): each runs `start board sync` itself,
-and a hook holds whichever `start` of the tested process reaches the step first."""
+names their FIFOs, so the other machines' syncs pass through them untouched. With board_remote
+set a claim syncs by itself (automatic sync, docs/board-sync-design.md §9): a claim that loses
+says so at once (exit 1), one whose push fails stays unconfirmed (exit 0, a warning); a hook
+holds whichever `start` of the tested process reaches the step first, which is the claim's own
+sync where the process claims first."""
 
 from __future__ import annotations
 
@@ -39,9 +41,21 @@ PIDFD = pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="waits on a pid
 
 def board(machine: Machine) -> list[dict[str, Any]]:
     """The machine's board as `start board export` writes it, but for what docs/board-sync-design.md
-    says differs between machines by design (provenance: `level`, `answer_level`)."""
-    lines = [json.loads(line) for line in machine.start("board", "export").splitlines()]
-    return [{**each, "level": None, "answer_level": None} for each in lines[1:]]
+    says differs between machines by design: provenance (`level`, `answer_level`), and ids (each
+    machine shows its own items as item-N, another's as item-PREFIX.N), here each item's title."""
+    lines = [json.loads(line) for line in machine.start("board", "export").splitlines()][1:]
+    title = {each["id"]: each["title"] for each in lines}
+    return [
+        {
+            **each,
+            "id": title[each["id"]],
+            "parent": None if each["parent"] is None else title[each["parent"]],
+            "blocked_by": [title[other] for other in each["blocked_by"]],
+            "level": None,
+            "answer_level": None,
+        }
+        for each in lines
+    ]
 
 
 def held(machine: Machine) -> dict[str, str | None]:
@@ -84,6 +98,44 @@ def started(
     )  # fmt: skip
 
 
+def claiming(
+    machine: Machine, commands: Sequence[Sequence[str]], more: Mapping[str, str] = {}
+) -> subprocess.Popen[str]:
+    """As `started`, but each of `commands` runs whatever the one before it came to, and each
+    one's output ends with a line `exit CODE` on stdout and on stderr (see `parted`)."""
+    env = {**os.environ, **machine.env, **more}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    line = "; ".join(
+        shlex.join([sys.executable, "-m", "start", "-d", str(machine.repo), *args])
+        + '; code=$?; echo "exit $code"; echo "exit $code" >&2'
+        for args in commands
+    )
+    return subprocess.Popen(
+        ["sh", "-c", line], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+
+
+def parted(out: str, err: str) -> list[tuple[int, str, str]]:
+    """Each command's exit code, stdout and stderr, from the output of `claiming`."""
+
+    def split(text: str) -> list[tuple[int, str]]:
+        found: list[tuple[int, str]] = []
+        lines: list[str] = []
+        for line in text.splitlines(keepends=True):
+            if line.startswith("exit ") and line.strip().removeprefix("exit ").isdigit():
+                found.append((int(line.strip().removeprefix("exit ")), "".join(lines)))
+                lines = []
+            else:
+                lines.append(line)
+        assert lines == [], lines
+        return found
+
+    outs, errs = split(out), split(err)
+    assert [code for code, _ in outs] == [code for code, _ in errs], (out, err)
+    return [(code, o, e) for (code, o), (_, e) in zip(outs, errs, strict=True)]
+
+
 def heard(ready: int, processes: Sequence[subprocess.Popen[str]], count: int = 1) -> list[str]:
     """`count` lines hooks wrote to the FIFO `ready` (open here for reading and writing, so that
     it never reads an end); fails with a process's words when one ends before the hooks spoke."""
@@ -123,21 +175,25 @@ read go < "$RACE_DIR/$RACE_NAME.go"
 
 
 def race(tmp_path: Path, remote: Path, rounds: int) -> None:
-    """Three machines, `rounds` rounds: in each, ann claims the first ready item, bob the first
-    two and cat the first three, each on a board the same as the others', and each pushes at
-    once with the others (the barrier). Each item ends held by exactly one of those who claimed
-    it, on every board; each machine is told of every claim it lost; the boards are the same."""
+    """Three machines, `rounds` rounds: in each, ann makes one `claim --next`, bob two and cat
+    three, one after another, each pushed at once by the claim itself (automatic sync). The
+    first claim of each is held at its push until all three are there (the barrier): claiming
+    the first ready item of boards that are the same, the three push at once, each leased on
+    the tip it fetched. Each item claimed ends held by exactly one of those who claimed it, the
+    one whose claim exited 0, on every board; every claim that lost is told so at once (exit 1,
+    the item with "confirmed": false and why, and the holder's name on stderr); a later sync
+    tells only of claims this machine lost; the boards are the same."""
     machines = [Machine(tmp_path, remote, name) for name in ("ann", "bob", "cat")]
     ann = machines[0]
+    counts = {"ann": 1, "bob": 2, "cat": 3}
+    # A round takes at most four items: the three first claims take one, each other one.
     plan = tmp_path / "plan.jsonl"
-    plan.write_text("".join(f'{{"title": "Task {n:03}"}}\n' for n in range(1, 3 * rounds + 1)))
+    plan.write_text("".join(f'{{"title": "Task {n:03}"}}\n' for n in range(1, 4 * rounds + 1)))
     ann.start("board", "add", "--file", str(plan), "--as", "ann")
     for machine in machines:
         machine.sync()
-    # Every claim each machine made, and every one of its operations a sync said it lost (a
-    # sync says every one it holds, each time).
-    made: dict[str, list[str]] = {m.name: [] for m in machines}
-    lost: dict[str, dict[str, str]] = {m.name: {} for m in machines}
+    # The ids (as each machine shows them) of every claim each machine lost.
+    beaten: dict[str, set[str]] = {m.name: set() for m in machines}
     gate = tmp_path / "race"
     gate.mkdir()
     ready = os.open(fifo(gate / "ready"), os.O_RDWR | os.O_NONBLOCK)
@@ -146,17 +202,16 @@ def race(tmp_path: Path, remote: Path, rounds: int) -> None:
         hook(machine.repo / ".git" / "hooks" / "pre-push", BARRIER)
     try:
         for round_ in range(rounds):
-            pending = [title for title, who in held(ann).items() if who is None]
-            assert len(pending) == 3 * (rounds - round_)
-            claims = {m.name: pending[: i + 1] for i, m in enumerate(machines)}
+            before = held(ann)
+            pending = [title for title, who in before.items() if who is None]
             for machine in machines:
                 (gate / f"{machine.name}.armed").write_text("")
             going = [
-                started(
+                claiming(
                     machine,
                     [
-                        *(["board", "claim", "--next", "-q", "--as", machine.name]
-                          for _ in claims[machine.name]),
+                        *(["board", "claim", "--next", "--json", "--as", machine.name]
+                          for _ in range(counts[machine.name])),
                         ["board", "sync", "--json"],
                     ],
                     {"RACE_DIR": str(gate), "RACE_NAME": machine.name},
@@ -172,29 +227,60 @@ def race(tmp_path: Path, remote: Path, rounds: int) -> None:
             for machine in machines:  # let the three pushes go at once
                 with open(gate / f"{machine.name}.go", "w") as go:
                     go.write("go\n")
+            done: dict[str, list[tuple[int, str, str]]] = {}
+            later: dict[str, list[dict[str, str]]] = {}
             for machine, process in zip(machines, going, strict=True):
                 out, err = process.communicate(timeout=300)
                 assert process.returncode == 0, (machine.name, out, err)
-                synced = json.loads(out[out.index("{") :])  # after the claims' ids
+                *claims, (code, out, err) = parted(out, err)
+                assert (len(claims), code, err) == (counts[machine.name], 0, ""), round_
+                synced = json.loads(out)
                 assert set(synced) == FIELDS
-                lost[machine.name].update((e["name"], e["why"]) for e in synced["lost"])
+                done[machine.name], later[machine.name] = claims, synced["lost"]
             for machine in machines:  # each takes what the others pushed
-                again = machine.sync()["lost"]
-                lost[machine.name].update((each["name"], each["why"]) for each in again)
+                later[machine.name] += machine.sync()["lost"]
             boards = [board(machine) for machine in machines]
             assert boards[0] == boards[1] == boards[2], round_
             holders = held(ann)
-            for title in claims["cat"]:  # every item of the round has one holder, a claimant
-                assert holders[title] in [n for n, mine in claims.items() if title in mine]
-            for name, mine in claims.items():
-                made[name] += mine
-                won = [title for title in made[name] if holders[title] == name]
-                assert len(lost[name]) == len(made[name]) - len(won), (round_, name, lost[name])
-                for why in lost[name].values():
-                    assert why.startswith(f"{name}'s claim of ")
+            assert {t: h for t, h in holders.items() if before[t]} == {
+                t: h for t, h in before.items() if h
+            }  # what earlier rounds took stays as it was
+            claimants: dict[str, list[str]] = {}
+            winners: dict[str, list[str]] = {}
+            for name, claims in done.items():
+                for n, (code, out, err) in enumerate(claims):
+                    item = json.loads(out)
+                    title, shown = item["title"], item["id"]
+                    if n == 0:  # the three first claims: the first ready item, the same on all
+                        assert title == pending[0], (round_, name)
+                    claimants.setdefault(title, []).append(name)
+                    holder = holders[title]
+                    assert item["assignee"] == holder, (round_, name, item)
+                    if code == 0:
+                        assert (holder, item["confirmed"], err) == (name, True, ""), round_
+                        winners.setdefault(title, []).append(name)
+                        continue
+                    assert (code, item["confirmed"]) == (1, False), (round_, name, err)
+                    assert holder not in (None, name)
+                    why = item["lost"]
+                    assert why.startswith(f"{name}'s claim of {shown} ("), why
+                    assert f": lost to {holder}'s claim (" in why
                     assert why.endswith("), first on the remote")
+                    assert err == (
+                        f"start: your claim of {shown} lost: {why}; {shown} is held by {holder} "
+                        "(start board sync brought it); claim another item (start board claim "
+                        "--next)\n"
+                    )
+                    beaten[name].add(shown)
+            # Exactly one winner an item, every claim of it the others', all told they lost.
+            assert winners == {title: [holders[title]] for title in claimants}, round_
             taken = [title for title, who in holders.items() if who is not None]
-            assert len(taken) == 3 * (round_ + 1)
+            assert sorted(taken) == sorted({*(t for t, h in before.items() if h), *claimants})
+            for name, told in later.items():  # a sync tells only of claims this machine lost
+                for each in told:
+                    assert each["item"] in beaten[name], (round_, name, each)
+                    assert each["why"].startswith(f"{name}'s claim of {each['item']} (")
+                    assert each["why"].endswith("), first on the remote")
     finally:
         os.close(ready)
 
@@ -310,6 +396,7 @@ def test_a_sync_killed_at_each_step_is_finished_by_the_next_and_confirms_only_wh
     if step != "rebuilding":
         steps["STEP_HOLD"] = str(fifo(gate / "hold"))
     before = run_start("-d", str(ann.repo), "board", "--json", env=ann.env).stderr
+    # Held (and killed) in the claim's own automatic sync: the claim is committed here first.
     process = started(ann, [["board", "claim", "item-1", "-q", "--as", "ann"],
                             ["board", "sync", "--json"]], steps)  # fmt: skip
     try:
@@ -329,10 +416,23 @@ def test_a_sync_killed_at_each_step_is_finished_by_the_next_and_confirms_only_wh
     )  # fmt: skip
     assert run_start("-d", str(ann.repo), "board", "--json", env=ann.env).stderr == before
     pushed = step in ("taken", "rebuilding")  # the remote holds ann's claim
-    bob.start("board", "claim", "item-1", "--as", "bob")
-    assert [each["why"].split(": ", 1)[1].split(" (")[0] for each in bob.sync()["lost"]] == (
-        ["lost to ann's claim"] if pushed else []
-    )
+    # bob's claim of it syncs at once: it loses (exit 1, saying to whom) where the remote holds
+    # ann's claim, and is confirmed where it does not; no later sync tells bob of it again.
+    theirs = ids(bob)["Fix the retry"]  # (Machine.id_of lists one page, short of 500 fillers)
+    claim = run_start("-d", str(bob.repo), "board", "claim", theirs, "-q", "--as", "bob",
+                      env=bob.env)  # fmt: skip
+    if pushed:
+        assert (claim.returncode, claim.stdout) == (1, "")
+        said = claim.stderr.removeprefix(f"start: your claim of {theirs} lost: ")
+        assert said.startswith(f"bob's claim of {theirs} (")
+        assert ": lost to ann's claim (" in said
+        assert said.endswith(
+            f"), first on the remote; {theirs} is held by ann (start board sync brought it); "
+            "claim another item (start board claim --next)\n"
+        )
+    else:
+        assert (claim.returncode, claim.stdout, claim.stderr) == (0, f"{theirs}\n", "")
+    assert bob.sync()["lost"] == []
     if step in ("fetching", "locked"):  # git's lock of a ref, left by the kill: named, and why
         ref = "refs/start/remote-board" if step == "fetching" else "refs/start/board"
         lock = ann.repo / ".git" / f"{ref}.lock"
@@ -395,8 +495,20 @@ def test_while_the_remote_refuses_pushes_no_claim_is_confirmed_and_after_it_noth
         machine.start("board", "add", f"From {machine.name}", "--as", machine.name)
         machine.start("board", "comment", ids(machine)["Task 3"], f"{machine.name} was here",
                       "--as", machine.name)  # fmt: skip
-        for _ in range(2):
-            machine.start("board", "claim", "--next", "--as", machine.name)
+        for _ in range(2):  # each pushed at once, refused: kept here, unconfirmed, exit 0
+            done = run_start("-d", str(machine.repo), "board", "claim", "--next", "--json",
+                             "--as", machine.name, env=machine.env)  # fmt: skip
+            item = json.loads(done.stdout)
+            assert (done.returncode, item["assignee"], item["confirmed"]) == (
+                0, machine.name, False
+            )  # fmt: skip
+            assert done.stderr == (
+                f"start: warning: {item['id']}'s claim is not confirmed: the board's remote "
+                "'origin' did not take the push: remote: pushes are closed today; the board "
+                "works on here, and the next sync pushes again; it is yours on this machine "
+                "only, and another machine's earlier claim may take it: start board sync "
+                "confirms it\n"
+            )
     for _ in range(2):
         for machine in machines:
             done = run_start("-d", str(machine.repo), "board", "sync", env=machine.env)
@@ -414,13 +526,18 @@ def test_while_the_remote_refuses_pushes_no_claim_is_confirmed_and_after_it_noth
         }  # fmt: skip
     flag.unlink()
     going = [machine.syncing() for machine in machines]  # at once, once it takes them
-    for process in going:
+    # What each machine is told it lost: by a sync that replayed the winner's claims (one of
+    # these, or the one after; a sync tells of what it replayed, so maybe both).
+    lost: dict[str, dict[str, tuple[str, str]]] = {m.name: {} for m in machines}
+    for machine, process in zip(machines, going, strict=True):
         out, err = process.communicate(timeout=300)
         assert process.returncode == 0, err
-        assert set(json.loads(out)) == FIELDS
-    lost: dict[str, dict[str, str]] = {}
+        synced = json.loads(out)
+        assert set(synced) == FIELDS
+        lost[machine.name].update((e["name"], (e["item"], e["why"])) for e in synced["lost"])
     for machine in machines:
-        lost[machine.name] = {each["name"]: each["why"] for each in machine.sync()["lost"]}
+        again = machine.sync()["lost"]
+        lost[machine.name].update((e["name"], (e["item"], e["why"])) for e in again)
     assert board(ann) == board(machines[1]) == board(machines[2])
     for machine in machines:
         found = {row["title"]: row for row in rows(machine)}
@@ -428,7 +545,16 @@ def test_while_the_remote_refuses_pushes_no_claim_is_confirmed_and_after_it_noth
         assert [found[t]["confirmed"] for t in sorted(found)] == [True] * 6
         winner = found["Task 1"]["assignee"]
         assert found["Task 2"]["assignee"] == winner  # one push carried both claims
-        assert len(lost[machine.name]) == (0 if machine.name == winner else 2)
+        told = sorted(lost[machine.name].values())
+        if machine.name == winner:
+            assert told == []
+        else:
+            shown = ids(machine)
+            assert [item for item, _ in told] == sorted([shown["Task 1"], shown["Task 2"]])
+            for item, why in told:
+                assert why.startswith(f"{machine.name}'s claim of {item} (")
+                assert f": lost to {winner}'s claim (" in why
+                assert why.endswith("), first on the remote")
     comments = [c["text"] for c in board(ann)[2]["comments"]]
     assert sorted(comments) == ["ann was here", "bob was here", "cat was here"]
 
