@@ -265,6 +265,27 @@ def write(
     return op
 
 
+def _events(
+    connection: sqlite3.Connection,
+    ops: Iterable[Entry],
+    made: Replayed,
+    origin: str,
+    numbers: Mapping[str, int],
+    items: Collection[str],
+) -> None:
+    """Each operation of `ops` that took effect on one of `items` written as its item's event,
+    in the log's order; but those of `origin` that sum up the items made before sync was on
+    (their own history stands for them)."""
+    lost = {entry.name for entry in made.lost}
+    summed = connection.execute("SELECT summed FROM sync WHERE one = 1").fetchone()[0]
+    for entry in sorted(ops, key=lambda e: e.op.order):
+        op = entry.op
+        if op.origin == origin and op.seq <= summed:
+            continue
+        if op.item in items and op.name not in lost:
+            _event(connection, numbers[op.item], op)
+
+
 def _event(connection: Any, seq: int, op: Op) -> None:
     """The item's history of an operation (the log is its history with sync on)."""
     connection.execute(
@@ -586,14 +607,7 @@ def _rebuilt(connection: Any, sync: Sync, remote_level: str) -> Replayed:
         _insert(connection, numbers[each.key], each, kept.get(each.key), by_name)
     for each in order:
         _linked(connection, numbers, each)
-    lost = {entry.name for entry in made.lost}
-    summed = connection.execute("SELECT summed FROM sync WHERE one = 1").fetchone()[0]
-    for entry in sorted(ops, key=lambda e: e.op.order):
-        op = entry.op
-        if op.origin == sync.origin and op.seq <= summed:
-            continue  # an item made before sync: its own history stands for these
-        if op.name not in lost and op.item in numbers:
-            _event(connection, numbers[op.item], op)
+    _events(connection, ops, made, sync.origin, numbers, set(numbers))
     connection.execute(
         "UPDATE sqlite_sequence SET seq = ? WHERE name = 'items'", (base + len(order),)
     )
@@ -716,15 +730,7 @@ def _rebuilt_in_part(
         _insert(connection, numbers[each.key], each, kept.get(each.key), by_name)
     for each in items:
         _linked(connection, numbers, each)
-    lost = {entry.name for entry in made.lost}
-    summed = connection.execute("SELECT summed FROM sync WHERE one = 1").fetchone()[0]
-    mine = {each.key for each in items}
-    for entry in sorted(ops, key=lambda e: e.op.order):
-        op = entry.op
-        if op.origin == sync.origin and op.seq <= summed:
-            continue  # an item made before sync: its own history stands for these
-        if op.item in mine and op.name not in lost:
-            _event(connection, numbers[op.item], op)
+    _events(connection, ops, made, sync.origin, numbers, {each.key for each in items})
     connection.execute(
         "UPDATE sqlite_sequence SET seq = ? WHERE name = 'items'", (base + len(order),)
     )
