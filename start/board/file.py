@@ -268,6 +268,44 @@ def directory() -> str:
     return paths.join(paths.state_dir(), DIRECTORY)
 
 
+def may_sync(board: Board) -> bool:
+    """Whether the setting board_remote can concern `board`, read from files alone: sync is on
+    for it, or its project is in a git repository whose config may name a remote (a section
+    `[remote "..."]` or an include in the repository's config, a `.git` that is a file, or a
+    remote in the user's git config). A command that changes an item's holder or status reads
+    start's config for board_remote only then: a board with no remote to reach pays nothing
+    for sync (docs/performance.md, targets 10a and 10d)."""
+    if board.sync() is not None:
+        return True
+    at = board.root
+    while True:
+        found = os.path.join(at, ".git")
+        if os.path.lexists(found):
+            break
+        above = os.path.dirname(at)
+        if above == at:
+            return False  # no git repository: no remote
+        at = above
+    if not os.path.isdir(found):
+        return True  # a worktree's or a submodule's: its config lies elsewhere
+    home = os.path.expanduser("~")
+    configs = (
+        os.path.join(found, "config"),
+        os.path.join(home, ".gitconfig"),
+        os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"),
+                     "git", "config"),
+    )  # fmt: skip
+    for each in configs:
+        try:
+            with open(each, "rb") as config:
+                text = config.read().lower()
+        except OSError:
+            continue
+        if b"[remote" in text or b"[include" in text:
+            return True
+    return False
+
+
 def open_board(workdir: str, *, create: bool = True, sweep: bool = True) -> Board | None:
     """The board of the project `workdir` is in, migrated and swept (see the module). Without
     `create`, None when it does not exist yet. Raises BoardError when it cannot be used."""

@@ -11,7 +11,6 @@ the board of a set of them. Nothing here prints, touches git or imports sqlite3.
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -141,6 +140,8 @@ class Op(Record):
 
 def new_origin() -> str:
     """A new origin: random, so that no two machines make the same one."""
+    import secrets  # here alone: hashlib and random cost every board command 5 ms
+
     return "".join(secrets.choice(ALPHABET) for _ in range(ORIGIN_LENGTH))
 
 

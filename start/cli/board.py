@@ -409,9 +409,9 @@ def _pacing() -> Iterator[Callable[[float], None]]:
 
     from start.board import file as boardfile
     from start.board import syncing
-    from start.cli.board_sync import setting
 
-    given = setting()
+    options = get_options()
+    given = syncing.setting(options.workdir, not options.no_project)  # a watch waits: read it
     if given.remote is None:
         yield time.sleep
         return

@@ -86,12 +86,23 @@ def _data(report: Report) -> dict[str, Any]:
 # --- automatic sync, as the commands that claim and finish say it --------------------------------
 
 
-def setting() -> Setting:
-    """board_remote and board_remote_level, as automatic sync follows them (syncing.setting)."""
-    from start.board import syncing
+def setting(opened: Board) -> Setting | None:
+    """board_remote and board_remote_level, as automatic sync follows them (syncing.setting);
+    None when board_remote is not set, or cannot concern this board (no remote it could name,
+    start.board.file.may_sync): then neither the config nor sync is read."""
+    from start.board import file as boardfile
+
+    if not boardfile.may_sync(opened):
+        return None
+    from start.config.load import load
 
     options = get_options()
-    return syncing.setting(options.workdir, not options.no_project)
+    settings = load(options.workdir, use_project=not options.no_project).settings
+    if not settings.board_remote:
+        return None
+    from start.board import syncing
+
+    return syncing.Setting(settings.board_remote, settings.board_remote_level)
 
 
 def claimed(opened: Board, item: Item, holder: str) -> tuple[Item, bool | None]:
@@ -99,12 +110,12 @@ def claimed(opened: Board, item: Item, holder: str) -> tuple[Item, bool | None]:
     the item and whether its claim is confirmed (None: board_remote is not set). A claim that
     another machine's beat raises syncing.ClaimLostError (exit 1), after --json printed the item
     with "confirmed": false and "lost"; one no sync could push is told on stderr and stays."""
+    given = setting(opened)
+    if given is None:
+        return item, None
     from start.board import item_data as board_data
     from start.board import syncing
 
-    given = setting()
-    if given.remote is None:
-        return item, None
     claim = syncing.confirm(opened, item, holder, given)
     if claim.lost is not None:
         if get_options().json:
@@ -118,8 +129,11 @@ def claimed(opened: Board, item: Item, holder: str) -> tuple[Item, bool | None]:
 def pushed(opened: Board, item: Item) -> None:
     """Push a change of `item`'s holder or status (a finish, a release, a reassignment) with
     board_remote set; one no sync could push is told on stderr (a warning: it stays here)."""
+    given = setting(opened)
+    if given is None:
+        return
     from start.board import syncing
 
-    synced = syncing.after(opened, setting())
+    synced = syncing.after(opened, given)
     if synced is not None and synced.error is not None:
         console.err(f"start: warning: {syncing.unpushed(item, synced.error)}")
