@@ -85,6 +85,10 @@ OFF_THE_LAUNCH_PATH = {
     "start.cli.board_options": "what the `start board` commands take",
     "jmespath": "a workflow's expressions (about 17 ms): start config validate and workflow commands",
     "start.config.workflows": "workflows are read and checked by validate and workflow commands",
+    "start.web": "the page of start board serve, its server and its views",
+    "http.server": "only start board serve serves HTTP",
+    "socketserver": "http.server imports it",
+    "markdown_it": "Markdown is rendered for start board serve's page only",
     "start.compose.workflow": "a workflow's plan: only the workflow commands",
 }
 

@@ -201,6 +201,18 @@ def setting(workdir: str, use_project: bool = True) -> Setting:
     return Setting(settings.board_remote or None, settings.board_remote_level)
 
 
+def automatic(opened: Board, workdir: str, use_project: bool = True) -> Setting | None:
+    """board_remote and board_remote_level as a door's automatic sync follows them (`setting`);
+    None when board_remote is not set, or cannot concern this board (no remote it could name,
+    start.board.file.may_sync: then the config is not read, which a claim's speed needs)."""
+    from start.board import file as boardfile
+
+    if not boardfile.may_sync(opened):
+        return None
+    given = setting(workdir, use_project)
+    return given if given.remote is not None else None
+
+
 class Synced(Record):
     """What an automatic sync came to: its report, or the error it stopped at (a GitLogError
     such as OfflineError, or a setting to fix), which left every local change where it was."""

@@ -16,7 +16,7 @@ from start.base import inputs
 from start.base.errors import ExitCode
 from start.board import COMPLETED, FAILED, IN_PROGRESS, PENDING, STATUSES, Item
 from start.board.rows import Filter
-from start.cli import board_items, board_sync, board_transfer, board_views
+from start.cli import board_items, board_serve, board_sync, board_transfer, board_views
 from start.cli.board_options import (
     NO_ITEM,
     OK,
@@ -195,6 +195,7 @@ board_items.register(board_)
 board_.add_command(board_transfer.export)
 board_.add_command(board_transfer.import_)
 board_.add_command(board_sync.sync)
+board_.add_command(board_serve.serve)
 
 
 @board_.command(

@@ -87,22 +87,11 @@ def _data(report: Report) -> dict[str, Any]:
 
 
 def setting(opened: Board) -> Setting | None:
-    """board_remote and board_remote_level, as automatic sync follows them (syncing.setting);
-    None when board_remote is not set, or cannot concern this board (no remote it could name,
-    start.board.file.may_sync): then neither the config nor sync is read."""
-    from start.board import file as boardfile
-
-    if not boardfile.may_sync(opened):
-        return None
-    from start.config.load import load
-
-    options = get_options()
-    settings = load(options.workdir, use_project=not options.no_project).settings
-    if not settings.board_remote:
-        return None
+    """board_remote and board_remote_level, as automatic sync follows them (syncing.automatic)."""
     from start.board import syncing
 
-    return syncing.Setting(settings.board_remote, settings.board_remote_level)
+    options = get_options()
+    return syncing.automatic(opened, options.workdir, not options.no_project)
 
 
 def claimed(opened: Board, item: Item, holder: str) -> tuple[Item, bool | None]:

@@ -353,11 +353,12 @@ class Tools:
                     return self._pushed(opened, item)
         return board.item_data(item)
 
-    def _setting(self) -> Any:
-        """board_remote and board_remote_level, read afresh (start.board.syncing.setting)."""
+    def _setting(self, opened: Any) -> Any:
+        """board_remote and board_remote_level, read afresh where they can concern the board
+        (start.board.syncing.automatic)."""
         from start.board import syncing
 
-        return syncing.setting(self.scope.workdir, self.scope.use_project)
+        return syncing.automatic(opened, self.scope.workdir, self.scope.use_project)
 
     def _confirmed(self, opened: Any, item: Item, me: Holder) -> dict[str, Any]:
         """A claim, pushed at once with board_remote set (start.board.syncing.confirm): the
@@ -365,8 +366,8 @@ class Tools:
         remote; "warning" when no sync could push it (it stays here, provisional)."""
         from start.board import syncing
 
-        given = self._setting()
-        if given.remote is None:
+        given = self._setting(opened)
+        if given is None:
             return board.item_data(item)
         claim = syncing.confirm(opened, item, me.name, given)
         if claim.lost is not None:
@@ -383,7 +384,8 @@ class Tools:
         could push it (it stays here, and the next sync pushes it)."""
         from start.board import syncing
 
-        synced = syncing.after(opened, self._setting())
+        given = self._setting(opened)
+        synced = None if given is None else syncing.after(opened, given)
         data = board.item_data(item)
         if synced is not None and synced.error is not None:
             data["warning"] = syncing.unpushed(item, synced.error)

@@ -265,11 +265,16 @@ class Store:
         project: str | None = None,
         search: str | None = None,
         since: float | None = None,
+        before: int | None = None,
     ) -> list[Run]:
         """The newest runs first, filtered; `search`: the runs whose words (instructions),
         prompt or answer hold it, in any case; `since`: those that ended at that moment or
-        after (seconds since the epoch)."""
+        after (seconds since the epoch); `before`: those older than the run of that id (the
+        next page of a listing)."""
         where, values = self._where(task, agent, project, search, since)
+        if before is not None:
+            where.append("id < ?")
+            values.append(before)
         sql = "SELECT * FROM runs"
         if where:
             sql += " WHERE " + " AND ".join(where)
