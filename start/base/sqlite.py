@@ -50,25 +50,48 @@ def private_file(
 ) -> bool:
     """Make the database file `name` in `directory` 0600 if it is missing (with `create`); refuse
     one that is a link, not a regular file or not ours (`error`, naming `path`); narrow a wider
-    mode to 0600. False when it is missing and not to be made."""
+    mode to 0600. False when it is missing and not to be made.
+
+    The file itself is never opened here: closing a descriptor of a database file drops every
+    POSIX lock this process holds on it, those of its other SQLite connections included (a
+    server's thread reading the board while another watches it), and SQLite then takes the
+    file for unused: another process's close resets the WAL under the connection that is still
+    open, which sees no change after. A missing file is made under a name of its own and linked
+    into place, so no descriptor of the database's name is ever closed."""
     import stat
 
-    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_CREAT if create else 0)
     try:
-        file = os.open(name, flags, 0o600, dir_fd=directory)
-    except OSError as failed:
-        if isinstance(failed, FileNotFoundError) and not create:
+        info = os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except FileNotFoundError:
+        if not create:
             return False
+        _made(directory, name, path, error)
+        return True
+    except OSError as failed:
         raise error(f"{path}: {failed.strerror or failed}") from None
-    try:
-        info = os.fstat(file)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
-            raise error(f"{path} is not a file owned by you; remove it")
-        if stat.S_IMODE(info.st_mode) & 0o077:
-            os.fchmod(file, 0o600)
-    finally:
-        os.close(file)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+        raise error(f"{path} is not a file owned by you; remove it")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        # A regular file in a directory only we may write: no one can swap in a link.
+        os.chmod(name, 0o600, dir_fd=directory)
     return True
+
+
+def _made(directory: int, name: str, path: str, error: type[StartError]) -> None:
+    """An empty file `name`, 0600, made as a file of its own name and linked to `name` (which
+    fails, harmlessly, when another process or thread made it first)."""
+    temp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        os.close(os.open(temp, flags, 0o600, dir_fd=directory))
+        try:
+            os.link(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(temp, dir_fd=directory)
+    except OSError as failed:
+        raise error(f"{path}: {failed.strerror or failed}") from None
 
 
 # --- the connection -------------------------------------------------------------------------

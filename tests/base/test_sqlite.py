@@ -118,11 +118,44 @@ def test_the_file_is_made_private_and_a_link_or_a_directory_is_refused(tmp_path:
         (tmp_path / "link").symlink_to(tmp_path / "db")
         with pytest.raises(_Refused) as refused:
             sqlite.private_file(fd, "link", "P", create=True, error=_Refused)
-        assert str(refused.value) == "P: Too many levels of symbolic links"
+        assert str(refused.value) == "P is not a file owned by you; remove it"
         (tmp_path / "dir").mkdir()
         with pytest.raises(_Refused) as refused:
             sqlite.private_file(fd, "dir", "P", create=True, error=_Refused)
-        assert str(refused.value) == "P: Is a directory"
+        assert str(refused.value) == "P is not a file owned by you; remove it"
+    finally:
+        os.close(fd)
+
+
+def test_checking_a_database_leaves_the_locks_of_its_open_connections(tmp_path: Path) -> None:
+    """Closing any descriptor of a database file drops every POSIX lock this process holds on
+    it, its SQLite connections' too: then another process that closes the database takes it
+    for unused and resets its WAL, and the connection still open here sees no change again (a
+    web server's watcher missed every change after its first page was read)."""
+    import subprocess
+    import sys
+
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert sqlite.private_file(fd, "db", "P", create=True, error=_Refused)
+        watching = sqlite.connect(str(tmp_path / "db"))
+        sqlite.configure(watching)
+        watching.execute("CREATE TABLE t (x INTEGER)")
+        version = watching.execute("PRAGMA data_version").fetchone()[0]
+        writer = (
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+            "c.execute('PRAGMA journal_mode = WAL'); c.execute('INSERT INTO t VALUES (1)'); "
+            "c.close()"
+        )
+        for _ in range(3):
+            # Another connection of this process opens the database, as each request does.
+            assert sqlite.private_file(fd, "db", "P", create=True, error=_Refused)
+            subprocess.run([sys.executable, "-c", writer, str(tmp_path / "db")], check=True)
+            now = watching.execute("PRAGMA data_version").fetchone()[0]
+            assert now != version
+            version = now
+        assert watching.execute("SELECT count(*) FROM t").fetchone()[0] == 3
+        watching.close()
     finally:
         os.close(fd)
 
