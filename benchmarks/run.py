@@ -82,6 +82,15 @@ CLAIM_PUSH_LIMIT = 5.0
 # 14c: the log's bytes after LOG_OPS operations, x the board's database: what sync adds to the
 # repository is never more than the board it carries.
 LOG_SIZE_LIMIT = 1.0
+# `start board serve` (docs/performance.md, "The board in the browser").
+# 15a: what the browser reads to show a board of BOARD_ITEMS items (the page, its script and
+# style, the columns' first pages and the items in progress), seconds: the page answers as a
+# person expects a click to, under a tenth of a second.
+PAGE_LIMIT = 0.1
+# 15b: from a change's end (another process's command) to the page's fresh read of the board,
+# seconds, the slowest of LIVES: the issue's "within a second".
+LIVE_LIMIT = 1.0
+LIVES = 9
 
 
 @dataclass
@@ -793,6 +802,102 @@ def log_size(world: scenarios.World, log: Log) -> Row:
     )
 
 
+def web(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
+    """Targets 15a and 15b: `start board serve` on a board of BOARD_ITEMS items: what the first
+    page reads, and how soon a change by another process reaches the page."""
+    import threading
+    import urllib.request
+
+    cache = world.cache("board-web")
+    scenarios.empty(cache)
+    scenarios.install_board(scenarios.board(world), cache)
+    environment = env(world, "small", cache)
+    served = subprocess.Popen(
+        start("board", "serve", "--no-open"),
+        env=environment, cwd=world.repo, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert served.stdout is not None
+    address = served.stdout.readline().strip()
+    base, token = address.split("/?token=")
+    items = scenarios.BOARD_ITEMS
+
+    def read(path: str) -> bytes:
+        request = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            body: bytes = answer.read()
+            return body
+
+    def first_page() -> float:
+        began = time.perf_counter()
+        for path in ("/", "/app.js", "/app.css", "/api/board"):
+            read(path)
+        return time.perf_counter() - began
+
+    try:
+        for _ in range(warmups):
+            first_page()
+        pages = [first_page() for _ in range(runs)]
+        log(f"target 15a: the page, its script and style and /api/board, {runs} times: "
+            f"median {ms(statistics.median(pages))}, slowest {ms(max(pages))}")  # fmt: skip
+        stream = urllib.request.urlopen(
+            urllib.request.Request(
+                base + "/api/events", headers={"Authorization": f"Bearer {token}"}
+            ),
+            timeout=30,
+        )
+        arrived: list[float] = []
+        ready = threading.Condition()
+
+        def listen() -> None:
+            for line in stream:
+                if line.startswith(b"event: change"):
+                    with ready:
+                        arrived.append(time.perf_counter())
+                        ready.notify_all()
+
+        threading.Thread(target=listen, daemon=True).start()
+        delays = []
+        for n in range(LIVES):
+            with ready:
+                arrived.clear()
+            subprocess.run(
+                start("-q", "board", "comment", f"item-{items}", f"seen live {n}"),
+                env=environment, cwd=world.repo, check=True, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+            ended = time.perf_counter()
+            with ready:
+                ready.wait_for(lambda: bool(arrived), 30)
+            read("/api/board")  # what the page does at a change
+            delays.append(time.perf_counter() - ended)
+        stream.close()
+    finally:
+        served.terminate()
+        served.wait(timeout=60)
+    shown = ", ".join(f"{value * 1000:.0f}" for value in delays)
+    log(f"target 15b: from a command's exit to the page's read of the board, {LIVES} times: "
+        f"{shown} ms")  # fmt: skip
+    median = statistics.median(pages)
+    return [
+        Row(
+            f"15a. the first page of {items:,} items: start board serve (page, script, board)",
+            ms(median),
+            "",
+            "",
+            f"< {ms(PAGE_LIMIT)}",
+            median < PAGE_LIMIT,
+        ),
+        Row(
+            "15b. a change by another process, to the page's read of it (start board serve)",
+            f"median {ms(sorted(delays)[len(delays) // 2])}, slowest {ms(max(delays))}",
+            "",
+            "",
+            f"< {ms(LIVE_LIMIT)}",
+            max(delays) < LIVE_LIMIT,
+        ),
+    ]
+
+
 def watch_latency(world: scenarios.World, log: Log) -> Row:
     """Target 10c: the time from an item's completion (its commit) to the exit of the
     `start board watch` that waits for it, WATCHES times; the slowest must be under
@@ -1088,7 +1193,7 @@ def results(
 # The groups of targets, in the order they run (`--only`).
 GROUPS = (
     "launches", "concurrency", "output", "imports", "memory", "headless", "history", "board",
-    "find", "workflow", "sync",
+    "find", "workflow", "sync", "web",
 )  # fmt: skip
 
 
@@ -1163,6 +1268,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows += workflows(world, workflow_runs, 1, log)
         if "sync" in only:
             rows += syncs(world, runs, slow_runs, 1, log)
+        if "web" in only:
+            rows += web(world, runs, warmups, log)
     machine["load average after the run"] = harness.load()
     log(f"load average after the run: {machine['load average after the run']}")
     log(f"finished in {time.perf_counter() - began:.0f} s")

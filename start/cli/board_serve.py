@@ -43,12 +43,9 @@ def serve(port: int | None, no_open: bool) -> int:
     and reopens items as start board does. It listens on 127.0.0.1 only; the address on stdout
     carries a secret token, without which every request is refused.
     """
-    from start.board import file as boardfile
     from start.web import server
 
     options = get_options()
-    with boardfile.opened(options.workdir):
-        pass  # the board exists, and is readable, before the address is told
     with server.running(port or 0, options.workdir, person(None)) as running:
         address = running.gate.address()
         console.out(address)
@@ -56,9 +53,7 @@ def serve(port: int | None, no_open: bool) -> int:
 
         sys.stdout.flush()
         if not options.quiet:
-            console.err(
-                f"start: serving the board of {options.workdir} at {address} (Ctrl-C stops)"
-            )
+            console.err(f"start: serving the board of {running.root} at {address} (Ctrl-C stops)")
         server.serve(running, None if no_open else _open)
     return ExitCode.OK
 

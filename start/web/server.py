@@ -31,6 +31,7 @@ from start.web import guard
 
 if TYPE_CHECKING:
     from start.board import Holder
+    from start.board.store import Board
 
 # The files of the page: fixed names, read from the package, never a path from a request.
 _STATIC: Final[Mapping[str, str]] = {
@@ -85,20 +86,35 @@ class Watcher(threading.Thread):
         from start.board import file as boardfile
         from start.board import store as boarddb
 
-        with boardfile.opened(self.workdir, sweep=False) as opened:
-            seen, runs, swept = opened.version(), self._history(), time.monotonic()
-            while not self.stopping.wait(boarddb.POLL):
-                changed = False
-                if time.monotonic() - swept >= boarddb.SWEEP_EVERY:
-                    # A holder that ended lets its item go, as every reader of the board does.
-                    changed = bool(opened.sweep())
-                    swept = time.monotonic()
-                version, stamps = opened.version(), self._history()
-                if changed or version != seen or stamps != runs:
-                    seen, runs = version, stamps
-                    with self.woken:
-                        self.changes += 1
-                        self.woken.notify_all()
+        while not self.stopping.is_set():
+            try:
+                with boardfile.opened(self.workdir, sweep=False) as opened:
+                    self._watch(opened)
+            except StartError:
+                # The board or the history busy or unreadable a moment (another process
+                # migrating it, say): the watch goes on after a pause; the page reads anew.
+                self.stopping.wait(boarddb.SWEEP_EVERY)
+                self._changed()
+
+    def _watch(self, opened: Board) -> None:
+        from start.board import store as boarddb
+
+        seen, runs, swept = opened.version(), self._history(), time.monotonic()
+        while not self.stopping.wait(boarddb.POLL):
+            changed = False
+            if time.monotonic() - swept >= boarddb.SWEEP_EVERY:
+                # A holder that ended lets its item go, as every reader of the board does.
+                changed = bool(opened.sweep())
+                swept = time.monotonic()
+            version, stamps = opened.version(), self._history()
+            if changed or version != seen or stamps != runs:
+                seen, runs = version, stamps
+                self._changed()
+
+    def _changed(self) -> None:
+        with self.woken:
+            self.changes += 1
+            self.woken.notify_all()
 
     def wait(self, seen: int, most: float) -> int:
         """The count of changes once it is no longer `seen`, or after `most` seconds."""
@@ -123,6 +139,7 @@ class Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), Handler)
         self.gate = guard.Gate(guard.new_token(), self.server_address[1])
         self.workdir = workdir
+        self.root = workdir  # the project's root, once the board is open
         self.person = person
         self.watcher = Watcher(workdir)
         self.streams = threading.BoundedSemaphore(STREAMS)
@@ -321,8 +338,13 @@ class Handler(BaseHTTPRequestHandler):
 def running(port: int, workdir: str, person: Holder) -> Iterator[Server]:
     """A server listening on 127.0.0.1 (`port`, or any free one with 0), its watcher going;
     both stopped at the end."""
+    from start.board import file as boardfile
+
+    with boardfile.opened(workdir) as opened:
+        root = opened.root  # the board exists and is readable before it is watched or shown
     try:
         server = Server(port, workdir, person)
+        server.root = root
     except OSError as error:
         raise StartError(
             f"start board serve cannot listen on 127.0.0.1:{port}: {error.strerror}; give "

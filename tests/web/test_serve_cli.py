@@ -1,0 +1,64 @@
+"""`start board serve` as a user runs it: the address on stdout, nothing else there, the page
+behind it, and an end at SIGTERM with exit 0; a port that is taken names the fix."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from tests.conftest import REPO
+
+
+def _serve(*args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "start", "board", "serve", "--no-open", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+
+
+def test_serve_prints_its_address_serves_the_page_and_ends_at_sigterm(isolated: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    served = _serve()
+    try:
+        assert served.stdout is not None
+        address = served.stdout.readline().rstrip("\n")
+        assert address.startswith("http://127.0.0.1:")
+        port = int(address.split(":")[2].split("/")[0])
+        token = address.split("?token=")[1]
+        assert len(token) == 43
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/board", headers={"Authorization": f"Bearer {token}"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            assert b'"root": "' + str(isolated).encode() + b'"' in answer.read()
+    finally:
+        served.send_signal(signal.SIGTERM)
+        stdout, stderr = served.communicate(timeout=30)
+    assert served.returncode == 0
+    assert stdout == ""  # the address alone, read above
+    assert stderr == f"start: serving the board of {isolated} at {address} (Ctrl-C stops)\n"
+
+
+def test_a_port_that_is_taken_names_the_fix(isolated: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        served = _serve("--port", str(port))
+        stdout, stderr = served.communicate(timeout=60)
+    assert (served.returncode, stdout) == (1, "")
+    assert stderr == (
+        f"start: start board serve cannot listen on 127.0.0.1:{port}: Address already in use; "
+        "give another --port, or none for any free one\n"
+    )
