@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import click
 
 from start.base.errors import ExitCode
@@ -41,32 +44,76 @@ def serve(port: int | None, no_open: bool) -> int:
     dependencies, the items in progress and their time, each item whole with its answer
     rendered, and the runs of the history; it adds, edits, comments on, archives, reassigns
     and reopens items as start board does. It listens on 127.0.0.1 only; the address on stdout
-    carries a secret token, without which every request is refused.
+    carries a secret token, without which every request is refused. With --json, stdout has
+    one JSON object instead: the address, its port and its token.
     """
+    import sys
+
     from start.web import server
 
     options = get_options()
     with server.running(port or 0, options.workdir, person(None)) as running:
-        address = running.gate.address()
-        console.out(address)
-        import sys
-
+        gate = running.gate
+        address = gate.address()
+        if options.json:
+            console.print_json(
+                {"url": address, "port": gate.port, "token": gate.token}, indent=None
+            )
+        else:
+            console.out(address)
         sys.stdout.flush()
         if not options.quiet:
             console.err(f"start: serving the board of {running.root} at {address} (Ctrl-C stops)")
-        server.serve(running, None if no_open else _open)
+        if no_open or not _shown():
+            server.serve(running)
+            return ExitCode.OK
+        with _opener(address) as page:
+            server.serve(running, lambda _: _open(page))
     return ExitCode.OK
 
 
-def _open(address: str) -> None:
-    """Open `address` in the user's browser when this machine shows one (a display, macOS, or
-    BROWSER set): never a text browser in the terminal the address went to."""
+def _shown() -> bool:
+    """Whether this machine shows a browser: a display, macOS, or BROWSER set; never a text
+    browser in the terminal the address went to."""
     import os
     import sys
 
-    if not (sys.platform == "darwin" or os.environ.get("BROWSER")
-            or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):  # fmt: skip
-        return
+    return bool(
+        sys.platform == "darwin"
+        or os.environ.get("BROWSER")
+        or os.environ.get("DISPLAY")
+        or os.environ.get("WAYLAND_DISPLAY")
+    )
+
+
+@contextmanager
+def _opener(address: str) -> Iterator[str]:
+    """A file only the user may read, that sends the browser on to `address`: the browser is
+    started with the file's path, so the token never shows in its command line, which every
+    local user can read (ps); removed when the server stops."""
+    import html
+    import os
+    import tempfile
+
+    from start.base import paths
+
+    directory = paths.runtime_dir()
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    fd, path = tempfile.mkstemp(prefix="start-board-", suffix=".html", dir=directory)
+    shown = html.escape(address, quote=True)
+    text = (
+        f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={shown}">'
+        f'<title>start board</title><p><a href="{shown}">Open the board</a></p>\n'
+    )
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        file.write(text)
+    try:
+        yield path
+    finally:
+        os.unlink(path)
+
+
+def _open(page: str) -> None:
     import webbrowser
 
-    webbrowser.open(address)
+    webbrowser.open("file://" + page)

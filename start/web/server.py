@@ -150,6 +150,9 @@ class Handler(BaseHTTPRequestHandler):
 
     server: Server
     protocol_version = "HTTP/1.1"
+    # Seconds a connection may keep the server waiting for a request or a read: a local
+    # process that opens connections and sends nothing ties up no thread for long.
+    timeout = 60
 
     def version_string(self) -> str:
         return "start"
@@ -360,7 +363,7 @@ def running(port: int, workdir: str, person: Holder) -> Iterator[Server]:
 
 def serve(server: Server, opened: Callable[[str], object] | None = None) -> None:
     """Answer requests until interrupted (Ctrl-C, SIGTERM); `opened`, given the address with
-    its token, opens it in a browser."""
+    its token, opens it in a browser once the server listens."""
     import signal
 
     def stop(signum: int, frame: object) -> None:

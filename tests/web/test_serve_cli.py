@@ -3,15 +3,17 @@ behind it, and an end at SIGTERM with exit 0; a port that is taken names the fix
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.conftest import HANG, REPO
 
 
 def _serve(*args: str) -> subprocess.Popen[str]:
@@ -62,3 +64,44 @@ def test_a_port_that_is_taken_names_the_fix(isolated: Path) -> None:
         f"start: start board serve cannot listen on 127.0.0.1:{port}: Address already in use; "
         "give another --port, or none for any free one\n"
     )
+
+
+def test_json_gives_the_address_its_port_and_token_and_the_browser_never_sees_the_token(
+    isolated: Path, tmp_path: Path
+) -> None:
+    """The browser is started with a private file that sends it on: its command line, which
+    every local user can read, holds no token. BROWSER here is a script that records it."""
+    subprocess.run(["git", "init", "-q"], cwd=isolated, check=True)
+    seen = tmp_path / "browser-argv"
+    browser = tmp_path / "browser"
+    browser.write_text(
+        f'#!/bin/sh\ncat "${{1#file://}}" > {seen}.page\necho "$@" > {seen}.tmp\n'
+        f"mv {seen}.tmp {seen}\n"
+    )
+    browser.chmod(0o755)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "BROWSER": str(browser)}
+    served = subprocess.Popen(
+        [sys.executable, "-m", "start", "board", "serve", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        env=env,
+    )  # fmt: skip
+    try:
+        assert served.stdout is not None
+        told = json.loads(served.stdout.readline())
+        assert sorted(told) == ["port", "token", "url"]
+        assert told["url"] == f"http://127.0.0.1:{told['port']}/?token={told['token']}"
+        deadline = time.monotonic() + HANG
+        while not seen.exists():
+            assert time.monotonic() < deadline, "the browser was never started"
+            time.sleep(0.05)
+        argv = seen.read_text()
+        assert told["token"] not in argv
+        assert argv.startswith("file://")
+        page = Path(argv.strip().removeprefix("file://"))
+        assert page.stat().st_mode & 0o777 == 0o600
+        assert told["url"] in seen.with_name("browser-argv.page").read_text()
+    finally:
+        served.send_signal(signal.SIGTERM)
+        served.communicate(timeout=30)
+    assert served.returncode == 0
+    assert not page.exists()  # removed when the server stopped
