@@ -324,3 +324,82 @@ def test_the_stream_tells_each_change_of_another_process(served: Client) -> None
     ok("board", "claim", "1", "--as", "bob")
     assert event() == "event: change\ndata: 2\n"
     connection.close()
+
+
+def _recorded(project: str, number: int, **fields: Any) -> int:
+    from start import runs
+    from start.config.model import Settings
+    from start.runs import recording
+
+    run = runs.Run(
+        time=f"2026-12-08T00:00:{number % 60:02d}+00:00", at=float(number), cwd=project,
+        workdir=project, project=project, mode="prompt", agent="codex", prompt=f"prompt {number}",
+        role_text="", argv=("codex", "exec"), headless=True, state=runs.OK,
+        answer=f"answer {number}", duration=1.5, usage={"input_tokens": 10, "output_tokens": 2},
+        permissions="read-only",
+    )._replace(**fields)  # fmt: skip
+    recorded = recording.record(run, Settings())
+    assert recorded is not None and recorded.id is not None
+    return recorded.id
+
+
+def test_the_history_comes_a_page_at_a_time_newest_first_this_projects_only(
+    served: Client, isolated: Path
+) -> None:
+    ids = [_recorded(str(isolated), n) for n in range(120)]
+    _recorded("/elsewhere", 999)
+    seen: list[int] = []
+    page = served.get("/api/runs")
+    while True:
+        seen += [run["id"] for run in page["runs"]]
+        if page["next"] is None:
+            break
+        assert len(page["runs"]) == 50
+        page = served.get(f"/api/runs?before={page['next']}")
+    assert seen == sorted(ids, reverse=True)
+    found = served.get("/api/runs?q=answer+7")  # the runs whose prompt or answer hold it
+    assert [run["id"] for run in found["runs"]] == [
+        ids[n] for n in sorted((n for n in range(120) if "answer 7" in f"answer {n}"), reverse=True)
+    ]
+    first = found["runs"][0]
+    assert {key: first[key] for key in ("agent", "permissions", "state", "duration")} == {
+        "agent": "codex", "permissions": "read-only", "state": "ok", "duration": 1.5
+    }  # fmt: skip
+    status, answer, _ = served.request("GET", "/api/runs?before=x")
+    assert status == 400
+    assert answer["error"] == (
+        "'x' is not a run id: a run id is a number of 1 to 18 digits that does not start with 0 "
+        "('start log' lists the runs)"
+    )
+
+
+def test_a_runs_page_has_its_prompt_and_its_answer_rendered(served: Client, isolated: Path) -> None:
+    number = _recorded(
+        str(isolated), 1, prompt="Review <b>this</b>", answer="# Verdict\n\n<script>x()</script>"
+    )
+    run = served.get(f"/api/runs/{number}")
+    assert (run["prompt"], run["answer"]) == (
+        "Review <b>this</b>",
+        "# Verdict\n\n<script>x()</script>",
+    )
+    assert run["answer_html"] == "<h1>Verdict</h1>\n<p>&lt;script&gt;x()&lt;/script&gt;</p>\n"
+    status, answer, _ = served.request("GET", "/api/runs/99999")
+    assert (status, answer["error"]) == (
+        404, "no run 99999 in the history ('start log' lists the runs)"
+    )  # fmt: skip
+
+
+def test_an_item_finished_by_a_run_links_the_run(served: Client, isolated: Path) -> None:
+    from start.board import Change
+    from start.board import file as boardfile
+
+    number = _recorded(str(isolated), 5, model="gpt-5")
+    ok("board", "add", "Review")
+    with boardfile.opened(str(isolated)) as opened:
+        opened.update(
+            "item-1", board.person("me"), Change("completed", answer="done", history=number)
+        )
+    item = served.get("/api/items/1")
+    assert {key: item["record"][key] for key in ("id", "agent", "model", "exit_code")} == {
+        "id": number, "agent": "codex", "model": "gpt-5", "exit_code": None
+    }  # fmt: skip
