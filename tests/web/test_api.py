@@ -16,7 +16,8 @@ import pytest
 
 from start import board
 from start.web import server as webserver
-from tests.conftest import Result, invoke
+from tests.conftest import Result, invoke, run_start, write_tree
+from tests.fake_headless import agent
 
 
 class Client:
@@ -403,3 +404,36 @@ def test_an_item_finished_by_a_run_links_the_run(served: Client, isolated: Path)
     assert {key: item["record"][key] for key in ("id", "agent", "model", "exit_code")} == {
         "id": number, "agent": "codex", "model": "gpt-5", "exit_code": None
     }  # fmt: skip
+
+
+def test_an_item_start_board_run_finishes_reaches_the_stream_with_its_run(
+    served: Client, isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real path of a run: `start board run` (another process) claims the item, runs a
+    headless agent, records the run and finishes the item; the stream tells each change, and
+    the item's page has the run behind it."""
+    monkeypatch.setenv("START_TRUSTED_PATHS", str(isolated))
+    config = f'[settings]\ndefault_agent = "fake"\n\n{agent("fake")}\n'
+    write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": config})
+    ok("board", "add", "Review", "--prompt", "say hi")
+    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=60)
+    connection.request(
+        "GET",
+        "/api/events",
+        headers={"Host": f"127.0.0.1:{served.port}", "Authorization": f"Bearer {served.token}"},
+    )
+    stream = connection.getresponse()
+    assert stream.readline() == b"retry: 1000\n"
+    ran = run_start("board", "run", "--until-empty", cwd=isolated)
+    assert ran.returncode == 0, ran.stderr
+    changes = 0
+    while True:  # each change told, until the item's end is among them
+        line = stream.readline()
+        changes += line.startswith(b"event: change")
+        if changes and served.get("/api/items/1")["status"] == "completed":
+            break
+    item = served.get("/api/items/1")
+    assert item["answer"] == "ANSWER: say hi"
+    assert (item["record"]["agent"], item["record"]["state"]) == ("fake", "ok")
+    assert served.get("/api/runs")["runs"][0]["id"] == item["record"]["id"]
+    connection.close()
