@@ -40,7 +40,9 @@ _STATIC: Final[Mapping[str, str]] = {
     "/app.css": "app.css",
 }
 _TYPES: Final = {"html": "text/html", "js": "text/javascript", "css": "text/css"}
-BODY_LIMIT: Final = 4 << 20  # the largest change a page sends: a description at its limit
+# The largest change a page sends: a description at its limit (start.base.inputs.TEXT_LIMIT
+# characters), each as JSON writes it at its longest (\uXXXX, 6 bytes), and the rest.
+BODY_LIMIT: Final = 6 * (1 << 20) + (64 << 10)
 STREAMS: Final = 32  # the most event streams open at once (each holds a thread)
 KEEP_ALIVE: Final = 15.0  # seconds between comments on a quiet stream
 _STATUS: Final[Mapping[int, int]] = {
