@@ -211,6 +211,7 @@ VALUED = frozenset(
         "--print-max-turns",
         "--fail-if",
         *("-o", "--from"),
+        "--port",
     }
 )
 

@@ -344,6 +344,7 @@ SHOWN = {
     "board export": "directory quiet debug no_color",
     "board import": "directory quiet debug json no_color no_project",
     "board sync": "directory quiet debug json no_color no_project",
+    "board serve": "directory quiet debug json no_color no_project",
     "board done": "directory quiet debug json no_color",
     "board fail": "directory quiet debug json no_color",
     "board reassign": "directory quiet debug json no_color",
