@@ -64,6 +64,13 @@ class Client:
         assert status == 200, data
         return data
 
+    def stream(self) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """The stream of events, opened: its connection, to close, and its response."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        headers = {"Host": f"127.0.0.1:{self.port}", "Authorization": f"Bearer {self.token}"}
+        connection.request("GET", "/api/events", headers=headers)
+        return connection, connection.getresponse()
+
     def post(self, path: str, body: Any) -> tuple[int, Any]:
         status, data, _ = self.request("POST", path, body)
         return status, data
@@ -303,13 +310,7 @@ def test_a_change_with_fields_it_does_not_take_is_refused_by_name(served: Client
 
 
 def test_the_stream_tells_each_change_of_another_process(served: Client) -> None:
-    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=10)
-    connection.request(
-        "GET",
-        "/api/events",
-        headers={"Host": f"127.0.0.1:{served.port}", "Authorization": f"Bearer {served.token}"},
-    )
-    answer = connection.getresponse()
+    connection, answer = served.stream()
     assert answer.status == 200
     assert answer.getheader("Content-Type") == "text/event-stream; charset=utf-8"
 
@@ -416,13 +417,7 @@ def test_an_item_start_board_run_finishes_reaches_the_stream_with_its_run(
     config = f'[settings]\ndefault_agent = "fake"\n\n{agent("fake")}\n'
     write_tree(isolated.parent / "home" / ".config" / "start", {"config.toml": config})
     ok("board", "add", "Review", "--prompt", "say hi")
-    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=60)
-    connection.request(
-        "GET",
-        "/api/events",
-        headers={"Host": f"127.0.0.1:{served.port}", "Authorization": f"Bearer {served.token}"},
-    )
-    stream = connection.getresponse()
+    connection, stream = served.stream()
     assert stream.readline() == b"retry: 1000\n"
     ran = run_start("board", "run", "--until-empty", cwd=isolated)
     assert ran.returncode == 0, ran.stderr
