@@ -130,15 +130,13 @@ def running(opened: Board) -> list[dict[str, Any]]:
 
 
 def graph(opened: Board, query: Query) -> dict[str, Any]:
-    """The dependencies of the items that match (unfinished ones, unless a status is asked
-    for), as nodes and edges, at most GRAPH items: the highest priority first."""
+    """What the unfinished items that match wait on, as nodes and edges among them, at most
+    GRAPH items: the highest priority first. A completed dependency waits for nothing more, so
+    it is left out, as its edge is."""
     items, total = opened.items(query.filter(PENDING, IN_PROGRESS, FAILED), GRAPH, by_priority=True)
     shown = {item.id for item in items}
     edges = [
-        {"from": dep, "to": item.id, "done": dep not in waiting_on(item)}
-        for item in items
-        for dep in item.blocked_by
-        if dep in shown
+        {"from": dep, "to": item.id} for item in items for dep in item.blocked_by if dep in shown
     ]
     return {"nodes": [card(item) for item in items], "edges": edges, "total": total}
 

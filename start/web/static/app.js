@@ -222,10 +222,9 @@ async function showGraph(query) {
   const data = await api(`/api/graph?${filters}`);
   const page = el("div", { id: "graph" }, filterBar(query, "graph"));
   const told = data.total > data.nodes.length ? ` (the first ${data.nodes.length} of ${data.total}, highest priority first)` : "";
-  page.append(el("p", { class: "dim" }, `Unfinished items and what each waits on${told}. Dashed: a dependency already completed.`));
+  page.append(el("p", { class: "dim" }, `Unfinished items, each right of what it waits on${told}.`));
   if (!data.nodes.length) { page.append(el("p", {}, "No unfinished item matches.")); return page; }
   // Layers: each item one right of the deepest item it waits on (cycles cannot be: the board refuses them).
-  const byId = new Map(data.nodes.map((n) => [n.id, n]));
   const into = new Map(data.nodes.map((n) => [n.id, []]));
   for (const edge of data.edges) into.get(edge.to).push(edge.from);
   const layer = new Map();
@@ -249,7 +248,7 @@ async function showGraph(query) {
   for (const edge of data.edges) {
     const a = place.get(edge.from), b = place.get(edge.to);
     const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2, mid = (x1 + x2) / 2;
-    drawing.append(svg("path", { d: `M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}`, "marker-end": "url(#arrow)", class: edge.done ? "done" : "", "data-from": edge.from, "data-to": edge.to }));
+    drawing.append(svg("path", { d: `M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}`, "marker-end": "url(#arrow)", "data-from": edge.from, "data-to": edge.to }));
   }
   for (const node of data.nodes) {
     const { x, y } = place.get(node.id);
@@ -262,7 +261,6 @@ async function showGraph(query) {
     drawing.append(svg("g", { class: node.status, "data-id": node.id }, link));
   }
   page.append(drawing);
-  void byId;
   return page;
 }
 
