@@ -63,7 +63,10 @@ def serve(port: int | None, no_open: bool) -> int:
             console.out(address)
         sys.stdout.flush()
         if not options.quiet:
-            console.err(f"start: serving the board of {running.root} at {address} (Ctrl-C stops)")
+            console.err(
+                f"start: serving the board of {running.root} at http://127.0.0.1:{gate.port}/ "
+                "(the address on stdout carries its token; Ctrl-C stops)"
+            )
         if no_open or not _shown():
             server.serve(running)
             return ExitCode.OK

@@ -48,7 +48,10 @@ def test_serve_prints_its_address_serves_the_page_and_ends_at_sigterm(isolated: 
         stdout, stderr = served.communicate(timeout=30)
     assert served.returncode == 0
     assert stdout == ""  # the address alone, read above
-    assert stderr == f"start: serving the board of {isolated} at {address} (Ctrl-C stops)\n"
+    assert stderr == (
+        f"start: serving the board of {isolated} at http://127.0.0.1:{port}/ (the address on "
+        "stdout carries its token; Ctrl-C stops)\n"
+    )
 
 
 def test_a_port_that_is_taken_names_the_fix(isolated: Path) -> None:
