@@ -355,8 +355,10 @@ async function showItem(id) {
     page.append(el("h3", {}, "Comments"), el("div", { id: "comments" }, item.comments.map((note) =>
       el("div", { class: "comment" }, el("div", { class: "who" }, `${when(note.at)} · ${note.author}`), rendered(note.html)))));
   }
+  // A form the person is typing in (or in) stays as it is, and where it is.
   const old = main().querySelector("#actions");
-  const keep = old && old.dataset.dirty === "1" && main().querySelector(`#item[data-id="${CSS.escape(item.id)}"]`);
+  const busy = old && (old.dataset.dirty === "1" || old.contains(document.activeElement));
+  const keep = busy && main().querySelector(`#item[data-id="${CSS.escape(item.id)}"]`);
   page.append(keep ? old : actionForms(item));
   page.append(el("h3", {}, "History"), el("table", { id: "events" }, el("tbody", {}, item.events.map((event) =>
     el("tr", {}, el("td", {}, when(event.at)), el("td", {}, event.actor), el("td", {}, event.op),
@@ -431,9 +433,14 @@ async function refresh() {
       else if (parts[0] === "run" && parts[1]) page = await showRun(parts[1]);
       else page = el("p", {}, "No such page: ", el("a", { href: "#/" }, "the board"));
       if (location.hash !== here) { again = true; continue; }
-      const focused = document.activeElement && document.activeElement.id;
+      // A field kept across the update (a form being filled in) keeps the focus and the caret.
+      const active = document.activeElement;
+      const caret = active && "selectionStart" in active ? [active.selectionStart, active.selectionEnd] : null;
       main().replaceChildren(page);
-      if (focused) { const again_ = document.getElementById(focused); if (again_) again_.focus(); }
+      if (active && active !== document.body && document.contains(active) && document.activeElement !== active) {
+        active.focus();
+        try { if (caret && caret[0] !== null) active.setSelectionRange(caret[0], caret[1]); } catch (e) { /* no caret here */ }
+      }
       for (const [name, on] of [["nav-board", !parts.length], ["nav-graph", parts[0] === "graph"], ["nav-runs", parts[0] === "runs" || parts[0] === "run"]]) {
         document.getElementById(name).classList.toggle("here", on);
       }
