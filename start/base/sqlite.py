@@ -50,24 +50,45 @@ def private_file(
 ) -> bool:
     """Make the database file `name` in `directory` 0600 if it is missing (with `create`); refuse
     one that is a link, not a regular file or not ours (`error`, naming `path`); narrow a wider
-    mode to 0600. False when it is missing and not to be made."""
+    mode to 0600. False when it is missing and not to be made.
+
+    A file that exists is looked at, never opened: closing any descriptor of a file drops every
+    POSIX lock this process holds on it, SQLite's too, and another process's close of the
+    database would then believe itself the last, take the WAL away, and leave the connections
+    this process holds reading what was (a second open of the board while one is open, as
+    `start board serve` makes with each request). `directory` is the store's own, 0700
+    (paths.owned_directory): no one else can put a link where the file was looked at.
+    """
+    import errno
     import stat
 
-    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_CREAT if create else 0)
     try:
-        file = os.open(name, flags, 0o600, dir_fd=directory)
-    except OSError as failed:
-        if isinstance(failed, FileNotFoundError) and not create:
+        info = os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except FileNotFoundError:
+        if not create:
             return False
+        flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            # A file made now: no connection of this process holds a lock on it yet.
+            os.close(os.open(name, flags, 0o600, dir_fd=directory))
+            return True
+        except FileExistsError:  # another process made it meanwhile: look at it
+            return private_file(directory, name, path, create=create, error=error)
+        except OSError as failed:
+            raise error(f"{path}: {failed.strerror or failed}") from None
+    except OSError as failed:
         raise error(f"{path}: {failed.strerror or failed}") from None
-    try:
-        info = os.fstat(file)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
-            raise error(f"{path} is not a file owned by you; remove it")
-        if stat.S_IMODE(info.st_mode) & 0o077:
-            os.fchmod(file, 0o600)
-    finally:
-        os.close(file)
+    if stat.S_ISLNK(info.st_mode):  # as opening it without following it says
+        raise error(f"{path}: {os.strerror(errno.ELOOP)}")
+    if stat.S_ISDIR(info.st_mode):
+        raise error(f"{path}: {os.strerror(errno.EISDIR)}")
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+        raise error(f"{path} is not a file owned by you; remove it")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        try:
+            os.chmod(name, 0o600, dir_fd=directory)
+        except OSError as failed:
+            raise error(f"{path}: {failed.strerror or failed}") from None
     return True
 
 

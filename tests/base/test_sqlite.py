@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -123,6 +125,38 @@ def test_the_file_is_made_private_and_a_link_or_a_directory_is_refused(tmp_path:
         with pytest.raises(_Refused) as refused:
             sqlite.private_file(fd, "dir", "P", create=True, error=_Refused)
         assert str(refused.value) == "P: Is a directory"
+    finally:
+        os.close(fd)
+
+
+# Another process's connection: it commits a row, and closes, as `start board add` does.
+_COMMIT = """
+import sqlite3, sys
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+connection.execute("INSERT INTO t VALUES (1)")
+connection.close()
+"""
+
+
+def test_checking_the_file_again_keeps_the_locks_of_a_connection_this_process_has_open(
+    tmp_path: Path,
+) -> None:
+    """Closing any descriptor of a file drops every POSIX lock the process holds on it. So the
+    check of a database file that a connection of this process already holds (a second open of
+    the board, as each request of `start board serve` makes) must not open the file: else
+    another process's close believes it is the last, takes the WAL away, and the connection
+    left open sees no commit after (the page's live updates stopped after its first read)."""
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert sqlite.private_file(fd, "db", "P", create=True, error=_Refused)
+        held = sqlite.connect(str(tmp_path / "db"))
+        sqlite.configure(held)
+        held.execute("CREATE TABLE t (x)")
+        for rows in (1, 2, 3):
+            assert sqlite.private_file(fd, "db", "P", create=True, error=_Refused)
+            subprocess.run([sys.executable, "-c", _COMMIT, str(tmp_path / "db")], check=True)
+            assert held.execute("SELECT count(*) FROM t").fetchone()[0] == rows
+        held.close()
     finally:
         os.close(fd)
 
