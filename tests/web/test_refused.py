@@ -87,15 +87,15 @@ def test_requests_without_the_token_from_a_foreign_host_or_origin_are_refused(
     ) == (
         403,
         {
-            "error": "a change comes only from this board's own page, not from Origin "
-            "'http://evil.example'",
+            "error": "a change comes only from this board's own page; this one comes from "
+            "Origin 'http://evil.example'",
             "exit": 2,
         },
     )
     assert change(served, Host=host, Authorization=bearer, Content_Type=json_) == (
         403,
         {
-            "error": "a change comes only from this board's own page, not from Origin 'None'",
+            "error": "a change comes only from this board's own page; this one names no Origin",
             "exit": 2,
         },
     )
@@ -244,8 +244,8 @@ def test_a_page_of_another_origin_can_neither_read_the_board_nor_change_it(
             assert page.url == f"{served.origin}/api/items/item-1/edit"
             refused = json.loads(page.locator("body").inner_text())
         assert refused == {
-            "error": "a change comes only from this board's own page, not from Origin "
-            f"'{other.rstrip('/')}'",
+            "error": "a change comes only from this board's own page; this one comes from "
+            f"Origin '{other.rstrip('/')}'",
             "exit": 2,
         }
         # The form's request reached the server, which refused it.
