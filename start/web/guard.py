@@ -125,9 +125,10 @@ def check(gate: Gate, method: str, headers: Mapping[str, str], query: str) -> Re
     if method not in ("GET", "HEAD"):
         origin = headers.get("origin")
         if origin not in gate.origins:
+            named = "names no Origin" if origin is None else f"comes from Origin '{origin}'"
             return Refusal(
                 HTTPStatus.FORBIDDEN,
-                f"a change comes only from this board's own page, not from Origin '{origin}'",
+                f"a change comes only from this board's own page; this one {named}",
             )
         if headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return Refusal(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "a change is sent as JSON")

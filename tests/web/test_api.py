@@ -16,7 +16,7 @@ import pytest
 
 from start import board
 from start.web import server as webserver
-from tests.conftest import Result, invoke, run_start, write_tree
+from tests.conftest import HANG, Result, invoke, run_start, write_tree
 from tests.fake_headless import agent
 
 
@@ -36,7 +36,7 @@ class Client:
         *,
         token: bool = True,
     ) -> tuple[int, Any, http.client.HTTPResponse]:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=HANG)
         sent = {"Host": f"127.0.0.1:{self.port}"}
         if token:
             sent["Authorization"] = f"Bearer {self.token}"
@@ -66,7 +66,7 @@ class Client:
 
     def stream(self) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         """The stream of events, opened: its connection, to close, and its response."""
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=HANG)
         headers = {"Host": f"127.0.0.1:{self.port}", "Authorization": f"Bearer {self.token}"}
         connection.request("GET", "/api/events", headers=headers)
         return connection, connection.getresponse()

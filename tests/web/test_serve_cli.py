@@ -41,11 +41,11 @@ def test_serve_prints_its_address_serves_the_page_and_ends_at_sigterm(isolated: 
         request = urllib.request.Request(
             f"http://127.0.0.1:{port}/api/board", headers={"Authorization": f"Bearer {token}"}
         )
-        with urllib.request.urlopen(request, timeout=10) as answer:
+        with urllib.request.urlopen(request, timeout=HANG) as answer:
             assert b'"root": "' + str(isolated).encode() + b'"' in answer.read()
     finally:
         served.send_signal(signal.SIGTERM)
-        stdout, stderr = served.communicate(timeout=30)
+        stdout, stderr = served.communicate(timeout=HANG)
     assert served.returncode == 0
     assert stdout == ""  # the address alone, read above
     assert stderr == (
@@ -61,7 +61,7 @@ def test_a_port_that_is_taken_names_the_fix(isolated: Path) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         served = _serve("--port", str(port))
-        stdout, stderr = served.communicate(timeout=60)
+        stdout, stderr = served.communicate(timeout=HANG)
     assert (served.returncode, stdout) == (1, "")
     assert stderr == (
         f"start: start board serve cannot listen on 127.0.0.1:{port}: Address already in use; "
@@ -105,6 +105,6 @@ def test_json_gives_the_address_its_port_and_token_and_the_browser_never_sees_th
         assert told["url"] in seen.with_name("browser-argv.page").read_text()
     finally:
         served.send_signal(signal.SIGTERM)
-        served.communicate(timeout=30)
+        served.communicate(timeout=HANG)
     assert served.returncode == 0
     assert not page.exists()  # removed when the server stopped
