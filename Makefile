@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: test test-slow test-all check lint types run bench bench-recording agents mcp-check \
+.PHONY: test test-slow test-all check lint types run bench bench-recording agents mcp-check screenshots \
 	skills-check board-check clean
 
 # The virtual environment, refreshed whenever pyproject.toml changes.
@@ -46,6 +46,11 @@ check: lint types test test-slow
 # The main job on the shipped defaults, in a scratch repository with a staged change.
 run: $(VENV)/.test-installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" sh scripts/demo.sh
+
+# The screenshots of docs/board.md and the README: tests/web/test_screenshots.py in a real
+# Chromium (Debian's `chromium`), saved to docs/images/board-serve/.
+screenshots: $(VENV)/.test-installed
+	START_SCREENSHOTS=$(CURDIR)/docs/images/board-serve START_BROWSER_REQUIRED=1 $(PYTEST) -n 0 tests/web/test_screenshots.py
 
 # Prints the table and writes it, with the machine and the commit, to docs/benchmark-results.md;
 # exits 1 if a target is missed.

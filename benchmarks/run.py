@@ -871,6 +871,7 @@ def web(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
             read("/api/board")  # what the page does at a change
             delays.append(time.perf_counter() - ended)
         stream.close()
+        moved = browser_live(address, read, environment, world, log)
     finally:
         served.terminate()
         served.wait(timeout=60)
@@ -895,7 +896,71 @@ def web(world: scenarios.World, runs: int, warmups: int, log: Log) -> list[Row]:
             f"< {ms(LIVE_LIMIT)}",
             max(delays) < LIVE_LIMIT,
         ),
+        moved,
     ]
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = (
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+)  # fmt: skip
+
+
+def browser_live(
+    address: str,
+    read: Callable[[str], bytes],
+    environment: Mapping[str, str],
+    world: scenarios.World,
+    log: Log,
+) -> Row:
+    """Target 15c: in a real Chromium (Debian's, driven by Playwright) showing the board, the
+    time from the exit of another process's claim to its card in the column In progress, LIVES
+    times. Shown for information when the browser or Playwright is missing."""
+    import os
+
+    target = "15c. a claim by another process, to its card in a real browser's page"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        log("target 15c: not measured: Playwright for Python is not installed")
+        return Row(target, "not measured (no Playwright)", "", "", "", None)
+    if not os.access(CHROMIUM, os.X_OK):
+        log(f"target 15c: not measured: {CHROMIUM} is not installed (apt-get install chromium)")
+        return Row(target, "not measured (no Chromium)", "", "", "", None)
+    board = json.loads(read("/api/board"))
+    ready = [card["id"] for card in board["columns"][0]["items"] if not card["waits_on"]]
+    delays = []
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(address)
+            page.wait_for_selector("#live.on")
+            for id_ in ready[:LIVES]:
+                page.wait_for_selector(f'#column-pending .card[data-id="{id_}"]')
+                subprocess.run(
+                    start("-q", "board", "claim", id_, "--as", "bench"),
+                    env=environment, cwd=world.repo, check=True, stdin=subprocess.DEVNULL,
+                )  # fmt: skip
+                ended = time.perf_counter()
+                page.wait_for_selector(f'#column-in_progress .card[data-id="{id_}"]')
+                delays.append(time.perf_counter() - ended)
+        finally:
+            browser.close()
+    if len(delays) < LIVES:
+        log(f"target 15c: only {len(delays)} ready items on the first page")
+        return Row(target, "error", "", "", "", False)
+    shown = ", ".join(f"{value * 1000:.0f}" for value in delays)
+    log(f"target 15c: from a claim's exit to its card in Chromium, {LIVES} times: {shown} ms")
+    return Row(
+        target,
+        f"median {ms(sorted(delays)[len(delays) // 2])}, slowest {ms(max(delays))}",
+        "",
+        "",
+        f"< {ms(LIVE_LIMIT)}",
+        max(delays) < LIVE_LIMIT,
+    )
 
 
 def watch_latency(world: scenarios.World, log: Log) -> Row:

@@ -1,5 +1,5 @@
 """start.web.markdown: agents' answers rendered, with nothing that runs or loads (the browser's
-own check of the same is tests/web/test_browser.py)."""
+own check of the same is tests/web/test_hostile.py)."""
 
 from __future__ import annotations
 

@@ -157,7 +157,9 @@ const view = { loaded: {} };  // how many items each column shows: kept across l
 async function showBoard(query) {
   const filters = filterQuery(query);
   const data = await api(`/api/board?${filters}`);
-  document.getElementById("root").textContent = data.root;
+  const root = document.getElementById("root");
+  root.textContent = data.root.replace(/\/+$/, "").split("/").pop() || data.root;  // the project's name
+  root.title = data.root;
   const columns = await Promise.all(data.columns.map(async (column) => {
     // Live updates keep the pages the person asked for: read them again.
     let shown = column;
@@ -237,8 +239,26 @@ async function showGraph(query) {
     return found;
   };
   data.nodes.forEach((n) => depth(n.id));
+  // An item nothing waits before sits just left of the first item that waits on it, so that
+  // its arrows cross no column of boxes.
+  const out = new Map(data.nodes.map((n) => [n.id, []]));
+  for (const edge of data.edges) out.get(edge.from).push(edge.to);
+  for (const node of data.nodes) {
+    const next = out.get(node.id).map((id) => layer.get(id));
+    if (!into.get(node.id).length && next.length) layer.set(node.id, Math.min(...next) - 1);
+  }
+  // Within a column, each item near the items it waits on (the mean of their rows).
   const layers = [];
   for (const node of data.nodes) (layers[layer.get(node.id)] ||= []).push(node);
+  const row = new Map();
+  layers.forEach((nodes) => {
+    const mean = (node) => {
+      const rows = into.get(node.id).map((id) => row.get(id)).filter((r) => r !== undefined);
+      return rows.length ? rows.reduce((a, b) => a + b, 0) / rows.length : Infinity;
+    };
+    nodes.sort((a, b) => mean(a) - mean(b));
+    nodes.forEach((node, index) => row.set(node.id, index));
+  });
   const W = 200, H = 44, GX = 70, GY = 16;
   const place = new Map();
   layers.forEach((nodes, x) => nodes.forEach((node, y) => place.set(node.id, { x: 10 + x * (W + GX), y: 10 + y * (H + GY) })));
