@@ -9,6 +9,10 @@ requests (a form posted across sites, a script's fetch, a name that DNS rebindin
   script may send it as `Authorization: Bearer TOKEN` instead;
 - name this server in `Host`: 127.0.0.1 or localhost with this port, nothing a rebound name
   could carry;
+- for a read (GET), not be another page's load of it: a browser says who asks in
+  `Sec-Fetch-Site`, and only this page's own requests, or the person opening the page itself
+  (an address typed, or a link followed to `/`), may read (another page's `<img>` or `<script>`
+  pointed at the stream of events would hold its threads);
 - for a change (POST), come from this page: `Origin` names this server, and the body is JSON,
   which no cross-site form can send.
 
@@ -106,10 +110,12 @@ def token_ok(gate: Gate, token: str | None) -> bool:
     return token is not None and hmac.compare_digest(token.encode(), gate.token.encode())
 
 
-def check(gate: Gate, method: str, headers: Mapping[str, str], query: str) -> Refusal | None:
-    """Why a request may not go on, or None: a foreign Host, a token missing or wrong, and for a
-    change a foreign or missing Origin or a body that is not JSON. `headers` has lowercase
-    names."""
+def check(
+    gate: Gate, method: str, path: str, headers: Mapping[str, str], query: str
+) -> Refusal | None:
+    """Why a request for `path` may not go on, or None: a foreign Host, a token missing or
+    wrong, a read another page made, and for a change a foreign or missing Origin or a body
+    that is not JSON. `headers` has lowercase names."""
     if not host_ok(gate, headers.get("host")):
         return Refusal(
             HTTPStatus.FORBIDDEN,
@@ -122,17 +128,33 @@ def check(gate: Gate, method: str, headers: Mapping[str, str], query: str) -> Re
             "this request lacks the token: open the address `start board serve` printed, "
             "whose token sets a cookie",
         )
-    if method not in ("GET", "HEAD"):
-        origin = headers.get("origin")
-        if origin not in gate.origins:
-            named = "names no Origin" if origin is None else f"comes from Origin '{origin}'"
-            return Refusal(
-                HTTPStatus.FORBIDDEN,
-                f"a change comes only from this board's own page; this one {named}",
-            )
-        if headers.get("content-type", "").split(";")[0].strip() != "application/json":
-            return Refusal(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "a change is sent as JSON")
+    if method in ("GET", "HEAD"):
+        return _read(path, headers)
+    origin = headers.get("origin")
+    if origin not in gate.origins:
+        named = "names no Origin" if origin is None else f"comes from Origin '{origin}'"
+        return Refusal(
+            HTTPStatus.FORBIDDEN,
+            f"a change comes only from this board's own page; this one {named}",
+        )
+    if headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        return Refusal(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "a change is sent as JSON")
     return None
+
+
+def _read(path: str, headers: Mapping[str, str]) -> Refusal | None:
+    """Whether a browser's read is this page's own (Sec-Fetch-Site same-origin), the person's
+    (none: an address typed or opened), or a link followed to the page itself; a client that
+    is no browser sends no such header, and has the token to show."""
+    site = headers.get("sec-fetch-site")
+    if site is None or site in ("same-origin", "none"):
+        return None
+    if path == "/" and headers.get("sec-fetch-mode") == "navigate":
+        return None
+    return Refusal(
+        HTTPStatus.FORBIDDEN,
+        f"{path} is read only by this board's own page, not by a {site} page's request",
+    )
 
 
 def set_cookie(gate: Gate) -> str:

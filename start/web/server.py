@@ -194,7 +194,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _handle(self, method: str) -> None:
         address = urlsplit(self.path)
-        refusal = guard.check(self.server.gate, method, self._headers(), address.query)
+        gate, headers = self.server.gate, self._headers()
+        refusal = guard.check(gate, method, address.path, headers, address.query)
         if refusal is not None:
             self._refuse(refusal.status, refusal.why)
             return

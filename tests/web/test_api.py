@@ -120,6 +120,22 @@ def test_every_request_needs_the_token_this_host_and_for_a_change_this_origin(
     assert ok("board", "show", "item-1", "--json").stdout == before
 
 
+def test_another_pages_load_of_a_read_is_refused_as_chromium_sends_it(served: Client) -> None:
+    """Another page's <img> pointed at the stream of events: Chromium says so in its fetch
+    metadata (the cookie goes along to another port of 127.0.0.1, the same site)."""
+    loaded = {"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}
+    status, data, _ = served.request("GET", "/api/events", headers=loaded)
+    assert (status, data["error"]) == (
+        403, "/api/events is read only by this board's own page, not by a same-site page's request"
+    )  # fmt: skip
+    own = {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}
+    status, _, _ = served.request("GET", "/api/board", headers=own)
+    assert status == 200
+    followed = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}
+    status, _, _ = served.request("GET", "/", headers=followed)
+    assert status == 200
+
+
 def test_the_first_address_sets_the_cookie_and_drops_the_token(served: Client) -> None:
     status, _, answer = served.request("GET", f"/?token={served.token}", token=False)
     assert status == 303
