@@ -194,8 +194,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def _handle(self, method: str) -> None:
         address = urlsplit(self.path)
-        gate, headers = self.server.gate, self._headers()
-        refusal = guard.check(gate, method, address.path, headers, address.query)
+        refusal = guard.check(
+            self.server.gate, method, address.path, self._headers(), address.query
+        )
         if refusal is not None:
             self._refuse(refusal.status, refusal.why)
             return
@@ -221,6 +222,14 @@ class Handler(BaseHTTPRequestHandler):
             self._refuse(status, str(error), error.exit_code)
         except (BrokenPipeError, ConnectionResetError):
             pass
+        except Exception as error:  # a bug: the page says so, the terminal has its traceback
+            import traceback
+
+            from start.ui import console
+
+            console.err(traceback.format_exc().rstrip("\n"))
+            why = f"internal error in start board serve: {type(error).__name__}: {error}"
+            self._refuse(HTTPStatus.INTERNAL_SERVER_ERROR, why, ExitCode.SOFTWARE)
 
     def _get(self, path: str, query: dict[str, list[str]]) -> None:
         if path in _STATIC:

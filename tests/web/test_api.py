@@ -448,3 +448,22 @@ def test_an_item_start_board_run_finishes_reaches_the_stream_with_its_run(
     assert (item["record"]["agent"], item["record"]["state"]) == ("fake", "ok")
     assert served.get("/api/runs")["runs"][0]["id"] == item["record"]["id"]
     connection.close()
+
+
+def test_a_bug_answers_500_saying_so_and_the_server_goes_on(
+    served: Client, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from start.web import views
+
+    def broken(*args: Any) -> Any:
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(views, "graph", broken)
+    status, answer, _ = served.request("GET", "/api/graph")
+    assert (status, answer) == (
+        500,
+        {"error": "internal error in start board serve: ZeroDivisionError: division by zero",
+         "exit": 70},
+    )  # fmt: skip
+    assert "ZeroDivisionError: division by zero" in capsys.readouterr().err
+    assert served.get("/api/board")["columns"][0]["status"] == "pending"
