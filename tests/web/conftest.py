@@ -43,7 +43,9 @@ CHROMIUM_ARGS: Final = [
 REQUIRED: Final = os.environ.get("START_BROWSER_REQUIRED") == "1"
 # A directory given relative to where pytest started: each test runs in a directory of its own.
 SCREENSHOTS: Final = (
-    os.path.abspath(os.environ["START_SCREENSHOTS"]) if os.environ.get("START_SCREENSHOTS") else None
+    os.path.abspath(os.environ["START_SCREENSHOTS"])
+    if os.environ.get("START_SCREENSHOTS")
+    else None
 )
 # How long an expectation waits for the page: only a hang fails it. How soon a change shows
 # (the "within a second") is a speed, which make bench times in this browser (15c).
