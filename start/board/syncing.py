@@ -304,6 +304,17 @@ def unpushed(item: Item, error: StartError) -> str:
     )
 
 
+def pushed(opened: Board, item: Item, workdir: str, use_project: bool = True) -> str | None:
+    """Push a change of `item`'s holder or status (a finish, a release, a reassignment) at once
+    where board_remote is set (`automatic`), as every door does: the warning to give when no
+    sync could push it (it stays here: `unpushed`), else None."""
+    given = automatic(opened, workdir, use_project)
+    synced = None if given is None else after(opened, given)
+    if synced is None or synced.error is None:
+        return None
+    return unpushed(item, synced.error)
+
+
 class Pacer:
     """The syncs of a command that waits (`start board watch`, `start board run`): at most one
     every `every` seconds (by `clock`), each failure told (`warned`) once per distinct reason."""

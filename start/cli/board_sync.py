@@ -117,12 +117,11 @@ def claimed(opened: Board, item: Item, holder: str) -> tuple[Item, bool | None]:
 
 def pushed(opened: Board, item: Item) -> None:
     """Push a change of `item`'s holder or status (a finish, a release, a reassignment) with
-    board_remote set; one no sync could push is told on stderr (a warning: it stays here)."""
-    given = setting(opened)
-    if given is None:
-        return
+    board_remote set (syncing.pushed); one no sync could push is told on stderr (a warning: it
+    stays here)."""
     from start.board import syncing
 
-    synced = syncing.after(opened, given)
-    if synced is not None and synced.error is not None:
-        console.err(f"start: warning: {syncing.unpushed(item, synced.error)}")
+    options = get_options()
+    warning = syncing.pushed(opened, item, options.workdir, not options.no_project)
+    if warning is not None:
+        console.err(f"start: warning: {warning}")

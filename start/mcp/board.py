@@ -380,15 +380,14 @@ class Tools:
         return data
 
     def _pushed(self, opened: Any, item: Item) -> dict[str, Any]:
-        """A change of status, pushed at once with board_remote set; "warning" when no sync
-        could push it (it stays here, and the next sync pushes it)."""
+        """A change of status, pushed at once with board_remote set (syncing.pushed); "warning"
+        when no sync could push it (it stays here, and the next sync pushes it)."""
         from start.board import syncing
 
-        given = self._setting(opened)
-        synced = None if given is None else syncing.after(opened, given)
         data = board.item_data(item)
-        if synced is not None and synced.error is not None:
-            data["warning"] = syncing.unpushed(item, synced.error)
+        warning = syncing.pushed(opened, item, self.scope.workdir, self.scope.use_project)
+        if warning is not None:
+            data["warning"] = warning
         return data
 
     def _run(self, arguments: Mapping[str, Any]) -> Ask | None:

@@ -123,16 +123,13 @@ def edit(opened: Board, by: board.Holder, id_: str, body: Mapping[str, Any]) -> 
 
 def _synced(opened: Board, item: Item, workdir: str) -> dict[str, Any]:
     """A change of an item's holder or status, pushed at once with board_remote set, as the
-    command line pushes it; "warning" when no sync could push it (it stays here)."""
+    command line pushes it (syncing.pushed); "warning" when no sync could push it."""
     from start.board import syncing
 
     data = board.item_data(item)
-    given = syncing.automatic(opened, workdir)
-    if given is None:
-        return data
-    synced = syncing.after(opened, given)
-    if synced is not None and synced.error is not None:
-        data["warning"] = syncing.unpushed(item, synced.error)
+    warning = syncing.pushed(opened, item, workdir)
+    if warning is not None:
+        data["warning"] = warning
     return data
 
 
