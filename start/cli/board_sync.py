@@ -87,7 +87,13 @@ def _data(report: Report) -> dict[str, Any]:
 
 
 def setting(opened: Board) -> Setting | None:
-    """board_remote and board_remote_level, as automatic sync follows them (syncing.automatic)."""
+    """board_remote and board_remote_level, as automatic sync follows them (syncing.automatic);
+    None, with nothing of sync imported, where no remote can concern this board (may_sync):
+    a claim's speed needs it."""
+    from start.board import file as boardfile
+
+    if not boardfile.may_sync(opened):
+        return None
     from start.board import syncing
 
     options = get_options()
@@ -119,6 +125,10 @@ def pushed(opened: Board, item: Item) -> None:
     """Push a change of `item`'s holder or status (a finish, a release, a reassignment) with
     board_remote set (syncing.pushed); one no sync could push is told on stderr (a warning: it
     stays here)."""
+    from start.board import file as boardfile
+
+    if not boardfile.may_sync(opened):  # nothing to push, and nothing of sync imported
+        return
     from start.board import syncing
 
     options = get_options()
