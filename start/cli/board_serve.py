@@ -76,8 +76,8 @@ def serve(port: int | None, no_open: bool) -> int:
 
 
 def _shown() -> bool:
-    """Whether this machine shows a browser: a display, macOS, or BROWSER set; never a text
-    browser in the terminal the address went to."""
+    """Whether this machine may show a browser: a display, macOS, or BROWSER set (a server or a
+    CI job only prints the address)."""
     import os
     import sys
 
@@ -117,6 +117,17 @@ def _opener(address: str) -> Iterator[str]:
 
 
 def _open(page: str) -> None:
+    """Open `page` in the browser Python's webbrowser finds; not in a console browser (w3m,
+    lynx, links, which it falls back to where no graphical one is installed): it would take the
+    terminal the address was printed to. A browser the user named in BROWSER is theirs."""
+    import os
     import webbrowser
 
+    if not os.environ.get("BROWSER"):
+        try:
+            chosen = webbrowser.get()
+        except webbrowser.Error:
+            return
+        if type(chosen) is webbrowser.GenericBrowser:  # a console one; graphical ones differ
+            return
     webbrowser.open("file://" + page)

@@ -108,3 +108,42 @@ def test_json_gives_the_address_its_port_and_token_and_the_browser_never_sees_th
         served.communicate(timeout=HANG)
     assert served.returncode == 0
     assert not page.exists()  # removed when the server stopped
+
+
+def _opened_with(
+    tmp_path: Path, names: list[str], env: dict[str, str], *, opened: bool
+) -> list[str]:
+    """Which of the browsers `names` (fakes on an otherwise empty PATH that record that they
+    ran) start board serve's opener starts for a page, with a display set. A console browser
+    is waited for; a graphical one runs in the background, so one `opened` is waited for."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir(parents=True)
+    for name in names:
+        fake = bin_ / name
+        fake.write_text(f'#!/bin/sh\necho {name} "$@" >> {tmp_path / "ran"}\n')
+        fake.chmod(0o755)
+    given = {"PATH": str(bin_), "DISPLAY": ":99", "TERM": "xterm", "PYTHONPATH": str(REPO), **env}
+    if "HOME" in os.environ:
+        given["HOME"] = os.environ["HOME"]
+    code = "from start.cli import board_serve; board_serve._open('/tmp/page.html')"
+    subprocess.run([sys.executable, "-c", code], env=given, check=True)
+    ran = tmp_path / "ran"
+    deadline = time.monotonic() + HANG
+    while opened and not (ran.exists() and ran.read_text().endswith("\n")):
+        assert time.monotonic() < deadline, "the browser was never started"
+        time.sleep(0.02)
+    return ran.read_text().splitlines() if ran.exists() else []
+
+
+def test_a_console_browser_is_never_opened_in_the_terminal(tmp_path: Path) -> None:
+    """Where no graphical browser is installed, Python's webbrowser falls back to w3m or lynx,
+    which would take the terminal the address went to."""
+    assert _opened_with(tmp_path, ["w3m", "lynx"], {}, opened=False) == []
+
+
+def test_a_graphical_browser_or_the_users_own_is_opened(tmp_path: Path) -> None:
+    graphical = _opened_with(tmp_path / "a", ["xdg-open"], {}, opened=True)
+    assert graphical == ["xdg-open file:///tmp/page.html"]
+    chosen = {"BROWSER": "w3m"}  # the user's own choice, console or not
+    own = _opened_with(tmp_path / "b", ["w3m"], chosen, opened=True)
+    assert own == ["w3m file:///tmp/page.html"]
